@@ -1,0 +1,221 @@
+//! The pure model: bandwidth-delay product, how big the kernel's buffers must be to
+//! keep a path full, and throughput ceilings. No I/O here.
+//!
+//! # The sizing rule (see README "How tcptune sizes buffers")
+//! * `BDP = rate × RTT` — the bytes in flight needed to fill the path.
+//! * The receiver does not advertise its whole buffer. Before Linux 6.6 the advertised
+//!   window was `tcp_rmem × (1 − 2^−tcp_adv_win_scale)` = ½ of the buffer with the default
+//!   `tcp_adv_win_scale = 1`; since 6.6 (commit dfa2f0483360) it is `buffer × scaling_ratio`,
+//!   a per-socket ratio of payload to truesize learnt from real skbs (often 0.5–0.75).
+//!   The sender must keep every unacknowledged byte plus its skb overhead in its send
+//!   buffer. So each end needs about `2 × BDP` in `tcp_rmem[2]` / `tcp_wmem[2]`; measured
+//!   on Linux 6.18 over an emulated 150 ms / 500 Mbit/s path, 2 × BDP reached line rate,
+//!   1.5 × BDP reached 92 %.
+//! * Headroom for RTT variation: the buffers are sized for `RTT_min × (1 + h)` with
+//!   `h = clamp(2 × mdev / RTT_min, 10 %, 25 %)`, so the maxima stay ≤ 2.5 × BDP.
+//! * The result is rounded up to a multiple of 64 KiB and limited to what the kernel
+//!   accepts (`int` fields on Linux: 2^31 − 1).
+
+use crate::units::{Bitrate, Bytes, Duration};
+
+/// Buffer per end, as a multiple of the BDP (see module docs).
+pub const BUFFER_FACTOR: f64 = 2.0;
+/// Least and most headroom added to the RTT for jitter and route changes.
+pub const MIN_HEADROOM: f64 = 0.10;
+pub const MAX_HEADROOM: f64 = 0.25;
+/// Buffers are rounded up to this granularity.
+pub const ROUND_TO: u64 = 64 * 1024;
+/// Linux keeps tcp_rmem / tcp_wmem / rmem_max in C `int`s.
+pub const LINUX_INT_MAX: u64 = i32::MAX as u64;
+/// Mathis et al. constant C = sqrt(3/2) for periodic loss with delayed ACKs off.
+pub const MATHIS_C: f64 = 1.224_744_871_391_589;
+
+/// BDP in bytes, exactly `rate / 8 × RTT` (may have a fractional part).
+pub fn bdp_exact(rate: Bitrate, rtt: Duration) -> f64 {
+    // u128 arithmetic in nanoseconds keeps this exact up to f64's final rounding.
+    let bits_ns = u128::from(rate.bps()) * rtt.as_std().as_nanos();
+    #[allow(clippy::cast_precision_loss)]
+    let v = bits_ns as f64 / 8e9;
+    v
+}
+
+/// BDP in whole bytes, rounded up.
+pub fn bdp_bytes(rate: Bitrate, rtt: Duration) -> u64 {
+    let bits_ns = u128::from(rate.bps()) * rtt.as_std().as_nanos();
+    u64::try_from(bits_ns.div_ceil(8_000_000_000)).unwrap_or(u64::MAX)
+}
+
+/// The headroom fraction for an RTT minimum and its mean deviation (None: not measured).
+pub fn headroom(rtt_min: Duration, mdev: Option<Duration>) -> f64 {
+    let min = rtt_min.as_secs_f64();
+    let jitter = mdev.map_or(0.0, |m| 2.0 * m.as_secs_f64() / min.max(1e-9));
+    jitter.clamp(MIN_HEADROOM, MAX_HEADROOM)
+}
+
+/// What the kernel's buffers must hold for one path.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Sizing {
+    /// Exact BDP in whole bytes (rounded up).
+    pub bdp: u64,
+    /// RTT the buffers are sized for: RTT_min × (1 + headroom).
+    pub sizing_rtt_ms: f64,
+    pub headroom_pct: f64,
+    /// Recommended per-end autotuning maximum (tcp_rmem[2] and tcp_wmem[2]).
+    pub buffer: u64,
+    /// True when `buffer` was cut to the kernel's limit.
+    pub clamped: bool,
+}
+
+pub fn size_buffers(rate: Bitrate, rtt_min: Duration, mdev: Option<Duration>) -> Sizing {
+    let h = headroom(rtt_min, mdev);
+    let bdp = bdp_bytes(rate, rtt_min);
+    #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let raw = (bdp_exact(rate, rtt_min) * (1.0 + h) * BUFFER_FACTOR).ceil() as u64;
+    let rounded = raw.div_ceil(ROUND_TO).saturating_mul(ROUND_TO);
+    let clamped = rounded > LINUX_INT_MAX;
+    Sizing {
+        bdp,
+        sizing_rtt_ms: rtt_min.as_millis_f64() * (1.0 + h),
+        headroom_pct: h * 100.0,
+        buffer: rounded.min(LINUX_INT_MAX),
+        clamped,
+    }
+}
+
+/// Highest throughput a window allows at an RTT: window × 8 / RTT, in bit/s.
+pub fn max_throughput_bps(window: Bytes, rtt: Duration) -> f64 {
+    #[allow(clippy::cast_precision_loss)]
+    let w = window.get() as f64;
+    w * 8.0 / rtt.as_secs_f64()
+}
+
+/// Longest RTT at which a window still fills a rate: window × 8 / rate.
+pub fn max_rtt_for(window: Bytes, rate: Bitrate) -> Duration {
+    #[allow(clippy::cast_precision_loss)]
+    let secs = window.get() as f64 * 8.0 / rate.bps() as f64;
+    Duration::from_std(std::time::Duration::from_secs_f64(secs))
+}
+
+/// Mathis et al. (1997) ceiling for a single Reno-style flow: MSS/RTT × C/√p, in bit/s.
+/// `loss` is a fraction (0.0001 = 0.01 %).
+pub fn mathis_bps(mss: Bytes, rtt: Duration, loss: f64) -> f64 {
+    #[allow(clippy::cast_precision_loss)]
+    let mss = mss.get() as f64;
+    mss * 8.0 / rtt.as_secs_f64() * MATHIS_C / loss.sqrt()
+}
+
+/// FreeBSD/macOS cap a socket buffer at `sb_max_adj = maxsockbuf × MCLBYTES / (MSIZE + MCLBYTES)`
+/// = maxsockbuf × 2048 / 2304 (sys/kern/uipc_sockbuf.c). This is the maxsockbuf that lets a
+/// buffer of `buffer` bytes be reached.
+pub fn bsd_maxsockbuf_for(buffer: u64) -> u64 {
+    (u128::from(buffer) * 2304)
+        .div_ceil(2048)
+        .try_into()
+        .unwrap_or(u64::MAX)
+}
+
+/// The largest socket buffer a given kern.ipc.maxsockbuf allows.
+pub fn bsd_usable(maxsockbuf: u64) -> u64 {
+    u64::try_from(u128::from(maxsockbuf) * 2048 / 2304).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rate(s: &str) -> Bitrate {
+        s.parse().expect("rate")
+    }
+    fn dur(s: &str) -> Duration {
+        s.parse().expect("duration")
+    }
+
+    /// Worked examples from the field, computed here rather than copied.
+    #[test]
+    fn worked_examples() {
+        // Copenhagen–Luxembourg, 1 Gbit/s at 25 ms: 125 MB/s × 0.025 s.
+        assert_eq!(bdp_bytes(rate("1gbit"), dur("25ms")), 3_125_000);
+        // California–UK, 100 Mbit/s at 150 ms: 12.5 MB/s × 0.15 s.
+        assert_eq!(bdp_bytes(rate("100mbit"), dur("150ms")), 1_875_000);
+        // RHEL tuning guide, 10 Gbit/s at 117 ms: 1.25 GB/s × 0.117 s = 146.25 MB
+        // (139.47 MiB) — not the figure the guide prints.
+        assert_eq!(bdp_bytes(rate("10gbit"), dur("117ms")), 146_250_000);
+        // The lab paths of the benchmark.
+        assert_eq!(bdp_bytes(rate("500mbit"), dur("150ms")), 9_375_000);
+        assert_eq!(bdp_bytes(rate("500mbit"), dur("600ms")), 37_500_000);
+        assert_eq!(bdp_bytes(rate("50mbit"), dur("40ms")), 250_000);
+    }
+
+    #[test]
+    fn bdp_exact_keeps_fractions() {
+        // 500 Mbit/s × 1 µs = 62.5 bytes.
+        assert!((bdp_exact(rate("500mbit"), dur("1us")) - 62.5).abs() < 1e-12);
+        assert_eq!(bdp_bytes(rate("500mbit"), dur("1us")), 63);
+    }
+
+    #[test]
+    fn buffers_are_two_bdp_plus_headroom_and_at_most_two_and_a_half() {
+        let cases = [
+            ("500mbit", "150ms", None),
+            ("500mbit", "25ms", Some("0.1ms")),
+            ("500mbit", "600ms", Some("30ms")),
+            ("1gbit", "25ms", Some("20ms")),
+        ];
+        for (r, t, j) in cases {
+            let s = size_buffers(rate(r), dur(t), j.map(dur));
+            #[allow(clippy::cast_precision_loss)]
+            let ratio = s.buffer as f64 / s.bdp as f64;
+            assert!(ratio >= 2.2 - 1e-9, "{r} {t}: {ratio}");
+            assert!(ratio <= 2.5 + ROUND_TO as f64 / s.bdp as f64, "{r} {t}: {ratio}");
+            assert_eq!(s.buffer % ROUND_TO, 0);
+        }
+        // 150 ms / 500 Mbit/s, no jitter known: 9 375 000 × 2 × 1.1 = 20 625 000 → 20 643 840.
+        let s = size_buffers(rate("500mbit"), dur("150ms"), None);
+        assert_eq!(s.buffer, 20_643_840);
+        assert!((s.headroom_pct - 10.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn jitter_raises_headroom_up_to_the_cap() {
+        assert!((headroom(dur("100ms"), Some(dur("1ms"))) - 0.10).abs() < 1e-12);
+        assert!((headroom(dur("100ms"), Some(dur("7.5ms"))) - 0.15).abs() < 1e-12);
+        assert!((headroom(dur("100ms"), Some(dur("80ms"))) - 0.25).abs() < 1e-12);
+    }
+
+    #[test]
+    fn linux_int_limit() {
+        let s = size_buffers(rate("100gbit"), dur("600ms"), None);
+        assert!(s.clamped);
+        assert_eq!(s.buffer, LINUX_INT_MAX);
+    }
+
+    #[test]
+    fn ceilings() {
+        // A 64 KiB window at 150 ms: 65536 × 8 / 0.15 = 3 495 253.3 bit/s.
+        let t = max_throughput_bps(Bytes::new(65_536), dur("150ms"));
+        assert!((t - 3_495_253.333).abs() < 0.01, "{t}");
+        // Stock 6 MiB receive maximum, half advertised, at 150 ms ≈ 167.8 Mbit/s.
+        let t = max_throughput_bps(Bytes::new(6_291_456 / 2), dur("150ms"));
+        assert!((t - 167_772_160.0).abs() < 1.0, "{t}");
+        let r = max_rtt_for(Bytes::new(3_125_000), rate("1gbit"));
+        assert!((r.as_millis_f64() - 25.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn mathis() {
+        // MSS 1448, RTT 100 ms, loss 0.01 %: 1448×8/0.1 × 1.2247/0.01 = 14 187 444.6 bit/s.
+        let m = mathis_bps(Bytes::new(1448), dur("100ms"), 0.0001);
+        assert!((m - 14_187_444.59).abs() < 0.01, "{m}");
+    }
+
+    #[test]
+    fn bsd_maxsockbuf_rule() {
+        // FreeBSD default kern.ipc.maxsockbuf 2 MiB allows 1 864 135 bytes.
+        assert_eq!(bsd_usable(2_097_152), 1_864_135);
+        for b in [1u64, 2_000_000, 16_777_216, 20_643_840, 1 << 33] {
+            let m = bsd_maxsockbuf_for(b);
+            assert!(bsd_usable(m) >= b, "{b}");
+            assert!(bsd_usable(m - 1) < b, "{b} not minimal");
+        }
+    }
+}

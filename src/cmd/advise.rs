@@ -1,0 +1,439 @@
+//! `tcptune advise`: turn a path (given, or measured with `--host`) into sysctl advice
+//! for an OS, showing the running values beside the recommendation.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::process::ExitCode;
+
+use serde::Serialize;
+
+use crate::Context;
+use crate::bdp::{self, Sizing};
+use crate::cli::{AdviseArgs, Format};
+use crate::error::Error;
+use crate::measure::{HostMeasurement, PathProber, ProbeOptions};
+use crate::output;
+use crate::platform::{KeyState, Os};
+use crate::profile::{Action, Profile, Setting, Stage};
+use crate::units::{Bitrate, Duration};
+
+/// When the egress link does not report its speed (virtio, TUN, many clouds), this is assumed.
+pub const ASSUMED_RATE_BPS: u64 = 1_000_000_000;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Source {
+    Given,
+    Measured,
+    Assumed,
+}
+
+/// The path the advice is for.
+#[derive(Debug, Clone)]
+pub struct Path {
+    pub rtt: Duration,
+    pub rtt_source: Source,
+    pub mdev: Option<Duration>,
+    pub rate: Bitrate,
+    pub rate_source: Source,
+    pub mtu: Option<u32>,
+    /// The host whose path this is, when measured.
+    pub host: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct HostReport {
+    pub host: String,
+    pub rtt_ms: f64,
+    pub bandwidth_bps: u64,
+    pub bandwidth_source: Source,
+    pub bdp_bytes: serde_json::Value,
+    pub measurement: HostMeasurement,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Advice {
+    pub tcptune_version: &'static str,
+    pub generated: String,
+    pub os: Os,
+    pub profile: String,
+    pub host: Option<String>,
+    pub rtt_ms: f64,
+    pub rtt_source: Source,
+    pub bandwidth_bps: u64,
+    pub bandwidth_source: Source,
+    /// Exactly bandwidth_bps / 8 × rtt_ms / 1000.
+    pub bdp_bytes: serde_json::Value,
+    pub sizing: Sizing,
+    /// Where the running values were read from; null when advising for another system.
+    pub current_from: Option<String>,
+    pub settings: Vec<Setting>,
+    pub changes: usize,
+    pub warnings: Vec<String>,
+    pub notes: Vec<String>,
+    pub hosts: Vec<HostReport>,
+}
+
+pub fn run(a: &AdviseArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+    let prober = crate::measure::SystemProber;
+    let advice = advise(a, ctx, &prober)?;
+    let format = ctx
+        .format
+        .unwrap_or(if ctx.stdout_tty { Format::Table } else { Format::Sysctl });
+    match format {
+        Format::Json => output::json(out, &advice)?,
+        Format::Sysctl => write_sysctl(out, &advice)?,
+        Format::Shell => write_shell(out, &advice)?,
+        Format::Table => write_table(out, &advice, ctx.stdout_tty)?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Resolve the path: given values win; what is missing is measured to every `--host`.
+fn resolve_path(a: &AdviseArgs, ctx: &Context, prober: &dyn PathProber) -> Result<(Path, Vec<HostReport>, Vec<String>), Error> {
+    let mut notes = Vec::new();
+    if a.host.is_empty() {
+        return match (a.rtt, a.bandwidth) {
+            (Some(rtt), Some(rate)) => Ok((
+                Path { rtt, rtt_source: Source::Given, mdev: None, rate, rate_source: Source::Given, mtu: None, host: None },
+                Vec::new(),
+                notes,
+            )),
+            _ => Err(Error::usage("advise needs --host HOST (to measure), or both --rtt and --bandwidth")
+                .with_hint("e.g. tcptune advise --rtt 150ms --bandwidth 500mbit")),
+        };
+    }
+    if a.rtt.is_some() && a.bandwidth.is_some() {
+        notes.push("--rtt and --bandwidth given: the hosts were not probed".into());
+        let (rtt, rate) = (a.rtt.unwrap_or_else(|| Duration::from_millis_f64(1.0)), a.bandwidth.unwrap_or(Bitrate::from_bps(1)));
+        return Ok((
+            Path { rtt, rtt_source: Source::Given, mdev: None, rate, rate_source: Source::Given, mtu: None, host: None },
+            Vec::new(),
+            notes,
+        ));
+    }
+    let opts = ProbeOptions { probes: a.probes, progress: ctx.stderr_tty, ..ProbeOptions::default() };
+    let measured = prober.measure(&a.host, &opts)?;
+    let mut reports: Vec<(Path, HostReport)> = Vec::new();
+    for m in measured {
+        let (rtt, rtt_source, mdev) = match a.rtt {
+            Some(r) => (r, Source::Given, None),
+            None => (
+                Duration::from_millis_f64(m.rtt.min_ms),
+                Source::Measured,
+                Some(Duration::from_millis_f64(m.rtt.mdev_ms)),
+            ),
+        };
+        let (rate, rate_source) = match (a.bandwidth, m.link.speed_bps) {
+            (Some(b), _) => (b, Source::Given),
+            (None, Some(s)) if s > 0 => (Bitrate::from_bps(s), Source::Measured),
+            (None, _) => {
+                notes.push(format!(
+                    "{}: the speed of {} is not reported (virtual NIC, TUN or cloud); assumed {} — give --bandwidth for a real figure",
+                    m.host,
+                    m.link.interface.as_deref().unwrap_or("the egress interface"),
+                    Bitrate::from_bps(ASSUMED_RATE_BPS)
+                ));
+                (Bitrate::from_bps(ASSUMED_RATE_BPS), Source::Assumed)
+            }
+        };
+        notes.extend(m.notes.iter().map(|n| format!("{}: {n}", m.host)));
+        let path = Path { rtt, rtt_source, mdev, rate, rate_source, mtu: m.link.route_mtu.or(m.link.mtu), host: Some(m.host.clone()) };
+        let report = HostReport {
+            host: m.host.clone(),
+            rtt_ms: output::ms(rtt.as_millis_f64()),
+            bandwidth_bps: rate.bps(),
+            bandwidth_source: rate_source,
+            bdp_bytes: output::number(bdp::bdp_exact(rate, rtt)),
+            measurement: m,
+        };
+        reports.push((path, report));
+    }
+    // Advise for the largest BDP: buffers sized for it serve every smaller path too.
+    let best = reports
+        .iter()
+        .enumerate()
+        .max_by(|(_, x), (_, y)| bdp::bdp_exact(x.0.rate, x.0.rtt).total_cmp(&bdp::bdp_exact(y.0.rate, y.0.rtt)))
+        .map(|(i, _)| i)
+        .ok_or_else(|| Error::measurement("no host was measured"))?;
+    let path = reports[best].0.clone();
+    Ok((path, reports.into_iter().map(|(_, r)| r).collect(), notes))
+}
+
+/// Compute the advice. The prober is a seam: tests pass a fake.
+pub fn advise(a: &AdviseArgs, ctx: &Context, prober: &dyn PathProber) -> anyhow::Result<Advice> {
+    let profile = match &a.profile {
+        Some(p) => Profile::load(p)?,
+        None => Profile::for_os(ctx.os),
+    };
+    if profile.os != ctx.os {
+        return Err(Error::usage(format!(
+            "profile {} is for {}, but advice is for {} (use --os {})",
+            profile.name, profile.os, ctx.os, profile.os
+        ))
+        .into());
+    }
+    let (path, hosts, mut notes) = resolve_path(a, ctx, prober)?;
+    let sizing = bdp::size_buffers(path.rate, path.rtt, path.mdev);
+    let backend = ctx.backend.as_deref();
+    let read = |k: &str| backend.map(|b| b.read(k));
+
+    let mut warnings = Vec::new();
+    let mut needs_raise = false;
+    for cap in &profile.caps {
+        let have = match read(cap) {
+            Some(KeyState::Present { value, .. }) => Some(value),
+            Some(_) => None,
+            None => profile.stock.get(cap).cloned(),
+        };
+        let max = have.as_deref().and_then(crate::profile::numeric_fields).and_then(|f| f.last().copied());
+        #[allow(clippy::cast_precision_loss)]
+        if max.is_none_or(|m| m < sizing.buffer as f64) {
+            needs_raise = true;
+        }
+    }
+    if !needs_raise {
+        notes.push(format!(
+            "the running buffer maxima ({}) already cover 2 x BDP plus headroom ({}): no buffer change needed for this path",
+            profile.caps.join(", "),
+            output::bytes(sizing.buffer)
+        ));
+    }
+    if sizing.clamped {
+        warnings.push(format!(
+            "the path needs more buffer than Linux accepts (2^31 - 1 bytes); one flow cannot fill it: use parallel streams"
+        ));
+    }
+    let avail = read("net.ipv4.tcp_available_congestion_control").and_then(|k| k.value().map(str::to_string));
+    let cc_bbr = avail.as_deref().is_some_and(|v| v.split(' ').any(|c| c == "bbr"));
+    let qdisc_fq = ctx.local && ctx.os == Os::Linux && std::path::Path::new("/sys/module/sch_fq").exists();
+    memory_warnings(ctx, a.flows, &sizing, &read, &mut warnings);
+
+    let mut facts: BTreeMap<String, f64> = BTreeMap::new();
+    #[allow(clippy::cast_precision_loss)]
+    for (k, v) in [
+        ("bdp", sizing.bdp as f64),
+        ("buffer", sizing.buffer as f64),
+        ("headroom_pct", (sizing.headroom_pct * 10.0).round() / 10.0),
+        ("rate_bps", path.rate.bps() as f64),
+        ("rtt_ms", path.rtt.as_millis_f64()),
+        ("sizing_rtt_ms", sizing.sizing_rtt_ms),
+        ("mtu", f64::from(path.mtu.unwrap_or(0))),
+        ("flows", f64::from(a.flows)),
+        ("needs_raise", f64::from(u8::from(needs_raise))),
+        ("cc_bbr", f64::from(u8::from(cc_bbr))),
+        ("cc_htcp", 1.0),
+        ("qdisc_fq", f64::from(u8::from(qdisc_fq))),
+    ] {
+        facts.insert(k.to_string(), v);
+    }
+    let settings = profile.render(&facts, &read, a.allow_lower)?;
+    let changes = settings.iter().filter(|s| s.action == Action::Set && s.stage == Stage::Runtime).count();
+    Ok(Advice {
+        tcptune_version: env!("CARGO_PKG_VERSION"),
+        generated: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+        os: ctx.os,
+        profile: profile.name.clone(),
+        host: path.host.clone(),
+        rtt_ms: output::ms(path.rtt.as_millis_f64()),
+        rtt_source: path.rtt_source,
+        bandwidth_bps: path.rate.bps(),
+        bandwidth_source: path.rate_source,
+        bdp_bytes: output::number(bdp::bdp_exact(path.rate, path.rtt)),
+        sizing,
+        current_from: backend.map(crate::platform::SysctlBackend::describe),
+        settings,
+        changes,
+        warnings,
+        notes,
+        hosts,
+    })
+}
+
+/// Buffers × flows against what the kernel lets TCP use (tcp_mem) and the RAM there is.
+fn memory_warnings(
+    ctx: &Context,
+    flows: u32,
+    sizing: &Sizing,
+    read: &dyn Fn(&str) -> Option<KeyState>,
+    warnings: &mut Vec<String>,
+) {
+    let need = u128::from(sizing.buffer) * u128::from(flows);
+    if ctx.os == Os::Linux
+        && let Some(KeyState::Present { value, .. }) = read("net.ipv4.tcp_mem")
+        && let Some(pages) = value.split(' ').nth(2).and_then(|p| p.parse::<u128>().ok())
+    {
+        // tcp_mem counts pages.
+        let limit = pages * 4096;
+        if need > limit {
+            warnings.push(format!(
+                "{flows} flow(s) x {} exceed tcp_mem[2] ({pages} pages = {}): TCP memory pressure will shrink the windows; raise net.ipv4.tcp_mem or expect fewer concurrent flows",
+                output::bytes(sizing.buffer),
+                output::bytes(u64::try_from(limit).unwrap_or(u64::MAX))
+            ));
+        }
+    }
+    if ctx.local {
+        let ram = sysinfo::System::new().map_or(0, |mut sys| {
+            sys.refresh_memory();
+            u128::from(sys.total_memory())
+        });
+        if ram > 0 && need * 4 > ram {
+            warnings.push(format!(
+                "{flows} flow(s) x {} is more than a quarter of this host's RAM ({})",
+                output::bytes(sizing.buffer),
+                output::bytes(u64::try_from(ram).unwrap_or(u64::MAX))
+            ));
+        }
+    }
+}
+
+fn header(out: &mut dyn Write, a: &Advice) -> std::io::Result<()> {
+    writeln!(out, "# tcptune {} advice for {}, generated {}", a.tcptune_version, a.os, a.generated)?;
+    let src = |s: Source| match s {
+        Source::Given => "given",
+        Source::Measured => "measured",
+        Source::Assumed => "ASSUMED: link speed unknown",
+    };
+    let host = a.host.as_deref().map(|h| format!(" to {h}")).unwrap_or_default();
+    writeln!(
+        out,
+        "# path{host}: RTT {} ms ({}), bandwidth {} ({})",
+        a.rtt_ms,
+        src(a.rtt_source),
+        Bitrate::from_bps(a.bandwidth_bps),
+        src(a.bandwidth_source)
+    )?;
+    writeln!(
+        out,
+        "# BDP {}; buffer per end {} = 2 x BDP sized for RTT {:.3} ms (+{:.1}% headroom)",
+        output::bytes(a.sizing.bdp),
+        output::bytes(a.sizing.buffer),
+        a.sizing.sizing_rtt_ms,
+        a.sizing.headroom_pct
+    )?;
+    match &a.current_from {
+        Some(c) => writeln!(out, "# running values read from {c}")?,
+        None => writeln!(out, "# running values unknown (advising for another system): compared with {} defaults", a.os)?,
+    }
+    for h in &a.hosts {
+        let r = &h.measurement.rtt;
+        writeln!(
+            out,
+            "# host {} ({}): rtt min/avg/max/mdev {:.3}/{:.3}/{:.3}/{:.3} ms, {} of {} answered",
+            h.host, h.measurement.addr, r.min_ms, r.avg_ms, r.max_ms, r.mdev_ms, r.received, r.sent
+        )?;
+    }
+    for n in &a.notes {
+        writeln!(out, "# note: {n}")?;
+    }
+    for w in &a.warnings {
+        writeln!(out, "# warning: {w}")?;
+    }
+    Ok(())
+}
+
+fn write_sysctl(out: &mut dyn Write, a: &Advice) -> anyhow::Result<()> {
+    header(out, a)?;
+    // FreeBSD's rc.d/sysctl and macOS read `key=value`; Linux's sysctl -p also takes spaces.
+    let sep = if a.os == Os::Linux { " = " } else { "=" };
+    if a.changes == 0 {
+        writeln!(out, "#\n# no change needed: the running values already meet this path's needs")?;
+    }
+    for s in &a.settings {
+        writeln!(out, "#")?;
+        writeln!(out, "# {}", s.reason)?;
+        if let Some(n) = &s.note {
+            writeln!(out, "# note: {n}")?;
+        }
+        match (&s.action, s.stage) {
+            (_, Stage::Boot) => writeln!(out, "# boot-time tunable, add to /boot/loader.conf: {}={}", s.key, s.value)?,
+            (Action::Set, Stage::Runtime) => writeln!(out, "{}{sep}{}", s.key, s.value)?,
+            (Action::Keep, _) => writeln!(out, "# {}{sep}{}  (already running: no change)", s.key, s.value)?,
+            (Action::Unavailable(why), _) => writeln!(out, "# {}{sep}{}  (not applied: {why})", s.key, s.value)?,
+        }
+    }
+    Ok(())
+}
+
+fn write_shell(out: &mut dyn Write, a: &Advice) -> anyhow::Result<()> {
+    writeln!(out, "#!/bin/sh")?;
+    header(out, a)?;
+    let w = if a.os == Os::Linux { "sysctl -w " } else { "sysctl " };
+    for s in &a.settings {
+        let line = format!("{w}{}=\"{}\"", s.key, s.value);
+        match (&s.action, s.stage) {
+            (_, Stage::Boot) => writeln!(out, "# boot-time tunable, add to /boot/loader.conf: {}={}", s.key, s.value)?,
+            (Action::Set, Stage::Runtime) => writeln!(out, "{line}")?,
+            (Action::Keep, _) => writeln!(out, "# {line}  # already running")?,
+            (Action::Unavailable(why), _) => writeln!(out, "# {line}  # not applied: {why}")?,
+        }
+    }
+    Ok(())
+}
+
+fn write_table(out: &mut dyn Write, a: &Advice, tty: bool) -> anyhow::Result<()> {
+    let host = a.host.as_deref().map(|h| format!(" to {h}")).unwrap_or_default();
+    let assumed = if a.bandwidth_source == Source::Assumed { " (ASSUMED)" } else { "" };
+    writeln!(
+        out,
+        "Path{host}: RTT {} ms, {}{assumed} -> BDP {}",
+        a.rtt_ms,
+        Bitrate::from_bps(a.bandwidth_bps),
+        output::bytes(a.sizing.bdp)
+    )?;
+    writeln!(
+        out,
+        "Buffers: {} per end (2 x BDP for RTT {:.3} ms, +{:.1}% headroom); {} change(s) for {}",
+        output::bytes(a.sizing.buffer),
+        a.sizing.sizing_rtt_ms,
+        a.sizing.headroom_pct,
+        a.changes,
+        a.os
+    )?;
+    if !a.hosts.is_empty() {
+        let mut t = output::table(tty);
+        t.set_header(["host", "address", "method", "rtt min/avg/max/mdev ms", "loss", "interface", "speed", "mtu"]);
+        for h in &a.hosts {
+            let m = &h.measurement;
+            let r = &m.rtt;
+            t.add_row([
+                h.host.clone(),
+                m.addr.to_string(),
+                match &r.method {
+                    crate::measure::Method::Icmp => "icmp".to_string(),
+                    crate::measure::Method::TcpConnect { port } => format!("tcp/{port}"),
+                },
+                format!("{:.3}/{:.3}/{:.3}/{:.3}", r.min_ms, r.avg_ms, r.max_ms, r.mdev_ms),
+                format!("{:.0}%", r.loss_pct),
+                m.link.interface.clone().unwrap_or_else(|| "?".into()),
+                m.link.speed_bps.map_or_else(|| "unknown".into(), |s| Bitrate::from_bps(s).to_string()),
+                m.link.route_mtu.or(m.link.mtu).map_or_else(|| "?".into(), |m| m.to_string()),
+            ]);
+        }
+        writeln!(out, "{t}")?;
+    }
+    let mut t = output::table(tty);
+    t.set_header(["key", "current", "recommended", "why"]);
+    for s in &a.settings {
+        let rec = match (&s.action, s.stage) {
+            (_, Stage::Boot) => format!("{} (boot: /boot/loader.conf)", s.value),
+            (Action::Set, _) => s.value.clone(),
+            (Action::Keep, _) => format!("{} (no change)", s.value),
+            (Action::Unavailable(why), _) => format!("{} ({why})", s.value),
+        };
+        let why = match &s.note {
+            Some(n) => format!("{} [{n}]", s.reason),
+            None => s.reason.clone(),
+        };
+        t.add_row([s.key.clone(), s.current.clone().unwrap_or_else(|| "?".into()), rec, why]);
+    }
+    writeln!(out, "{t}")?;
+    for n in &a.notes {
+        writeln!(out, "note: {n}")?;
+    }
+    for w in &a.warnings {
+        writeln!(out, "warning: {w}")?;
+    }
+    Ok(())
+}

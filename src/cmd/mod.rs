@@ -1,0 +1,4 @@
+//! One file per subcommand; each has `run(args, ctx, out)`.
+
+pub mod advise;
+pub mod calc;

@@ -1,0 +1,120 @@
+//! Errors that callers branch on, and their mapping to the exit codes fixed in CLI.md.
+
+use std::process::ExitCode;
+
+/// Exit codes (documented in `tcptune --help` and README).
+pub mod exit {
+    pub const OK: u8 = 0;
+    pub const CHECK_FOUND_PROBLEMS: u8 = 1;
+    pub const USAGE: u8 = 2;
+    pub const NOT_PERMITTED: u8 = 3;
+    pub const MEASUREMENT_FAILED: u8 = 4;
+}
+
+/// An error a user can act on. The message is one line; `hint` is an optional second line.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Bad input: units, flags, files, profiles.
+    #[error("{msg}")]
+    Usage { msg: String, hint: Option<String> },
+    /// The kernel or the file system refused (not root, read-only key).
+    #[error("{msg}")]
+    NotPermitted { msg: String, hint: Option<String> },
+    /// A probe could not measure the path.
+    #[error("{msg}")]
+    Measurement { msg: String, hint: Option<String> },
+}
+
+impl Error {
+    pub fn usage(msg: impl Into<String>) -> Self {
+        Self::Usage { msg: msg.into(), hint: None }
+    }
+    pub fn not_permitted(msg: impl Into<String>) -> Self {
+        Self::NotPermitted { msg: msg.into(), hint: None }
+    }
+    pub fn measurement(msg: impl Into<String>) -> Self {
+        Self::Measurement { msg: msg.into(), hint: None }
+    }
+    /// Attach a hint line ("try ...").
+    #[must_use]
+    pub fn with_hint(mut self, h: impl Into<String>) -> Self {
+        match &mut self {
+            Self::Usage { hint, .. } | Self::NotPermitted { hint, .. } | Self::Measurement { hint, .. } => {
+                *hint = Some(h.into());
+            }
+        }
+        self
+    }
+    pub fn hint(&self) -> Option<&str> {
+        match self {
+            Self::Usage { hint, .. } | Self::NotPermitted { hint, .. } | Self::Measurement { hint, .. } => {
+                hint.as_deref()
+            }
+        }
+    }
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Self::Usage { .. } => exit::USAGE,
+            Self::NotPermitted { .. } => exit::NOT_PERMITTED,
+            Self::Measurement { .. } => exit::MEASUREMENT_FAILED,
+        }
+    }
+}
+
+pub type Result<T, E = anyhow::Error> = std::result::Result<T, E>;
+
+/// Map any error from `run` to an exit code and print it once on stderr.
+/// A broken pipe anywhere in the chain is not an error for a CLI whose output was cut short.
+pub fn report(err: &anyhow::Error) -> ExitCode {
+    for cause in err.chain() {
+        if let Some(io) = cause.downcast_ref::<std::io::Error>()
+            && io.kind() == std::io::ErrorKind::BrokenPipe
+        {
+            return ExitCode::from(exit::OK);
+        }
+    }
+    if let Some(e) = err.chain().find_map(|c| c.downcast_ref::<Error>()) {
+        eprintln!("tcptune: {err:#}");
+        if let Some(h) = e.hint() {
+            eprintln!("hint: {h}");
+        }
+        return ExitCode::from(e.exit_code());
+    }
+    if let Some(e) = err.chain().find_map(|c| c.downcast_ref::<clap::Error>()) {
+        // clap errors are usage errors; let clap format them.
+        let _ = e.print();
+        return ExitCode::from(exit::USAGE);
+    }
+    if let Some(io) = err.chain().find_map(|c| c.downcast_ref::<std::io::Error>())
+        && io.kind() == std::io::ErrorKind::PermissionDenied
+    {
+        eprintln!("tcptune: {err:#}");
+        eprintln!("hint: run as root (sudo) to change kernel settings");
+        return ExitCode::from(exit::NOT_PERMITTED);
+    }
+    eprintln!("tcptune: {err:#}");
+    ExitCode::FAILURE
+}
+
+/// Print a command-line parse error. A bad value (a unit, say) is one line naming the
+/// option and what was expected; other usage errors keep clap's own text. `--help` and
+/// `--version` exit 0.
+pub fn report_clap(e: &clap::Error) -> ExitCode {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if !e.use_stderr() {
+        let _ = e.print();
+        return ExitCode::SUCCESS;
+    }
+    if matches!(e.kind(), ErrorKind::ValueValidation)
+        && let Some(src) = std::error::Error::source(e)
+    {
+        let arg = match e.get(ContextKind::InvalidArg) {
+            Some(ContextValue::String(a)) => a.split_whitespace().next().unwrap_or("").to_string(),
+            _ => String::new(),
+        };
+        eprintln!("tcptune: {arg}: {src}");
+        return ExitCode::from(exit::USAGE);
+    }
+    let _ = e.print();
+    ExitCode::from(exit::USAGE)
+}

@@ -1,0 +1,119 @@
+//! tcptune: measure a path, size TCP buffers to its bandwidth-delay product, and render
+//! the advice as sysctl settings for Linux, FreeBSD or macOS.
+//!
+//! Arrows point one way: `cmd` → (`measure`, `profile`, `bdp`) → `platform`.
+//! `units`, `bdp`, `expr` and `profile` do no I/O.
+
+pub mod bdp;
+pub mod cli;
+pub mod cmd;
+pub mod error;
+pub mod expr;
+pub mod measure;
+pub mod output;
+pub mod platform;
+pub mod profile;
+pub mod units;
+
+use std::io::IsTerminal as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use cli::{Cli, Command, Format};
+use platform::{Os, SysctlBackend};
+
+/// Everything the subcommands need from the raw arguments and the environment, resolved
+/// once here; subcommands never read env vars or probe the terminal themselves.
+pub struct Context {
+    pub os: Os,
+    /// `--format` as given; each command picks its default.
+    pub format: Option<Format>,
+    pub stdout_tty: bool,
+    pub stderr_tty: bool,
+    /// Colour allowed (a terminal and NO_COLOR unset).
+    pub color: bool,
+    /// The running values of `os`, or None when advising for another OS.
+    pub backend: Option<Box<dyn SysctlBackend>>,
+    pub state_dir: PathBuf,
+    /// Whether `backend` is this very machine (memory checks use its RAM).
+    pub local: bool,
+}
+
+impl Context {
+    pub fn from_cli(cli: &Cli) -> Self {
+        let g = &cli.global;
+        let os = g.os.unwrap_or_else(Os::running);
+        let running = Os::running();
+        let backend: Option<Box<dyn SysctlBackend>> = match os {
+            Os::Linux => match &g.sysctl_dir {
+                Some(dir) => Some(Box::new(platform::linux::ProcSys::new(dir))),
+                None if running == Os::Linux => Some(Box::new(platform::linux::ProcSys::new("/proc/sys"))),
+                None => None,
+            },
+            Os::Freebsd | Os::Macos => match &g.sysctl_cmd {
+                Some(cmd) => Some(Box::new(platform::bsd::SysctlCmd::new(os, cmd))),
+                None if running == os => Some(Box::new(platform::bsd::SysctlCmd::new(os, "sysctl"))),
+                None => None,
+            },
+        };
+        let local = os == running && g.sysctl_dir.is_none() && g.sysctl_cmd.is_none();
+        let stdout_tty = std::io::stdout().is_terminal();
+        Self {
+            os,
+            format: g.format,
+            stdout_tty,
+            stderr_tty: std::io::stderr().is_terminal(),
+            color: stdout_tty && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+            backend,
+            state_dir: g.state_dir.clone(),
+            local,
+        }
+    }
+
+    /// For commands that report: table (default) or json.
+    pub fn report_format(&self, command: &str) -> anyhow::Result<Format> {
+        match self.format.unwrap_or(Format::Table) {
+            f @ (Format::Table | Format::Json) => Ok(f),
+            f => Err(error::Error::usage(format!(
+                "{command} prints --format table or json, not {}",
+                f.to_possible_value_name()
+            ))
+            .into()),
+        }
+    }
+}
+
+trait PossibleValueName {
+    fn to_possible_value_name(self) -> String;
+}
+
+impl PossibleValueName for Format {
+    fn to_possible_value_name(self) -> String {
+        use clap::ValueEnum as _;
+        self.to_possible_value().map_or_else(String::new, |v| v.get_name().to_string())
+    }
+}
+
+const GUIDE: &str = "\
+tcptune sizes TCP buffers to your path's bandwidth-delay product.
+
+  tcptune calc --bandwidth 1gbit --rtt 25ms          what a path needs
+  tcptune advise --rtt 150ms --bandwidth 500mbit     what to change here, and why
+  tcptune advise --rtt 150ms --bandwidth 500mbit --format sysctl | sudo tee /etc/sysctl.d/60-tcptune.conf
+
+Run `tcptune --help` for every command and option.";
+
+/// Run one parsed command line.
+pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let ctx = Context::from_cli(&cli);
+    let mut out = std::io::stdout().lock();
+    match &cli.command {
+        None => {
+            use std::io::Write as _;
+            writeln!(out, "{GUIDE}")?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::Calc(a)) => cmd::calc::run(a, &ctx, &mut out),
+        Some(Command::Advise(a)) => cmd::advise::run(a, &ctx, &mut out),
+    }
+}

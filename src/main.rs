@@ -1,0 +1,13 @@
+use std::process::ExitCode;
+
+use clap::Parser as _;
+
+fn main() -> ExitCode {
+    match tcptune::cli::Cli::try_parse() {
+        Ok(cli) => match tcptune::run(cli) {
+            Ok(code) => code,
+            Err(e) => tcptune::error::report(&e),
+        },
+        Err(e) => tcptune::error::report_clap(&e),
+    }
+}

@@ -1,0 +1,78 @@
+//! Renderers shared by the commands: tables (comfy-table), JSON, number formatting.
+
+use std::io::Write;
+
+use comfy_table::{ContentArrangement, Table, presets};
+
+use crate::units::{Bitrate, Bytes};
+
+/// A table styled for where it goes: box drawing on a terminal, plain ASCII in a pipe.
+pub fn table(tty: bool) -> Table {
+    let mut t = Table::new();
+    t.load_style(if tty { presets::UTF8_FULL_CONDENSED } else { presets::ASCII_FULL_CONDENSED });
+    t.set_content_arrangement(ContentArrangement::Dynamic);
+    if !tty {
+        // A fixed width keeps piped output stable and readable.
+        t.set_width(120);
+    }
+    t
+}
+
+pub fn json<T: serde::Serialize>(out: &mut dyn Write, value: &T) -> anyhow::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, value)?;
+    writeln!(out)?;
+    Ok(())
+}
+
+/// "9375000 bytes (8.94 MiB)": exact bytes first, IEC for the eye.
+pub fn bytes(n: u64) -> String {
+    if n < 1024 {
+        format!("{n} bytes")
+    } else {
+        format!("{n} bytes ({})", Bytes::new(n).iec())
+    }
+}
+
+/// A rate from a float of bit/s, SI.
+pub fn rate(bps: f64) -> String {
+    if !bps.is_finite() || bps < 0.5 {
+        return format!("{bps:.3} bit/s");
+    }
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let r = Bitrate::from_bps(bps.round() as u64);
+    // Round to 4 significant digits for people; the JSON carries the exact number.
+    let digits = r.bps().ilog10();
+    let scale = 10u64.pow(digits.saturating_sub(3));
+    Bitrate::from_bps((r.bps() + scale / 2) / scale * scale).to_string()
+}
+
+/// A JSON number that is an integer when the value is whole, so exact byte counts stay exact.
+pub fn number(v: f64) -> serde_json::Value {
+    if v.fract() == 0.0 && v.abs() < 9.007_199_254_740_992e15 {
+        #[allow(clippy::cast_possible_truncation)]
+        serde_json::Value::from(v as i64)
+    } else {
+        serde_json::Number::from_f64(v).map_or(serde_json::Value::Null, serde_json::Value::Number)
+    }
+}
+
+/// Milliseconds rounded to the microsecond, as a JSON-friendly float.
+pub fn ms(v: f64) -> f64 {
+    (v * 1000.0).round() / 1000.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats() {
+        assert_eq!(bytes(9_375_000), "9375000 bytes (8.94 MiB)");
+        assert_eq!(bytes(512), "512 bytes");
+        assert_eq!(rate(500e6), "500 Mbit/s");
+        assert_eq!(rate(3_495_253.333), "3.495 Mbit/s");
+        assert_eq!(rate(14_187_444.59), "14.19 Mbit/s");
+        assert_eq!(number(3_125_000.0), serde_json::json!(3_125_000));
+        assert_eq!(number(62.5), serde_json::json!(62.5));
+    }
+}

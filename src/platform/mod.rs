@@ -1,0 +1,132 @@
+//! Where sysctl values live. One trait, one implementation per kind of OS:
+//! [`linux::ProcSys`] reads and writes files under /proc/sys (or an injected root),
+//! [`bsd::SysctlCmd`] runs sysctl(8) (or an injected program) on FreeBSD and macOS.
+
+pub mod bsd;
+pub mod linux;
+
+use std::fmt;
+
+/// The operating systems tcptune advises for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Os {
+    Linux,
+    Freebsd,
+    Macos,
+}
+
+impl Os {
+    /// The OS this binary runs on (Linux for anything not FreeBSD or macOS).
+    pub const fn running() -> Self {
+        if cfg!(target_os = "freebsd") {
+            Self::Freebsd
+        } else if cfg!(target_os = "macos") {
+            Self::Macos
+        } else {
+            Self::Linux
+        }
+    }
+
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Linux => "linux",
+            Self::Freebsd => "freebsd",
+            Self::Macos => "macos",
+        }
+    }
+
+    /// Whether `key` lies in the networking part of this OS's sysctl tree — the only part
+    /// tcptune ever reads for advice or writes.
+    pub fn is_network_key(self, key: &str) -> bool {
+        let ok_chars = !key.is_empty()
+            && key.len() <= 256
+            && key
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+            && !key.split('.').any(str::is_empty);
+        let prefixes: &[&str] = match self {
+            Self::Linux => &["net."],
+            Self::Freebsd | Self::Macos => &["kern.ipc.", "net.inet.", "net.inet6."],
+        };
+        ok_chars && prefixes.iter().any(|p| key.starts_with(p))
+    }
+}
+
+impl fmt::Display for Os {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What is known about one key on the running system.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeyState {
+    /// Present; `writable` is false when the kernel will refuse a write
+    /// (e.g. net.core.rmem_max inside a child network namespace).
+    Present { value: String, writable: bool },
+    /// The key does not exist here (module not loaded, not in this namespace, other OS version).
+    Absent,
+    /// It exists but could not be read.
+    Unreadable(String),
+}
+
+impl KeyState {
+    pub fn value(&self) -> Option<&str> {
+        match self {
+            Self::Present { value, .. } => Some(value),
+            _ => None,
+        }
+    }
+}
+
+/// Access to one system's sysctl values.
+///
+/// # Platform specific behavior
+/// * Linux: keys map to files under `/proc/sys` (`net.ipv4.tcp_rmem` →
+///   `/proc/sys/net/ipv4/tcp_rmem`); writability comes from the file mode, which the
+///   kernel sets to 0444 for keys a child network namespace may not change.
+/// * FreeBSD/macOS: `sysctl -n KEY` reads; a key sysctl(8) does not know is absent.
+///   Writability is not known before a write (`writable: true`).
+pub trait SysctlBackend {
+    fn os(&self) -> Os;
+    fn read(&self, key: &str) -> KeyState;
+    /// Set one key. Errors are one-line and name the key.
+    fn write(&self, key: &str, value: &str) -> anyhow::Result<()>;
+    /// Where the values come from, for headers and messages ("/proc/sys", "sysctl(8)").
+    fn describe(&self) -> String;
+}
+
+/// Normalise whitespace inside a multi-field value ("4096\t131072  6291456" → "4096 131072 6291456").
+pub fn normalize_value(v: &str) -> String {
+    v.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn network_keys_only() {
+        let l = Os::Linux;
+        assert!(l.is_network_key("net.ipv4.tcp_rmem"));
+        assert!(l.is_network_key("net.core.rmem_max"));
+        for bad in [
+            "kernel.panic",
+            "vm.swappiness",
+            "net",
+            "net..ipv4",
+            "net.ipv4/../../kernel",
+            "net.ipv4.tcp_rmem ",
+            "",
+            "netx.ipv4",
+        ] {
+            assert!(!l.is_network_key(bad), "{bad}");
+        }
+        let b = Os::Freebsd;
+        assert!(b.is_network_key("kern.ipc.maxsockbuf"));
+        assert!(b.is_network_key("net.inet.tcp.sendbuf_max"));
+        assert!(!b.is_network_key("kern.hostname"));
+        assert!(!b.is_network_key("net.ipv4.tcp_rmem"));
+    }
+}
