@@ -69,7 +69,11 @@ pub struct Sizing {
 pub fn size_buffers(rate: Bitrate, rtt_min: Duration, mdev: Option<Duration>) -> Sizing {
     let h = headroom(rtt_min, mdev);
     let bdp = bdp_bytes(rate, rtt_min);
-    #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    #[allow(
+        clippy::cast_precision_loss,
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss
+    )]
     let raw = (bdp_exact(rate, rtt_min) * (1.0 + h) * BUFFER_FACTOR).ceil() as u64;
     let rounded = raw.div_ceil(ROUND_TO).saturating_mul(ROUND_TO);
     let clamped = rounded > LINUX_INT_MAX;

@@ -68,16 +68,18 @@ pub enum Command {
 }
 
 #[derive(Debug, Args)]
-#[command(after_help = "Give any two of --bandwidth, --rtt, --window; --loss (percent) with --mss and --rtt adds the Mathis bound.")]
+#[command(
+    after_help = "Give any two of --bandwidth, --rtt, --window; --loss (percent) with --mss and --rtt adds the Mathis bound."
+)]
 pub struct CalcArgs {
     /// Path rate, bits per second (500mbit, 1gbit, 10G)
-    #[arg(long, short = 'b', value_name = "RATE")]
+    #[arg(long, short = 'b', value_name = "RATE", allow_hyphen_values = true)]
     pub bandwidth: Option<Bitrate>,
     /// Round-trip time (25ms, 0.15s)
-    #[arg(long, short = 'r', value_name = "DUR")]
+    #[arg(long, short = 'r', value_name = "DUR", allow_hyphen_values = true)]
     pub rtt: Option<Duration>,
     /// TCP window or buffer (64KiB, 4MiB, 65536)
-    #[arg(long, short = 'w', value_name = "SIZE")]
+    #[arg(long, short = 'w', value_name = "SIZE", allow_hyphen_values = true)]
     pub window: Option<Bytes>,
     /// Packet loss, percent (0.01 or 0.01%), for the Mathis bound
     #[arg(long, value_name = "PCT", value_parser = parse_percent)]
@@ -93,10 +95,10 @@ pub struct AdviseArgs {
     #[arg(long, value_name = "HOST")]
     pub host: Vec<String>,
     /// Path round-trip time, instead of measuring it (150ms)
-    #[arg(long, value_name = "DUR")]
+    #[arg(long, value_name = "DUR", allow_hyphen_values = true)]
     pub rtt: Option<Duration>,
     /// Path rate, instead of the link speed (500mbit, 1gbit)
-    #[arg(long, value_name = "RATE")]
+    #[arg(long, value_name = "RATE", allow_hyphen_values = true)]
     pub bandwidth: Option<Bitrate>,
     /// Profile: a shipped name (linux, freebsd, macos) or a TOML file
     #[arg(long, value_name = "NAME|PATH")]
@@ -117,7 +119,9 @@ fn parse_percent(s: &str) -> Result<f64, String> {
     let t = s.trim().trim_end_matches('%');
     match t.parse::<f64>() {
         Ok(p) if p > 0.0 && p <= 100.0 => Ok(p),
-        _ => Err(format!("invalid loss \"{s}\": expected a percentage above 0 and at most 100, e.g. 0.01 or 0.5%")),
+        _ => Err(format!(
+            "invalid loss \"{s}\": expected a percentage above 0 and at most 100, e.g. 0.01 or 0.5%"
+        )),
     }
 }
 

@@ -27,13 +27,22 @@ pub enum Error {
 
 impl Error {
     pub fn usage(msg: impl Into<String>) -> Self {
-        Self::Usage { msg: msg.into(), hint: None }
+        Self::Usage {
+            msg: msg.into(),
+            hint: None,
+        }
     }
     pub fn not_permitted(msg: impl Into<String>) -> Self {
-        Self::NotPermitted { msg: msg.into(), hint: None }
+        Self::NotPermitted {
+            msg: msg.into(),
+            hint: None,
+        }
     }
     pub fn measurement(msg: impl Into<String>) -> Self {
-        Self::Measurement { msg: msg.into(), hint: None }
+        Self::Measurement {
+            msg: msg.into(),
+            hint: None,
+        }
     }
     /// Attach a hint line ("try ...").
     #[must_use]

@@ -38,7 +38,14 @@ pub struct Env<'a> {
     pub current: Option<&'a [f64]>,
 }
 
-const FUNCS: &[(&str, usize)] = &[("min", 2), ("max", 2), ("ceil", 1), ("floor", 1), ("round_up", 2), ("cur", 1)];
+const FUNCS: &[(&str, usize)] = &[
+    ("min", 2),
+    ("max", 2),
+    ("ceil", 1),
+    ("floor", 1),
+    ("round_up", 2),
+    ("cur", 1),
+];
 
 pub fn parse(src: &str) -> Result<Expr, String> {
     let toks = lex(src)?;
@@ -135,7 +142,9 @@ fn lex(s: &str) -> Result<Vec<Tok>, String> {
                 i += 1;
             }
             let text: String = s[start..i].chars().filter(|&c| c != '_').collect();
-            let n = text.parse::<f64>().map_err(|_| format!("bad number \"{}\"", &s[start..i]))?;
+            let n = text
+                .parse::<f64>()
+                .map_err(|_| format!("bad number \"{}\"", &s[start..i]))?;
             out.push(Tok::Num(n));
         } else if c.is_ascii_alphabetic() || c == b'_' {
             let start = i;
@@ -163,7 +172,12 @@ fn lex(s: &str) -> Result<Vec<Tok>, String> {
                     b'(' => "(",
                     b')' => ")",
                     b',' => ",",
-                    _ => return Err(format!("unexpected character '{}'", s[i..].chars().next().unwrap_or('?'))),
+                    _ => {
+                        return Err(format!(
+                            "unexpected character '{}'",
+                            s[i..].chars().next().unwrap_or('?')
+                        ));
+                    }
                 },
             };
             i += op.len();
@@ -271,7 +285,11 @@ impl Parser {
             }
             Some(Tok::Op("(")) => {
                 let e = self.or()?;
-                if self.eat(")") { Ok(e) } else { Err("missing ')'".into()) }
+                if self.eat(")") {
+                    Ok(e)
+                } else {
+                    Err("missing ')'".into())
+                }
             }
             Some(t) => Err(format!("unexpected {t:?}")),
             None => Err("unexpected end of expression".into()),
@@ -285,7 +303,10 @@ mod tests {
 
     fn eval(src: &str, facts: &[(&str, f64)], cur: Option<&[f64]>) -> Result<f64, String> {
         let facts: BTreeMap<String, f64> = facts.iter().map(|(k, v)| ((*k).to_string(), *v)).collect();
-        parse(src)?.eval(&Env { facts: &facts, current: cur })
+        parse(src)?.eval(&Env {
+            facts: &facts,
+            current: cur,
+        })
     }
 
     #[test]
@@ -315,7 +336,18 @@ mod tests {
 
     #[test]
     fn errors() {
-        for bad in ["1 +", "max(1)", "foo(1)", "(1", "1 $ 2", "1 2", "", "round_up(1, 0)", "1/0", "nofact"] {
+        for bad in [
+            "1 +",
+            "max(1)",
+            "foo(1)",
+            "(1",
+            "1 $ 2",
+            "1 2",
+            "",
+            "round_up(1, 0)",
+            "1/0",
+            "nofact",
+        ] {
             assert!(eval(bad, &[], None).is_err(), "{bad}");
         }
     }

@@ -90,7 +90,8 @@ trait PossibleValueName {
 impl PossibleValueName for Format {
     fn to_possible_value_name(self) -> String {
         use clap::ValueEnum as _;
-        self.to_possible_value().map_or_else(String::new, |v| v.get_name().to_string())
+        self.to_possible_value()
+            .map_or_else(String::new, |v| v.get_name().to_string())
     }
 }
 

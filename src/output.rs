@@ -9,7 +9,11 @@ use crate::units::{Bitrate, Bytes};
 /// A table styled for where it goes: box drawing on a terminal, plain ASCII in a pipe.
 pub fn table(tty: bool) -> Table {
     let mut t = Table::new();
-    t.load_style(if tty { presets::UTF8_FULL_CONDENSED } else { presets::ASCII_FULL_CONDENSED });
+    t.load_style(if tty {
+        presets::UTF8_FULL_CONDENSED
+    } else {
+        presets::ASCII_FULL_CONDENSED
+    });
     t.set_content_arrangement(ContentArrangement::Dynamic);
     if !tty {
         // A fixed width keeps piped output stable and readable.

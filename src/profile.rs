@@ -25,16 +25,25 @@ pub const SHIPPED: &[(&str, &str)] = &[
 /// The facts a profile expression may name, with what they mean.
 pub const FACTS: &[(&str, &str)] = &[
     ("bdp", "bandwidth-delay product in bytes (rate × RTT_min)"),
-    ("buffer", "recommended per-end buffer maximum in bytes (2 × BDP × (1 + headroom), 64 KiB steps)"),
+    (
+        "buffer",
+        "recommended per-end buffer maximum in bytes (2 × BDP × (1 + headroom), 64 KiB steps)",
+    ),
     ("headroom_pct", "RTT headroom added for jitter, percent"),
     ("rate_bps", "path rate, bit/s"),
     ("rtt_ms", "path RTT (minimum), ms"),
     ("sizing_rtt_ms", "RTT the buffers are sized for, ms"),
     ("mtu", "egress MTU in bytes (0 when unknown)"),
     ("flows", "expected concurrent bulk flows (--flows)"),
-    ("needs_raise", "1 when the running (or stock) buffer maxima are below `buffer`"),
+    (
+        "needs_raise",
+        "1 when the running (or stock) buffer maxima are below `buffer`",
+    ),
     ("cc_bbr", "1 when the bbr congestion control is available"),
-    ("cc_htcp", "1 when htcp is available (or unknown: advising for another host)"),
+    (
+        "cc_htcp",
+        "1 when htcp is available (or unknown: advising for another host)",
+    ),
     ("qdisc_fq", "1 when the fq qdisc is available"),
 ];
 
@@ -166,7 +175,11 @@ impl Profile {
         };
         for e in &self.settings {
             let at = |what: &str| {
-                Error::usage(format!("profile {origin}, line {}: setting {}: {what}", line_of(&e.key), e.key))
+                Error::usage(format!(
+                    "profile {origin}, line {}: setting {}: {what}",
+                    line_of(&e.key),
+                    e.key
+                ))
             };
             if e.stage == Stage::Runtime && !self.os.is_network_key(&e.key) {
                 return Err(at("not a networking sysctl key for this OS"));
@@ -204,7 +217,13 @@ impl Profile {
         for e in &self.settings {
             let ks = if e.stage == Stage::Runtime { state(&e.key) } else { None };
             let current = ks.as_ref().and_then(|k| k.value().map(str::to_string));
-            let baseline = current.clone().or_else(|| if ks.is_none() { self.stock.get(&e.key).cloned() } else { None });
+            let baseline = current.clone().or_else(|| {
+                if ks.is_none() {
+                    self.stock.get(&e.key).cloned()
+                } else {
+                    None
+                }
+            });
             let cur_fields = baseline.as_deref().and_then(numeric_fields);
             let env = Env {
                 facts,
@@ -227,7 +246,10 @@ impl Profile {
             let action = match &ks {
                 Some(KeyState::Absent) => Action::Unavailable("not present in this kernel or network namespace".into()),
                 Some(KeyState::Unreadable(why)) => Action::Unavailable(format!("unreadable: {why}")),
-                Some(KeyState::Present { writable: false, value: v }) if !same(v, &value) => Action::Unavailable(
+                Some(KeyState::Present {
+                    writable: false,
+                    value: v,
+                }) if !same(v, &value) => Action::Unavailable(
                     "read-only here (a host-wide key in a child network namespace?): set it on the host".into(),
                 ),
                 Some(KeyState::Present { value: v, .. }) if same(v, &value) => Action::Keep,
@@ -301,7 +323,10 @@ fn fill(t: &str, env: &Env<'_>, prose: bool) -> Result<String, String> {
 
 /// "4096 131072 6291456" → [4096, 131072, 6291456]; None when any field is not a number.
 pub fn numeric_fields(v: &str) -> Option<Vec<f64>> {
-    let f: Option<Vec<f64>> = v.split_whitespace().map(|x| x.parse::<i64>().ok().map(|n| n as f64)).collect();
+    let f: Option<Vec<f64>> = v
+        .split_whitespace()
+        .map(|x| x.parse::<i64>().ok().map(|n| n as f64))
+        .collect();
     f.filter(|f| !f.is_empty())
 }
 
@@ -313,7 +338,11 @@ fn join_fields(f: &[f64]) -> String {
 /// Linux keeps these values in C ints: never recommend more than it accepts.
 fn clamp_fields(os: Os, v: &str) -> String {
     match (os, numeric_fields(v)) {
-        (Os::Linux, Some(f)) => join_fields(&f.iter().map(|x| x.min(crate::bdp::LINUX_INT_MAX as f64)).collect::<Vec<_>>()),
+        (Os::Linux, Some(f)) => join_fields(
+            &f.iter()
+                .map(|x| x.min(crate::bdp::LINUX_INT_MAX as f64))
+                .collect::<Vec<_>>(),
+        ),
         _ => v.to_string(),
     }
 }
@@ -332,6 +361,7 @@ mod tests {
                 ("needs_raise".to_string(), needs),
                 ("rate_bps".to_string(), 5e8),
                 ("headroom_pct".to_string(), 10.0),
+                ("rtt_ms".to_string(), 150.0),
             ])
             .collect()
     }
@@ -344,7 +374,11 @@ mod tests {
             assert_eq!(p.os.name(), *name);
             assert!(!p.settings.is_empty());
             let s = p.render(&facts(20_643_840.0, 1.0), &|_| None, false).expect("render");
-            assert!(s.iter().any(|s| s.value.contains("20643840") || s.value.contains("23224320")), "{name}: {s:?}");
+            assert!(
+                s.iter()
+                    .any(|s| s.value.contains("20643840") || s.value.contains("23224320")),
+                "{name}: {s:?}"
+            );
             for c in &p.caps {
                 assert!(p.stock.contains_key(c), "{name}: cap {c} has no stock value");
             }
@@ -355,20 +389,29 @@ mod tests {
     fn unknown_field_names_file_and_line() {
         let text = "name = \"x\"\nos = \"linux\"\ndescription = \"d\"\n\n[[setting]]\nkey = \"net.ipv4.tcp_rmem\"\nvalue = \"1\"\nreason = \"r\"\nbogus = 1\n";
         let e = Profile::parse(text, "my.toml").expect_err("must fail").to_string();
-        assert!(e.contains("my.toml") && e.contains("line 9") && e.contains("bogus"), "{e}");
+        assert!(
+            e.contains("my.toml") && e.contains("line 9") && e.contains("bogus"),
+            "{e}"
+        );
         assert!(!e.contains('\n'));
     }
 
     #[test]
     fn non_network_keys_and_unknown_facts_are_refused() {
         let base = "name = \"x\"\nos = \"linux\"\ndescription = \"d\"\n[[setting]]\n";
-        let e = Profile::parse(&format!("{base}key = \"kernel.panic\"\nvalue = \"1\"\nreason = \"r\"\n"), "p")
-            .expect_err("kernel.* refused")
-            .to_string();
+        let e = Profile::parse(
+            &format!("{base}key = \"kernel.panic\"\nvalue = \"1\"\nreason = \"r\"\n"),
+            "p",
+        )
+        .expect_err("kernel.* refused")
+        .to_string();
         assert!(e.contains("kernel.panic") && e.contains("line 5"), "{e}");
-        let e = Profile::parse(&format!("{base}key = \"net.ipv4.tcp_rmem\"\nvalue = \"{{bufer}}\"\nreason = \"r\"\n"), "p")
-            .expect_err("typo refused")
-            .to_string();
+        let e = Profile::parse(
+            &format!("{base}key = \"net.ipv4.tcp_rmem\"\nvalue = \"{{bufer}}\"\nreason = \"r\"\n"),
+            "p",
+        )
+        .expect_err("typo refused")
+        .to_string();
         assert!(e.contains("bufer"), "{e}");
     }
 
@@ -377,9 +420,18 @@ mod tests {
         let p = Profile::for_os(Os::Linux);
         let running = |k: &str| -> Option<KeyState> {
             Some(match k {
-                "net.ipv4.tcp_rmem" => KeyState::Present { value: "8192 262144 6291456".into(), writable: true },
-                "net.ipv4.tcp_wmem" => KeyState::Present { value: "4096 16384 33554432".into(), writable: true },
-                "net.core.rmem_max" => KeyState::Present { value: "212992".into(), writable: false },
+                "net.ipv4.tcp_rmem" => KeyState::Present {
+                    value: "8192 262144 6291456".into(),
+                    writable: true,
+                },
+                "net.ipv4.tcp_wmem" => KeyState::Present {
+                    value: "4096 16384 33554432".into(),
+                    writable: true,
+                },
+                "net.core.rmem_max" => KeyState::Present {
+                    value: "212992".into(),
+                    writable: false,
+                },
                 _ => KeyState::Absent,
             })
         };
@@ -393,7 +445,10 @@ mod tests {
         assert!(matches!(get("net.core.rmem_max").action, Action::Unavailable(ref w) if w.contains("read-only")));
         // --allow-lower takes the recommendation as it is.
         let s = p.render(&facts(20_643_840.0, 1.0), &running, true).expect("render");
-        assert_eq!(s.iter().find(|s| s.key == "net.ipv4.tcp_wmem").expect("wmem").value, "4096 16384 20643840");
+        assert_eq!(
+            s.iter().find(|s| s.key == "net.ipv4.tcp_wmem").expect("wmem").value,
+            "4096 16384 20643840"
+        );
         // A slow path: the running buffers cover it, nothing changes.
         let s = p.render(&facts(655_360.0, 0.0), &running, false).expect("render");
         assert!(s.iter().all(|s| s.action != Action::Set), "{s:?}");

@@ -144,10 +144,7 @@ impl Decimal {
         if self.mantissa == 0 {
             return Ok(0);
         }
-        let product = self
-            .mantissa
-            .checked_mul(multiplier)
-            .ok_or(Scaled::TooLarge)?;
+        let product = self.mantissa.checked_mul(multiplier).ok_or(Scaled::TooLarge)?;
         // A non-zero product below 2^128 cannot be a multiple of 10^39 or more.
         let divisor = u32::try_from(self.scale)
             .ok()
@@ -162,11 +159,7 @@ impl Decimal {
 
 /// Splits `input` into its number and its unit and applies `unit` to get
 /// the multiplier; returns the exact integer amount.
-fn parse_amount(
-    kind: UnitKind,
-    input: &str,
-    unit: fn(&str) -> Result<u128, String>,
-) -> Result<u128, UnitError> {
+fn parse_amount(kind: UnitKind, input: &str, unit: fn(&str) -> Result<u128, String>) -> Result<u128, UnitError> {
     let err = |reason: String| UnitError::new(kind, input, reason);
     if input.is_empty() {
         return Err(err("empty input".into()));
@@ -191,7 +184,7 @@ fn parse_amount(
         Some("") => return Err(err("unexpected trailing space".into())),
         Some(u) if u.starts_with(char::is_whitespace) => {
             return Err(err(
-                "at most one space is allowed between the number and the unit".into(),
+                "at most one space is allowed between the number and the unit".into()
             ));
         }
         Some(u) => u,
@@ -245,12 +238,7 @@ fn rate_unit(u: &str) -> Result<u128, String> {
                 .into(),
         );
     }
-    if rest.starts_with('B')
-        || matches!(
-            lower.as_str(),
-            "b" | "b/s" | "byte" | "bytes" | "byte/s" | "bytes/s"
-        )
-    {
+    if rest.starts_with('B') || matches!(lower.as_str(), "b" | "b/s" | "byte" | "bytes" | "byte/s" | "bytes/s") {
         return Err("rates are in bits per second, not bytes: write e.g. 500mbit".into());
     }
     Err(unknown_unit(u))
@@ -341,11 +329,7 @@ impl FromStr for Bitrate {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let v = parse_amount(UnitKind::Rate, s, rate_unit)?;
         if v == 0 {
-            return Err(UnitError::new(
-                UnitKind::Rate,
-                s,
-                "must be greater than zero",
-            ));
+            return Err(UnitError::new(UnitKind::Rate, s, "must be greater than zero"));
         }
         u64::try_from(v)
             .map(Bitrate)
@@ -366,10 +350,7 @@ impl fmt::Display for Bitrate {
             .iter()
             .find(|(u, _, _)| self.0 >= *u)
             .map_or((0, "bit/s"), |&(_, d, n)| (d, n));
-        f.pad(&format!(
-            "{} {name}",
-            exact_decimal(u128::from(self.0), digits)
-        ))
+        f.pad(&format!("{} {name}", exact_decimal(u128::from(self.0), digits)))
     }
 }
 
@@ -499,9 +480,7 @@ impl Duration {
         if ms.is_nan() || ms <= 0.0 {
             return Duration(std::time::Duration::ZERO);
         }
-        Duration(
-            std::time::Duration::try_from_secs_f64(ms / 1000.0).unwrap_or(std::time::Duration::MAX),
-        )
+        Duration(std::time::Duration::try_from_secs_f64(ms / 1000.0).unwrap_or(std::time::Duration::MAX))
     }
 }
 
@@ -511,14 +490,10 @@ impl FromStr for Duration {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let ns = parse_amount(UnitKind::Duration, s, duration_unit)?;
         if ns == 0 {
-            return Err(UnitError::new(
-                UnitKind::Duration,
-                s,
-                "must be greater than zero",
-            ));
+            return Err(UnitError::new(UnitKind::Duration, s, "must be greater than zero"));
         }
-        let secs = u64::try_from(ns / 1_000_000_000)
-            .map_err(|_| UnitError::new(UnitKind::Duration, s, "value too large"))?;
+        let secs =
+            u64::try_from(ns / 1_000_000_000).map_err(|_| UnitError::new(UnitKind::Duration, s, "value too large"))?;
         let nanos = (ns % 1_000_000_000) as u32;
         Ok(Duration(std::time::Duration::new(secs, nanos)))
     }
@@ -597,10 +572,7 @@ mod tests {
             ("2Tbit/s", 2_000_000_000_000),
             ("0.5kbit", 500),
             ("0.000001gbit", 1_000),
-            (
-                "1.000000000000000000000000000000000000000000gbit",
-                1_000_000_000,
-            ),
+            ("1.000000000000000000000000000000000000000000gbit", 1_000_000_000),
             ("007mbit", 7_000_000),
             ("18446744073709551615bit", u64::MAX),
         ];
@@ -641,10 +613,7 @@ mod tests {
             (" 100mbit", "expected a number"),
             ("5 mbit mbit", "unknown unit"),
             ("18446744073709551616bit", "too large"),
-            (
-                "99999999999999999999999999999999999999999999tbit",
-                "out of range",
-            ),
+            ("99999999999999999999999999999999999999999999tbit", "out of range"),
             ("20000000tbit", "too large"),
             ("100µbit", "unknown unit"),
             ("１００mbit", "expected a number"),
@@ -787,22 +756,13 @@ mod tests {
         assert_eq!(d.as_millis_f64(), 25.0);
         assert_eq!(d.as_secs_f64(), 0.025);
         assert_eq!(Duration::from_millis_f64(25.0).as_std().as_micros(), 25_000);
-        assert_eq!(
-            Duration::from_millis_f64(-1.0).as_std(),
-            std::time::Duration::ZERO
-        );
-        assert_eq!(
-            Duration::from_millis_f64(f64::NAN).as_std(),
-            std::time::Duration::ZERO
-        );
+        assert_eq!(Duration::from_millis_f64(-1.0).as_std(), std::time::Duration::ZERO);
+        assert_eq!(Duration::from_millis_f64(f64::NAN).as_std(), std::time::Duration::ZERO);
         assert_eq!(
             Duration::from_millis_f64(f64::INFINITY).as_std(),
             std::time::Duration::MAX
         );
-        assert_eq!(
-            Duration::from_millis_f64(1e300).as_std(),
-            std::time::Duration::MAX
-        );
+        assert_eq!(Duration::from_millis_f64(1e300).as_std(), std::time::Duration::MAX);
     }
 
     #[test]
@@ -950,11 +910,7 @@ mod tests {
             fn serialize_some<T: ?Sized + Serialize>(self, _: &T) -> Result<V, E> {
                 Err(E)
             }
-            fn serialize_newtype_struct<T: ?Sized + Serialize>(
-                self,
-                _: &'static str,
-                _: &T,
-            ) -> Result<V, E> {
+            fn serialize_newtype_struct<T: ?Sized + Serialize>(self, _: &'static str, _: &T) -> Result<V, E> {
                 Err(E)
             }
             fn serialize_newtype_variant<T: ?Sized + Serialize>(
@@ -972,11 +928,7 @@ mod tests {
             fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple, E> {
                 Err(E)
             }
-            fn serialize_tuple_struct(
-                self,
-                _: &'static str,
-                _: usize,
-            ) -> Result<Self::SerializeTupleStruct, E> {
+            fn serialize_tuple_struct(self, _: &'static str, _: usize) -> Result<Self::SerializeTupleStruct, E> {
                 Err(E)
             }
             fn serialize_tuple_variant(
@@ -991,11 +943,7 @@ mod tests {
             fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, E> {
                 Err(E)
             }
-            fn serialize_struct(
-                self,
-                _: &'static str,
-                _: usize,
-            ) -> Result<Self::SerializeStruct, E> {
+            fn serialize_struct(self, _: &'static str, _: usize) -> Result<Self::SerializeStruct, E> {
                 Err(E)
             }
             fn serialize_struct_variant(

@@ -90,29 +90,58 @@ pub fn run(a: &AdviseArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result
 }
 
 /// Resolve the path: given values win; what is missing is measured to every `--host`.
-fn resolve_path(a: &AdviseArgs, ctx: &Context, prober: &dyn PathProber) -> Result<(Path, Vec<HostReport>, Vec<String>), Error> {
+fn resolve_path(
+    a: &AdviseArgs,
+    ctx: &Context,
+    prober: &dyn PathProber,
+) -> Result<(Path, Vec<HostReport>, Vec<String>), Error> {
     let mut notes = Vec::new();
     if a.host.is_empty() {
         return match (a.rtt, a.bandwidth) {
             (Some(rtt), Some(rate)) => Ok((
-                Path { rtt, rtt_source: Source::Given, mdev: None, rate, rate_source: Source::Given, mtu: None, host: None },
+                Path {
+                    rtt,
+                    rtt_source: Source::Given,
+                    mdev: None,
+                    rate,
+                    rate_source: Source::Given,
+                    mtu: None,
+                    host: None,
+                },
                 Vec::new(),
                 notes,
             )),
-            _ => Err(Error::usage("advise needs --host HOST (to measure), or both --rtt and --bandwidth")
-                .with_hint("e.g. tcptune advise --rtt 150ms --bandwidth 500mbit")),
+            _ => Err(
+                Error::usage("advise needs --host HOST (to measure), or both --rtt and --bandwidth")
+                    .with_hint("e.g. tcptune advise --rtt 150ms --bandwidth 500mbit"),
+            ),
         };
     }
     if a.rtt.is_some() && a.bandwidth.is_some() {
         notes.push("--rtt and --bandwidth given: the hosts were not probed".into());
-        let (rtt, rate) = (a.rtt.unwrap_or_else(|| Duration::from_millis_f64(1.0)), a.bandwidth.unwrap_or(Bitrate::from_bps(1)));
+        let (rtt, rate) = (
+            a.rtt.unwrap_or_else(|| Duration::from_millis_f64(1.0)),
+            a.bandwidth.unwrap_or(Bitrate::from_bps(1)),
+        );
         return Ok((
-            Path { rtt, rtt_source: Source::Given, mdev: None, rate, rate_source: Source::Given, mtu: None, host: None },
+            Path {
+                rtt,
+                rtt_source: Source::Given,
+                mdev: None,
+                rate,
+                rate_source: Source::Given,
+                mtu: None,
+                host: None,
+            },
             Vec::new(),
             notes,
         ));
     }
-    let opts = ProbeOptions { probes: a.probes, progress: ctx.stderr_tty, ..ProbeOptions::default() };
+    let opts = ProbeOptions {
+        probes: a.probes,
+        progress: ctx.stderr_tty,
+        ..ProbeOptions::default()
+    };
     let measured = prober.measure(&a.host, &opts)?;
     let mut reports: Vec<(Path, HostReport)> = Vec::new();
     for m in measured {
@@ -138,7 +167,15 @@ fn resolve_path(a: &AdviseArgs, ctx: &Context, prober: &dyn PathProber) -> Resul
             }
         };
         notes.extend(m.notes.iter().map(|n| format!("{}: {n}", m.host)));
-        let path = Path { rtt, rtt_source, mdev, rate, rate_source, mtu: m.link.route_mtu.or(m.link.mtu), host: Some(m.host.clone()) };
+        let path = Path {
+            rtt,
+            rtt_source,
+            mdev,
+            rate,
+            rate_source,
+            mtu: m.link.route_mtu.or(m.link.mtu),
+            host: Some(m.host.clone()),
+        };
         let report = HostReport {
             host: m.host.clone(),
             rtt_ms: output::ms(rtt.as_millis_f64()),
@@ -186,7 +223,10 @@ pub fn advise(a: &AdviseArgs, ctx: &Context, prober: &dyn PathProber) -> anyhow:
             Some(_) => None,
             None => profile.stock.get(cap).cloned(),
         };
-        let max = have.as_deref().and_then(crate::profile::numeric_fields).and_then(|f| f.last().copied());
+        let max = have
+            .as_deref()
+            .and_then(crate::profile::numeric_fields)
+            .and_then(|f| f.last().copied());
         #[allow(clippy::cast_precision_loss)]
         if max.is_none_or(|m| m < sizing.buffer as f64) {
             needs_raise = true;
@@ -200,9 +240,10 @@ pub fn advise(a: &AdviseArgs, ctx: &Context, prober: &dyn PathProber) -> anyhow:
         ));
     }
     if sizing.clamped {
-        warnings.push(format!(
+        warnings.push(
             "the path needs more buffer than Linux accepts (2^31 - 1 bytes); one flow cannot fill it: use parallel streams"
-        ));
+                .to_string(),
+        );
     }
     let avail = read("net.ipv4.tcp_available_congestion_control").and_then(|k| k.value().map(str::to_string));
     let cc_bbr = avail.as_deref().is_some_and(|v| v.split(' ').any(|c| c == "bbr"));
@@ -228,7 +269,10 @@ pub fn advise(a: &AdviseArgs, ctx: &Context, prober: &dyn PathProber) -> anyhow:
         facts.insert(k.to_string(), v);
     }
     let settings = profile.render(&facts, &read, a.allow_lower)?;
-    let changes = settings.iter().filter(|s| s.action == Action::Set && s.stage == Stage::Runtime).count();
+    let changes = settings
+        .iter()
+        .filter(|s| s.action == Action::Set && s.stage == Stage::Runtime)
+        .count();
     Ok(Advice {
         tcptune_version: env!("CARGO_PKG_VERSION"),
         generated: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
@@ -289,7 +333,11 @@ fn memory_warnings(
 }
 
 fn header(out: &mut dyn Write, a: &Advice) -> std::io::Result<()> {
-    writeln!(out, "# tcptune {} advice for {}, generated {}", a.tcptune_version, a.os, a.generated)?;
+    writeln!(
+        out,
+        "# tcptune {} advice for {}, generated {}",
+        a.tcptune_version, a.os, a.generated
+    )?;
     let src = |s: Source| match s {
         Source::Given => "given",
         Source::Measured => "measured",
@@ -314,7 +362,11 @@ fn header(out: &mut dyn Write, a: &Advice) -> std::io::Result<()> {
     )?;
     match &a.current_from {
         Some(c) => writeln!(out, "# running values read from {c}")?,
-        None => writeln!(out, "# running values unknown (advising for another system): compared with {} defaults", a.os)?,
+        None => writeln!(
+            out,
+            "# running values unknown (advising for another system): compared with {} defaults",
+            a.os
+        )?,
     }
     for h in &a.hosts {
         let r = &h.measurement.rtt;
@@ -338,7 +390,10 @@ fn write_sysctl(out: &mut dyn Write, a: &Advice) -> anyhow::Result<()> {
     // FreeBSD's rc.d/sysctl and macOS read `key=value`; Linux's sysctl -p also takes spaces.
     let sep = if a.os == Os::Linux { " = " } else { "=" };
     if a.changes == 0 {
-        writeln!(out, "#\n# no change needed: the running values already meet this path's needs")?;
+        writeln!(
+            out,
+            "#\n# no change needed: the running values already meet this path's needs"
+        )?;
     }
     for s in &a.settings {
         writeln!(out, "#")?;
@@ -347,7 +402,11 @@ fn write_sysctl(out: &mut dyn Write, a: &Advice) -> anyhow::Result<()> {
             writeln!(out, "# note: {n}")?;
         }
         match (&s.action, s.stage) {
-            (_, Stage::Boot) => writeln!(out, "# boot-time tunable, add to /boot/loader.conf: {}={}", s.key, s.value)?,
+            (_, Stage::Boot) => writeln!(
+                out,
+                "# boot-time tunable, add to /boot/loader.conf: {}={}",
+                s.key, s.value
+            )?,
             (Action::Set, Stage::Runtime) => writeln!(out, "{}{sep}{}", s.key, s.value)?,
             (Action::Keep, _) => writeln!(out, "# {}{sep}{}  (already running: no change)", s.key, s.value)?,
             (Action::Unavailable(why), _) => writeln!(out, "# {}{sep}{}  (not applied: {why})", s.key, s.value)?,
@@ -363,7 +422,11 @@ fn write_shell(out: &mut dyn Write, a: &Advice) -> anyhow::Result<()> {
     for s in &a.settings {
         let line = format!("{w}{}=\"{}\"", s.key, s.value);
         match (&s.action, s.stage) {
-            (_, Stage::Boot) => writeln!(out, "# boot-time tunable, add to /boot/loader.conf: {}={}", s.key, s.value)?,
+            (_, Stage::Boot) => writeln!(
+                out,
+                "# boot-time tunable, add to /boot/loader.conf: {}={}",
+                s.key, s.value
+            )?,
             (Action::Set, Stage::Runtime) => writeln!(out, "{line}")?,
             (Action::Keep, _) => writeln!(out, "# {line}  # already running")?,
             (Action::Unavailable(why), _) => writeln!(out, "# {line}  # not applied: {why}")?,
@@ -374,7 +437,11 @@ fn write_shell(out: &mut dyn Write, a: &Advice) -> anyhow::Result<()> {
 
 fn write_table(out: &mut dyn Write, a: &Advice, tty: bool) -> anyhow::Result<()> {
     let host = a.host.as_deref().map(|h| format!(" to {h}")).unwrap_or_default();
-    let assumed = if a.bandwidth_source == Source::Assumed { " (ASSUMED)" } else { "" };
+    let assumed = if a.bandwidth_source == Source::Assumed {
+        " (ASSUMED)"
+    } else {
+        ""
+    };
     writeln!(
         out,
         "Path{host}: RTT {} ms, {}{assumed} -> BDP {}",
@@ -393,7 +460,16 @@ fn write_table(out: &mut dyn Write, a: &Advice, tty: bool) -> anyhow::Result<()>
     )?;
     if !a.hosts.is_empty() {
         let mut t = output::table(tty);
-        t.set_header(["host", "address", "method", "rtt min/avg/max/mdev ms", "loss", "interface", "speed", "mtu"]);
+        t.set_header([
+            "host",
+            "address",
+            "method",
+            "rtt min/avg/max/mdev ms",
+            "loss",
+            "interface",
+            "speed",
+            "mtu",
+        ]);
         for h in &a.hosts {
             let m = &h.measurement;
             let r = &m.rtt;
@@ -407,8 +483,13 @@ fn write_table(out: &mut dyn Write, a: &Advice, tty: bool) -> anyhow::Result<()>
                 format!("{:.3}/{:.3}/{:.3}/{:.3}", r.min_ms, r.avg_ms, r.max_ms, r.mdev_ms),
                 format!("{:.0}%", r.loss_pct),
                 m.link.interface.clone().unwrap_or_else(|| "?".into()),
-                m.link.speed_bps.map_or_else(|| "unknown".into(), |s| Bitrate::from_bps(s).to_string()),
-                m.link.route_mtu.or(m.link.mtu).map_or_else(|| "?".into(), |m| m.to_string()),
+                m.link
+                    .speed_bps
+                    .map_or_else(|| "unknown".into(), |s| Bitrate::from_bps(s).to_string()),
+                m.link
+                    .route_mtu
+                    .or(m.link.mtu)
+                    .map_or_else(|| "?".into(), |m| m.to_string()),
             ]);
         }
         writeln!(out, "{t}")?;

@@ -35,10 +35,10 @@ pub fn compute(a: &CalcArgs) -> Result<CalcReport, Error> {
         .filter(|x| **x)
         .count();
     if given < 2 && !(a.loss.is_some() && a.rtt.is_some()) {
-        return Err(Error::usage(
-            "calc needs two of --bandwidth, --rtt, --window (or --rtt with --loss)",
-        )
-        .with_hint("e.g. tcptune calc --bandwidth 1gbit --rtt 25ms"));
+        return Err(
+            Error::usage("calc needs two of --bandwidth, --rtt, --window (or --rtt with --loss)")
+                .with_hint("e.g. tcptune calc --bandwidth 1gbit --rtt 25ms"),
+        );
     }
     if a.loss.is_some() && a.rtt.is_none() {
         return Err(Error::usage("--loss needs --rtt for the Mathis bound"));
@@ -87,7 +87,11 @@ pub fn run(a: &CalcArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<s
     let mut t = output::table(ctx.stdout_tty);
     t.set_header(["quantity", "value", "how"]);
     if let Some(b) = a.bandwidth {
-        t.add_row([String::from("bandwidth"), format!("{b} ({} bit/s)", b.bps()), "given".into()]);
+        t.add_row([
+            String::from("bandwidth"),
+            format!("{b} ({} bit/s)", b.bps()),
+            "given".into(),
+        ]);
     }
     if let Some(d) = a.rtt {
         t.add_row(["RTT".into(), d.to_string(), "given".into()]);
@@ -102,7 +106,11 @@ pub fn run(a: &CalcArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<s
         } else {
             format!("{exact} bytes")
         };
-        t.add_row(["BDP".into(), shown, "bandwidth / 8 × RTT: the window that fills the path".into()]);
+        t.add_row([
+            "BDP".into(),
+            shown,
+            "bandwidth / 8 × RTT: the window that fills the path".into(),
+        ]);
         if let Some(b) = r.buffer_bytes {
             t.add_row([
                 "buffer per end".into(),
@@ -112,21 +120,36 @@ pub fn run(a: &CalcArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<s
         }
     }
     if let Some(tp) = r.max_throughput_bps {
-        t.add_row(["max throughput".into(), output::rate(tp), "window × 8 / RTT: the most this window allows".into()]);
+        t.add_row([
+            "max throughput".into(),
+            output::rate(tp),
+            "window × 8 / RTT: the most this window allows".into(),
+        ]);
         if let Some(b) = a.bandwidth {
             #[allow(clippy::cast_precision_loss)]
             let pct = (tp / b.bps() as f64 * 100.0).min(100.0);
-            t.add_row(["of bandwidth".into(), format!("{pct:.1} %"), "share of the path the window can fill".into()]);
+            t.add_row([
+                "of bandwidth".into(),
+                format!("{pct:.1} %"),
+                "share of the path the window can fill".into(),
+            ]);
         }
     }
     if let Some(m) = r.max_rtt_ms {
-        t.add_row(["max RTT".into(), format!("{} ms", output::ms(m)), "window × 8 / bandwidth: longest RTT this window fills".into()]);
+        t.add_row([
+            "max RTT".into(),
+            format!("{} ms", output::ms(m)),
+            "window × 8 / bandwidth: longest RTT this window fills".into(),
+        ]);
     }
     if let (Some(m), Some(loss)) = (r.mathis_bps, a.loss) {
         t.add_row([
             "Mathis bound".into(),
             output::rate(m),
-            format!("MSS {} bytes / RTT × 1.22 / √{loss} %: one Reno-like flow at this loss", a.mss.get()),
+            format!(
+                "MSS {} bytes / RTT × 1.22 / √{loss} %: one Reno-like flow at this loss",
+                a.mss.get()
+            ),
         ]);
     }
     writeln!(out, "{t}")?;

@@ -1,0 +1,532 @@
+//! CLI behaviour: assert_cmd against the built binary, with a fake /proc/sys tree (Linux),
+//! a fake sysctl(8) (FreeBSD/macOS), and — as root — real network namespaces.
+
+mod netns;
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+use tempfile::TempDir;
+
+fn tcptune() -> Command {
+    let mut c = Command::cargo_bin("tcptune").expect("binary");
+    c.env_remove("NO_COLOR");
+    c
+}
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/cli/fixtures")
+        .join(name)
+}
+
+/// Lines "key value" of a fixture, with `overrides` replacing or adding keys (None removes).
+fn values(fixture_name: &str, overrides: &[(&str, Option<&str>)]) -> Vec<(String, String)> {
+    let text = std::fs::read_to_string(fixture(fixture_name)).expect("fixture");
+    let mut v: Vec<(String, String)> = text
+        .lines()
+        .filter_map(|l| l.split_once(' '))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    for (k, new) in overrides {
+        v.retain(|(key, _)| key != k);
+        if let Some(n) = new {
+            v.push(((*k).to_string(), (*n).to_string()));
+        }
+    }
+    v
+}
+
+/// A fake /proc/sys: net.ipv4.tcp_rmem → DIR/net/ipv4/tcp_rmem.
+fn linux_tree(overrides: &[(&str, Option<&str>)]) -> TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (k, v) in values("linux-stock.txt", overrides) {
+        let p = k.split('.').fold(dir.path().to_path_buf(), |p, c| p.join(c));
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        std::fs::write(p, format!("{v}\n")).expect("write");
+    }
+    dir
+}
+
+/// A directory for the fake sysctl(8): one file per key.
+fn bsd_tree(overrides: &[(&str, Option<&str>)]) -> TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (k, v) in values("freebsd-stock.txt", overrides) {
+        std::fs::write(dir.path().join(k), format!("{v}\n")).expect("write");
+    }
+    dir
+}
+
+fn json(cmd: &mut Command) -> Value {
+    let out = cmd.arg("--format").arg("json").output().expect("run");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("json")
+}
+
+fn setting<'a>(v: &'a Value, key: &str) -> &'a Value {
+    v["settings"]
+        .as_array()
+        .expect("settings")
+        .iter()
+        .find(|s| s["key"] == key)
+        .unwrap_or_else(|| panic!("no setting {key} in {v:#}"))
+}
+
+fn has_setting(v: &Value, key: &str) -> bool {
+    v["settings"]
+        .as_array()
+        .expect("settings")
+        .iter()
+        .any(|s| s["key"] == key)
+}
+
+// ---------------------------------------------------------------- calc
+
+#[test]
+fn calc_worked_examples() {
+    // (rate, rtt, exact BDP bytes) — computed, not copied: the RHEL guide's printed 10G figure is wrong.
+    for (rate, rtt, bdp) in [
+        ("1gbit", "25ms", 3_125_000u64),
+        ("100mbit", "150ms", 1_875_000),
+        ("10gbit", "117ms", 146_250_000),
+        ("500Mbit/s", "0.15s", 9_375_000),
+    ] {
+        let v = json(tcptune().args(["calc", "--bandwidth", rate, "--rtt", rtt]));
+        assert_eq!(v["bdp_bytes"].as_u64(), Some(bdp), "{rate} {rtt}: {v}");
+        let bps = v["bandwidth_bps"].as_f64().expect("bps");
+        let ms = v["rtt_ms"].as_f64().expect("ms");
+        assert!((bps / 8.0 * ms / 1000.0 - bdp as f64).abs() < 1e-6);
+    }
+}
+
+#[test]
+fn calc_window_ceiling_and_mathis() {
+    let v = json(tcptune().args(["calc", "--window", "64KiB", "--rtt", "150ms"]));
+    let t = v["max_throughput_bps"].as_f64().expect("max_throughput_bps");
+    assert!((t - 65536.0 * 8.0 / 0.150).abs() < 1e-3, "{t}");
+    assert!(v["bandwidth_bps"].is_null());
+
+    let v = json(tcptune().args(["calc", "--bandwidth", "1gbit", "--window", "4MiB"]));
+    let m = v["max_rtt_ms"].as_f64().expect("max_rtt_ms");
+    assert!((m - 4_194_304.0 * 8.0 / 1e9 * 1000.0).abs() < 1e-6, "{m}");
+
+    let v = json(tcptune().args(["calc", "--rtt", "100ms", "--loss", "0.01", "--mss", "1448"]));
+    let m = v["mathis_bps"].as_f64().expect("mathis_bps");
+    assert!((m - 1448.0 * 8.0 / 0.1 * 1.5f64.sqrt() / 0.01).abs() < 1.0, "{m}");
+}
+
+#[test]
+fn calc_table_shows_exact_bytes() {
+    tcptune()
+        .args(["calc", "--bandwidth", "1gbit", "--rtt", "25ms"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("3125000 bytes (2.98 MiB)"));
+}
+
+#[test]
+fn bad_units_are_one_line_exit_2() {
+    for args in [
+        &["calc", "--bandwidth", "500", "--rtt", "25ms"][..],
+        &["calc", "--bandwidth", "500mbit", "--rtt", "25"],
+        &["calc", "--bandwidth", "100MB/s", "--rtt", "25ms"],
+        &["calc", "--window", "64 apples", "--rtt", "25ms"],
+        &["advise", "--rtt", "-5ms", "--bandwidth", "1gbit"],
+    ] {
+        let out = tcptune().args(args).output().expect("run");
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains("expected") || err.contains("bits"), "{args:?}: {err}");
+        assert!(out.stdout.is_empty());
+    }
+    let out = tcptune()
+        .args(["calc", "--bandwidth", "500", "--rtt", "25ms"])
+        .output()
+        .expect("run");
+    let err = String::from_utf8_lossy(&out.stderr);
+    for form in ["500mbit", "1gbit", "100m"] {
+        assert!(err.contains(form), "{err}");
+    }
+}
+
+#[test]
+fn calc_needs_two_quantities() {
+    tcptune()
+        .args(["calc", "--rtt", "25ms"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("two of"));
+}
+
+#[test]
+fn no_arguments_prints_a_guide() {
+    tcptune()
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("tcptune advise").and(predicate::str::contains("sysctl.d")));
+}
+
+#[test]
+fn broken_pipe_exits_zero() {
+    use std::io::Read as _;
+    let bin = assert_cmd::cargo::cargo_bin("tcptune");
+    let dir = linux_tree(&[]);
+    let mut child = std::process::Command::new(bin)
+        .args([
+            "advise",
+            "--rtt",
+            "150ms",
+            "--bandwidth",
+            "500mbit",
+            "--format",
+            "table",
+            "--sysctl-dir",
+        ])
+        .arg(dir.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    drop(child.stdout.take());
+    let status = child.wait().expect("wait");
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .expect("stderr")
+        .read_to_string(&mut err)
+        .expect("read");
+    assert_eq!(status.code(), Some(0), "{err}");
+    assert!(err.is_empty(), "{err}");
+}
+
+// ---------------------------------------------------------------- advise, Linux
+
+#[test]
+fn advise_linux_against_fake_tree() {
+    let dir = linux_tree(&[]);
+    let v = json(
+        tcptune()
+            .args(["advise", "--rtt", "150ms", "--bandwidth", "500mbit", "--sysctl-dir"])
+            .arg(dir.path()),
+    );
+    assert_eq!(v["rtt_ms"].as_f64(), Some(150.0));
+    assert_eq!(v["bandwidth_bps"].as_u64(), Some(500_000_000));
+    assert_eq!(v["bdp_bytes"].as_u64(), Some(9_375_000));
+    let rmem = setting(&v, "net.ipv4.tcp_rmem");
+    assert_eq!(rmem["current"], "4096 131072 6291456");
+    assert_eq!(rmem["value"], "4096 131072 20643840");
+    assert!(rmem["reason"].as_str().expect("reason").contains("BDP"));
+    let max: u64 = rmem["value"]
+        .as_str()
+        .expect("v")
+        .split(' ')
+        .nth(2)
+        .expect("f")
+        .parse()
+        .expect("n");
+    assert!(max >= 2 * 9_375_000 && max <= 25 * 9_375_000 / 10, "{max}");
+    assert_eq!(setting(&v, "net.ipv4.tcp_wmem")["value"], "4096 16384 20643840");
+    assert_eq!(setting(&v, "net.core.rmem_max")["value"], "20643840");
+    assert_eq!(setting(&v, "net.ipv4.tcp_slow_start_after_idle")["value"], "0");
+    // bbr is listed as available in the fake tree; fq is not known to be there.
+    assert_eq!(setting(&v, "net.ipv4.tcp_congestion_control")["value"], "bbr");
+    assert!(!has_setting(&v, "net.core.default_qdisc"));
+    // < 10 Gbit/s: the input backlog is fine.
+    assert!(!has_setting(&v, "net.core.netdev_max_backlog"));
+}
+
+#[test]
+fn advise_never_lowers_a_running_value() {
+    let dir = linux_tree(&[
+        ("net.ipv4.tcp_rmem", Some("8192 262144 67108864")),
+        ("net.ipv4.tcp_wmem", Some("4096 65536 4194304")),
+    ]);
+    let run = |extra: &[&str]| {
+        json(
+            tcptune()
+                .args(["advise", "--rtt", "150ms", "--bandwidth", "500mbit", "--sysctl-dir"])
+                .arg(dir.path())
+                .args(extra),
+        )
+    };
+    let v = run(&[]);
+    assert_eq!(setting(&v, "net.ipv4.tcp_rmem")["value"], "8192 262144 67108864");
+    assert_eq!(setting(&v, "net.ipv4.tcp_rmem")["action"]["kind"], "keep");
+    assert_eq!(setting(&v, "net.ipv4.tcp_wmem")["value"], "4096 65536 20643840");
+    let v = run(&["--allow-lower"]);
+    assert_eq!(setting(&v, "net.ipv4.tcp_rmem")["value"], "4096 131072 20643840");
+}
+
+#[test]
+fn advise_slow_path_recommends_no_change() {
+    let dir = linux_tree(&[]);
+    let out = tcptune()
+        .args([
+            "advise",
+            "--rtt",
+            "40ms",
+            "--bandwidth",
+            "50mbit",
+            "--format",
+            "sysctl",
+            "--sysctl-dir",
+        ])
+        .arg(dir.path())
+        .output()
+        .expect("run");
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).expect("utf8");
+    assert!(text.contains("no change needed"), "{text}");
+    assert!(
+        text.lines().all(|l| l.starts_with('#') || l.trim().is_empty()),
+        "{text}"
+    );
+    let v = json(
+        tcptune()
+            .args(["advise", "--rtt", "40ms", "--bandwidth", "50mbit", "--sysctl-dir"])
+            .arg(dir.path()),
+    );
+    assert_eq!(v["changes"], 0);
+    assert_eq!(v["bdp_bytes"].as_u64(), Some(250_000));
+}
+
+#[test]
+fn advise_sysctl_format_is_a_valid_sysctl_d_file() {
+    let dir = linux_tree(&[("net.core.default_qdisc", None)]);
+    let out = tcptune()
+        .args([
+            "advise",
+            "--rtt",
+            "600ms",
+            "--bandwidth",
+            "40gbit",
+            "--format",
+            "sysctl",
+            "--sysctl-dir",
+        ])
+        .arg(dir.path())
+        .output()
+        .expect("run");
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).expect("utf8");
+    assert!(text.starts_with("# tcptune "), "{text}");
+    assert!(text.contains("600 ms") && text.contains("40 Gbit/s"));
+    let mut keys = 0;
+    for line in text.lines() {
+        if line.starts_with('#') || line.is_empty() {
+            continue;
+        }
+        let (k, v) = line
+            .split_once(" = ")
+            .unwrap_or_else(|| panic!("not key = value: {line}"));
+        assert!(k.starts_with("net."), "{line}");
+        assert!(!v.is_empty() && !v.contains('#'), "{line}");
+        keys += 1;
+    }
+    assert!(keys >= 4, "{text}");
+    // 40 Gbit/s × 600 ms needs more than Linux's int: capped, and said so.
+    assert!(text.contains("net.ipv4.tcp_rmem = 4096 131072 2147483647"), "{text}");
+    assert!(text.contains("# warning:"), "{text}");
+    assert!(text.contains("net.core.netdev_max_backlog = 120000"), "{text}");
+}
+
+#[test]
+fn advise_absent_key_is_commented_not_emitted() {
+    let dir = linux_tree(&[("net.core.rmem_max", None)]);
+    let out = tcptune()
+        .args([
+            "advise",
+            "--rtt",
+            "150ms",
+            "--bandwidth",
+            "500mbit",
+            "--format",
+            "sysctl",
+            "--sysctl-dir",
+        ])
+        .arg(dir.path())
+        .output()
+        .expect("run");
+    let text = String::from_utf8(out.stdout).expect("utf8");
+    assert!(
+        text.contains("# net.core.rmem_max = 20643840  (not applied: not present"),
+        "{text}"
+    );
+    assert!(!text.lines().any(|l| l.starts_with("net.core.rmem_max")), "{text}");
+}
+
+#[test]
+fn advise_shell_and_table_formats() {
+    let dir = linux_tree(&[]);
+    tcptune()
+        .args([
+            "advise",
+            "--rtt",
+            "150ms",
+            "--bandwidth",
+            "500mbit",
+            "--format",
+            "shell",
+            "--sysctl-dir",
+        ])
+        .arg(dir.path())
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "sysctl -w net.ipv4.tcp_rmem=\"4096 131072 20643840\"",
+        ));
+    tcptune()
+        .args([
+            "advise",
+            "--rtt",
+            "150ms",
+            "--bandwidth",
+            "500mbit",
+            "--format",
+            "table",
+            "--sysctl-dir",
+        ])
+        .arg(dir.path())
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("recommended")
+                .and(predicate::str::contains("4096 131072 6291456"))
+                .and(predicate::str::contains("9375000 bytes")),
+        );
+}
+
+#[test]
+fn advise_profile_from_a_file_and_its_errors() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let good = dir.path().join("mine.toml");
+    std::fs::write(
+        &good,
+        "name = \"mine\"\nos = \"linux\"\ndescription = \"only rmem\"\ncaps = [\"net.ipv4.tcp_rmem\"]\n\
+         [stock]\n\"net.ipv4.tcp_rmem\" = \"4096 131072 6291456\"\n\
+         [[setting]]\nkey = \"net.ipv4.tcp_rmem\"\nvalue = \"4096 131072 {round_up(bdp * 3, 1048576)}\"\nreason = \"3 x BDP\"\n",
+    )
+    .expect("write");
+    let v = json(
+        tcptune()
+            .args([
+                "advise",
+                "--os",
+                "linux",
+                "--rtt",
+                "150ms",
+                "--bandwidth",
+                "500mbit",
+                "--profile",
+            ])
+            .arg(&good)
+            .arg("--sysctl-dir")
+            .arg(linux_tree(&[]).path()),
+    );
+    assert_eq!(v["settings"].as_array().expect("settings").len(), 1);
+    assert_eq!(setting(&v, "net.ipv4.tcp_rmem")["value"], "4096 131072 28311552");
+
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(
+        &bad,
+        "name = \"bad\"\nos = \"linux\"\ndescription = \"x\"\nbuffer_factor = 3\n",
+    )
+    .expect("write");
+    let out = tcptune()
+        .args(["advise", "--rtt", "150ms", "--bandwidth", "500mbit", "--profile"])
+        .arg(&bad)
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("bad.toml") && err.contains("line 4") && err.contains("buffer_factor"),
+        "{err}"
+    );
+    tcptune()
+        .args([
+            "advise",
+            "--rtt",
+            "150ms",
+            "--bandwidth",
+            "500mbit",
+            "--profile",
+            "solaris",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("unknown profile"));
+}
+
+// ---------------------------------------------------------------- advise, FreeBSD / macOS
+
+#[test]
+fn advise_freebsd_with_fake_sysctl() {
+    let dir = bsd_tree(&[]);
+    let v = json(
+        tcptune()
+            .env("FAKE_SYSCTL_DIR", dir.path())
+            .args([
+                "advise",
+                "--os",
+                "freebsd",
+                "--rtt",
+                "150ms",
+                "--bandwidth",
+                "500mbit",
+                "--sysctl-cmd",
+            ])
+            .arg(fixture("fake-sysctl")),
+    );
+    let recv = setting(&v, "net.inet.tcp.recvbuf_max");
+    assert_eq!(recv["current"], "2097152");
+    assert_eq!(recv["value"], "20643840");
+    // maxsockbuf must be 2304/2048 of the buffer so sb_max_adj reaches it.
+    let msb: u64 = setting(&v, "kern.ipc.maxsockbuf")["value"]
+        .as_str()
+        .expect("v")
+        .parse()
+        .expect("n");
+    assert_eq!(msb, 20_643_840 * 2304 / 2048);
+    assert_eq!(setting(&v, "net.inet.tcp.cc.algorithm")["value"], "htcp");
+    assert_eq!(setting(&v, "net.inet.tcp.rfc1323")["action"]["kind"], "keep");
+
+    let out = tcptune()
+        .env("FAKE_SYSCTL_DIR", dir.path())
+        .args([
+            "advise",
+            "--os",
+            "freebsd",
+            "--rtt",
+            "150ms",
+            "--bandwidth",
+            "500mbit",
+            "--format",
+            "sysctl",
+            "--sysctl-cmd",
+        ])
+        .arg(fixture("fake-sysctl"))
+        .output()
+        .expect("run");
+    let text = String::from_utf8(out.stdout).expect("utf8");
+    assert!(text.contains("\nnet.inet.tcp.recvbuf_max=20643840\n"), "{text}");
+    assert!(text.contains("/boot/loader.conf: cc_htcp_load=\"YES\""), "{text}");
+    for line in text.lines().filter(|l| !l.starts_with('#') && !l.is_empty()) {
+        let (k, _) = line.split_once('=').expect("key=value");
+        assert!(k.starts_with("kern.ipc.") || k.starts_with("net.inet."), "{line}");
+    }
+}
+
+#[test]
+fn advise_for_another_os_has_null_current() {
+    let v = json(tcptune().args(["advise", "--os", "macos", "--rtt", "75ms", "--bandwidth", "1gbit"]));
+    assert!(v["current_from"].is_null());
+    let s = setting(&v, "net.inet.tcp.autorcvbufmax");
+    assert!(s["current"].is_null());
+    assert_eq!(s["value"], "20643840");
+    assert_eq!(v["bdp_bytes"].as_u64(), Some(9_375_000));
+}
