@@ -250,7 +250,7 @@ impl Profile {
                     writable: false,
                     value: v,
                 }) if !same(v, &value) => Action::Unavailable(
-                    "read-only here (a host-wide key in a child network namespace?): set it on the host".into(),
+                    "read-only in this network namespace: set it on the host".into(),
                 ),
                 Some(KeyState::Present { value: v, .. }) if same(v, &value) => Action::Keep,
                 None if baseline.as_deref().is_some_and(|b| same(b, &value)) && e.stage == Stage::Runtime => {
