@@ -63,7 +63,7 @@ impl Context {
             format: g.format,
             stdout_tty,
             stderr_tty: std::io::stderr().is_terminal(),
-            color: stdout_tty && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+            color: color_allowed(stdout_tty, std::env::var_os("NO_COLOR").as_deref()),
             backend,
             state_dir: g.state_dir.clone(),
             local,
@@ -81,6 +81,11 @@ impl Context {
             .into()),
         }
     }
+}
+
+/// Colour only on a terminal, and never when NO_COLOR is set to anything non-empty (no-color.org).
+fn color_allowed(tty: bool, no_color: Option<&std::ffi::OsStr>) -> bool {
+    tty && no_color.is_none_or(std::ffi::OsStr::is_empty)
 }
 
 trait PossibleValueName {
@@ -116,5 +121,19 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Some(Command::Calc(a)) => cmd::calc::run(a, &ctx, &mut out),
         Some(Command::Advise(a)) => cmd::advise::run(a, &ctx, &mut out),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_color_is_honoured() {
+        use std::ffi::OsStr;
+        assert!(color_allowed(true, None));
+        assert!(color_allowed(true, Some(OsStr::new(""))));
+        assert!(!color_allowed(true, Some(OsStr::new("1"))));
+        assert!(!color_allowed(false, None));
     }
 }

@@ -7,19 +7,31 @@ use comfy_table::{ContentArrangement, Table, presets};
 use crate::units::{Bitrate, Bytes};
 
 /// A table styled for where it goes: box drawing on a terminal, plain ASCII in a pipe.
-pub fn table(tty: bool) -> Table {
+/// Colour and bold only when `color` (a terminal, and NO_COLOR unset).
+pub fn table(tty: bool, color: bool) -> Table {
     let mut t = Table::new();
+    if !color {
+        t.force_no_tty();
+    }
     t.load_style(if tty {
         presets::UTF8_FULL_CONDENSED
     } else {
         presets::ASCII_FULL_CONDENSED
     });
     t.set_content_arrangement(ContentArrangement::Dynamic);
-    if !tty {
-        // A fixed width keeps piped output stable and readable.
+    // A fixed width keeps piped output stable; a terminal that reports no size gets it too.
+    if !tty || t.width().is_none_or(|w| w < 40) {
         t.set_width(120);
     }
     t
+}
+
+/// Header cells, bold where styling is allowed.
+pub fn header<const N: usize>(names: [&str; N]) -> Vec<comfy_table::Cell> {
+    names
+        .iter()
+        .map(|n| comfy_table::Cell::new(n).add_attribute(comfy_table::Attribute::Bold))
+        .collect()
 }
 
 pub fn json<T: serde::Serialize>(out: &mut dyn Write, value: &T) -> anyhow::Result<()> {

@@ -84,7 +84,7 @@ pub fn run(a: &AdviseArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result
         Format::Json => output::json(out, &advice)?,
         Format::Sysctl => write_sysctl(out, &advice)?,
         Format::Shell => write_shell(out, &advice)?,
-        Format::Table => write_table(out, &advice, ctx.stdout_tty)?,
+        Format::Table => write_table(out, &advice, ctx.stdout_tty, ctx.color)?,
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -435,7 +435,7 @@ fn write_shell(out: &mut dyn Write, a: &Advice) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn write_table(out: &mut dyn Write, a: &Advice, tty: bool) -> anyhow::Result<()> {
+fn write_table(out: &mut dyn Write, a: &Advice, tty: bool, color: bool) -> anyhow::Result<()> {
     let host = a.host.as_deref().map(|h| format!(" to {h}")).unwrap_or_default();
     let assumed = if a.bandwidth_source == Source::Assumed {
         " (ASSUMED)"
@@ -459,8 +459,8 @@ fn write_table(out: &mut dyn Write, a: &Advice, tty: bool) -> anyhow::Result<()>
         a.os
     )?;
     if !a.hosts.is_empty() {
-        let mut t = output::table(tty);
-        t.set_header([
+        let mut t = output::table(tty, color);
+        t.set_header(output::header([
             "host",
             "address",
             "method",
@@ -469,7 +469,7 @@ fn write_table(out: &mut dyn Write, a: &Advice, tty: bool) -> anyhow::Result<()>
             "interface",
             "speed",
             "mtu",
-        ]);
+        ]));
         for h in &a.hosts {
             let m = &h.measurement;
             let r = &m.rtt;
@@ -494,8 +494,8 @@ fn write_table(out: &mut dyn Write, a: &Advice, tty: bool) -> anyhow::Result<()>
         }
         writeln!(out, "{t}")?;
     }
-    let mut t = output::table(tty);
-    t.set_header(["key", "current", "recommended", "why"]);
+    let mut t = output::table(tty, color);
+    t.set_header(output::header(["key", "current", "recommended", "why"]));
     for s in &a.settings {
         let rec = match (&s.action, s.stage) {
             (_, Stage::Boot) => format!("{} (boot: /boot/loader.conf)", s.value),

@@ -84,8 +84,8 @@ pub fn run(a: &CalcArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<s
         output::json(out, &r)?;
         return Ok(std::process::ExitCode::SUCCESS);
     }
-    let mut t = output::table(ctx.stdout_tty);
-    t.set_header(["quantity", "value", "how"]);
+    let mut t = output::table(ctx.stdout_tty, ctx.color);
+    t.set_header(output::header(["quantity", "value", "how"]));
     if let Some(b) = a.bandwidth {
         t.add_row([
             String::from("bandwidth"),
