@@ -1,0 +1,832 @@
+//! delayline — a userspace WAN emulator between two TUN devices.
+//!
+//! Used by `bench/lab.sh` where the kernel has no `sch_netem`. It opens two
+//! TUN devices (`IFF_TUN | IFF_NO_PI`, created by name in the netns the
+//! program runs in), and forwards every IP packet read from A to B and from
+//! B to A after holding it for exactly `--delay` (one-way), measured on
+//! `CLOCK_MONOTONIC` from the moment the packet was read.
+//!
+//! With `--rate`, each direction is also a serialising bottleneck with a
+//! drop-tail queue: `departure = max(arrival, previous departure) +
+//! wire_bytes * 8 / rate`, and the packet leaves the line at
+//! `departure + delay`. A packet is dropped when the bytes still waiting to
+//! be serialised plus its own size exceed `--queue`.
+//!
+//! The devices stay usable when moved to another network namespace
+//! (`ip link set NAME netns NS`): the open file descriptors follow the
+//! device. `lab.sh` relies on that: it waits for `--ready-file`, then moves
+//! and configures the devices. The devices disappear when the program exits.
+//!
+//! Threads: per direction one reader (blocking `read`, timestamps, rate
+//! model, enqueue) and one writer (sleeps with absolute `clock_nanosleep`
+//! until shortly before the head packet is due, spins the last few tens of
+//! microseconds — rationed to ~6% of a core — then writes every due packet).
+//! The threads run SCHED_FIFO (`--rt-prio`, default 10) when allowed, so
+//! other load on the CPUs does not delay them.
+//! By default TUN offloads (IFF_VNET_HDR + TSO/GSO, 64 KB super-packets) are
+//! on without `--rate` (about 4x less CPU) and off with it, so that the
+//! drop-tail queue drops real packets.
+//! SIGINT/SIGTERM/SIGHUP: print counters and exit 0. SIGUSR1: print counters.
+//!
+//! Only dependency: `libc`.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread;
+
+const USAGE: &str = "\
+usage: delayline --tun-a NAME --tun-b NAME --delay DUR [--rate RATE] [--queue BYTES]
+                 [--ready-file PATH] [--offload | --no-offload] [--txqueuelen N]
+                 [--rt-prio N]
+
+Forwards IP packets between two TUN devices (created in the current netns),
+holding each one for DUR (one-way) and optionally rate-limiting each
+direction with a drop-tail queue.
+
+  --tun-a NAME, --tun-b NAME  TUN device names (at most 15 bytes)
+  --delay DUR                 one-way delay: 25ms, 1.5s, 250us, 0
+  --rate RATE                 per-direction bottleneck: 500mbit, 1gbit, 10mbps
+  --queue BYTES               drop-tail limit: 1500000, 64k, 2m (1024-based)
+                              with --rate: bytes waiting to be serialised
+                              (default: max(1000 x 1500 B, 25 ms at RATE));
+                              without --rate: bytes held in the line
+                              (default 256m)
+  --ready-file PATH           written (our pid) once both devices are open
+  --offload / --no-offload    IFF_VNET_HDR + TSO/GSO super-packets
+                              (default: on without --rate, off with --rate)
+  --txqueuelen N              device tx queue length (default 10000)
+  --rt-prio N                 SCHED_FIFO priority of the forwarding threads,
+                              0 = normal scheduling (default 10; falls back
+                              to normal scheduling if not permitted)";
+
+/// Size of `struct virtio_net_hdr` (the default vnet header size of TUN).
+const VNET_HDR_LEN: usize = 10;
+const READ_BUF_LEN: usize = 256 * 1024;
+const BATCH_MAX: usize = 64;
+/// Bytes of recycled buffer capacity kept per direction.
+const POOL_MAX_BYTES: usize = 64 << 20;
+const DEFAULT_HOLD_LIMIT: u64 = 256 << 20;
+/// Safety cap on bytes held in one direction when `--rate` is given.
+const RATED_HOLD_LIMIT: u64 = 1 << 30;
+
+static FATAL: AtomicBool = AtomicBool::new(false);
+
+#[derive(Debug)]
+struct Config {
+    tun_a: String,
+    tun_b: String,
+    delay_ns: u64,
+    rate_bps: Option<u64>,
+    queue_bytes: Option<u64>,
+    ready_file: Option<String>,
+    offload: Option<bool>,
+    txqueuelen: u32,
+    rt_prio: i32,
+}
+
+// ---------------------------------------------------------------- parsing
+
+/// Splits "12.5ms" into (12.5, "ms").
+fn split_number(s: &str) -> Result<(f64, String), String> {
+    let s = s.trim();
+    let end = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
+    let (num, unit) = s.split_at(end);
+    if num.is_empty() {
+        return Err(format!("'{s}' does not start with a number"));
+    }
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("'{num}' is not a valid number"))?;
+    if !v.is_finite() {
+        return Err(format!("'{s}' is not a finite number"));
+    }
+    Ok((v, unit.to_ascii_lowercase()))
+}
+
+/// "25ms", "1.5s", "250us", "100ns", "0" -> nanoseconds.
+fn parse_duration_ns(s: &str) -> Result<u64, String> {
+    let (v, unit) = split_number(s)?;
+    let mult = match unit.as_str() {
+        "ns" => 1.0,
+        "us" | "µs" | "usec" => 1e3,
+        "ms" | "msec" => 1e6,
+        "s" | "sec" => 1e9,
+        "" if v == 0.0 => 0.0,
+        "" => return Err(format!("duration '{s}' needs a unit (ns, us, ms, s)")),
+        _ => {
+            return Err(format!(
+                "unknown duration unit in '{s}' (use ns, us, ms, s)"
+            ));
+        }
+    };
+    let ns = (v * mult).round();
+    if ns > 3600e9 {
+        return Err(format!("duration '{s}' is longer than an hour"));
+    }
+    Ok(ns as u64)
+}
+
+/// "500mbit", "1gbit", "64kbit", "10mbps" (bytes/s) -> bits per second.
+fn parse_rate_bps(s: &str) -> Result<u64, String> {
+    let (v, unit) = split_number(s)?;
+    let mult = match unit.as_str() {
+        "bit" => 1.0,
+        "kbit" => 1e3,
+        "mbit" => 1e6,
+        "gbit" => 1e9,
+        "tbit" => 1e12,
+        "bps" => 8.0,
+        "kbps" => 8e3,
+        "mbps" => 8e6,
+        "gbps" => 8e9,
+        "" => return Err(format!("rate '{s}' needs a unit (e.g. 500mbit, 1gbit)")),
+        _ => {
+            return Err(format!(
+                "unknown rate unit in '{s}' (use bit, kbit, mbit, gbit, tbit, bps, kbps, mbps, gbps)"
+            ));
+        }
+    };
+    let bps = (v * mult).round();
+    if !(1.0..=1e13).contains(&bps) {
+        return Err(format!("rate '{s}' is out of range"));
+    }
+    Ok(bps as u64)
+}
+
+/// "1500000", "1500b", "64k", "64kb", "2m", "1g" (1024-based) -> bytes.
+fn parse_bytes(s: &str) -> Result<u64, String> {
+    let (v, unit) = split_number(s)?;
+    let mult = match unit.as_str() {
+        "" | "b" => 1.0,
+        "k" | "kb" | "kib" => 1024.0,
+        "m" | "mb" | "mib" => 1024.0 * 1024.0,
+        "g" | "gb" | "gib" => 1024.0 * 1024.0 * 1024.0,
+        _ => return Err(format!("unknown size unit in '{s}' (use b, k, m, g)")),
+    };
+    let b = (v * mult).round();
+    if !(1.0..=64.0 * 1024.0 * 1024.0 * 1024.0).contains(&b) {
+        return Err(format!("size '{s}' is out of range"));
+    }
+    Ok(b as u64)
+}
+
+fn parse_args(args: &[String]) -> Result<Config, String> {
+    let mut tun_a = None;
+    let mut tun_b = None;
+    let mut delay_ns = None;
+    let mut rate_bps = None;
+    let mut queue_bytes = None;
+    let mut ready_file = None;
+    let mut offload = None;
+    let mut txqueuelen = 10_000u32;
+    let mut rt_prio = 10;
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        let (key, inline) = match arg.split_once('=') {
+            Some((k, v)) if k.starts_with("--") => (k, Some(v.to_string())),
+            _ => (arg.as_str(), None),
+        };
+        let mut value = || -> Result<String, String> {
+            match &inline {
+                Some(v) => Ok(v.clone()),
+                None => it
+                    .next()
+                    .cloned()
+                    .ok_or_else(|| format!("{key} needs a value")),
+            }
+        };
+        match key {
+            "-h" | "--help" => {
+                println!("{USAGE}");
+                std::process::exit(0);
+            }
+            "--tun-a" => tun_a = Some(value()?),
+            "--tun-b" => tun_b = Some(value()?),
+            "--delay" => delay_ns = Some(parse_duration_ns(&value()?)?),
+            "--rate" => rate_bps = Some(parse_rate_bps(&value()?)?),
+            "--queue" => queue_bytes = Some(parse_bytes(&value()?)?),
+            "--ready-file" => ready_file = Some(value()?),
+            "--offload" => offload = Some(true),
+            "--no-offload" => offload = Some(false),
+            "--txqueuelen" => {
+                let v = value()?;
+                txqueuelen = v
+                    .parse()
+                    .ok()
+                    .filter(|n| *n > 0 && *n <= 1_000_000)
+                    .ok_or_else(|| format!("--txqueuelen '{v}' must be 1..1000000"))?;
+            }
+            "--rt-prio" => {
+                let v = value()?;
+                rt_prio = v
+                    .parse()
+                    .ok()
+                    .filter(|n| (0..=99).contains(n))
+                    .ok_or_else(|| format!("--rt-prio '{v}' must be 0..99"))?;
+            }
+            _ => return Err(format!("unknown argument '{arg}' (see --help)")),
+        }
+    }
+    let tun_a = tun_a.ok_or("--tun-a is required")?;
+    let tun_b = tun_b.ok_or("--tun-b is required")?;
+    for n in [&tun_a, &tun_b] {
+        if n.is_empty() || n.len() >= libc::IFNAMSIZ || n.contains(['/', ' ', '\0']) {
+            return Err(format!(
+                "bad interface name '{n}' (1..15 bytes, no '/' or space)"
+            ));
+        }
+    }
+    if tun_a == tun_b {
+        return Err("--tun-a and --tun-b must differ".into());
+    }
+    Ok(Config {
+        tun_a,
+        tun_b,
+        delay_ns: delay_ns.ok_or("--delay is required")?,
+        rate_bps,
+        queue_bytes,
+        ready_file,
+        offload,
+        txqueuelen,
+        rt_prio,
+    })
+}
+
+// ---------------------------------------------------------------- syscalls
+
+fn errno_str() -> String {
+    std::io::Error::last_os_error().to_string()
+}
+
+fn errno() -> i32 {
+    std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
+}
+
+fn mono_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+fn sleep_until(t_ns: u64) {
+    let ts = libc::timespec {
+        tv_sec: (t_ns / 1_000_000_000) as libc::time_t,
+        tv_nsec: (t_ns % 1_000_000_000) as libc::c_long,
+    };
+    loop {
+        // SAFETY: `ts` is valid; the remain pointer may be null with TIMER_ABSTIME.
+        let r = unsafe {
+            libc::clock_nanosleep(
+                libc::CLOCK_MONOTONIC,
+                libc::TIMER_ABSTIME,
+                &ts,
+                std::ptr::null_mut(),
+            )
+        };
+        if r != libc::EINTR {
+            break;
+        }
+    }
+}
+
+/// Waits for absolute CLOCK_MONOTONIC instants more precisely than a bare
+/// `clock_nanosleep`, whose wake-up on an idle (virtual) CPU can be 100 us or
+/// more late: sleep until `due - margin`, then spin the rest. `margin` tracks
+/// a high quantile of the observed oversleep. Spinning is rationed by a
+/// budget (1/16 of wall time, i.e. at most ~6% of a core per writer); with
+/// no budget left it falls back to a plain sleep.
+struct PreciseSleeper {
+    margin_ns: u64,
+    budget_ns: u64,
+    last_ns: u64,
+}
+
+impl PreciseSleeper {
+    const MARGIN_MAX_NS: u64 = 300_000;
+    const BUDGET_MAX_NS: u64 = 2_000_000;
+
+    fn new() -> Self {
+        PreciseSleeper {
+            margin_ns: 100_000,
+            budget_ns: Self::BUDGET_MAX_NS,
+            last_ns: mono_ns(),
+        }
+    }
+
+    fn wait_until(&mut self, due: u64) {
+        let now = mono_ns();
+        self.budget_ns =
+            (self.budget_ns + now.saturating_sub(self.last_ns) / 16).min(Self::BUDGET_MAX_NS);
+        self.last_ns = now;
+        if due <= now {
+            return;
+        }
+        if self.budget_ns < self.margin_ns {
+            sleep_until(due);
+            return;
+        }
+        let spin_from = due - self.margin_ns;
+        if spin_from > now {
+            sleep_until(spin_from);
+            let over = mono_ns().saturating_sub(spin_from);
+            if over > self.margin_ns {
+                self.margin_ns += (over - self.margin_ns) / 4;
+            } else {
+                self.margin_ns -= (self.margin_ns - over) / 32;
+            }
+            self.margin_ns = self.margin_ns.clamp(5_000, Self::MARGIN_MAX_NS);
+        }
+        let start = mono_ns();
+        let mut t = start;
+        while t < due {
+            std::hint::spin_loop();
+            t = mono_ns();
+        }
+        self.budget_ns = self.budget_ns.saturating_sub(t - start);
+    }
+}
+
+fn ifreq_for(name: &str) -> libc::ifreq {
+    // SAFETY: ifreq is plain old data; all-zero is a valid value.
+    let mut ifr: libc::ifreq = unsafe { std::mem::zeroed() };
+    for (dst, src) in ifr.ifr_name.iter_mut().zip(name.bytes()) {
+        *dst = src as libc::c_char;
+    }
+    ifr
+}
+
+/// Opens (creates) the TUN device `name` in the current netns.
+fn open_tun(name: &str, offload: bool, txqueuelen: u32) -> Result<i32, String> {
+    // SAFETY: the path is a NUL-terminated string.
+    let fd = unsafe { libc::open(c"/dev/net/tun".as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return Err(format!("cannot open /dev/net/tun: {}", errno_str()));
+    }
+    let close_err = |msg: String| {
+        // SAFETY: fd is ours and open.
+        unsafe { libc::close(fd) };
+        Err(msg)
+    };
+    let mut ifr = ifreq_for(name);
+    let mut flags = libc::IFF_TUN | libc::IFF_NO_PI;
+    if offload {
+        flags |= libc::IFF_VNET_HDR;
+    }
+    ifr.ifr_ifru.ifru_flags = flags as libc::c_short;
+    // SAFETY: TUNSETIFF takes a pointer to a struct ifreq.
+    if unsafe { libc::ioctl(fd, libc::TUNSETIFF, &mut ifr) } < 0 {
+        return close_err(format!(
+            "cannot create TUN device '{name}': {}",
+            errno_str()
+        ));
+    }
+    if offload {
+        let feats = libc::TUN_F_CSUM | libc::TUN_F_TSO4 | libc::TUN_F_TSO6;
+        // SAFETY: TUNSETOFFLOAD takes an unsigned long by value.
+        if unsafe { libc::ioctl(fd, libc::TUNSETOFFLOAD, feats as libc::c_ulong) } < 0 {
+            return close_err(format!("TUNSETOFFLOAD on '{name}': {}", errno_str()));
+        }
+    }
+    // SAFETY: plain socket(2) call.
+    let sock = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
+    if sock < 0 {
+        return close_err(format!("socket: {}", errno_str()));
+    }
+    let mut ifr = ifreq_for(name);
+    ifr.ifr_ifru.ifru_ifindex = txqueuelen as libc::c_int; // ifr_qlen
+    // SAFETY: SIOCSIFTXQLEN takes a pointer to a struct ifreq.
+    let r = unsafe { libc::ioctl(sock, libc::SIOCSIFTXQLEN, &mut ifr) };
+    let err = errno_str();
+    // SAFETY: sock is ours and open.
+    unsafe { libc::close(sock) };
+    if r < 0 {
+        return close_err(format!("cannot set txqueuelen of '{name}': {err}"));
+    }
+    Ok(fd)
+}
+
+// ---------------------------------------------------------------- the line
+
+struct Pkt {
+    due_ns: u64,
+    buf: Vec<u8>,
+}
+
+#[derive(Default)]
+struct LineState {
+    queue: VecDeque<Pkt>,
+    held_bytes: u64,
+    pool: Vec<Vec<u8>>,
+    pool_bytes: usize,
+}
+
+/// One direction: reader pushes, writer pops. Due times are non-decreasing,
+/// so a FIFO is enough and the writer never has to be woken early.
+#[derive(Default)]
+struct Line {
+    state: Mutex<LineState>,
+    nonempty: Condvar,
+    fwd_pkts: AtomicU64,
+    fwd_bytes: AtomicU64,
+    drop_queue: AtomicU64,
+    drop_write: AtomicU64,
+    /// Wake-up lateness of the writer (write time - due time), per batch.
+    late_sum_ns: AtomicU64,
+    late_max_ns: AtomicU64,
+    batches: AtomicU64,
+}
+
+impl Line {
+    fn lock(&self) -> MutexGuard<'_, LineState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+struct Dir {
+    name: &'static str,
+    from_fd: i32,
+    to_fd: i32,
+    delay_ns: u64,
+    rate_bps: Option<u64>,
+    /// With a rate: max bytes waiting for serialisation.
+    queue_bytes: u64,
+    /// Max bytes held in the line (memory cap / drop-tail without a rate).
+    hold_limit: u64,
+    vnet: bool,
+    line: Arc<Line>,
+}
+
+fn fatal(msg: String) -> ! {
+    eprintln!("delayline: error: {msg}");
+    FATAL.store(true, Ordering::SeqCst);
+    // SAFETY: plain kill(2) to ourselves; the main thread sigwait()s for it.
+    unsafe { libc::kill(libc::getpid(), libc::SIGTERM) };
+    loop {
+        thread::park();
+    }
+}
+
+/// Header bytes (IP + TCP/UDP) of an IP packet, for GSO accounting.
+fn l3l4_header_len(ip: &[u8]) -> Option<usize> {
+    let (l3, proto) = match ip.first()? >> 4 {
+        4 => ((*ip.first()? & 0x0f) as usize * 4, *ip.get(9)?),
+        6 => (40, *ip.get(6)?),
+        _ => return None,
+    };
+    match proto {
+        6 => Some(l3 + (*ip.get(l3 + 12)? >> 4) as usize * 4),
+        17 => Some(l3 + 8),
+        _ => Some(l3),
+    }
+}
+
+/// Bytes this packet occupies on the emulated wire. A GSO super-packet
+/// counts as the segments it stands for (each with its own headers).
+fn wire_len(pkt: &[u8], vnet: bool) -> usize {
+    if !vnet {
+        return pkt.len();
+    }
+    let ip = &pkt[VNET_HDR_LEN..];
+    let gso_type = pkt[1] & 0x7f;
+    let gso_size = u16::from_ne_bytes([pkt[4], pkt[5]]) as usize;
+    if gso_type == 0 || gso_size == 0 {
+        return ip.len();
+    }
+    let Some(hdr) = l3l4_header_len(ip) else {
+        return ip.len();
+    };
+    let segs = ip.len().saturating_sub(hdr).div_ceil(gso_size).max(1);
+    ip.len() + (segs - 1) * hdr
+}
+
+fn reader(d: Arc<Dir>) {
+    let mut buf = vec![0u8; READ_BUF_LEN];
+    let min_len = if d.vnet { VNET_HDR_LEN + 1 } else { 1 };
+    let mut next_free_ps: u128 = 0; // end of serialisation of the last accepted packet
+    loop {
+        // SAFETY: buf is valid for buf.len() writable bytes.
+        let n = unsafe { libc::read(d.from_fd, buf.as_mut_ptr().cast(), buf.len()) };
+        let now = mono_ns();
+        if n < 0 {
+            match errno() {
+                libc::EINTR | libc::EAGAIN => continue,
+                _ => fatal(format!("{}: read: {}", d.name, errno_str())),
+            }
+        }
+        let n = n as usize;
+        if n < min_len {
+            continue;
+        }
+        let pkt = &buf[..n];
+        let mut depart_ns = now;
+        let mut new_next_free_ps = next_free_ps;
+        if let Some(rate) = d.rate_bps {
+            let rate = rate as u128;
+            let wire = wire_len(pkt, d.vnet) as u128;
+            let now_ps = now as u128 * 1000;
+            let backlog_bytes = next_free_ps.saturating_sub(now_ps) * rate / 8 / 1_000_000_000_000;
+            if backlog_bytes > 0 && backlog_bytes + wire > d.queue_bytes as u128 {
+                d.line.drop_queue.fetch_add(1, Ordering::Relaxed);
+                continue;
+            }
+            new_next_free_ps = next_free_ps.max(now_ps) + wire * 8 * 1_000_000_000_000 / rate;
+            depart_ns = new_next_free_ps.div_ceil(1000) as u64;
+        }
+        let due_ns = depart_ns + d.delay_ns;
+
+        let mut st = d.line.lock();
+        if st.held_bytes + n as u64 > d.hold_limit {
+            drop(st);
+            d.line.drop_queue.fetch_add(1, Ordering::Relaxed);
+            continue;
+        }
+        let mut b = match st.pool.pop() {
+            Some(b) => {
+                st.pool_bytes -= b.capacity();
+                b
+            }
+            None => Vec::new(),
+        };
+        b.clear();
+        b.extend_from_slice(pkt);
+        let was_empty = st.queue.is_empty();
+        st.held_bytes += n as u64;
+        st.queue.push_back(Pkt { due_ns, buf: b });
+        drop(st);
+        next_free_ps = new_next_free_ps;
+        if was_empty {
+            d.line.nonempty.notify_one();
+        }
+    }
+}
+
+fn writer(d: Arc<Dir>) {
+    let mut batch: Vec<Vec<u8>> = Vec::with_capacity(BATCH_MAX);
+    let mut sleeper = PreciseSleeper::new();
+    let hdr = if d.vnet { VNET_HDR_LEN } else { 0 };
+    loop {
+        let mut st = d.line.lock();
+        for b in batch.drain(..) {
+            if st.pool_bytes + b.capacity() <= POOL_MAX_BYTES {
+                st.pool_bytes += b.capacity();
+                st.pool.push(b);
+            }
+        }
+        // Wait until the head packet is due.
+        let (now, first_due) = loop {
+            let Some(head) = st.queue.front() else {
+                st = d.line.nonempty.wait(st).unwrap_or_else(|e| e.into_inner());
+                continue;
+            };
+            let due = head.due_ns;
+            let now = mono_ns();
+            if due <= now {
+                break (now, due);
+            }
+            drop(st);
+            sleeper.wait_until(due);
+            st = d.line.lock();
+        };
+        while batch.len() < BATCH_MAX {
+            match st.queue.front() {
+                Some(p) if p.due_ns <= now => {}
+                _ => break,
+            }
+            if let Some(p) = st.queue.pop_front() {
+                st.held_bytes -= p.buf.len() as u64;
+                batch.push(p.buf);
+            }
+        }
+        drop(st);
+        let l = &d.line;
+        let late = mono_ns().saturating_sub(first_due);
+        l.late_sum_ns.fetch_add(late, Ordering::Relaxed);
+        l.late_max_ns.fetch_max(late, Ordering::Relaxed);
+        l.batches.fetch_add(1, Ordering::Relaxed);
+        for b in &batch {
+            loop {
+                // SAFETY: b is valid for b.len() readable bytes.
+                let r = unsafe { libc::write(d.to_fd, b.as_ptr().cast(), b.len()) };
+                if r >= 0 {
+                    l.fwd_pkts.fetch_add(1, Ordering::Relaxed);
+                    l.fwd_bytes
+                        .fetch_add((b.len() - hdr) as u64, Ordering::Relaxed);
+                    break;
+                }
+                match errno() {
+                    libc::EINTR => continue,
+                    libc::EBADF | libc::EBADFD => {
+                        fatal(format!("{}: write: {}", d.name, errno_str()))
+                    }
+                    // EIO while the device is down, EINVAL for junk, ENOMEM...
+                    _ => {
+                        l.drop_write.fetch_add(1, Ordering::Relaxed);
+                        break;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Gives the calling thread SCHED_FIFO priority `prio` (0: leave it alone),
+/// so that wake-ups stay on time while other work loads the CPUs. The
+/// threads sleep or block almost all the time and spin at most ~6% of a
+/// core, so they cannot starve the machine.
+fn set_realtime(prio: i32) {
+    static WARNED: AtomicBool = AtomicBool::new(false);
+    if prio == 0 {
+        return;
+    }
+    let param = libc::sched_param {
+        sched_priority: prio,
+    };
+    // SAFETY: param is a valid sched_param; pthread_self() is this thread.
+    let r = unsafe { libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_FIFO, &param) };
+    if r != 0 && !WARNED.swap(true, Ordering::Relaxed) {
+        eprintln!(
+            "delayline: warning: no SCHED_FIFO ({}); timing may suffer under CPU load",
+            std::io::Error::from_raw_os_error(r)
+        );
+    }
+}
+
+fn print_stats(dirs: &[Arc<Dir>]) {
+    for d in dirs {
+        let l = &d.line;
+        eprintln!(
+            "delayline: {}: forwarded {} pkts {} bytes, dropped {} (queue) {} (write errors), \
+             late avg {:.1} us max {:.1} us",
+            d.name,
+            l.fwd_pkts.load(Ordering::Relaxed),
+            l.fwd_bytes.load(Ordering::Relaxed),
+            l.drop_queue.load(Ordering::Relaxed),
+            l.drop_write.load(Ordering::Relaxed),
+            l.late_sum_ns.load(Ordering::Relaxed) as f64
+                / l.batches.load(Ordering::Relaxed).max(1) as f64
+                / 1e3,
+            l.late_max_ns.load(Ordering::Relaxed) as f64 / 1e3,
+        );
+    }
+}
+
+fn write_ready_file(path: &str) -> Result<(), String> {
+    let tmp = format!("{path}.tmp");
+    std::fs::write(&tmp, format!("{}\n", std::process::id()))
+        .and_then(|_| std::fs::rename(&tmp, path))
+        .map_err(|e| format!("cannot write ready file '{path}': {e}"))
+}
+
+fn run(cfg: Config) -> Result<(), String> {
+    // Block the signals in every thread; the main thread sigwait()s for them.
+    // SAFETY: sigset_t is initialised by sigemptyset before use.
+    let set = unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for s in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGUSR1] {
+            libc::sigaddset(&mut set, s);
+        }
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+        set
+    };
+    // Precise wake-ups: 1 ns timer slack (inherited by the threads below).
+    // SAFETY: plain prctl(2) call.
+    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0) };
+
+    let vnet = cfg.offload.unwrap_or(cfg.rate_bps.is_none());
+    let fd_a = open_tun(&cfg.tun_a, vnet, cfg.txqueuelen)?;
+    let fd_b = open_tun(&cfg.tun_b, vnet, cfg.txqueuelen)?;
+
+    let queue_bytes = cfg.queue_bytes.unwrap_or_else(|| {
+        let r = cfg.rate_bps.unwrap_or(0);
+        (1000 * 1500).max(r / 8 / 40) // 25 ms at the rate
+    });
+    let hold_limit = match cfg.rate_bps {
+        Some(_) => RATED_HOLD_LIMIT,
+        None => cfg.queue_bytes.unwrap_or(DEFAULT_HOLD_LIMIT),
+    };
+    let mk = |name, from_fd, to_fd| {
+        Arc::new(Dir {
+            name,
+            from_fd,
+            to_fd,
+            delay_ns: cfg.delay_ns,
+            rate_bps: cfg.rate_bps,
+            queue_bytes,
+            hold_limit,
+            vnet,
+            line: Arc::new(Line::default()),
+        })
+    };
+    let dirs = [mk("a->b", fd_a, fd_b), mk("b->a", fd_b, fd_a)];
+    let rt_prio = cfg.rt_prio;
+    for d in &dirs {
+        for (role, f) in [("rd", reader as fn(Arc<Dir>)), ("wr", writer)] {
+            let d = Arc::clone(d);
+            thread::Builder::new()
+                .name(format!("{} {role}", d.name))
+                .spawn(move || {
+                    set_realtime(rt_prio);
+                    f(d)
+                })
+                .map_err(|e| format!("cannot spawn thread: {e}"))?;
+        }
+    }
+    if let Some(p) = &cfg.ready_file {
+        write_ready_file(p)?;
+    }
+    eprintln!(
+        "delayline: {} <-> {} delay {} us rate {} queue {} B offload {} rt-prio {}",
+        cfg.tun_a,
+        cfg.tun_b,
+        cfg.delay_ns as f64 / 1e3,
+        cfg.rate_bps
+            .map_or("unlimited".to_string(), |r| format!("{r} bit/s")),
+        if cfg.rate_bps.is_some() {
+            queue_bytes
+        } else {
+            hold_limit
+        },
+        if vnet { "on" } else { "off" },
+        cfg.rt_prio,
+    );
+
+    loop {
+        let mut sig: libc::c_int = 0;
+        // SAFETY: set is an initialised sigset_t, sig a valid out-pointer.
+        if unsafe { libc::sigwait(&set, &mut sig) } != 0 {
+            continue;
+        }
+        if sig == libc::SIGUSR1 {
+            print_stats(&dirs);
+            continue;
+        }
+        break;
+    }
+    print_stats(&dirs);
+    if let Some(p) = &cfg.ready_file {
+        let _ = std::fs::remove_file(p);
+    }
+    if FATAL.load(Ordering::SeqCst) {
+        return Err("stopped after a fatal error".into());
+    }
+    Ok(())
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let code = match parse_args(&args).and_then(run) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("delayline: error: {e}");
+            1
+        }
+    };
+    // Exit without joining the forwarding threads; closing the fds removes
+    // the (non-persistent) TUN devices.
+    std::process::exit(code);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_units() {
+        assert_eq!(parse_duration_ns("25ms"), Ok(25_000_000));
+        assert_eq!(parse_duration_ns("1.5s"), Ok(1_500_000_000));
+        assert_eq!(parse_duration_ns("250us"), Ok(250_000));
+        assert_eq!(parse_duration_ns("0"), Ok(0));
+        assert!(parse_duration_ns("25").is_err());
+        assert!(parse_duration_ns("ms").is_err());
+        assert!(parse_duration_ns("1.2.3ms").is_err());
+        assert_eq!(parse_rate_bps("500mbit"), Ok(500_000_000));
+        assert_eq!(parse_rate_bps("1gbit"), Ok(1_000_000_000));
+        assert_eq!(parse_rate_bps("1.5Gbit"), Ok(1_500_000_000));
+        assert_eq!(parse_rate_bps("10mbps"), Ok(80_000_000));
+        assert!(parse_rate_bps("500").is_err());
+        assert!(parse_rate_bps("0mbit").is_err());
+        assert_eq!(parse_bytes("64k"), Ok(65536));
+        assert_eq!(parse_bytes("1500000"), Ok(1_500_000));
+        assert!(parse_bytes("12q").is_err());
+    }
+
+    #[test]
+    fn gso_wire_len() {
+        let mut p = vec![0u8; VNET_HDR_LEN + 20 + 20 + 2 * 1448];
+        p[1] = 1; // VIRTIO_NET_HDR_GSO_TCPV4
+        p[4..6].copy_from_slice(&1448u16.to_ne_bytes());
+        p[VNET_HDR_LEN] = 0x45;
+        p[VNET_HDR_LEN + 9] = 6;
+        p[VNET_HDR_LEN + 20 + 12] = 5 << 4;
+        assert_eq!(wire_len(&p, true), 2 * (40 + 1448));
+        assert_eq!(wire_len(&p[VNET_HDR_LEN..], false), 40 + 2 * 1448);
+    }
+}

@@ -1,0 +1,143 @@
+//! Measurement against a real peer: two network namespaces joined by bench/lab.sh's
+//! emulated WAN path (netem where the kernel has it, else the TUN delay line in
+//! examples/delayline.rs). Root only; CI runs as root. Addresses: 198.18.0.0/15 only.
+
+use std::path::{Path, PathBuf};
+use std::process::Command as Std;
+use std::time::{Duration, Instant};
+
+use assert_cmd::cargo::cargo_bin;
+use serde_json::Value;
+
+pub struct Lab {
+    pub name: String,
+    pub ns_a: String,
+    pub ns_b: String,
+    pub addr_b: String,
+}
+
+fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The delay line `cargo test` built beside the tcptune binary (target/debug/examples).
+fn delayline() -> PathBuf {
+    let bin = cargo_bin("tcptune");
+    let p = bin.parent().expect("target dir").join("examples/delayline");
+    assert!(p.exists(), "{} not built (cargo test builds examples)", p.display());
+    p
+}
+
+impl Lab {
+    pub fn up(tag: &str, rtt: &str) -> Self {
+        let name = format!("tl{tag}{}", std::process::id() % 100_000);
+        let out = Std::new("bash")
+            .arg(repo().join("bench/lab.sh"))
+            .args(["up", &name, "--rtt", rtt])
+            .env("DELAYLINE_BIN", delayline())
+            .output()
+            .expect("lab.sh");
+        let lab = Self {
+            ns_a: format!("{name}-a"),
+            ns_b: format!("{name}-b"),
+            addr_b: "198.18.0.2".into(),
+            name,
+        };
+        assert!(out.status.success(), "lab.sh up failed: {}", String::from_utf8_lossy(&out.stderr));
+        lab
+    }
+
+    /// Run tcptune inside namespace `ns`.
+    pub fn tcptune(&self, ns: &str, args: &[&str]) -> std::process::Output {
+        Std::new("ip")
+            .args(["netns", "exec", ns])
+            .arg(cargo_bin("tcptune"))
+            .args(args)
+            .output()
+            .expect("ip netns exec")
+    }
+
+    pub fn sh(&self, ns: &str, cmd: &str) {
+        let ok = Std::new("ip").args(["netns", "exec", ns, "sh", "-c", cmd]).status().expect("sh");
+        assert!(ok.success(), "{cmd}");
+    }
+}
+
+impl Drop for Lab {
+    fn drop(&mut self) {
+        let _ = Std::new("bash").arg(repo().join("bench/lab.sh")).args(["down", &self.name]).status();
+    }
+}
+
+fn json(out: &std::process::Output) -> Value {
+    assert!(
+        out.status.success(),
+        "exit {:?}: {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("json")
+}
+
+/// One lab for the whole measurement story, to keep CI time down.
+#[test]
+fn advise_host_measures_the_lab_path() {
+    let lab = Lab::up("m", "50ms");
+    let b = lab.addr_b.clone();
+
+    // ICMP: min RTT within 2 % of the true 50 ms.
+    let v = json(&lab.tcptune(&lab.ns_a, &["advise", "--host", &b, "--format", "json"]));
+    let rtt = v["rtt_ms"].as_f64().expect("rtt_ms");
+    assert!((rtt - 50.0).abs() <= 1.0, "ICMP RTT {rtt} ms vs 50 ms: {v:#}");
+    let m = &v["hosts"][0]["measurement"];
+    assert_eq!(m["rtt"]["method"]["kind"], "icmp", "{m:#}");
+    assert_eq!(m["rtt"]["received"].as_u64(), Some(10));
+    assert_eq!(m["link"]["interface"], "wan0", "the kernel's route lookup: {m:#}");
+    // A TUN (or veth) does not report its speed: assumed, and marked so.
+    if m["link"]["speed_bps"].is_null() {
+        assert_eq!(v["bandwidth_source"], "assumed");
+    }
+    let bdp = v["bdp_bytes"].as_f64().expect("bdp");
+    let bps = v["bandwidth_bps"].as_f64().expect("bps");
+    assert!((bdp - bps / 8.0 * rtt / 1000.0).abs() < 1.0, "{bdp} vs {bps} × {rtt}");
+
+    // --bandwidth always wins over the link.
+    let v = json(&lab.tcptune(&lab.ns_a, &["advise", "--host", &b, "--bandwidth", "500mbit", "--format", "json"]));
+    assert_eq!(v["bandwidth_bps"].as_u64(), Some(500_000_000));
+    assert_eq!(v["bandwidth_source"], "given");
+
+    // ICMP ignored by the peer: TCP connect timing (SYN → RST on a closed port) still measures it.
+    lab.sh(&lab.ns_b, "sysctl -qw net.ipv4.icmp_echo_ignore_all=1");
+    let v = json(&lab.tcptune(&lab.ns_a, &["advise", "--host", &b, "--probes", "5", "--format", "json"]));
+    let rtt = v["rtt_ms"].as_f64().expect("rtt_ms");
+    assert!((rtt - 50.0).abs() <= 1.0, "TCP RTT {rtt} ms vs 50 ms: {v:#}");
+    assert_eq!(v["hosts"][0]["measurement"]["rtt"]["method"]["kind"], "tcp-connect", "{v:#}");
+
+    // A routed address where nobody answers: a clear error and exit 4, within the timeout.
+    lab.sh(&lab.ns_a, "ip route add 198.19.0.0/16 dev wan0");
+    let t = Instant::now();
+    let out = lab.tcptune(&lab.ns_a, &["advise", "--host", "198.19.0.9", "--probes", "3", "--format", "json"]);
+    let took = t.elapsed();
+    assert_eq!(out.status.code(), Some(4), "{}", String::from_utf8_lossy(&out.stderr));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("198.19.0.9") && err.contains("--rtt"), "{err}");
+    assert!(took < Duration::from_secs(15), "took {took:?}");
+
+    // Two hosts, probed together: advice for the larger BDP, each host's numbers shown.
+    let v = json(&lab.tcptune(&lab.ns_a, &["advise", "--host", &b, "--host", "127.0.0.1", "--bandwidth", "1gbit", "--format", "json"]));
+    assert_eq!(v["hosts"].as_array().expect("hosts").len(), 2);
+    assert_eq!(v["host"], b.as_str());
+}
+
+#[test]
+fn unresolvable_name_is_a_clear_error() {
+    // Inside an empty namespace no resolver is reachable, so nothing leaves the machine.
+    let ns = super::netns::Netns::new("dns");
+    let out = ns.exec(
+        cargo_bin("tcptune").to_str().expect("utf8"),
+        &["advise", "--host", "nonexistent.invalid", "--format", "json"],
+    );
+    assert_eq!(out.status.code(), Some(4), "{}", String::from_utf8_lossy(&out.stderr));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("nonexistent.invalid") && err.contains("resolve"), "{err}");
+}
