@@ -90,16 +90,12 @@ struct Config {
 /// Splits "12.5ms" into (12.5, "ms").
 fn split_number(s: &str) -> Result<(f64, String), String> {
     let s = s.trim();
-    let end = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(s.len());
+    let end = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
     let (num, unit) = s.split_at(end);
     if num.is_empty() {
         return Err(format!("'{s}' does not start with a number"));
     }
-    let v: f64 = num
-        .parse()
-        .map_err(|_| format!("'{num}' is not a valid number"))?;
+    let v: f64 = num.parse().map_err(|_| format!("'{num}' is not a valid number"))?;
     if !v.is_finite() {
         return Err(format!("'{s}' is not a finite number"));
     }
@@ -117,9 +113,7 @@ fn parse_duration_ns(s: &str) -> Result<u64, String> {
         "" if v == 0.0 => 0.0,
         "" => return Err(format!("duration '{s}' needs a unit (ns, us, ms, s)")),
         _ => {
-            return Err(format!(
-                "unknown duration unit in '{s}' (use ns, us, ms, s)"
-            ));
+            return Err(format!("unknown duration unit in '{s}' (use ns, us, ms, s)"));
         }
     };
     let ns = (v * mult).round();
@@ -192,10 +186,7 @@ fn parse_args(args: &[String]) -> Result<Config, String> {
         let mut value = || -> Result<String, String> {
             match &inline {
                 Some(v) => Ok(v.clone()),
-                None => it
-                    .next()
-                    .cloned()
-                    .ok_or_else(|| format!("{key} needs a value")),
+                None => it.next().cloned().ok_or_else(|| format!("{key} needs a value")),
             }
         };
         match key {
@@ -234,9 +225,7 @@ fn parse_args(args: &[String]) -> Result<Config, String> {
     let tun_b = tun_b.ok_or("--tun-b is required")?;
     for n in [&tun_a, &tun_b] {
         if n.is_empty() || n.len() >= libc::IFNAMSIZ || n.contains(['/', ' ', '\0']) {
-            return Err(format!(
-                "bad interface name '{n}' (1..15 bytes, no '/' or space)"
-            ));
+            return Err(format!("bad interface name '{n}' (1..15 bytes, no '/' or space)"));
         }
     }
     if tun_a == tun_b {
@@ -266,10 +255,7 @@ fn errno() -> i32 {
 }
 
 fn mono_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: `ts` is a valid, writable timespec.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
@@ -282,14 +268,7 @@ fn sleep_until(t_ns: u64) {
     };
     loop {
         // SAFETY: `ts` is valid; the remain pointer may be null with TIMER_ABSTIME.
-        let r = unsafe {
-            libc::clock_nanosleep(
-                libc::CLOCK_MONOTONIC,
-                libc::TIMER_ABSTIME,
-                &ts,
-                std::ptr::null_mut(),
-            )
-        };
+        let r = unsafe { libc::clock_nanosleep(libc::CLOCK_MONOTONIC, libc::TIMER_ABSTIME, &ts, std::ptr::null_mut()) };
         if r != libc::EINTR {
             break;
         }
@@ -322,8 +301,7 @@ impl PreciseSleeper {
 
     fn wait_until(&mut self, due: u64) {
         let now = mono_ns();
-        self.budget_ns =
-            (self.budget_ns + now.saturating_sub(self.last_ns) / 16).min(Self::BUDGET_MAX_NS);
+        self.budget_ns = (self.budget_ns + now.saturating_sub(self.last_ns) / 16).min(Self::BUDGET_MAX_NS);
         self.last_ns = now;
         if due <= now {
             return;
@@ -382,10 +360,7 @@ fn open_tun(name: &str, offload: bool, txqueuelen: u32) -> Result<i32, String> {
     ifr.ifr_ifru.ifru_flags = flags as libc::c_short;
     // SAFETY: TUNSETIFF takes a pointer to a struct ifreq.
     if unsafe { libc::ioctl(fd, libc::TUNSETIFF, &mut ifr) } < 0 {
-        return close_err(format!(
-            "cannot create TUN device '{name}': {}",
-            errno_str()
-        ));
+        return close_err(format!("cannot create TUN device '{name}': {}", errno_str()));
     }
     if offload {
         let feats = libc::TUN_F_CSUM | libc::TUN_F_TSO4 | libc::TUN_F_TSO6;
@@ -616,15 +591,12 @@ fn writer(d: Arc<Dir>) {
                 let r = unsafe { libc::write(d.to_fd, b.as_ptr().cast(), b.len()) };
                 if r >= 0 {
                     l.fwd_pkts.fetch_add(1, Ordering::Relaxed);
-                    l.fwd_bytes
-                        .fetch_add((b.len() - hdr) as u64, Ordering::Relaxed);
+                    l.fwd_bytes.fetch_add((b.len() - hdr) as u64, Ordering::Relaxed);
                     break;
                 }
                 match errno() {
                     libc::EINTR => continue,
-                    libc::EBADF | libc::EBADFD => {
-                        fatal(format!("{}: write: {}", d.name, errno_str()))
-                    }
+                    libc::EBADF | libc::EBADFD => fatal(format!("{}: write: {}", d.name, errno_str())),
                     // EIO while the device is down, EINVAL for junk, ENOMEM...
                     _ => {
                         l.drop_write.fetch_add(1, Ordering::Relaxed);
@@ -645,9 +617,7 @@ fn set_realtime(prio: i32) {
     if prio == 0 {
         return;
     }
-    let param = libc::sched_param {
-        sched_priority: prio,
-    };
+    let param = libc::sched_param { sched_priority: prio };
     // SAFETY: param is a valid sched_param; pthread_self() is this thread.
     let r = unsafe { libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_FIFO, &param) };
     if r != 0 && !WARNED.swap(true, Ordering::Relaxed) {
@@ -669,9 +639,7 @@ fn print_stats(dirs: &[Arc<Dir>]) {
             l.fwd_bytes.load(Ordering::Relaxed),
             l.drop_queue.load(Ordering::Relaxed),
             l.drop_write.load(Ordering::Relaxed),
-            l.late_sum_ns.load(Ordering::Relaxed) as f64
-                / l.batches.load(Ordering::Relaxed).max(1) as f64
-                / 1e3,
+            l.late_sum_ns.load(Ordering::Relaxed) as f64 / l.batches.load(Ordering::Relaxed).max(1) as f64 / 1e3,
             l.late_max_ns.load(Ordering::Relaxed) as f64 / 1e3,
         );
     }
@@ -747,8 +715,7 @@ fn run(cfg: Config) -> Result<(), String> {
         cfg.tun_a,
         cfg.tun_b,
         cfg.delay_ns as f64 / 1e3,
-        cfg.rate_bps
-            .map_or("unlimited".to_string(), |r| format!("{r} bit/s")),
+        cfg.rate_bps.map_or("unlimited".to_string(), |r| format!("{r} bit/s")),
         if cfg.rate_bps.is_some() {
             queue_bytes
         } else {

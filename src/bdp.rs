@@ -79,7 +79,7 @@ pub fn size_buffers(rate: Bitrate, rtt_min: Duration, mdev: Option<Duration>) ->
     let clamped = rounded > LINUX_INT_MAX;
     Sizing {
         bdp,
-        sizing_rtt_ms: rtt_min.as_millis_f64() * (1.0 + h),
+        sizing_rtt_ms: (rtt_min.as_millis_f64() * (1.0 + h) * 1000.0).round() / 1000.0,
         headroom_pct: h * 100.0,
         buffer: rounded.min(LINUX_INT_MAX),
         clamped,

@@ -106,6 +106,21 @@ pub struct AdviseArgs {
     /// Probes per host
     #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub probes: u32,
+    /// TCP port for the connect-timing fallback when ICMP is blocked (repeatable) [default: 443, 22, 80]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub port: Vec<u16>,
+    /// Use IPv4 only
+    #[arg(short = '4', conflicts_with = "ipv6")]
+    pub ipv4: bool,
+    /// Use IPv6 only
+    #[arg(short = '6')]
+    pub ipv6: bool,
+    /// Spacing between probes
+    #[arg(long, value_name = "DUR", default_value = "20ms")]
+    pub interval: Duration,
+    /// How long to wait for each probe's answer
+    #[arg(long, value_name = "DUR", default_value = "1s")]
+    pub timeout: Duration,
     /// Also recommend values lower than the running ones
     #[arg(long)]
     pub allow_lower: bool,

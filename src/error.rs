@@ -76,9 +76,15 @@ pub type Result<T, E = anyhow::Error> = std::result::Result<T, E>;
 /// A broken pipe anywhere in the chain is not an error for a CLI whose output was cut short.
 pub fn report(err: &anyhow::Error) -> ExitCode {
     for cause in err.chain() {
-        if let Some(io) = cause.downcast_ref::<std::io::Error>()
-            && io.kind() == std::io::ErrorKind::BrokenPipe
-        {
+        let kind = cause
+            .downcast_ref::<std::io::Error>()
+            .map(std::io::Error::kind)
+            .or_else(|| {
+                cause
+                    .downcast_ref::<serde_json::Error>()
+                    .and_then(serde_json::Error::io_error_kind)
+            });
+        if kind == Some(std::io::ErrorKind::BrokenPipe) {
             return ExitCode::from(exit::OK);
         }
     }

@@ -11,7 +11,7 @@ use crate::Context;
 use crate::bdp::{self, Sizing};
 use crate::cli::{AdviseArgs, Format};
 use crate::error::Error;
-use crate::measure::{HostMeasurement, PathProber, ProbeOptions};
+use crate::measure::{Family, HostMeasurement, PathProber, ProbeOptions};
 use crate::output;
 use crate::platform::{KeyState, Os};
 use crate::profile::{Action, Profile, Setting, Stage};
@@ -139,16 +139,26 @@ fn resolve_path(
     }
     let opts = ProbeOptions {
         probes: a.probes,
+        interval: a.interval.as_std(),
+        timeout: a.timeout.as_std(),
+        ports: a.port.clone(),
+        family: if a.ipv4 {
+            Some(Family::V4)
+        } else if a.ipv6 {
+            Some(Family::V6)
+        } else {
+            None
+        },
         progress: ctx.stderr_tty,
-        ..ProbeOptions::default()
     };
     let measured = prober.measure(&a.host, &opts)?;
     let mut reports: Vec<(Path, HostReport)> = Vec::new();
     for m in measured {
         let (rtt, rtt_source, mdev) = match a.rtt {
             Some(r) => (r, Source::Given, None),
+            // Microsecond resolution, so rtt_ms in the output reproduces bdp_bytes exactly.
             None => (
-                Duration::from_millis_f64(m.rtt.min_ms),
+                Duration::from_millis_f64(output::ms(m.rtt.min_ms)),
                 Source::Measured,
                 Some(Duration::from_millis_f64(m.rtt.mdev_ms)),
             ),
@@ -157,10 +167,17 @@ fn resolve_path(
             (Some(b), _) => (b, Source::Given),
             (None, Some(s)) if s > 0 => (Bitrate::from_bps(s), Source::Measured),
             (None, _) => {
+                let why = if m.link.notes.is_empty() {
+                    format!(
+                        "the speed of {} is unknown",
+                        m.link.interface.as_deref().unwrap_or("the egress interface")
+                    )
+                } else {
+                    m.link.notes.join("; ")
+                };
                 notes.push(format!(
-                    "{}: the speed of {} is not reported (virtual NIC, TUN or cloud); assumed {} — give --bandwidth for a real figure",
+                    "{}: {why}; ASSUMED {} — give --bandwidth with the path's real rate",
                     m.host,
-                    m.link.interface.as_deref().unwrap_or("the egress interface"),
                     Bitrate::from_bps(ASSUMED_RATE_BPS)
                 ));
                 (Bitrate::from_bps(ASSUMED_RATE_BPS), Source::Assumed)

@@ -1,13 +1,63 @@
-//! TEMPORARY stub until the measurement module lands.
+//! Path measurement: resolve a host, time its round trip (ICMP echo, else TCP connect) and read
+//! the facts of the egress link (interface, speed, duplex, MTU, source, gateway).
+//!
+//! The advise command talks to [`PathProber`]; [`SystemProber`] is the real one and
+//! [`fake::FakeProber`] a deterministic one for CLI tests.
+
+pub mod fake;
+pub mod icmp;
+pub mod link;
+pub mod resolve;
+pub mod tcp;
+
+use std::net::IpAddr;
+use std::time::Duration;
+
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::error::Error;
+
+/// Address family restriction; `Option<Family>::None` means any.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Family {
+    V4,
+    V6,
+}
+
+impl Family {
+    /// Whether `addr` belongs to this family.
+    pub fn matches(self, addr: &IpAddr) -> bool {
+        match self {
+            Family::V4 => addr.is_ipv4(),
+            Family::V6 => addr.is_ipv6(),
+        }
+    }
+
+    /// "IPv4" or "IPv6".
+    pub fn label(self) -> &'static str {
+        match self {
+            Family::V4 => "IPv4",
+            Family::V6 => "IPv6",
+        }
+    }
+}
+
+/// How the round trip was timed.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Method {
+    /// ICMP echo request / echo reply.
     Icmp,
+    /// TCP connect(): SYN → SYN-ACK (open port) or SYN → RST (closed port).
     TcpConnect { port: u16 },
 }
+
+/// Round-trip statistics, computed like iputils `ping`.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct RttStats {
     pub method: Method,
+    /// The answered probes' round trips in ms, in send order.
     pub samples_ms: Vec<f64>,
     pub sent: u32,
     pub received: u32,
@@ -15,38 +65,890 @@ pub struct RttStats {
     pub min_ms: f64,
     pub avg_ms: f64,
     pub max_ms: f64,
+    /// sqrt(mean(x²) − mean(x)²), as `ping` prints it.
     pub mdev_ms: f64,
 }
+
+impl RttStats {
+    /// Statistics of `sent` probes of which `samples_ms` were answered.
+    /// With no sample, min/avg/max/mdev are 0 (and `received` is 0).
+    pub fn compute(method: Method, sent: u32, samples_ms: Vec<f64>) -> Self {
+        let n = samples_ms.len();
+        let received = u32::try_from(n).unwrap_or(u32::MAX);
+        let sent = sent.max(received);
+        let loss_pct = if sent == 0 {
+            0.0
+        } else {
+            f64::from(sent - received) * 100.0 / f64::from(sent)
+        };
+        let (min_ms, avg_ms, max_ms, mdev_ms) = if n == 0 {
+            (0.0, 0.0, 0.0, 0.0)
+        } else {
+            let count = n as f64;
+            let min = samples_ms.iter().copied().fold(f64::INFINITY, f64::min);
+            let max = samples_ms.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let avg = samples_ms.iter().sum::<f64>() / count;
+            let mean_sq = samples_ms.iter().map(|x| x * x).sum::<f64>() / count;
+            // Rounding can make the variance a hair below zero.
+            let mdev = (mean_sq - avg * avg).max(0.0).sqrt();
+            (min, avg, max, mdev)
+        };
+        Self {
+            method,
+            samples_ms,
+            sent,
+            received,
+            loss_pct,
+            min_ms,
+            avg_ms,
+            max_ms,
+            mdev_ms,
+        }
+    }
+}
+
+/// Facts about the egress link towards a host. Every field is best effort.
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct LinkFacts {
     pub interface: Option<String>,
     pub speed_bps: Option<u64>,
     pub duplex: Option<String>,
+    /// The interface MTU.
     pub mtu: Option<u32>,
+    /// The route's MTU metric (`ip route ... mtu N`, or a cached path MTU), if set.
     pub route_mtu: Option<u32>,
-    pub source: Option<std::net::IpAddr>,
-    pub gateway: Option<std::net::IpAddr>,
+    pub source: Option<IpAddr>,
+    pub gateway: Option<IpAddr>,
     pub notes: Vec<String>,
 }
+
+/// Everything measured about one host.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct HostMeasurement {
+    /// The host as the user gave it.
     pub host: String,
-    pub addr: std::net::IpAddr,
+    pub addr: IpAddr,
     pub rtt: RttStats,
     pub link: LinkFacts,
+    /// E.g. "ICMP not permitted (ping_group_range is 1 0 and not root); used TCP connect timing to port 22".
     pub notes: Vec<String>,
 }
-#[derive(Debug, Clone, Default)]
+
+/// The ports tried, in order, when [`ProbeOptions::ports`] is empty.
+pub const DEFAULT_PORTS: [u16; 3] = [443, 22, 80];
+
+/// Longest accepted probe interval and timeout.
+pub const MAX_INTERVAL: Duration = Duration::from_secs(3600);
+
+/// Hint of the "no reply at all" error.
+pub const NO_REPLY_HINT: &str = "allow ICMP (sysctl net.ipv4.ping_group_range='0 2147483647' or run as root), open a TCP port and pass --port, or give --rtt";
+
+/// Hint of the "cannot resolve" error.
+pub const RESOLVE_HINT: &str = "check the name, or give --rtt and --bandwidth";
+
+#[derive(Debug, Clone)]
 pub struct ProbeOptions {
+    /// Probes per method (default 10), 1..=65535.
     pub probes: u32,
+    /// Spacing between probes (default 20 ms); probes do not wait for each other's replies.
+    pub interval: Duration,
+    /// Per-probe timeout (default 1 s), must be > 0.
+    pub timeout: Duration,
+    /// TCP ports for the connect fallback; empty = try 443, 22, 80.
+    pub ports: Vec<u16>,
+    pub family: Option<Family>,
+    /// Show an indicatif spinner on stderr.
     pub progress: bool,
 }
-pub trait PathProber {
-    fn measure(&self, hosts: &[String], opts: &ProbeOptions) -> Result<Vec<HostMeasurement>, crate::error::Error>;
+
+impl Default for ProbeOptions {
+    fn default() -> Self {
+        Self {
+            probes: 10,
+            interval: Duration::from_millis(20),
+            timeout: Duration::from_secs(1),
+            ports: Vec::new(),
+            family: None,
+            progress: false,
+        }
+    }
 }
+
+impl ProbeOptions {
+    /// The TCP ports to try, in order.
+    pub fn effective_ports(&self) -> Vec<u16> {
+        if self.ports.is_empty() {
+            DEFAULT_PORTS.to_vec()
+        } else {
+            self.ports.clone()
+        }
+    }
+
+    /// Reject options no probe can run with (usage errors).
+    pub fn validate(&self) -> Result<(), Error> {
+        if self.probes == 0 || self.probes > u32::from(u16::MAX) {
+            return Err(Error::usage(format!(
+                "the number of probes must be between 1 and {}, not {}",
+                u16::MAX,
+                self.probes
+            )));
+        }
+        if self.timeout.is_zero() {
+            return Err(Error::usage("the probe timeout must be greater than 0"));
+        }
+        if self.interval > MAX_INTERVAL || self.timeout > MAX_INTERVAL {
+            return Err(Error::usage("the probe interval and timeout must be at most 1 hour"));
+        }
+        if self.ports.contains(&0) {
+            return Err(Error::usage("port 0 cannot be probed").with_hint("pass a TCP port between 1 and 65535"));
+        }
+        Ok(())
+    }
+}
+
+/// The seam the advise command uses; a fake implements it for CLI tests.
+pub trait PathProber {
+    /// Measure every host; results are in input order. The first host (in input order) that
+    /// cannot be measured makes the whole call fail.
+    fn measure(&self, hosts: &[String], opts: &ProbeOptions) -> Result<Vec<HostMeasurement>, Error>;
+}
+
+/// The real prober: DNS, ICMP (surge-ping), TCP connect, netlink/sysfs.
+///
+/// Synchronous for callers: it runs its own small tokio runtime (on a helper thread if the
+/// caller is already inside a runtime).
+#[derive(Debug, Clone, Copy, Default)]
 pub struct SystemProber;
+
 impl PathProber for SystemProber {
-    fn measure(&self, _: &[String], _: &ProbeOptions) -> Result<Vec<HostMeasurement>, crate::error::Error> {
-        Err(crate::error::Error::measurement("not yet"))
+    fn measure(&self, hosts: &[String], opts: &ProbeOptions) -> Result<Vec<HostMeasurement>, Error> {
+        opts.validate()?;
+        if hosts.is_empty() {
+            return Ok(Vec::new());
+        }
+        if tokio::runtime::Handle::try_current().is_ok() {
+            // block_on inside a runtime panics: use a thread of our own.
+            std::thread::scope(|s| {
+                s.spawn(|| run_on_own_runtime(hosts, opts))
+                    .join()
+                    .unwrap_or_else(|_| Err(Error::measurement("the probe thread panicked")))
+            })
+        } else {
+            run_on_own_runtime(hosts, opts)
+        }
+    }
+}
+
+fn run_on_own_runtime(hosts: &[String], opts: &ProbeOptions) -> Result<Vec<HostMeasurement>, Error> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .thread_name("tcptune-probe")
+        .build()
+        .map_err(|e| Error::measurement(format!("cannot start the probe runtime: {e}")))?;
+    let result = rt.block_on(probe_all(hosts, opts));
+    // A getaddrinfo stuck in a blocking thread must not hold the caller up.
+    rt.shutdown_timeout(Duration::from_millis(100));
+    result
+}
+
+/// Per-host ICMP identity: each host gets its own identifier and its own sequence range, so two
+/// pingers (even to the same address) never answer each other's waiters (surge-ping #73).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PingSlot {
+    pub ident: u16,
+    pub seq_base: u16,
+}
+
+impl PingSlot {
+    /// Slots for `hosts` hosts of `probes` probes each: identifiers from a random base,
+    /// sequence ranges that do not overlap while `hosts * probes <= 65536`.
+    pub fn allocate(hosts: usize, probes: u32) -> Vec<PingSlot> {
+        let base = random_u16();
+        (0..hosts)
+            .map(|i| {
+                let index = u32::try_from(i).unwrap_or(u32::MAX);
+                PingSlot {
+                    ident: base.wrapping_add((index & 0xffff) as u16),
+                    seq_base: (index.wrapping_mul(probes) & 0xffff) as u16,
+                }
+            })
+            .collect()
+    }
+}
+
+/// A random u16 without a rand dependency (std's RandomState is randomly keyed per process).
+fn random_u16() -> u16 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0),
+    );
+    (h.finish() & 0xffff) as u16
+}
+
+async fn probe_all(hosts: &[String], opts: &ProbeOptions) -> Result<Vec<HostMeasurement>, Error> {
+    let multi = opts
+        .progress
+        .then(|| MultiProgress::with_draw_target(ProgressDrawTarget::stderr()));
+    let slots = PingSlot::allocate(hosts.len(), opts.probes);
+    let handles: Vec<_> = hosts
+        .iter()
+        .zip(slots)
+        .map(|(host, slot)| {
+            let progress = HostProgress::new(multi.as_ref(), host, opts.probes);
+            let host = host.clone();
+            let opts = opts.clone();
+            // The spinner line is cleared when `progress` drops, also if the task is cancelled.
+            tokio::spawn(async move { probe_host(host, &opts, slot, &progress).await })
+        })
+        .collect();
+    let mut out = Vec::with_capacity(hosts.len());
+    for (handle, host) in handles.into_iter().zip(hosts) {
+        match handle.await {
+            Ok(r) => out.push(r?),
+            Err(e) => {
+                return Err(Error::measurement(format!("probing \"{host}\" failed: {e}")));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Resolve, time and describe one host.
+pub(crate) async fn probe_host(
+    host: String,
+    opts: &ProbeOptions,
+    slot: PingSlot,
+    progress: &HostProgress,
+) -> Result<HostMeasurement, Error> {
+    let addr = resolve::resolve(&host, opts.family).await?;
+    let (rtt, link) = tokio::join!(measure_rtt(&host, addr, opts, slot, progress), link::link_facts(addr));
+    let (rtt, notes) = rtt?;
+    Ok(HostMeasurement {
+        host,
+        addr,
+        rtt,
+        link,
+        notes,
+    })
+}
+
+/// ICMP first; TCP connect when ICMP is not permitted or got no reply.
+async fn measure_rtt(
+    host: &str,
+    addr: IpAddr,
+    opts: &ProbeOptions,
+    slot: PingSlot,
+    progress: &HostProgress,
+) -> Result<(RttStats, Vec<String>), Error> {
+    let mut notes = Vec::new();
+    let icmp = icmp::ping(addr, opts, slot, || progress.inc()).await;
+    let why_fallback = match &icmp {
+        icmp::IcmpResult::Sent { stats, errors, .. } => {
+            if stats.received > 0 {
+                return Ok((stats.clone(), notes));
+            }
+            let mut why = format!("no ICMP echo reply from {addr} ({} requests)", stats.sent);
+            if let Some(e) = errors.first() {
+                why.push_str(&format!(": {e}"));
+            }
+            why
+        }
+        icmp::IcmpResult::NotPermitted { reason } => format!("ICMP not permitted ({reason})"),
+        icmp::IcmpResult::Unavailable { reason } => format!("ICMP unavailable ({reason})"),
+    };
+
+    let ports = opts.effective_ports();
+    progress.start_tcp(host);
+    match tcp::connect_probe(addr, &ports, opts, |n| progress.set(n)).await {
+        tcp::TcpResult::Answered { port, stats, refused } => {
+            notes.push(format!("{why_fallback}; used TCP connect timing to port {port}"));
+            if refused > 0 {
+                notes.push(format!(
+                    "port {port} refused {refused} of the connections (RST); a refusal still takes one round trip"
+                ));
+            }
+            Ok((stats, notes))
+        }
+        tcp::TcpResult::NoAnswer {
+            per_port,
+            timeouts,
+            errors,
+        } => {
+            let icmp_part = match &icmp {
+                icmp::IcmpResult::Sent { stats, .. } => {
+                    format!("{} ICMP echo requests", stats.sent)
+                }
+                _ => format!("{why_fallback}, and"),
+            };
+            let ports_list = ports.iter().map(u16::to_string).collect::<Vec<_>>().join(", ");
+            let port_word = if ports.len() == 1 { "port" } else { "ports" };
+            let outcome = if errors.is_empty() {
+                "timed out".to_string()
+            } else if timeouts == 0 {
+                format!("failed ({})", errors.join("; "))
+            } else {
+                format!("timed out or failed ({})", errors.join("; "))
+            };
+            let msg = match &icmp {
+                icmp::IcmpResult::Sent { .. } => format!(
+                    "no reply from {host} ({addr}): {icmp_part} and {per_port} TCP connects to {port_word} {ports_list} {outcome}"
+                ),
+                _ => format!(
+                    "no reply from {host} ({addr}): {icmp_part} {per_port} TCP connects to {port_word} {ports_list} {outcome}"
+                ),
+            };
+            Err(Error::measurement(msg).with_hint(NO_REPLY_HINT))
+        }
+    }
+}
+
+/// One host's spinner line, or nothing when progress is off.
+pub(crate) struct HostProgress {
+    bar: Option<ProgressBar>,
+}
+
+impl HostProgress {
+    fn new(multi: Option<&MultiProgress>, host: &str, probes: u32) -> Self {
+        let bar = multi.map(|m| {
+            let style = ProgressStyle::with_template("{spinner} {msg} {pos}/{len}")
+                .unwrap_or_else(|_| ProgressStyle::default_spinner());
+            let bar = m.add(ProgressBar::new(u64::from(probes)).with_style(style));
+            bar.set_message(format!("probing {host}…"));
+            bar.enable_steady_tick(Duration::from_millis(120));
+            bar
+        });
+        Self { bar }
+    }
+
+    fn inc(&self) {
+        if let Some(b) = &self.bar {
+            b.inc(1);
+        }
+    }
+
+    fn set(&self, n: u64) {
+        if let Some(b) = &self.bar
+            && n > b.position()
+        {
+            b.set_position(n);
+        }
+    }
+
+    fn start_tcp(&self, host: &str) {
+        if let Some(b) = &self.bar {
+            b.set_position(0);
+            b.set_message(format!("probing {host} via TCP…"));
+        }
+    }
+}
+
+impl Drop for HostProgress {
+    fn drop(&mut self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::TcpListener;
+    use std::process::Command;
+    use std::time::Instant;
+
+    fn hosts(h: &[&str]) -> Vec<String> {
+        h.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn quick(probes: u32) -> ProbeOptions {
+        ProbeOptions {
+            probes,
+            interval: Duration::from_millis(10),
+            timeout: Duration::from_millis(300),
+            ..ProbeOptions::default()
+        }
+    }
+
+    /// `x` as ping prints it: µs truncated to three decimals of ms.
+    fn trunc3(x: f64) -> f64 {
+        (x * 1000.0 + 1e-6).floor() / 1000.0
+    }
+
+    #[test]
+    fn stats_match_iputils() {
+        // ping -c 8 -i 0.05 127.0.0.1 (iputils 20221126):
+        //   rtt min/avg/max/mdev = 0.031/0.045/0.052/0.006 ms
+        let times = vec![0.031, 0.052, 0.049, 0.046, 0.049, 0.041, 0.051, 0.048];
+        let s = RttStats::compute(Method::Icmp, 8, times);
+        assert_eq!((s.sent, s.received, s.loss_pct), (8, 8, 0.0));
+        assert_eq!(trunc3(s.min_ms), 0.031);
+        assert_eq!(trunc3(s.avg_ms), 0.045);
+        assert_eq!(trunc3(s.max_ms), 0.052);
+        assert_eq!(trunc3(s.mdev_ms), 0.006);
+        assert!((s.mdev_ms - 0.006_450_7).abs() < 1e-6, "{}", s.mdev_ms);
+
+        // 10, 20, 30 ms with 1 of 4 lost: mdev = sqrt(1400/3 - 400).
+        let s = RttStats::compute(Method::TcpConnect { port: 22 }, 4, vec![10.0, 20.0, 30.0]);
+        assert_eq!((s.sent, s.received), (4, 3));
+        assert_eq!(s.loss_pct, 25.0);
+        assert_eq!((s.min_ms, s.avg_ms, s.max_ms), (10.0, 20.0, 30.0));
+        assert!((s.mdev_ms - 8.164_965_8).abs() < 1e-6);
+
+        let s = RttStats::compute(Method::Icmp, 5, vec![]);
+        assert_eq!((s.received, s.loss_pct, s.avg_ms), (0, 100.0, 0.0));
+    }
+
+    #[test]
+    fn serde_shapes() {
+        assert_eq!(
+            serde_json::to_value(Method::TcpConnect { port: 443 }).expect("json"),
+            serde_json::json!({"kind": "tcp-connect", "port": 443})
+        );
+        assert_eq!(serde_json::to_value(Family::V6).expect("json"), "v6");
+    }
+
+    #[test]
+    fn options_validate() {
+        assert!(ProbeOptions::default().validate().is_ok());
+        assert_eq!(ProbeOptions::default().effective_ports(), vec![443, 22, 80]);
+        for bad in [
+            ProbeOptions {
+                probes: 0,
+                ..ProbeOptions::default()
+            },
+            ProbeOptions {
+                probes: 70_000,
+                ..ProbeOptions::default()
+            },
+            ProbeOptions {
+                timeout: Duration::ZERO,
+                ..ProbeOptions::default()
+            },
+            ProbeOptions {
+                ports: vec![0],
+                ..ProbeOptions::default()
+            },
+        ] {
+            assert!(matches!(bad.validate(), Err(Error::Usage { .. })), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn slots_are_distinct() {
+        let slots = PingSlot::allocate(3, 10);
+        assert_eq!(slots.iter().map(|s| s.seq_base).collect::<Vec<_>>(), vec![0, 10, 20]);
+        assert_ne!(slots[0].ident, slots[1].ident);
+        assert_ne!(slots[1].ident, slots[2].ident);
+    }
+
+    #[test]
+    fn unresolvable_is_a_measurement_error() {
+        let err = SystemProber
+            .measure(&hosts(&["nonexistent.invalid"]), &quick(2))
+            .expect_err("must not resolve");
+        assert!(matches!(err, Error::Measurement { .. }), "{err:?}");
+        assert!(err.to_string().starts_with("cannot resolve \"nonexistent.invalid\": "));
+        assert_eq!(err.hint(), Some(RESOLVE_HINT));
+    }
+
+    #[test]
+    fn works_from_inside_a_runtime() {
+        let rt = tokio::runtime::Builder::new_current_thread().build().expect("runtime");
+        let err = rt.block_on(async { SystemProber.measure(&hosts(&["nonexistent.invalid"]), &quick(1)) });
+        assert!(matches!(err, Err(Error::Measurement { .. })));
+    }
+
+    fn icmp_allowed() -> bool {
+        let a = icmp::PingAccess::current();
+        a.is_root() || a.dgram_allowed()
+    }
+
+    #[test]
+    fn icmp_to_loopback() {
+        if !icmp_allowed() {
+            eprintln!("skipped: neither root nor in ping_group_range");
+            return;
+        }
+        let opts = ProbeOptions {
+            progress: true,
+            ..quick(10)
+        };
+        let out = SystemProber
+            .measure(&hosts(&["127.0.0.1"]), &opts)
+            .expect("loopback answers");
+        let m = &out[0];
+        assert_eq!(m.addr, IpAddr::from([127, 0, 0, 1]));
+        assert_eq!(m.rtt.method, Method::Icmp, "{m:?}");
+        assert_eq!((m.rtt.sent, m.rtt.received), (10, 10), "{m:?}");
+        assert_eq!(m.rtt.samples_ms.len(), 10);
+        assert!(m.rtt.min_ms < 1.0, "{m:?}");
+        assert!(m.notes.is_empty(), "{:?}", m.notes);
+        assert_eq!(m.link.interface.as_deref(), Some("lo"));
+        assert_eq!(m.link.speed_bps, None);
+    }
+
+    /// surge-ping #73: several pingers to one address at once must not steal each other's replies.
+    #[test]
+    fn concurrent_pingers_to_one_host() {
+        if !icmp_allowed() {
+            eprintln!("skipped: neither root nor in ping_group_range");
+            return;
+        }
+        let mut list = vec!["127.0.0.1", "127.0.0.1", "127.0.0.1"];
+        if std::net::UdpSocket::bind("[::1]:0").is_ok() {
+            list.extend(["::1", "::1"]);
+        }
+        let started = Instant::now();
+        let out = SystemProber
+            .measure(&hosts(&list), &quick(20))
+            .expect("loopback answers");
+        assert!(started.elapsed() < Duration::from_secs(3));
+        assert_eq!(out.len(), list.len());
+        for (m, h) in out.iter().zip(&list) {
+            assert_eq!(&m.host, h, "results in input order");
+            assert_eq!(m.rtt.method, Method::Icmp);
+            assert_eq!(m.rtt.received, 20, "{h}: {:?}", m.rtt);
+        }
+    }
+
+    #[test]
+    fn tcp_open_and_closed_ports() {
+        let rt = tokio::runtime::Runtime::new().expect("runtime");
+        let listener = TcpListener::bind("127.0.0.1:0").expect("listen");
+        let open = listener.local_addr().expect("addr").port();
+        let closed = {
+            let l = TcpListener::bind("127.0.0.1:0").expect("listen");
+            l.local_addr().expect("addr").port()
+        };
+        let lo = IpAddr::from([127, 0, 0, 1]);
+        let opts = quick(5);
+
+        match rt.block_on(tcp::connect_probe(lo, &[open], &opts, |_| {})) {
+            tcp::TcpResult::Answered { port, stats, refused } => {
+                assert_eq!(port, open);
+                assert_eq!(refused, 0);
+                assert_eq!(stats.method, Method::TcpConnect { port: open });
+                assert_eq!((stats.sent, stats.received), (5, 5));
+                assert!(stats.min_ms < 5.0, "{stats:?}");
+            }
+            other => panic!("open port: {other:?}"),
+        }
+        // A closed port answers with RST: still one round trip per probe.
+        match rt.block_on(tcp::connect_probe(lo, &[closed], &opts, |_| {})) {
+            tcp::TcpResult::Answered { port, stats, refused } => {
+                assert_eq!(port, closed);
+                assert_eq!(refused, 5);
+                assert_eq!(stats.received, 5);
+            }
+            other => panic!("closed port: {other:?}"),
+        }
+        // The first port of the list that answers is used.
+        match rt.block_on(tcp::connect_probe(lo, &[closed, open], &opts, |_| {})) {
+            tcp::TcpResult::Answered { port, .. } => assert_eq!(port, closed),
+            other => panic!("list: {other:?}"),
+        }
+        drop(listener);
+    }
+
+    // ---- Scenarios in network namespaces (root only) --------------------------------------
+    //
+    // The outer test builds namespaces with loopback and 198.18.0.0/15 addresses only, and runs
+    // this test binary inside them (`ip netns exec`, optionally as nobody via setpriv) to execute
+    // one `inner_*` test, selected with TCPTUNE_MEASURE_INNER. Nothing leaves the namespaces.
+
+    const INNER_ENV: &str = "TCPTUNE_MEASURE_INNER";
+
+    struct Netns(String);
+
+    impl Netns {
+        fn create(name: String, setup: &[&[&str]]) -> Option<Netns> {
+            if !run_ok("ip", &["netns", "add", &name]) {
+                return None;
+            }
+            let ns = Netns(name);
+            for cmd in setup {
+                let mut full = vec!["netns", "exec", ns.0.as_str()];
+                full.extend(cmd.iter().copied());
+                assert!(run_ok("ip", &full), "setup failed: {cmd:?}");
+            }
+            Some(ns)
+        }
+
+        /// Run inner test `name` inside the namespace, as nobody if `unprivileged`.
+        fn run_inner(&self, name: &str, unprivileged: bool) {
+            let exe = std::env::current_exe().expect("test binary");
+            let exe = exe.to_string_lossy().into_owned();
+            let test = format!("measure::tests::{name}");
+            let mut args = vec!["netns", "exec", self.0.as_str()];
+            if unprivileged {
+                args.extend(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"]);
+            }
+            args.extend([exe.as_str(), "--exact", test.as_str(), "--ignored", "--nocapture"]);
+            let out = Command::new("ip")
+                .args(&args)
+                .env(INNER_ENV, name)
+                .output()
+                .expect("run inner test");
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                out.status.success() && stdout.contains("1 passed"),
+                "{name} in {} failed:\n{stdout}\n{stderr}",
+                self.0
+            );
+        }
+    }
+
+    impl Drop for Netns {
+        fn drop(&mut self) {
+            run_ok("ip", &["netns", "del", &self.0]);
+        }
+    }
+
+    fn run_ok(cmd: &str, args: &[&str]) -> bool {
+        Command::new(cmd)
+            .args(args)
+            .output()
+            .map(|o| o.status.success())
+            .unwrap_or(false)
+    }
+
+    fn inner(name: &str) -> bool {
+        std::env::var(INNER_ENV).as_deref() == Ok(name)
+    }
+
+    #[test]
+    fn netns_scenarios() {
+        if !icmp::PingAccess::current().is_root() {
+            eprintln!("skipped: needs root for network namespaces");
+            return;
+        }
+        let id = std::process::id();
+        // ICMP echo ignored; a veth pair d0/d1 whose far end swallows what is sent to 198.18.1.2.
+        let Some(ign) = Netns::create(
+            format!("tm-ign-{id}"),
+            &[
+                &["ip", "link", "set", "lo", "up"],
+                &["sysctl", "-qw", "net.ipv4.icmp_echo_ignore_all=1"],
+                &["ip", "link", "add", "d0", "type", "veth", "peer", "name", "d1"],
+                &["ip", "link", "set", "d0", "up"],
+                &["ip", "link", "set", "d1", "up"],
+                &["ip", "addr", "add", "198.18.0.1/32", "dev", "d0"],
+                &["ip", "addr", "add", "198.18.1.1/24", "dev", "d0"],
+                // 198.18.1.2 is nobody: frames to this MAC die on d1.
+                &[
+                    "ip",
+                    "neigh",
+                    "add",
+                    "198.18.1.2",
+                    "lladdr",
+                    "02:00:00:00:00:02",
+                    "dev",
+                    "d0",
+                    "nud",
+                    "permanent",
+                ],
+                &["ip", "route", "add", "198.18.2.0/24", "dev", "d0", "mtu", "1400"],
+                &[
+                    "ip",
+                    "route",
+                    "add",
+                    "198.18.3.0/24",
+                    "via",
+                    "198.18.1.254",
+                    "dev",
+                    "d0",
+                ],
+            ],
+        ) else {
+            eprintln!("skipped: cannot create network namespaces");
+            return;
+        };
+        ign.run_inner("inner_icmp_ignored_tcp_fallback", false);
+        ign.run_inner("inner_blackhole", false);
+        ign.run_inner("inner_link_facts", false);
+        let can_drop_root = run_ok("setpriv", &["--version"]);
+        if can_drop_root {
+            ign.run_inner("inner_not_permitted", true);
+        } else {
+            eprintln!("skipped the unprivileged scenarios: no setpriv");
+            return;
+        }
+
+        // Unprivileged ping sockets allowed: DGRAM.
+        let dgram = Netns::create(
+            format!("tm-dg-{id}"),
+            &[
+                &["ip", "link", "set", "lo", "up"],
+                &["sysctl", "-qw", "net.ipv4.ping_group_range=0 2147483647"],
+            ],
+        )
+        .expect("second namespace");
+        dgram.run_inner("inner_dgram_icmp", true);
+    }
+
+    #[test]
+    #[ignore = "run by netns_scenarios inside a namespace"]
+    fn inner_icmp_ignored_tcp_fallback() {
+        if !inner("inner_icmp_ignored_tcp_fallback") {
+            return;
+        }
+        let listener = TcpListener::bind("198.18.0.1:0").expect("listen");
+        let port = listener.local_addr().expect("addr").port();
+        let out = SystemProber
+            .measure(
+                &hosts(&["198.18.0.1"]),
+                &ProbeOptions {
+                    ports: vec![port],
+                    ..quick(5)
+                },
+            )
+            .expect("TCP fallback");
+        let m = &out[0];
+        assert_eq!(m.rtt.method, Method::TcpConnect { port });
+        assert_eq!(m.rtt.received, 5);
+        assert_eq!(
+            m.notes,
+            vec![format!(
+                "no ICMP echo reply from 198.18.0.1 (5 requests); used TCP connect timing to port {port}"
+            )]
+        );
+
+        // Default ports: nothing listens on 443 here, its RSTs are the samples.
+        let out = SystemProber
+            .measure(&hosts(&["198.18.0.1"]), &quick(4))
+            .expect("RST samples");
+        let m = &out[0];
+        assert_eq!(m.rtt.method, Method::TcpConnect { port: 443 });
+        assert_eq!(m.rtt.received, 4);
+        assert!(
+            m.notes[1].starts_with("port 443 refused 4 of the connections"),
+            "{:?}",
+            m.notes
+        );
+    }
+
+    #[test]
+    #[ignore = "run by netns_scenarios inside a namespace"]
+    fn inner_blackhole() {
+        if !inner("inner_blackhole") {
+            return;
+        }
+        let opts = ProbeOptions {
+            probes: 3,
+            interval: Duration::from_millis(20),
+            timeout: Duration::from_millis(300),
+            ..ProbeOptions::default()
+        };
+        let started = Instant::now();
+        let err = SystemProber
+            .measure(&hosts(&["198.18.1.2"]), &opts)
+            .expect_err("black hole");
+        // Two methods, each about probes × interval + timeout.
+        assert!(
+            started.elapsed() < Duration::from_millis(1500),
+            "{:?}",
+            started.elapsed()
+        );
+        assert!(matches!(err, Error::Measurement { .. }));
+        assert_eq!(
+            err.to_string(),
+            "no reply from 198.18.1.2 (198.18.1.2): 3 ICMP echo requests and 3 TCP connects to ports 443, 22, 80 timed out"
+        );
+        assert_eq!(err.hint(), Some(NO_REPLY_HINT));
+    }
+
+    #[test]
+    #[ignore = "run by netns_scenarios inside a namespace"]
+    fn inner_link_facts() {
+        if !inner("inner_link_facts") {
+            return;
+        }
+        let rt = tokio::runtime::Runtime::new().expect("runtime");
+        let f = rt.block_on(link::link_facts(IpAddr::from([198, 18, 1, 2])));
+        assert_eq!(f.interface.as_deref(), Some("d0"), "{f:?}");
+        assert_eq!(f.source, Some(IpAddr::from([198, 18, 1, 1])));
+        assert_eq!(f.gateway, None);
+        assert_eq!(f.route_mtu, None);
+        // veth reports a nominal 10 Gbit/s full duplex: not a link speed, so not used.
+        assert_eq!(f.speed_bps, None);
+        assert_eq!(f.duplex.as_deref(), Some("full"));
+        assert_eq!(f.mtu, Some(1500));
+        assert!(f.notes.iter().any(|n| n.contains("nominal")), "{:?}", f.notes);
+
+        let f = rt.block_on(link::link_facts(IpAddr::from([198, 18, 2, 7])));
+        assert_eq!(f.route_mtu, Some(1400), "{f:?}");
+        let f = rt.block_on(link::link_facts(IpAddr::from([198, 18, 3, 7])));
+        assert_eq!(f.gateway, Some(IpAddr::from([198, 18, 1, 254])), "{f:?}");
+        // No route at all: a note, no panic.
+        let f = rt.block_on(link::link_facts(IpAddr::from([198, 19, 0, 1])));
+        assert_eq!(f.interface, None);
+        assert!(f.notes[0].starts_with("could not look up the route"), "{f:?}");
+    }
+
+    #[test]
+    #[ignore = "run by netns_scenarios inside a namespace"]
+    fn inner_not_permitted() {
+        if !inner("inner_not_permitted") {
+            return;
+        }
+        let listener = TcpListener::bind("127.0.0.1:0").expect("listen");
+        let port = listener.local_addr().expect("addr").port();
+        let out = SystemProber
+            .measure(
+                &hosts(&["127.0.0.1"]),
+                &ProbeOptions {
+                    ports: vec![port],
+                    ..quick(3)
+                },
+            )
+            .expect("TCP fallback");
+        assert_eq!(out[0].rtt.method, Method::TcpConnect { port });
+        assert_eq!(
+            out[0].notes,
+            vec![format!(
+                "ICMP not permitted (ping_group_range is 1 0 and not root); used TCP connect timing to port {port}"
+            )]
+        );
+
+        let err = SystemProber
+            .measure(&hosts(&["198.18.1.2"]), &quick(2))
+            .expect_err("black hole");
+        assert_eq!(
+            err.to_string(),
+            "no reply from 198.18.1.2 (198.18.1.2): ICMP not permitted (ping_group_range is 1 0 and not root), and 2 TCP connects to ports 443, 22, 80 timed out"
+        );
+    }
+
+    #[test]
+    #[ignore = "run by netns_scenarios inside a namespace"]
+    fn inner_dgram_icmp() {
+        if !inner("inner_dgram_icmp") {
+            return;
+        }
+        let rt = tokio::runtime::Runtime::new().expect("runtime");
+        let slot = PingSlot::allocate(1, 5)[0];
+        match rt.block_on(icmp::ping(IpAddr::from([127, 0, 0, 1]), &quick(5), slot, || {})) {
+            icmp::IcmpResult::Sent { stats, socket, .. } => {
+                assert_eq!(socket, icmp::SocketKind::Dgram);
+                assert_eq!(stats.received, 5);
+            }
+            other => panic!("{other:?}"),
+        }
+        let mut list = vec!["127.0.0.1", "127.0.0.1"];
+        if std::net::UdpSocket::bind("[::1]:0").is_ok() {
+            list.extend(["::1", "::1"]);
+        }
+        let out = SystemProber.measure(&hosts(&list), &quick(10)).expect("ping socket");
+        assert_eq!(out.len(), list.len());
+        for m in &out {
+            assert_eq!(m.rtt.method, Method::Icmp);
+            assert_eq!(m.rtt.received, 10);
+        }
     }
 }

@@ -24,7 +24,16 @@ fn repo() -> &'static Path {
 fn delayline() -> PathBuf {
     let bin = cargo_bin("tcptune");
     let p = bin.parent().expect("target dir").join("examples/delayline");
-    assert!(p.exists(), "{} not built (cargo test builds examples)", p.display());
+    if !p.exists() {
+        // `cargo test` builds examples; a filtered `cargo test --test cli` does not.
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let ok = Std::new(cargo)
+            .args(["build", "--quiet", "--example", "delayline", "--manifest-path"])
+            .arg(repo().join("Cargo.toml"))
+            .status()
+            .expect("cargo build --example delayline");
+        assert!(ok.success() && p.exists(), "cannot build {}", p.display());
+    }
     p
 }
 
@@ -43,7 +52,11 @@ impl Lab {
             addr_b: "198.18.0.2".into(),
             name,
         };
-        assert!(out.status.success(), "lab.sh up failed: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "lab.sh up failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         lab
     }
 
@@ -58,14 +71,20 @@ impl Lab {
     }
 
     pub fn sh(&self, ns: &str, cmd: &str) {
-        let ok = Std::new("ip").args(["netns", "exec", ns, "sh", "-c", cmd]).status().expect("sh");
+        let ok = Std::new("ip")
+            .args(["netns", "exec", ns, "sh", "-c", cmd])
+            .status()
+            .expect("sh");
         assert!(ok.success(), "{cmd}");
     }
 }
 
 impl Drop for Lab {
     fn drop(&mut self) {
-        let _ = Std::new("bash").arg(repo().join("bench/lab.sh")).args(["down", &self.name]).status();
+        let _ = Std::new("bash")
+            .arg(repo().join("bench/lab.sh"))
+            .args(["down", &self.name])
+            .status();
     }
 }
 
@@ -102,21 +121,33 @@ fn advise_host_measures_the_lab_path() {
     assert!((bdp - bps / 8.0 * rtt / 1000.0).abs() < 1.0, "{bdp} vs {bps} × {rtt}");
 
     // --bandwidth always wins over the link.
-    let v = json(&lab.tcptune(&lab.ns_a, &["advise", "--host", &b, "--bandwidth", "500mbit", "--format", "json"]));
+    let v = json(&lab.tcptune(
+        &lab.ns_a,
+        &["advise", "--host", &b, "--bandwidth", "500mbit", "--format", "json"],
+    ));
     assert_eq!(v["bandwidth_bps"].as_u64(), Some(500_000_000));
     assert_eq!(v["bandwidth_source"], "given");
 
     // ICMP ignored by the peer: TCP connect timing (SYN → RST on a closed port) still measures it.
     lab.sh(&lab.ns_b, "sysctl -qw net.ipv4.icmp_echo_ignore_all=1");
-    let v = json(&lab.tcptune(&lab.ns_a, &["advise", "--host", &b, "--probes", "5", "--format", "json"]));
+    let v = json(&lab.tcptune(
+        &lab.ns_a,
+        &["advise", "--host", &b, "--probes", "5", "--format", "json"],
+    ));
     let rtt = v["rtt_ms"].as_f64().expect("rtt_ms");
     assert!((rtt - 50.0).abs() <= 1.0, "TCP RTT {rtt} ms vs 50 ms: {v:#}");
-    assert_eq!(v["hosts"][0]["measurement"]["rtt"]["method"]["kind"], "tcp-connect", "{v:#}");
+    assert_eq!(
+        v["hosts"][0]["measurement"]["rtt"]["method"]["kind"], "tcp-connect",
+        "{v:#}"
+    );
 
     // A routed address where nobody answers: a clear error and exit 4, within the timeout.
     lab.sh(&lab.ns_a, "ip route add 198.19.0.0/16 dev wan0");
     let t = Instant::now();
-    let out = lab.tcptune(&lab.ns_a, &["advise", "--host", "198.19.0.9", "--probes", "3", "--format", "json"]);
+    let out = lab.tcptune(
+        &lab.ns_a,
+        &["advise", "--host", "198.19.0.9", "--probes", "3", "--format", "json"],
+    );
     let took = t.elapsed();
     assert_eq!(out.status.code(), Some(4), "{}", String::from_utf8_lossy(&out.stderr));
     let err = String::from_utf8_lossy(&out.stderr);
@@ -124,7 +155,20 @@ fn advise_host_measures_the_lab_path() {
     assert!(took < Duration::from_secs(15), "took {took:?}");
 
     // Two hosts, probed together: advice for the larger BDP, each host's numbers shown.
-    let v = json(&lab.tcptune(&lab.ns_a, &["advise", "--host", &b, "--host", "127.0.0.1", "--bandwidth", "1gbit", "--format", "json"]));
+    let v = json(&lab.tcptune(
+        &lab.ns_a,
+        &[
+            "advise",
+            "--host",
+            &b,
+            "--host",
+            "127.0.0.1",
+            "--bandwidth",
+            "1gbit",
+            "--format",
+            "json",
+        ],
+    ));
     assert_eq!(v["hosts"].as_array().expect("hosts").len(), 2);
     assert_eq!(v["host"], b.as_str());
 }

@@ -1,0 +1,165 @@
+//! A deterministic prober for CLI tests: sends nothing, resolves nothing.
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+use super::{
+    Family, HostMeasurement, LinkFacts, Method, NO_REPLY_HINT, PathProber, ProbeOptions, RttStats,
+    link::speed_unknown_note, resolve,
+};
+use crate::error::Error;
+
+/// Every host answers `probes` ICMP probes of exactly `rtt_ms` over interface `fake0`
+/// (MTU 1500, full duplex, `speed_bps`).
+///
+/// - IP literals keep their address; names get 198.18.0.1 (or 2001:db8::1 when only IPv6 is
+///   allowed). Nothing is ever sent to them.
+/// - Names under `.invalid` and empty names fail as the real prober fails (`Error::Measurement`,
+///   exit 4), and so do literals of a disallowed family (`Error::Usage`).
+/// - A negative or non-finite `rtt_ms` simulates an unreachable host: the "no reply" error.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FakeProber {
+    pub rtt_ms: f64,
+    pub speed_bps: Option<u64>,
+}
+
+impl FakeProber {
+    pub const INTERFACE: &'static str = "fake0";
+
+    fn addr_for(host: &str, family: Option<Family>) -> Result<IpAddr, Error> {
+        if let Some(ip) = resolve::parse_literal(host) {
+            if let Some(f) = family
+                && !f.matches(&ip)
+            {
+                return Err(Error::usage(format!("{host} is not an {} address", f.label())));
+            }
+            return Ok(ip);
+        }
+        resolve::check_name(host)?;
+        Ok(match family {
+            Some(Family::V6) => IpAddr::V6(Ipv6Addr::new(0x2001, 0xdb8, 0, 0, 0, 0, 0, 1)),
+            _ => IpAddr::V4(Ipv4Addr::new(198, 18, 0, 1)),
+        })
+    }
+}
+
+impl PathProber for FakeProber {
+    fn measure(&self, hosts: &[String], opts: &ProbeOptions) -> Result<Vec<HostMeasurement>, Error> {
+        opts.validate()?;
+        hosts
+            .iter()
+            .map(|host| {
+                let addr = Self::addr_for(host, opts.family)?;
+                if !self.rtt_ms.is_finite() || self.rtt_ms < 0.0 {
+                    let ports = opts
+                        .effective_ports()
+                        .iter()
+                        .map(u16::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ");
+                    return Err(Error::measurement(format!(
+                        "no reply from {host} ({addr}): {n} ICMP echo requests and {n} TCP connects to ports {ports} timed out",
+                        n = opts.probes
+                    ))
+                    .with_hint(NO_REPLY_HINT));
+                }
+                let samples = vec![self.rtt_ms; opts.probes as usize];
+                let mut link = LinkFacts {
+                    interface: Some(Self::INTERFACE.to_string()),
+                    speed_bps: self.speed_bps,
+                    duplex: Some("full".to_string()),
+                    mtu: Some(1500),
+                    route_mtu: None,
+                    source: Some(match addr {
+                        IpAddr::V4(_) => IpAddr::V4(Ipv4Addr::new(198, 18, 0, 2)),
+                        IpAddr::V6(_) => {
+                            IpAddr::V6(Ipv6Addr::new(0x2001, 0xdb8, 0, 0, 0, 0, 0, 2))
+                        }
+                    }),
+                    gateway: None,
+                    notes: Vec::new(),
+                };
+                if self.speed_bps.is_none() {
+                    link.notes.push(speed_unknown_note(Self::INTERFACE));
+                }
+                Ok(HostMeasurement {
+                    host: host.clone(),
+                    addr,
+                    rtt: RttStats::compute(Method::Icmp, opts.probes, samples),
+                    link,
+                    notes: Vec::new(),
+                })
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hosts(h: &[&str]) -> Vec<String> {
+        h.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn deterministic_results_in_order() {
+        let p = FakeProber {
+            rtt_ms: 42.5,
+            speed_bps: Some(1_000_000_000),
+        };
+        let out = p
+            .measure(&hosts(&["example.test", "::1"]), &ProbeOptions::default())
+            .expect("fake measures");
+        assert_eq!(out.len(), 2);
+        assert_eq!(out[0].host, "example.test");
+        assert_eq!(out[0].addr, IpAddr::V4(Ipv4Addr::new(198, 18, 0, 1)));
+        assert_eq!(out[1].addr, IpAddr::V6(Ipv6Addr::LOCALHOST));
+        let rtt = &out[0].rtt;
+        assert_eq!((rtt.sent, rtt.received, rtt.loss_pct), (10, 10, 0.0));
+        assert_eq!(
+            (rtt.min_ms, rtt.avg_ms, rtt.max_ms, rtt.mdev_ms),
+            (42.5, 42.5, 42.5, 0.0)
+        );
+        assert_eq!(out[0].link.speed_bps, Some(1_000_000_000));
+        assert!(out[0].link.notes.is_empty());
+        // Serializable for --json.
+        let json = serde_json::to_value(&out).expect("json");
+        assert_eq!(json[0]["rtt"]["method"]["kind"], "icmp");
+    }
+
+    #[test]
+    fn unknown_speed_and_errors() {
+        let p = FakeProber {
+            rtt_ms: 1.0,
+            speed_bps: None,
+        };
+        let out = p
+            .measure(&hosts(&["a"]), &ProbeOptions::default())
+            .expect("fake measures");
+        assert_eq!(out[0].link.notes, vec![speed_unknown_note("fake0")]);
+
+        let err = p
+            .measure(&hosts(&["a", "nonexistent.invalid"]), &ProbeOptions::default())
+            .expect_err(".invalid fails");
+        assert!(matches!(err, Error::Measurement { .. }));
+
+        let dead = FakeProber {
+            rtt_ms: f64::NAN,
+            speed_bps: None,
+        };
+        let err = dead
+            .measure(&hosts(&["198.18.0.9"]), &ProbeOptions::default())
+            .expect_err("unreachable");
+        assert_eq!(
+            err.to_string(),
+            "no reply from 198.18.0.9 (198.18.0.9): 10 ICMP echo requests and 10 TCP connects to ports 443, 22, 80 timed out"
+        );
+        assert_eq!(err.hint(), Some(NO_REPLY_HINT));
+
+        let bad = ProbeOptions {
+            probes: 0,
+            ..ProbeOptions::default()
+        };
+        assert!(matches!(p.measure(&hosts(&["a"]), &bad), Err(Error::Usage { .. })));
+    }
+}
