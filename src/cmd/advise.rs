@@ -535,3 +535,100 @@ fn write_table(out: &mut dyn Write, a: &Advice, tty: bool, color: bool) -> anyho
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::fake::FakeProber;
+
+    fn ctx() -> Context {
+        Context {
+            os: Os::Linux,
+            format: None,
+            stdout_tty: false,
+            stderr_tty: false,
+            color: false,
+            backend: None,
+            state_dir: "/nonexistent".into(),
+            local: false,
+        }
+    }
+
+    fn args(hosts: &[&str], bandwidth: Option<&str>) -> AdviseArgs {
+        use clap::Parser as _;
+        let mut v = vec!["tcptune", "advise"];
+        for h in hosts {
+            v.extend(["--host", h]);
+        }
+        if let Some(b) = bandwidth {
+            v.extend(["--bandwidth", b]);
+        }
+        match crate::cli::Cli::parse_from(v).command {
+            Some(crate::cli::Command::Advise(a)) => a,
+            _ => unreachable!("advise"),
+        }
+    }
+
+    #[test]
+    fn measured_rtt_and_link_speed_feed_the_model() {
+        let p = FakeProber {
+            rtt_ms: 150.0,
+            speed_bps: Some(500_000_000),
+        };
+        let a = advise(&args(&["peer.example"], None), &ctx(), &p).expect("advice");
+        assert_eq!(a.rtt_source, Source::Measured);
+        assert_eq!(a.bandwidth_source, Source::Measured);
+        assert_eq!(a.bdp_bytes, serde_json::json!(9_375_000));
+        assert_eq!(a.sizing.buffer, 20_643_840);
+        assert_eq!(a.hosts.len(), 1);
+    }
+
+    #[test]
+    fn unknown_speed_is_assumed_and_marked_and_bandwidth_wins() {
+        let p = FakeProber {
+            rtt_ms: 50.0,
+            speed_bps: None,
+        };
+        let a = advise(&args(&["198.18.0.9"], None), &ctx(), &p).expect("advice");
+        assert_eq!(a.bandwidth_source, Source::Assumed);
+        assert_eq!(a.bandwidth_bps, ASSUMED_RATE_BPS);
+        assert!(
+            a.notes
+                .iter()
+                .any(|n| n.contains("ASSUMED") && n.contains("--bandwidth")),
+            "{:?}",
+            a.notes
+        );
+        let a = advise(&args(&["198.18.0.9"], Some("100mbit")), &ctx(), &p).expect("advice");
+        assert_eq!(a.bandwidth_source, Source::Given);
+        assert_eq!(a.bandwidth_bps, 100_000_000);
+    }
+
+    #[test]
+    fn several_hosts_each_reported() {
+        let p = FakeProber {
+            rtt_ms: 20.0,
+            speed_bps: Some(1_000_000_000),
+        };
+        let a = advise(&args(&["198.18.0.9", "198.18.0.10"], None), &ctx(), &p).expect("advice");
+        assert_eq!(a.hosts.len(), 2);
+        assert_eq!(a.hosts[1].host, "198.18.0.10");
+    }
+
+    #[test]
+    fn unreachable_and_unresolvable_hosts_are_measurement_errors() {
+        let p = FakeProber {
+            rtt_ms: f64::NAN,
+            speed_bps: None,
+        };
+        let e = advise(&args(&["198.18.0.9"], None), &ctx(), &p).expect_err("unreachable");
+        let e = e.downcast_ref::<Error>().expect("typed");
+        assert_eq!(e.exit_code(), 4);
+        let p = FakeProber {
+            rtt_ms: 10.0,
+            speed_bps: None,
+        };
+        let e = advise(&args(&["nonexistent.invalid"], None), &ctx(), &p).expect_err("unresolvable");
+        assert_eq!(e.downcast_ref::<Error>().expect("typed").exit_code(), 4);
+    }
+}
