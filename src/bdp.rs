@@ -2,24 +2,27 @@
 //! keep a path full, and throughput ceilings. No I/O here.
 //!
 //! # The sizing rule (see README "How tcptune sizes buffers")
-//! * `BDP = rate × RTT` — the bytes in flight needed to fill the path.
-//! * The receiver does not advertise its whole buffer. Before Linux 6.6 the advertised
-//!   window was `tcp_rmem × (1 − 2^−tcp_adv_win_scale)` = ½ of the buffer with the default
-//!   `tcp_adv_win_scale = 1`; since 6.6 (commit dfa2f0483360) it is `buffer × scaling_ratio`,
-//!   a per-socket ratio of payload to truesize learnt from real skbs (often 0.5–0.75).
-//!   The sender must keep every unacknowledged byte plus its skb overhead in its send
-//!   buffer. So each end needs about `2 × BDP` in `tcp_rmem[2]` / `tcp_wmem[2]`; measured
-//!   on Linux 6.18 over an emulated 150 ms / 500 Mbit/s path, 2 × BDP reached line rate,
-//!   1.5 × BDP reached 92 %.
-//! * Headroom for RTT variation: the buffers are sized for `RTT_min × (1 + h)` with
-//!   `h = clamp(2 × mdev / RTT_min, 10 %, 25 %)`, so the maxima stay ≤ 2.5 × BDP.
-//! * The result is rounded up to a multiple of 64 KiB and limited to what the kernel
-//!   accepts (`int` fields on Linux: 2^31 − 1).
-
+//! * `BDP = rate × RTT_min` — the bytes in flight needed to fill the path.
+//! * **Receiver** (`tcp_rmem[2]`): the receiver does not advertise its whole buffer. Before
+//!   Linux 6.6 the window was `tcp_rmem × (1 − 2^−tcp_adv_win_scale)` = ½ of the buffer with
+//!   the default `tcp_adv_win_scale = 1`; since 6.6 (commit dfa2f0483360) it is
+//!   `buffer × scaling_ratio`, a per-socket payload/truesize ratio learnt from real skbs (often
+//!   0.5–0.75). So the receiver needs `2 × BDP`, sized for `RTT_min × (1 + h)` with
+//!   `h = clamp(2 × mdev / RTT_min, 10 %, 25 %)` of headroom for RTT variation.
+//! * **Sender** (`tcp_wmem[2]`): it holds every unacknowledged byte — with BBR's cwnd gain of 2
+//!   and a deep bottleneck queue that is up to 2 × BDP — plus data not yet sent and skb
+//!   overhead. Measured on Linux 6.18 over an emulated 150 ms / 500 Mbit/s path with a
+//!   one-BDP drop-tail queue (bench/wan.sh): receiver 2.5 × / sender 2 × BDP reached 96.4 % of
+//!   the goodput limit, receiver 2 × / sender 2.5 × BDP 97.7 %, both 2.2 × 95.8 %. So the
+//!   sender gets `2.5 × BDP`.
+//! * Both are rounded to 64 KiB steps and never exceed 2.5 × BDP, nor what the kernel accepts
+//!   (`int` fields on Linux: 2^31 − 1).
 use crate::units::{Bitrate, Bytes, Duration};
 
-/// Buffer per end, as a multiple of the BDP (see module docs).
+/// Receive buffer, as a multiple of the BDP before headroom (see module docs).
 pub const BUFFER_FACTOR: f64 = 2.0;
+/// Send buffer, as a multiple of the BDP (headroom included), and the most either buffer gets.
+pub const SEND_FACTOR: f64 = 2.5;
 /// Least and most headroom added to the RTT for jitter and route changes.
 pub const MIN_HEADROOM: f64 = 0.10;
 pub const MAX_HEADROOM: f64 = 0.25;
@@ -57,31 +60,35 @@ pub fn headroom(rtt_min: Duration, mdev: Option<Duration>) -> f64 {
 pub struct Sizing {
     /// Exact BDP in whole bytes (rounded up).
     pub bdp: u64,
-    /// RTT the buffers are sized for: RTT_min × (1 + headroom).
+    /// RTT the receive buffer is sized for: RTT_min × (1 + headroom).
     pub sizing_rtt_ms: f64,
     pub headroom_pct: f64,
-    /// Recommended per-end autotuning maximum (tcp_rmem[2] and tcp_wmem[2]).
+    /// Recommended receive autotuning maximum (tcp_rmem[2]).
     pub buffer: u64,
-    /// True when `buffer` was cut to the kernel's limit.
+    /// Recommended send autotuning maximum (tcp_wmem[2]).
+    pub send_buffer: u64,
+    /// True when a buffer was cut to the kernel's limit.
     pub clamped: bool,
 }
 
 pub fn size_buffers(rate: Bitrate, rtt_min: Duration, mdev: Option<Duration>) -> Sizing {
     let h = headroom(rtt_min, mdev);
     let bdp = bdp_bytes(rate, rtt_min);
-    #[allow(
-        clippy::cast_precision_loss,
-        clippy::cast_possible_truncation,
-        clippy::cast_sign_loss
-    )]
-    let raw = (bdp_exact(rate, rtt_min) * (1.0 + h) * BUFFER_FACTOR).ceil() as u64;
-    let rounded = raw.div_ceil(ROUND_TO).saturating_mul(ROUND_TO);
-    let clamped = rounded > LINUX_INT_MAX;
+    let exact = bdp_exact(rate, rtt_min);
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let bytes = |x: f64| x.ceil() as u64;
+    // Never more than 2.5 × BDP: round that limit down to the step, the wants up.
+    let cap = (bytes(exact * SEND_FACTOR) / ROUND_TO * ROUND_TO).max(ROUND_TO);
+    let up = |x: u64| x.div_ceil(ROUND_TO).saturating_mul(ROUND_TO);
+    let recv = up(bytes(exact * BUFFER_FACTOR * (1.0 + h))).min(cap);
+    let send = cap.max(recv);
+    let clamped = send > LINUX_INT_MAX;
     Sizing {
         bdp,
         sizing_rtt_ms: (rtt_min.as_millis_f64() * (1.0 + h) * 1000.0).round() / 1000.0,
         headroom_pct: h * 100.0,
-        buffer: rounded.min(LINUX_INT_MAX),
+        buffer: recv.min(LINUX_INT_MAX),
+        send_buffer: send.min(LINUX_INT_MAX),
         clamped,
     }
 }
@@ -158,24 +165,34 @@ mod tests {
     }
 
     #[test]
-    fn buffers_are_two_bdp_plus_headroom_and_at_most_two_and_a_half() {
+    fn buffers_are_two_to_two_and_a_half_bdp() {
         let cases = [
             ("500mbit", "150ms", None),
             ("500mbit", "25ms", Some("0.1ms")),
             ("500mbit", "600ms", Some("30ms")),
             ("1gbit", "25ms", Some("20ms")),
+            ("50mbit", "40ms", None),
         ];
         for (r, t, j) in cases {
             let s = size_buffers(rate(r), dur(t), j.map(dur));
             #[allow(clippy::cast_precision_loss)]
-            let ratio = s.buffer as f64 / s.bdp as f64;
-            assert!(ratio >= 2.2 - 1e-9, "{r} {t}: {ratio}");
-            assert!(ratio <= 2.5 + ROUND_TO as f64 / s.bdp as f64, "{r} {t}: {ratio}");
+            let ratio = |b: u64| b as f64 / s.bdp as f64;
+            let step = ROUND_TO as f64 / s.bdp as f64;
+            assert!(ratio(s.buffer) >= 2.2 - step, "{r} {t}: {}", ratio(s.buffer));
+            assert!(ratio(s.buffer) <= 2.5, "{r} {t}: {}", ratio(s.buffer));
+            assert!(
+                ratio(s.send_buffer) > 2.5 - step && ratio(s.send_buffer) <= 2.5,
+                "{r} {t}"
+            );
+            assert!(s.send_buffer >= s.buffer);
             assert_eq!(s.buffer % ROUND_TO, 0);
+            assert_eq!(s.send_buffer % ROUND_TO, 0);
         }
-        // 150 ms / 500 Mbit/s, no jitter known: 9 375 000 × 2 × 1.1 = 20 625 000 → 20 643 840.
+        // 150 ms / 500 Mbit/s, no jitter known: receive 9 375 000 × 2 × 1.1 = 20 625 000 → 20 643 840;
+        // send 2.5 × 9 375 000 = 23 437 500 → 23 396 352 (rounded down: never above 2.5 × BDP).
         let s = size_buffers(rate("500mbit"), dur("150ms"), None);
         assert_eq!(s.buffer, 20_643_840);
+        assert_eq!(s.send_buffer, 23_396_352);
         assert!((s.headroom_pct - 10.0).abs() < 1e-9);
     }
 
@@ -191,6 +208,7 @@ mod tests {
         let s = size_buffers(rate("100gbit"), dur("600ms"), None);
         assert!(s.clamped);
         assert_eq!(s.buffer, LINUX_INT_MAX);
+        assert_eq!(s.send_buffer, LINUX_INT_MAX);
     }
 
     #[test]

@@ -27,7 +27,11 @@ pub const FACTS: &[(&str, &str)] = &[
     ("bdp", "bandwidth-delay product in bytes (rate × RTT_min)"),
     (
         "buffer",
-        "recommended per-end buffer maximum in bytes (2 × BDP × (1 + headroom), 64 KiB steps)",
+        "recommended receive buffer maximum in bytes (2 × BDP × (1 + headroom), 64 KiB steps)",
+    ),
+    (
+        "send_buffer",
+        "recommended send buffer maximum in bytes (2.5 × BDP, 64 KiB steps)",
     ),
     ("headroom_pct", "RTT headroom added for jitter, percent"),
     ("rate_bps", "path rate, bit/s"),
@@ -37,7 +41,7 @@ pub const FACTS: &[(&str, &str)] = &[
     ("flows", "expected concurrent bulk flows (--flows)"),
     (
         "needs_raise",
-        "1 when the running (or stock) buffer maxima are below `buffer`",
+        "1 when a running (or stock) buffer maximum listed in `caps` is below its fact",
     ),
     ("cc_bbr", "1 when the bbr congestion control is available"),
     (
@@ -73,10 +77,10 @@ pub struct Profile {
     pub name: String,
     pub os: Os,
     pub description: String,
-    /// Keys whose last field is the buffer maximum autotuning may reach; `needs_raise` is 1
-    /// when any of them is below `buffer`.
+    /// Keys whose last field is a buffer maximum autotuning may reach, each with the fact it
+    /// must reach (`buffer`, `send_buffer`); `needs_raise` is 1 when any falls short.
     #[serde(default)]
-    pub caps: Vec<String>,
+    pub caps: BTreeMap<String, String>,
     /// Stock values of this OS, used as the baseline when the running values are unknown.
     #[serde(default)]
     pub stock: BTreeMap<String, String>,
@@ -173,6 +177,14 @@ impl Profile {
             text.find(&format!("\"{key}\""))
                 .map_or(0, |i| text[..i].matches('\n').count() + 1)
         };
+        for (key, fact) in &self.caps {
+            if !FACTS.iter().any(|(f, _)| f == fact) {
+                return Err(Error::usage(format!(
+                    "profile {origin}, line {}: caps: {key} = \"{fact}\" is not a known fact",
+                    line_of(key)
+                )));
+            }
+        }
         for e in &self.settings {
             let at = |what: &str| {
                 Error::usage(format!(
@@ -357,6 +369,7 @@ mod tests {
             .map(|(k, _)| ((*k).to_string(), 0.0))
             .chain([
                 ("buffer".to_string(), buffer),
+                ("send_buffer".to_string(), buffer),
                 ("bdp".to_string(), buffer / 2.2),
                 ("needs_raise".to_string(), needs),
                 ("rate_bps".to_string(), 5e8),
@@ -379,7 +392,7 @@ mod tests {
                     .any(|s| s.value.contains("20643840") || s.value.contains("23224320")),
                 "{name}: {s:?}"
             );
-            for c in &p.caps {
+            for c in p.caps.keys() {
                 assert!(p.stock.contains_key(c), "{name}: cap {c} has no stock value");
             }
         }

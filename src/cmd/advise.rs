@@ -234,7 +234,11 @@ pub fn advise(a: &AdviseArgs, ctx: &Context, prober: &dyn PathProber) -> anyhow:
 
     let mut warnings = Vec::new();
     let mut needs_raise = false;
-    for cap in &profile.caps {
+    let fact_value = |f: &str| match f {
+        "send_buffer" => sizing.send_buffer,
+        _ => sizing.buffer,
+    };
+    for (cap, fact) in &profile.caps {
         let have = match read(cap) {
             Some(KeyState::Present { value, .. }) => Some(value),
             Some(_) => None,
@@ -245,15 +249,16 @@ pub fn advise(a: &AdviseArgs, ctx: &Context, prober: &dyn PathProber) -> anyhow:
             .and_then(crate::profile::numeric_fields)
             .and_then(|f| f.last().copied());
         #[allow(clippy::cast_precision_loss)]
-        if max.is_none_or(|m| m < sizing.buffer as f64) {
+        if max.is_none_or(|m| m < fact_value(fact) as f64) {
             needs_raise = true;
         }
     }
     if !needs_raise {
         notes.push(format!(
-            "the running buffer maxima ({}) already cover 2 x BDP plus headroom ({}): no buffer change needed for this path",
-            profile.caps.join(", "),
-            output::bytes(sizing.buffer)
+            "the running buffer maxima ({}) already cover this path (receive {}, send {}): no buffer change needed",
+            profile.caps.keys().cloned().collect::<Vec<_>>().join(", "),
+            output::bytes(sizing.buffer),
+            output::bytes(sizing.send_buffer)
         ));
     }
     if sizing.clamped {
@@ -272,6 +277,7 @@ pub fn advise(a: &AdviseArgs, ctx: &Context, prober: &dyn PathProber) -> anyhow:
     for (k, v) in [
         ("bdp", sizing.bdp as f64),
         ("buffer", sizing.buffer as f64),
+        ("send_buffer", sizing.send_buffer as f64),
         ("headroom_pct", (sizing.headroom_pct * 10.0).round() / 10.0),
         ("rate_bps", path.rate.bps() as f64),
         ("rtt_ms", path.rtt.as_millis_f64()),
@@ -319,7 +325,7 @@ fn memory_warnings(
     read: &dyn Fn(&str) -> Option<KeyState>,
     warnings: &mut Vec<String>,
 ) {
-    let need = u128::from(sizing.buffer) * u128::from(flows);
+    let need = u128::from(sizing.buffer.max(sizing.send_buffer)) * u128::from(flows);
     if ctx.os == Os::Linux
         && let Some(KeyState::Present { value, .. }) = read("net.ipv4.tcp_mem")
         && let Some(pages) = value.split(' ').nth(2).and_then(|p| p.parse::<u128>().ok())
@@ -371,11 +377,12 @@ fn header(out: &mut dyn Write, a: &Advice) -> std::io::Result<()> {
     )?;
     writeln!(
         out,
-        "# BDP {}; buffer per end {} = 2 x BDP sized for RTT {:.3} ms (+{:.1}% headroom)",
+        "# BDP {}; receive buffer {} = 2 x BDP for RTT {:.3} ms (+{:.1}% headroom); send buffer {} = 2.5 x BDP",
         output::bytes(a.sizing.bdp),
         output::bytes(a.sizing.buffer),
         a.sizing.sizing_rtt_ms,
-        a.sizing.headroom_pct
+        a.sizing.headroom_pct,
+        output::bytes(a.sizing.send_buffer)
     )?;
     match &a.current_from {
         Some(c) => writeln!(out, "# running values read from {c}")?,
@@ -468,10 +475,11 @@ fn write_table(out: &mut dyn Write, a: &Advice, tty: bool, color: bool) -> anyho
     )?;
     writeln!(
         out,
-        "Buffers: {} per end (2 x BDP for RTT {:.3} ms, +{:.1}% headroom); {} change(s) for {}",
+        "Buffers: receive {} (2 x BDP for RTT {:.3} ms, +{:.1}% headroom), send {} (2.5 x BDP); {} change(s) for {}",
         output::bytes(a.sizing.buffer),
         a.sizing.sizing_rtt_ms,
         a.sizing.headroom_pct,
+        output::bytes(a.sizing.send_buffer),
         a.changes,
         a.os
     )?;

@@ -230,7 +230,8 @@ fn advise_linux_against_fake_tree() {
         .parse()
         .expect("n");
     assert!((2 * 9_375_000..=25 * 9_375_000 / 10).contains(&max), "{max}");
-    assert_eq!(setting(&v, "net.ipv4.tcp_wmem")["value"], "4096 16384 20643840");
+    // The sender gets 2.5 × BDP, rounded down to 64 KiB.
+    assert_eq!(setting(&v, "net.ipv4.tcp_wmem")["value"], "4096 16384 23396352");
     assert_eq!(setting(&v, "net.core.rmem_max")["value"], "20643840");
     assert_eq!(setting(&v, "net.ipv4.tcp_slow_start_after_idle")["value"], "0");
     // bbr is listed as available in the fake tree; fq is not known to be there.
@@ -257,7 +258,7 @@ fn advise_never_lowers_a_running_value() {
     let v = run(&[]);
     assert_eq!(setting(&v, "net.ipv4.tcp_rmem")["value"], "8192 262144 67108864");
     assert_eq!(setting(&v, "net.ipv4.tcp_rmem")["action"]["kind"], "keep");
-    assert_eq!(setting(&v, "net.ipv4.tcp_wmem")["value"], "4096 65536 20643840");
+    assert_eq!(setting(&v, "net.ipv4.tcp_wmem")["value"], "4096 65536 23396352");
     let v = run(&["--allow-lower"]);
     assert_eq!(setting(&v, "net.ipv4.tcp_rmem")["value"], "4096 131072 20643840");
 }
@@ -407,8 +408,8 @@ fn advise_profile_from_a_file_and_its_errors() {
     let good = dir.path().join("mine.toml");
     std::fs::write(
         &good,
-        "name = \"mine\"\nos = \"linux\"\ndescription = \"only rmem\"\ncaps = [\"net.ipv4.tcp_rmem\"]\n\
-         [stock]\n\"net.ipv4.tcp_rmem\" = \"4096 131072 6291456\"\n\
+        "name = \"mine\"\nos = \"linux\"\ndescription = \"only rmem\"\n\
+         [caps]\n\"net.ipv4.tcp_rmem\" = \"buffer\"\n[stock]\n\"net.ipv4.tcp_rmem\" = \"4096 131072 6291456\"\n\
          [[setting]]\nkey = \"net.ipv4.tcp_rmem\"\nvalue = \"4096 131072 {round_up(bdp * 3, 1048576)}\"\nreason = \"3 x BDP\"\n",
     )
     .expect("write");
@@ -492,7 +493,8 @@ fn advise_freebsd_with_fake_sysctl() {
         .expect("v")
         .parse()
         .expect("n");
-    assert_eq!(msb, 20_643_840 * 2304 / 2048);
+    assert_eq!(msb, 23_396_352 * 2304 / 2048);
+    assert_eq!(setting(&v, "net.inet.tcp.sendbuf_max")["value"], "23396352");
     assert_eq!(setting(&v, "net.inet.tcp.cc.algorithm")["value"], "htcp");
     assert_eq!(setting(&v, "net.inet.tcp.rfc1323")["action"]["kind"], "keep");
 

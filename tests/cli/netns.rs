@@ -112,7 +112,7 @@ fn advice_from_inside_a_netns_is_accepted_by_sysctl_p() {
         String::from_utf8_lossy(&applied.stderr)
     );
     assert_eq!(ns.sysctl("net.ipv4.tcp_rmem"), "4096 131072 20643840");
-    assert_eq!(ns.sysctl("net.ipv4.tcp_wmem"), "4096 16384 20643840");
+    assert_eq!(ns.sysctl("net.ipv4.tcp_wmem"), "4096 16384 23396352");
     assert_eq!(ns.sysctl("net.ipv4.tcp_slow_start_after_idle"), "0");
     // The host's own value is untouched.
     assert_eq!(host_value("net.ipv4.tcp_rmem"), host_rmem);
