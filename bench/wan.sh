@@ -5,7 +5,8 @@
 #                [--settings "stock esnet tcptune"] [--queue BYTES]
 #
 # For each path it builds the lab (bench/lab.sh: two namespaces, an emulated WAN with one-way
-# delay RTT/2, a RATE bottleneck and a drop-tail queue), applies one setting on BOTH ends, and runs
+# delay RTT/2, a RATE bottleneck and a drop-tail queue of one BDP unless --queue), applies one
+# setting on BOTH ends, and runs
 # a single-stream iperf3 (A sends to B) for --time seconds with the first --omit omitted:
 #   stock   tcp_rmem 4096 131072 6291456, tcp_wmem 4096 16384 4194304 (kernel defaults)
 #   esnet   ESnet fasterdata static values: tcp_rmem 4096 87380 67108864, tcp_wmem 4096 65536 67108864
@@ -61,7 +62,9 @@ for p in $paths; do
 	bps=$(to_bps "$rate") secs=$(to_s "$rtt")
 	bdp=$(awk -v b="$bps" -v s="$secs" 'BEGIN { printf "%.0f", b / 8 * s }')
 	for s in $settings; do
-		bash bench/lab.sh up "$lab" --rtt "$rtt" --rate "$rate" ${queue:+--queue "$queue"} >/dev/null
+		# The bottleneck's drop-tail queue holds one BDP unless --queue says otherwise: the
+		# classic router sizing rule (Villamizar & Song 1994).
+		bash bench/lab.sh up "$lab" --rtt "$rtt" --rate "$rate" --queue "${queue:-$bdp}" >/dev/null
 		eval "$(bash bench/lab.sh env "$lab")"
 		mtu=$MTU
 		# Every run starts from the kernel's stock values.

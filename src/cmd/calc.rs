@@ -18,8 +18,10 @@ pub struct CalcReport {
     pub window_bytes: Option<u64>,
     /// Exactly bandwidth_bps / 8 × rtt_ms / 1000 (a JSON integer when whole).
     pub bdp_bytes: Option<serde_json::Value>,
-    /// The Linux per-end buffer maximum tcptune would size for this path (tcp_rmem[2], tcp_wmem[2]).
+    /// The Linux receive buffer maximum tcptune would size for this path (tcp_rmem[2]).
     pub buffer_bytes: Option<u64>,
+    /// The Linux send buffer maximum tcptune would size for this path (tcp_wmem[2]).
+    pub send_buffer_bytes: Option<u64>,
     /// Ceiling of `window` at `rtt`.
     pub max_throughput_bps: Option<f64>,
     /// Longest RTT at which `window` still fills `bandwidth`.
@@ -52,6 +54,7 @@ pub fn compute(a: &CalcArgs) -> Result<CalcReport, Error> {
         window_bytes: a.window.map(crate::units::Bytes::get),
         bdp_bytes: None,
         buffer_bytes: None,
+        send_buffer_bytes: None,
         max_throughput_bps: None,
         max_rtt_ms: None,
         loss_pct: a.loss,
@@ -60,7 +63,9 @@ pub fn compute(a: &CalcArgs) -> Result<CalcReport, Error> {
     };
     if let (Some(rate), Some(rtt)) = (a.bandwidth, a.rtt) {
         r.bdp_bytes = Some(output::number(bdp::bdp_exact(rate, rtt)));
-        r.buffer_bytes = Some(bdp::size_buffers(rate, rtt, None).buffer);
+        let sizing = bdp::size_buffers(rate, rtt, None);
+        r.buffer_bytes = Some(sizing.buffer);
+        r.send_buffer_bytes = Some(sizing.send_buffer);
     }
     if let (Some(w), Some(rtt)) = (a.window, a.rtt) {
         r.max_throughput_bps = Some(bdp::max_throughput_bps(w, rtt));
@@ -111,11 +116,16 @@ pub fn run(a: &CalcArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<s
             shown,
             "bandwidth / 8 × RTT: the window that fills the path".into(),
         ]);
-        if let Some(b) = r.buffer_bytes {
+        if let (Some(b), Some(w)) = (r.buffer_bytes, r.send_buffer_bytes) {
             t.add_row([
-                "buffer per end".into(),
+                "receive buffer".into(),
                 output::bytes(b),
-                "Linux tcp_rmem[2] / tcp_wmem[2]: 2 × BDP + 10 % RTT headroom, 64 KiB steps".into(),
+                "Linux tcp_rmem[2]: 2 × BDP + 10 % RTT headroom, 64 KiB steps".into(),
+            ]);
+            t.add_row([
+                "send buffer".into(),
+                output::bytes(w),
+                "Linux tcp_wmem[2]: 2.5 × BDP, 64 KiB steps".into(),
             ]);
         }
     }
