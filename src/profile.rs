@@ -249,9 +249,9 @@ impl Profile {
                 Some(KeyState::Present {
                     writable: false,
                     value: v,
-                }) if !same(v, &value) => Action::Unavailable(
-                    "read-only in this network namespace: set it on the host".into(),
-                ),
+                }) if !same(v, &value) => {
+                    Action::Unavailable("read-only in this network namespace: set it on the host".into())
+                }
                 Some(KeyState::Present { value: v, .. }) if same(v, &value) => Action::Keep,
                 None if baseline.as_deref().is_some_and(|b| same(b, &value)) && e.stage == Stage::Runtime => {
                     Action::Keep

@@ -228,7 +228,7 @@ fn advise_linux_against_fake_tree() {
         .expect("f")
         .parse()
         .expect("n");
-    assert!(max >= 2 * 9_375_000 && max <= 25 * 9_375_000 / 10, "{max}");
+    assert!((2 * 9_375_000..=25 * 9_375_000 / 10).contains(&max), "{max}");
     assert_eq!(setting(&v, "net.ipv4.tcp_wmem")["value"], "4096 16384 20643840");
     assert_eq!(setting(&v, "net.core.rmem_max")["value"], "20643840");
     assert_eq!(setting(&v, "net.ipv4.tcp_slow_start_after_idle")["value"], "0");

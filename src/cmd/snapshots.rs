@@ -1,0 +1,119 @@
+//! `tcptune snapshots`: what apply recorded — id, time, state, keys — as a table or JSON.
+//! Read-only: works for any user who can read the state directory.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use serde::Serialize;
+
+use crate::Context;
+use crate::cli::Format;
+use crate::snapshot::{Identity, Snapshot, State, Store};
+
+#[derive(Debug, Serialize)]
+struct Listing<'a> {
+    state_dir: &'a std::path::Path,
+    snapshots: Vec<Entry<'a>>,
+}
+
+#[derive(Debug, Serialize)]
+struct Entry<'a> {
+    id: &'a str,
+    time: &'a str,
+    state: State,
+    reverted: bool,
+    keys: Vec<&'a str>,
+    /// Taken in this kernel boot, in this network namespace.
+    this_boot: bool,
+    this_netns: bool,
+    /// `apply --for`: expiry and whether its timer process is alive.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    expires: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    timer_running: Option<bool>,
+    #[serde(flatten)]
+    snapshot: &'a Snapshot,
+}
+
+pub fn run(ctx: &Context, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+    let format = ctx.report_format("snapshots")?;
+    let store = Store::new(&ctx.state_dir);
+    let (snaps, bad) = store.list()?;
+    for (p, why) in &bad {
+        eprintln!("warning: skipping {}: {why}", p.display());
+    }
+    let here = Identity::current(ctx.os);
+    let entries: Vec<Entry<'_>> = snaps
+        .iter()
+        .map(|s| Entry {
+            id: &s.id,
+            time: &s.created,
+            state: s.state,
+            reverted: s.state == State::Reverted,
+            keys: s.changes.iter().map(|c| c.key.as_str()).collect(),
+            this_boot: s.same_boot(&here),
+            this_netns: s.identity.netns == here.netns,
+            expires: s.expires.as_deref(),
+            timer_running: s
+                .timer_pid
+                .map(|p| s.state.needs_revert() && s.same_boot(&here) && alive(p)),
+            snapshot: s,
+        })
+        .collect();
+    if format == Format::Json {
+        crate::output::json(
+            out,
+            &Listing {
+                state_dir: store.dir(),
+                snapshots: entries,
+            },
+        )?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if entries.is_empty() {
+        eprintln!("no snapshots in {}", store.dir().display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut t = crate::output::table(ctx.stdout_tty);
+    t.set_header(["id", "time", "state", "keys", "notes"]);
+    for e in &entries {
+        let mut notes = Vec::new();
+        if !e.this_boot {
+            notes.push("earlier boot".to_string());
+        }
+        if !e.this_netns {
+            notes.push("other netns".to_string());
+        }
+        if !e.snapshot.persist.is_empty() {
+            notes.push("persisted".to_string());
+        }
+        if let Some(x) = e.expires {
+            match e.timer_running {
+                Some(true) => notes.push(format!("reverts at {x}")),
+                Some(false) if e.snapshot.state.needs_revert() => {
+                    notes.push(format!("timer for {x} NOT running: revert by hand"));
+                }
+                _ => {}
+            }
+        }
+        t.add_row([
+            e.id.to_string(),
+            e.time.to_string(),
+            e.state.name().to_string(),
+            e.keys.join("\n"),
+            notes.join("; "),
+        ]);
+    }
+    writeln!(out, "{t}")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Whether process `pid` exists.
+fn alive(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    // SAFETY: kill with signal 0 sends nothing; it only checks that the process exists.
+    let r = unsafe { libc::kill(pid, 0) };
+    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
