@@ -23,7 +23,8 @@ pub fn table(tty: bool) -> Table {
 }
 
 pub fn json<T: serde::Serialize>(out: &mut dyn Write, value: &T) -> anyhow::Result<()> {
-    serde_json::to_writer_pretty(&mut *out, value)?;
+    // An I/O error (a closed pipe) stays an io::Error, so `| head` exits 0.
+    serde_json::to_writer_pretty(&mut *out, value).map_err(std::io::Error::from)?;
     writeln!(out)?;
     Ok(())
 }

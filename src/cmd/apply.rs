@@ -52,6 +52,10 @@ struct Plan {
     unchanged: Vec<(String, String)>,
     /// Left out, and why (a `-` line whose key is absent or read-only, advice the kernel can't take).
     skipped: Vec<String>,
+    /// Dry run only: changes the kernel would refuse (key, why). A real apply stops instead.
+    refused: Vec<(String, String)>,
+    /// Advice only: a congestion control left out because the kernel lacks it.
+    skipped_cc: Option<String>,
     warnings: Vec<String>,
 }
 
@@ -63,6 +67,8 @@ struct Report<'a> {
     changes: Vec<ReportChange<'a>>,
     unchanged: Vec<KeyValue<'a>>,
     skipped: &'a [String],
+    /// Dry run: changes the kernel would refuse, and why.
+    refused: Vec<KeyValue<'a>>,
     persist: Vec<&'a Path>,
     warnings: &'a [String],
     expires: Option<&'a str>,
@@ -97,7 +103,7 @@ pub fn run(a: &ApplyArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<
                 .into(),
         );
     }
-    let plan = preflight(&input, ctx, backend)?;
+    let plan = preflight(&input, ctx, backend, a.dry_run)?;
     let root = a.persist_root.clone().unwrap_or_else(|| PathBuf::from("/"));
 
     if a.dry_run {
@@ -135,7 +141,7 @@ pub fn run(a: &ApplyArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<
         .into());
     }
     // Read again under the lock: these are the values the snapshot must record.
-    let mut plan = preflight(&input, ctx, backend)?;
+    let mut plan = preflight(&input, ctx, backend, false)?;
 
     let mut snap = Snapshot::new(store.next_seq()?, ctx.os, target, here, input.source.clone());
     snap.changes.clone_from(&plan.changes);
@@ -381,15 +387,23 @@ fn many(make: fn(String) -> Error, all: &[String], tail: &str) -> anyhow::Error 
     e.with_hint(hint).into()
 }
 
-/// Whether this process is in a child network namespace (not PID 1's).
-fn in_child_netns() -> bool {
+/// Whether this process is in a child network namespace: its namespace differs from PID 1's
+/// or, where PID 1's cannot be seen, root finds net.core.rmem_max read-only (a host-wide key
+/// that child namespaces show as 0444).
+fn in_child_netns(backend: &dyn SysctlBackend) -> bool {
     use std::os::unix::fs::MetadataExt as _;
     let ino = |p: &str| std::fs::metadata(p).map(|m| m.ino()).ok();
-    matches!((ino("/proc/self/ns/net"), ino("/proc/1/ns/net")), (Some(a), Some(b)) if a != b)
+    match (ino("/proc/self/ns/net"), ino("/proc/1/ns/net")) {
+        (Some(a), Some(b)) => a != b,
+        _ => {
+            crate::platform::is_root()
+                && matches!(backend.read("net.core.rmem_max"), KeyState::Present { writable: false, .. })
+        }
+    }
 }
 
 /// Read every current value and check every new one against the running system.
-fn preflight(input: &Input, ctx: &Context, backend: &dyn SysctlBackend) -> anyhow::Result<Plan> {
+fn preflight(input: &Input, ctx: &Context, backend: &dyn SysctlBackend, dry_run: bool) -> anyhow::Result<Plan> {
     let os = ctx.os;
     let mut plan = Plan::default();
     let mut bad_input = Vec::new();
@@ -446,6 +460,7 @@ fn preflight(input: &Input, ctx: &Context, backend: &dyn SysctlBackend) -> anyho
             );
             if input.from_advice {
                 plan.skipped.push(msg);
+                plan.skipped_cc = Some(a.value.clone());
             } else {
                 bad_input.push(format!("{} {msg}", at(a)));
             }
@@ -458,17 +473,19 @@ fn preflight(input: &Input, ctx: &Context, backend: &dyn SysctlBackend) -> anyho
         if !writable {
             let why = if !crate::platform::is_root() {
                 format!("{}: changing it needs root (run tcptune apply with sudo)", a.key)
-            } else if ctx.local && os == Os::Linux && in_child_netns() {
+            } else if ctx.local && os == Os::Linux && in_child_netns(backend) {
                 format!("{} is read-only in this network namespace; set it on the host", a.key)
             } else {
-                format!("{} is read-only here", a.key)
+                format!("{} is read-only, even for root", a.key)
             };
             if a.ignore_errors {
                 plan.skipped.push(skip_note(&why));
-            } else {
+                continue;
+            } else if !dry_run {
                 denied.push(format!("{} {why}", at(a)));
+                continue;
             }
-            continue;
+            plan.refused.push((a.key.clone(), why));
         }
         plan.changes.push(Change {
             key: a.key.clone(),
@@ -501,10 +518,17 @@ fn persist_plan(os: Os, root: &Path, id: &str, input: &Input, plan: &Plan) -> an
         let p = persist::sysctl_file(os, root);
         files.push(persist::append(&p, &persist::block(os, id, &lines, false)).map_err(|e| io(&p, &e))?);
     }
-    if !input.boot.is_empty() {
+    // Loading a congestion-control module at boot serves only the algorithm switch left out.
+    let boot: Vec<(String, String)> = input
+        .boot
+        .iter()
+        .filter(|(k, _)| plan.skipped_cc.as_ref().is_none_or(|cc| *k != format!("cc_{cc}_load")))
+        .cloned()
+        .collect();
+    if !boot.is_empty() {
         if os == Os::Freebsd {
             let p = persist::loader_file(root);
-            files.push(persist::append(&p, &persist::block(os, id, &input.boot, true)).map_err(|e| io(&p, &e))?);
+            files.push(persist::append(&p, &persist::block(os, id, &boot, true)).map_err(|e| io(&p, &e))?);
         } else {
             eprintln!(
                 "note: boot-time tunables are not persisted on {os}: {}",
@@ -702,6 +726,11 @@ fn report<'a>(
             .map(|(k, v)| KeyValue { key: k, value: v })
             .collect(),
         skipped: &plan.skipped,
+        refused: plan
+            .refused
+            .iter()
+            .map(|(k, v)| KeyValue { key: k, value: v })
+            .collect(),
         persist: files.iter().map(|f| f.path.as_path()).collect(),
         warnings: &plan.warnings,
         expires,
@@ -715,7 +744,14 @@ fn print_dry_run(out: &mut dyn Write, format: Format, plan: &Plan, files: &[File
         crate::output::json(out, &r)?;
     } else {
         for c in &plan.changes {
-            writeln!(out, "{}: {} \u{2192} {}", c.key, c.prior, c.new)?;
+            match plan.refused.iter().find(|(k, _)| *k == c.key) {
+                Some((_, why)) => writeln!(
+                    out,
+                    "{}: {} \u{2192} {}  (would be refused: {why})",
+                    c.key, c.prior, c.new
+                )?,
+                None => writeln!(out, "{}: {} \u{2192} {}", c.key, c.prior, c.new)?,
+            }
         }
         for (k, v) in &plan.unchanged {
             writeln!(out, "{k}: {v} (no change)")?;
@@ -734,6 +770,12 @@ fn print_dry_run(out: &mut dyn Write, format: Format, plan: &Plan, files: &[File
     }
     for w in &plan.warnings {
         eprintln!("warning: {w}");
+    }
+    if !plan.refused.is_empty() {
+        eprintln!(
+            "warning: {} change(s) would be refused, and then apply would write nothing",
+            plan.refused.len()
+        );
     }
     eprintln!(
         "dry run: {} change(s) shown; nothing was written, no snapshot taken",

@@ -13,7 +13,7 @@ use crate::snapshot::{Identity, Snapshot, State, Store};
 #[derive(Debug, Serialize)]
 struct Listing<'a> {
     state_dir: &'a std::path::Path,
-    snapshots: Vec<Entry<'a>>,
+    snapshots: Vec<serde_json::Value>,
 }
 
 #[derive(Debug, Serialize)]
@@ -31,8 +31,21 @@ struct Entry<'a> {
     expires: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     timer_running: Option<bool>,
-    #[serde(flatten)]
+    #[serde(skip)]
     snapshot: &'a Snapshot,
+}
+
+impl Entry<'_> {
+    /// The listing fields, then the rest of the snapshot (changes, persist, history...).
+    fn to_json(&self) -> serde_json::Value {
+        let mut v = serde_json::to_value(self.snapshot).unwrap_or_default();
+        if let (Some(obj), Ok(serde_json::Value::Object(extra))) = (v.as_object_mut(), serde_json::to_value(self)) {
+            for (k, x) in extra {
+                obj.insert(k, x);
+            }
+        }
+        v
+    }
 }
 
 pub fn run(ctx: &Context, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
@@ -65,7 +78,7 @@ pub fn run(ctx: &Context, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
             out,
             &Listing {
                 state_dir: store.dir(),
-                snapshots: entries,
+                snapshots: entries.iter().map(Entry::to_json).collect(),
             },
         )?;
         return Ok(ExitCode::SUCCESS);
