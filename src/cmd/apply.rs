@@ -170,7 +170,7 @@ pub fn run(a: &ApplyArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<
         return Ok(ExitCode::SUCCESS);
     }
     if let Some(d) = a.for_ {
-        snap.expires = Some(humantime::format_rfc3339_seconds(std::time::SystemTime::now() + d).to_string());
+        snap.expires = Some(humantime::format_rfc3339_millis(std::time::SystemTime::now() + d).to_string());
     }
 
     snap.note("applying");
@@ -397,7 +397,10 @@ fn in_child_netns(backend: &dyn SysctlBackend) -> bool {
         (Some(a), Some(b)) => a != b,
         _ => {
             crate::platform::is_root()
-                && matches!(backend.read("net.core.rmem_max"), KeyState::Present { writable: false, .. })
+                && matches!(
+                    backend.read("net.core.rmem_max"),
+                    KeyState::Present { writable: false, .. }
+                )
         }
     }
 }
