@@ -115,6 +115,24 @@ pub fn undo(fc: &FileChange, current: Option<&str>) -> (Option<Option<String>>, 
     }
 }
 
+/// The lines of `wanted` that the file at `path` does not already end up setting: its last
+/// assignment of the key has another value, or there is none. Keeps `--persist` idempotent.
+pub fn missing(path: &Path, wanted: &[(String, String)]) -> Vec<(String, String)> {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let mut last: BTreeMap<String, String> = BTreeMap::new();
+    for (_, k, v) in assignments(&text) {
+        last.insert(k, crate::platform::normalize_value(v.trim_matches('"')));
+    }
+    wanted
+        .iter()
+        .filter(|(k, v)| {
+            last.get(k)
+                .is_none_or(|have| *have != crate::platform::normalize_value(v.trim_matches('"')))
+        })
+        .cloned()
+        .collect()
+}
+
 /// `key = value` lines of a sysctl file, leniently: (line, key, value). sysctl.d allows
 /// '/' as separator; it is folded to '.' here.
 fn assignments(text: &str) -> Vec<(usize, String, String)> {
@@ -260,6 +278,20 @@ mod tests {
         );
         // Someone removed our block: leave the file alone.
         assert_eq!(undo(&fc, Some("a=1\nz=9\n")), (None, Undo::Missing));
+    }
+
+    #[test]
+    fn only_what_the_file_does_not_already_set_is_added() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let p = dir.path().join("60-tcptune.conf");
+        let want = [kv("net.a", "1 2 3"), kv("net.b", "5")];
+        assert_eq!(missing(&p, &want), want.to_vec());
+        std::fs::write(&p, "net.a = 1\t2 3\nnet.b = 4\n# net.b = 5\n").expect("write");
+        assert_eq!(missing(&p, &want), vec![kv("net.b", "5")]);
+        std::fs::write(&p, "net.a=1 2 3\nnet.b = 4\nnet.b = 5\n").expect("write");
+        assert!(missing(&p, &want).is_empty());
+        std::fs::write(&p, "cc_htcp_load=\"YES\"\n").expect("write");
+        assert!(missing(&p, &[kv("cc_htcp_load", "\"YES\"")]).is_empty());
     }
 
     #[test]

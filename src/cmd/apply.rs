@@ -159,7 +159,7 @@ pub fn run(a: &ApplyArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<
     for s in &plan.skipped {
         eprintln!("skipped: {s}");
     }
-    if snap.changes.is_empty() && snap.persist.iter().all(|f| f.before.as_deref() == Some(&f.after)) {
+    if snap.changes.is_empty() && snap.persist.is_empty() {
         for w in &plan.warnings {
             eprintln!("warning: {w}");
         }
@@ -517,8 +517,9 @@ fn persist_plan(os: Os, root: &Path, id: &str, input: &Input, plan: &Plan) -> an
         .collect();
     let io = |p: &Path, e: &std::io::Error| crate::snapshot::io_error(e, &format!("cannot read {}", p.display()));
     let mut files = Vec::new();
+    let p = persist::sysctl_file(os, root);
+    let lines = persist::missing(&p, &lines);
     if !lines.is_empty() {
-        let p = persist::sysctl_file(os, root);
         files.push(persist::append(&p, &persist::block(os, id, &lines, false)).map_err(|e| io(&p, &e))?);
     }
     // Loading a congestion-control module at boot serves only the algorithm switch left out.
@@ -531,6 +532,10 @@ fn persist_plan(os: Os, root: &Path, id: &str, input: &Input, plan: &Plan) -> an
     if !boot.is_empty() {
         if os == Os::Freebsd {
             let p = persist::loader_file(root);
+            let boot = persist::missing(&p, &boot);
+            if boot.is_empty() {
+                return Ok(files);
+            }
             files.push(persist::append(&p, &persist::block(os, id, &boot, true)).map_err(|e| io(&p, &e))?);
         } else {
             eprintln!(

@@ -512,6 +512,11 @@ fn persist_adds_a_block_and_revert_removes_exactly_it() {
              net.ipv4.tcp_window_scaling = 1\n# END tcptune {id}\n"
         )
     );
+    // Again: the values run and the file sets them already — nothing to do, no new block.
+    let out = sys.run_file(&["apply", "--persist", "--persist-root", root_s], &f);
+    assert_code(&out, 0);
+    assert!(text(&out.stderr).contains("nothing to change"), "{}", text(&out.stderr));
+    assert_eq!(std::fs::read_to_string(&ours).expect("read"), after);
     assert_code(&sys.run(&["revert"]), 0);
     assert_eq!(std::fs::read_to_string(&ours).expect("read"), mine, "byte for byte");
 
