@@ -574,7 +574,7 @@ fn write_all(
         let (key, new) = (snap.changes[i].key.clone(), snap.changes[i].new.clone());
         if let Err(e) = backend.write(&key, &new) {
             let cause = write_failure(ctx.os, backend, &key, &new, &e);
-            return Err(roll_back(backend, store, snap, i, &[], cause));
+            return Err(roll_back(backend, store, snap, i, Some(i), &[], cause));
         }
         match backend.read(&key).value() {
             Some(v) if same(v, &new) => {}
@@ -592,7 +592,7 @@ fn write_all(
         if let Err(e) = write_persist(&f) {
             let cause = Error::not_permitted(format!("cannot write {}: {e:#}", f.path.display()));
             let n = snap.changes.len();
-            return Err(roll_back(backend, store, snap, n, &written, cause));
+            return Err(roll_back(backend, store, snap, n, None, &written, cause));
         }
         written.push(f);
     }
@@ -618,13 +618,15 @@ fn write_persist(f: &FileChange) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Undo the first `n` changes (and the files in `files`), in reverse; record the outcome in
-/// the snapshot; return the error to report, naming the cause and what was undone.
+/// Undo the first `n` changes, the failing one at index `failing` if the kernel kept part of
+/// it, and the files in `files`, in reverse; record the outcome in the snapshot; return the
+/// error to report, naming the cause and what was undone.
 fn roll_back(
     backend: &dyn SysctlBackend,
     store: &Store,
     snap: &mut Snapshot,
     n: usize,
+    failing: Option<usize>,
     files: &[FileChange],
     cause: Error,
 ) -> anyhow::Error {
@@ -638,7 +640,20 @@ fn roll_back(
             failed.push(format!("{}: {e}", f.path.display()));
         }
     }
-    for c in snap.changes[..n].iter().rev() {
+    let mut partly = None;
+    if let Some(i) = failing
+        && let Some(c) = snap.changes.get(i)
+        && backend.read(&c.key).value().is_some_and(|v| !same(v, &c.prior))
+    {
+        // Linux stores a vector's fields one by one: it may have kept the first ones
+        // before refusing a later one.
+        partly = Some(i);
+    }
+    for c in snap.changes[..n]
+        .iter()
+        .chain(partly.and_then(|i| snap.changes.get(i)))
+        .rev()
+    {
         let r = backend
             .write(&c.key, &c.prior)
             .map_err(|e| format!("{e:#}"))
@@ -651,10 +666,13 @@ fn roll_back(
             failed.push(e);
         }
     }
-    let undone = match n {
+    let mut undone = match n {
         0 => "no change had been made".to_string(),
         n => format!("undid the {n} change(s) made before it"),
     };
+    if let Some(c) = partly.and_then(|i| snap.changes.get(i)) {
+        undone.push_str(&format!(" and restored {}, which the kernel had partly changed", c.key));
+    }
     let (msg, hint) = if failed.is_empty() {
         snap.mark(State::RolledBack, format!("rolled back: {cause}"));
         (
@@ -831,4 +849,105 @@ fn spawn_timer(ctx: &Context, store: &Store, snap: &Snapshot) -> anyhow::Result<
         anyhow::bail!("it exited at once ({status}); see {}", log_path.display());
     }
     Ok(child.id())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::RefCell;
+    use std::collections::BTreeMap;
+
+    use super::*;
+
+    /// A kernel in memory. Writing `net.x.vector` keeps the first field of the new value,
+    /// then fails, as proc_dointvec does when a later field is out of range.
+    struct Mock(RefCell<BTreeMap<String, String>>);
+
+    impl SysctlBackend for Mock {
+        fn os(&self) -> Os {
+            Os::Linux
+        }
+        fn read(&self, key: &str) -> KeyState {
+            self.0
+                .borrow()
+                .get(key)
+                .map_or(KeyState::Absent, |v| KeyState::Present {
+                    value: v.clone(),
+                    writable: true,
+                })
+        }
+        fn write(&self, key: &str, value: &str) -> anyhow::Result<()> {
+            let mut m = self.0.borrow_mut();
+            if key == "net.x.vector" && value != "1 1 1" {
+                let first = value.split(' ').next().unwrap_or("");
+                m.insert(key.into(), format!("{first} 1 1"));
+                return Err(Error::usage(format!("cannot write {key}: the kernel rejected the value (EINVAL)")).into());
+            }
+            m.insert(key.into(), value.into());
+            Ok(())
+        }
+        fn describe(&self) -> String {
+            "mock".into()
+        }
+    }
+
+    fn ctx(state: &Path) -> Context {
+        Context {
+            os: Os::Linux,
+            format: None,
+            stdout_tty: false,
+            stderr_tty: false,
+            color: false,
+            backend: None,
+            state_dir: state.to_path_buf(),
+            local: false,
+            forward_args: Vec::new(),
+        }
+    }
+
+    fn change(key: &str, prior: &str, new: &str) -> Change {
+        Change {
+            key: key.into(),
+            prior: prior.into(),
+            new: new.into(),
+            applied: None,
+        }
+    }
+
+    #[test]
+    fn a_failed_write_rolls_back_the_earlier_ones_and_its_own_first_fields() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::new(dir.path());
+        store.ensure().expect("ensure");
+        let start: BTreeMap<String, String> = [("net.x.a", "10"), ("net.x.b", "20"), ("net.x.vector", "1 1 1")]
+            .iter()
+            .map(|(k, v)| ((*k).to_string(), (*v).to_string()))
+            .collect();
+        let mock = Mock(RefCell::new(start.clone()));
+        let ident = Identity {
+            hostname: "h".into(),
+            netns: None,
+            boot_id: None,
+        };
+        let mut snap = Snapshot::new(1, Os::Linux, "mock".into(), ident, "test".into());
+        snap.changes = vec![
+            change("net.x.a", "10", "11"),
+            change("net.x.b", "20", "21"),
+            change("net.x.vector", "1 1 1", "9 9 0"),
+        ];
+        let mut warnings = Vec::new();
+        let e = write_all(&ctx(dir.path()), &mock, &store, &mut snap, &mut warnings).expect_err("fails");
+        let msg = e.to_string();
+        assert!(msg.contains("EINVAL"), "{msg}");
+        assert!(
+            msg.contains(
+                "undid the 2 change(s) made before it and restored net.x.vector, which the kernel had partly changed"
+            ),
+            "{msg}"
+        );
+        assert_eq!(*mock.0.borrow(), start);
+        assert_eq!(snap.state, State::RolledBack);
+        let e = e.downcast::<Error>().expect("tcptune error");
+        assert_eq!(e.exit_code(), exit::USAGE, "a value the kernel rejects is bad input");
+        assert_eq!(store.find("1").expect("saved").state, State::RolledBack);
+    }
 }
