@@ -117,6 +117,12 @@ pub fn run(ctx: &Context, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
             notes.join("; "),
         ]);
     }
+    // Ids, times and key names are read whole; the notes column takes what is left.
+    for i in 0..4 {
+        if let Some(c) = t.column_mut(i) {
+            c.set_constraint(comfy_table::ColumnConstraint::ContentWidth);
+        }
+    }
     writeln!(out, "{t}")?;
     Ok(ExitCode::SUCCESS)
 }
