@@ -22,26 +22,29 @@ Examples:
   sudo tcptune apply 60-tcptune.conf && sudo tcptune revert";
 
 const APPLY_AFTER_HELP: &str = "\
-FILE is in sysctl.d / sysctl.conf format: `key = value` or `key=value`, `#` and `;` comment lines,
-blank lines; a leading `-` turns \"key absent or read-only here\" into a note. Only networking keys
+FILE is in sysctl.d / sysctl.conf format: `key = value` or `key=value`, `#` and `;` comment lines, \
+blank lines; a leading `-` turns \"key absent or read-only here\" into a note. Only networking keys \
 (Linux net.*; FreeBSD/macOS kern.ipc.*, net.inet.*, net.inet6.*), written with dots.
 
-Every line is checked and every current value read before the first write; the snapshot (prior and
-new values) is saved in --state-dir before the first write; if any write fails, the ones already made
+Every line is checked and every current value read before the first write; the snapshot (prior and \
+new values) is saved in --state-dir before the first write; if any write fails, the ones already made \
 are undone. The snapshot id goes to stdout. Undo with `tcptune revert [ID]`.
 
-Exit codes: 0 applied (or nothing to change), 2 bad input (nothing written), 3 not permitted: not root,
-a read-only key, another apply holds the lock (nothing left changed).";
+Exit codes: 0 applied (or nothing to change), 2 bad input (nothing written), 3 not permitted: not \
+root, a read-only key, the kernel refused a write, another apply holds the lock (nothing left changed).";
 
 const REVERT_AFTER_HELP: &str = "\
-Restores the prior values of the latest snapshot not yet reverted that was taken here (same OS,
-sysctl target and network namespace), or of SNAPSHOT_ID, in reverse order, and checks each by reading
-it back; undoes --persist file changes. A snapshot left `applying` by a killed apply is restored too.
+Restores the prior values of the latest snapshot not yet reverted that was taken here (same OS, \
+sysctl target and network namespace), or of SNAPSHOT_ID, in reverse order, and checks each by reading \
+it back; undoes --persist file changes. A snapshot left `applying` by a killed apply is restored too. \
 Running it again says \"nothing to revert\" and exits 0.
 
-A value changed by someone else since the apply stops the revert (nothing is changed) unless --force.
-A snapshot from an earlier boot: its runtime values ended at reboot and are left alone (its --persist
-changes are still undone) unless --force.";
+A value changed by someone else since the apply stops the revert (nothing is changed) unless --force. \
+A snapshot from an earlier boot: its runtime values ended at reboot and are left alone (its --persist \
+changes are still undone) unless --force.
+
+Exit codes: 0 reverted or nothing to revert, 2 unknown or damaged snapshot, or one from another \
+namespace, 3 values changed since, a write failed, the lock is held, or not root.";
 
 #[derive(Debug, Parser)]
 #[command(name = "tcptune", version, about = "TCP tuning advisor: size kernel buffers to the path's bandwidth-delay product", after_help = AFTER_HELP)]
@@ -106,8 +109,6 @@ pub struct ApplyArgs {
     /// sysctl-format file to apply, or `-` for stdin (or give --host / --rtt and --bandwidth)
     #[arg(value_name = "FILE|-")]
     pub file: Option<PathBuf>,
-    #[command(flatten, next_help_heading = "Fresh advice (instead of FILE)")]
-    pub advice: AdviseArgs,
     /// Show each change (key: current -> new) and write nothing, not even a snapshot
     #[arg(long)]
     pub dry_run: bool,
@@ -124,6 +125,9 @@ pub struct ApplyArgs {
     /// Tests only: the directory standing for / in --persist paths
     #[arg(long, value_name = "DIR", hide = true)]
     pub persist_root: Option<PathBuf>,
+    // Last: the heading applies to every argument after it.
+    #[command(flatten, next_help_heading = "Fresh advice (instead of FILE)")]
+    pub advice: AdviseArgs,
 }
 
 #[derive(Debug, Args)]

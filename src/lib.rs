@@ -125,6 +125,8 @@ tcptune sizes TCP buffers to your path's bandwidth-delay product.
   tcptune calc --bandwidth 1gbit --rtt 25ms          what a path needs
   tcptune advise --rtt 150ms --bandwidth 500mbit     what to change here, and why
   tcptune advise --rtt 150ms --bandwidth 500mbit --format sysctl | sudo tee /etc/sysctl.d/60-tcptune.conf
+  sudo tcptune apply --rtt 150ms --bandwidth 500mbit  change the running kernel (snapshot first)
+  sudo tcptune revert                                 and put it back exactly
 
 Run `tcptune --help` for every command and option.";
 
