@@ -67,9 +67,9 @@ pub fn run(ctx: &Context, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
             this_boot: s.same_boot(&here),
             this_netns: s.identity.netns == here.netns,
             expires: s.expires.as_deref(),
-            timer_running: s
-                .timer_pid
-                .map(|p| s.state.needs_revert() && s.same_boot(&here) && alive(p)),
+            timer_running: s.expires.as_ref().map(|_| {
+                s.state.needs_revert() && s.same_boot(&here) && s.timer_pid.is_some_and(|p| is_timer(p, &s.id))
+            }),
             snapshot: s,
         })
         .collect();
@@ -104,7 +104,7 @@ pub fn run(ctx: &Context, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
             match e.timer_running {
                 Some(true) => notes.push(format!("reverts at {x}")),
                 Some(false) if e.snapshot.state.needs_revert() => {
-                    notes.push(format!("timer for {x} NOT running: revert by hand"));
+                    notes.push("timer gone: revert by hand".to_string());
                 }
                 _ => {}
             }
@@ -125,6 +125,18 @@ pub fn run(ctx: &Context, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     }
     writeln!(out, "{t}")?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Whether process `pid` is the `apply --for` timer of snapshot `id` (a pid can be reused).
+fn is_timer(pid: u32, id: &str) -> bool {
+    match std::fs::read(format!("/proc/{pid}/cmdline")) {
+        Ok(cmd) => {
+            let args: Vec<&[u8]> = cmd.split(|b| *b == 0).collect();
+            args.contains(&b"revert-timer".as_slice()) && args.contains(&id.as_bytes())
+        }
+        // No /proc (FreeBSD, macOS): whether the process exists.
+        Err(_) => alive(pid),
+    }
 }
 
 /// Whether process `pid` exists.

@@ -1036,3 +1036,26 @@ fn netns_apply_for_reverts_itself_from_a_detached_process() {
     let log = std::fs::read_to_string(state.join(format!("timer-{}.log", s["id"].as_str().expect("id")))).expect("log");
     assert!(log.contains("reverted snapshot"), "{log}");
 }
+
+#[test]
+fn a_dead_timer_shows_in_snapshots_and_revert_still_works() {
+    let sys = Linux::new(&[]);
+    let f = sys.file("t.conf", "net.ipv4.tcp_rmem = 4096 131072 20643840\n");
+    let out = sys.run_file(&["apply", "--for", "10m"], &f);
+    assert_code(&out, 0);
+    let s = &sys.snapshots()[0];
+    assert_eq!(s["timer_running"], true);
+    let pid = i32::try_from(s["timer_pid"].as_u64().expect("pid")).expect("pid");
+    // SAFETY: kill(2) on the timer this test's apply started.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGKILL) }, 0);
+    wait_for("the timer to die", Duration::from_secs(10), || {
+        sys.snapshots()[0]["timer_running"] == false
+    });
+    let table = text(&sys.run(&["snapshots"]).stdout);
+    assert!(table.contains("timer gone: revert by hand"), "{table}");
+    assert_code(&sys.run(&["revert"]), 0);
+    assert_eq!(sys.value("net.ipv4.tcp_rmem"), "4096 131072 6291456");
+    // --for and --persist do not mix: a timed experiment is not for boot.
+    assert_code(&sys.run_file(&["apply", "--for", "1m", "--persist"], &f), 2);
+    assert_code(&sys.run_file(&["apply", "--for", "10"], &f), 2);
+}
