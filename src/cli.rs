@@ -17,7 +17,34 @@ Exit codes: 0 ok, 1 check found problems, 2 usage or bad input, 3 not permitted
 Examples:
   tcptune calc --bandwidth 1gbit --rtt 25ms
   tcptune advise --rtt 150ms --bandwidth 500mbit
-  tcptune advise --rtt 150ms --bandwidth 500mbit --format sysctl | sudo tee /etc/sysctl.d/60-tcptune.conf";
+  tcptune advise --rtt 150ms --bandwidth 500mbit --format sysctl | sudo tee /etc/sysctl.d/60-tcptune.conf
+  sudo tcptune apply --rtt 150ms --bandwidth 500mbit --dry-run
+  sudo tcptune apply 60-tcptune.conf && sudo tcptune revert";
+
+const APPLY_AFTER_HELP: &str = "\
+FILE is in sysctl.d / sysctl.conf format: `key = value` or `key=value`, `#` and `;` comment lines, \
+blank lines; a leading `-` turns \"key absent or read-only here\" into a note. Only networking keys \
+(Linux net.*; FreeBSD/macOS kern.ipc.*, net.inet.*, net.inet6.*), written with dots.
+
+Every line is checked and every current value read before the first write; the snapshot (prior and \
+new values) is saved in --state-dir before the first write; if any write fails, the ones already made \
+are undone. The snapshot id goes to stdout. Undo with `tcptune revert [ID]`.
+
+Exit codes: 0 applied (or nothing to change), 2 bad input (nothing written), 3 not permitted: not \
+root, a read-only key, the kernel refused a write, another apply holds the lock (nothing left changed).";
+
+const REVERT_AFTER_HELP: &str = "\
+Restores the prior values of the latest snapshot not yet reverted that was taken here (same OS, \
+sysctl target and network namespace), or of SNAPSHOT_ID, in reverse order, and checks each by reading \
+it back; undoes --persist file changes. A snapshot left `applying` by a killed apply is restored too. \
+Running it again says \"nothing to revert\" and exits 0.
+
+A value changed by someone else since the apply stops the revert (nothing is changed) unless --force. \
+A snapshot from an earlier boot: its runtime values ended at reboot and are left alone (its --persist \
+changes are still undone) unless --force.
+
+Exit codes: 0 reverted or nothing to revert, 2 unknown or damaged snapshot, or one from another \
+namespace, 3 values changed since, a write failed, the lock is held, or not root.";
 
 #[derive(Debug, Parser)]
 #[command(name = "tcptune", version, about = "TCP tuning advisor: size kernel buffers to the path's bandwidth-delay product", after_help = AFTER_HELP)]
@@ -65,6 +92,74 @@ pub enum Command {
     Calc(CalcArgs),
     /// Recommend sysctl settings for a path
     Advise(AdviseArgs),
+    /// Apply a sysctl file or fresh advice to the running kernel, snapshotting first
+    Apply(ApplyArgs),
+    /// Put back the values a snapshot replaced
+    Revert(RevertArgs),
+    /// List the snapshots taken by apply
+    Snapshots,
+    /// Internal: the detached process behind `apply --for`
+    #[command(hide = true, name = "revert-timer")]
+    RevertTimer(RevertTimerArgs),
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = APPLY_AFTER_HELP)]
+pub struct ApplyArgs {
+    /// sysctl-format file to apply, or `-` for stdin (or give --host / --rtt and --bandwidth)
+    #[arg(value_name = "FILE|-")]
+    pub file: Option<PathBuf>,
+    /// Show each change (key: current -> new) and write nothing, not even a snapshot
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Also make the values survive a reboot (Linux: /etc/sysctl.d/60-tcptune.conf;
+    /// FreeBSD/macOS: a marked block in /etc/sysctl.conf, boot tunables in /boot/loader.conf)
+    #[arg(long)]
+    pub persist: bool,
+    /// A timed experiment: a detached process reverts the snapshot after DURATION (90s, 10m, 2h)
+    #[arg(long = "for", value_name = "DURATION", value_parser = parse_for, conflicts_with = "persist")]
+    pub for_: Option<std::time::Duration>,
+    /// Seconds to wait for another apply or revert to finish (0: refuse at once)
+    #[arg(long, value_name = "SECS", default_value_t = 10)]
+    pub wait: u64,
+    /// Tests only: the directory standing for / in --persist paths
+    #[arg(long, value_name = "DIR", hide = true)]
+    pub persist_root: Option<PathBuf>,
+    // Last: the heading applies to every argument after it.
+    #[command(flatten, next_help_heading = "Fresh advice (instead of FILE)")]
+    pub advice: AdviseArgs,
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = REVERT_AFTER_HELP)]
+pub struct RevertArgs {
+    /// The snapshot: its id, a unique prefix of it, or its number [default: the latest not reverted]
+    #[arg(value_name = "SNAPSHOT_ID")]
+    pub id: Option<String>,
+    /// Restore even values someone changed since, a snapshot from another boot or namespace
+    #[arg(long)]
+    pub force: bool,
+    /// Show what would be restored and change nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Seconds to wait for another apply or revert to finish (0: refuse at once)
+    #[arg(long, value_name = "SECS", default_value_t = 10)]
+    pub wait: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct RevertTimerArgs {
+    pub id: String,
+}
+
+/// `--for`: "90s", "10m", "1h30m" (humantime), at least one second, at most a week.
+fn parse_for(s: &str) -> Result<std::time::Duration, String> {
+    let d = humantime::parse_duration(s)
+        .map_err(|e| format!("invalid duration \"{s}\": {e}; expected e.g. 90s, 10m, 2h"))?;
+    if d < std::time::Duration::from_secs(1) || d > std::time::Duration::from_secs(7 * 24 * 3600) {
+        return Err(format!("invalid duration \"{s}\": expected 1s to 7 days"));
+    }
+    Ok(d)
 }
 
 #[derive(Debug, Args)]
@@ -148,6 +243,15 @@ mod tests {
     #[test]
     fn clap_definition_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn for_durations() {
+        assert_eq!(parse_for("10m"), Ok(std::time::Duration::from_secs(600)));
+        assert_eq!(parse_for("1h30m"), Ok(std::time::Duration::from_secs(5400)));
+        assert!(parse_for("10").is_err());
+        assert!(parse_for("10ms").is_err());
+        assert!(parse_for("30d").is_err());
     }
 
     #[test]

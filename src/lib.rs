@@ -11,10 +11,15 @@ pub mod error;
 pub mod expr;
 pub mod measure;
 pub mod output;
+pub mod persist;
 pub mod platform;
 pub mod profile;
+pub mod signals;
+pub mod snapshot;
+pub mod sysctl_file;
 pub mod units;
 
+use std::ffi::OsString;
 use std::io::IsTerminal as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -37,6 +42,9 @@ pub struct Context {
     pub state_dir: PathBuf,
     /// Whether `backend` is this very machine (memory checks use its RAM).
     pub local: bool,
+    /// The global options that select the same OS, sysctl target and state directory, for a
+    /// tcptune started by this one (the `apply --for` timer); paths made absolute.
+    pub forward_args: Vec<OsString>,
 }
 
 impl Context {
@@ -58,6 +66,21 @@ impl Context {
         };
         let local = os == running && g.sysctl_dir.is_none() && g.sysctl_cmd.is_none();
         let stdout_tty = std::io::stdout().is_terminal();
+        let absolute = |p: &PathBuf| std::path::absolute(p).unwrap_or_else(|_| p.clone());
+        let mut forward_args: Vec<OsString> = vec!["--os".into(), os.name().into()];
+        if let Some(d) = &g.sysctl_dir {
+            forward_args.extend(["--sysctl-dir".into(), absolute(d).into()]);
+        }
+        if let Some(c) = &g.sysctl_cmd {
+            // A bare program name is looked up in PATH, as sysctl(8) is: keep it as given.
+            let c = if c.components().count() > 1 {
+                absolute(c)
+            } else {
+                c.clone()
+            };
+            forward_args.extend(["--sysctl-cmd".into(), c.into()]);
+        }
+        forward_args.extend(["--state-dir".into(), absolute(&g.state_dir).into()]);
         Self {
             os,
             format: g.format,
@@ -67,6 +90,7 @@ impl Context {
             backend,
             state_dir: g.state_dir.clone(),
             local,
+            forward_args,
         }
     }
 
@@ -106,6 +130,8 @@ tcptune sizes TCP buffers to your path's bandwidth-delay product.
   tcptune calc --bandwidth 1gbit --rtt 25ms          what a path needs
   tcptune advise --rtt 150ms --bandwidth 500mbit     what to change here, and why
   tcptune advise --rtt 150ms --bandwidth 500mbit --format sysctl | sudo tee /etc/sysctl.d/60-tcptune.conf
+  sudo tcptune apply --rtt 150ms --bandwidth 500mbit  change the running kernel (snapshot first)
+  sudo tcptune revert                                 and put it back exactly
 
 Run `tcptune --help` for every command and option.";
 
@@ -121,6 +147,10 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Some(Command::Calc(a)) => cmd::calc::run(a, &ctx, &mut out),
         Some(Command::Advise(a)) => cmd::advise::run(a, &ctx, &mut out),
+        Some(Command::Apply(a)) => cmd::apply::run(a, &ctx, &mut out),
+        Some(Command::Revert(a)) => cmd::revert::run(a, &ctx, &mut out),
+        Some(Command::Snapshots) => cmd::snapshots::run(&ctx, &mut out),
+        Some(Command::RevertTimer(a)) => cmd::revert::run_timer(a, &ctx),
     }
 }
 

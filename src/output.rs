@@ -35,7 +35,8 @@ pub fn header<const N: usize>(names: [&str; N]) -> Vec<comfy_table::Cell> {
 }
 
 pub fn json<T: serde::Serialize>(out: &mut dyn Write, value: &T) -> anyhow::Result<()> {
-    serde_json::to_writer_pretty(&mut *out, value)?;
+    // An I/O error (a closed pipe) stays an io::Error, so `| head` exits 0.
+    serde_json::to_writer_pretty(&mut *out, value).map_err(std::io::Error::from)?;
     writeln!(out)?;
     Ok(())
 }

@@ -559,6 +559,7 @@ mod tests {
             backend: None,
             state_dir: "/nonexistent".into(),
             local: false,
+            forward_args: Vec::new(),
         }
     }
 

@@ -63,7 +63,11 @@ impl SysctlBackend for SysctlCmd {
             return Ok(());
         }
         let err = String::from_utf8_lossy(&out.stderr).trim().to_string();
-        if err.contains("Operation not permitted") || err.contains("Permission denied") {
+        if err.contains("Operation not permitted")
+            || err.contains("Permission denied")
+            || err.contains("read only")
+            || err.contains("read-only")
+        {
             Err(Error::not_permitted(format!("cannot set {key}: {err}")).into())
         } else {
             Err(Error::usage(format!("cannot set {key}: {err}")).into())

@@ -97,6 +97,12 @@ pub trait SysctlBackend {
     fn describe(&self) -> String;
 }
 
+/// Whether this process runs with root's effective uid (what writing sysctls needs).
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
 /// Normalise whitespace inside a multi-field value ("4096\t131072  6291456" → "4096 131072 6291456").
 pub fn normalize_value(v: &str) -> String {
     v.split_whitespace().collect::<Vec<_>>().join(" ")

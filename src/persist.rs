@@ -1,0 +1,337 @@
+//! `apply --persist`: the boot-time configuration files, and what else on the system
+//! could override tcptune's values.
+//!
+//! tcptune adds one marked block per snapshot and records each file's whole content
+//! before and after in the snapshot, so `revert` can put back exactly what was there:
+//! * Linux: `/etc/sysctl.d/60-tcptune.conf` (created if absent);
+//! * FreeBSD, macOS: `/etc/sysctl.conf`; FreeBSD boot-time tunables in `/boot/loader.conf`.
+//!
+//! All paths hang off a root (normally `/`), so tests can point them at a temporary tree.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::platform::Os;
+use crate::snapshot::FileChange;
+
+/// The Linux file tcptune owns. `60-` sorts after distribution defaults (`50-*`), before
+/// the local `99-sysctl.conf`.
+pub const LINUX_FILE: &str = "etc/sysctl.d/60-tcptune.conf";
+
+/// The file that holds runtime sysctls at boot, under `root`.
+pub fn sysctl_file(os: Os, root: &Path) -> PathBuf {
+    match os {
+        Os::Linux => root.join(LINUX_FILE),
+        Os::Freebsd | Os::Macos => root.join("etc/sysctl.conf"),
+    }
+}
+
+/// FreeBSD's loader tunables (boot-time only).
+pub fn loader_file(root: &Path) -> PathBuf {
+    root.join("boot/loader.conf")
+}
+
+/// The block tcptune adds for snapshot `id`.
+pub fn block(os: Os, id: &str, lines: &[(String, String)], loader: bool) -> String {
+    let mut b =
+        format!("# BEGIN tcptune {id}: added by `tcptune apply --persist`; `tcptune revert {id}` removes this block\n");
+    for (k, v) in lines {
+        if loader {
+            // loader.conf(5) values are quoted strings; the profile gives them quoted already.
+            if v.starts_with('"') {
+                b.push_str(&format!("{k}={v}\n"));
+            } else {
+                b.push_str(&format!("{k}=\"{v}\"\n"));
+            }
+        } else if os == Os::Linux {
+            b.push_str(&format!("{k} = {v}\n"));
+        } else {
+            b.push_str(&format!("{k}={v}\n"));
+        }
+    }
+    b.push_str(&format!("# END tcptune {id}\n"));
+    b
+}
+
+/// The change that appends `block` to `path` (read now).
+pub fn append(path: &Path, block: &str) -> std::io::Result<FileChange> {
+    // Write through a symlink (/etc/sysctl.conf is one on some systems) to its target.
+    let path = match std::fs::canonicalize(path) {
+        Ok(p) => p,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => path.to_path_buf(),
+        Err(e) => return Err(e),
+    };
+    let before = match std::fs::read_to_string(&path) {
+        Ok(t) => Some(t),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e),
+    };
+    let mut after = before.clone().unwrap_or_default();
+    if !after.is_empty() && !after.ends_with('\n') {
+        after.push('\n');
+    }
+    after.push_str(block);
+    Ok(FileChange {
+        path,
+        before,
+        after,
+        block: block.to_string(),
+    })
+}
+
+/// What undoing a file change did or found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Undo {
+    /// The file held exactly what tcptune wrote: the old content is back (or the file is gone).
+    Restored,
+    /// The file had changed since, but tcptune's block was still there word for word: only
+    /// the block was taken out.
+    BlockRemoved,
+    /// Already as before: nothing to do.
+    Unchanged,
+    /// The block is not there any more (someone edited or removed it): left alone.
+    Missing,
+}
+
+/// The content that undoes `fc` given the file's `current` content (None: absent), and
+/// what that means. None as content: delete the file.
+pub fn undo(fc: &FileChange, current: Option<&str>) -> (Option<Option<String>>, Undo) {
+    if current == fc.before.as_deref() {
+        return (None, Undo::Unchanged);
+    }
+    if current == Some(fc.after.as_str()) {
+        return (Some(fc.before.clone()), Undo::Restored);
+    }
+    match current {
+        Some(text) if text.contains(&fc.block) => {
+            let rest = text.replacen(&fc.block, "", 1);
+            if rest.is_empty() && fc.before.is_none() {
+                (Some(None), Undo::BlockRemoved)
+            } else {
+                (Some(Some(rest)), Undo::BlockRemoved)
+            }
+        }
+        _ => (None, Undo::Missing),
+    }
+}
+
+/// The lines of `wanted` that the file at `path` does not already end up setting: its last
+/// assignment of the key has another value, or there is none. Keeps `--persist` idempotent.
+pub fn missing(path: &Path, wanted: &[(String, String)]) -> Vec<(String, String)> {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let mut last: BTreeMap<String, String> = BTreeMap::new();
+    for (_, k, v) in assignments(&text) {
+        last.insert(k, crate::platform::normalize_value(v.trim_matches('"')));
+    }
+    wanted
+        .iter()
+        .filter(|(k, v)| {
+            last.get(k)
+                .is_none_or(|have| *have != crate::platform::normalize_value(v.trim_matches('"')))
+        })
+        .cloned()
+        .collect()
+}
+
+/// `key = value` lines of a sysctl file, leniently: (line, key, value). sysctl.d allows
+/// '/' as separator; it is folded to '.' here.
+fn assignments(text: &str) -> Vec<(usize, String, String)> {
+    text.lines()
+        .enumerate()
+        .filter_map(|(i, l)| {
+            let l = l.trim();
+            if l.starts_with('#') || l.starts_with(';') {
+                return None;
+            }
+            let (k, v) = l.trim_start_matches('-').split_once('=')?;
+            Some((i + 1, k.trim().replace('/', "."), v.trim().to_string()))
+        })
+        .collect()
+}
+
+/// Files read at boot *after* tcptune's that set one of `keys`: they win. One warning each.
+pub fn overrides(os: Os, root: &Path, keys: &[&str]) -> Vec<String> {
+    let mut later: Vec<PathBuf> = Vec::new();
+    match os {
+        Os::Linux => {
+            // systemd-sysctl and `sysctl --system`: every *.conf in these directories, a name in
+            // an earlier directory masking the same name in a later one, applied in name order.
+            let mut by_name: BTreeMap<String, PathBuf> = BTreeMap::new();
+            for d in [
+                "etc/sysctl.d",
+                "run/sysctl.d",
+                "usr/local/lib/sysctl.d",
+                "usr/lib/sysctl.d",
+                "lib/sysctl.d",
+            ] {
+                let Ok(entries) = std::fs::read_dir(root.join(d)) else {
+                    continue;
+                };
+                for e in entries.flatten() {
+                    let name = e.file_name().to_string_lossy().to_string();
+                    if name.ends_with(".conf") {
+                        by_name.entry(name).or_insert_with(|| e.path());
+                    }
+                }
+            }
+            let ours = Path::new(LINUX_FILE)
+                .file_name()
+                .map(|n| n.to_string_lossy().to_string())
+                .unwrap_or_default();
+            later.extend(by_name.into_iter().filter(|(n, _)| *n > ours).map(|(_, p)| p));
+            // procps `sysctl --system` reads /etc/sysctl.conf last.
+            later.push(root.join("etc/sysctl.conf"));
+        }
+        // rc.d/sysctl reads /etc/sysctl.conf.local after /etc/sysctl.conf.
+        Os::Freebsd => later.push(root.join("etc/sysctl.conf.local")),
+        Os::Macos => {}
+    }
+    let mut seen = Vec::new();
+    let mut out = Vec::new();
+    for p in later {
+        let canon = std::fs::canonicalize(&p).unwrap_or_else(|_| p.clone());
+        if seen.contains(&canon) {
+            continue;
+        }
+        seen.push(canon);
+        let Ok(text) = std::fs::read_to_string(&p) else {
+            continue;
+        };
+        for (line, k, v) in assignments(&text) {
+            if keys.contains(&k.as_str()) {
+                out.push(format!(
+                    "{}:{line} sets {k} = {v}; it is read after tcptune's file and wins at boot",
+                    p.display()
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// Daemons that retune the network stack behind tcptune's back: (name, pid).
+pub fn running_tuners(proc_root: &Path) -> Vec<(String, u32)> {
+    let Ok(entries) = std::fs::read_dir(proc_root) else {
+        return Vec::new();
+    };
+    let mut out: Vec<(String, u32)> = entries
+        .flatten()
+        .filter_map(|e| {
+            let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+            let comm = std::fs::read_to_string(e.path().join("comm")).ok()?;
+            let comm = comm.trim();
+            ["tuned", "bpftune"].contains(&comm).then(|| (comm.to_string(), pid))
+        })
+        .collect();
+    out.sort_by_key(|(_, pid)| *pid);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kv(k: &str, v: &str) -> (String, String) {
+        (k.to_string(), v.to_string())
+    }
+
+    #[test]
+    fn blocks_per_os() {
+        let b = block(Os::Linux, "0001-x", &[kv("net.ipv4.tcp_rmem", "1 2 3")], false);
+        assert_eq!(
+            b.lines().collect::<Vec<_>>(),
+            vec![
+                "# BEGIN tcptune 0001-x: added by `tcptune apply --persist`; `tcptune revert 0001-x` removes this block",
+                "net.ipv4.tcp_rmem = 1 2 3",
+                "# END tcptune 0001-x"
+            ]
+        );
+        let b = block(Os::Freebsd, "i", &[kv("kern.ipc.maxsockbuf", "5")], false);
+        assert!(b.contains("\nkern.ipc.maxsockbuf=5\n"));
+        let b = block(Os::Freebsd, "i", &[kv("cc_htcp_load", "\"YES\""), kv("x", "1")], true);
+        assert!(b.contains("\ncc_htcp_load=\"YES\"\nx=\"1\"\n"), "{b}");
+    }
+
+    #[test]
+    fn append_then_undo_in_every_situation() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let p = dir.path().join("sysctl.conf");
+        let b = block(Os::Freebsd, "1", &[kv("kern.ipc.maxsockbuf", "5")], false);
+
+        // Absent file: created, and undo deletes it.
+        let fc = append(&p, &b).expect("append");
+        assert_eq!(fc.before, None);
+        assert_eq!(undo(&fc, Some(&fc.after)), (Some(None), Undo::Restored));
+        assert_eq!(undo(&fc, None), (None, Undo::Unchanged));
+
+        // Existing content without a final newline is kept byte for byte.
+        std::fs::write(&p, "a=1").expect("write");
+        let fc = append(&p, &b).expect("append");
+        assert_eq!(fc.after, format!("a=1\n{b}"));
+        assert_eq!(undo(&fc, Some(&fc.after)), (Some(Some("a=1".into())), Undo::Restored));
+
+        // Someone appended after our block: only our block goes.
+        let edited = format!("{}z=9\n", fc.after);
+        assert_eq!(
+            undo(&fc, Some(&edited)),
+            (Some(Some("a=1\nz=9\n".into())), Undo::BlockRemoved)
+        );
+        // Someone removed our block: leave the file alone.
+        assert_eq!(undo(&fc, Some("a=1\nz=9\n")), (None, Undo::Missing));
+    }
+
+    #[test]
+    fn only_what_the_file_does_not_already_set_is_added() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let p = dir.path().join("60-tcptune.conf");
+        let want = [kv("net.a", "1 2 3"), kv("net.b", "5")];
+        assert_eq!(missing(&p, &want), want.to_vec());
+        std::fs::write(&p, "net.a = 1\t2 3\nnet.b = 4\n# net.b = 5\n").expect("write");
+        assert_eq!(missing(&p, &want), vec![kv("net.b", "5")]);
+        std::fs::write(&p, "net.a=1 2 3\nnet.b = 4\nnet.b = 5\n").expect("write");
+        assert!(missing(&p, &want).is_empty());
+        std::fs::write(&p, "cc_htcp_load=\"YES\"\n").expect("write");
+        assert!(missing(&p, &[kv("cc_htcp_load", "\"YES\"")]).is_empty());
+    }
+
+    #[test]
+    fn later_files_that_set_the_same_key_are_found() {
+        let root = tempfile::tempdir().expect("tempdir");
+        let w = |rel: &str, text: &str| {
+            let p = root.path().join(rel);
+            std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+            std::fs::write(p, text).expect("write");
+        };
+        w("etc/sysctl.d/50-early.conf", "net.ipv4.tcp_rmem = 1 2 3\n");
+        w("etc/sysctl.d/99-late.conf", "# x\nnet/ipv4/tcp_rmem = 4 5 6\n");
+        w("usr/lib/sysctl.d/99-late.conf", "net.ipv4.tcp_wmem = 4 5 6\n"); // masked by /etc
+        w("usr/lib/sysctl.d/70-vendor.conf", "-net.ipv4.tcp_wmem=7 8 9\n");
+        w("etc/sysctl.conf", "net.core.rmem_max = 1\n");
+        let keys = ["net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem", "net.core.rmem_max"];
+        let w = overrides(Os::Linux, root.path(), &keys);
+        assert_eq!(w.len(), 3, "{w:#?}");
+        assert!(
+            w[0].contains("70-vendor.conf:1 sets net.ipv4.tcp_wmem = 7 8 9"),
+            "{w:?}"
+        );
+        assert!(
+            w[1].contains("etc/sysctl.d/99-late.conf:2 sets net.ipv4.tcp_rmem"),
+            "{w:?}"
+        );
+        assert!(w[2].contains("etc/sysctl.conf:1 sets net.core.rmem_max"), "{w:?}");
+        assert!(overrides(Os::Freebsd, root.path(), &keys).is_empty());
+    }
+
+    #[test]
+    fn tuners_are_spotted_in_proc() {
+        let proc = tempfile::tempdir().expect("tempdir");
+        for (pid, comm) in [("1", "systemd"), ("42", "tuned"), ("77", "bpftune"), ("self", "tuned")] {
+            std::fs::create_dir_all(proc.path().join(pid)).expect("mkdir");
+            std::fs::write(proc.path().join(pid).join("comm"), format!("{comm}\n")).expect("write");
+        }
+        assert_eq!(
+            running_tuners(proc.path()),
+            vec![("tuned".to_string(), 42), ("bpftune".to_string(), 77)]
+        );
+    }
+}

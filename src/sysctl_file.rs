@@ -1,0 +1,662 @@
+//! The sysctl-file format `tcptune apply` reads, and the checks a value must pass before
+//! tcptune will write it. Pure: no I/O.
+//!
+//! # Syntax
+//! What `sysctl -p` (procps), systemd-sysctl (sysctl.d(5)) and FreeBSD/macOS
+//! `/etc/sysctl.conf` have in common, narrowed to what is safe to write:
+//! * blank lines, and lines whose first non-blank character is `#` or `;`, are comments;
+//! * `key = value` or `key=value`; blanks around `=` and at the ends are dropped, blanks
+//!   inside a multi-field value are folded to one space (`4096\t131072 6291456`);
+//! * a leading `-` (systemd: "ignore errors") makes a key that this kernel lacks, or that
+//!   is read-only here, a note instead of an error; the line must still be valid;
+//! * FreeBSD/macOS only: a ` # comment` after the value is dropped (rc.d/sysctl ignores
+//!   it); on Linux a `#` in a value is refused, because procps would write it to the kernel.
+//!
+//! Refused, with the line number: keys outside the OS's networking tree, keys written with
+//! `/` separators (sysctl.d allows them; tcptune wants one spelling), empty components and
+//! `..`, glob patterns, quotes, non-ASCII, negative numbers, integers that overflow the
+//! kernel's type, a key set twice, and files over [`MAX_FILE_BYTES`].
+
+use crate::platform::Os;
+
+/// Larger input is refused: a sysctl file is a few hundred bytes.
+pub const MAX_FILE_BYTES: usize = 1 << 20;
+
+/// The largest C `int`: what Linux (and most BSD oids) keep these values in.
+pub const INT_MAX: u64 = i32::MAX as u64;
+/// Keys kept in a C `long` (64-bit) or `u_long`.
+pub const LONG_MAX: u64 = i64::MAX as u64;
+
+/// One `key = value` line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Assignment {
+    /// 1-based line number in the file.
+    pub line: usize,
+    pub key: String,
+    /// Fields joined by single spaces.
+    pub value: String,
+    /// The line had a leading `-`.
+    pub ignore_errors: bool,
+}
+
+/// A problem on one line.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}: {msg}")]
+pub struct LineError {
+    pub line: usize,
+    pub msg: String,
+}
+
+/// Parse and check a whole file. Every problem is reported, in line order.
+pub fn parse(text: &str, os: Os) -> Result<Vec<Assignment>, Vec<LineError>> {
+    let mut out: Vec<Assignment> = Vec::new();
+    let mut errors = Vec::new();
+    if text.len() > MAX_FILE_BYTES {
+        errors.push(LineError {
+            line: 0,
+            msg: format!("larger than {MAX_FILE_BYTES} bytes: not a sysctl file"),
+        });
+        return Err(errors);
+    }
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    for (i, raw) in text.split('\n').enumerate() {
+        let line = i + 1;
+        match parse_line(raw, os) {
+            Ok(None) => {}
+            Ok(Some((key, value, ignore_errors))) => {
+                if let Some(prev) = out.iter().find(|a| a.key == key) {
+                    errors.push(LineError {
+                        line,
+                        msg: format!("{key} is already set on line {}: keep one", prev.line),
+                    });
+                    continue;
+                }
+                out.push(Assignment {
+                    line,
+                    key,
+                    value,
+                    ignore_errors,
+                });
+            }
+            Err(msg) => errors.push(LineError { line, msg }),
+        }
+    }
+    if errors.is_empty() { Ok(out) } else { Err(errors) }
+}
+
+/// One line: None for a comment or blank line.
+fn parse_line(raw: &str, os: Os) -> Result<Option<(String, String, bool)>, String> {
+    let s = raw.trim();
+    if s.is_empty() || s.starts_with('#') || s.starts_with(';') {
+        return Ok(None);
+    }
+    if let Some(c) = s
+        .chars()
+        .find(|c| !c.is_ascii() || (c.is_ascii_control() && *c != '\t'))
+    {
+        return Err(format!("unexpected character {c:?}: sysctl files are plain ASCII"));
+    }
+    let (s, ignore_errors) = match s.strip_prefix('-') {
+        Some(rest) => (rest.trim_start(), true),
+        None => (s, false),
+    };
+    let Some((k, v)) = s.split_once('=') else {
+        return Err(format!("expected `key = value`, found \"{s}\""));
+    };
+    let key = k.trim();
+    check_key(key, os)?;
+    let mut value = v.trim();
+    if os != Os::Linux
+        && let Some(i) = value.find('#')
+        && (i == 0 || value[..i].ends_with([' ', '\t']))
+    {
+        value = value[..i].trim_end();
+    }
+    let value = check_value(key, value, os)?;
+    Ok(Some((key.to_string(), value, ignore_errors)))
+}
+
+/// Why `key` is not one tcptune writes, or Ok.
+pub fn check_key(key: &str, os: Os) -> Result<(), String> {
+    if key.is_empty() {
+        return Err("missing key before '='".into());
+    }
+    if key.contains('/') {
+        return Err(format!(
+            "{key}: keys with '/' separators are not accepted: write it with dots (e.g. net.ipv4.tcp_rmem)"
+        ));
+    }
+    if key.contains("..") || key.starts_with('.') || key.ends_with('.') {
+        return Err(format!(
+            "{key}: empty key component ('..' or a leading or trailing '.')"
+        ));
+    }
+    if key.contains(['*', '?', '[', ']']) {
+        return Err(format!("{key}: glob patterns are not supported: name each key"));
+    }
+    if let Some(c) = key
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')))
+    {
+        return Err(format!("{key}: invalid character {c:?} in key"));
+    }
+    if !os.is_network_key(key) {
+        let trees = match os {
+            Os::Linux => "net.*",
+            Os::Freebsd | Os::Macos => "kern.ipc.*, net.inet.*, net.inet6.*",
+        };
+        return Err(format!(
+            "{key} is outside the networking tree ({trees}): tcptune changes networking keys only"
+        ));
+    }
+    Ok(())
+}
+
+/// What a key's value must look like.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// One integer in `min..=max`.
+    Int { min: u64, max: u64 },
+    /// Exactly `n` integers in `min..=max`; `ordered`: each at most the next (min ≤ default ≤ max).
+    Ints {
+        n: usize,
+        min: u64,
+        max: u64,
+        ordered: bool,
+    },
+    /// One name (a congestion-control algorithm, a qdisc).
+    Name,
+    /// Names separated by blanks.
+    Names,
+    /// Not known to tcptune: integers within [`LONG_MAX`] or names, checked against the
+    /// running value's shape before writing ([`check_against_current`]).
+    Unknown,
+}
+
+/// The kind of the keys tcptune knows; [`Kind::Unknown`] for the rest of the tree.
+pub fn kind(os: Os, key: &str) -> Kind {
+    let int = Kind::Int { min: 0, max: INT_MAX };
+    let flag = |max| Kind::Int { min: 0, max };
+    match os {
+        Os::Linux => match key {
+            "net.ipv4.tcp_rmem" | "net.ipv4.tcp_wmem" => Kind::Ints {
+                n: 3,
+                min: 1,
+                max: INT_MAX,
+                ordered: true,
+            },
+            "net.ipv4.tcp_mem" | "net.ipv4.udp_mem" => Kind::Ints {
+                n: 3,
+                min: 0,
+                max: LONG_MAX,
+                ordered: true,
+            },
+            "net.ipv4.ip_local_port_range" => Kind::Ints {
+                n: 2,
+                min: 1,
+                max: 65535,
+                ordered: true,
+            },
+            "net.ipv4.tcp_congestion_control" | "net.core.default_qdisc" => Kind::Name,
+            "net.ipv4.tcp_allowed_congestion_control" => Kind::Names,
+            "net.ipv4.tcp_window_scaling"
+            | "net.ipv4.tcp_sack"
+            | "net.ipv4.tcp_slow_start_after_idle"
+            | "net.ipv4.tcp_no_metrics_save"
+            | "net.ipv4.tcp_moderate_rcvbuf" => flag(1),
+            "net.ipv4.tcp_mtu_probing" | "net.ipv4.tcp_timestamps" => flag(2),
+            "net.ipv4.tcp_notsent_lowat" => Kind::Int {
+                min: 0,
+                max: u64::from(u32::MAX),
+            },
+            "net.core.rmem_max"
+            | "net.core.wmem_max"
+            | "net.core.rmem_default"
+            | "net.core.wmem_default"
+            | "net.core.optmem_max"
+            | "net.core.netdev_max_backlog"
+            | "net.core.netdev_budget"
+            | "net.core.somaxconn"
+            | "net.ipv4.tcp_limit_output_bytes"
+            | "net.ipv4.tcp_max_syn_backlog"
+            | "net.ipv4.tcp_base_mss"
+            | "net.ipv4.tcp_fastopen" => int,
+            _ => Kind::Unknown,
+        },
+        Os::Freebsd | Os::Macos => match key {
+            // u_long on FreeBSD; XNU takes it as a 64-bit quad too.
+            "kern.ipc.maxsockbuf" => Kind::Int { min: 1, max: LONG_MAX },
+            "net.inet.tcp.cc.algorithm" | "net.inet.tcp.functions_default" => Kind::Name,
+            "net.inet.tcp.recvbuf_auto"
+            | "net.inet.tcp.sendbuf_auto"
+            | "net.inet.tcp.rfc1323"
+            | "net.inet.tcp.sack.enable" => flag(2),
+            "net.inet.tcp.recvbuf_max"
+            | "net.inet.tcp.sendbuf_max"
+            | "net.inet.tcp.sendbuf_inc"
+            | "net.inet.tcp.recvbuf_inc"
+            | "net.inet.tcp.sendspace"
+            | "net.inet.tcp.recvspace"
+            | "net.inet.tcp.autorcvbufmax"
+            | "net.inet.tcp.autosndbufmax" => int,
+            _ => Kind::Unknown,
+        },
+    }
+}
+
+/// One field of a value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Token<'a> {
+    Int(u64),
+    Name(&'a str),
+}
+
+fn tokens<'v>(key: &str, value: &'v str) -> Result<Vec<Token<'v>>, String> {
+    value
+        .split_whitespace()
+        .map(|t| {
+            let first = t.as_bytes()[0];
+            if first == b'-' && t.len() > 1 && t[1..].bytes().all(|b| b.is_ascii_digit()) {
+                Err(format!("{key}: negative value {t} refused (tcptune never sets one)"))
+            } else if first.is_ascii_digit() || first == b'-' || first == b'+' {
+                if !t.bytes().all(|b| b.is_ascii_digit()) {
+                    return Err(format!("{key}: \"{t}\" is not a whole number"));
+                }
+                t.parse::<u64>()
+                    .map(Token::Int)
+                    .map_err(|_| format!("{key}: {t} is too large"))
+            } else if t
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+            {
+                Ok(Token::Name(t))
+            } else {
+                Err(format!("{key}: \"{t}\" is neither a number nor a name"))
+            }
+        })
+        .collect()
+}
+
+/// Check a value against its key's kind; returns it with blanks folded.
+pub fn check_value(key: &str, value: &str, os: Os) -> Result<String, String> {
+    if value.is_empty() {
+        return Err(format!("{key}: missing value after '='"));
+    }
+    if value.contains(['"', '\'']) {
+        return Err(format!(
+            "{key}: quotes are not part of the sysctl file format: write {key} = VALUE without them"
+        ));
+    }
+    if value.contains('#') {
+        return Err(format!(
+            "{key}: '#' in the value: comments go on their own line (sysctl would write it to the kernel)"
+        ));
+    }
+    let toks = tokens(key, value)?;
+    let ints = || -> Vec<u64> {
+        toks.iter()
+            .filter_map(|t| match *t {
+                Token::Int(n) => Some(n),
+                Token::Name(_) => None,
+            })
+            .collect()
+    };
+    let in_range = |n: u64, min: u64, max: u64| -> Result<(), String> {
+        if n < min {
+            Err(format!("{key}: {n} is below the minimum {min}"))
+        } else if n > max {
+            Err(format!("{key}: {n} overflows the kernel's type (at most {max})"))
+        } else {
+            Ok(())
+        }
+    };
+    match kind(os, key) {
+        Kind::Int { min, max } => {
+            let f = ints();
+            if toks.len() != 1 || f.len() != 1 {
+                return Err(format!("{key}: expected one whole number, found \"{value}\""));
+            }
+            in_range(f[0], min, max)?;
+        }
+        Kind::Ints { n, min, max, ordered } => {
+            let f = ints();
+            if toks.len() != n || f.len() != n {
+                return Err(format!("{key}: expected {n} whole numbers, found \"{value}\""));
+            }
+            for x in &f {
+                in_range(*x, min, max)?;
+            }
+            if ordered && f.windows(2).any(|w| w[0] > w[1]) {
+                return Err(format!(
+                    "{key}: fields must not decrease (min <= default <= max), found \"{value}\""
+                ));
+            }
+        }
+        Kind::Name => {
+            if !matches!(toks.as_slice(), [Token::Name(_)]) {
+                return Err(format!("{key}: expected one name (e.g. bbr, fq), found \"{value}\""));
+            }
+        }
+        Kind::Names => {
+            if toks.iter().any(|t| matches!(t, Token::Int(_))) {
+                return Err(format!("{key}: expected names, found \"{value}\""));
+            }
+        }
+        Kind::Unknown => {
+            for n in ints() {
+                in_range(n, 0, LONG_MAX)?;
+            }
+        }
+    }
+    Ok(toks
+        .iter()
+        .map(|t| match t {
+            Token::Int(n) => n.to_string(),
+            Token::Name(s) => (*s).to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(" "))
+}
+
+/// A key tcptune does not know must keep the shape of its running value: as many integers,
+/// each within a C int unless the running value already exceeds one (a wider type).
+pub fn check_against_current(os: Os, key: &str, new: &str, current: &str) -> Result<(), String> {
+    if kind(os, key) != Kind::Unknown {
+        return Ok(());
+    }
+    let cur: Option<Vec<u64>> = current.split_whitespace().map(|t| t.parse().ok()).collect();
+    let Some(cur) = cur.filter(|c| !c.is_empty()) else {
+        return Ok(());
+    };
+    let new_f: Option<Vec<u64>> = new.split_whitespace().map(|t| t.parse().ok()).collect();
+    let Some(new_f) = new_f else {
+        return Err(format!(
+            "{key}: the running value \"{current}\" is numeric; \"{new}\" is not"
+        ));
+    };
+    if new_f.len() != cur.len() {
+        return Err(format!(
+            "{key}: the running value \"{current}\" has {} field(s); \"{new}\" has {}",
+            cur.len(),
+            new_f.len()
+        ));
+    }
+    for (c, n) in cur.iter().zip(&new_f) {
+        let max = if *c > INT_MAX { LONG_MAX } else { INT_MAX };
+        if *n > max {
+            return Err(format!("{key}: {n} overflows the kernel's type (at most {max})"));
+        }
+    }
+    Ok(())
+}
+
+/// Whether a running value (the prior value in a snapshot) is one tcptune can write back
+/// as it was: plain fields — numbers (negative too: the kernel's own values) and names.
+/// `apply` refuses a key whose value is not, so that every snapshot can be reverted; `revert`
+/// refuses a snapshot holding anything else (a damaged or planted file).
+pub fn check_restorable(key: &str, value: &str) -> Result<(), String> {
+    if value.trim().is_empty() {
+        return Err(format!(
+            "{key}: its running value is empty, which tcptune could not restore"
+        ));
+    }
+    if value.len() > 4096
+        || !value
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b" \t_.,:-".contains(&b))
+    {
+        return Err(format!(
+            "{key}: its running value {value:?} is not plain numbers or names, which tcptune could not restore"
+        ));
+    }
+    Ok(())
+}
+
+/// The congestion-control keys, whose value must be an algorithm the kernel offers.
+pub fn congestion_control_lists(os: Os, key: &str) -> Option<&'static str> {
+    match (os, key) {
+        (Os::Linux, "net.ipv4.tcp_congestion_control") => Some("net.ipv4.tcp_available_congestion_control"),
+        (Os::Freebsd, "net.inet.tcp.cc.algorithm") => Some("net.inet.tcp.cc.available"),
+        _ => None,
+    }
+}
+
+/// Whether `name` is among the algorithms `available` lists. Linux prints "reno cubic bbr";
+/// FreeBSD prints "newreno, cubic" or a table ("CCmod D PCB count" then one per line).
+pub fn offers(available: &str, name: &str) -> bool {
+    available
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("CCmod"))
+        .flat_map(|l| l.split(|c: char| c.is_whitespace() || c == ','))
+        .any(|t| t == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn ok(text: &str, os: Os) -> Vec<(String, String, bool)> {
+        parse(text, os)
+            .unwrap_or_else(|e| panic!("{text:?}: {e:?}"))
+            .into_iter()
+            .map(|a| (a.key, a.value, a.ignore_errors))
+            .collect()
+    }
+
+    fn err(text: &str, os: Os) -> String {
+        let e = parse(text, os).expect_err(text);
+        e.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+    }
+
+    #[test]
+    fn sysctl_d_syntax() {
+        let text = "# tcptune advice\n; a comment\n\n  net.ipv4.tcp_rmem = 4096\t131072   6291456  \n\
+                    net.ipv4.tcp_wmem=4096 16384 4194304\r\n-net.core.rmem_max = 212992\n\
+                    - net.ipv4.tcp_congestion_control=bbr\n";
+        assert_eq!(
+            ok(text, Os::Linux),
+            vec![
+                ("net.ipv4.tcp_rmem".into(), "4096 131072 6291456".into(), false),
+                ("net.ipv4.tcp_wmem".into(), "4096 16384 4194304".into(), false),
+                ("net.core.rmem_max".into(), "212992".into(), true),
+                ("net.ipv4.tcp_congestion_control".into(), "bbr".into(), true),
+            ]
+        );
+        let a = parse("\n\nnet.core.somaxconn = 4096\n", Os::Linux).expect("parse");
+        assert_eq!(a[0].line, 3);
+        assert!(ok("", Os::Linux).is_empty());
+        assert!(ok("\u{feff}# only comments\n", Os::Linux).is_empty());
+    }
+
+    #[test]
+    fn bsd_trailing_comments_are_dropped() {
+        assert_eq!(
+            ok("kern.ipc.maxsockbuf=23224320 # 1.125 x buffer\n", Os::Freebsd),
+            vec![("kern.ipc.maxsockbuf".into(), "23224320".into(), false)]
+        );
+        assert!(err("net.core.rmem_max = 1 # no\n", Os::Linux).contains("own line"));
+    }
+
+    #[test]
+    fn keys_outside_the_networking_tree_and_path_tricks_are_refused() {
+        let cases: &[(&str, &str)] = &[
+            ("kernel.panic = 1", "outside the networking tree"),
+            ("vm.swappiness = 10", "outside the networking tree"),
+            ("net/ipv4/tcp_rmem = 1 2 3", "'/' separators"),
+            ("net/../kernel/panic = 1", "'/' separators"),
+            ("/proc/sys/kernel/panic = 1", "'/' separators"),
+            ("net.ipv4.../x = 1", "'/' separators"),
+            ("net.ipv4...x = 1", "empty key component"),
+            ("net..ipv4.tcp_rmem = 1 2 3", "empty key component"),
+            (".net.ipv4.tcp_rmem = 1 2 3", "empty key component"),
+            ("net.ipv4.conf.*.rp_filter = 1", "glob"),
+            ("net.ipv4.tcp rmem = 1", "invalid character ' '"),
+            ("netfilter.x = 1", "outside"),
+            ("= 1", "missing key"),
+            ("net.core.rmem_max", "expected `key = value`"),
+        ];
+        for (line, want) in cases {
+            let e = err(line, Os::Linux);
+            assert!(e.contains(want), "{line}: {e}");
+            assert!(e.starts_with("line 1: "), "{e}");
+        }
+        assert!(err("net.ipv4.tcp_rmem = 1 2 3", Os::Freebsd).contains("kern.ipc.*"));
+        assert!(err("kern.hostname = x", Os::Macos).contains("outside"));
+    }
+
+    #[test]
+    fn values_are_checked_per_key() {
+        let bad: &[(&str, &str)] = &[
+            ("net.ipv4.tcp_rmem = 4096 131072", "expected 3 whole numbers"),
+            ("net.ipv4.tcp_rmem = 4096 131072 2147483648", "overflows"),
+            ("net.ipv4.tcp_rmem = 4096 131072 -1", "negative"),
+            ("net.ipv4.tcp_rmem = 0 131072 6291456", "below the minimum 1"),
+            ("net.ipv4.tcp_rmem = 4096 131072 4096", "must not decrease"),
+            ("net.ipv4.tcp_rmem = 4096 131072 6291456x", "not a whole number"),
+            ("net.ipv4.tcp_rmem = \"4096 131072 6291456\"", "quotes"),
+            ("net.core.rmem_max = 2147483648", "overflows"),
+            ("net.core.rmem_max = 99999999999999999999999", "too large"),
+            ("net.core.rmem_max = -5", "negative"),
+            ("net.core.rmem_max = +5", "not a whole number"),
+            ("net.core.rmem_max = 0x100", "not a whole number"),
+            ("net.core.rmem_max = 1.5", "not a whole number"),
+            ("net.core.rmem_max = bbr", "one whole number"),
+            ("net.core.rmem_max =", "missing value"),
+            ("net.ipv4.tcp_slow_start_after_idle = 2", "at most 1"),
+            ("net.ipv4.tcp_congestion_control = 1", "one name"),
+            ("net.ipv4.tcp_congestion_control = bbr cubic", "one name"),
+            ("net.ipv4.tcp_congestion_control = bb;r", "neither"),
+            ("net.ipv4.tcp_mem = 1 2 99999999999999999999", "too large"),
+            ("net.ipv4.conf.all.forwarding = 99999999999999999999", "too large"),
+            ("net.ipv4.conf.all.forwarding = $(reboot)", "neither"),
+        ];
+        for (line, want) in bad {
+            let e = err(line, Os::Linux);
+            assert!(e.contains(want), "{line}: {e}");
+        }
+        for line in [
+            "net.ipv4.tcp_rmem = 4096 131072 2147483647",
+            "net.ipv4.tcp_mem = 188049 250735 9223372036854775807",
+            "net.ipv4.tcp_notsent_lowat = 4294967295",
+            "net.core.default_qdisc = fq_codel",
+            "net.ipv4.tcp_allowed_congestion_control = reno bbr",
+            "net.ipv4.conf.eth0.rp_filter = 2",
+        ] {
+            ok(line, Os::Linux);
+        }
+        ok("kern.ipc.maxsockbuf = 8589934592", Os::Freebsd);
+        assert!(err("net.inet.tcp.sendbuf_max=2147483648", Os::Freebsd).contains("overflows"));
+        assert!(err("net.inet.tcp.cc.algorithm=", Os::Freebsd).contains("missing value"));
+    }
+
+    #[test]
+    fn every_problem_is_reported_and_duplicates_refused() {
+        let e = parse(
+            "net.core.rmem_max = 1\nkernel.panic = 1\nnet.core.rmem_max = 2\nvm.swappiness=1\n",
+            Os::Linux,
+        )
+        .expect_err("bad");
+        let lines: Vec<usize> = e.iter().map(|e| e.line).collect();
+        assert_eq!(lines, vec![2, 3, 4]);
+        assert!(e[1].msg.contains("already set on line 1"), "{}", e[1]);
+    }
+
+    #[test]
+    fn huge_input_is_refused() {
+        let text = "# x\n".repeat(MAX_FILE_BYTES / 4 + 1);
+        assert!(err(&text, Os::Linux).contains("larger than"));
+    }
+
+    #[test]
+    fn shape_of_unknown_keys_follows_the_running_value() {
+        let k = "net.ipv4.conf.all.rp_filter";
+        assert!(check_against_current(Os::Linux, k, "1", "2").is_ok());
+        assert!(check_against_current(Os::Linux, k, "1 2", "2").is_err());
+        assert!(check_against_current(Os::Linux, k, "2147483648", "0").is_err());
+        // The running value already exceeds an int: the key is wider.
+        assert!(check_against_current(Os::Linux, k, "8589934592", "4294967295").is_ok());
+        assert!(check_against_current(Os::Linux, k, "abc", "1").is_err());
+        assert!(check_against_current(Os::Linux, "net.x.y", "abc", "cubic").is_ok());
+    }
+
+    #[test]
+    fn restorable_values() {
+        for v in [
+            "4096 131072 6291456",
+            "-1",
+            "reno cubic",
+            "fq_codel",
+            "00:11:22:33:44:55",
+        ] {
+            assert!(check_restorable("net.x", v).is_ok(), "{v}");
+        }
+        for v in ["", "  ", "a;b", "$(x)", "a\nb", "\"q\""] {
+            assert!(check_restorable("net.x", v).is_err(), "{v:?}");
+        }
+    }
+
+    #[test]
+    fn congestion_control_lists() {
+        assert!(offers("reno cubic bbr", "bbr"));
+        assert!(!offers("reno cubic bbr", "htcp"));
+        assert!(offers("newreno, cubic", "cubic"));
+        assert!(offers(
+            "\nCCmod           D PCB count\ncubic           * 2\nnewreno           0\n",
+            "newreno"
+        ));
+        assert!(!offers("\nCCmod           D PCB count\ncubic           * 2\n", "CCmod"));
+    }
+
+    /// A sysctl-file line: mostly plausible, sometimes hostile.
+    fn line() -> impl Strategy<Value = String> {
+        let key = prop_oneof![
+            Just("net.ipv4.tcp_rmem".to_string()),
+            Just("net.core.rmem_max".to_string()),
+            Just("net.ipv4.tcp_congestion_control".to_string()),
+            Just("kern.ipc.maxsockbuf".to_string()),
+            "[a-z./_*-]{0,24}",
+            "\\PC{0,12}",
+        ];
+        let value = prop_oneof![
+            "[0-9]{1,25}( [0-9]{1,25}){0,3}",
+            "-?[0-9+x.]{1,12}",
+            "[a-z_]{1,8}",
+            "\\PC{0,16}",
+        ];
+        (
+            prop_oneof![Just(""), Just("-"), Just("- "), Just("#"), Just(";")],
+            key,
+            prop_oneof![Just("="), Just(" = "), Just("=="), Just("")],
+            value,
+            prop_oneof![Just("\n"), Just("\r\n"), Just(""), Just("\t#c\n")],
+        )
+            .prop_map(|(p, k, eq, v, end)| format!("{p}{k}{eq}{v}{end}"))
+    }
+
+    proptest! {
+        // PROPTEST_CASES raises the case count: bench/fuzz-parser.sh runs 1,000,000.
+        #[test]
+        fn parser_never_panics_and_accepts_only_what_it_can_write(
+            lines in proptest::collection::vec(line(), 0..12),
+            junk in "\\PC{0,64}",
+            bytes in proptest::collection::vec(any::<u8>(), 0..64),
+        ) {
+            let text = lines.concat();
+            for os in [Os::Linux, Os::Freebsd, Os::Macos] {
+                for t in [text.as_str(), junk.as_str(), &String::from_utf8_lossy(&bytes)] {
+                    if let Ok(assignments) = parse(t, os) {
+                        for a in assignments {
+                            prop_assert!(os.is_network_key(&a.key), "{}", a.key);
+                            prop_assert!(!a.value.is_empty());
+                            prop_assert!(a.value.bytes().all(|b| b.is_ascii_alphanumeric() || b" _-.".contains(&b)), "{}", a.value);
+                            // What was accepted parses again to the same thing.
+                            let again = parse(&format!("{} = {}\n", a.key, a.value), os);
+                            prop_assert_eq!(again.map(|v| v[0].value.clone()), Ok(a.value.clone()));
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
