@@ -7,6 +7,7 @@
 # advise's wall time, ping's wall time, the probe schedule (probes x interval + RTT),
 # the margin over the schedule (target: <= 0.3 s), and the RTT error of each tool
 # against the emulated RTT. Needs root. Traffic stays inside the lab namespaces.
+# The round trips only (--no-capacity): bench/capacity.sh measures the packet trains.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --quiet --release --bin tcptune --example delayline
@@ -24,7 +25,7 @@ for rtt in "${@:-25ms 150ms}"; do
     sched=$(awk -v t="$true_ms" 'BEGIN { printf "%.3f", 10 * 0.020 + t / 1000 }')
     for i in $(seq $runs); do
       s=$(date +%s.%N)
-      min=$(ip netns exec "$NS_A" "$bin" advise --host "$ADDR_B" --format json | python3 -c 'import json,sys; print(json.load(sys.stdin)["rtt_ms"])')
+      min=$(ip netns exec "$NS_A" "$bin" advise --host "$ADDR_B" --no-capacity --format json | python3 -c 'import json,sys; print(json.load(sys.stdin)["rtt_ms"])')
       e=$(date +%s.%N)
       awk -v r="$r" -v s="$s" -v e="$e" -v m="$min" -v t="$true_ms" -v sc="$sched" 'BEGIN {
         w = e - s; printf "%-8s %-8s %10.3f %10.3f %10.3f %10.3f %12.3f %11.2f%%\n", r, "tcptune", w, sc, w - sc, m, m - t, (m - t) / t * 100 }'

@@ -216,6 +216,10 @@ pub struct AdviseArgs {
     /// How long to wait for each probe's answer
     #[arg(long, value_name = "DUR", default_value = "1s")]
     pub timeout: Duration,
+    /// Skip the packet-train estimate of the bottleneck rate (ICMP trains of MTU-sized echo
+    /// requests sent after the round-trip probes; not sent when --bandwidth is given)
+    #[arg(long)]
+    pub no_capacity: bool,
     /// Also recommend values lower than the running ones
     #[arg(long)]
     pub allow_lower: bool,

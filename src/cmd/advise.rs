@@ -150,6 +150,8 @@ fn resolve_path(
             None
         },
         progress: ctx.stderr_tty,
+        // A given rate needs no trains.
+        capacity: a.bandwidth.is_none() && !a.no_capacity,
     };
     let measured = prober.measure(&a.host, &opts)?;
     let mut reports: Vec<(Path, HostReport)> = Vec::new();
@@ -163,24 +165,12 @@ fn resolve_path(
                 Some(Duration::from_millis_f64(m.rtt.mdev_ms)),
             ),
         };
-        let (rate, rate_source) = match (a.bandwidth, m.link.speed_bps) {
-            (Some(b), _) => (b, Source::Given),
-            (None, Some(s)) if s > 0 => (Bitrate::from_bps(s), Source::Measured),
-            (None, _) => {
-                let why = if m.link.notes.is_empty() {
-                    format!(
-                        "the speed of {} is unknown",
-                        m.link.interface.as_deref().unwrap_or("the egress interface")
-                    )
-                } else {
-                    m.link.notes.join("; ")
-                };
-                notes.push(format!(
-                    "{}: {why}; ASSUMED {} — give --bandwidth with the path's real rate",
-                    m.host,
-                    Bitrate::from_bps(ASSUMED_RATE_BPS)
-                ));
-                (Bitrate::from_bps(ASSUMED_RATE_BPS), Source::Assumed)
+        let (rate, rate_source) = match a.bandwidth {
+            Some(b) => (b, Source::Given),
+            None => {
+                let (rate, source, note) = measured_rate(&m);
+                notes.push(format!("{}: {note}", m.host));
+                (rate, source)
             }
         };
         notes.extend(m.notes.iter().map(|n| format!("{}: {n}", m.host)));
@@ -212,6 +202,76 @@ fn resolve_path(
         .ok_or_else(|| Error::measurement("no host was measured"))?;
     let path = reports[best].0.clone();
     Ok((path, reports.into_iter().map(|(_, r)| r).collect(), notes))
+}
+
+/// The rate of a measured path, where it came from, and a note that says how it was chosen:
+/// the packet-train estimate (capped by the link speed when that is known), else the link
+/// speed, else [`ASSUMED_RATE_BPS`].
+fn measured_rate(m: &HostMeasurement) -> (Bitrate, Source, String) {
+    let link = m.link.speed_bps.filter(|s| *s > 0);
+    let ifname = m.link.interface.as_deref().unwrap_or("the egress interface");
+    let show = |bps: u64| output::rate(bps as f64);
+    match (&m.capacity, link) {
+        (Some(c), _) if !c.sender_limited => {
+            let mut note = format!(
+                "bottleneck rate from packet trains: {} (median of {} trains of {} x {} bytes)",
+                show(c.bps),
+                c.used,
+                c.per_train,
+                c.packet_bytes
+            );
+            let rate = match link {
+                Some(l) if l < c.bps => {
+                    note.push_str(&format!(
+                        "; the link speed of {ifname}, {}, is lower: used that",
+                        show(l)
+                    ));
+                    l
+                }
+                _ => c.bps,
+            };
+            (Bitrate::from_bps(rate), Source::Measured, note)
+        }
+        (Some(c), _) => {
+            // The replies came back as fast as the train left: the path is at least this fast.
+            let mut note = format!(
+                "packet trains came back as fast as this host sent them: the bottleneck rate is at least {} (median of {} trains)",
+                show(c.bps),
+                c.used
+            );
+            let rate = match link {
+                Some(l) if l > c.bps => {
+                    note.push_str(&format!("; used the link speed of {ifname}, {}", show(l)));
+                    l
+                }
+                _ => {
+                    note.push_str("; used that lower bound: give --bandwidth if the path is faster");
+                    c.bps
+                }
+            };
+            (Bitrate::from_bps(rate), Source::Measured, note)
+        }
+        (None, Some(l)) => (
+            Bitrate::from_bps(l),
+            Source::Measured,
+            format!("rate from the link speed of {ifname}: {}", show(l)),
+        ),
+        (None, None) => {
+            let why = if m.link.notes.is_empty() {
+                format!("the speed of {ifname} is unknown")
+            } else {
+                m.link.notes.join("; ")
+            };
+            (
+                Bitrate::from_bps(ASSUMED_RATE_BPS),
+                Source::Assumed,
+                format!(
+                    "{why}; ASSUMED {} — give --bandwidth with the path's real rate",
+                    Bitrate::from_bps(ASSUMED_RATE_BPS)
+                ),
+            )
+        }
+    }
 }
 
 /// Compute the advice. The prober is a seam: tests pass a fake.
@@ -399,6 +459,19 @@ fn header(out: &mut dyn Write, a: &Advice) -> std::io::Result<()> {
             "# host {} ({}): rtt min/avg/max/mdev {:.3}/{:.3}/{:.3}/{:.3} ms, {} of {} answered",
             h.host, h.measurement.addr, r.min_ms, r.avg_ms, r.max_ms, r.mdev_ms, r.received, r.sent
         )?;
+        if let Some(c) = &h.measurement.capacity {
+            writeln!(
+                out,
+                "# host {}: bottleneck {}{} from packet trains ({} of {} trains of {} x {} bytes)",
+                h.host,
+                if c.sender_limited { "at least " } else { "" },
+                output::rate(c.bps as f64),
+                c.used,
+                c.trains,
+                c.per_train,
+                c.packet_bytes
+            )?;
+        }
     }
     for n in &a.notes {
         writeln!(out, "# note: {n}")?;
@@ -493,6 +566,7 @@ fn write_table(out: &mut dyn Write, a: &Advice, tty: bool, color: bool) -> anyho
             "loss",
             "interface",
             "speed",
+            "capacity",
             "mtu",
         ]));
         for h in &a.hosts {
@@ -511,6 +585,16 @@ fn write_table(out: &mut dyn Write, a: &Advice, tty: bool, color: bool) -> anyho
                 m.link
                     .speed_bps
                     .map_or_else(|| "unknown".into(), |s| Bitrate::from_bps(s).to_string()),
+                m.capacity.as_ref().map_or_else(
+                    || "-".into(),
+                    |c| {
+                        format!(
+                            "{}{}",
+                            if c.sender_limited { ">= " } else { "" },
+                            output::rate(c.bps as f64)
+                        )
+                    },
+                ),
                 m.link
                     .route_mtu
                     .or(m.link.mtu)
@@ -583,6 +667,7 @@ mod tests {
         let p = FakeProber {
             rtt_ms: 150.0,
             speed_bps: Some(500_000_000),
+            capacity_bps: Some(500_000_000),
         };
         let a = advise(&args(&["peer.example"], None), &ctx(), &p).expect("advice");
         assert_eq!(a.rtt_source, Source::Measured);
@@ -597,6 +682,7 @@ mod tests {
         let p = FakeProber {
             rtt_ms: 50.0,
             speed_bps: None,
+            capacity_bps: None,
         };
         let a = advise(&args(&["198.18.0.9"], None), &ctx(), &p).expect("advice");
         assert_eq!(a.bandwidth_source, Source::Assumed);
@@ -614,10 +700,84 @@ mod tests {
     }
 
     #[test]
+    fn packet_trains_give_the_rate_capped_by_the_link() {
+        // A TUN or virtio link (no speed) behind a 50 Mbit/s bottleneck.
+        let p = FakeProber {
+            rtt_ms: 40.0,
+            speed_bps: None,
+            capacity_bps: Some(50_000_000),
+        };
+        let a = advise(&args(&["198.18.0.2"], None), &ctx(), &p).expect("advice");
+        assert_eq!((a.bandwidth_bps, a.bandwidth_source), (50_000_000, Source::Measured));
+        assert_eq!(a.bdp_bytes, serde_json::json!(250_000));
+        assert_eq!(
+            a.notes[0],
+            "198.18.0.2: bottleneck rate from packet trains: 50 Mbit/s (median of 5 trains of 48 x 1500 bytes)"
+        );
+        let json = serde_json::to_value(&a).expect("json");
+        assert_eq!(json["hosts"][0]["measurement"]["capacity"]["bps"], 50_000_000);
+
+        // A 100 Mbit/s NIC is slower than what the trains saw (a fast burst on a shared link):
+        // the link wins, and the note says so.
+        let p = FakeProber {
+            speed_bps: Some(100_000_000),
+            capacity_bps: Some(300_000_000),
+            ..p
+        };
+        let a = advise(&args(&["198.18.0.2"], None), &ctx(), &p).expect("advice");
+        assert_eq!((a.bandwidth_bps, a.bandwidth_source), (100_000_000, Source::Measured));
+        assert!(
+            a.notes[0].ends_with("the link speed of fake0, 100 Mbit/s, is lower: used that"),
+            "{:?}",
+            a.notes
+        );
+
+        // --bandwidth: no trains at all.
+        let a = advise(&args(&["198.18.0.2"], Some("20mbit")), &ctx(), &p).expect("advice");
+        assert_eq!((a.bandwidth_bps, a.bandwidth_source), (20_000_000, Source::Given));
+        assert!(a.hosts[0].measurement.capacity.is_none());
+        assert!(!a.notes.iter().any(|n| n.contains("trains")), "{:?}", a.notes);
+
+        // --no-capacity: the link speed, as before.
+        let mut no = args(&["198.18.0.2"], None);
+        no.no_capacity = true;
+        let a = advise(&no, &ctx(), &p).expect("advice");
+        assert_eq!((a.bandwidth_bps, a.bandwidth_source), (100_000_000, Source::Measured));
+        assert_eq!(a.notes[0], "198.18.0.2: rate from the link speed of fake0: 100 Mbit/s");
+    }
+
+    #[test]
+    fn sender_limited_trains_are_a_lower_bound() {
+        let mut m = FakeProber {
+            rtt_ms: 10.0,
+            speed_bps: None,
+            capacity_bps: Some(3_000_000_000),
+        }
+        .measure(&["h".to_string()], &ProbeOptions::default())
+        .expect("fake")
+        .remove(0);
+        if let Some(c) = m.capacity.as_mut() {
+            c.sender_limited = true;
+        }
+        let (rate, source, note) = measured_rate(&m);
+        assert_eq!((rate.bps(), source), (3_000_000_000, Source::Measured));
+        assert!(
+            note.contains("at least 3 Gbit/s") && note.contains("--bandwidth"),
+            "{note}"
+        );
+        // A known link speed above the bound is the better number.
+        m.link.speed_bps = Some(10_000_000_000);
+        let (rate, _, note) = measured_rate(&m);
+        assert_eq!(rate.bps(), 10_000_000_000);
+        assert!(note.ends_with("used the link speed of fake0, 10 Gbit/s"), "{note}");
+    }
+
+    #[test]
     fn several_hosts_each_reported() {
         let p = FakeProber {
             rtt_ms: 20.0,
             speed_bps: Some(1_000_000_000),
+            capacity_bps: Some(1_000_000_000),
         };
         let a = advise(&args(&["198.18.0.9", "198.18.0.10"], None), &ctx(), &p).expect("advice");
         assert_eq!(a.hosts.len(), 2);
@@ -629,6 +789,7 @@ mod tests {
         let p = FakeProber {
             rtt_ms: f64::NAN,
             speed_bps: None,
+            capacity_bps: None,
         };
         let e = advise(&args(&["198.18.0.9"], None), &ctx(), &p).expect_err("unreachable");
         let e = e.downcast_ref::<Error>().expect("typed");
@@ -636,6 +797,7 @@ mod tests {
         let p = FakeProber {
             rtt_ms: 10.0,
             speed_bps: None,
+            capacity_bps: None,
         };
         let e = advise(&args(&["nonexistent.invalid"], None), &ctx(), &p).expect_err("unresolvable");
         assert_eq!(e.downcast_ref::<Error>().expect("typed").exit_code(), 4);

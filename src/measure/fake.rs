@@ -4,12 +4,15 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use super::{
     Family, HostMeasurement, LinkFacts, Method, NO_REPLY_HINT, PathProber, ProbeOptions, RttStats,
-    link::speed_unknown_note, resolve,
+    link::speed_unknown_note,
+    resolve,
+    train::{self, CapacityEstimate},
 };
 use crate::error::Error;
 
 /// Every host answers `probes` ICMP probes of exactly `rtt_ms` over interface `fake0`
-/// (MTU 1500, full duplex, `speed_bps`).
+/// (MTU 1500, full duplex, `speed_bps`), and — when [`ProbeOptions::capacity`] is on — five
+/// packet trains of 48 × 1500 bytes that all give exactly `capacity_bps` (no estimate when None).
 ///
 /// - IP literals keep their address; names get 198.18.0.1 (or 2001:db8::1 when only IPv6 is
 ///   allowed). Nothing is ever sent to them.
@@ -20,6 +23,7 @@ use crate::error::Error;
 pub struct FakeProber {
     pub rtt_ms: f64,
     pub speed_bps: Option<u64>,
+    pub capacity_bps: Option<u64>,
 }
 
 impl FakeProber {
@@ -81,11 +85,21 @@ impl PathProber for FakeProber {
                 if self.speed_bps.is_none() {
                     link.notes.push(speed_unknown_note(Self::INTERFACE));
                 }
+                let capacity = self.capacity_bps.filter(|_| opts.capacity).map(|bps| CapacityEstimate {
+                    bps,
+                    trains: train::DEFAULT_TRAINS,
+                    used: train::DEFAULT_TRAINS,
+                    samples_bps: vec![bps; train::DEFAULT_TRAINS as usize],
+                    packet_bytes: train::MAX_PACKET,
+                    per_train: train::DEFAULT_PER_TRAIN,
+                    sender_limited: false,
+                });
                 Ok(HostMeasurement {
                     host: host.clone(),
                     addr,
                     rtt: RttStats::compute(Method::Icmp, opts.probes, samples),
                     link,
+                    capacity,
                     notes: Vec::new(),
                 })
             })
@@ -106,6 +120,7 @@ mod tests {
         let p = FakeProber {
             rtt_ms: 42.5,
             speed_bps: Some(1_000_000_000),
+            capacity_bps: Some(87_654_321),
         };
         let out = p
             .measure(&hosts(&["example.test", "::1"]), &ProbeOptions::default())
@@ -122,9 +137,16 @@ mod tests {
         );
         assert_eq!(out[0].link.speed_bps, Some(1_000_000_000));
         assert!(out[0].link.notes.is_empty());
+        assert_eq!(out[1].capacity.as_ref().map(|c| c.bps), Some(87_654_321));
         // Serializable for --json.
         let json = serde_json::to_value(&out).expect("json");
         assert_eq!(json[0]["rtt"]["method"]["kind"], "icmp");
+        assert_eq!(json[0]["capacity"]["samples_bps"][4], 87_654_321);
+        let off = ProbeOptions {
+            capacity: false,
+            ..ProbeOptions::default()
+        };
+        assert_eq!(p.measure(&hosts(&["a"]), &off).expect("fake")[0].capacity, None);
     }
 
     #[test]
@@ -132,6 +154,7 @@ mod tests {
         let p = FakeProber {
             rtt_ms: 1.0,
             speed_bps: None,
+            capacity_bps: None,
         };
         let out = p
             .measure(&hosts(&["a"]), &ProbeOptions::default())
@@ -146,6 +169,7 @@ mod tests {
         let dead = FakeProber {
             rtt_ms: f64::NAN,
             speed_bps: None,
+            capacity_bps: None,
         };
         let err = dead
             .measure(&hosts(&["198.18.0.9"]), &ProbeOptions::default())

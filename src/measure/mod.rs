@@ -1,5 +1,6 @@
-//! Path measurement: resolve a host, time its round trip (ICMP echo, else TCP connect) and read
-//! the facts of the egress link (interface, speed, duplex, MTU, source, gateway).
+//! Path measurement: resolve a host, time its round trip (ICMP echo, else TCP connect), read
+//! the facts of the egress link (interface, speed, duplex, MTU, source, gateway) and, where
+//! ICMP works, estimate the bottleneck rate with packet trains ([`train`]).
 //!
 //! The advise command talks to [`PathProber`]; [`SystemProber`] is the real one and
 //! [`fake::FakeProber`] a deterministic one for CLI tests.
@@ -9,6 +10,7 @@ pub mod icmp;
 pub mod link;
 pub mod resolve;
 pub mod tcp;
+pub mod train;
 
 use std::net::IpAddr;
 use std::time::Duration;
@@ -130,6 +132,9 @@ pub struct HostMeasurement {
     pub addr: IpAddr,
     pub rtt: RttStats,
     pub link: LinkFacts,
+    /// The bottleneck rate from packet trains ([`train`]); None when not measured (ICMP did not
+    /// work, [`ProbeOptions::capacity`] was off, or the trains failed: see `notes`).
+    pub capacity: Option<train::CapacityEstimate>,
     /// E.g. "ICMP not permitted (ping_group_range is 1 0 and not root); used TCP connect timing to port 22".
     pub notes: Vec<String>,
 }
@@ -159,6 +164,9 @@ pub struct ProbeOptions {
     pub family: Option<Family>,
     /// Show an indicatif spinner on stderr.
     pub progress: bool,
+    /// After the round trips, estimate the bottleneck rate with ICMP packet trains
+    /// (only where ICMP echo worked).
+    pub capacity: bool,
 }
 
 impl Default for ProbeOptions {
@@ -170,6 +178,7 @@ impl Default for ProbeOptions {
             ports: Vec::new(),
             family: None,
             progress: false,
+            capacity: true,
         }
     }
 }
@@ -277,7 +286,7 @@ impl PingSlot {
 }
 
 /// A random u16 without a rand dependency (std's RandomState is randomly keyed per process).
-fn random_u16() -> u16 {
+pub(crate) fn random_u16() -> u16 {
     use std::hash::{BuildHasher, Hasher};
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
     h.write_u128(
@@ -314,7 +323,49 @@ async fn probe_all(hosts: &[String], opts: &ProbeOptions) -> Result<Vec<HostMeas
             }
         }
     }
+    // Trains only after every host's pings (a train queued at a shared bottleneck would inflate
+    // their minimum) and one host at a time (two trains sharing a bottleneck each see half).
+    if opts.capacity {
+        for m in out.iter_mut().filter(|m| m.rtt.method == Method::Icmp) {
+            measure_capacity(m, opts, multi.as_ref()).await;
+        }
+    }
     Ok(out)
+}
+
+/// Estimate the bottleneck rate towards `m.addr` with packet trains: into `m.capacity`, or a
+/// note saying why not.
+async fn measure_capacity(m: &mut HostMeasurement, opts: &ProbeOptions, multi: Option<&MultiProgress>) {
+    let spinner = multi.map(|multi| {
+        let style =
+            ProgressStyle::with_template("{spinner} {msg}").unwrap_or_else(|_| ProgressStyle::default_spinner());
+        let bar = multi.add(ProgressBar::new_spinner().with_style(style));
+        bar.set_message(format!("measuring the bottleneck rate to {}…", m.host));
+        bar.enable_steady_tick(Duration::from_millis(120));
+        bar
+    });
+    // MTU-sized packets disperse the most; the kernel's path MTU for the address caps it again.
+    let ip_size = m
+        .link
+        .route_mtu
+        .or(m.link.mtu)
+        .map_or(train::MAX_PACKET, |mtu| mtu as usize)
+        .min(train::MAX_PACKET);
+    let (addr, timeout) = (m.addr, opts.timeout);
+    let result = tokio::task::spawn_blocking(move || {
+        train::estimate_capacity(addr, ip_size, train::DEFAULT_TRAINS, train::DEFAULT_PER_TRAIN, timeout)
+    })
+    .await
+    .unwrap_or_else(|e| Err(format!("the packet-train thread failed: {e}")));
+    match result {
+        Ok(c) => m.capacity = Some(c),
+        Err(e) => m
+            .notes
+            .push(format!("no packet-train estimate of the bottleneck rate: {e}")),
+    }
+    if let Some(bar) = spinner {
+        bar.finish_and_clear();
+    }
 }
 
 /// Resolve, time and describe one host.
@@ -332,6 +383,7 @@ pub(crate) async fn probe_host(
         addr,
         rtt,
         link,
+        capacity: None,
         notes,
     })
 }
@@ -590,6 +642,19 @@ mod tests {
         assert!(m.notes.is_empty(), "{:?}", m.notes);
         assert_eq!(m.link.interface.as_deref(), Some("lo"));
         assert_eq!(m.link.speed_bps, None);
+        // Packet trains over loopback: some rate, from MTU-capped 1500-byte packets.
+        let c = m.capacity.as_ref().expect("a packet-train estimate");
+        assert_eq!((c.trains, c.packet_bytes), (train::DEFAULT_TRAINS, train::MAX_PACKET));
+        assert!(c.used >= 1 && c.bps > 0, "{c:?}");
+
+        let off = ProbeOptions {
+            capacity: false,
+            ..quick(2)
+        };
+        let out = SystemProber
+            .measure(&hosts(&["127.0.0.1"]), &off)
+            .expect("loopback answers");
+        assert!(out[0].capacity.is_none());
     }
 
     /// surge-ping #73: several pingers to one address at once must not steal each other's replies.
@@ -949,6 +1014,8 @@ mod tests {
         for m in &out {
             assert_eq!(m.rtt.method, Method::Icmp);
             assert_eq!(m.rtt.received, 10);
+            // Packet trains through an unprivileged ping socket, IPv4 and IPv6.
+            assert!(m.capacity.as_ref().is_some_and(|c| c.used >= 1), "{m:?}");
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Measurement against a real peer: two network namespaces joined by bench/lab.sh's
 //! emulated WAN path (netem where the kernel has it, else the TUN delay line in
-//! examples/delayline.rs). Root only; CI runs as root. Addresses: 198.18.0.0/15 only.
+//! examples/delayline.rs), optionally with a rate bottleneck. Root only; CI runs as root.
+//! Addresses: 198.18.0.0/15 only.
 
 use std::path::{Path, PathBuf};
 use std::process::Command as Std;
@@ -39,10 +40,19 @@ fn delayline() -> PathBuf {
 
 impl Lab {
     pub fn up(tag: &str, rtt: &str) -> Self {
+        Self::up_with_rate(tag, rtt, None)
+    }
+
+    /// A lab whose path is also a `rate` bottleneck (each direction), e.g. "50mbit".
+    pub fn up_with_rate(tag: &str, rtt: &str, rate: Option<&str>) -> Self {
         let name = format!("tl{tag}{}", std::process::id() % 100_000);
+        let mut args = vec!["up", &name, "--rtt", rtt];
+        if let Some(r) = rate {
+            args.extend(["--rate", r]);
+        }
         let out = Std::new("bash")
             .arg(repo().join("bench/lab.sh"))
-            .args(["up", &name, "--rtt", rtt])
+            .args(&args)
             .env("DELAYLINE_BIN", delayline())
             .output()
             .expect("lab.sh");
@@ -112,10 +122,10 @@ fn advise_host_measures_the_lab_path() {
     assert_eq!(m["rtt"]["method"]["kind"], "icmp", "{m:#}");
     assert_eq!(m["rtt"]["received"].as_u64(), Some(10));
     assert_eq!(m["link"]["interface"], "wan0", "the kernel's route lookup: {m:#}");
-    // A TUN (or veth) does not report its speed: assumed, and marked so.
-    if m["link"]["speed_bps"].is_null() {
-        assert_eq!(v["bandwidth_source"], "assumed");
-    }
+    // A TUN (or veth) does not report its speed, but packet trains measured the path (the
+    // unlimited line is about as fast as this host sends: a lower bound, still "measured").
+    assert!(m["capacity"]["bps"].as_u64().is_some_and(|b| b > 0), "{m:#}");
+    assert_eq!(v["bandwidth_source"], "measured");
     let bdp = v["bdp_bytes"].as_f64().expect("bdp");
     let bps = v["bandwidth_bps"].as_f64().expect("bps");
     assert!((bdp - bps / 8.0 * rtt / 1000.0).abs() < 1.0, "{bdp} vs {bps} × {rtt}");
@@ -140,6 +150,9 @@ fn advise_host_measures_the_lab_path() {
         v["hosts"][0]["measurement"]["rtt"]["method"]["kind"], "tcp-connect",
         "{v:#}"
     );
+    // No ICMP, no packet trains: the rate is assumed again, and marked so.
+    assert!(v["hosts"][0]["measurement"]["capacity"].is_null(), "{v:#}");
+    assert_eq!(v["bandwidth_source"], "assumed");
 
     // A routed address where nobody answers: a clear error and exit 4, within the timeout.
     lab.sh(&lab.ns_a, "ip route add 198.19.0.0/16 dev wan0");
@@ -171,6 +184,26 @@ fn advise_host_measures_the_lab_path() {
     ));
     assert_eq!(v["hosts"].as_array().expect("hosts").len(), 2);
     assert_eq!(v["host"], b.as_str());
+}
+
+/// Packet trains find a 50 Mbit/s bottleneck that no interface reports.
+#[test]
+fn advise_host_measures_the_bottleneck_rate() {
+    let lab = Lab::up_with_rate("c", "40ms", Some("50mbit"));
+    let t = Instant::now();
+    let v = json(&lab.tcptune(&lab.ns_a, &["advise", "--host", &lab.addr_b, "--format", "json"]));
+    let took = t.elapsed();
+    let bps = v["bandwidth_bps"].as_f64().expect("bandwidth_bps");
+    assert!((bps - 50e6).abs() <= 0.1 * 50e6, "{bps} bit/s vs 50 Mbit/s: {v:#}");
+    assert_eq!(v["bandwidth_source"], "measured", "{v:#}");
+    let c = &v["hosts"][0]["measurement"]["capacity"];
+    assert_eq!(c["packet_bytes"], 1500, "{c:#}");
+    assert_eq!(c["sender_limited"], false, "{c:#}");
+    assert!(c["used"].as_u64().is_some_and(|u| u >= 3), "{c:#}");
+    let notes = v["notes"].to_string();
+    assert!(notes.contains("bottleneck rate from packet trains"), "{notes}");
+    // 10 pings, then 5 trains 50 ms apart: well under two seconds at 40 ms.
+    assert!(took < Duration::from_secs(3), "took {took:?}");
 }
 
 #[test]
