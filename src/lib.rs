@@ -7,6 +7,7 @@
 pub mod bdp;
 pub mod cli;
 pub mod cmd;
+pub mod diag;
 pub mod error;
 pub mod expr;
 pub mod measure;
@@ -121,6 +122,10 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Some(Command::Calc(a)) => cmd::calc::run(a, &ctx, &mut out),
         Some(Command::Advise(a)) => cmd::advise::run(a, &ctx, &mut out),
+        Some(Command::Check(a)) => cmd::check::run(a, &ctx, &mut out),
+        Some(Command::Serve(a)) => cmd::serve::run(a, &ctx, &mut out),
+        Some(Command::Verify(a)) => cmd::verify::run(a, &ctx, &mut out),
+        Some(Command::Inspect(a)) => cmd::inspect::run(a, &ctx, &mut out),
     }
 }
 

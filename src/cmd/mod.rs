@@ -2,3 +2,7 @@
 
 pub mod advise;
 pub mod calc;
+pub mod check;
+pub mod inspect;
+pub mod serve;
+pub mod verify;

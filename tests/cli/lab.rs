@@ -39,10 +39,16 @@ fn delayline() -> PathBuf {
 
 impl Lab {
     pub fn up(tag: &str, rtt: &str) -> Self {
+        Self::up_with(tag, rtt, &[])
+    }
+
+    /// Like [`Lab::up`], with more `lab.sh up` options (`--rate 100mbit`, `--queue 64k`).
+    pub fn up_with(tag: &str, rtt: &str, extra: &[&str]) -> Self {
         let name = format!("tl{tag}{}", std::process::id() % 100_000);
         let out = Std::new("bash")
             .arg(repo().join("bench/lab.sh"))
             .args(["up", &name, "--rtt", rtt])
+            .args(extra)
             .env("DELAYLINE_BIN", delayline())
             .output()
             .expect("lab.sh");

@@ -1,6 +1,7 @@
 //! CLI behaviour: assert_cmd against the built binary, with a fake /proc/sys tree (Linux),
 //! a fake sysctl(8) (FreeBSD/macOS), and — as root — real network namespaces.
 
+mod diag;
 mod lab;
 mod netns;
 
