@@ -491,9 +491,12 @@ fn verify_inspect_and_serve_over_the_lab_path() {
     let (stop_tx, stop_rx) = std::sync::mpsc::channel::<()>();
     let sender = in_netns(&a, move || {
         let mut s = TcpStream::connect(("198.18.0.2", port)).expect("connect");
-        // 16 KiB every 20 ms: 6.5 Mbit/s, far below the path rate, so no queue inflates the RTT.
+        s.set_nodelay(true).expect("nodelay");
+        // Ten full segments (MSS 1448) every 20 ms: 5.8 Mbit/s, far below the path rate, so no
+        // queue inflates the RTT; an even number of segments, so the receiver acknowledges every
+        // second one at once and no delayed ACK stretches an RTT sample.
         while stop_rx.try_recv().is_err() {
-            s.write_all(&[0u8; 16384]).expect("write");
+            s.write_all(&[0u8; 10 * 1448]).expect("write");
             std::thread::sleep(Duration::from_millis(20));
         }
     });
