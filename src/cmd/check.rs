@@ -791,7 +791,9 @@ pub fn pacing(ifname: &str, kinds: &Result<Vec<String>, String>) -> Finding {
 }
 
 #[cfg(target_os = "linux")]
-pub fn offloads(ifname: &str, o: &std::io::Result<crate::diag::ethtool::Offloads>) -> Option<Finding> {
+/// `tun`: a TUN/TAP device, whose TSO the program owning it decides (TUNSETOFFLOAD), not ethtool.
+#[cfg(target_os = "linux")]
+pub fn offloads(ifname: &str, o: &std::io::Result<crate::diag::ethtool::Offloads>, tun: bool) -> Option<Finding> {
     use crate::diag::ethtool::Feature;
     let id = format!("offload:{ifname}");
     let o = match o {
@@ -832,8 +834,17 @@ pub fn offloads(ifname: &str, o: &std::io::Result<crate::diag::ethtool::Offloads
     if fixable(o.gro) {
         turn_on.push("gro");
     }
+    if tun {
+        // GSO is software and works on a TUN device; TSO/GRO are the owning program's choice.
+        turn_on.retain(|t| *t == "gso");
+    }
     if turn_on.is_empty() {
-        Some(Finding::ok(id, format!("{ifname}: {state}")))
+        let owner = if tun && (fixable(o.tso) || fixable(o.gro)) {
+            " (a TUN device: the program that owns it sets its offloads)"
+        } else {
+            ""
+        };
+        Some(Finding::ok(id, format!("{ifname}: {state}{owner}")))
     } else {
         let args = turn_on.iter().map(|t| format!("{t} on")).collect::<Vec<_>>().join(" ");
         Some(Finding::warn(
@@ -952,7 +963,8 @@ mod local {
                 .filter(|l| l.interface.as_deref() == Some(ifname.as_str()))
                 .and_then(|l| l.route_mtu);
             f.extend(super::mtu(&ifname, sysfs.mtu, route_mtu, host.as_deref()));
-            f.extend(super::offloads(&ifname, &ethtool::offloads(&ifname)));
+            let tun = dir.join("tun_flags").exists();
+            f.extend(super::offloads(&ifname, &ethtool::offloads(&ifname), tun));
             f.extend(super::duplex(&ifname, sysfs.duplex.as_deref()));
             if bbr {
                 let kinds = match (&rt, read_file(dir.join("ifindex")).and_then(|i| i.trim().parse().ok())) {
@@ -1298,21 +1310,37 @@ mod tests {
             gso: Some(on),
             gro: Some(on),
         };
-        assert_eq!(offloads("eth0", &Ok(all_on)).expect("f").status, Status::Ok);
+        assert_eq!(offloads("eth0", &Ok(all_on), false).expect("f").status, Status::Ok);
         let cloud = Offloads {
             tso: Some(off),
             gso: Some(off),
             ..all_on
         };
-        let w = offloads("eth0", &Ok(cloud)).expect("f");
+        let w = offloads("eth0", &Ok(cloud), false).expect("f");
         assert_eq!(w.status, Status::Warn);
         assert_eq!(w.fix.as_deref(), Some("ethtool -K eth0 tso on gso on"));
         let tun = Offloads {
             tso: Some(fixed_off),
             ..all_on
         };
-        let ok = offloads("tun0", &Ok(tun)).expect("f");
+        let ok = offloads("tun0", &Ok(tun), false).expect("f");
         assert_eq!(ok.status, Status::Ok);
         assert!(ok.message.contains("TSO off [fixed]"));
+        // A TUN device reports TSO as switchable, but only its owner can switch it.
+        let tun_dev = Offloads {
+            tso: Some(off),
+            ..all_on
+        };
+        let ok = offloads("wan0", &Ok(tun_dev), true).expect("f");
+        assert_eq!(ok.status, Status::Ok, "{ok:?}");
+        assert!(ok.message.contains("TUN device"));
+        let gso_off = Offloads {
+            gso: Some(off),
+            ..tun_dev
+        };
+        assert_eq!(
+            offloads("wan0", &Ok(gso_off), true).expect("f").fix.as_deref(),
+            Some("ethtool -K wan0 gso on")
+        );
     }
 }

@@ -205,8 +205,8 @@ fn write_table(out: &mut dyn Write, r: &Report, ctx: &Context) -> anyhow::Result
         "cwnd",
         "delivery",
         "in flight",
-        "rwnd-lim",
-        "sndbuf-lim",
+        "rwnd lim",
+        "sndbuf lim",
         "limited by",
     ]));
     for f in &r.flows {
@@ -223,6 +223,10 @@ fn write_table(out: &mut dyn Write, r: &Report, ctx: &Context) -> anyhow::Result
             f.limited_by
                 .map_or_else(|| "(receiving)".to_string(), |l| l.to_string()),
         ]);
+    }
+    // One line per flow, however wide: addresses and numbers are read whole.
+    for c in t.column_iter_mut() {
+        c.set_constraint(comfy_table::ColumnConstraint::ContentWidth);
     }
     writeln!(out, "{t}")?;
     for f in r.flows.iter().filter(|f| f.note.is_some()) {

@@ -231,11 +231,12 @@ pub const APP_IDLE_PCT: f64 = 50.0;
 /// A buffer that held the sender back for this share of its busy time is *the* limit.
 ///
 /// Not a majority, because the chronographs only tick while the window or buffer is exhausted
-/// at the moment the sender looks: a BBR flow paces at the rate its window allows, so it finds
-/// the window closed only part of the time. Measured over the 50 ms / 100 Mbit/s lab path
-/// (Linux 6.18, BBR, 3 s tests): tcp_rmem max 256 KiB on the receiver gave 35–46 %
-/// receive-window-limited at a quarter of the link rate; tcp_wmem max 256 KiB on the sender
-/// 30–36 % send-buffer-limited; advised buffers 8 % receive-window-limited at 89 % of the link.
+/// at the moment the sender looks: a flow whose window caps its rate spends much of its time
+/// pacing at that rate with the window not quite closed. Measured over the 50 ms / 100 Mbit/s lab
+/// path (Linux 6.18, BBR and CUBIC alike, 3–5 s tests): tcp_rmem max 256 KiB on the receiver gave
+/// 31–49 % receive-window-limited at a quarter of the link rate; tcp_wmem max 256 KiB on the
+/// sender 30–36 % send-buffer-limited; advised buffers 5–8 % receive-window-limited at 89–92 % of
+/// the link.
 pub const BUFFER_LIMIT_PCT: f64 = 20.0;
 
 impl Breakdown {
