@@ -150,9 +150,9 @@ fn parse_percent(s: &str) -> Result<f64, String> {
 
 #[derive(Debug, Args)]
 #[command(after_help = "\
-Each line is a finding with a status (ok, warn, fail) and, when not ok, a fix. Exit status 1 when any
-finding is warn or fail. With --sysctl-dir or --sysctl-cmd only the sysctl values are checked; on the
-machine itself (Linux) also the interfaces (MTU, TSO/GSO/GRO offloads, duplex, qdisc), retransmissions
+Each line is a finding with a status (ok, warn, fail) and, when not ok, a fix. Exit status 1 when any \
+finding is warn or fail. With --sysctl-dir or --sysctl-cmd only the sysctl values are checked; on the \
+machine itself (Linux) also the interfaces (MTU, TSO/GSO/GRO offloads, duplex, qdisc), retransmissions \
 (/proc/net/snmp), TCP memory, sysctl.d files setting the same keys, and tuning daemons (tuned, bpftune).")]
 pub struct CheckArgs {
     /// Also measure the path to HOST and check the running buffers against what it needs
@@ -168,10 +168,10 @@ pub struct CheckArgs {
 
 #[derive(Debug, Args)]
 #[command(after_help = "\
-serve RECEIVES: the data flows from `tcptune verify` (the sender) to this machine, so run serve where
-the data would arrive. It serves one test at a time (others get \"busy\"), grants at most 60 s per test,
-and closes connections that do not speak the tcptune protocol. Anyone who can reach the port can run a
-test: bind to one address with --bind, or firewall the port. Neither end sets socket buffer sizes, so a
+serve RECEIVES: the data flows from `tcptune verify` (the sender) to this machine, so run serve where \
+the data would arrive. It serves one test at a time (others get \"busy\"), grants at most 60 s per test, \
+and closes connections that do not speak the tcptune protocol. Anyone who can reach the port can run a \
+test: bind to one address with --bind, or firewall the port. Neither end sets socket buffer sizes, so a \
 test sees the kernel's autotuning limits, as scp, rsync or HTTP would.")]
 pub struct ServeArgs {
     /// Address to listen on (:: for IPv6 and IPv4)
@@ -187,9 +187,9 @@ pub struct ServeArgs {
 
 #[derive(Debug, Args)]
 #[command(after_help = "\
-verify SENDS to `tcptune serve` on HOST (which receives) for --time, then reports the goodput, the RTT and,
-from the sender's TCP_INFO (Linux), how much of the time the flow was limited by the receiver's window,
-by the local send buffer, or by the network (congestion window), with the fix that follows, sized by the
+verify SENDS to `tcptune serve` on HOST (which receives) for --time, then reports the goodput, the RTT and, \
+from the sender's TCP_INFO (Linux), how much of the time the flow was limited by the receiver's window, \
+by the local send buffer, or by the network (congestion window), with the fix that follows, sized by the \
 same rule as advise for the measured RTT and --bandwidth (default: the link speed, else 1 Gbit/s assumed).")]
 pub struct VerifyArgs {
     /// Host running `tcptune serve`
@@ -208,10 +208,10 @@ pub struct VerifyArgs {
 
 #[derive(Debug, Args)]
 #[command(after_help = "\
-Lists the established TCP connections of this network namespace with the kernel's view of each
-(INET_DIAG): smoothed RTT, congestion window, delivery rate, bytes in flight, and for a sending flow the
-share of its busy time limited by the peer's receive window, by the local send buffer, or by the network.
-Run it on the sending side of a transfer (the machine running scp or rsync upload) to see whether buffers are
+Lists the established TCP connections of this network namespace with the kernel's view of each \
+(INET_DIAG): smoothed RTT, congestion window, delivery rate, bytes in flight, and for a sending flow the \
+share of its busy time limited by the peer's receive window, by the local send buffer, or by the network. \
+Run it on the sending side of a transfer (the machine running scp or rsync upload) to see whether buffers are \
 the problem. Linux only.")]
 pub struct InspectArgs {
     /// Only flows to this peer (name or address)
