@@ -101,6 +101,14 @@ pub enum Command {
     /// Internal: the detached process behind `apply --for`
     #[command(hide = true, name = "revert-timer")]
     RevertTimer(RevertTimerArgs),
+    /// Diagnose this host for bulk TCP: window scaling, SACK, congestion control, MTU, offloads, loss, memory, conflicts
+    Check(CheckArgs),
+    /// Receive throughput tests from `tcptune verify` (this end receives)
+    Serve(ServeArgs),
+    /// Send a throughput test to `tcptune serve` and say what limits it (this end sends)
+    Verify(VerifyArgs),
+    /// Live TCP flows: RTT, cwnd, delivery rate and what limits each (Linux)
+    Inspect(InspectArgs),
 }
 
 #[derive(Debug, Args)]
@@ -237,6 +245,80 @@ fn parse_percent(s: &str) -> Result<f64, String> {
             "invalid loss \"{s}\": expected a percentage above 0 and at most 100, e.g. 0.01 or 0.5%"
         )),
     }
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Each line is a finding with a status (ok, warn, fail) and, when not ok, a fix. Exit status 1 when any \
+finding is warn or fail. With --sysctl-dir or --sysctl-cmd only the sysctl values are checked; on the \
+machine itself (Linux) also the interfaces (MTU, TSO/GSO/GRO offloads, duplex, qdisc), retransmissions \
+(/proc/net/snmp), TCP memory, sysctl.d files setting the same keys, and tuning daemons (tuned, bpftune).")]
+pub struct CheckArgs {
+    /// Also measure the path to HOST and check the running buffers against what it needs
+    #[arg(long, value_name = "HOST")]
+    pub host: Option<String>,
+    /// Path rate for the buffer check, instead of the link speed (500mbit, 1gbit)
+    #[arg(long, value_name = "RATE", allow_hyphen_values = true)]
+    pub bandwidth: Option<Bitrate>,
+    /// Concurrent bulk flows expected, for the memory check
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub flows: u32,
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = "\
+serve RECEIVES: the data flows from `tcptune verify` (the sender) to this machine, so run serve where \
+the data would arrive. It serves one test at a time (others get \"busy\"), grants at most 60 s per test, \
+and closes connections that do not speak the tcptune protocol. Anyone who can reach the port can run a \
+test: bind to one address with --bind, or firewall the port. Neither end sets socket buffer sizes, so a \
+test sees the kernel's autotuning limits, as scp, rsync or HTTP would.")]
+pub struct ServeArgs {
+    /// Address to listen on (:: for IPv6 and IPv4)
+    #[arg(long, value_name = "ADDR", default_value = "0.0.0.0")]
+    pub bind: std::net::IpAddr,
+    /// TCP port to listen on (0: any free port)
+    #[arg(long, value_name = "N", default_value_t = crate::diag::proto::DEFAULT_PORT)]
+    pub port: u16,
+    /// Exit after one test
+    #[arg(long)]
+    pub once: bool,
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = "\
+verify SENDS to `tcptune serve` on HOST (which receives) for --time, then reports the goodput, the RTT and, \
+from the sender's TCP_INFO (Linux), how much of the time the flow was limited by the receiver's window, \
+by the local send buffer, or by the network (congestion window), with the fix that follows, sized by the \
+same rule as advise for the measured RTT and --bandwidth (default: the link speed, else 1 Gbit/s assumed).")]
+pub struct VerifyArgs {
+    /// Host running `tcptune serve`
+    #[arg(long, value_name = "HOST")]
+    pub host: String,
+    /// Its port
+    #[arg(long, value_name = "N", default_value_t = crate::diag::proto::DEFAULT_PORT, value_parser = clap::value_parser!(u16).range(1..))]
+    pub port: u16,
+    /// How long to send (at most 60s)
+    #[arg(long, value_name = "DUR", default_value = "10s")]
+    pub time: Duration,
+    /// Path rate, for sizing the advice (500mbit, 1gbit)
+    #[arg(long, value_name = "RATE", allow_hyphen_values = true)]
+    pub bandwidth: Option<Bitrate>,
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Lists the established TCP connections of this network namespace with the kernel's view of each \
+(INET_DIAG): smoothed RTT, congestion window, delivery rate, bytes in flight, and for a sending flow the \
+share of its busy time limited by the peer's receive window, by the local send buffer, or by the network. \
+Run it on the sending side of a transfer (the machine running scp or rsync upload) to see whether buffers are \
+the problem. Linux only.")]
+pub struct InspectArgs {
+    /// Only flows to this peer (name or address)
+    #[arg(long, value_name = "HOST")]
+    pub host: Option<String>,
+    /// Only flows with this local or remote port
+    #[arg(long, value_name = "N")]
+    pub port: Option<u16>,
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@
 pub mod bdp;
 pub mod cli;
 pub mod cmd;
+pub mod diag;
 pub mod error;
 pub mod expr;
 pub mod measure;
@@ -151,6 +152,10 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Revert(a)) => cmd::revert::run(a, &ctx, &mut out),
         Some(Command::Snapshots) => cmd::snapshots::run(&ctx, &mut out),
         Some(Command::RevertTimer(a)) => cmd::revert::run_timer(a, &ctx),
+        Some(Command::Check(a)) => cmd::check::run(a, &ctx, &mut out),
+        Some(Command::Serve(a)) => cmd::serve::run(a, &ctx, &mut out),
+        Some(Command::Verify(a)) => cmd::verify::run(a, &ctx, &mut out),
+        Some(Command::Inspect(a)) => cmd::inspect::run(a, &ctx, &mut out),
     }
 }
 

@@ -3,5 +3,9 @@
 pub mod advise;
 pub mod apply;
 pub mod calc;
+pub mod check;
+pub mod inspect;
 pub mod revert;
+pub mod serve;
 pub mod snapshots;
+pub mod verify;

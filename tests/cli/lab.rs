@@ -40,19 +40,24 @@ fn delayline() -> PathBuf {
 
 impl Lab {
     pub fn up(tag: &str, rtt: &str) -> Self {
-        Self::up_with_rate(tag, rtt, None)
+        Self::up_with(tag, rtt, &[])
     }
 
     /// A lab whose path is also a `rate` bottleneck (each direction), e.g. "50mbit".
     pub fn up_with_rate(tag: &str, rtt: &str, rate: Option<&str>) -> Self {
-        let name = format!("tl{tag}{}", std::process::id() % 100_000);
-        let mut args = vec!["up", &name, "--rtt", rtt];
-        if let Some(r) = rate {
-            args.extend(["--rate", r]);
+        match rate {
+            Some(r) => Self::up_with(tag, rtt, &["--rate", r]),
+            None => Self::up_with(tag, rtt, &[]),
         }
+    }
+
+    /// Like [`Lab::up`], with more `lab.sh up` options (`--rate 100mbit`, `--queue 64k`).
+    pub fn up_with(tag: &str, rtt: &str, extra: &[&str]) -> Self {
+        let name = format!("tl{tag}{}", std::process::id() % 100_000);
         let out = Std::new("bash")
             .arg(repo().join("bench/lab.sh"))
-            .args(&args)
+            .args(["up", &name, "--rtt", rtt])
+            .args(extra)
             .env("DELAYLINE_BIN", delayline())
             .output()
             .expect("lab.sh");

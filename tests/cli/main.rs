@@ -2,6 +2,7 @@
 //! a fake sysctl(8) (FreeBSD/macOS), and — as root — real network namespaces.
 
 mod apply;
+mod diag;
 mod lab;
 mod netns;
 

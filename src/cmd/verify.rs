@@ -1,0 +1,626 @@
+//! `tcptune verify`: send to `tcptune serve` for a while and say what limited the flow.
+//!
+//! The sender's TCP_INFO (Linux) splits its busy time into receive-window-limited,
+//! send-buffer-limited and the rest (the congestion window: the network); time with nothing
+//! queued is the application's. The verdict is the largest share, and the advice is sized by the
+//! same rule as `advise` ([`crate::bdp::size_buffers`]) for the flow's own minimum RTT.
+//!
+//! # Platform specific behavior
+//! On FreeBSD and macOS the test runs and reports goodput and the connect-time RTT, but there are
+//! no limited-by counters: those fields are null.
+
+use std::io::{BufRead as _, Read as _, Write};
+use std::net::{IpAddr, SocketAddr, TcpStream};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::Context;
+use crate::bdp::{self, Sizing};
+use crate::cli::{Format, VerifyArgs};
+use crate::cmd::advise::{ASSUMED_RATE_BPS, Source};
+use crate::diag::proto::{self, Answer, Hello, ServerResult, Status};
+use crate::diag::tcpinfo::{Breakdown, LimitedBy, TcpInfo};
+use crate::error::Error;
+use crate::output;
+use crate::platform::Os;
+use crate::profile::Profile;
+use crate::units::{Bitrate, Bytes};
+
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long the server may take to drain our buffer and answer after we stop.
+const RESULT_TIMEOUT: Duration = Duration::from_secs(90);
+/// A share of the busy time worth a line of advice.
+const NOTABLE_PCT: f64 = 10.0;
+
+#[derive(Debug, Serialize)]
+pub struct PathFacts {
+    pub bandwidth_bps: u64,
+    pub bandwidth_source: Source,
+    /// For the flow's minimum RTT, exactly bandwidth / 8 × RTT.
+    pub bdp_bytes: serde_json::Value,
+    pub sizing: Sizing,
+}
+
+#[derive(Debug, Serialize)]
+pub struct BufferFacts {
+    pub os: String,
+    pub key: Option<String>,
+    pub value: Option<String>,
+    /// The autotuning maximum (last field of the value), bytes.
+    pub max: Option<u64>,
+    /// What the path needs, bytes.
+    pub needed: u64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct VerifyReport {
+    pub host: String,
+    pub addr: String,
+    /// Sender → receiver: this end sent.
+    pub direction: &'static str,
+    pub duration_s: f64,
+    pub bytes: u64,
+    /// Payload bytes the receiver got, per second of its receiving time, in bit/s.
+    pub throughput_bps: f64,
+    /// The sender's smoothed RTT at the end of the test (Linux), else the connect time.
+    pub rtt_ms: f64,
+    pub min_rtt_ms: Option<f64>,
+    pub rtt_source: &'static str,
+    pub cwnd: Option<u32>,
+    pub mss: Option<u32>,
+    pub delivery_rate_bps: Option<f64>,
+    pub retransmitted_pct: Option<f64>,
+    pub busy_ms: Option<f64>,
+    pub rwnd_limited_pct: Option<f64>,
+    pub sndbuf_limited_pct: Option<f64>,
+    pub network_limited_pct: Option<f64>,
+    pub app_limited_pct: Option<f64>,
+    pub limited_by: Option<LimitedBy>,
+    pub path: PathFacts,
+    pub receiver: BufferFacts,
+    pub sender: BufferFacts,
+    /// The largest receive window the receiver advertised, bytes (Linux 6.2+ receivers).
+    pub receiver_window: Option<u64>,
+    pub advice: Vec<String>,
+}
+
+pub fn run(a: &VerifyArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+    let format = ctx.report_format("verify")?;
+    let max = Duration::from_millis(u64::from(proto::MAX_DURATION_MS));
+    if a.time.as_std() > max {
+        return Err(Error::usage(format!(
+            "--time {}: a test lasts at most 60s",
+            a.time.as_std().as_secs_f64()
+        ))
+        .into());
+    }
+    let r = verify(a, ctx)?;
+    match format {
+        Format::Json => output::json(out, &r)?,
+        _ => write_table(out, &r)?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn measurement(msg: String) -> Error {
+    Error::measurement(msg)
+}
+
+/// Address of the host, and the link speed towards it when the user gave no rate.
+fn resolve(a: &VerifyArgs) -> Result<(IpAddr, Option<u64>), Error> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| measurement(format!("cannot start a runtime: {e}")))?;
+    rt.block_on(async {
+        let addr = crate::measure::resolve::resolve(&a.host, None).await?;
+        let speed = if a.bandwidth.is_some() {
+            None
+        } else {
+            crate::measure::link::link_facts(addr).await.speed_bps
+        };
+        Ok((addr, speed))
+    })
+}
+
+/// The buffer key of `os` whose profile fact is `fact`, and its running value.
+fn buffer_key(os: Os, fact: &str) -> Option<String> {
+    Profile::for_os(os)
+        .caps
+        .into_iter()
+        .find(|(_, f)| f == fact)
+        .map(|(k, _)| k)
+}
+
+fn last_field(v: &str) -> Option<u64> {
+    v.split(' ').next_back().and_then(|x| x.parse().ok())
+}
+
+pub fn verify(a: &VerifyArgs, ctx: &Context) -> anyhow::Result<VerifyReport> {
+    let (ip, link_speed) = resolve(a)?;
+    let sa = SocketAddr::new(ip, a.port);
+    let t0 = Instant::now();
+    let mut s = TcpStream::connect_timeout(&sa, CONNECT_TIMEOUT).map_err(|e| {
+        measurement(format!("cannot connect to {sa}: {e}")).with_hint(format!(
+            "is `tcptune serve` running on {}, and is port {} open?",
+            a.host, a.port
+        ))
+    })?;
+    let connect_ms = t0.elapsed().as_secs_f64() * 1000.0;
+    s.set_read_timeout(Some(CONNECT_TIMEOUT))?;
+    s.set_write_timeout(Some(CONNECT_TIMEOUT))?;
+    let want_ms = u32::try_from(a.time.as_std().as_millis())
+        .unwrap_or(proto::MAX_DURATION_MS)
+        .max(1);
+    s.write_all(
+        &Hello {
+            version: proto::VERSION,
+            duration_ms: want_ms,
+        }
+        .encode(),
+    )
+    .map_err(|e| measurement(format!("{sa} closed the connection: {e}")))?;
+    let mut frame = [0u8; proto::HELLO_LEN];
+    s.read_exact(&mut frame)
+        .map_err(|e| measurement(format!("{sa} gave no answer ({e}): is it a tcptune serve?")))?;
+    let answer = Answer::decode(&frame).map_err(|e| measurement(format!("{sa}: {e}")))?;
+    match answer.status {
+        Status::Ok => {}
+        Status::Busy => {
+            return Err(measurement(format!("{sa} is busy with another test"))
+                .with_hint("try again when it is done")
+                .into());
+        }
+        Status::BadVersion => {
+            return Err(Error::usage(format!(
+                "{sa} speaks tcptune protocol version {}, this verify speaks {}",
+                answer.version,
+                proto::VERSION
+            ))
+            .with_hint("use the same tcptune version on both ends")
+            .into());
+        }
+    }
+    let granted = Duration::from_millis(u64::from(answer.granted_ms));
+    let progress = ctx.stderr_tty.then(|| {
+        let p = indicatif::ProgressBar::new(granted.as_millis().try_into().unwrap_or(u64::MAX));
+        p.set_style(
+            indicatif::ProgressStyle::with_template("{spinner} sending to {msg} {elapsed}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+        );
+        p.set_message(sa.to_string());
+        p.enable_steady_tick(Duration::from_millis(120));
+        p
+    });
+    // Short write timeouts so the test stops on time even with the send buffer full.
+    s.set_write_timeout(Some(Duration::from_millis(50)))?;
+    let chunk = vec![0u8; 128 * 1024];
+    let start = Instant::now();
+    let mut sent = 0u64;
+    while start.elapsed() < granted {
+        match s.write(&chunk) {
+            Ok(n) => sent += n as u64,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut | std::io::ErrorKind::Interrupted
+                ) => {}
+            Err(e) => {
+                return Err(
+                    measurement(format!("the test to {sa} broke off after {}: {e}", output::bytes(sent))).into(),
+                );
+            }
+        }
+    }
+    let elapsed = start.elapsed();
+    let info = sender_info(&s);
+    if let Some(p) = progress {
+        p.finish_and_clear();
+    }
+    s.shutdown(std::net::Shutdown::Write)?;
+    s.set_read_timeout(Some(RESULT_TIMEOUT))?;
+    let mut line = String::new();
+    std::io::BufReader::new((&s).take(proto::MAX_RESULT as u64))
+        .read_line(&mut line)
+        .map_err(|e| measurement(format!("no result from {sa}: {e}")))?;
+    let result: ServerResult = serde_json::from_str(line.trim())
+        .map_err(|e| measurement(format!("{sa} sent a result tcptune cannot read ({e})")))?;
+
+    #[allow(clippy::cast_precision_loss)]
+    let throughput = if result.duration_us == 0 {
+        0.0
+    } else {
+        result.bytes as f64 * 8.0 / (result.duration_us as f64 / 1e6)
+    };
+    let elapsed_us = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
+    let breakdown = info.and_then(|i| i.breakdown(Some(elapsed_us)));
+    let min_rtt_ms = info.map(|i| i.min_rtt_ms()).filter(|r| *r > 0.0);
+    let (rtt_ms, rtt_source) = match info.filter(|i| i.tcpi_rtt > 0) {
+        Some(i) => (i.rtt_ms(), "tcp_info"),
+        None => (connect_ms, "connect"),
+    };
+    let sizing_rtt = min_rtt_ms.unwrap_or(rtt_ms);
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let (rate, rate_source) = match (a.bandwidth, link_speed) {
+        (Some(b), _) => (b, Source::Given),
+        (None, Some(sp)) => (Bitrate::from_bps(sp), Source::Measured),
+        // The path carries at least what this test got through.
+        (None, None) => (
+            Bitrate::from_bps(ASSUMED_RATE_BPS.max(throughput as u64)),
+            Source::Assumed,
+        ),
+    };
+    let rtt = crate::units::Duration::from_millis_f64(sizing_rtt);
+    let sizing = bdp::size_buffers(rate, rtt, None);
+    let receiver_os: Os = match result.os.as_str() {
+        "freebsd" => Os::Freebsd,
+        "macos" => Os::Macos,
+        _ => Os::Linux,
+    };
+    let receiver = BufferFacts {
+        os: result.os.clone(),
+        key: result.rcvbuf_key.clone().or_else(|| buffer_key(receiver_os, "buffer")),
+        max: result.rcvbuf_value.as_deref().and_then(last_field),
+        value: result.rcvbuf_value.clone(),
+        needed: sizing.buffer,
+    };
+    let send_key = buffer_key(ctx.os, "send_buffer");
+    let send_value = send_key.as_deref().and_then(|k| {
+        ctx.backend
+            .as_deref()
+            .and_then(|b| b.read(k).value().map(str::to_string))
+    });
+    let sender = BufferFacts {
+        os: ctx.os.to_string(),
+        key: send_key,
+        max: send_value.as_deref().and_then(last_field),
+        value: send_value,
+        needed: sizing.send_buffer,
+    };
+    #[allow(clippy::cast_precision_loss)]
+    let retransmitted_pct = info
+        .filter(|i| i.tcpi_bytes_sent > 0)
+        .map(|i| (1000.0 * i.tcpi_bytes_retrans as f64 / i.tcpi_bytes_sent as f64).round() / 10.0);
+    let path = PathFacts {
+        bandwidth_bps: rate.bps(),
+        bandwidth_source: rate_source,
+        bdp_bytes: output::number(bdp::bdp_exact(rate, rtt)),
+        sizing,
+    };
+    let facts = AdviceFacts {
+        breakdown: breakdown.as_ref(),
+        throughput_bps: throughput,
+        sizing_rtt_ms: sizing_rtt,
+        rate,
+        rate_source,
+        receiver: &receiver,
+        sender: &sender,
+        retransmitted_pct,
+        peer_window: info.map(|i| u64::from(i.tcpi_snd_wnd)).filter(|&w| w > 0),
+    };
+    let advice = advice(&facts);
+    #[allow(clippy::cast_precision_loss)]
+    Ok(VerifyReport {
+        host: a.host.clone(),
+        addr: sa.to_string(),
+        direction: "send",
+        duration_s: output::ms(elapsed.as_secs_f64()),
+        bytes: result.bytes,
+        throughput_bps: throughput.round(),
+        rtt_ms: output::ms(rtt_ms),
+        min_rtt_ms: min_rtt_ms.map(output::ms),
+        rtt_source,
+        cwnd: info.map(|i| i.tcpi_snd_cwnd),
+        mss: info.map(|i| i.tcpi_snd_mss),
+        delivery_rate_bps: info.map(|i| i.tcpi_delivery_rate as f64 * 8.0),
+        retransmitted_pct,
+        busy_ms: breakdown.map(|b| b.busy_ms),
+        rwnd_limited_pct: breakdown.map(|b| b.rwnd_limited_pct),
+        sndbuf_limited_pct: breakdown.map(|b| b.sndbuf_limited_pct),
+        network_limited_pct: breakdown.map(|b| b.network_limited_pct),
+        app_limited_pct: breakdown.and_then(|b| b.app_limited_pct),
+        limited_by: breakdown.map(|b| b.limited_by),
+        path,
+        receiver,
+        sender,
+        receiver_window: result.rcv_wnd,
+        advice,
+    })
+}
+
+#[cfg(target_os = "linux")]
+fn sender_info(s: &TcpStream) -> Option<TcpInfo> {
+    crate::diag::tcpinfo::get(s).ok()
+}
+
+#[cfg(not(target_os = "linux"))]
+fn sender_info(_s: &TcpStream) -> Option<TcpInfo> {
+    None
+}
+
+/// What the advice is computed from.
+pub struct AdviceFacts<'a> {
+    pub breakdown: Option<&'a Breakdown>,
+    pub throughput_bps: f64,
+    pub sizing_rtt_ms: f64,
+    pub rate: Bitrate,
+    pub rate_source: Source,
+    pub receiver: &'a BufferFacts,
+    pub sender: &'a BufferFacts,
+    pub retransmitted_pct: Option<f64>,
+    /// The receiver's advertised window at the end (tcpi_snd_wnd), bytes.
+    pub peer_window: Option<u64>,
+}
+
+/// `sysctl -w net.ipv4.tcp_rmem="4096 131072 N"`: the running min and default kept, the maximum raised.
+fn raise_cmd(os: &str, key: &str, value: Option<&str>, need: u64) -> String {
+    let fields: Vec<&str> = value.map(|v| v.split(' ').collect()).unwrap_or_default();
+    let new = if fields.len() == 3 {
+        format!("\"{} {} {need}\"", fields[0], fields[1])
+    } else if key.ends_with("_rmem") {
+        format!("\"4096 131072 {need}\"")
+    } else if key.ends_with("_wmem") {
+        format!("\"4096 16384 {need}\"")
+    } else {
+        need.to_string()
+    };
+    match os {
+        "linux" => format!("sysctl -w {key}={new}"),
+        _ => format!(
+            "sysctl {key}={new} kern.ipc.maxsockbuf={}",
+            bdp::bsd_maxsockbuf_for(need)
+        ),
+    }
+}
+
+fn field_name(b: &BufferFacts) -> String {
+    let key = b.key.clone().unwrap_or_else(|| "the buffer maximum".into());
+    if b.value.as_deref().is_some_and(|v| v.contains(' ')) || key.ends_with("mem") {
+        format!("{key}[2]")
+    } else {
+        key
+    }
+}
+
+pub fn advice(f: &AdviceFacts<'_>) -> Vec<String> {
+    let mut out = Vec::new();
+    let Some(b) = f.breakdown else {
+        out.push(format!(
+            "measured {} goodput; this OS gives no limited-by counters (Linux TCP_INFO): run verify from a Linux sender to learn what limits the flow",
+            output::rate(f.throughput_bps)
+        ));
+        return out;
+    };
+    let rate = match f.rate_source {
+        Source::Assumed => format!("{} (ASSUMED: give --bandwidth)", f.rate),
+        _ => f.rate.to_string(),
+    };
+    let sized = format!("sized like advise for {} ms at {rate}", output::ms(f.sizing_rtt_ms));
+    let rtt = crate::units::Duration::from_millis_f64(f.sizing_rtt_ms);
+    if b.rwnd_limited_pct >= NOTABLE_PCT {
+        let r = f.receiver;
+        let field = field_name(r);
+        let window = f
+            .peer_window
+            .map(|w| {
+                format!(
+                    " (its window at the end: {}, {} at this RTT)",
+                    output::bytes(w),
+                    output::rate(bdp::max_throughput_bps(Bytes::new(w), rtt))
+                )
+            })
+            .unwrap_or_default();
+        match r.max {
+            Some(m) if m >= r.needed => out.push(format!(
+                "receive window limited {:.0}% of the time{window}, though the receiver's {field} ({}) covers the {} needed: its window was still growing (autotuning ramps up over the first round trips: test longer with --time), or the receiving program sets a small SO_RCVBUF",
+                b.rwnd_limited_pct,
+                output::bytes(m),
+                output::bytes(r.needed)
+            )),
+            cur => out.push(format!(
+                "receive window limited {:.0}% of the time{window}: raise {field} on the receiver{} to {} ({sized}): {}",
+                b.rwnd_limited_pct,
+                cur.map(|m| format!(" (now {})", output::bytes(m))).unwrap_or_default(),
+                output::bytes(r.needed),
+                raise_cmd(&r.os, r.key.as_deref().unwrap_or("net.ipv4.tcp_rmem"), r.value.as_deref(), r.needed)
+            )),
+        }
+    }
+    if b.sndbuf_limited_pct >= NOTABLE_PCT {
+        let s = f.sender;
+        let field = field_name(s);
+        match s.max {
+            Some(m) if m >= s.needed => out.push(format!(
+                "send buffer limited {:.0}% of the time, though {field} here ({}) covers the {} needed: the buffer was still growing; test longer with --time",
+                b.sndbuf_limited_pct,
+                output::bytes(m),
+                output::bytes(s.needed)
+            )),
+            cur => out.push(format!(
+                "send buffer limited {:.0}% of the time: raise {field} here on the sender{} to {} ({sized}): {}",
+                b.sndbuf_limited_pct,
+                cur.map(|m| format!(" (now {})", output::bytes(m))).unwrap_or_default(),
+                output::bytes(s.needed),
+                raise_cmd(&s.os, s.key.as_deref().unwrap_or("net.ipv4.tcp_wmem"), s.value.as_deref(), s.needed)
+            )),
+        }
+    }
+    match b.limited_by {
+        LimitedBy::Network => {
+            let loss = f
+                .retransmitted_pct
+                .filter(|p| *p >= 0.1)
+                .map(|p| format!("; {p}% of the bytes were retransmitted: loss holds the congestion window down"))
+                .unwrap_or_default();
+            out.push(format!(
+                "network limited {:.0}% of the time (the congestion window decided): the buffers are not what limits this flow; {} is what the path and the congestion control give one flow{loss}",
+                b.network_limited_pct,
+                output::rate(f.throughput_bps)
+            ));
+        }
+        LimitedBy::Application => out.push(format!(
+            "the sender had nothing queued {:.0}% of the time: the application (here tcptune itself: a busy CPU) limited the flow, not TCP",
+            b.app_limited_pct.unwrap_or(0.0)
+        )),
+        LimitedBy::ReceiveWindow | LimitedBy::SendBuffer => {}
+    }
+    out
+}
+
+fn write_table(out: &mut dyn Write, r: &VerifyReport) -> anyhow::Result<()> {
+    let pct = |p: Option<f64>| p.map_or_else(|| "n/a".to_string(), |p| format!("{p:.1}%"));
+    writeln!(
+        out,
+        "verify {} ({}): sent {} in {:.2} s",
+        r.host,
+        r.addr,
+        output::bytes(r.bytes),
+        r.duration_s
+    )?;
+    writeln!(out, "  throughput       {}", output::rate(r.throughput_bps))?;
+    let min = r.min_rtt_ms.map(|m| format!(", min {m} ms")).unwrap_or_default();
+    writeln!(out, "  RTT              {} ms{min} ({})", r.rtt_ms, r.rtt_source)?;
+    if let (Some(c), Some(m)) = (r.cwnd, r.mss) {
+        writeln!(out, "  cwnd             {c} segments of {m} bytes")?;
+    }
+    if let Some(p) = r.retransmitted_pct {
+        writeln!(out, "  retransmitted    {p}% of the bytes")?;
+    }
+    writeln!(out, "  rwnd limited     {}", pct(r.rwnd_limited_pct))?;
+    writeln!(out, "  sndbuf limited   {}", pct(r.sndbuf_limited_pct))?;
+    writeln!(out, "  network limited  {}", pct(r.network_limited_pct))?;
+    writeln!(out, "  sender idle      {}", pct(r.app_limited_pct))?;
+    writeln!(
+        out,
+        "  limited by       {}",
+        r.limited_by.map_or("unknown (no TCP_INFO counters)", LimitedBy::as_str)
+    )?;
+    for line in &r.advice {
+        writeln!(out, "advice: {line}")?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bf(os: &str, key: &str, value: &str, needed: u64) -> BufferFacts {
+        BufferFacts {
+            os: os.into(),
+            key: Some(key.into()),
+            value: Some(value.into()),
+            max: last_field(value),
+            needed,
+        }
+    }
+
+    #[test]
+    fn receive_window_advice_names_the_receiver_key_and_value() {
+        let b = Breakdown::compute(3_000_000, 2_400_000, 0, Some(3_000_000)).expect("b");
+        let recv = bf("linux", "net.ipv4.tcp_rmem", "4096 131072 262144", 13_762_560);
+        let send = bf("linux", "net.ipv4.tcp_wmem", "4096 16384 16777216", 15_663_104);
+        let f = AdviceFacts {
+            breakdown: Some(&b),
+            throughput_bps: 40e6,
+            sizing_rtt_ms: 50.0,
+            rate: Bitrate::from_bps(1_000_000_000),
+            rate_source: Source::Assumed,
+            receiver: &recv,
+            sender: &send,
+            retransmitted_pct: None,
+            peer_window: Some(131_072),
+        };
+        let a = advice(&f);
+        assert_eq!(a.len(), 1, "{a:?}");
+        assert!(a[0].starts_with("receive window limited 80% of the time"), "{}", a[0]);
+        assert!(
+            a[0].contains("net.ipv4.tcp_rmem[2] on the receiver (now 262144 bytes"),
+            "{}",
+            a[0]
+        );
+        assert!(
+            a[0].ends_with("sysctl -w net.ipv4.tcp_rmem=\"4096 131072 13762560\""),
+            "{}",
+            a[0]
+        );
+        assert!(a[0].contains("ASSUMED"), "{}", a[0]);
+
+        // FreeBSD receiver: one value, and maxsockbuf to let it be reached.
+        let recv = bf("freebsd", "net.inet.tcp.recvbuf_max", "2097152", 13_762_560);
+        let a = advice(&AdviceFacts { receiver: &recv, ..f });
+        assert!(
+            a[0].contains("net.inet.tcp.recvbuf_max=13762560 kern.ipc.maxsockbuf=15482880"),
+            "{}",
+            a[0]
+        );
+    }
+
+    #[test]
+    fn send_buffer_network_and_application() {
+        let recv = bf("linux", "net.ipv4.tcp_rmem", "4096 131072 33554432", 13_762_560);
+        let send = bf("linux", "net.ipv4.tcp_wmem", "4096 16384 262144", 15_663_104);
+        let b = Breakdown::compute(3_000_000, 0, 2_700_000, Some(3_000_000)).expect("b");
+        let f = AdviceFacts {
+            breakdown: Some(&b),
+            throughput_bps: 30e6,
+            sizing_rtt_ms: 50.0,
+            rate: Bitrate::from_bps(1_000_000_000),
+            rate_source: Source::Given,
+            receiver: &recv,
+            sender: &send,
+            retransmitted_pct: Some(0.0),
+            peer_window: None,
+        };
+        let a = advice(&f);
+        assert_eq!(a.len(), 1);
+        assert!(
+            a[0].contains("raise net.ipv4.tcp_wmem[2] here on the sender (now 262144 bytes (256 KiB))"),
+            "{}",
+            a[0]
+        );
+        assert!(a[0].ends_with("\"4096 16384 15663104\""), "{}", a[0]);
+
+        let b = Breakdown::compute(3_000_000, 30_000, 0, Some(3_000_000)).expect("b");
+        let a = advice(&AdviceFacts {
+            breakdown: Some(&b),
+            retransmitted_pct: Some(1.5),
+            ..f
+        });
+        assert!(a[0].starts_with("network limited 99% of the time"), "{a:?}");
+        assert!(a[0].contains("1.5% of the bytes were retransmitted"), "{a:?}");
+
+        let b = Breakdown::compute(1_000_000, 0, 0, Some(3_000_000)).expect("b");
+        let a = advice(&AdviceFacts {
+            breakdown: Some(&b),
+            ..f
+        });
+        assert!(a[0].contains("nothing queued 67%"), "{a:?}");
+
+        let a = advice(&AdviceFacts { breakdown: None, ..f });
+        assert!(a[0].contains("no limited-by counters"), "{a:?}");
+    }
+
+    #[test]
+    fn window_covered_but_still_growing() {
+        let recv = bf("linux", "net.ipv4.tcp_rmem", "4096 131072 33554432", 13_762_560);
+        let send = bf("linux", "net.ipv4.tcp_wmem", "4096 16384 33554432", 15_663_104);
+        let b = Breakdown::compute(3_000_000, 450_000, 0, Some(3_000_000)).expect("b");
+        let a = advice(&AdviceFacts {
+            breakdown: Some(&b),
+            throughput_bps: 500e6,
+            sizing_rtt_ms: 50.0,
+            rate: Bitrate::from_bps(1_000_000_000),
+            rate_source: Source::Given,
+            receiver: &recv,
+            sender: &send,
+            retransmitted_pct: None,
+            peer_window: None,
+        });
+        assert!(a[0].contains("still growing"), "{a:?}");
+        // 15 %: worth a line, but below the verdict's threshold: the network is the limit.
+        assert!(a[1].starts_with("network limited 85%"), "{a:?}");
+    }
+}

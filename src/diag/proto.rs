@@ -1,0 +1,176 @@
+//! The `tcptune verify` ↔ `tcptune serve` wire protocol (TCP, one test per connection).
+//!
+//! ```text
+//! client → server  hello   16 bytes: "tcptune\0" | version u16 BE | flags u16 BE (0) | duration ms u32 BE
+//! server → client  answer  16 bytes: "tcptune\0" | version u16 BE | status u16 BE    | granted ms u32 BE
+//! client → server  data    any bytes, for the granted duration; then the client shuts down its write side
+//! server → client  result  one line of JSON (a [`ServerResult`]), at most MAX_RESULT bytes
+//! ```
+//!
+//! Direction is fixed: verify sends, serve receives, so the sender's TCP_INFO — where the
+//! limited-by counters are — is on the side that prints the verdict. Anything that does not start
+//! with the magic is not a tcptune client: the server closes that connection and keeps serving.
+
+use serde::{Deserialize, Serialize};
+
+pub const MAGIC: [u8; 8] = *b"tcptune\0";
+pub const VERSION: u16 = 1;
+pub const HELLO_LEN: usize = 16;
+/// Longest test a server grants.
+pub const MAX_DURATION_MS: u32 = 60_000;
+/// Longest result line a client reads.
+pub const MAX_RESULT: usize = 16 * 1024;
+/// Default port of `serve` and `verify`.
+pub const DEFAULT_PORT: u16 = 5301;
+
+/// Answer status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u16)]
+pub enum Status {
+    Ok = 0,
+    /// Another test is running: one at a time, so tests do not disturb each other.
+    Busy = 1,
+    /// The client speaks a protocol version this server does not.
+    BadVersion = 2,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Hello {
+    pub version: u16,
+    pub duration_ms: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Answer {
+    pub version: u16,
+    pub status: Status,
+    pub granted_ms: u32,
+}
+
+/// Why 16 bytes are not a valid hello or answer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProtoError {
+    #[error("not a tcptune peer (bad magic {0:02x?})")]
+    BadMagic([u8; 8]),
+    #[error("unknown status {0}")]
+    BadStatus(u16),
+    #[error("a test of 0 ms")]
+    ZeroDuration,
+}
+
+fn frame(a: u16, b: u16, c: u32) -> [u8; HELLO_LEN] {
+    let mut f = [0u8; HELLO_LEN];
+    f[..8].copy_from_slice(&MAGIC);
+    f[8..10].copy_from_slice(&a.to_be_bytes());
+    f[10..12].copy_from_slice(&b.to_be_bytes());
+    f[12..16].copy_from_slice(&c.to_be_bytes());
+    f
+}
+
+fn unframe(f: &[u8; HELLO_LEN]) -> Result<(u16, u16, u32), ProtoError> {
+    let mut magic = [0u8; 8];
+    magic.copy_from_slice(&f[..8]);
+    if magic != MAGIC {
+        return Err(ProtoError::BadMagic(magic));
+    }
+    Ok((
+        u16::from_be_bytes([f[8], f[9]]),
+        u16::from_be_bytes([f[10], f[11]]),
+        u32::from_be_bytes([f[12], f[13], f[14], f[15]]),
+    ))
+}
+
+impl Hello {
+    pub fn encode(&self) -> [u8; HELLO_LEN] {
+        frame(self.version, 0, self.duration_ms)
+    }
+
+    pub fn decode(f: &[u8; HELLO_LEN]) -> Result<Self, ProtoError> {
+        let (version, _flags, duration_ms) = unframe(f)?;
+        if duration_ms == 0 {
+            return Err(ProtoError::ZeroDuration);
+        }
+        Ok(Self { version, duration_ms })
+    }
+}
+
+impl Answer {
+    pub fn encode(&self) -> [u8; HELLO_LEN] {
+        frame(self.version, self.status as u16, self.granted_ms)
+    }
+
+    pub fn decode(f: &[u8; HELLO_LEN]) -> Result<Self, ProtoError> {
+        let (version, status, granted_ms) = unframe(f)?;
+        let status = match status {
+            0 => Status::Ok,
+            1 => Status::Busy,
+            2 => Status::BadVersion,
+            s => return Err(ProtoError::BadStatus(s)),
+        };
+        Ok(Self {
+            version,
+            status,
+            granted_ms,
+        })
+    }
+}
+
+/// What the receiving side tells the sender after the data.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ServerResult {
+    /// Payload bytes received.
+    pub bytes: u64,
+    /// From the first payload byte to the end of the data, in µs.
+    pub duration_us: u64,
+    /// The receiver's OS ("linux", "freebsd", "macos").
+    pub os: String,
+    /// The sysctl that caps the receiver's buffer autotuning, and its running value.
+    pub rcvbuf_key: Option<String>,
+    pub rcvbuf_value: Option<String>,
+    /// The largest receive window the receiver advertised (Linux 6.2+: tcpi_rcv_wnd), bytes.
+    pub rcv_wnd: Option<u64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_and_junk() {
+        let h = Hello {
+            version: VERSION,
+            duration_ms: 3000,
+        };
+        assert_eq!(Hello::decode(&h.encode()), Ok(h));
+        let a = Answer {
+            version: VERSION,
+            status: Status::Busy,
+            granted_ms: 0,
+        };
+        assert_eq!(Answer::decode(&a.encode()), Ok(a));
+
+        let mut junk = [0u8; HELLO_LEN];
+        junk.copy_from_slice(b"GET / HTTP/1.1\r\n");
+        assert!(matches!(Hello::decode(&junk), Err(ProtoError::BadMagic(_))));
+        let zero = frame(VERSION, 0, 0);
+        assert_eq!(Hello::decode(&zero), Err(ProtoError::ZeroDuration));
+        let bad = frame(VERSION, 9, 10);
+        assert_eq!(Answer::decode(&bad), Err(ProtoError::BadStatus(9)));
+        assert_eq!(&h.encode()[..8], b"tcptune\0");
+    }
+
+    #[test]
+    fn result_is_one_json_line() {
+        let r = ServerResult {
+            bytes: 1,
+            duration_us: 2,
+            os: "linux".into(),
+            rcvbuf_key: Some("net.ipv4.tcp_rmem".into()),
+            rcvbuf_value: Some("4096 131072 6291456".into()),
+            rcv_wnd: None,
+        };
+        let line = serde_json::to_string(&r).expect("json");
+        assert!(!line.contains('\n'));
+        assert_eq!(serde_json::from_str::<ServerResult>(&line).expect("parse"), r);
+    }
+}

@@ -1,0 +1,577 @@
+//! `check`, `serve`/`verify` and `inspect`: fake trees for the sysctl logic, loopback for the
+//! protocol, and — as root — real kernels in network namespaces joined by the lab's emulated
+//! WAN path (bench/lab.sh). Traffic goes only to loopback and 198.18.0.0/15 inside namespaces
+//! these tests create.
+
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::process::{Child, Command as Std, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use assert_cmd::cargo::cargo_bin;
+use serde_json::Value;
+
+use super::lab::Lab;
+use super::netns::Netns;
+use super::{bsd_tree, fixture, linux_tree, tcptune};
+
+fn finding<'a>(v: &'a Value, id: &str) -> &'a Value {
+    v["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .find(|f| f["id"] == id)
+        .unwrap_or_else(|| panic!("no finding {id} in {v:#}"))
+}
+
+fn parse(out: &std::process::Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}), exit {:?}: {}\n{}",
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+// ---------------------------------------------------------------- check on fake trees
+
+#[test]
+fn check_fake_linux_tree_flags_sack_and_window_scaling() {
+    let dir = linux_tree(&[
+        ("net.ipv4.tcp_sack", Some("0")),
+        ("net.ipv4.tcp_window_scaling", Some("0")),
+        ("net.ipv4.tcp_timestamps", Some("1")),
+    ]);
+    let out = tcptune()
+        .args(["check", "--format", "json", "--sysctl-dir"])
+        .arg(dir.path())
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let v = parse(&out);
+    let sack = finding(&v, "sack");
+    assert_eq!(sack["status"], "warn");
+    assert!(
+        sack["fix"].as_str().expect("fix").contains("net.ipv4.tcp_sack=1"),
+        "{sack}"
+    );
+    let ws = finding(&v, "window-scaling");
+    assert_eq!(ws["status"], "fail");
+    assert!(ws["message"].as_str().expect("msg").contains("64 KiB"), "{ws}");
+    assert_eq!(finding(&v, "timestamps")["status"], "ok");
+    assert!(finding(&v, "timestamps")["fix"].is_null());
+    // With an injected tree only the sysctls are judged, not this machine's interfaces.
+    assert!(
+        !v["findings"]
+            .as_array()
+            .expect("findings")
+            .iter()
+            .any(|f| f["id"].as_str().is_some_and(|i| i.starts_with("offload:"))),
+        "{v:#}"
+    );
+    assert_eq!(v["summary"]["fail"], 1);
+
+    // The table says the same, fix included.
+    let out = tcptune()
+        .args(["check", "--sysctl-dir"])
+        .arg(dir.path())
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8(out.stdout).expect("utf8");
+    assert!(text.contains("window-scaling") && text.contains("fail"), "{text}");
+    assert!(text.contains("ok, 2 warn, 1 fail"), "{text}");
+
+    // A clean tree (bbr, mtu probing on) exits 0.
+    let dir = linux_tree(&[
+        ("net.ipv4.tcp_mtu_probing", Some("1")),
+        ("net.ipv4.tcp_congestion_control", Some("bbr")),
+    ]);
+    tcptune()
+        .args(["check", "--sysctl-dir"])
+        .arg(dir.path())
+        .assert()
+        .success();
+}
+
+#[test]
+fn check_fake_freebsd() {
+    let dir = bsd_tree(&[
+        ("net.inet.tcp.rfc1323", Some("0")),
+        ("net.inet.tcp.sack.enable", Some("1")),
+    ]);
+    let out = tcptune()
+        .env("FAKE_SYSCTL_DIR", dir.path())
+        .args(["check", "--os", "freebsd", "--format", "json", "--sysctl-cmd"])
+        .arg(fixture("fake-sysctl"))
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(1));
+    let v = parse(&out);
+    assert_eq!(finding(&v, "window-scaling")["status"], "fail");
+    assert!(
+        finding(&v, "window-scaling")["fix"]
+            .as_str()
+            .expect("fix")
+            .starts_with("sysctl net.inet.tcp.rfc1323=1")
+    );
+    assert_eq!(finding(&v, "sack")["status"], "ok");
+    // newreno: the FreeBSD advice is htcp.
+    assert!(
+        finding(&v, "congestion-control")["fix"]
+            .as_str()
+            .expect("fix")
+            .contains("cc_htcp")
+    );
+}
+
+#[test]
+fn usage_errors() {
+    for (args, code) in [
+        (&["verify", "--host", "127.0.0.1", "--time", "61s"][..], 2),
+        (&["inspect", "--format", "sysctl"], 2),
+        (&["check", "--format", "shell"], 2),
+        (&["verify", "--host", "127.0.0.1", "--time", "0s"], 2),
+    ] {
+        let out = tcptune().args(args).output().expect("run");
+        assert_eq!(
+            out.status.code(),
+            Some(code),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    // Nobody listening: a measurement error (exit 4) with a hint.
+    let closed = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = closed.local_addr().expect("addr").port().to_string();
+    drop(closed);
+    let out = tcptune()
+        .args(["verify", "--host", "127.0.0.1", "--port", &port, "--time", "1s"])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(4));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cannot connect") && err.contains("tcptune serve"), "{err}");
+}
+
+// ---------------------------------------------------------------- serve: a child we can watch
+
+/// A running `tcptune serve`, its stderr collected line by line; killed on drop.
+struct Server {
+    child: Child,
+    lines: Arc<Mutex<Vec<String>>>,
+    addr: SocketAddr,
+}
+
+impl Server {
+    /// `tcptune serve ARGS` (inside `ns` when given); waits for its "listening on" line.
+    fn start(ns: Option<&str>, args: &[&str]) -> Self {
+        let mut cmd = match ns {
+            Some(ns) => {
+                let mut c = Std::new("ip");
+                c.args(["netns", "exec", ns]).arg(cargo_bin("tcptune"));
+                c
+            }
+            None => Std::new(cargo_bin("tcptune")),
+        };
+        let mut child = cmd
+            .arg("serve")
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn serve");
+        let mut err = BufReader::new(child.stderr.take().expect("stderr"));
+        let mut first = String::new();
+        err.read_line(&mut first).expect("serve's first line");
+        let addr = first
+            .split("listening on ")
+            .nth(1)
+            .and_then(|r| r.split_whitespace().next())
+            .and_then(|a| a.parse().ok())
+            .unwrap_or_else(|| panic!("no address in {first:?}"));
+        let lines = Arc::new(Mutex::new(vec![first]));
+        let sink = Arc::clone(&lines);
+        std::thread::spawn(move || {
+            for l in err.lines().map_while(Result::ok) {
+                sink.lock().expect("lock").push(l);
+            }
+        });
+        Self { child, lines, addr }
+    }
+
+    fn log(&self) -> String {
+        self.lines.lock().expect("lock").join("\n")
+    }
+
+    /// Wait until the log has a line containing `text`.
+    fn wait_for(&self, text: &str, within: Duration) {
+        let t = Instant::now();
+        while t.elapsed() < within {
+            if self.lines.lock().expect("lock").iter().any(|l| l.contains(text)) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("serve never said {text:?}:\n{}", self.log());
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn serve_once_and_verify_over_loopback() {
+    let mut server = Server::start(None, &["--bind", "127.0.0.1", "--port", "0", "--once"]);
+    let port = server.addr.port().to_string();
+    let out = tcptune()
+        .args([
+            "verify",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            &port,
+            "--time",
+            "1s",
+            "--format",
+            "json",
+        ])
+        .output()
+        .expect("run");
+    let v = parse(&out);
+    assert!(out.status.success());
+    for k in [
+        "throughput_bps",
+        "rtt_ms",
+        "rwnd_limited_pct",
+        "sndbuf_limited_pct",
+        "limited_by",
+    ] {
+        assert!(v.get(k).is_some(), "{k} in {v:#}");
+    }
+    assert!(v["throughput_bps"].as_f64().expect("bps") > 1e6, "{v:#}");
+    assert!(v["bytes"].as_u64().expect("bytes") > 0);
+    assert!(
+        ["receive-window", "send-buffer", "network", "application"]
+            .contains(&v["limited_by"].as_str().expect("verdict"))
+    );
+    // --once: the server is gone after the test.
+    let t = Instant::now();
+    loop {
+        if let Some(s) = server.child.try_wait().expect("wait") {
+            assert!(s.success(), "{}", server.log());
+            break;
+        }
+        assert!(t.elapsed() < Duration::from_secs(5), "serve --once still running");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(server.log().contains("received"), "{}", server.log());
+}
+
+// ---------------------------------------------------------------- real kernels (root)
+
+/// Run `f` on a thread that has entered network namespace `ns` (setns is per thread).
+fn in_netns<T: Send + 'static>(ns: &str, f: impl FnOnce() -> T + Send + 'static) -> std::thread::JoinHandle<T> {
+    let path = format!("/run/netns/{ns}");
+    std::thread::spawn(move || {
+        let file = std::fs::File::open(&path).expect("netns file");
+        // SAFETY: a valid namespace fd; setns changes only this thread's network namespace.
+        let rc = unsafe { libc::setns(std::os::fd::AsRawFd::as_raw_fd(&file), libc::CLONE_NEWNET) };
+        assert_eq!(rc, 0, "setns {path}");
+        f()
+    })
+}
+
+fn sysctl(ns: &str, kv: &str) {
+    let ok = Std::new("ip")
+        .args(["netns", "exec", ns, "sysctl", "-qw", kv])
+        .status()
+        .expect("sysctl");
+    assert!(ok.success(), "{ns}: sysctl -w {kv}");
+}
+
+#[test]
+fn check_in_a_netns_flags_sack_and_window_scaling() {
+    let ns = Netns::new("chk");
+    let bin = cargo_bin("tcptune");
+    let bin = bin.to_str().expect("utf8");
+    let before = parse(&ns.exec(bin, &["check", "--format", "json"]));
+    assert_eq!(finding(&before, "sack")["status"], "ok", "{before:#}");
+    assert_eq!(finding(&before, "window-scaling")["status"], "ok");
+    // The real machine's facts are there too.
+    for id in ["retransmissions", "tcp-memory", "tuning-daemons"] {
+        let _ = finding(&before, id);
+    }
+
+    ns.exec(
+        "sysctl",
+        &["-qw", "net.ipv4.tcp_sack=0", "net.ipv4.tcp_window_scaling=0"],
+    );
+    let out = ns.exec(bin, &["check", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let v = parse(&out);
+    let sack = finding(&v, "sack");
+    assert!(sack["status"] == "warn" || sack["status"] == "fail", "{sack}");
+    assert!(
+        sack["fix"].as_str().expect("fix").contains("net.ipv4.tcp_sack=1"),
+        "{sack}"
+    );
+    let ws = finding(&v, "window-scaling");
+    assert_eq!(ws["status"], "fail");
+    assert!(
+        ws["fix"]
+            .as_str()
+            .expect("fix")
+            .contains("net.ipv4.tcp_window_scaling=1")
+    );
+}
+
+fn verify(lab: &Lab, extra: &[&str]) -> Value {
+    let mut args = vec!["verify", "--host", "198.18.0.2", "--format", "json"];
+    args.extend(extra);
+    let out = lab.tcptune(&lab.ns_a, &args);
+    assert!(out.status.success(), "verify: {}", String::from_utf8_lossy(&out.stderr));
+    parse(&out)
+}
+
+/// The whole serve/verify/inspect story on one lab path: 50 ms, 100 Mbit/s (BDP 625,000 bytes).
+#[test]
+fn verify_inspect_and_serve_over_the_lab_path() {
+    let lab = Lab::up_with("d", "50ms", &["--rate", "100mbit"]);
+    let (a, b) = (lab.ns_a.clone(), lab.ns_b.clone());
+    let server = Server::start(Some(&b), &["--bind", "198.18.0.2"]);
+    assert_eq!(server.addr.to_string(), "198.18.0.2:5301");
+    // What advise recommends for this path.
+    let adv = parse(
+        &tcptune()
+            .args([
+                "advise",
+                "--rtt",
+                "50ms",
+                "--bandwidth",
+                "100mbit",
+                "--format",
+                "json",
+                "--allow-lower",
+            ])
+            .output()
+            .expect("advise"),
+    );
+    let value = |key: &str| {
+        adv["settings"]
+            .as_array()
+            .expect("settings")
+            .iter()
+            .find(|s| s["key"] == key)
+            .and_then(|s| s["value"].as_str())
+            .unwrap_or_else(|| panic!("no {key} in {adv:#}"))
+            .to_string()
+    };
+    let (advised_rmem, advised_wmem) = (value("net.ipv4.tcp_rmem"), value("net.ipv4.tcp_wmem"));
+    assert!(advised_rmem.starts_with("4096 131072 "), "{advised_rmem}");
+    let quick = ["--time", "3s", "--bandwidth", "100mbit"];
+
+    // 1. Receiver's tcp_rmem max 256 KiB: receive-window limited, and the fix names its tcp_rmem.
+    sysctl(&b, "net.ipv4.tcp_rmem=4096 131072 262144");
+    sysctl(&a, &format!("net.ipv4.tcp_wmem={advised_wmem}"));
+    let v = verify(&lab, &quick);
+    eprintln!("small rmem: {v:#}");
+    assert_eq!(v["limited_by"], "receive-window", "{v:#}");
+    assert!(v["rwnd_limited_pct"].as_f64().expect("pct") >= 20.0);
+    let bps = v["throughput_bps"].as_f64().expect("bps");
+    assert!(bps < 40e6, "a 256 KiB buffer cannot fill 100 Mbit/s at 50 ms: {bps}");
+    let rtt = v["rtt_ms"].as_f64().expect("rtt");
+    assert!((rtt - 50.0).abs() < 5.0, "{rtt}");
+    // Sized for the measured RTT: 2 x BDP + 10 % for 50.0x ms at 100 Mbit/s, in 64 KiB steps.
+    let needed = v["receiver"]["needed"].as_u64().expect("needed");
+    assert!((1_376_256..=1_441_792).contains(&needed), "{v:#}");
+    let advice = v["advice"][0].as_str().expect("advice");
+    assert!(
+        advice.contains("on the receiver (now 262144 bytes")
+            && advice.contains(&format!("sysctl -w net.ipv4.tcp_rmem=\"4096 131072 {needed}\"")),
+        "{advice}"
+    );
+
+    // check --host from the receiver's side sees the same shortfall in its own buffers.
+    let out = lab.tcptune(
+        &b,
+        &[
+            "check",
+            "--host",
+            "198.18.0.1",
+            "--bandwidth",
+            "100mbit",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let c = parse(&out);
+    let recv = finding(&c, "buffers:receive");
+    assert_eq!(recv["status"], "fail", "{c:#}");
+    assert!(
+        recv["fix"].as_str().expect("fix").contains("tcp_rmem=\"4096 131072 1"),
+        "{recv}"
+    );
+    // Its send buffer (the namespace default, 4 MiB) covers the 1.6 MB the path needs.
+    assert_eq!(finding(&c, "buffers:send")["status"], "ok", "{c:#}");
+
+    // 2. Sender's tcp_wmem max 256 KiB: send-buffer limited.
+    sysctl(&b, &format!("net.ipv4.tcp_rmem={advised_rmem}"));
+    sysctl(&a, "net.ipv4.tcp_wmem=4096 16384 262144");
+    let v = verify(&lab, &quick);
+    eprintln!("small wmem: {v:#}");
+    assert_eq!(v["limited_by"], "send-buffer", "{v:#}");
+    assert!(v["sndbuf_limited_pct"].as_f64().expect("pct") >= 20.0);
+    // Sized for the measured RTT (a hair above 50 ms), so equal to advise's or one step above.
+    let needed = v["sender"]["needed"].as_u64().expect("needed");
+    assert!((1_507_328..=1_572_864).contains(&needed), "{v:#}");
+    assert!(
+        v["advice"][0]
+            .as_str()
+            .expect("advice")
+            .contains(&format!("tcp_wmem=\"4096 16384 {needed}\"")),
+        "{v:#}"
+    );
+
+    // 3. Advised buffers on both ends: the network (100 Mbit/s) is the limit.
+    sysctl(&a, &format!("net.ipv4.tcp_wmem={advised_wmem}"));
+    let bg = {
+        let lab_ns = a.clone();
+        std::thread::spawn(move || {
+            Std::new("ip")
+                .args(["netns", "exec", &lab_ns])
+                .arg(cargo_bin("tcptune"))
+                .args([
+                    "verify",
+                    "--host",
+                    "198.18.0.2",
+                    "--format",
+                    "json",
+                    "--time",
+                    "3s",
+                    "--bandwidth",
+                    "100mbit",
+                ])
+                .output()
+                .expect("verify")
+        })
+    };
+    // One test at a time: a second client is told the server is busy (exit 4).
+    std::thread::sleep(Duration::from_millis(700));
+    let busy = lab.tcptune(&a, &["verify", "--host", "198.18.0.2", "--time", "1s"]);
+    assert_eq!(busy.status.code(), Some(4));
+    assert!(String::from_utf8_lossy(&busy.stderr).contains("busy"));
+    let out = bg.join().expect("thread");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v = parse(&out);
+    eprintln!("advised: {v:#}");
+    assert_eq!(v["limited_by"], "network", "{v:#}");
+    assert!(v["throughput_bps"].as_f64().expect("bps") > 70e6, "{v:#}");
+    assert!(v["advice"][0].as_str().expect("advice").starts_with("network limited"));
+
+    // 4. inspect sees a flow held open over the path, with the path's RTT (±5 %).
+    let listener = in_netns(&b, || TcpListener::bind("198.18.0.2:0").expect("listen"))
+        .join()
+        .expect("thread");
+    let port = listener.local_addr().expect("addr").port();
+    let sink = std::thread::spawn(move || {
+        if let Ok((mut s, _)) = listener.accept() {
+            let mut buf = [0u8; 65536];
+            while matches!(s.read(&mut buf), Ok(n) if n > 0) {}
+        }
+    });
+    let (stop_tx, stop_rx) = std::sync::mpsc::channel::<()>();
+    let sender = in_netns(&a, move || {
+        let mut s = TcpStream::connect(("198.18.0.2", port)).expect("connect");
+        s.set_nodelay(true).expect("nodelay");
+        // Ten full segments (MSS 1448) every 20 ms: 5.8 Mbit/s, far below the path rate, so no
+        // queue inflates the RTT; an even number of segments, so the receiver acknowledges every
+        // second one at once and no delayed ACK stretches an RTT sample.
+        while stop_rx.try_recv().is_err() {
+            s.write_all(&[0u8; 10 * 1448]).expect("write");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    });
+    std::thread::sleep(Duration::from_millis(1500));
+    let out = lab.tcptune(&a, &["inspect", "--host", "198.18.0.2", "--format", "json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v = parse(&out);
+    let peer = format!("198.18.0.2:{port}");
+    let flow = v["flows"]
+        .as_array()
+        .expect("flows")
+        .iter()
+        .find(|f| f["peer"] == peer.as_str())
+        .unwrap_or_else(|| panic!("no flow to {peer}: {v:#}"));
+    eprintln!("inspect: {flow:#}");
+    let rtt = flow["rtt_ms"].as_f64().expect("rtt");
+    assert!((rtt - 50.0).abs() <= 2.5, "inspect RTT {rtt} ms vs the path's 50 ms");
+    assert!(flow["cwnd"].as_u64().expect("cwnd") >= 10);
+    assert!(flow["delivery_rate_bps"].as_f64().expect("rate") > 0.0);
+    assert!(flow["local"].as_str().expect("local").starts_with("198.18.0.1:"));
+    // The filter works: no flow to another peer.
+    let none = parse(&lab.tcptune(&a, &["inspect", "--host", "198.18.0.9", "--format", "json"]));
+    assert_eq!(none["flows"].as_array().expect("flows").len(), 0);
+    stop_tx.send(()).expect("stop");
+    sender.join().expect("sender");
+    sink.join().expect("sink");
+
+    // 5. serve survives junk, a client that vanishes before its hello, and one that vanishes
+    //    mid-test; then a normal verify still works.
+    let addr = server.addr;
+    in_netns(&a, move || {
+        let mut junk = TcpStream::connect(addr).expect("connect");
+        junk.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n").expect("write");
+        junk.set_read_timeout(Some(Duration::from_secs(6))).expect("timeout");
+        let mut buf = [0u8; 64];
+        // The server closes without answering.
+        assert!(matches!(junk.read(&mut buf), Ok(0) | Err(_)));
+
+        drop(TcpStream::connect(addr).expect("connect"));
+
+        let mut s = TcpStream::connect(addr).expect("connect");
+        let mut hello = Vec::from(*b"tcptune\0");
+        hello.extend_from_slice(&1u16.to_be_bytes());
+        hello.extend_from_slice(&0u16.to_be_bytes());
+        hello.extend_from_slice(&10_000u32.to_be_bytes());
+        s.write_all(&hello).expect("hello");
+        let mut answer = [0u8; 16];
+        s.read_exact(&mut answer).expect("answer");
+        assert_eq!(&answer[..8], b"tcptune\0");
+        assert_eq!(&answer[10..12], &[0, 0], "status ok");
+        s.write_all(&vec![0u8; 512 * 1024]).expect("data");
+        // Vanish: a reset, as when the client is killed.
+        let linger = libc::linger {
+            l_onoff: 1,
+            l_linger: 0,
+        };
+        // SAFETY: a valid socket and a linger struct of the right size.
+        unsafe {
+            libc::setsockopt(
+                std::os::fd::AsRawFd::as_raw_fd(&s),
+                libc::SOL_SOCKET,
+                libc::SO_LINGER,
+                (&raw const linger).cast(),
+                u32::try_from(size_of::<libc::linger>()).expect("size"),
+            );
+        }
+        drop(s);
+    })
+    .join()
+    .expect("clients");
+    server.wait_for("not a tcptune peer", Duration::from_secs(5));
+    server.wait_for("went away before its hello", Duration::from_secs(5));
+    server.wait_for("test aborted", Duration::from_secs(15));
+    let v = verify(&lab, &["--time", "1s"]);
+    assert!(v["throughput_bps"].as_f64().expect("bps") > 1e6, "{v:#}");
+    assert!(server.child.id() > 0);
+    eprintln!("serve log:\n{}", server.log());
+}
