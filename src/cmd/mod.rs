@@ -2,3 +2,6 @@
 
 pub mod advise;
 pub mod calc;
+pub mod completions;
+pub mod man;
+pub mod profiles;

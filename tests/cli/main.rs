@@ -3,6 +3,7 @@
 
 mod lab;
 mod netns;
+mod ship;
 
 use std::path::{Path, PathBuf};
 
