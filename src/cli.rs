@@ -109,6 +109,12 @@ pub enum Command {
     Verify(VerifyArgs),
     /// Live TCP flows: RTT, cwnd, delivery rate and what limits each (Linux)
     Inspect(InspectArgs),
+    /// List, show or export the shipped profiles (the rules advise renders)
+    Profiles(ProfilesArgs),
+    /// Print the manual page (roff, section 8): `tcptune man | man -l -`
+    Man,
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
+    Completions(CompletionsArgs),
 }
 
 #[derive(Debug, Args)]
@@ -234,6 +240,46 @@ pub struct AdviseArgs {
     /// Concurrent bulk flows expected, for the memory check
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub flows: u32,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Your own: tcptune profiles export linux > my.toml, edit it, then tcptune advise --profile my.toml ..."
+)]
+pub struct ProfilesArgs {
+    #[command(subcommand)]
+    pub command: Option<ProfilesCommand>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ProfilesCommand {
+    /// List the shipped profiles: name, OS, description (the default)
+    List,
+    /// Print a shipped profile's TOML
+    Show(ProfileName),
+    /// Print a shipped profile's TOML as a starting point for your own (--profile FILE)
+    Export(ProfileName),
+}
+
+#[derive(Debug, Args)]
+pub struct ProfileName {
+    /// A shipped profile
+    #[arg(value_name = "NAME", value_parser = clap::builder::PossibleValuesParser::new(
+        crate::profile::SHIPPED.iter().map(|(name, _)| *name)
+    ))]
+    pub name: String,
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Install for yourself, e.g. (the Debian package installs bash, zsh and fish completions):
+  bash: tcptune completions bash > ~/.local/share/bash-completion/completions/tcptune
+  zsh:  tcptune completions zsh > ~/.zfunc/_tcptune   (and fpath+=~/.zfunc in ~/.zshrc)
+  fish: tcptune completions fish > ~/.config/fish/completions/tcptune.fish")]
+pub struct CompletionsArgs {
+    /// The shell to complete for
+    #[arg(value_name = "SHELL", value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 /// "0.01", "0.01%" → 0.01 (percent, 0 < p ≤ 100).

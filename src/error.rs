@@ -112,8 +112,8 @@ pub fn report(err: &anyhow::Error) -> ExitCode {
 }
 
 /// Print a command-line parse error. A bad value (a unit, say) is one line naming the
-/// option and what was expected; other usage errors keep clap's own text. `--help` and
-/// `--version` exit 0.
+/// option and what was expected; other usage errors become `tcptune: ...` and a `hint: ...`
+/// line made of clap's tips, possible values and usage. `--help` and `--version` exit 0.
 pub fn report_clap(e: &clap::Error) -> ExitCode {
     use clap::error::{ContextKind, ContextValue, ErrorKind};
     if !e.use_stderr() {
@@ -130,6 +130,69 @@ pub fn report_clap(e: &clap::Error) -> ExitCode {
         eprintln!("tcptune: {arg}: {src}");
         return ExitCode::from(exit::USAGE);
     }
-    let _ = e.print();
+    if matches!(e.kind(), ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand) {
+        let _ = e.print();
+        return ExitCode::from(exit::USAGE);
+    }
+    let (msg, hint) = clap_one_line(&e.render().to_string());
+    eprintln!("tcptune: {msg}");
+    eprintln!("hint: {hint}");
     ExitCode::from(exit::USAGE)
+}
+
+/// clap's multi-line error text (plain, no styles) → (message, hint).
+fn clap_one_line(text: &str) -> (String, String) {
+    let mut msg = Vec::new();
+    let mut hints = Vec::new();
+    let mut usage = None;
+    let mut in_message = true;
+    for line in text.lines() {
+        let t = line.trim();
+        if t.is_empty() {
+            in_message = false;
+        } else if let Some(tip) = t.strip_prefix("tip: ") {
+            hints.push(tip.to_string());
+        } else if let Some(values) = t.strip_prefix('[').and_then(|v| v.strip_suffix(']')) {
+            hints.push(values.to_string());
+        } else if let Some(u) = t.strip_prefix("Usage: ") {
+            usage = Some(u.to_string());
+        } else if in_message {
+            msg.push(t.strip_prefix("error: ").unwrap_or(t));
+        }
+    }
+    match usage {
+        Some(u) => hints.push(format!("usage: {u}; see --help")),
+        None => hints.push("see --help".to_string()),
+    }
+    (msg.join(" "), hints.join("; "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clap_errors_become_a_message_and_a_hint() {
+        let (m, h) = clap_one_line(
+            "error: unrecognized subcommand 'advice'\n\n  tip: a similar subcommand exists: 'advise'\n\n\
+             Usage: tcptune [OPTIONS] [COMMAND]\n\nFor more information, try '--help'.\n",
+        );
+        assert_eq!(m, "unrecognized subcommand 'advice'");
+        assert_eq!(
+            h,
+            "a similar subcommand exists: 'advise'; usage: tcptune [OPTIONS] [COMMAND]; see --help"
+        );
+        let (m, h) = clap_one_line(
+            "error: the following required arguments were not provided:\n  <SHELL>\n\n\
+             Usage: tcptune completions <SHELL>\n\nFor more information, try '--help'.\n",
+        );
+        assert_eq!(m, "the following required arguments were not provided: <SHELL>");
+        assert_eq!(h, "usage: tcptune completions <SHELL>; see --help");
+        let (m, h) = clap_one_line(
+            "error: invalid value 'solaris' for '--os <OS>'\n  [possible values: linux, freebsd, macos]\n\n\
+             For more information, try '--help'.\n",
+        );
+        assert_eq!(m, "invalid value 'solaris' for '--os <OS>'");
+        assert_eq!(h, "possible values: linux, freebsd, macos; see --help");
+    }
 }

@@ -125,16 +125,24 @@ impl PossibleValueName for Format {
     }
 }
 
-const GUIDE: &str = "\
-tcptune sizes TCP buffers to your path's bandwidth-delay product.
+/// What `tcptune` alone prints: the three commands a newcomer needs, not a usage error.
+pub const GUIDE: &str = "\
+tcptune sizes TCP buffers so that one flow can fill a long, fast path.
 
-  tcptune calc --bandwidth 1gbit --rtt 25ms          what a path needs
-  tcptune advise --rtt 150ms --bandwidth 500mbit     what to change here, and why
-  tcptune advise --rtt 150ms --bandwidth 500mbit --format sysctl | sudo tee /etc/sysctl.d/60-tcptune.conf
-  sudo tcptune apply --rtt 150ms --bandwidth 500mbit  change the running kernel (snapshot first)
-  sudo tcptune revert                                 and put it back exactly
+  1. What does the path need?
+       tcptune calc --bandwidth 500mbit --rtt 150ms
+  2. What should change on this machine, and why? (measures the path to HOST)
+       tcptune advise --host HOST
+  3. Keep it: save the advice where sysctl reads it at boot, read it, load it
+       tcptune advise --host HOST | sudo tee /etc/sysctl.d/60-tcptune.conf
+       sudo sysctl -p /etc/sysctl.d/60-tcptune.conf
+  4. Or change the running kernel now, and put it back exactly later
+       sudo tcptune apply --host HOST
+       sudo tcptune revert
 
-Run `tcptune --help` for every command and option.";
+Know the path, or nothing answers? Give it: --rtt 150ms --bandwidth 500mbit
+FreeBSD, macOS: the advice goes in /etc/sysctl.conf; advise for them: --os macos
+More: tcptune --help, tcptune profiles, man tcptune (or: tcptune man | man -l -)";
 
 /// Run one parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -156,6 +164,9 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Serve(a)) => cmd::serve::run(a, &ctx, &mut out),
         Some(Command::Verify(a)) => cmd::verify::run(a, &ctx, &mut out),
         Some(Command::Inspect(a)) => cmd::inspect::run(a, &ctx, &mut out),
+        Some(Command::Profiles(a)) => cmd::profiles::run(a, &ctx, &mut out),
+        Some(Command::Man) => cmd::man::run(&mut out),
+        Some(Command::Completions(a)) => cmd::completions::run(a, &mut out),
     }
 }
 

@@ -22,6 +22,14 @@ pub const SHIPPED: &[(&str, &str)] = &[
     ("macos", include_str!("../profiles/macos.toml")),
 ];
 
+/// Hint for a profile name tcptune does not know.
+pub const LIST_HINT: &str =
+    "`tcptune profiles` lists the shipped ones; `tcptune profiles export linux > my.toml` starts your own";
+
+/// Hint for a profile file with a mistake.
+const FILE_HINT: &str =
+    "compare with `tcptune profiles show linux`; the fields and facts are in `man tcptune` (PROFILES) and the README";
+
 /// The facts a profile expression may name, with what they mean.
 pub const FACTS: &[(&str, &str)] = &[
     ("bdp", "bandwidth-delay product in bytes (rate × RTT_min)"),
@@ -86,6 +94,9 @@ pub struct Profile {
     pub stock: BTreeMap<String, String>,
     #[serde(rename = "setting", default)]
     pub settings: Vec<Entry>,
+    /// Where the profile came from (`<shipped linux>` or the path), for error messages.
+    #[serde(skip)]
+    pub origin: String,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -104,6 +115,53 @@ pub struct Entry {
     /// Something the user must do besides the sysctl (load a module, persist a tunable).
     #[serde(default)]
     pub note: Option<String>,
+    /// Line of each field in the source text (0 when unknown), for error messages.
+    #[serde(skip)]
+    pub lines: FieldLines,
+}
+
+/// Where an entry's fields sit in the profile text.
+#[derive(Debug, Clone, Default)]
+pub struct FieldLines {
+    pub key: usize,
+    pub value: usize,
+    pub reason: usize,
+    pub when: usize,
+}
+
+impl FieldLines {
+    fn of(&self, field: &str) -> usize {
+        let l = match field {
+            "value" => self.value,
+            "reason" => self.reason,
+            "when" => self.when,
+            _ => self.key,
+        };
+        if l == 0 { self.key } else { l }
+    }
+}
+
+/// The same document read again with spans, only to find lines (no `deny_unknown_fields`:
+/// the strict pass has already accepted it).
+#[derive(Deserialize)]
+struct Spans {
+    #[serde(default)]
+    caps: BTreeMap<toml::Spanned<String>, toml::Spanned<String>>,
+    #[serde(rename = "setting", default)]
+    settings: Vec<EntrySpans>,
+}
+
+#[derive(Deserialize)]
+struct EntrySpans {
+    key: toml::Spanned<String>,
+    value: toml::Spanned<String>,
+    reason: toml::Spanned<String>,
+    when: Option<toml::Spanned<String>>,
+}
+
+/// 1-based line of a byte offset.
+fn line_at(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
 }
 
 /// What tcptune recommends for one key.
@@ -141,14 +199,15 @@ impl Profile {
         let path = Path::new(name_or_path);
         if name_or_path.contains('/') || name_or_path.ends_with(".toml") || path.exists() {
             let text = std::fs::read_to_string(path)
-                .map_err(|e| Error::usage(format!("cannot read profile {name_or_path}: {e}")))?;
+                .map_err(|e| Error::usage(format!("cannot read profile {name_or_path}: {e}")).with_hint(LIST_HINT))?;
             return Self::parse(&text, name_or_path);
         }
         let names: Vec<&str> = SHIPPED.iter().map(|(n, _)| *n).collect();
         Err(Error::usage(format!(
             "unknown profile \"{name_or_path}\": expected one of {} or a path to a .toml file",
             names.join(", ")
-        )))
+        ))
+        .with_hint(LIST_HINT))
     }
 
     pub fn for_os(os: Os) -> Self {
@@ -156,49 +215,72 @@ impl Profile {
         Self::load(os.name()).unwrap_or_else(|e| panic!("shipped profile {os} is invalid: {e}"))
     }
 
-    /// Parse and validate. Errors are one line naming `origin`, the line and the field.
+    /// Parse and validate. Errors are one line naming `origin`, the line and the field, and a
+    /// hint.
     pub fn parse(text: &str, origin: &str) -> Result<Self, Error> {
-        let p: Self = toml::from_str(text).map_err(|e| {
-            let line = e
-                .span()
-                .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
+        let mut p: Self = toml::from_str(text).map_err(|e| {
             let msg = e.message().replace('\n', " ");
-            match line {
-                Some(l) => Error::usage(format!("profile {origin}, line {l}: {msg}")),
+            match e.span() {
+                Some(s) => {
+                    let line = line_at(text, s.start);
+                    // The line itself names the field a type or value error is about.
+                    let src = text.lines().nth(line - 1).unwrap_or("").trim();
+                    let src = if src.is_empty() || msg.contains(src) {
+                        String::new()
+                    } else {
+                        format!(" ({})", truncate(src, 60))
+                    };
+                    Error::usage(format!("profile {origin}, line {line}{src}: {msg}"))
+                }
                 None => Error::usage(format!("profile {origin}: {msg}")),
             }
+            .with_hint(FILE_HINT)
         })?;
-        p.validate(text, origin)?;
+        p.origin = origin.to_string();
+        let mut cap_lines = BTreeMap::new();
+        if let Ok(spans) = toml::from_str::<Spans>(text) {
+            for (k, v) in spans.caps {
+                cap_lines.insert(k.into_inner(), line_at(text, v.span().start));
+            }
+            for (e, s) in p.settings.iter_mut().zip(spans.settings) {
+                e.lines = FieldLines {
+                    key: line_at(text, s.key.span().start),
+                    value: line_at(text, s.value.span().start),
+                    reason: line_at(text, s.reason.span().start),
+                    when: s.when.map_or(0, |w| line_at(text, w.span().start)),
+                };
+            }
+        }
+        p.validate(&cap_lines)?;
         Ok(p)
     }
 
-    fn validate(&self, text: &str, origin: &str) -> Result<(), Error> {
-        let line_of = |key: &str| {
-            text.find(&format!("\"{key}\""))
-                .map_or(0, |i| text[..i].matches('\n').count() + 1)
-        };
+    fn validate(&self, cap_lines: &BTreeMap<String, usize>) -> Result<(), Error> {
+        let origin = &self.origin;
         for (key, fact) in &self.caps {
             if !FACTS.iter().any(|(f, _)| f == fact) {
                 return Err(Error::usage(format!(
                     "profile {origin}, line {}: caps: {key} = \"{fact}\" is not a known fact",
-                    line_of(key)
-                )));
+                    cap_lines.get(key).copied().unwrap_or(0)
+                ))
+                .with_hint(facts_hint()));
             }
         }
         for e in &self.settings {
-            let at = |what: &str| {
+            let at = |field: &str, what: &str| {
                 Error::usage(format!(
                     "profile {origin}, line {}: setting {}: {what}",
-                    line_of(&e.key),
+                    e.lines.of(field),
                     e.key
                 ))
             };
             if e.stage == Stage::Runtime && !self.os.is_network_key(&e.key) {
-                return Err(at("not a networking sysctl key for this OS"));
+                return Err(at("key", &format!("key: not a networking sysctl key for {}", self.os))
+                    .with_hint(key_hint(self.os)));
             }
             let mut exprs: Vec<(&str, String)> = Vec::new();
             for (field, t) in [("value", &e.value), ("reason", &e.reason)] {
-                for hole in holes(t).map_err(|m| at(&format!("{field}: {m}")))? {
+                for hole in holes(t).map_err(|m| at(field, &format!("{field}: {m}")).with_hint(FILE_HINT))? {
                     exprs.push((field, hole.trim_end_matches(":iec").to_string()));
                 }
             }
@@ -206,11 +288,11 @@ impl Profile {
                 exprs.push(("when", w.clone()));
             }
             for (field, src) in exprs {
-                let ex = expr::parse(&src).map_err(|m| at(&format!("{field}: {m}")))?;
+                let ex = expr::parse(&src).map_err(|m| at(field, &format!("{field}: {m}")).with_hint(FILE_HINT))?;
                 let mut vars = Vec::new();
                 ex.vars(&mut vars);
                 if let Some(v) = vars.iter().find(|v| !FACTS.iter().any(|(f, _)| f == v)) {
-                    return Err(at(&format!("{field}: unknown fact `{v}`")));
+                    return Err(at(field, &format!("{field}: unknown fact `{v}`")).with_hint(facts_hint()));
                 }
             }
         }
@@ -241,13 +323,23 @@ impl Profile {
                 facts,
                 current: cur_fields.as_deref(),
             };
-            let fail = |m: String| Error::usage(format!("profile {}: setting {}: {m}", self.name, e.key));
+            let fail = |field: &'static str| {
+                move |m: String| {
+                    Error::usage(format!(
+                        "profile {}, line {}: setting {}: {field}: {m}",
+                        self.origin,
+                        e.lines.of(field),
+                        e.key
+                    ))
+                    .with_hint(FILE_HINT)
+                }
+            };
             if let Some(w) = &e.when
-                && expr::parse(w).and_then(|x| x.eval(&env)).map_err(fail)? == 0.0
+                && expr::parse(w).and_then(|x| x.eval(&env)).map_err(fail("when"))? == 0.0
             {
                 continue;
             }
-            let rec = fill(&e.value, &env, false).map_err(fail)?;
+            let rec = fill(&e.value, &env, false).map_err(fail("value"))?;
             let rec = clamp_fields(self.os, &rec);
             let value = match (e.policy, &cur_fields, numeric_fields(&rec)) {
                 (Policy::AtLeast, Some(cur), Some(want)) if !allow_lower && cur.len() == want.len() => {
@@ -274,13 +366,34 @@ impl Profile {
                 key: e.key.clone(),
                 value,
                 current,
-                reason: fill(&e.reason, &env, true).map_err(fail)?,
+                reason: fill(&e.reason, &env, true).map_err(fail("reason"))?,
                 stage: e.stage,
                 action,
                 note: e.note.clone(),
             });
         }
         Ok(out)
+    }
+}
+
+fn key_hint(os: Os) -> &'static str {
+    match os {
+        Os::Linux => "tcptune reads and writes only the networking keys: net.* on Linux",
+        Os::Freebsd | Os::Macos => {
+            "tcptune reads and writes only the networking keys: kern.ipc.*, net.inet.*, net.inet6.*"
+        }
+    }
+}
+
+fn facts_hint() -> String {
+    let names: Vec<&str> = FACTS.iter().map(|(f, _)| *f).collect();
+    format!("the facts are {}", names.join(", "))
+}
+
+fn truncate(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        Some((i, _)) => format!("{}...", &s[..i]),
+        None => s.to_string(),
     }
 }
 

@@ -5,6 +5,7 @@ mod apply;
 mod diag;
 mod lab;
 mod netns;
+mod ship;
 
 use std::path::{Path, PathBuf};
 

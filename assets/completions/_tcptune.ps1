@@ -1,0 +1,361 @@
+
+using namespace System.Management.Automation
+using namespace System.Management.Automation.Language
+
+Register-ArgumentCompleter -Native -CommandName 'tcptune' -ScriptBlock {
+    param($wordToComplete, $commandAst, $cursorPosition)
+
+    $commandElements = $commandAst.CommandElements
+    $command = @(
+        'tcptune'
+        for ($i = 1; $i -lt $commandElements.Count; $i++) {
+            $element = $commandElements[$i]
+            if ($element -isnot [StringConstantExpressionAst] -or
+                $element.StringConstantType -ne [StringConstantType]::BareWord -or
+                $element.Value.StartsWith('-') -or
+                $element.Value -eq $wordToComplete) {
+                break
+        }
+        $element.Value
+    }) -join ';'
+
+    $completions = @(switch ($command) {
+        'tcptune' {
+            [CompletionResult]::new('--os', '--os', [CompletionResultType]::ParameterName, 'OS to advise for / operate on [default: the running OS]')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format [advise: table on a terminal, else sysctl; others: table]')
+            [CompletionResult]::new('--sysctl-dir', '--sysctl-dir', [CompletionResultType]::ParameterName, 'Linux: read and write sysctls under DIR instead of /proc/sys')
+            [CompletionResult]::new('--sysctl-cmd', '--sysctl-cmd', [CompletionResultType]::ParameterName, 'FreeBSD/macOS: the sysctl(8) program to run')
+            [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Where snapshots live')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('calc', 'calc', [CompletionResultType]::ParameterValue, 'Bandwidth-delay product and throughput calculator')
+            [CompletionResult]::new('advise', 'advise', [CompletionResultType]::ParameterValue, 'Recommend sysctl settings for a path')
+            [CompletionResult]::new('apply', 'apply', [CompletionResultType]::ParameterValue, 'Apply a sysctl file or fresh advice to the running kernel, snapshotting first')
+            [CompletionResult]::new('revert', 'revert', [CompletionResultType]::ParameterValue, 'Put back the values a snapshot replaced')
+            [CompletionResult]::new('snapshots', 'snapshots', [CompletionResultType]::ParameterValue, 'List the snapshots taken by apply')
+            [CompletionResult]::new('revert-timer', 'revert-timer', [CompletionResultType]::ParameterValue, 'Internal: the detached process behind `apply --for`')
+            [CompletionResult]::new('check', 'check', [CompletionResultType]::ParameterValue, 'Diagnose this host for bulk TCP: window scaling, SACK, congestion control, MTU, offloads, loss, memory, conflicts')
+            [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Receive throughput tests from `tcptune verify` (this end receives)')
+            [CompletionResult]::new('verify', 'verify', [CompletionResultType]::ParameterValue, 'Send a throughput test to `tcptune serve` and say what limits it (this end sends)')
+            [CompletionResult]::new('inspect', 'inspect', [CompletionResultType]::ParameterValue, 'Live TCP flows: RTT, cwnd, delivery rate and what limits each (Linux)')
+            [CompletionResult]::new('profiles', 'profiles', [CompletionResultType]::ParameterValue, 'List, show or export the shipped profiles (the rules advise renders)')
+            [CompletionResult]::new('man', 'man', [CompletionResultType]::ParameterValue, 'Print the manual page (roff, section 8): `tcptune man | man -l -`')
+            [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script (bash, zsh, fish, elvish, powershell)')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'tcptune;calc' {
+            [CompletionResult]::new('-b', '-b', [CompletionResultType]::ParameterName, 'Path rate, bits per second (500mbit, 1gbit, 10G)')
+            [CompletionResult]::new('--bandwidth', '--bandwidth', [CompletionResultType]::ParameterName, 'Path rate, bits per second (500mbit, 1gbit, 10G)')
+            [CompletionResult]::new('-r', '-r', [CompletionResultType]::ParameterName, 'Round-trip time (25ms, 0.15s)')
+            [CompletionResult]::new('--rtt', '--rtt', [CompletionResultType]::ParameterName, 'Round-trip time (25ms, 0.15s)')
+            [CompletionResult]::new('-w', '-w', [CompletionResultType]::ParameterName, 'TCP window or buffer (64KiB, 4MiB, 65536)')
+            [CompletionResult]::new('--window', '--window', [CompletionResultType]::ParameterName, 'TCP window or buffer (64KiB, 4MiB, 65536)')
+            [CompletionResult]::new('--loss', '--loss', [CompletionResultType]::ParameterName, 'Packet loss, percent (0.01 or 0.01%), for the Mathis bound')
+            [CompletionResult]::new('--mss', '--mss', [CompletionResultType]::ParameterName, 'Maximum segment size in bytes, for the Mathis bound')
+            [CompletionResult]::new('--os', '--os', [CompletionResultType]::ParameterName, 'OS to advise for / operate on [default: the running OS]')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format [advise: table on a terminal, else sysctl; others: table]')
+            [CompletionResult]::new('--sysctl-dir', '--sysctl-dir', [CompletionResultType]::ParameterName, 'Linux: read and write sysctls under DIR instead of /proc/sys')
+            [CompletionResult]::new('--sysctl-cmd', '--sysctl-cmd', [CompletionResultType]::ParameterName, 'FreeBSD/macOS: the sysctl(8) program to run')
+            [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Where snapshots live')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'tcptune;advise' {
+            [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Host to measure the path to (repeatable)')
+            [CompletionResult]::new('--rtt', '--rtt', [CompletionResultType]::ParameterName, 'Path round-trip time, instead of measuring it (150ms)')
+            [CompletionResult]::new('--bandwidth', '--bandwidth', [CompletionResultType]::ParameterName, 'Path rate, instead of the link speed (500mbit, 1gbit)')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Profile: a shipped name (linux, freebsd, macos) or a TOML file')
+            [CompletionResult]::new('--probes', '--probes', [CompletionResultType]::ParameterName, 'Probes per host')
+            [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'TCP port for the connect-timing fallback when ICMP is blocked (repeatable) [default: 443, 22, 80]')
+            [CompletionResult]::new('--interval', '--interval', [CompletionResultType]::ParameterName, 'Spacing between probes')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'How long to wait for each probe''s answer')
+            [CompletionResult]::new('--flows', '--flows', [CompletionResultType]::ParameterName, 'Concurrent bulk flows expected, for the memory check')
+            [CompletionResult]::new('--os', '--os', [CompletionResultType]::ParameterName, 'OS to advise for / operate on [default: the running OS]')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format [advise: table on a terminal, else sysctl; others: table]')
+            [CompletionResult]::new('--sysctl-dir', '--sysctl-dir', [CompletionResultType]::ParameterName, 'Linux: read and write sysctls under DIR instead of /proc/sys')
+            [CompletionResult]::new('--sysctl-cmd', '--sysctl-cmd', [CompletionResultType]::ParameterName, 'FreeBSD/macOS: the sysctl(8) program to run')
+            [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Where snapshots live')
+            [CompletionResult]::new('-4', '-4', [CompletionResultType]::ParameterName, 'Use IPv4 only')
+            [CompletionResult]::new('-6', '-6', [CompletionResultType]::ParameterName, 'Use IPv6 only')
+            [CompletionResult]::new('--no-capacity', '--no-capacity', [CompletionResultType]::ParameterName, 'Skip the packet-train estimate of the bottleneck rate (ICMP trains of MTU-sized echo requests sent after the round-trip probes; not sent when --bandwidth is given)')
+            [CompletionResult]::new('--allow-lower', '--allow-lower', [CompletionResultType]::ParameterName, 'Also recommend values lower than the running ones')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'tcptune;apply' {
+            [CompletionResult]::new('--for', '--for', [CompletionResultType]::ParameterName, 'A timed experiment: a detached process reverts the snapshot after DURATION (90s, 10m, 2h)')
+            [CompletionResult]::new('--wait', '--wait', [CompletionResultType]::ParameterName, 'Seconds to wait for another apply or revert to finish (0: refuse at once)')
+            [CompletionResult]::new('--persist-root', '--persist-root', [CompletionResultType]::ParameterName, 'Tests only: the directory standing for / in --persist paths')
+            [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Host to measure the path to (repeatable)')
+            [CompletionResult]::new('--rtt', '--rtt', [CompletionResultType]::ParameterName, 'Path round-trip time, instead of measuring it (150ms)')
+            [CompletionResult]::new('--bandwidth', '--bandwidth', [CompletionResultType]::ParameterName, 'Path rate, instead of the link speed (500mbit, 1gbit)')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Profile: a shipped name (linux, freebsd, macos) or a TOML file')
+            [CompletionResult]::new('--probes', '--probes', [CompletionResultType]::ParameterName, 'Probes per host')
+            [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'TCP port for the connect-timing fallback when ICMP is blocked (repeatable) [default: 443, 22, 80]')
+            [CompletionResult]::new('--interval', '--interval', [CompletionResultType]::ParameterName, 'Spacing between probes')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'How long to wait for each probe''s answer')
+            [CompletionResult]::new('--flows', '--flows', [CompletionResultType]::ParameterName, 'Concurrent bulk flows expected, for the memory check')
+            [CompletionResult]::new('--os', '--os', [CompletionResultType]::ParameterName, 'OS to advise for / operate on [default: the running OS]')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format [advise: table on a terminal, else sysctl; others: table]')
+            [CompletionResult]::new('--sysctl-dir', '--sysctl-dir', [CompletionResultType]::ParameterName, 'Linux: read and write sysctls under DIR instead of /proc/sys')
+            [CompletionResult]::new('--sysctl-cmd', '--sysctl-cmd', [CompletionResultType]::ParameterName, 'FreeBSD/macOS: the sysctl(8) program to run')
+            [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Where snapshots live')
+            [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Show each change (key: current -> new) and write nothing, not even a snapshot')
+            [CompletionResult]::new('--persist', '--persist', [CompletionResultType]::ParameterName, 'Also make the values survive a reboot (Linux: /etc/sysctl.d/60-tcptune.conf; FreeBSD/macOS: a marked block in /etc/sysctl.conf, boot tunables in /boot/loader.conf)')
+            [CompletionResult]::new('-4', '-4', [CompletionResultType]::ParameterName, 'Use IPv4 only')
+            [CompletionResult]::new('-6', '-6', [CompletionResultType]::ParameterName, 'Use IPv6 only')
+            [CompletionResult]::new('--no-capacity', '--no-capacity', [CompletionResultType]::ParameterName, 'Skip the packet-train estimate of the bottleneck rate (ICMP trains of MTU-sized echo requests sent after the round-trip probes; not sent when --bandwidth is given)')
+            [CompletionResult]::new('--allow-lower', '--allow-lower', [CompletionResultType]::ParameterName, 'Also recommend values lower than the running ones')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'tcptune;revert' {
+            [CompletionResult]::new('--wait', '--wait', [CompletionResultType]::ParameterName, 'Seconds to wait for another apply or revert to finish (0: refuse at once)')
+            [CompletionResult]::new('--os', '--os', [CompletionResultType]::ParameterName, 'OS to advise for / operate on [default: the running OS]')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format [advise: table on a terminal, else sysctl; others: table]')
+            [CompletionResult]::new('--sysctl-dir', '--sysctl-dir', [CompletionResultType]::ParameterName, 'Linux: read and write sysctls under DIR instead of /proc/sys')
+            [CompletionResult]::new('--sysctl-cmd', '--sysctl-cmd', [CompletionResultType]::ParameterName, 'FreeBSD/macOS: the sysctl(8) program to run')
+            [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Where snapshots live')
+            [CompletionResult]::new('--force', '--force', [CompletionResultType]::ParameterName, 'Restore even values someone changed since, a snapshot from another boot or namespace')
+            [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Show what would be restored and change nothing')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'tcptune;snapshots' {
+            [CompletionResult]::new('--os', '--os', [CompletionResultType]::ParameterName, 'OS to advise for / operate on [default: the running OS]')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format [advise: table on a terminal, else sysctl; others: table]')
+            [CompletionResult]::new('--sysctl-dir', '--sysctl-dir', [CompletionResultType]::ParameterName, 'Linux: read and write sysctls under DIR instead of /proc/sys')
+            [CompletionResult]::new('--sysctl-cmd', '--sysctl-cmd', [CompletionResultType]::ParameterName, 'FreeBSD/macOS: the sysctl(8) program to run')
+            [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Where snapshots live')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'tcptune;revert-timer' {
+            [CompletionResult]::new('--os', '--os', [CompletionResultType]::ParameterName, 'OS to advise for / operate on [default: the running OS]')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format [advise: table on a terminal, else sysctl; others: table]')
+            [CompletionResult]::new('--sysctl-dir', '--sysctl-dir', [CompletionResultType]::ParameterName, 'Linux: read and write sysctls under DIR instead of /proc/sys')
+            [CompletionResult]::new('--sysctl-cmd', '--sysctl-cmd', [CompletionResultType]::ParameterName, 'FreeBSD/macOS: the sysctl(8) program to run')
+            [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Where snapshots live')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'tcptune;check' {
+            [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Also measure the path to HOST and check the running buffers against what it needs')
+            [CompletionResult]::new('--bandwidth', '--bandwidth', [CompletionResultType]::ParameterName, 'Path rate for the buffer check, instead of the link speed (500mbit, 1gbit)')
+            [CompletionResult]::new('--flows', '--flows', [CompletionResultType]::ParameterName, 'Concurrent bulk flows expected, for the memory check')
+            [CompletionResult]::new('--os', '--os', [CompletionResultType]::ParameterName, 'OS to advise for / operate on [default: the running OS]')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format [advise: table on a terminal, else sysctl; others: table]')
+            [CompletionResult]::new('--sysctl-dir', '--sysctl-dir', [CompletionResultType]::ParameterName, 'Linux: read and write sysctls under DIR instead of /proc/sys')
+            [CompletionResult]::new('--sysctl-cmd', '--sysctl-cmd', [CompletionResultType]::ParameterName, 'FreeBSD/macOS: the sysctl(8) program to run')
+            [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Where snapshots live')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'tcptune;serve' {
+            [CompletionResult]::new('--bind', '--bind', [CompletionResultType]::ParameterName, 'Address to listen on (:: for IPv6 and IPv4)')
+            [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'TCP port to listen on (0: any free port)')
+            [CompletionResult]::new('--os', '--os', [CompletionResultType]::ParameterName, 'OS to advise for / operate on [default: the running OS]')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format [advise: table on a terminal, else sysctl; others: table]')
+            [CompletionResult]::new('--sysctl-dir', '--sysctl-dir', [CompletionResultType]::ParameterName, 'Linux: read and write sysctls under DIR instead of /proc/sys')
+            [CompletionResult]::new('--sysctl-cmd', '--sysctl-cmd', [CompletionResultType]::ParameterName, 'FreeBSD/macOS: the sysctl(8) program to run')
+            [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Where snapshots live')
+            [CompletionResult]::new('--once', '--once', [CompletionResultType]::ParameterName, 'Exit after one test')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'tcptune;verify' {
+            [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Host running `tcptune serve`')
+            [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Its port')
+            [CompletionResult]::new('--time', '--time', [CompletionResultType]::ParameterName, 'How long to send (at most 60s)')
+            [CompletionResult]::new('--bandwidth', '--bandwidth', [CompletionResultType]::ParameterName, 'Path rate, for sizing the advice (500mbit, 1gbit)')
+            [CompletionResult]::new('--os', '--os', [CompletionResultType]::ParameterName, 'OS to advise for / operate on [default: the running OS]')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format [advise: table on a terminal, else sysctl; others: table]')
+            [CompletionResult]::new('--sysctl-dir', '--sysctl-dir', [CompletionResultType]::ParameterName, 'Linux: read and write sysctls under DIR instead of /proc/sys')
+            [CompletionResult]::new('--sysctl-cmd', '--sysctl-cmd', [CompletionResultType]::ParameterName, 'FreeBSD/macOS: the sysctl(8) program to run')
+            [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Where snapshots live')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'tcptune;inspect' {
+            [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Only flows to this peer (name or address)')
+            [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Only flows with this local or remote port')
+            [CompletionResult]::new('--os', '--os', [CompletionResultType]::ParameterName, 'OS to advise for / operate on [default: the running OS]')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format [advise: table on a terminal, else sysctl; others: table]')
+            [CompletionResult]::new('--sysctl-dir', '--sysctl-dir', [CompletionResultType]::ParameterName, 'Linux: read and write sysctls under DIR instead of /proc/sys')
+            [CompletionResult]::new('--sysctl-cmd', '--sysctl-cmd', [CompletionResultType]::ParameterName, 'FreeBSD/macOS: the sysctl(8) program to run')
+            [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Where snapshots live')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'tcptune;profiles' {
+            [CompletionResult]::new('--os', '--os', [CompletionResultType]::ParameterName, 'OS to advise for / operate on [default: the running OS]')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format [advise: table on a terminal, else sysctl; others: table]')
+            [CompletionResult]::new('--sysctl-dir', '--sysctl-dir', [CompletionResultType]::ParameterName, 'Linux: read and write sysctls under DIR instead of /proc/sys')
+            [CompletionResult]::new('--sysctl-cmd', '--sysctl-cmd', [CompletionResultType]::ParameterName, 'FreeBSD/macOS: the sysctl(8) program to run')
+            [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Where snapshots live')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List the shipped profiles: name, OS, description (the default)')
+            [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Print a shipped profile''s TOML')
+            [CompletionResult]::new('export', 'export', [CompletionResultType]::ParameterValue, 'Print a shipped profile''s TOML as a starting point for your own (--profile FILE)')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'tcptune;profiles;list' {
+            [CompletionResult]::new('--os', '--os', [CompletionResultType]::ParameterName, 'OS to advise for / operate on [default: the running OS]')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format [advise: table on a terminal, else sysctl; others: table]')
+            [CompletionResult]::new('--sysctl-dir', '--sysctl-dir', [CompletionResultType]::ParameterName, 'Linux: read and write sysctls under DIR instead of /proc/sys')
+            [CompletionResult]::new('--sysctl-cmd', '--sysctl-cmd', [CompletionResultType]::ParameterName, 'FreeBSD/macOS: the sysctl(8) program to run')
+            [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Where snapshots live')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'tcptune;profiles;show' {
+            [CompletionResult]::new('--os', '--os', [CompletionResultType]::ParameterName, 'OS to advise for / operate on [default: the running OS]')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format [advise: table on a terminal, else sysctl; others: table]')
+            [CompletionResult]::new('--sysctl-dir', '--sysctl-dir', [CompletionResultType]::ParameterName, 'Linux: read and write sysctls under DIR instead of /proc/sys')
+            [CompletionResult]::new('--sysctl-cmd', '--sysctl-cmd', [CompletionResultType]::ParameterName, 'FreeBSD/macOS: the sysctl(8) program to run')
+            [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Where snapshots live')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'tcptune;profiles;export' {
+            [CompletionResult]::new('--os', '--os', [CompletionResultType]::ParameterName, 'OS to advise for / operate on [default: the running OS]')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format [advise: table on a terminal, else sysctl; others: table]')
+            [CompletionResult]::new('--sysctl-dir', '--sysctl-dir', [CompletionResultType]::ParameterName, 'Linux: read and write sysctls under DIR instead of /proc/sys')
+            [CompletionResult]::new('--sysctl-cmd', '--sysctl-cmd', [CompletionResultType]::ParameterName, 'FreeBSD/macOS: the sysctl(8) program to run')
+            [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Where snapshots live')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'tcptune;profiles;help' {
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List the shipped profiles: name, OS, description (the default)')
+            [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Print a shipped profile''s TOML')
+            [CompletionResult]::new('export', 'export', [CompletionResultType]::ParameterValue, 'Print a shipped profile''s TOML as a starting point for your own (--profile FILE)')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'tcptune;profiles;help;list' {
+            break
+        }
+        'tcptune;profiles;help;show' {
+            break
+        }
+        'tcptune;profiles;help;export' {
+            break
+        }
+        'tcptune;profiles;help;help' {
+            break
+        }
+        'tcptune;man' {
+            [CompletionResult]::new('--os', '--os', [CompletionResultType]::ParameterName, 'OS to advise for / operate on [default: the running OS]')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format [advise: table on a terminal, else sysctl; others: table]')
+            [CompletionResult]::new('--sysctl-dir', '--sysctl-dir', [CompletionResultType]::ParameterName, 'Linux: read and write sysctls under DIR instead of /proc/sys')
+            [CompletionResult]::new('--sysctl-cmd', '--sysctl-cmd', [CompletionResultType]::ParameterName, 'FreeBSD/macOS: the sysctl(8) program to run')
+            [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Where snapshots live')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'tcptune;completions' {
+            [CompletionResult]::new('--os', '--os', [CompletionResultType]::ParameterName, 'OS to advise for / operate on [default: the running OS]')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format [advise: table on a terminal, else sysctl; others: table]')
+            [CompletionResult]::new('--sysctl-dir', '--sysctl-dir', [CompletionResultType]::ParameterName, 'Linux: read and write sysctls under DIR instead of /proc/sys')
+            [CompletionResult]::new('--sysctl-cmd', '--sysctl-cmd', [CompletionResultType]::ParameterName, 'FreeBSD/macOS: the sysctl(8) program to run')
+            [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Where snapshots live')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'tcptune;help' {
+            [CompletionResult]::new('calc', 'calc', [CompletionResultType]::ParameterValue, 'Bandwidth-delay product and throughput calculator')
+            [CompletionResult]::new('advise', 'advise', [CompletionResultType]::ParameterValue, 'Recommend sysctl settings for a path')
+            [CompletionResult]::new('apply', 'apply', [CompletionResultType]::ParameterValue, 'Apply a sysctl file or fresh advice to the running kernel, snapshotting first')
+            [CompletionResult]::new('revert', 'revert', [CompletionResultType]::ParameterValue, 'Put back the values a snapshot replaced')
+            [CompletionResult]::new('snapshots', 'snapshots', [CompletionResultType]::ParameterValue, 'List the snapshots taken by apply')
+            [CompletionResult]::new('revert-timer', 'revert-timer', [CompletionResultType]::ParameterValue, 'Internal: the detached process behind `apply --for`')
+            [CompletionResult]::new('check', 'check', [CompletionResultType]::ParameterValue, 'Diagnose this host for bulk TCP: window scaling, SACK, congestion control, MTU, offloads, loss, memory, conflicts')
+            [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Receive throughput tests from `tcptune verify` (this end receives)')
+            [CompletionResult]::new('verify', 'verify', [CompletionResultType]::ParameterValue, 'Send a throughput test to `tcptune serve` and say what limits it (this end sends)')
+            [CompletionResult]::new('inspect', 'inspect', [CompletionResultType]::ParameterValue, 'Live TCP flows: RTT, cwnd, delivery rate and what limits each (Linux)')
+            [CompletionResult]::new('profiles', 'profiles', [CompletionResultType]::ParameterValue, 'List, show or export the shipped profiles (the rules advise renders)')
+            [CompletionResult]::new('man', 'man', [CompletionResultType]::ParameterValue, 'Print the manual page (roff, section 8): `tcptune man | man -l -`')
+            [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script (bash, zsh, fish, elvish, powershell)')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'tcptune;help;calc' {
+            break
+        }
+        'tcptune;help;advise' {
+            break
+        }
+        'tcptune;help;apply' {
+            break
+        }
+        'tcptune;help;revert' {
+            break
+        }
+        'tcptune;help;snapshots' {
+            break
+        }
+        'tcptune;help;revert-timer' {
+            break
+        }
+        'tcptune;help;check' {
+            break
+        }
+        'tcptune;help;serve' {
+            break
+        }
+        'tcptune;help;verify' {
+            break
+        }
+        'tcptune;help;inspect' {
+            break
+        }
+        'tcptune;help;profiles' {
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List the shipped profiles: name, OS, description (the default)')
+            [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Print a shipped profile''s TOML')
+            [CompletionResult]::new('export', 'export', [CompletionResultType]::ParameterValue, 'Print a shipped profile''s TOML as a starting point for your own (--profile FILE)')
+            break
+        }
+        'tcptune;help;profiles;list' {
+            break
+        }
+        'tcptune;help;profiles;show' {
+            break
+        }
+        'tcptune;help;profiles;export' {
+            break
+        }
+        'tcptune;help;man' {
+            break
+        }
+        'tcptune;help;completions' {
+            break
+        }
+        'tcptune;help;help' {
+            break
+        }
+    })
+
+    $completions.Where{ $_.CompletionText -like "$wordToComplete*" } |
+        Sort-Object -Property ListItemText
+}

@@ -1,0 +1,316 @@
+
+use builtin;
+use str;
+
+set edit:completion:arg-completer[tcptune] = {|@words|
+    fn spaces {|n|
+        builtin:repeat $n ' ' | str:join ''
+    }
+    fn cand {|text desc|
+        edit:complex-candidate $text &display=$text' '(spaces (- 14 (wcswidth $text)))$desc
+    }
+    var command = 'tcptune'
+    for word $words[1..-1] {
+        if (str:has-prefix $word '-') {
+            break
+        }
+        set command = $command';'$word
+    }
+    var completions = [
+        &'tcptune'= {
+            cand --os 'OS to advise for / operate on [default: the running OS]'
+            cand --format 'Output format [advise: table on a terminal, else sysctl; others: table]'
+            cand --sysctl-dir 'Linux: read and write sysctls under DIR instead of /proc/sys'
+            cand --sysctl-cmd 'FreeBSD/macOS: the sysctl(8) program to run'
+            cand --state-dir 'Where snapshots live'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand calc 'Bandwidth-delay product and throughput calculator'
+            cand advise 'Recommend sysctl settings for a path'
+            cand apply 'Apply a sysctl file or fresh advice to the running kernel, snapshotting first'
+            cand revert 'Put back the values a snapshot replaced'
+            cand snapshots 'List the snapshots taken by apply'
+            cand revert-timer 'Internal: the detached process behind `apply --for`'
+            cand check 'Diagnose this host for bulk TCP: window scaling, SACK, congestion control, MTU, offloads, loss, memory, conflicts'
+            cand serve 'Receive throughput tests from `tcptune verify` (this end receives)'
+            cand verify 'Send a throughput test to `tcptune serve` and say what limits it (this end sends)'
+            cand inspect 'Live TCP flows: RTT, cwnd, delivery rate and what limits each (Linux)'
+            cand profiles 'List, show or export the shipped profiles (the rules advise renders)'
+            cand man 'Print the manual page (roff, section 8): `tcptune man | man -l -`'
+            cand completions 'Print a shell completion script (bash, zsh, fish, elvish, powershell)'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'tcptune;calc'= {
+            cand -b 'Path rate, bits per second (500mbit, 1gbit, 10G)'
+            cand --bandwidth 'Path rate, bits per second (500mbit, 1gbit, 10G)'
+            cand -r 'Round-trip time (25ms, 0.15s)'
+            cand --rtt 'Round-trip time (25ms, 0.15s)'
+            cand -w 'TCP window or buffer (64KiB, 4MiB, 65536)'
+            cand --window 'TCP window or buffer (64KiB, 4MiB, 65536)'
+            cand --loss 'Packet loss, percent (0.01 or 0.01%), for the Mathis bound'
+            cand --mss 'Maximum segment size in bytes, for the Mathis bound'
+            cand --os 'OS to advise for / operate on [default: the running OS]'
+            cand --format 'Output format [advise: table on a terminal, else sysctl; others: table]'
+            cand --sysctl-dir 'Linux: read and write sysctls under DIR instead of /proc/sys'
+            cand --sysctl-cmd 'FreeBSD/macOS: the sysctl(8) program to run'
+            cand --state-dir 'Where snapshots live'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'tcptune;advise'= {
+            cand --host 'Host to measure the path to (repeatable)'
+            cand --rtt 'Path round-trip time, instead of measuring it (150ms)'
+            cand --bandwidth 'Path rate, instead of the link speed (500mbit, 1gbit)'
+            cand --profile 'Profile: a shipped name (linux, freebsd, macos) or a TOML file'
+            cand --probes 'Probes per host'
+            cand --port 'TCP port for the connect-timing fallback when ICMP is blocked (repeatable) [default: 443, 22, 80]'
+            cand --interval 'Spacing between probes'
+            cand --timeout 'How long to wait for each probe''s answer'
+            cand --flows 'Concurrent bulk flows expected, for the memory check'
+            cand --os 'OS to advise for / operate on [default: the running OS]'
+            cand --format 'Output format [advise: table on a terminal, else sysctl; others: table]'
+            cand --sysctl-dir 'Linux: read and write sysctls under DIR instead of /proc/sys'
+            cand --sysctl-cmd 'FreeBSD/macOS: the sysctl(8) program to run'
+            cand --state-dir 'Where snapshots live'
+            cand -4 'Use IPv4 only'
+            cand -6 'Use IPv6 only'
+            cand --no-capacity 'Skip the packet-train estimate of the bottleneck rate (ICMP trains of MTU-sized echo requests sent after the round-trip probes; not sent when --bandwidth is given)'
+            cand --allow-lower 'Also recommend values lower than the running ones'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'tcptune;apply'= {
+            cand --for 'A timed experiment: a detached process reverts the snapshot after DURATION (90s, 10m, 2h)'
+            cand --wait 'Seconds to wait for another apply or revert to finish (0: refuse at once)'
+            cand --persist-root 'Tests only: the directory standing for / in --persist paths'
+            cand --host 'Host to measure the path to (repeatable)'
+            cand --rtt 'Path round-trip time, instead of measuring it (150ms)'
+            cand --bandwidth 'Path rate, instead of the link speed (500mbit, 1gbit)'
+            cand --profile 'Profile: a shipped name (linux, freebsd, macos) or a TOML file'
+            cand --probes 'Probes per host'
+            cand --port 'TCP port for the connect-timing fallback when ICMP is blocked (repeatable) [default: 443, 22, 80]'
+            cand --interval 'Spacing between probes'
+            cand --timeout 'How long to wait for each probe''s answer'
+            cand --flows 'Concurrent bulk flows expected, for the memory check'
+            cand --os 'OS to advise for / operate on [default: the running OS]'
+            cand --format 'Output format [advise: table on a terminal, else sysctl; others: table]'
+            cand --sysctl-dir 'Linux: read and write sysctls under DIR instead of /proc/sys'
+            cand --sysctl-cmd 'FreeBSD/macOS: the sysctl(8) program to run'
+            cand --state-dir 'Where snapshots live'
+            cand --dry-run 'Show each change (key: current -> new) and write nothing, not even a snapshot'
+            cand --persist 'Also make the values survive a reboot (Linux: /etc/sysctl.d/60-tcptune.conf; FreeBSD/macOS: a marked block in /etc/sysctl.conf, boot tunables in /boot/loader.conf)'
+            cand -4 'Use IPv4 only'
+            cand -6 'Use IPv6 only'
+            cand --no-capacity 'Skip the packet-train estimate of the bottleneck rate (ICMP trains of MTU-sized echo requests sent after the round-trip probes; not sent when --bandwidth is given)'
+            cand --allow-lower 'Also recommend values lower than the running ones'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'tcptune;revert'= {
+            cand --wait 'Seconds to wait for another apply or revert to finish (0: refuse at once)'
+            cand --os 'OS to advise for / operate on [default: the running OS]'
+            cand --format 'Output format [advise: table on a terminal, else sysctl; others: table]'
+            cand --sysctl-dir 'Linux: read and write sysctls under DIR instead of /proc/sys'
+            cand --sysctl-cmd 'FreeBSD/macOS: the sysctl(8) program to run'
+            cand --state-dir 'Where snapshots live'
+            cand --force 'Restore even values someone changed since, a snapshot from another boot or namespace'
+            cand --dry-run 'Show what would be restored and change nothing'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'tcptune;snapshots'= {
+            cand --os 'OS to advise for / operate on [default: the running OS]'
+            cand --format 'Output format [advise: table on a terminal, else sysctl; others: table]'
+            cand --sysctl-dir 'Linux: read and write sysctls under DIR instead of /proc/sys'
+            cand --sysctl-cmd 'FreeBSD/macOS: the sysctl(8) program to run'
+            cand --state-dir 'Where snapshots live'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'tcptune;revert-timer'= {
+            cand --os 'OS to advise for / operate on [default: the running OS]'
+            cand --format 'Output format [advise: table on a terminal, else sysctl; others: table]'
+            cand --sysctl-dir 'Linux: read and write sysctls under DIR instead of /proc/sys'
+            cand --sysctl-cmd 'FreeBSD/macOS: the sysctl(8) program to run'
+            cand --state-dir 'Where snapshots live'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'tcptune;check'= {
+            cand --host 'Also measure the path to HOST and check the running buffers against what it needs'
+            cand --bandwidth 'Path rate for the buffer check, instead of the link speed (500mbit, 1gbit)'
+            cand --flows 'Concurrent bulk flows expected, for the memory check'
+            cand --os 'OS to advise for / operate on [default: the running OS]'
+            cand --format 'Output format [advise: table on a terminal, else sysctl; others: table]'
+            cand --sysctl-dir 'Linux: read and write sysctls under DIR instead of /proc/sys'
+            cand --sysctl-cmd 'FreeBSD/macOS: the sysctl(8) program to run'
+            cand --state-dir 'Where snapshots live'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'tcptune;serve'= {
+            cand --bind 'Address to listen on (:: for IPv6 and IPv4)'
+            cand --port 'TCP port to listen on (0: any free port)'
+            cand --os 'OS to advise for / operate on [default: the running OS]'
+            cand --format 'Output format [advise: table on a terminal, else sysctl; others: table]'
+            cand --sysctl-dir 'Linux: read and write sysctls under DIR instead of /proc/sys'
+            cand --sysctl-cmd 'FreeBSD/macOS: the sysctl(8) program to run'
+            cand --state-dir 'Where snapshots live'
+            cand --once 'Exit after one test'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'tcptune;verify'= {
+            cand --host 'Host running `tcptune serve`'
+            cand --port 'Its port'
+            cand --time 'How long to send (at most 60s)'
+            cand --bandwidth 'Path rate, for sizing the advice (500mbit, 1gbit)'
+            cand --os 'OS to advise for / operate on [default: the running OS]'
+            cand --format 'Output format [advise: table on a terminal, else sysctl; others: table]'
+            cand --sysctl-dir 'Linux: read and write sysctls under DIR instead of /proc/sys'
+            cand --sysctl-cmd 'FreeBSD/macOS: the sysctl(8) program to run'
+            cand --state-dir 'Where snapshots live'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'tcptune;inspect'= {
+            cand --host 'Only flows to this peer (name or address)'
+            cand --port 'Only flows with this local or remote port'
+            cand --os 'OS to advise for / operate on [default: the running OS]'
+            cand --format 'Output format [advise: table on a terminal, else sysctl; others: table]'
+            cand --sysctl-dir 'Linux: read and write sysctls under DIR instead of /proc/sys'
+            cand --sysctl-cmd 'FreeBSD/macOS: the sysctl(8) program to run'
+            cand --state-dir 'Where snapshots live'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'tcptune;profiles'= {
+            cand --os 'OS to advise for / operate on [default: the running OS]'
+            cand --format 'Output format [advise: table on a terminal, else sysctl; others: table]'
+            cand --sysctl-dir 'Linux: read and write sysctls under DIR instead of /proc/sys'
+            cand --sysctl-cmd 'FreeBSD/macOS: the sysctl(8) program to run'
+            cand --state-dir 'Where snapshots live'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand list 'List the shipped profiles: name, OS, description (the default)'
+            cand show 'Print a shipped profile''s TOML'
+            cand export 'Print a shipped profile''s TOML as a starting point for your own (--profile FILE)'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'tcptune;profiles;list'= {
+            cand --os 'OS to advise for / operate on [default: the running OS]'
+            cand --format 'Output format [advise: table on a terminal, else sysctl; others: table]'
+            cand --sysctl-dir 'Linux: read and write sysctls under DIR instead of /proc/sys'
+            cand --sysctl-cmd 'FreeBSD/macOS: the sysctl(8) program to run'
+            cand --state-dir 'Where snapshots live'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'tcptune;profiles;show'= {
+            cand --os 'OS to advise for / operate on [default: the running OS]'
+            cand --format 'Output format [advise: table on a terminal, else sysctl; others: table]'
+            cand --sysctl-dir 'Linux: read and write sysctls under DIR instead of /proc/sys'
+            cand --sysctl-cmd 'FreeBSD/macOS: the sysctl(8) program to run'
+            cand --state-dir 'Where snapshots live'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'tcptune;profiles;export'= {
+            cand --os 'OS to advise for / operate on [default: the running OS]'
+            cand --format 'Output format [advise: table on a terminal, else sysctl; others: table]'
+            cand --sysctl-dir 'Linux: read and write sysctls under DIR instead of /proc/sys'
+            cand --sysctl-cmd 'FreeBSD/macOS: the sysctl(8) program to run'
+            cand --state-dir 'Where snapshots live'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'tcptune;profiles;help'= {
+            cand list 'List the shipped profiles: name, OS, description (the default)'
+            cand show 'Print a shipped profile''s TOML'
+            cand export 'Print a shipped profile''s TOML as a starting point for your own (--profile FILE)'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'tcptune;profiles;help;list'= {
+        }
+        &'tcptune;profiles;help;show'= {
+        }
+        &'tcptune;profiles;help;export'= {
+        }
+        &'tcptune;profiles;help;help'= {
+        }
+        &'tcptune;man'= {
+            cand --os 'OS to advise for / operate on [default: the running OS]'
+            cand --format 'Output format [advise: table on a terminal, else sysctl; others: table]'
+            cand --sysctl-dir 'Linux: read and write sysctls under DIR instead of /proc/sys'
+            cand --sysctl-cmd 'FreeBSD/macOS: the sysctl(8) program to run'
+            cand --state-dir 'Where snapshots live'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'tcptune;completions'= {
+            cand --os 'OS to advise for / operate on [default: the running OS]'
+            cand --format 'Output format [advise: table on a terminal, else sysctl; others: table]'
+            cand --sysctl-dir 'Linux: read and write sysctls under DIR instead of /proc/sys'
+            cand --sysctl-cmd 'FreeBSD/macOS: the sysctl(8) program to run'
+            cand --state-dir 'Where snapshots live'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'tcptune;help'= {
+            cand calc 'Bandwidth-delay product and throughput calculator'
+            cand advise 'Recommend sysctl settings for a path'
+            cand apply 'Apply a sysctl file or fresh advice to the running kernel, snapshotting first'
+            cand revert 'Put back the values a snapshot replaced'
+            cand snapshots 'List the snapshots taken by apply'
+            cand revert-timer 'Internal: the detached process behind `apply --for`'
+            cand check 'Diagnose this host for bulk TCP: window scaling, SACK, congestion control, MTU, offloads, loss, memory, conflicts'
+            cand serve 'Receive throughput tests from `tcptune verify` (this end receives)'
+            cand verify 'Send a throughput test to `tcptune serve` and say what limits it (this end sends)'
+            cand inspect 'Live TCP flows: RTT, cwnd, delivery rate and what limits each (Linux)'
+            cand profiles 'List, show or export the shipped profiles (the rules advise renders)'
+            cand man 'Print the manual page (roff, section 8): `tcptune man | man -l -`'
+            cand completions 'Print a shell completion script (bash, zsh, fish, elvish, powershell)'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'tcptune;help;calc'= {
+        }
+        &'tcptune;help;advise'= {
+        }
+        &'tcptune;help;apply'= {
+        }
+        &'tcptune;help;revert'= {
+        }
+        &'tcptune;help;snapshots'= {
+        }
+        &'tcptune;help;revert-timer'= {
+        }
+        &'tcptune;help;check'= {
+        }
+        &'tcptune;help;serve'= {
+        }
+        &'tcptune;help;verify'= {
+        }
+        &'tcptune;help;inspect'= {
+        }
+        &'tcptune;help;profiles'= {
+            cand list 'List the shipped profiles: name, OS, description (the default)'
+            cand show 'Print a shipped profile''s TOML'
+            cand export 'Print a shipped profile''s TOML as a starting point for your own (--profile FILE)'
+        }
+        &'tcptune;help;profiles;list'= {
+        }
+        &'tcptune;help;profiles;show'= {
+        }
+        &'tcptune;help;profiles;export'= {
+        }
+        &'tcptune;help;man'= {
+        }
+        &'tcptune;help;completions'= {
+        }
+        &'tcptune;help;help'= {
+        }
+    ]
+    $completions[$command]
+}

@@ -1,0 +1,304 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_tcptune_global_optspecs
+    string join \n os= format= sysctl-dir= sysctl-cmd= state-dir= h/help V/version
+end
+
+function __fish_tcptune_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_tcptune_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_tcptune_using_subcommand
+    set -l cmd (__fish_tcptune_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c tcptune -n "__fish_tcptune_needs_command" -l os -d 'OS to advise for / operate on [default: the running OS]' -r -f -a "linux\t''
+freebsd\t''
+macos\t''"
+complete -c tcptune -n "__fish_tcptune_needs_command" -l format -d 'Output format [advise: table on a terminal, else sysctl; others: table]' -r -f -a "sysctl\t'`key = value` lines, valid for /etc/sysctl.d (Linux) or /etc/sysctl.conf (BSD)'
+table\t'A table for people'
+json\t'JSON for programs'
+shell\t'`sysctl -w` commands'"
+complete -c tcptune -n "__fish_tcptune_needs_command" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
+complete -c tcptune -n "__fish_tcptune_needs_command" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
+complete -c tcptune -n "__fish_tcptune_needs_command" -l state-dir -d 'Where snapshots live' -r -F
+complete -c tcptune -n "__fish_tcptune_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tcptune -n "__fish_tcptune_needs_command" -s V -l version -d 'Print version'
+complete -c tcptune -n "__fish_tcptune_needs_command" -f -a "calc" -d 'Bandwidth-delay product and throughput calculator'
+complete -c tcptune -n "__fish_tcptune_needs_command" -f -a "advise" -d 'Recommend sysctl settings for a path'
+complete -c tcptune -n "__fish_tcptune_needs_command" -f -a "apply" -d 'Apply a sysctl file or fresh advice to the running kernel, snapshotting first'
+complete -c tcptune -n "__fish_tcptune_needs_command" -f -a "revert" -d 'Put back the values a snapshot replaced'
+complete -c tcptune -n "__fish_tcptune_needs_command" -f -a "snapshots" -d 'List the snapshots taken by apply'
+complete -c tcptune -n "__fish_tcptune_needs_command" -f -a "revert-timer" -d 'Internal: the detached process behind `apply --for`'
+complete -c tcptune -n "__fish_tcptune_needs_command" -f -a "check" -d 'Diagnose this host for bulk TCP: window scaling, SACK, congestion control, MTU, offloads, loss, memory, conflicts'
+complete -c tcptune -n "__fish_tcptune_needs_command" -f -a "serve" -d 'Receive throughput tests from `tcptune verify` (this end receives)'
+complete -c tcptune -n "__fish_tcptune_needs_command" -f -a "verify" -d 'Send a throughput test to `tcptune serve` and say what limits it (this end sends)'
+complete -c tcptune -n "__fish_tcptune_needs_command" -f -a "inspect" -d 'Live TCP flows: RTT, cwnd, delivery rate and what limits each (Linux)'
+complete -c tcptune -n "__fish_tcptune_needs_command" -f -a "profiles" -d 'List, show or export the shipped profiles (the rules advise renders)'
+complete -c tcptune -n "__fish_tcptune_needs_command" -f -a "man" -d 'Print the manual page (roff, section 8): `tcptune man | man -l -`'
+complete -c tcptune -n "__fish_tcptune_needs_command" -f -a "completions" -d 'Print a shell completion script (bash, zsh, fish, elvish, powershell)'
+complete -c tcptune -n "__fish_tcptune_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c tcptune -n "__fish_tcptune_using_subcommand calc" -s b -l bandwidth -d 'Path rate, bits per second (500mbit, 1gbit, 10G)' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand calc" -s r -l rtt -d 'Round-trip time (25ms, 0.15s)' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand calc" -s w -l window -d 'TCP window or buffer (64KiB, 4MiB, 65536)' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand calc" -l loss -d 'Packet loss, percent (0.01 or 0.01%), for the Mathis bound' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand calc" -l mss -d 'Maximum segment size in bytes, for the Mathis bound' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand calc" -l os -d 'OS to advise for / operate on [default: the running OS]' -r -f -a "linux\t''
+freebsd\t''
+macos\t''"
+complete -c tcptune -n "__fish_tcptune_using_subcommand calc" -l format -d 'Output format [advise: table on a terminal, else sysctl; others: table]' -r -f -a "sysctl\t'`key = value` lines, valid for /etc/sysctl.d (Linux) or /etc/sysctl.conf (BSD)'
+table\t'A table for people'
+json\t'JSON for programs'
+shell\t'`sysctl -w` commands'"
+complete -c tcptune -n "__fish_tcptune_using_subcommand calc" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand calc" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand calc" -l state-dir -d 'Where snapshots live' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand calc" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l host -d 'Host to measure the path to (repeatable)' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l rtt -d 'Path round-trip time, instead of measuring it (150ms)' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l bandwidth -d 'Path rate, instead of the link speed (500mbit, 1gbit)' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l profile -d 'Profile: a shipped name (linux, freebsd, macos) or a TOML file' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l probes -d 'Probes per host' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l port -d 'TCP port for the connect-timing fallback when ICMP is blocked (repeatable) [default: 443, 22, 80]' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l interval -d 'Spacing between probes' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l timeout -d 'How long to wait for each probe\'s answer' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l flows -d 'Concurrent bulk flows expected, for the memory check' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l os -d 'OS to advise for / operate on [default: the running OS]' -r -f -a "linux\t''
+freebsd\t''
+macos\t''"
+complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l format -d 'Output format [advise: table on a terminal, else sysctl; others: table]' -r -f -a "sysctl\t'`key = value` lines, valid for /etc/sysctl.d (Linux) or /etc/sysctl.conf (BSD)'
+table\t'A table for people'
+json\t'JSON for programs'
+shell\t'`sysctl -w` commands'"
+complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l state-dir -d 'Where snapshots live' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -s 4 -d 'Use IPv4 only'
+complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -s 6 -d 'Use IPv6 only'
+complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l no-capacity -d 'Skip the packet-train estimate of the bottleneck rate (ICMP trains of MTU-sized echo requests sent after the round-trip probes; not sent when --bandwidth is given)'
+complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l allow-lower -d 'Also recommend values lower than the running ones'
+complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l for -d 'A timed experiment: a detached process reverts the snapshot after DURATION (90s, 10m, 2h)' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l wait -d 'Seconds to wait for another apply or revert to finish (0: refuse at once)' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l persist-root -d 'Tests only: the directory standing for / in --persist paths' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l host -d 'Host to measure the path to (repeatable)' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l rtt -d 'Path round-trip time, instead of measuring it (150ms)' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l bandwidth -d 'Path rate, instead of the link speed (500mbit, 1gbit)' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l profile -d 'Profile: a shipped name (linux, freebsd, macos) or a TOML file' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l probes -d 'Probes per host' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l port -d 'TCP port for the connect-timing fallback when ICMP is blocked (repeatable) [default: 443, 22, 80]' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l interval -d 'Spacing between probes' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l timeout -d 'How long to wait for each probe\'s answer' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l flows -d 'Concurrent bulk flows expected, for the memory check' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l os -d 'OS to advise for / operate on [default: the running OS]' -r -f -a "linux\t''
+freebsd\t''
+macos\t''"
+complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l format -d 'Output format [advise: table on a terminal, else sysctl; others: table]' -r -f -a "sysctl\t'`key = value` lines, valid for /etc/sysctl.d (Linux) or /etc/sysctl.conf (BSD)'
+table\t'A table for people'
+json\t'JSON for programs'
+shell\t'`sysctl -w` commands'"
+complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l state-dir -d 'Where snapshots live' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l dry-run -d 'Show each change (key: current -> new) and write nothing, not even a snapshot'
+complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l persist -d 'Also make the values survive a reboot (Linux: /etc/sysctl.d/60-tcptune.conf; FreeBSD/macOS: a marked block in /etc/sysctl.conf, boot tunables in /boot/loader.conf)'
+complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -s 4 -d 'Use IPv4 only'
+complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -s 6 -d 'Use IPv6 only'
+complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l no-capacity -d 'Skip the packet-train estimate of the bottleneck rate (ICMP trains of MTU-sized echo requests sent after the round-trip probes; not sent when --bandwidth is given)'
+complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l allow-lower -d 'Also recommend values lower than the running ones'
+complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tcptune -n "__fish_tcptune_using_subcommand revert" -l wait -d 'Seconds to wait for another apply or revert to finish (0: refuse at once)' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand revert" -l os -d 'OS to advise for / operate on [default: the running OS]' -r -f -a "linux\t''
+freebsd\t''
+macos\t''"
+complete -c tcptune -n "__fish_tcptune_using_subcommand revert" -l format -d 'Output format [advise: table on a terminal, else sysctl; others: table]' -r -f -a "sysctl\t'`key = value` lines, valid for /etc/sysctl.d (Linux) or /etc/sysctl.conf (BSD)'
+table\t'A table for people'
+json\t'JSON for programs'
+shell\t'`sysctl -w` commands'"
+complete -c tcptune -n "__fish_tcptune_using_subcommand revert" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand revert" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand revert" -l state-dir -d 'Where snapshots live' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand revert" -l force -d 'Restore even values someone changed since, a snapshot from another boot or namespace'
+complete -c tcptune -n "__fish_tcptune_using_subcommand revert" -l dry-run -d 'Show what would be restored and change nothing'
+complete -c tcptune -n "__fish_tcptune_using_subcommand revert" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tcptune -n "__fish_tcptune_using_subcommand snapshots" -l os -d 'OS to advise for / operate on [default: the running OS]' -r -f -a "linux\t''
+freebsd\t''
+macos\t''"
+complete -c tcptune -n "__fish_tcptune_using_subcommand snapshots" -l format -d 'Output format [advise: table on a terminal, else sysctl; others: table]' -r -f -a "sysctl\t'`key = value` lines, valid for /etc/sysctl.d (Linux) or /etc/sysctl.conf (BSD)'
+table\t'A table for people'
+json\t'JSON for programs'
+shell\t'`sysctl -w` commands'"
+complete -c tcptune -n "__fish_tcptune_using_subcommand snapshots" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand snapshots" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand snapshots" -l state-dir -d 'Where snapshots live' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand snapshots" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tcptune -n "__fish_tcptune_using_subcommand revert-timer" -l os -d 'OS to advise for / operate on [default: the running OS]' -r -f -a "linux\t''
+freebsd\t''
+macos\t''"
+complete -c tcptune -n "__fish_tcptune_using_subcommand revert-timer" -l format -d 'Output format [advise: table on a terminal, else sysctl; others: table]' -r -f -a "sysctl\t'`key = value` lines, valid for /etc/sysctl.d (Linux) or /etc/sysctl.conf (BSD)'
+table\t'A table for people'
+json\t'JSON for programs'
+shell\t'`sysctl -w` commands'"
+complete -c tcptune -n "__fish_tcptune_using_subcommand revert-timer" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand revert-timer" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand revert-timer" -l state-dir -d 'Where snapshots live' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand revert-timer" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tcptune -n "__fish_tcptune_using_subcommand check" -l host -d 'Also measure the path to HOST and check the running buffers against what it needs' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand check" -l bandwidth -d 'Path rate for the buffer check, instead of the link speed (500mbit, 1gbit)' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand check" -l flows -d 'Concurrent bulk flows expected, for the memory check' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand check" -l os -d 'OS to advise for / operate on [default: the running OS]' -r -f -a "linux\t''
+freebsd\t''
+macos\t''"
+complete -c tcptune -n "__fish_tcptune_using_subcommand check" -l format -d 'Output format [advise: table on a terminal, else sysctl; others: table]' -r -f -a "sysctl\t'`key = value` lines, valid for /etc/sysctl.d (Linux) or /etc/sysctl.conf (BSD)'
+table\t'A table for people'
+json\t'JSON for programs'
+shell\t'`sysctl -w` commands'"
+complete -c tcptune -n "__fish_tcptune_using_subcommand check" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand check" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand check" -l state-dir -d 'Where snapshots live' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand check" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tcptune -n "__fish_tcptune_using_subcommand serve" -l bind -d 'Address to listen on (:: for IPv6 and IPv4)' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand serve" -l port -d 'TCP port to listen on (0: any free port)' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand serve" -l os -d 'OS to advise for / operate on [default: the running OS]' -r -f -a "linux\t''
+freebsd\t''
+macos\t''"
+complete -c tcptune -n "__fish_tcptune_using_subcommand serve" -l format -d 'Output format [advise: table on a terminal, else sysctl; others: table]' -r -f -a "sysctl\t'`key = value` lines, valid for /etc/sysctl.d (Linux) or /etc/sysctl.conf (BSD)'
+table\t'A table for people'
+json\t'JSON for programs'
+shell\t'`sysctl -w` commands'"
+complete -c tcptune -n "__fish_tcptune_using_subcommand serve" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand serve" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand serve" -l state-dir -d 'Where snapshots live' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand serve" -l once -d 'Exit after one test'
+complete -c tcptune -n "__fish_tcptune_using_subcommand serve" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tcptune -n "__fish_tcptune_using_subcommand verify" -l host -d 'Host running `tcptune serve`' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand verify" -l port -d 'Its port' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand verify" -l time -d 'How long to send (at most 60s)' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand verify" -l bandwidth -d 'Path rate, for sizing the advice (500mbit, 1gbit)' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand verify" -l os -d 'OS to advise for / operate on [default: the running OS]' -r -f -a "linux\t''
+freebsd\t''
+macos\t''"
+complete -c tcptune -n "__fish_tcptune_using_subcommand verify" -l format -d 'Output format [advise: table on a terminal, else sysctl; others: table]' -r -f -a "sysctl\t'`key = value` lines, valid for /etc/sysctl.d (Linux) or /etc/sysctl.conf (BSD)'
+table\t'A table for people'
+json\t'JSON for programs'
+shell\t'`sysctl -w` commands'"
+complete -c tcptune -n "__fish_tcptune_using_subcommand verify" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand verify" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand verify" -l state-dir -d 'Where snapshots live' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand verify" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tcptune -n "__fish_tcptune_using_subcommand inspect" -l host -d 'Only flows to this peer (name or address)' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand inspect" -l port -d 'Only flows with this local or remote port' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand inspect" -l os -d 'OS to advise for / operate on [default: the running OS]' -r -f -a "linux\t''
+freebsd\t''
+macos\t''"
+complete -c tcptune -n "__fish_tcptune_using_subcommand inspect" -l format -d 'Output format [advise: table on a terminal, else sysctl; others: table]' -r -f -a "sysctl\t'`key = value` lines, valid for /etc/sysctl.d (Linux) or /etc/sysctl.conf (BSD)'
+table\t'A table for people'
+json\t'JSON for programs'
+shell\t'`sysctl -w` commands'"
+complete -c tcptune -n "__fish_tcptune_using_subcommand inspect" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand inspect" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand inspect" -l state-dir -d 'Where snapshots live' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand inspect" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and not __fish_seen_subcommand_from list show export help" -l os -d 'OS to advise for / operate on [default: the running OS]' -r -f -a "linux\t''
+freebsd\t''
+macos\t''"
+complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and not __fish_seen_subcommand_from list show export help" -l format -d 'Output format [advise: table on a terminal, else sysctl; others: table]' -r -f -a "sysctl\t'`key = value` lines, valid for /etc/sysctl.d (Linux) or /etc/sysctl.conf (BSD)'
+table\t'A table for people'
+json\t'JSON for programs'
+shell\t'`sysctl -w` commands'"
+complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and not __fish_seen_subcommand_from list show export help" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and not __fish_seen_subcommand_from list show export help" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and not __fish_seen_subcommand_from list show export help" -l state-dir -d 'Where snapshots live' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and not __fish_seen_subcommand_from list show export help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and not __fish_seen_subcommand_from list show export help" -f -a "list" -d 'List the shipped profiles: name, OS, description (the default)'
+complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and not __fish_seen_subcommand_from list show export help" -f -a "show" -d 'Print a shipped profile\'s TOML'
+complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and not __fish_seen_subcommand_from list show export help" -f -a "export" -d 'Print a shipped profile\'s TOML as a starting point for your own (--profile FILE)'
+complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and not __fish_seen_subcommand_from list show export help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from list" -l os -d 'OS to advise for / operate on [default: the running OS]' -r -f -a "linux\t''
+freebsd\t''
+macos\t''"
+complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from list" -l format -d 'Output format [advise: table on a terminal, else sysctl; others: table]' -r -f -a "sysctl\t'`key = value` lines, valid for /etc/sysctl.d (Linux) or /etc/sysctl.conf (BSD)'
+table\t'A table for people'
+json\t'JSON for programs'
+shell\t'`sysctl -w` commands'"
+complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from list" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from list" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from list" -l state-dir -d 'Where snapshots live' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from show" -l os -d 'OS to advise for / operate on [default: the running OS]' -r -f -a "linux\t''
+freebsd\t''
+macos\t''"
+complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from show" -l format -d 'Output format [advise: table on a terminal, else sysctl; others: table]' -r -f -a "sysctl\t'`key = value` lines, valid for /etc/sysctl.d (Linux) or /etc/sysctl.conf (BSD)'
+table\t'A table for people'
+json\t'JSON for programs'
+shell\t'`sysctl -w` commands'"
+complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from show" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from show" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from show" -l state-dir -d 'Where snapshots live' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from export" -l os -d 'OS to advise for / operate on [default: the running OS]' -r -f -a "linux\t''
+freebsd\t''
+macos\t''"
+complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from export" -l format -d 'Output format [advise: table on a terminal, else sysctl; others: table]' -r -f -a "sysctl\t'`key = value` lines, valid for /etc/sysctl.d (Linux) or /etc/sysctl.conf (BSD)'
+table\t'A table for people'
+json\t'JSON for programs'
+shell\t'`sysctl -w` commands'"
+complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from export" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from export" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from export" -l state-dir -d 'Where snapshots live' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from export" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from help" -f -a "list" -d 'List the shipped profiles: name, OS, description (the default)'
+complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from help" -f -a "show" -d 'Print a shipped profile\'s TOML'
+complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from help" -f -a "export" -d 'Print a shipped profile\'s TOML as a starting point for your own (--profile FILE)'
+complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c tcptune -n "__fish_tcptune_using_subcommand man" -l os -d 'OS to advise for / operate on [default: the running OS]' -r -f -a "linux\t''
+freebsd\t''
+macos\t''"
+complete -c tcptune -n "__fish_tcptune_using_subcommand man" -l format -d 'Output format [advise: table on a terminal, else sysctl; others: table]' -r -f -a "sysctl\t'`key = value` lines, valid for /etc/sysctl.d (Linux) or /etc/sysctl.conf (BSD)'
+table\t'A table for people'
+json\t'JSON for programs'
+shell\t'`sysctl -w` commands'"
+complete -c tcptune -n "__fish_tcptune_using_subcommand man" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand man" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand man" -l state-dir -d 'Where snapshots live' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand man" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tcptune -n "__fish_tcptune_using_subcommand completions" -l os -d 'OS to advise for / operate on [default: the running OS]' -r -f -a "linux\t''
+freebsd\t''
+macos\t''"
+complete -c tcptune -n "__fish_tcptune_using_subcommand completions" -l format -d 'Output format [advise: table on a terminal, else sysctl; others: table]' -r -f -a "sysctl\t'`key = value` lines, valid for /etc/sysctl.d (Linux) or /etc/sysctl.conf (BSD)'
+table\t'A table for people'
+json\t'JSON for programs'
+shell\t'`sysctl -w` commands'"
+complete -c tcptune -n "__fish_tcptune_using_subcommand completions" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand completions" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand completions" -l state-dir -d 'Where snapshots live' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tcptune -n "__fish_tcptune_using_subcommand help; and not __fish_seen_subcommand_from calc advise apply revert snapshots revert-timer check serve verify inspect profiles man completions help" -f -a "calc" -d 'Bandwidth-delay product and throughput calculator'
+complete -c tcptune -n "__fish_tcptune_using_subcommand help; and not __fish_seen_subcommand_from calc advise apply revert snapshots revert-timer check serve verify inspect profiles man completions help" -f -a "advise" -d 'Recommend sysctl settings for a path'
+complete -c tcptune -n "__fish_tcptune_using_subcommand help; and not __fish_seen_subcommand_from calc advise apply revert snapshots revert-timer check serve verify inspect profiles man completions help" -f -a "apply" -d 'Apply a sysctl file or fresh advice to the running kernel, snapshotting first'
+complete -c tcptune -n "__fish_tcptune_using_subcommand help; and not __fish_seen_subcommand_from calc advise apply revert snapshots revert-timer check serve verify inspect profiles man completions help" -f -a "revert" -d 'Put back the values a snapshot replaced'
+complete -c tcptune -n "__fish_tcptune_using_subcommand help; and not __fish_seen_subcommand_from calc advise apply revert snapshots revert-timer check serve verify inspect profiles man completions help" -f -a "snapshots" -d 'List the snapshots taken by apply'
+complete -c tcptune -n "__fish_tcptune_using_subcommand help; and not __fish_seen_subcommand_from calc advise apply revert snapshots revert-timer check serve verify inspect profiles man completions help" -f -a "revert-timer" -d 'Internal: the detached process behind `apply --for`'
+complete -c tcptune -n "__fish_tcptune_using_subcommand help; and not __fish_seen_subcommand_from calc advise apply revert snapshots revert-timer check serve verify inspect profiles man completions help" -f -a "check" -d 'Diagnose this host for bulk TCP: window scaling, SACK, congestion control, MTU, offloads, loss, memory, conflicts'
+complete -c tcptune -n "__fish_tcptune_using_subcommand help; and not __fish_seen_subcommand_from calc advise apply revert snapshots revert-timer check serve verify inspect profiles man completions help" -f -a "serve" -d 'Receive throughput tests from `tcptune verify` (this end receives)'
+complete -c tcptune -n "__fish_tcptune_using_subcommand help; and not __fish_seen_subcommand_from calc advise apply revert snapshots revert-timer check serve verify inspect profiles man completions help" -f -a "verify" -d 'Send a throughput test to `tcptune serve` and say what limits it (this end sends)'
+complete -c tcptune -n "__fish_tcptune_using_subcommand help; and not __fish_seen_subcommand_from calc advise apply revert snapshots revert-timer check serve verify inspect profiles man completions help" -f -a "inspect" -d 'Live TCP flows: RTT, cwnd, delivery rate and what limits each (Linux)'
+complete -c tcptune -n "__fish_tcptune_using_subcommand help; and not __fish_seen_subcommand_from calc advise apply revert snapshots revert-timer check serve verify inspect profiles man completions help" -f -a "profiles" -d 'List, show or export the shipped profiles (the rules advise renders)'
+complete -c tcptune -n "__fish_tcptune_using_subcommand help; and not __fish_seen_subcommand_from calc advise apply revert snapshots revert-timer check serve verify inspect profiles man completions help" -f -a "man" -d 'Print the manual page (roff, section 8): `tcptune man | man -l -`'
+complete -c tcptune -n "__fish_tcptune_using_subcommand help; and not __fish_seen_subcommand_from calc advise apply revert snapshots revert-timer check serve verify inspect profiles man completions help" -f -a "completions" -d 'Print a shell completion script (bash, zsh, fish, elvish, powershell)'
+complete -c tcptune -n "__fish_tcptune_using_subcommand help; and not __fish_seen_subcommand_from calc advise apply revert snapshots revert-timer check serve verify inspect profiles man completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c tcptune -n "__fish_tcptune_using_subcommand help; and __fish_seen_subcommand_from profiles" -f -a "list" -d 'List the shipped profiles: name, OS, description (the default)'
+complete -c tcptune -n "__fish_tcptune_using_subcommand help; and __fish_seen_subcommand_from profiles" -f -a "show" -d 'Print a shipped profile\'s TOML'
+complete -c tcptune -n "__fish_tcptune_using_subcommand help; and __fish_seen_subcommand_from profiles" -f -a "export" -d 'Print a shipped profile\'s TOML as a starting point for your own (--profile FILE)'

@@ -1,0 +1,304 @@
+//! `tcptune man`: the manual page, section 8 (an administration tool), generated from the clap
+//! definitions so it cannot lag behind the options.
+//!
+//! One page for the whole tool, like rg(1) and fd(1): every command with its synopsis and
+//! options under COMMANDS, then units, exit status, environment, files, profiles and examples.
+//! clap_mangen renders the pieces it knows (title, synopsis, options); the prose sections are
+//! written here. The page carries no date, so the same source always gives the same bytes (the
+//! packaged assets/tcptune.8 is this output, kept in sync by a snapshot test).
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::CommandFactory as _;
+use clap_mangen::Man;
+use clap_mangen::roff::{Roff, bold, italic, roman};
+
+use crate::cli::Cli;
+use crate::profile::FACTS;
+
+pub fn run(out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+    out.write_all(render().as_bytes())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The whole page as roff source.
+pub fn render() -> String {
+    let mut root = Cli::command().disable_help_subcommand(true);
+    root.build();
+    let man = Man::new(root.clone()).section("8");
+
+    let mut page = String::from(PREAMBLE);
+    // Written by hand: clap_mangen leaves an empty date unquoted, which shifts the footer and
+    // drops the manual name. The date stays empty so the page is reproducible.
+    page += &format!(
+        ".TH TCPTUNE 8 \"\" \"tcptune {}\" \"System Administration\"\n",
+        env!("CARGO_PKG_VERSION")
+    );
+    page += &piece(|w| man.render_name_section(w));
+    page += &piece(|w| man.render_synopsis_section(w));
+    page += &prose(description);
+    page += &piece(|w| man.render_options_section(w));
+    page += &prose(|r| {
+        r.control("PP", []);
+        r.text([roman(
+            "These options are accepted before or after the command, e.g. tcptune advise --os freebsd ...",
+        )]);
+    });
+    page += &prose(|r| {
+        r.control("SH", ["COMMANDS"]);
+    });
+    for sub in root.get_subcommands().filter(|s| !s.is_hide_set()) {
+        page += &command_section(sub);
+    }
+    page += &prose(sections);
+    page += &piece(|w| man.render_version_section(w));
+    // Plain troff (no preconv) takes ASCII only: the multiplication sign has a roff name.
+    page.replace('\u{d7}', "\\(mu")
+}
+
+/// Roff's apostrophe preamble, written once at the top; `piece` strips the copy each render adds.
+const PREAMBLE: &str = ".ie \\n(.g .ds Aq \\(aq\n.el .ds Aq '\n";
+
+fn piece(f: impl FnOnce(&mut Vec<u8>) -> std::io::Result<()>) -> String {
+    let mut buf = Vec::new();
+    // Rendering into a Vec cannot fail.
+    let _ = f(&mut buf);
+    let s = String::from_utf8_lossy(&buf).into_owned();
+    s.strip_prefix(PREAMBLE).map(str::to_string).unwrap_or(s)
+}
+
+fn prose(f: impl FnOnce(&mut Roff)) -> String {
+    let mut r = Roff::new();
+    f(&mut r);
+    piece(|w| r.to_writer(w))
+}
+
+/// One command: `.SS tcptune NAME`, what it does, its synopsis and its own options (the global
+/// ones are listed once, under OPTIONS); nested commands follow.
+fn command_section(cmd: &clap::Command) -> String {
+    let name = cmd.get_bin_name().unwrap_or_else(|| cmd.get_name()).to_string();
+    let own = cmd.clone().mut_args(|a| {
+        // Global options and -h are listed once, under OPTIONS.
+        if a.is_global_set() || a.get_id() == "help" {
+            a.hide(true)
+        } else {
+            a
+        }
+    });
+    let man = Man::new(own);
+    let mut s = prose(|r| {
+        r.control("SS", [name.as_str()]);
+        if let Some(about) = cmd.get_long_about().or_else(|| cmd.get_about()) {
+            r.text([roman(about.to_string())]);
+        }
+    });
+    s += ".PP\n";
+    s += &strip_heading(&piece(|w| man.render_synopsis_section(w)));
+    let options = strip_heading(&piece(|w| man.render_options_section(w)));
+    if options.contains(".TP") {
+        s += &options;
+    }
+    if let Some(after) = cmd.get_after_long_help().or_else(|| cmd.get_after_help()) {
+        s += &prose(|r| {
+            r.control("PP", []);
+            for line in after.to_string().lines() {
+                r.text([roman(line)]);
+                r.control("br", []);
+            }
+        });
+    }
+    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+        s += &command_section(sub);
+    }
+    s
+}
+
+/// Drop the `.SH` line clap_mangen puts before a section's body.
+fn strip_heading(s: &str) -> String {
+    s.lines()
+        .filter(|l| !l.starts_with(".SH "))
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
+fn description(r: &mut Roff) {
+    r.control("SH", ["DESCRIPTION"]);
+    r.text([roman(
+        "tcptune tells you which kernel settings to change so that one TCP flow fills a long, fast path, and why. \
+         On such a path TCP is usually limited not by the link but by its window: the kernel's buffer maxima are \
+         smaller than the bandwidth-delay product (BDP), the bytes in flight that fill the path.",
+    )]);
+    r.control("PP", []);
+    r.text([roman(
+        "tcptune measures the path (advise --host: ICMP echo, else TCP connect timing, and the egress link), or takes \
+         it from you (--rtt, --bandwidth), computes BDP = rate / 8 \u{d7} RTT, sizes the buffers (receiver 2 \u{d7} BDP \
+         plus RTT headroom, sender 2.5 \u{d7} BDP, in 64 KiB steps), compares them with the running values and prints \
+         the advice as a table, JSON, sysctl -w commands, or a file that /etc/sysctl.d (Linux) or /etc/sysctl.conf \
+         (FreeBSD, macOS) accepts as it is. It never lowers a running value unless told to (--allow-lower).",
+    )]);
+    r.control("PP", []);
+    r.text([roman(
+        "calc, advise, profiles, man and completions only read. tcptune never reads or writes a key outside the \
+         networking trees of sysctl (Linux net.*; FreeBSD and macOS kern.ipc.*, net.inet.*, net.inet6.*).",
+    )]);
+}
+
+fn tp(r: &mut Roff, head: Vec<clap_mangen::roff::Inline>, body: &str) {
+    r.control("TP", []);
+    r.text(head);
+    r.text([roman(body)]);
+}
+
+fn sections(r: &mut Roff) {
+    r.control("SH", ["UNITS"]);
+    tp(
+        r,
+        vec![italic("RATE")],
+        "Bits per second, SI: 500mbit, 500Mbit, 500mbps, 500Mbit/s, 1gbit, 1G, 10gbit, 100m (1 Mbit/s = 10^6 bit/s). \
+         A bare number is rejected, and so is MB/s: rates are bits.",
+    );
+    tp(r, vec![italic("DUR")], "25ms, 0.025s, 150ms, 1.5s, 250us.");
+    tp(
+        r,
+        vec![italic("SIZE")],
+        "65536 (bytes), 64KiB = 65536, 64KB = 64000, 4MiB = 4194304: IEC and SI as written.",
+    );
+    r.control("PP", []);
+    r.text([roman(
+        "Output: sysctl values are exact bytes; sizes for people show exact bytes and IEC units; rates SI.",
+    )]);
+
+    r.control("SH", ["EXIT STATUS"]);
+    for (code, what) in [
+        ("0", "Success; also when stdout is closed early (tcptune ... | head)."),
+        ("1", "check found problems."),
+        ("2", "Usage or bad input: units, options, profiles."),
+        ("3", "Not permitted: root needed, or a read-only key."),
+        (
+            "4",
+            "Measurement failed: host unresolvable or unreachable, no probe answered.",
+        ),
+    ] {
+        tp(r, vec![bold(code)], what);
+    }
+    r.control("PP", []);
+    r.text([roman(
+        "An error is one line on standard error, tcptune: followed by what went wrong, often with a second line, \
+         hint: followed by what to do about it.",
+    )]);
+
+    r.control("SH", ["ENVIRONMENT"]);
+    tp(
+        r,
+        vec![bold("NO_COLOR")],
+        "Set to anything non-empty: no colour or bold, even on a terminal (no-color.org).",
+    );
+
+    r.control("SH", ["FILES"]);
+    for (file, what) in [
+        (
+            "/etc/sysctl.d/60-tcptune.conf",
+            "Linux: where the advice is meant to go (advise ... | sudo tee it, then sudo sysctl -p it). The name is a suggestion.",
+        ),
+        ("/etc/sysctl.conf", "FreeBSD and macOS: where runtime settings persist."),
+        (
+            "/boot/loader.conf",
+            "FreeBSD boot-time tunables; advise prints them as comments naming this file.",
+        ),
+        (
+            "/usr/share/tcptune/profiles/",
+            "The shipped profiles (linux.toml, freebsd.toml, macos.toml), as installed by the Debian package. \
+             The same profiles are built into the binary: tcptune profiles show NAME prints them.",
+        ),
+        ("/var/lib/tcptune/", "Snapshots of prior values (--state-dir)."),
+    ] {
+        tp(r, vec![italic(file)], what);
+    }
+
+    r.control("SH", ["PROFILES"]);
+    r.text([roman(
+        "The sizing rules are data: a profile is a TOML file with name, os, description, optional [caps] and [stock] \
+         tables, and one [[setting]] per key with key, value, reason and optionally policy (at-least or exact), when, \
+         stage (runtime or boot) and note. value, reason and when hold {expression} holes: + - * /, comparisons, \
+         && || !, min, max, ceil, floor, round_up(x, m), cur(i) (field i of the running value) and these facts:",
+    )]);
+    for (fact, what) in FACTS {
+        tp(r, vec![bold(*fact)], what);
+    }
+    r.control("PP", []);
+    r.text([roman(
+        "Start from a shipped one (tcptune profiles export linux > my.toml), edit it, and pass --profile my.toml. \
+         A mistake is reported with the file, the line and the field.",
+    )]);
+
+    r.control("SH", ["EXAMPLES"]);
+    for (cmd, what) in [
+        (
+            "tcptune calc --bandwidth 1gbit --rtt 25ms",
+            "What a path needs: its BDP and the buffer tcptune would size for it.",
+        ),
+        (
+            "tcptune advise --host HOST",
+            "Measure the path to HOST and show what to change on this machine, and why.",
+        ),
+        (
+            "tcptune advise --host HOST | sudo tee /etc/sysctl.d/60-tcptune.conf",
+            "Write the advice as a sysctl.d file (piped, advise prints sysctl format); review it, then load it with \
+             sudo sysctl -p /etc/sysctl.d/60-tcptune.conf.",
+        ),
+        (
+            "tcptune advise --rtt 150ms --bandwidth 500mbit",
+            "The same for a path you know, without probing.",
+        ),
+        (
+            "tcptune advise --os freebsd --rtt 150ms --bandwidth 500mbit",
+            "Advice for another OS (freebsd, macos), against its stock values.",
+        ),
+        (
+            "tcptune profiles export linux > my.toml",
+            "A starting point for your own rules; then tcptune advise --profile my.toml ...",
+        ),
+        (
+            "tcptune completions bash > ~/.local/share/bash-completion/completions/tcptune",
+            "Install completions for yourself (also zsh, fish, elvish, powershell; the Debian package installs bash, zsh \
+             and fish completions system-wide).",
+        ),
+    ] {
+        tp(r, vec![bold(cmd)], what);
+    }
+
+    r.control("SH", ["SEE ALSO"]);
+    r.text([roman(
+        "sysctl(8), sysctl.d(5), sysctl.conf(5), tcp(7), ip(8), ping(8), loader.conf(5); \
+         Linux Documentation/networking/ip-sysctl.rst.",
+    )]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn page_has_every_command_and_no_date() {
+        let page = render();
+        assert!(page.starts_with(PREAMBLE));
+        assert_eq!(page.matches(PREAMBLE).count(), 1, "one preamble");
+        assert!(page.is_ascii(), "troff without preconv reads ASCII only");
+        assert!(
+            page.contains(".TH TCPTUNE 8 \"\" \"tcptune "),
+            "section 8, empty date: {}",
+            &page[..200]
+        );
+        for sub in Cli::command().get_subcommands().filter(|s| !s.is_hide_set()) {
+            assert!(
+                page.contains(&format!(".SS \"tcptune {}", sub.get_name())),
+                "{} missing",
+                sub.get_name()
+            );
+        }
+        for fact in FACTS {
+            assert!(page.contains(&format!("\\fB{}\\fR", fact.0)), "{}", fact.0);
+        }
+    }
+}

@@ -1,0 +1,136 @@
+//! `tcptune profiles [list|show NAME|export NAME]`: the shipped profiles, listed, printed as
+//! they are built in, or exported with a header that makes the copy the user's to edit and
+//! pass back with `advise --profile FILE`.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use serde::Serialize;
+
+use crate::Context;
+use crate::cli::{Format, ProfilesArgs, ProfilesCommand};
+use crate::error::Error;
+use crate::output;
+use crate::platform::Os;
+use crate::profile::{Profile, SHIPPED};
+
+#[derive(Debug, Serialize)]
+pub struct Listed {
+    pub name: String,
+    pub os: Os,
+    pub description: String,
+    pub settings: usize,
+}
+
+pub fn run(a: &ProfilesArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+    match &a.command {
+        None | Some(ProfilesCommand::List) => list(ctx, out)?,
+        Some(ProfilesCommand::Show(p)) => {
+            toml_only(ctx, "show")?;
+            out.write_all(text(&p.name)?.as_bytes())?;
+        }
+        Some(ProfilesCommand::Export(p)) => {
+            toml_only(ctx, "export")?;
+            out.write_all(export(&p.name)?.as_bytes())?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// show and export print TOML; a `--format` meant for `list` should not be silently ignored.
+fn toml_only(ctx: &Context, what: &str) -> Result<(), Error> {
+    match ctx.format {
+        None => Ok(()),
+        Some(_) => Err(
+            Error::usage(format!("profiles {what} prints TOML and takes no --format"))
+                .with_hint("--format table|json applies to `tcptune profiles list`"),
+        ),
+    }
+}
+
+fn list(ctx: &Context, out: &mut dyn Write) -> anyhow::Result<()> {
+    let rows = SHIPPED
+        .iter()
+        .map(|(name, _)| {
+            let p = Profile::load(name)?;
+            Ok(Listed {
+                name: p.name,
+                os: p.os,
+                description: p.description,
+                settings: p.settings.len(),
+            })
+        })
+        .collect::<Result<Vec<_>, Error>>()?;
+    match ctx.report_format("profiles list")? {
+        Format::Json => output::json(out, &serde_json::json!({ "profiles": rows }))?,
+        _ => {
+            let mut t = output::table(ctx.stdout_tty, ctx.color);
+            t.set_header(output::header(["name", "os", "settings", "description"]));
+            for r in &rows {
+                t.add_row([
+                    r.name.clone(),
+                    r.os.to_string(),
+                    r.settings.to_string(),
+                    r.description.clone(),
+                ]);
+            }
+            writeln!(out, "{t}")?;
+            writeln!(
+                out,
+                "\nShow one: tcptune profiles show NAME. Make your own: tcptune profiles export NAME > my.toml, \
+                 edit it, then tcptune advise --profile my.toml ..."
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// A shipped profile's TOML, exactly as built in.
+pub fn text(name: &str) -> Result<&'static str, Error> {
+    SHIPPED
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, t)| *t)
+        .ok_or_else(|| Error::usage(format!("unknown profile \"{name}\"")).with_hint(crate::profile::LIST_HINT))
+}
+
+/// The TOML with a header saying where it came from and how to use it.
+pub fn export(name: &str) -> Result<String, Error> {
+    let body = text(name)?;
+    Ok(format!(
+        "# Exported from tcptune {version}'s shipped \"{name}\" profile. This copy is yours to edit:\n\
+         # change a value, reason or condition, drop settings you do not want, add your own, then\n\
+         #   tcptune advise --profile THIS_FILE --rtt 150ms --bandwidth 500mbit\n\
+         # tcptune checks the file when it loads it and names the line and field of any mistake.\n\
+         # The format and the facts an expression may use: `man tcptune` (PROFILES) or the README.\n\
+         # The built-in \"{name}\" profile is not affected by edits here.\n\
+         #\n\
+         {body}",
+        version = env!("CARGO_PKG_VERSION"),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_export_parses_back_to_the_same_settings() {
+        for (name, _) in SHIPPED {
+            let shipped = Profile::load(name).expect("shipped");
+            let exported = Profile::parse(&export(name).expect("export"), "my.toml").expect("parses");
+            assert_eq!(exported.name, shipped.name);
+            assert_eq!(exported.settings.len(), shipped.settings.len());
+            for (a, b) in exported.settings.iter().zip(&shipped.settings) {
+                assert_eq!((&a.key, &a.value), (&b.key, &b.value));
+            }
+        }
+    }
+
+    #[test]
+    fn unknown_name_is_a_usage_error_with_a_hint() {
+        let e = text("solaris").expect_err("unknown");
+        assert_eq!(e.exit_code(), crate::error::exit::USAGE);
+        assert!(e.hint().is_some());
+    }
+}
