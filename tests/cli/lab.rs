@@ -223,3 +223,57 @@ fn unresolvable_name_is_a_clear_error() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("nonexistent.invalid") && err.contains("resolve"), "{err}");
 }
+
+/// The lab smoke run (issue: WAN lab, CI): measured RTT over the emulated path, then
+/// advise → apply → revert end to end in both namespaces, values restored byte for byte.
+#[test]
+fn lab_smoke_advise_apply_revert_across_the_path() {
+    let lab = Lab::up_with_rate("s", "80ms", Some("200mbit"));
+    let state = tempfile::tempdir().expect("tempdir");
+    let read = |ns: &str, key: &str| {
+        let out = Std::new("ip")
+            .args([
+                "netns",
+                "exec",
+                ns,
+                "cat",
+                &format!("/proc/sys/{}", key.replace('.', "/")),
+            ])
+            .output()
+            .expect("cat");
+        String::from_utf8(out.stdout).expect("utf8")
+    };
+    for (ns, peer) in [(lab.ns_a.clone(), "198.18.0.2"), (lab.ns_b.clone(), "198.18.0.1")] {
+        // Start from the stock maxima so the advice raises them.
+        lab.sh(
+            &ns,
+            "sysctl -qw net.ipv4.tcp_rmem='4096 131072 6291456' net.ipv4.tcp_wmem='4096 16384 4194304'",
+        );
+        let before = (read(&ns, "net.ipv4.tcp_rmem"), read(&ns, "net.ipv4.tcp_wmem"));
+        let v = json(&lab.tcptune(&ns, &["advise", "--host", peer, "--format", "json"]));
+        let rtt = v["rtt_ms"].as_f64().expect("rtt");
+        assert!((rtt - 80.0).abs() <= 1.6, "RTT {rtt} ms vs 80 ms");
+        let bps = v["bandwidth_bps"].as_f64().expect("bps");
+        assert!((bps - 200e6).abs() <= 20e6, "rate {bps} vs 200 Mbit/s: {v:#}");
+        let out = lab.tcptune(&ns, &["advise", "--host", peer, "--format", "sysctl"]);
+        assert!(out.status.success());
+        let file = state.path().join(format!("{ns}.conf"));
+        std::fs::write(&file, &out.stdout).expect("write");
+        let dir = state.path().join(&ns);
+        let dir = dir.to_str().expect("utf8");
+        let out = lab.tcptune(&ns, &["--state-dir", dir, "apply", file.to_str().expect("utf8")]);
+        assert!(out.status.success(), "apply: {}", String::from_utf8_lossy(&out.stderr));
+        // BDP 2 000 000 bytes: the receive need (≈ 4.4 MB) is under stock 6 MiB, but the send
+        // need (2.5 × BDP ≈ 5 MB) is over stock 4 MiB, so tcp_wmem must have grown.
+        let wmax: u64 = read(&ns, "net.ipv4.tcp_wmem")
+            .split_whitespace()
+            .nth(2)
+            .expect("f")
+            .parse()
+            .expect("n");
+        assert!(wmax > 4_194_304, "tcp_wmem max {wmax}");
+        let out = lab.tcptune(&ns, &["--state-dir", dir, "revert"]);
+        assert!(out.status.success(), "revert: {}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!((read(&ns, "net.ipv4.tcp_rmem"), read(&ns, "net.ipv4.tcp_wmem")), before);
+    }
+}
