@@ -87,7 +87,10 @@ for p in $paths; do
 			for pair in "$NS_A:$ADDR_B" "$NS_B:$ADDR_A"; do
 				ns=${pair%%:*} peer=${pair#*:}
 				ip netns exec "$ns" "$bin" advise --host "$peer" --format sysctl >"$state/$ns.conf"
-				ip netns exec "$ns" "$bin" --state-dir "$state/$ns" apply "$state/$ns.conf" >/dev/null
+				# Advice that changes nothing (the running values suffice) has no key lines.
+				if grep -q '^[a-z]' "$state/$ns.conf"; then
+					ip netns exec "$ns" "$bin" --state-dir "$state/$ns" apply "$state/$ns.conf" >/dev/null
+				fi
 			done
 			;;
 		esac
@@ -105,7 +108,9 @@ e = d.get("end", {})
 print(e.get("sum_received", {}).get("bits_per_second", 0), e.get("sum_sent", {}).get("retransmits", 0))
 ' "$state/iperf.json")
 		if [[ $s == tcptune ]]; then
-			for ns in "$NS_A" "$NS_B"; do ip netns exec "$ns" "$bin" --state-dir "$state/$ns" revert >/dev/null; done
+			for ns in "$NS_A" "$NS_B"; do
+				if [[ -d $state/$ns ]]; then ip netns exec "$ns" "$bin" --state-dir "$state/$ns" revert >/dev/null; fi
+			done
 		fi
 		awk -v r="$rtt" -v rate="$rate" -v b="$bps" -v bdp="$bdp" -v s="$s" -v got="$got" -v retr="$retr" \
 			-v mtu="$mtu" -v rx="$rx" -v tx="$tx" 'BEGIN {

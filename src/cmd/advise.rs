@@ -96,46 +96,27 @@ fn resolve_path(
     prober: &dyn PathProber,
 ) -> Result<(Path, Vec<HostReport>, Vec<String>), Error> {
     let mut notes = Vec::new();
-    if a.host.is_empty() {
-        return match (a.rtt, a.bandwidth) {
-            (Some(rtt), Some(rate)) => Ok((
-                Path {
-                    rtt,
-                    rtt_source: Source::Given,
-                    mdev: None,
-                    rate,
-                    rate_source: Source::Given,
-                    mtu: None,
-                    host: None,
-                },
-                Vec::new(),
-                notes,
-            )),
-            _ => Err(
-                Error::usage("advise needs --host HOST (to measure), or both --rtt and --bandwidth")
-                    .with_hint("e.g. tcptune advise --rtt 150ms --bandwidth 500mbit"),
-            ),
+    // Both given: nothing to measure (the hosts, if any, are not probed).
+    if let (Some(rtt), Some(rate)) = (a.rtt, a.bandwidth) {
+        if !a.host.is_empty() {
+            notes.push("--rtt and --bandwidth given: the hosts were not probed".into());
+        }
+        let path = Path {
+            rtt,
+            rtt_source: Source::Given,
+            mdev: None,
+            rate,
+            rate_source: Source::Given,
+            mtu: None,
+            host: None,
         };
+        return Ok((path, Vec::new(), notes));
     }
-    if a.rtt.is_some() && a.bandwidth.is_some() {
-        notes.push("--rtt and --bandwidth given: the hosts were not probed".into());
-        let (rtt, rate) = (
-            a.rtt.unwrap_or_else(|| Duration::from_millis_f64(1.0)),
-            a.bandwidth.unwrap_or(Bitrate::from_bps(1)),
+    if a.host.is_empty() {
+        return Err(
+            Error::usage("advise needs --host HOST (to measure), or both --rtt and --bandwidth")
+                .with_hint("e.g. tcptune advise --rtt 150ms --bandwidth 500mbit"),
         );
-        return Ok((
-            Path {
-                rtt,
-                rtt_source: Source::Given,
-                mdev: None,
-                rate,
-                rate_source: Source::Given,
-                mtu: None,
-                host: None,
-            },
-            Vec::new(),
-            notes,
-        ));
     }
     let opts = ProbeOptions {
         probes: a.probes,
