@@ -252,6 +252,24 @@ pub fn verify(a: &VerifyArgs, ctx: &Context) -> anyhow::Result<VerifyReport> {
             Source::Assumed,
         ),
     };
+    // The kernel's rwnd_limited counter only ticks while the window is completely full, so a flow
+    // held back by a small receive window can still show a low share of it. When the peer's
+    // window explains the throughput (its ceiling at this RTT is within 25 % of what got through)
+    // and the flow got well under a known path rate, the receive window is the limit.
+    #[allow(clippy::cast_precision_loss)]
+    let breakdown = breakdown.map(|mut b| {
+        if b.limited_by == LimitedBy::Network
+            && let Some(i) = info
+            && rate_source != Source::Assumed
+            && sizing_rtt > 0.0
+        {
+            let ceiling = f64::from(i.tcpi_snd_wnd) * 8.0 / (sizing_rtt / 1000.0);
+            if throughput < 0.8 * rate.bps() as f64 && ceiling <= 1.25 * throughput {
+                b.limited_by = LimitedBy::ReceiveWindow;
+            }
+        }
+        b
+    });
     let rtt = crate::units::Duration::from_millis_f64(sizing_rtt);
     let sizing = bdp::size_buffers(rate, rtt, None);
     let receiver_os: Os = match result.os.as_str() {
