@@ -476,7 +476,15 @@ fn verify_inspect_and_serve_over_the_lab_path() {
     eprintln!("advised: {v:#}");
     assert_eq!(v["limited_by"], "network", "{v:#}");
     assert!(v["throughput_bps"].as_f64().expect("bps") > 70e6, "{v:#}");
-    assert!(v["advice"][0].as_str().expect("advice").starts_with("network limited"));
+    // Buffer lines may come first (a share above their own threshold); the verdict's line is there.
+    assert!(
+        v["advice"]
+            .as_array()
+            .expect("advice")
+            .iter()
+            .any(|l| l.as_str().is_some_and(|l| l.starts_with("network limited"))),
+        "{v:#}"
+    );
 
     // 4. inspect sees a flow held open over the path, with the path's RTT (±5 %).
     let listener = in_netns(&b, || TcpListener::bind("198.18.0.2:0").expect("listen"))
