@@ -231,23 +231,27 @@ fn linux_sysctls(read: &Read<'_>, rtt_ms: Option<f64>, f: &mut Vec<Finding>) {
         )),
         None => {}
     }
-    match read("net.ipv4.tcp_sack").as_deref() {
-        Some("0") => f.push(Finding::warn(
+    // Features that are on by default and only ever off by someone's choice: warn with the fix.
+    let features: [(&str, &str, &str, &str); 2] = [
+        (
+            "net.ipv4.tcp_sack",
             "sack",
             "selective acknowledgements (SACK) are off: after several losses in one window the sender repairs one hole per round trip, which on a long path stalls the flow",
-            set_cmd(os, "net.ipv4.tcp_sack", "1"),
-        )),
-        Some(_) => f.push(Finding::ok("sack", "SACK is on")),
-        None => {}
-    }
-    match read("net.ipv4.tcp_timestamps").as_deref() {
-        Some("0") => f.push(Finding::warn(
+            "SACK is on",
+        ),
+        (
+            "net.ipv4.tcp_timestamps",
             "timestamps",
             "TCP timestamps are off: fewer RTT samples, and no protection against wrapped sequence numbers (PAWS), which a fast path wraps in seconds",
-            set_cmd(os, "net.ipv4.tcp_timestamps", "1"),
-        )),
-        Some(_) => f.push(Finding::ok("timestamps", "TCP timestamps are on")),
-        None => {}
+            "TCP timestamps are on",
+        ),
+    ];
+    for (key, id, off, on) in features {
+        match read(key).as_deref() {
+            Some("0") => f.push(Finding::warn(id, off, set_cmd(os, key, "1"))),
+            Some(_) => f.push(Finding::ok(id, on)),
+            None => {}
+        }
     }
     if let Some(cc) = read("net.ipv4.tcp_congestion_control") {
         let avail = read("net.ipv4.tcp_available_congestion_control").unwrap_or_default();
