@@ -95,6 +95,22 @@ impl Context {
         }
     }
 
+    /// A context for unit tests: Linux, no terminal, no backend, snapshots under `state_dir`.
+    #[cfg(test)]
+    pub fn for_tests(state_dir: &std::path::Path) -> Self {
+        Self {
+            os: Os::Linux,
+            format: None,
+            stdout_tty: false,
+            stderr_tty: false,
+            color: false,
+            backend: None,
+            state_dir: state_dir.to_path_buf(),
+            local: false,
+            forward_args: Vec::new(),
+        }
+    }
+
     /// For commands that report: table (default) or json.
     pub fn report_format(&self, command: &str) -> anyhow::Result<Format> {
         match self.format.unwrap_or(Format::Table) {

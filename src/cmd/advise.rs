@@ -615,17 +615,7 @@ mod tests {
     use crate::measure::fake::FakeProber;
 
     fn ctx() -> Context {
-        Context {
-            os: Os::Linux,
-            format: None,
-            stdout_tty: false,
-            stderr_tty: false,
-            color: false,
-            backend: None,
-            state_dir: "/nonexistent".into(),
-            local: false,
-            forward_args: Vec::new(),
-        }
+        Context::for_tests(std::path::Path::new("/nonexistent"))
     }
 
     fn args(hosts: &[&str], bandwidth: Option<&str>) -> AdviseArgs {

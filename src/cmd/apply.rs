@@ -891,17 +891,7 @@ mod tests {
     }
 
     fn ctx(state: &Path) -> Context {
-        Context {
-            os: Os::Linux,
-            format: None,
-            stdout_tty: false,
-            stderr_tty: false,
-            color: false,
-            backend: None,
-            state_dir: state.to_path_buf(),
-            local: false,
-            forward_args: Vec::new(),
-        }
+        Context::for_tests(state)
     }
 
     fn change(key: &str, prior: &str, new: &str) -> Change {
