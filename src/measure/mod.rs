@@ -507,7 +507,7 @@ impl Drop for HostProgress {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::net::TcpListener;
     use std::process::Command;
@@ -620,8 +620,18 @@ mod tests {
         a.is_root() || a.dgram_allowed()
     }
 
+    /// Every raw ICMP socket gets a copy of every echo reply on the machine: a packet train
+    /// to loopback in one test can overflow another test's pinger socket. Tests that send ICMP
+    /// from this process take this lock so they do not run at the same time.
+    pub(crate) static ICMP_TESTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+    pub(crate) fn icmp_test_lock() -> std::sync::MutexGuard<'static, ()> {
+        ICMP_TESTS.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
     #[test]
     fn icmp_to_loopback() {
+        let _serial = icmp_test_lock();
         if !icmp_allowed() {
             eprintln!("skipped: neither root nor in ping_group_range");
             return;
@@ -660,6 +670,7 @@ mod tests {
     /// surge-ping #73: several pingers to one address at once must not steal each other's replies.
     #[test]
     fn concurrent_pingers_to_one_host() {
+        let _serial = icmp_test_lock();
         if !icmp_allowed() {
             eprintln!("skipped: neither root nor in ping_group_range");
             return;

@@ -896,6 +896,7 @@ mod tests {
     #[cfg(target_os = "linux")]
     #[test]
     fn trains_to_loopback() {
+        let _serial = crate::measure::tests::icmp_test_lock();
         let access = crate::measure::icmp::PingAccess::current();
         if !(access.is_root() || access.dgram_allowed()) {
             eprintln!("skipped: neither root nor in ping_group_range");
