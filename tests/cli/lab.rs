@@ -15,7 +15,14 @@ pub struct Lab {
     pub ns_a: String,
     pub ns_b: String,
     pub addr_b: String,
+    // Declared last, so it is released after Drop has torn the lab down.
+    _one_at_a_time: std::sync::MutexGuard<'static, ()>,
 }
+
+/// One lab at a time: each delay line forwards in SCHED_FIFO threads, and two or three of
+/// them (with a packet train or iperf3 on each) on a 2-core host delay each other's packets
+/// by milliseconds, which is exactly what the lab tests measure.
+static LABS: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -53,6 +60,8 @@ impl Lab {
 
     /// Like [`Lab::up`], with more `lab.sh up` options (`--rate 100mbit`, `--queue 64k`).
     pub fn up_with(tag: &str, rtt: &str, extra: &[&str]) -> Self {
+        // A failed lab test poisons the lock; the next lab is still good.
+        let guard = LABS.lock().unwrap_or_else(|e| e.into_inner());
         let name = format!("tl{tag}{}", std::process::id() % 100_000);
         let out = Std::new("bash")
             .arg(repo().join("bench/lab.sh"))
@@ -66,6 +75,7 @@ impl Lab {
             ns_b: format!("{name}-b"),
             addr_b: "198.18.0.2".into(),
             name,
+            _one_at_a_time: guard,
         };
         assert!(
             out.status.success(),
@@ -252,7 +262,8 @@ fn lab_smoke_advise_apply_revert_across_the_path() {
         let before = (read(&ns, "net.ipv4.tcp_rmem"), read(&ns, "net.ipv4.tcp_wmem"));
         let v = json(&lab.tcptune(&ns, &["advise", "--host", peer, "--format", "json"]));
         let rtt = v["rtt_ms"].as_f64().expect("rtt");
-        assert!((rtt - 80.0).abs() <= 1.6, "RTT {rtt} ms vs 80 ms");
+        // The path cannot be faster than its delay line; a loaded host adds a little.
+        assert!((79.5..=82.4).contains(&rtt), "RTT {rtt} ms vs 80 ms (−0.5 / +3 %)");
         let bps = v["bandwidth_bps"].as_f64().expect("bps");
         assert!((bps - 200e6).abs() <= 20e6, "rate {bps} vs 200 Mbit/s: {v:#}");
         let out = lab.tcptune(&ns, &["advise", "--host", peer, "--format", "sysctl"]);

@@ -18,7 +18,11 @@ impl Netns {
             "netns tests need root (CI runs them as root)"
         );
         let name = format!("tt-{tag}-{}", std::process::id());
-        let _ = Std::new("ip").args(["netns", "del", &name]).status();
+        // A namespace left by an earlier run; usually there is none (and nothing to say).
+        let _ = Std::new("ip")
+            .args(["netns", "del", &name])
+            .stderr(std::process::Stdio::null())
+            .status();
         let ok = Std::new("ip").args(["netns", "add", &name]).status().expect("ip");
         assert!(ok.success(), "ip netns add {name}");
         Self { name }
