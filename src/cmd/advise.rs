@@ -11,7 +11,7 @@ use crate::Context;
 use crate::bdp::{self, Sizing};
 use crate::cli::{AdviseArgs, Format};
 use crate::error::Error;
-use crate::measure::{Family, HostMeasurement, PathProber, ProbeOptions};
+use crate::measure::{Family, HostMeasurement, PathProber, ProbeOptions, train};
 use crate::output;
 use crate::platform::{KeyState, Os};
 use crate::profile::{Action, Profile, Setting, Stage};
@@ -185,6 +185,13 @@ fn resolve_path(
     Ok((path, reports.into_iter().map(|(_, r)| r).collect(), notes))
 }
 
+/// The lowest and highest of `samples`: "496 Mbit/s to 2.6 Gbit/s".
+fn spread(samples: &[u64]) -> String {
+    let lo = samples.iter().min().copied().unwrap_or(0);
+    let hi = samples.iter().max().copied().unwrap_or(0);
+    format!("{} to {}", output::rate(lo as f64), output::rate(hi as f64))
+}
+
 /// The rate of a measured path, where it came from, and a note that says how it was chosen:
 /// the packet-train estimate (capped by the link speed when that is known), else the link
 /// speed, else [`ASSUMED_RATE_BPS`].
@@ -195,12 +202,19 @@ fn measured_rate(m: &HostMeasurement) -> (Bitrate, Source, String) {
     match (&m.capacity, link) {
         (Some(c), _) if !c.sender_limited => {
             let mut note = format!(
-                "bottleneck rate from packet trains: {} (median of {} trains of {} x {} bytes)",
+                "bottleneck rate from packet trains: {} ({} of {} trains of {} x {} bytes agree within 10 %)",
                 show(c.bps),
-                c.used,
+                c.agreeing,
+                c.trains,
                 c.per_train,
                 c.packet_bytes
             );
+            if !train::agreed(c) {
+                note.push_str(&format!(
+                    "; the trains disagree (rates {}): the path or this host is busy, so check the rate or give --bandwidth",
+                    spread(&c.samples_bps)
+                ));
+            }
             let rate = match link {
                 Some(l) if l < c.bps => {
                     note.push_str(&format!(
@@ -216,9 +230,10 @@ fn measured_rate(m: &HostMeasurement) -> (Bitrate, Source, String) {
         (Some(c), _) => {
             // The replies came back as fast as the train left: the path is at least this fast.
             let mut note = format!(
-                "packet trains came back as fast as this host sent them: the bottleneck rate is at least {} (median of {} trains)",
+                "packet trains came back as fast as this host sent them: the bottleneck rate is at least {} ({} of {} trains agree)",
                 show(c.bps),
-                c.used
+                c.agreeing,
+                c.trains
             );
             let rate = match link {
                 Some(l) if l > c.bps => {
@@ -443,11 +458,11 @@ fn header(out: &mut dyn Write, a: &Advice) -> std::io::Result<()> {
         if let Some(c) = &h.measurement.capacity {
             writeln!(
                 out,
-                "# host {}: bottleneck {}{} from packet trains ({} of {} trains of {} x {} bytes)",
+                "# host {}: bottleneck {}{} from packet trains ({} of {} trains of {} x {} bytes agree)",
                 h.host,
                 if c.sender_limited { "at least " } else { "" },
                 output::rate(c.bps as f64),
-                c.used,
+                c.agreeing,
                 c.trains,
                 c.per_train,
                 c.packet_bytes
@@ -683,7 +698,7 @@ mod tests {
         assert_eq!(a.bdp_bytes, serde_json::json!(250_000));
         assert_eq!(
             a.notes[0],
-            "198.18.0.2: bottleneck rate from packet trains: 50 Mbit/s (median of 5 trains of 48 x 1500 bytes)"
+            "198.18.0.2: bottleneck rate from packet trains: 50 Mbit/s (5 of 5 trains of 48 x 1500 bytes agree within 10 %)"
         );
         let json = serde_json::to_value(&a).expect("json");
         assert_eq!(json["hosts"][0]["measurement"]["capacity"]["bps"], 50_000_000);
@@ -741,6 +756,31 @@ mod tests {
         let (rate, _, note) = measured_rate(&m);
         assert_eq!(rate.bps(), 10_000_000_000);
         assert!(note.ends_with("used the link speed of fake0, 10 Gbit/s"), "{note}");
+    }
+
+    #[test]
+    fn disagreeing_trains_are_said_to_disagree() {
+        let mut m = FakeProber {
+            rtt_ms: 10.0,
+            speed_bps: None,
+            capacity_bps: Some(500_000_000),
+        }
+        .measure(&["h".to_string()], &ProbeOptions::default())
+        .expect("fake")
+        .remove(0);
+        let (_, _, note) = measured_rate(&m);
+        assert!(!note.contains("disagree"), "{note}");
+        if let Some(c) = m.capacity.as_mut() {
+            c.samples_bps = vec![500_000_000, 2_600_000_000, 800_000_000, 497_000_000, 1_700_000_000];
+            c.agreeing = 2;
+            c.agreed = false;
+        }
+        let (rate, _, note) = measured_rate(&m);
+        assert_eq!(rate.bps(), 500_000_000);
+        assert!(
+            note.contains("2 of 5 trains") && note.contains("disagree (rates 497 Mbit/s to 2.6 Gbit/s)"),
+            "{note}"
+        );
     }
 
     #[test]
