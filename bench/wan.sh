@@ -12,6 +12,9 @@
 #   esnet   ESnet fasterdata static values: tcp_rmem 4096 87380 67108864, tcp_wmem 4096 65536 67108864
 #   tcptune `tcptune advise --host <peer>` run in each namespace, applied there with `tcptune apply`
 #           (starting from stock), reverted afterwards with `tcptune revert`
+#   tcptune+loss   the same with `advise --loss-recovery` (5 × BDP both ways)
+# Random loss on the path: DELAYLINE_ARGS="--loss 0.01" (percent, each direction). iperf3
+# options: IPERF_ARGS (e.g. "-C cubic").
 # and prints a Markdown table: path, BDP, setting, throughput, % of the goodput limit
 # (rate × MSS/MTU, MSS = MTU − 52 with timestamps), retransmits, tcp_rmem[2]/BDP (receiver),
 # tcp_wmem[2]/BDP (sender). Needs root and iperf3. Traffic stays inside the lab namespaces.
@@ -83,10 +86,12 @@ for p in $paths; do
 			set_both net.ipv4.tcp_rmem "4096 131072 $vr"
 			set_both net.ipv4.tcp_wmem "4096 16384 $vw"
 			;;
-		tcptune)
+		tcptune | tcptune+loss)
+			extra=()
+			[[ $s == tcptune+loss ]] && extra=(--loss-recovery)
 			for pair in "$NS_A:$ADDR_B" "$NS_B:$ADDR_A"; do
 				ns=${pair%%:*} peer=${pair#*:}
-				ip netns exec "$ns" "$bin" advise --host "$peer" --format sysctl >"$state/$ns.conf"
+				ip netns exec "$ns" "$bin" advise --host "$peer" "${extra[@]}" --format sysctl >"$state/$ns.conf"
 				# Advice that changes nothing (the running values suffice) has no key lines.
 				if grep -q '^[a-z]' "$state/$ns.conf"; then
 					ip netns exec "$ns" "$bin" --state-dir "$state/$ns" apply "$state/$ns.conf" >/dev/null
@@ -107,7 +112,7 @@ d = json.load(open(sys.argv[1]))
 e = d.get("end", {})
 print(e.get("sum_received", {}).get("bits_per_second", 0), e.get("sum_sent", {}).get("retransmits", 0))
 ' "$state/iperf.json")
-		if [[ $s == tcptune ]]; then
+		if [[ $s == tcptune* ]]; then
 			for ns in "$NS_A" "$NS_B"; do
 				if [[ -d $state/$ns ]]; then ip netns exec "$ns" "$bin" --state-dir "$state/$ns" revert >/dev/null; fi
 			done

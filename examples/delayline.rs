@@ -38,7 +38,7 @@ use std::thread;
 const USAGE: &str = "\
 usage: delayline --tun-a NAME --tun-b NAME --delay DUR [--rate RATE] [--queue BYTES]
                  [--ready-file PATH] [--offload | --no-offload] [--txqueuelen N]
-                 [--rt-prio N]
+                 [--rt-prio N] [--loss PCT]
 
 Forwards IP packets between two TUN devices (created in the current netns),
 holding each one for DUR (one-way) and optionally rate-limiting each
@@ -58,7 +58,10 @@ direction with a drop-tail queue.
   --txqueuelen N              device tx queue length (default 10000)
   --rt-prio N                 SCHED_FIFO priority of the forwarding threads,
                               0 = normal scheduling (default 10; falls back
-                              to normal scheduling if not permitted)";
+                              to normal scheduling if not permitted)
+  --loss PCT                  drop this percentage of packets at random in
+                              each direction, before the queue (0.01 = 1 in
+                              10000): the random loss of a long path";
 
 /// Size of `struct virtio_net_hdr` (the default vnet header size of TUN).
 const VNET_HDR_LEN: usize = 10;
@@ -79,6 +82,8 @@ struct Config {
     delay_ns: u64,
     rate_bps: Option<u64>,
     queue_bytes: Option<u64>,
+    /// Random drop probability × 2^32 (0: none).
+    loss_2_32: u64,
     ready_file: Option<String>,
     offload: Option<bool>,
     txqueuelen: u32,
@@ -177,6 +182,7 @@ fn parse_args(args: &[String]) -> Result<Config, String> {
     let mut offload = None;
     let mut txqueuelen = 10_000u32;
     let mut rt_prio = 10;
+    let mut loss_2_32 = 0u64;
     let mut it = args.iter();
     while let Some(arg) = it.next() {
         let (key, inline) = match arg.split_once('=') {
@@ -210,6 +216,15 @@ fn parse_args(args: &[String]) -> Result<Config, String> {
                     .filter(|n| *n > 0 && *n <= 1_000_000)
                     .ok_or_else(|| format!("--txqueuelen '{v}' must be 1..1000000"))?;
             }
+            "--loss" => {
+                let v = value()?;
+                let pct: f64 = v
+                    .parse()
+                    .ok()
+                    .filter(|p: &f64| (0.0..=100.0).contains(p))
+                    .ok_or_else(|| format!("--loss '{v}' must be a percentage, 0..100"))?;
+                loss_2_32 = (pct / 100.0 * 4_294_967_296.0).round() as u64;
+            }
             "--rt-prio" => {
                 let v = value()?;
                 rt_prio = v
@@ -241,6 +256,7 @@ fn parse_args(args: &[String]) -> Result<Config, String> {
         offload,
         txqueuelen,
         rt_prio,
+        loss_2_32,
     })
 }
 
@@ -411,6 +427,7 @@ struct Line {
     fwd_pkts: AtomicU64,
     fwd_bytes: AtomicU64,
     drop_queue: AtomicU64,
+    drop_loss: AtomicU64,
     drop_write: AtomicU64,
     /// Wake-up lateness of the writer (write time - due time), per batch.
     late_sum_ns: AtomicU64,
@@ -432,6 +449,8 @@ struct Dir {
     rate_bps: Option<u64>,
     /// With a rate: max bytes waiting for serialisation.
     queue_bytes: u64,
+    /// Random drop probability × 2^32.
+    loss_2_32: u64,
     /// Max bytes held in the line (memory cap / drop-tail without a rate).
     hold_limit: u64,
     vnet: bool,
@@ -485,6 +504,8 @@ fn reader(d: Arc<Dir>) {
     let mut buf = vec![0u8; READ_BUF_LEN];
     let min_len = if d.vnet { VNET_HDR_LEN + 1 } else { 1 };
     let mut next_free_ps: u128 = 0; // end of serialisation of the last accepted packet
+    // xorshift64 for --loss, seeded from the clock (never 0).
+    let mut rng = mono_ns() | 1;
     loop {
         // SAFETY: buf is valid for buf.len() writable bytes.
         let n = unsafe { libc::read(d.from_fd, buf.as_mut_ptr().cast(), buf.len()) };
@@ -500,6 +521,15 @@ fn reader(d: Arc<Dir>) {
             continue;
         }
         let pkt = &buf[..n];
+        if d.loss_2_32 > 0 {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            if (rng >> 32) < d.loss_2_32 {
+                d.line.drop_loss.fetch_add(1, Ordering::Relaxed);
+                continue;
+            }
+        }
         let mut depart_ns = now;
         let mut new_next_free_ps = next_free_ps;
         if let Some(rate) = d.rate_bps {
@@ -632,12 +662,13 @@ fn print_stats(dirs: &[Arc<Dir>]) {
     for d in dirs {
         let l = &d.line;
         eprintln!(
-            "delayline: {}: forwarded {} pkts {} bytes, dropped {} (queue) {} (write errors), \
+            "delayline: {}: forwarded {} pkts {} bytes, dropped {} (queue) {} (random loss) {} (write errors), \
              late avg {:.1} us max {:.1} us",
             d.name,
             l.fwd_pkts.load(Ordering::Relaxed),
             l.fwd_bytes.load(Ordering::Relaxed),
             l.drop_queue.load(Ordering::Relaxed),
+            l.drop_loss.load(Ordering::Relaxed),
             l.drop_write.load(Ordering::Relaxed),
             l.late_sum_ns.load(Ordering::Relaxed) as f64 / l.batches.load(Ordering::Relaxed).max(1) as f64 / 1e3,
             l.late_max_ns.load(Ordering::Relaxed) as f64 / 1e3,
@@ -688,6 +719,7 @@ fn run(cfg: Config) -> Result<(), String> {
             delay_ns: cfg.delay_ns,
             rate_bps: cfg.rate_bps,
             queue_bytes,
+            loss_2_32: cfg.loss_2_32,
             hold_limit,
             vnet,
             line: Arc::new(Line::default()),
@@ -783,6 +815,20 @@ mod tests {
         assert_eq!(parse_bytes("64k"), Ok(65536));
         assert_eq!(parse_bytes("1500000"), Ok(1_500_000));
         assert!(parse_bytes("12q").is_err());
+    }
+
+    #[test]
+    fn parses_loss() {
+        let args = |loss: &str| {
+            ["--tun-a", "a", "--tun-b", "b", "--delay", "1ms", "--loss", loss]
+                .map(String::from)
+                .to_vec()
+        };
+        assert_eq!(parse_args(&args("0.01")).map(|c| c.loss_2_32), Ok(429_497));
+        assert_eq!(parse_args(&args("100")).map(|c| c.loss_2_32), Ok(1 << 32));
+        assert_eq!(parse_args(&args("0")).map(|c| c.loss_2_32), Ok(0));
+        assert!(parse_args(&args("-1")).is_err());
+        assert!(parse_args(&args("1%")).is_err());
     }
 
     #[test]

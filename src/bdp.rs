@@ -23,6 +23,12 @@ use crate::units::{Bitrate, Bytes, Duration};
 pub const BUFFER_FACTOR: f64 = 2.0;
 /// Send buffer, as a multiple of the BDP (headroom included), and the most either buffer gets.
 pub const SEND_FACTOR: f64 = 2.5;
+/// Both maxima, × BDP, when sized for loss recovery (`advise --loss-recovery`): while a lost
+/// segment is repaired (a round trip or more) the sender keeps sending, so the receiver holds
+/// that much data out of order beyond the hole and the sender holds it all unacknowledged.
+/// Measured on the lab at 150 ms / 500 Mbit/s with 0.01 % random loss, BBR, 25 s: 2.2/2.5 ×
+/// reached 73–76 %, 4 × 92.3 %, 5 × 97.7 %, ESnet's 7.2 × 95.5 % of the goodput limit.
+pub const LOSS_FACTOR: f64 = 5.0;
 /// Least and most headroom added to the RTT for jitter and route changes.
 pub const MIN_HEADROOM: f64 = 0.10;
 pub const MAX_HEADROOM: f64 = 0.25;
@@ -69,6 +75,8 @@ pub struct Sizing {
     pub send_buffer: u64,
     /// True when a buffer was cut to the kernel's limit.
     pub clamped: bool,
+    /// Sized for loss recovery ([`LOSS_FACTOR`]) rather than for a loss-free path.
+    pub loss_recovery: bool,
 }
 
 pub fn size_buffers(rate: Bitrate, rtt_min: Duration, mdev: Option<Duration>) -> Sizing {
@@ -90,6 +98,25 @@ pub fn size_buffers(rate: Bitrate, rtt_min: Duration, mdev: Option<Duration>) ->
         buffer: recv.min(LINUX_INT_MAX),
         send_buffer: send.min(LINUX_INT_MAX),
         clamped,
+        loss_recovery: false,
+    }
+}
+
+/// [`size_buffers`] for a path with random loss: both maxima [`LOSS_FACTOR`] × BDP, rounded
+/// up to the step (the RTT headroom is well inside that).
+pub fn size_for_loss(rate: Bitrate, rtt_min: Duration, mdev: Option<Duration>) -> Sizing {
+    let s = size_buffers(rate, rtt_min, mdev);
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let want = ((bdp_exact(rate, rtt_min) * LOSS_FACTOR).ceil() as u64)
+        .div_ceil(ROUND_TO)
+        .saturating_mul(ROUND_TO)
+        .max(s.send_buffer);
+    Sizing {
+        buffer: want.min(LINUX_INT_MAX),
+        send_buffer: want.min(LINUX_INT_MAX),
+        clamped: want > LINUX_INT_MAX,
+        loss_recovery: true,
+        ..s
     }
 }
 
@@ -133,6 +160,24 @@ pub fn bsd_usable(maxsockbuf: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn loss_recovery_is_five_bdp_both_ways() {
+        let rate = Bitrate::from_bps(500_000_000);
+        let rtt = Duration::from_std(std::time::Duration::from_millis(150));
+        let s = size_for_loss(rate, rtt, None);
+        assert_eq!((s.buffer, s.send_buffer), (46_923_776, 46_923_776));
+        assert!(s.loss_recovery && !s.clamped);
+        assert_eq!(s.bdp, size_buffers(rate, rtt, None).bdp);
+        assert!(!size_buffers(rate, rtt, None).loss_recovery);
+        // 10 Gbit/s × 600 ms: 3.75 GB × 5 is far past the int limit.
+        let big = size_for_loss(
+            Bitrate::from_bps(10_000_000_000),
+            Duration::from_std(std::time::Duration::from_millis(600)),
+            None,
+        );
+        assert!(big.clamped && big.buffer == LINUX_INT_MAX && big.send_buffer == LINUX_INT_MAX);
+    }
 
     fn rate(s: &str) -> Bitrate {
         s.parse().expect("rate")

@@ -237,6 +237,11 @@ pub struct AdviseArgs {
     /// Also recommend values lower than the running ones
     #[arg(long)]
     pub allow_lower: bool,
+    /// Size both buffer maxima for a path with random loss: 5 x BDP instead of the loss-free
+    /// 2 x BDP + headroom (receive) and 2.5 x BDP (send), so BBR keeps the rate while lost
+    /// segments are repaired
+    #[arg(long)]
+    pub loss_recovery: bool,
     /// Concurrent bulk flows expected, for the memory check
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub flows: u32,

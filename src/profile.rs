@@ -51,6 +51,10 @@ pub const FACTS: &[(&str, &str)] = &[
         "needs_raise",
         "1 when a running (or stock) buffer maximum listed in `caps` is below its fact",
     ),
+    (
+        "loss_recovery",
+        "1 when the buffers are sized for loss recovery (--loss-recovery)",
+    ),
     ("cc_bbr", "1 when the bbr congestion control is available"),
     (
         "cc_htcp",

@@ -174,7 +174,7 @@ _tcptune() {
             return 0
             ;;
         tcptune__subcmd__advise)
-            opts="-4 -6 -h --host --rtt --bandwidth --profile --probes --port --interval --timeout --no-capacity --allow-lower --flows --os --format --sysctl-dir --sysctl-cmd --state-dir --help"
+            opts="-4 -6 -h --host --rtt --bandwidth --profile --probes --port --interval --timeout --no-capacity --allow-lower --loss-recovery --flows --os --format --sysctl-dir --sysctl-cmd --state-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -244,7 +244,7 @@ _tcptune() {
             return 0
             ;;
         tcptune__subcmd__apply)
-            opts="-4 -6 -h --dry-run --persist --for --wait --persist-root --host --rtt --bandwidth --profile --probes --port --interval --timeout --no-capacity --allow-lower --flows --os --format --sysctl-dir --sysctl-cmd --state-dir --help"
+            opts="-4 -6 -h --dry-run --persist --for --wait --persist-root --host --rtt --bandwidth --profile --probes --port --interval --timeout --no-capacity --allow-lower --loss-recovery --flows --os --format --sysctl-dir --sysctl-cmd --state-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

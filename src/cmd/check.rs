@@ -175,6 +175,7 @@ fn advise_args(host: &str, a: &CheckArgs) -> AdviseArgs {
         interval: Duration::from_millis_f64(20.0),
         timeout: Duration::from_millis_f64(1000.0),
         allow_lower: false,
+        loss_recovery: false,
         flows: a.flows,
         no_capacity: false,
     }

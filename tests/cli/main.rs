@@ -245,6 +245,54 @@ fn advise_linux_against_fake_tree() {
 }
 
 #[test]
+fn advise_loss_recovery_sizes_both_buffers_at_five_bdp() {
+    let dir = linux_tree(&[]);
+    let v = json(
+        tcptune()
+            .args([
+                "advise",
+                "--rtt",
+                "150ms",
+                "--bandwidth",
+                "500mbit",
+                "--loss-recovery",
+                "--sysctl-dir",
+            ])
+            .arg(dir.path()),
+    );
+    // 5 × 9,375,000 = 46,875,000, rounded up to 64 KiB: 46,923,776.
+    for key in ["net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem"] {
+        let s = setting(&v, key);
+        assert!(s["value"].as_str().expect("v").ends_with(" 46923776"), "{s:#}");
+        assert!(s["reason"].as_str().expect("r").contains("loss recovery"), "{s:#}");
+    }
+    assert_eq!(setting(&v, "net.core.rmem_max")["value"], "46923776");
+    assert_eq!(v["sizing"]["loss_recovery"], true);
+    // One entry per key: the loss-free reasons are not rendered as well.
+    let keys: Vec<&str> = v["settings"]
+        .as_array()
+        .expect("settings")
+        .iter()
+        .filter_map(|s| s["key"].as_str())
+        .filter(|k| *k == "net.ipv4.tcp_rmem")
+        .collect();
+    assert_eq!(keys.len(), 1);
+    // FreeBSD: maxsockbuf covers 5 × BDP (× 2304 / 2048).
+    let v = json(tcptune().args([
+        "advise",
+        "--os",
+        "freebsd",
+        "--rtt",
+        "150ms",
+        "--bandwidth",
+        "500mbit",
+        "--loss-recovery",
+    ]));
+    assert_eq!(setting(&v, "net.inet.tcp.recvbuf_max")["value"], "46923776");
+    assert_eq!(setting(&v, "kern.ipc.maxsockbuf")["value"], "52789248");
+}
+
+#[test]
 fn advise_never_lowers_a_running_value() {
     let dir = linux_tree(&[
         ("net.ipv4.tcp_rmem", Some("8192 262144 67108864")),
