@@ -11,7 +11,7 @@ use crate::Context;
 use crate::bdp::{self, Sizing};
 use crate::cli::{AdviseArgs, Format};
 use crate::error::Error;
-use crate::measure::{Family, HostMeasurement, PathProber, ProbeOptions, train};
+use crate::measure::{Family, HostMeasurement, PathProber, ProbeOptions};
 use crate::output;
 use crate::platform::{KeyState, Os};
 use crate::profile::{Action, Profile, Setting, Stage};
@@ -209,7 +209,7 @@ fn measured_rate(m: &HostMeasurement) -> (Bitrate, Source, String) {
                 c.per_train,
                 c.packet_bytes
             );
-            if !train::agreed(c) {
+            if !c.agreed {
                 note.push_str(&format!(
                     "; the trains disagree (rates {}): the path or this host is busy, so check the rate or give --bandwidth",
                     spread(&c.samples_bps)

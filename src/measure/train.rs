@@ -14,10 +14,10 @@
 //!
 //! Several trains go out 50 ms apart (more once a first estimate says a train takes longer
 //! than that to drain); trains with fewer than half their replies are rejected. The estimate
-//! is the centre of the densest cluster of the per-train rates — the most trains whose rates
-//! lie within 10 % of each other ([`densest`]) — and when that cluster is not a majority of
-//! at least three trains, another round of trains goes out (at most [`MAX_ROUNDS`]). Why not
-//! the mean, nor even the plain median: the errors of a train have opposite signs and are not
+//! is the centre of the densest cluster — the most trains whose rates lie within 10 % of each
+//! other ([`densest`]) — of the *dispersed* trains, and while fewer than three of them or not
+//! most of them agree, another round of trains goes out (at most [`MAX_ROUNDS`]; see
+//! [`summarize`]). Why not the mean, nor even the plain median: the errors of a train have opposite signs and are not
 //! rare on a busy host — cross traffic or a stall stretches a train (too low); a stall *after*
 //! the bottleneck releases the queued replies together and compresses the whole train (too
 //! high; at 500 Mbit/s a 48-packet train is 1.2 ms long, so one 2 ms hiccup of a virtual
@@ -71,7 +71,8 @@ pub const SENDER_LIMIT_RATIO: f64 = 1.25;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CapacityEstimate {
     /// Bottleneck rate, bit/s at the IP level (IP headers included): the median of the
-    /// densest cluster of `samples_bps` ([`densest`]).
+    /// densest cluster ([`densest`]) of the dispersed trains' rates, or of all of
+    /// `samples_bps` when fewer than three dispersed trains agree ([`summarize`]).
     pub bps: u64,
     /// Trains sent.
     pub trains: u32,
@@ -198,11 +199,6 @@ pub fn densest(samples: &[u64]) -> Option<(u64, usize)> {
     best
 }
 
-/// Whether the trains agree well enough to stop sending more ([`CapacityEstimate::agreed`]).
-pub fn agreed(e: &CapacityEstimate) -> bool {
-    e.agreed
-}
-
 /// Combine the trains: reject the short ones; the estimate is the centre of the densest
 /// cluster ([`densest`]) of the *dispersed* trains — those whose replies came back more spread
 /// out than the requests left — when three or more of them agree. Compression after the
@@ -235,21 +231,12 @@ pub fn summarize(outcomes: &[TrainOutcome], per_train: u32, packet_bytes: usize)
     }
     let trains = u32::try_from(outcomes.len()).unwrap_or(u32::MAX);
     let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
-    if let Some((bps, agreeing)) = densest(&dispersed).filter(|(_, n)| *n >= 3) {
-        return Ok(CapacityEstimate {
-            bps,
-            trains,
-            used: count(samples.len()),
-            dispersed: count(dispersed.len()),
-            agreeing: count(agreeing),
-            agreed: agreeing * 2 > dispersed.len(),
-            sender_limited: false,
-            samples_bps: samples,
-            packet_bytes,
-            per_train,
-        });
-    }
-    let Some((bps, agreeing)) = densest(&samples) else {
+    // Three or more dispersed trains that agree outvote everything else.
+    let cluster = densest(&dispersed)
+        .filter(|(_, n)| *n >= 3)
+        .map(|(bps, n)| (bps, n, true))
+        .or_else(|| densest(&samples).map(|(bps, n)| (bps, n, false)));
+    let Some((bps, agreeing, of_dispersed)) = cluster else {
         let got: usize = outcomes.iter().map(|t| t.replies.len()).sum();
         return Err(if got == 0 {
             format!("no echo reply to {trains} trains of {per_train} requests of {packet_bytes} bytes")
@@ -262,14 +249,23 @@ pub fn summarize(outcomes: &[TrainOutcome], per_train: u32, packet_bytes: usize)
             "the replies of every train arrived at the same instant: no measurable spread".to_string()
         });
     };
+    let (agreed, sender_limited) = if of_dispersed {
+        (agreeing * 2 > dispersed.len(), false)
+    } else {
+        let limited = samples.len() - dispersed.len();
+        (
+            dispersed.is_empty() && agreeing >= 3 && agreeing * 2 > samples.len(),
+            limited * 2 > samples.len(),
+        )
+    };
     Ok(CapacityEstimate {
         bps,
         trains,
         used: count(samples.len()),
         dispersed: count(dispersed.len()),
         agreeing: count(agreeing),
-        agreed: dispersed.is_empty() && agreeing >= 3 && agreeing * 2 > samples.len(),
-        sender_limited: (samples.len() - dispersed.len()) * 2 > samples.len(),
+        agreed,
+        sender_limited,
         samples_bps: samples,
         packet_bytes,
         per_train,
@@ -278,7 +274,8 @@ pub fn summarize(outcomes: &[TrainOutcome], per_train: u32, packet_bytes: usize)
 
 /// Send `trains` trains of `per_train` echo requests of `ip_size` bytes (clamped to
 /// [`MIN_PACKET`]..=[`MAX_PACKET`] and to the kernel's path MTU) to `addr`, and estimate the
-/// bottleneck rate from the spacing of the replies; while the trains disagree ([`agreed`]),
+/// bottleneck rate from the spacing of the replies; while the trains disagree
+/// ([`CapacityEstimate::agreed`]),
 /// up to [`MAX_ROUNDS`] rounds of `trains`. Blocks: from async code run it with
 /// `spawn_blocking`. Takes at most about `MAX_ROUNDS × ((trains − 1) × 250 ms + timeout)`;
 /// usually `(trains − 1) × 50 ms + RTT + one train's drain time`.
@@ -726,8 +723,7 @@ mod linux {
                 // Another round while the trains disagree — unless none was dispersed: then
                 // they all measured how fast this host sends, and so would another round.
                 let more = n < (super::MAX_ROUNDS * trains) as usize
-                    && summarize(&outcomes(&state), per_train, ip_size)
-                        .is_ok_and(|e| e.dispersed > 0 && !super::agreed(&e));
+                    && summarize(&outcomes(&state), per_train, ip_size).is_ok_and(|e| e.dispersed > 0 && !e.agreed);
                 if !more {
                     break;
                 }
@@ -948,19 +944,21 @@ mod tests {
         let five = [fast(24_000), fast(4_615), fast(15_000), fast(24_100), fast(7_058)];
         let e = summarize(&five, 48, 1500).expect("estimate");
         assert_eq!((e.used, e.agreeing), (5, 2));
-        assert!(!agreed(&e), "{e:?}");
+        assert!(!e.agreed, "{e:?}");
         // A second round of good trains: seven of ten agree on 500 Mbit/s.
         let mut ten = five.to_vec();
         ten.extend([fast(24_000), fast(23_900), fast(24_050), fast(24_000), fast(9_000)]);
         let e = summarize(&ten, 48, 1500).expect("estimate");
         assert_eq!((e.used, e.agreeing), (10, 6));
-        assert!(agreed(&e), "{e:?}");
+        assert!(e.agreed, "{e:?}");
         assert!(e.bps.abs_diff(500_000_000) < 2_500_000, "{e:?}");
         // Three trains that agree are enough; two are not.
-        assert!(agreed(
-            &summarize(&[fast(24_000), fast(24_000), fast(24_000)], 48, 1500).expect("e")
-        ));
-        assert!(!agreed(&summarize(&[fast(24_000), fast(24_000)], 48, 1500).expect("e")));
+        assert!(
+            summarize(&[fast(24_000), fast(24_000), fast(24_000)], 48, 1500)
+                .expect("e")
+                .agreed
+        );
+        assert!(!summarize(&[fast(24_000), fast(24_000)], 48, 1500).expect("e").agreed);
     }
 
     #[test]
@@ -981,13 +979,13 @@ mod tests {
         let e = summarize(&v, 48, 1500).expect("estimate");
         assert_eq!((e.used, e.dispersed, e.agreeing), (7, 3, 3));
         assert!(e.bps.abs_diff(500_000_000) < 1_000_000 && !e.sender_limited, "{e:?}");
-        assert!(agreed(&e));
+        assert!(e.agreed);
         // Two intact trains are not enough to overrule: the densest of all, flagged, and
         // another round is due (some trains were dispersed).
         v.pop();
         let e = summarize(&v, 48, 1500).expect("estimate");
         assert_eq!((e.dispersed, e.agreeing), (2, 4));
-        assert!(e.sender_limited && e.bps > 2_000_000_000 && !agreed(&e), "{e:?}");
+        assert!(e.sender_limited && e.bps > 2_000_000_000 && !e.agreed, "{e:?}");
     }
 
     #[test]
