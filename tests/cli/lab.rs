@@ -15,7 +15,7 @@ pub struct Lab {
     pub ns_a: String,
     pub ns_b: String,
     pub addr_b: String,
-    // Declared last, so it is released after Drop has torn the lab down.
+    // Fields drop after `Drop::drop`, so the next lab waits until this one is torn down.
     _one_at_a_time: std::sync::MutexGuard<'static, ()>,
 }
 
