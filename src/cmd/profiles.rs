@@ -19,6 +19,8 @@ pub struct Listed {
     pub name: String,
     pub os: Os,
     pub description: String,
+    /// Keys the profile may set (a key with alternative entries, e.g. for `--loss-recovery`,
+    /// counts once).
     pub settings: usize,
 }
 
@@ -57,7 +59,12 @@ fn list(ctx: &Context, out: &mut dyn Write) -> anyhow::Result<()> {
                 name: p.name,
                 os: p.os,
                 description: p.description,
-                settings: p.settings.len(),
+                settings: p
+                    .settings
+                    .iter()
+                    .map(|s| s.key.as_str())
+                    .collect::<std::collections::BTreeSet<_>>()
+                    .len(),
             })
         })
         .collect::<Result<Vec<_>, Error>>()?;

@@ -249,6 +249,11 @@ fn profiles_lists_every_shipped_profile() {
     assert_eq!(list[0]["os"], "linux");
     assert!(list[1]["description"].as_str().expect("d").starts_with("FreeBSD"));
     assert!(list[2]["settings"].as_u64().expect("n") > 0);
+    // Keys, not entries: tcp_rmem has one entry for a loss-free path and one for --loss-recovery.
+    let shipped = String::from_utf8(stdout_of(&["profiles", "show", "linux"])).expect("utf8");
+    let keys: std::collections::BTreeSet<&str> = shipped.lines().filter(|l| l.starts_with("key = ")).collect();
+    assert!(shipped.lines().filter(|l| l.starts_with("key = ")).count() > keys.len());
+    assert_eq!(list[0]["settings"].as_u64(), Some(keys.len() as u64));
 }
 
 #[test]
