@@ -788,16 +788,21 @@ mod tests {
         assert_eq!(a.notes[0], "198.18.0.2: rate from the link speed of fake0: 100 Mbit/s");
     }
 
-    #[test]
-    fn sender_limited_trains_are_a_lower_bound() {
-        let mut m = FakeProber {
+    /// A fake host at 10 ms whose packet trains read `bps` and whose link speed is unknown.
+    fn measured_with_trains(bps: u64) -> HostMeasurement {
+        FakeProber {
             rtt_ms: 10.0,
             speed_bps: None,
-            capacity_bps: Some(3_000_000_000),
+            capacity_bps: Some(bps),
         }
         .measure(&["h".to_string()], &ProbeOptions::default())
         .expect("fake")
-        .remove(0);
+        .remove(0)
+    }
+
+    #[test]
+    fn sender_limited_trains_are_a_lower_bound() {
+        let mut m = measured_with_trains(3_000_000_000);
         if let Some(c) = m.capacity.as_mut() {
             c.sender_limited = true;
         }
@@ -816,14 +821,7 @@ mod tests {
 
     #[test]
     fn disagreeing_trains_are_said_to_disagree() {
-        let mut m = FakeProber {
-            rtt_ms: 10.0,
-            speed_bps: None,
-            capacity_bps: Some(500_000_000),
-        }
-        .measure(&["h".to_string()], &ProbeOptions::default())
-        .expect("fake")
-        .remove(0);
+        let mut m = measured_with_trains(500_000_000);
         let (_, _, note) = measured_rate(&m);
         assert!(!note.contains("disagree"), "{note}");
         if let Some(c) = m.capacity.as_mut() {
