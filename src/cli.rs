@@ -237,9 +237,9 @@ pub struct AdviseArgs {
     /// Also recommend values lower than the running ones
     #[arg(long)]
     pub allow_lower: bool,
-    /// Size both buffer maxima for a path with random loss: 5 x BDP instead of the loss-free
-    /// 2 x BDP + headroom (receive) and 2.5 x BDP (send), so BBR keeps the rate while lost
-    /// segments are repaired
+    /// Advise for a path with random loss: BBR instead of CUBIC (which collapses on random
+    /// loss), and both buffer maxima at 5 x BDP instead of the loss-free 2 x BDP + headroom
+    /// (receive) and 2.5 x BDP (send), so BBR keeps the rate while lost segments are repaired
     #[arg(long)]
     pub loss_recovery: bool,
     /// Concurrent bulk flows expected, for the memory check

@@ -57,6 +57,10 @@ pub const FACTS: &[(&str, &str)] = &[
     ),
     ("cc_bbr", "1 when the bbr congestion control is available"),
     (
+        "cc_cubic",
+        "1 when cubic is available (or unknown: advising for another host)",
+    ),
+    (
         "cc_htcp",
         "1 when htcp is available (or unknown: advising for another host)",
     ),

@@ -83,7 +83,7 @@ Register-ArgumentCompleter -Native -CommandName 'tcptune' -ScriptBlock {
             [CompletionResult]::new('-6', '-6', [CompletionResultType]::ParameterName, 'Use IPv6 only')
             [CompletionResult]::new('--no-capacity', '--no-capacity', [CompletionResultType]::ParameterName, 'Skip the packet-train estimate of the bottleneck rate (ICMP trains of MTU-sized echo requests sent after the round-trip probes; not sent when --bandwidth is given)')
             [CompletionResult]::new('--allow-lower', '--allow-lower', [CompletionResultType]::ParameterName, 'Also recommend values lower than the running ones')
-            [CompletionResult]::new('--loss-recovery', '--loss-recovery', [CompletionResultType]::ParameterName, 'Size both buffer maxima for a path with random loss: 5 x BDP instead of the loss-free 2 x BDP + headroom (receive) and 2.5 x BDP (send), so BBR keeps the rate while lost segments are repaired')
+            [CompletionResult]::new('--loss-recovery', '--loss-recovery', [CompletionResultType]::ParameterName, 'Advise for a path with random loss: BBR instead of CUBIC (which collapses on random loss), and both buffer maxima at 5 x BDP instead of the loss-free 2 x BDP + headroom (receive) and 2.5 x BDP (send), so BBR keeps the rate while lost segments are repaired')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
@@ -112,7 +112,7 @@ Register-ArgumentCompleter -Native -CommandName 'tcptune' -ScriptBlock {
             [CompletionResult]::new('-6', '-6', [CompletionResultType]::ParameterName, 'Use IPv6 only')
             [CompletionResult]::new('--no-capacity', '--no-capacity', [CompletionResultType]::ParameterName, 'Skip the packet-train estimate of the bottleneck rate (ICMP trains of MTU-sized echo requests sent after the round-trip probes; not sent when --bandwidth is given)')
             [CompletionResult]::new('--allow-lower', '--allow-lower', [CompletionResultType]::ParameterName, 'Also recommend values lower than the running ones')
-            [CompletionResult]::new('--loss-recovery', '--loss-recovery', [CompletionResultType]::ParameterName, 'Size both buffer maxima for a path with random loss: 5 x BDP instead of the loss-free 2 x BDP + headroom (receive) and 2.5 x BDP (send), so BBR keeps the rate while lost segments are repaired')
+            [CompletionResult]::new('--loss-recovery', '--loss-recovery', [CompletionResultType]::ParameterName, 'Advise for a path with random loss: BBR instead of CUBIC (which collapses on random loss), and both buffer maxima at 5 x BDP instead of the loss-free 2 x BDP + headroom (receive) and 2.5 x BDP (send), so BBR keeps the rate while lost segments are repaired')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break

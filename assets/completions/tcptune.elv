@@ -78,7 +78,7 @@ set edit:completion:arg-completer[tcptune] = {|@words|
             cand -6 'Use IPv6 only'
             cand --no-capacity 'Skip the packet-train estimate of the bottleneck rate (ICMP trains of MTU-sized echo requests sent after the round-trip probes; not sent when --bandwidth is given)'
             cand --allow-lower 'Also recommend values lower than the running ones'
-            cand --loss-recovery 'Size both buffer maxima for a path with random loss: 5 x BDP instead of the loss-free 2 x BDP + headroom (receive) and 2.5 x BDP (send), so BBR keeps the rate while lost segments are repaired'
+            cand --loss-recovery 'Advise for a path with random loss: BBR instead of CUBIC (which collapses on random loss), and both buffer maxima at 5 x BDP instead of the loss-free 2 x BDP + headroom (receive) and 2.5 x BDP (send), so BBR keeps the rate while lost segments are repaired'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }
@@ -106,7 +106,7 @@ set edit:completion:arg-completer[tcptune] = {|@words|
             cand -6 'Use IPv6 only'
             cand --no-capacity 'Skip the packet-train estimate of the bottleneck rate (ICMP trains of MTU-sized echo requests sent after the round-trip probes; not sent when --bandwidth is given)'
             cand --allow-lower 'Also recommend values lower than the running ones'
-            cand --loss-recovery 'Size both buffer maxima for a path with random loss: 5 x BDP instead of the loss-free 2 x BDP + headroom (receive) and 2.5 x BDP (send), so BBR keeps the rate while lost segments are repaired'
+            cand --loss-recovery 'Advise for a path with random loss: BBR instead of CUBIC (which collapses on random loss), and both buffer maxima at 5 x BDP instead of the loss-free 2 x BDP + headroom (receive) and 2.5 x BDP (send), so BBR keeps the rate while lost segments are repaired'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }

@@ -89,7 +89,7 @@ complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -s 4 -d 'Use IPv
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -s 6 -d 'Use IPv6 only'
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l no-capacity -d 'Skip the packet-train estimate of the bottleneck rate (ICMP trains of MTU-sized echo requests sent after the round-trip probes; not sent when --bandwidth is given)'
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l allow-lower -d 'Also recommend values lower than the running ones'
-complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l loss-recovery -d 'Size both buffer maxima for a path with random loss: 5 x BDP instead of the loss-free 2 x BDP + headroom (receive) and 2.5 x BDP (send), so BBR keeps the rate while lost segments are repaired'
+complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l loss-recovery -d 'Advise for a path with random loss: BBR instead of CUBIC (which collapses on random loss), and both buffer maxima at 5 x BDP instead of the loss-free 2 x BDP + headroom (receive) and 2.5 x BDP (send), so BBR keeps the rate while lost segments are repaired'
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l for -d 'A timed experiment: a detached process reverts the snapshot after DURATION (90s, 10m, 2h)' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l wait -d 'Seconds to wait for another apply or revert to finish (0: refuse at once)' -r
@@ -119,7 +119,7 @@ complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -s 4 -d 'Use IPv4
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -s 6 -d 'Use IPv6 only'
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l no-capacity -d 'Skip the packet-train estimate of the bottleneck rate (ICMP trains of MTU-sized echo requests sent after the round-trip probes; not sent when --bandwidth is given)'
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l allow-lower -d 'Also recommend values lower than the running ones'
-complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l loss-recovery -d 'Size both buffer maxima for a path with random loss: 5 x BDP instead of the loss-free 2 x BDP + headroom (receive) and 2.5 x BDP (send), so BBR keeps the rate while lost segments are repaired'
+complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l loss-recovery -d 'Advise for a path with random loss: BBR instead of CUBIC (which collapses on random loss), and both buffer maxima at 5 x BDP instead of the loss-free 2 x BDP + headroom (receive) and 2.5 x BDP (send), so BBR keeps the rate while lost segments are repaired'
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tcptune -n "__fish_tcptune_using_subcommand revert" -l wait -d 'Seconds to wait for another apply or revert to finish (0: refuse at once)' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand revert" -l os -d 'OS to advise for / operate on [default: the running OS]' -r -f -a "linux\t''

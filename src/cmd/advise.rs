@@ -328,7 +328,10 @@ pub fn advise(a: &AdviseArgs, ctx: &Context, prober: &dyn PathProber) -> anyhow:
         );
     }
     let avail = read("net.ipv4.tcp_available_congestion_control").and_then(|k| k.value().map(str::to_string));
-    let cc_bbr = avail.as_deref().is_some_and(|v| v.split(' ').any(|c| c == "bbr"));
+    let offers = |cc: &str| avail.as_deref().map(|v| v.split(' ').any(|c| c == cc));
+    let cc_bbr = offers("bbr").unwrap_or(false);
+    // cubic is built into every distribution kernel: assumed where the list is unknown.
+    let cc_cubic = offers("cubic").unwrap_or(true);
     let qdisc_fq = ctx.local && ctx.os == Os::Linux && std::path::Path::new("/sys/module/sch_fq").exists();
     memory_warnings(ctx, a.flows, &sizing, &read, &mut warnings);
 
@@ -347,12 +350,28 @@ pub fn advise(a: &AdviseArgs, ctx: &Context, prober: &dyn PathProber) -> anyhow:
         ("needs_raise", f64::from(u8::from(needs_raise))),
         ("loss_recovery", f64::from(u8::from(sizing.loss_recovery))),
         ("cc_bbr", f64::from(u8::from(cc_bbr))),
+        ("cc_cubic", f64::from(u8::from(cc_cubic))),
         ("cc_htcp", 1.0),
         ("qdisc_fq", f64::from(u8::from(qdisc_fq))),
     ] {
         facts.insert(k.to_string(), v);
     }
-    let settings = profile.render(&facts, &read, a.allow_lower)?;
+    let mut settings = profile.render(&facts, &read, a.allow_lower)?;
+    // A child network namespace may not choose every algorithm the kernel offers; the
+    // advice says so rather than leave `apply` to refuse it.
+    if let Some(b) = backend.filter(|_| ctx.local && ctx.os == Os::Linux) {
+        for s in &mut settings {
+            if s.key == "net.ipv4.tcp_congestion_control"
+                && s.action == Action::Set
+                && let Some(why) = crate::platform::linux::cc_refused_here(b, &s.value)
+            {
+                s.action = Action::Unavailable(why);
+            }
+        }
+    }
+    if !sizing.loss_recovery {
+        warnings.extend(hosts.iter().filter_map(probe_loss_warning));
+    }
     let cc = settings
         .iter()
         .find(|s| s.key == "net.ipv4.tcp_congestion_control" && s.action == Action::Set)
@@ -383,6 +402,21 @@ pub fn advise(a: &AdviseArgs, ctx: &Context, prober: &dyn PathProber) -> anyhow:
         warnings,
         notes,
         hosts,
+    })
+}
+
+/// Lost probes to a host that answers: the path may drop data at random too, and the advice
+/// for a loss-free path (CUBIC, 2 x BDP) is then the wrong one.
+fn probe_loss_warning(h: &HostReport) -> Option<String> {
+    let r = &h.measurement.rtt;
+    (r.received > 0 && r.received < r.sent).then(|| {
+        format!(
+            "{}: {} of {} probes were lost ({:.1} %): if this path drops data at random too, CUBIC collapses on it and the buffers are too small to repair loss: use --loss-recovery (BBR, 5 x BDP)",
+            h.host,
+            r.sent - r.received,
+            r.sent,
+            r.loss_pct
+        )
     })
 }
 
@@ -717,6 +751,28 @@ mod tests {
         assert_eq!(a.bdp_bytes, serde_json::json!(9_375_000));
         assert_eq!(a.sizing.buffer, 20_643_840);
         assert_eq!(a.hosts.len(), 1);
+    }
+
+    #[test]
+    fn lost_probes_point_to_loss_recovery() {
+        let p = FakeProber {
+            rtt_ms: 150.0,
+            speed_bps: Some(500_000_000),
+            capacity_bps: None,
+        };
+        let mut a = advise(&args(&["198.18.0.2"], None), &ctx(), &p).expect("advice");
+        let h = &mut a.hosts[0];
+        assert_eq!(probe_loss_warning(h), None);
+        let r = &h.measurement.rtt;
+        h.measurement.rtt = crate::measure::RttStats::compute(r.method.clone(), r.sent + 2, r.samples_ms.clone());
+        let w = probe_loss_warning(h).expect("a warning");
+        assert!(
+            w.starts_with("198.18.0.2: 2 of 12 probes were lost (16.7 %)") && w.contains("--loss-recovery"),
+            "{w}"
+        );
+        // No answer at all is an unreachable host, not a lossy path.
+        h.measurement.rtt = crate::measure::RttStats::compute(crate::measure::Method::Icmp, 10, Vec::new());
+        assert_eq!(probe_loss_warning(h), None);
     }
 
     #[test]

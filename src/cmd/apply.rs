@@ -387,24 +387,6 @@ fn many(make: fn(String) -> Error, all: &[String], tail: &str) -> anyhow::Error 
     e.with_hint(hint).into()
 }
 
-/// Whether this process is in a child network namespace: its namespace differs from PID 1's
-/// or, where PID 1's cannot be seen, root finds net.core.rmem_max read-only (a host-wide key
-/// that child namespaces show as 0444).
-fn in_child_netns(backend: &dyn SysctlBackend) -> bool {
-    use std::os::unix::fs::MetadataExt as _;
-    let ino = |p: &str| std::fs::metadata(p).map(|m| m.ino()).ok();
-    match (ino("/proc/self/ns/net"), ino("/proc/1/ns/net")) {
-        (Some(a), Some(b)) => a != b,
-        _ => {
-            crate::platform::is_root()
-                && matches!(
-                    backend.read("net.core.rmem_max"),
-                    KeyState::Present { writable: false, .. }
-                )
-        }
-    }
-}
-
 /// Read every current value and check every new one against the running system.
 fn preflight(input: &Input, ctx: &Context, backend: &dyn SysctlBackend, dry_run: bool) -> anyhow::Result<Plan> {
     let os = ctx.os;
@@ -473,10 +455,17 @@ fn preflight(input: &Input, ctx: &Context, backend: &dyn SysctlBackend, dry_run:
             plan.unchanged.push((a.key.clone(), a.value.clone()));
             continue;
         }
-        if !writable {
-            let why = if !crate::platform::is_root() {
+        // The kernel refuses some congestion controls in a child namespace although the key
+        // is writable: found here, before the snapshot, rather than by a rollback.
+        let cc_refused = (ctx.local && os == Os::Linux && a.key == "net.ipv4.tcp_congestion_control")
+            .then(|| crate::platform::linux::cc_refused_here(backend, &a.value))
+            .flatten();
+        if !writable || cc_refused.is_some() {
+            let why = if let Some(why) = cc_refused {
+                format!("{} = {}: {why}", a.key, a.value)
+            } else if !crate::platform::is_root() {
                 format!("{}: changing it needs root (run tcptune apply with sudo)", a.key)
-            } else if ctx.local && os == Os::Linux && in_child_netns(backend) {
+            } else if ctx.local && os == Os::Linux && crate::platform::linux::in_child_netns(backend) {
                 format!("{} is read-only in this network namespace; set it on the host", a.key)
             } else {
                 format!("{} is read-only, even for root", a.key)

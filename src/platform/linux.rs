@@ -71,6 +71,43 @@ impl SysctlBackend for ProcSys {
     }
 }
 
+/// Whether this process is in a child network namespace: its namespace differs from PID 1's
+/// or, where PID 1's cannot be seen, root finds net.core.rmem_max read-only (a host-wide key
+/// that child namespaces show as 0444). Only meaningful when `backend` is this machine's
+/// /proc/sys.
+pub fn in_child_netns(backend: &dyn SysctlBackend) -> bool {
+    use std::os::unix::fs::MetadataExt as _;
+    let ino = |p: &str| std::fs::metadata(p).map(|m| m.ino()).ok();
+    match (ino("/proc/self/ns/net"), ino("/proc/1/ns/net")) {
+        (Some(a), Some(b)) => a != b,
+        _ => {
+            super::is_root()
+                && matches!(
+                    backend.read("net.core.rmem_max"),
+                    KeyState::Present { writable: false, .. }
+                )
+        }
+    }
+}
+
+/// Why `cc` cannot become the default congestion control of this machine's network
+/// namespace, when the kernel would refuse it before anything is written: a child namespace
+/// may choose only the algorithms in net.ipv4.tcp_allowed_congestion_control (EPERM even for
+/// root; tcp_set_default_congestion_control), and that list is the host's, read-only there.
+/// `backend` must be this machine's /proc/sys.
+pub fn cc_refused_here(backend: &dyn SysctlBackend, cc: &str) -> Option<String> {
+    let allowed = backend.read("net.ipv4.tcp_allowed_congestion_control");
+    let allowed = allowed.value()?;
+    let current = backend.read("net.ipv4.tcp_congestion_control");
+    if current.value() == Some(cc) || allowed.split(' ').any(|a| a == cc) || !in_child_netns(backend) {
+        return None;
+    }
+    Some(format!(
+        "a child network namespace may choose only the algorithms in net.ipv4.tcp_allowed_congestion_control ({allowed}): \
+         add {cc} to that list on the host, or set it there"
+    ))
+}
+
 fn write_error(key: &str, e: &std::io::Error) -> anyhow::Error {
     match e.kind() {
         std::io::ErrorKind::PermissionDenied => Error::not_permitted(format!(

@@ -342,11 +342,12 @@ fn apply_then_revert_restores_and_a_second_revert_does_nothing() {
 
 #[test]
 fn applying_fresh_advice_and_nothing_to_change() {
-    let sys = Linux::new(&[]);
+    // A host running bbr: the advice for a loss-free path switches it to cubic.
+    let sys = Linux::new(&[("net.ipv4.tcp_congestion_control", Some("bbr"))]);
     let out = sys.run(&["apply", "--rtt", "150ms", "--bandwidth", "500mbit"]);
     assert_code(&out, 0);
     assert_eq!(sys.value("net.ipv4.tcp_rmem"), "4096 131072 20643840");
-    assert_eq!(sys.value("net.ipv4.tcp_congestion_control"), "bbr");
+    assert_eq!(sys.value("net.ipv4.tcp_congestion_control"), "cubic");
     let snaps = sys.snapshots();
     assert!(
         snaps[0]["source"]
@@ -362,7 +363,7 @@ fn applying_fresh_advice_and_nothing_to_change() {
     assert_eq!(sys.snapshots().len(), 1);
     assert_code(&sys.run(&["revert"]), 0);
     assert_eq!(sys.value("net.ipv4.tcp_rmem"), "4096 131072 6291456");
-    assert_eq!(sys.value("net.ipv4.tcp_congestion_control"), "cubic");
+    assert_eq!(sys.value("net.ipv4.tcp_congestion_control"), "bbr");
 }
 
 #[test]
@@ -905,28 +906,42 @@ fn netns_read_only_key_exits_3_and_changes_nothing() {
     assert_eq!(raw(&ns, "net.ipv4.tcp_rmem"), rmem);
 }
 
+/// A congestion control the kernel offers but a child namespace may not choose (it is not in
+/// the host's tcp_allowed_congestion_control), or None when every offered one is allowed.
+fn refused_cc(ns: &Netns) -> Option<String> {
+    let avail = ns.sysctl("net.ipv4.tcp_available_congestion_control");
+    let allowed = ns.sysctl("net.ipv4.tcp_allowed_congestion_control");
+    let found = avail.split(' ').find(|c| !allowed.split(' ').any(|a| a == *c));
+    if found.is_none() {
+        eprintln!("every available cc is allowed here ({avail}): cannot provoke a refusal");
+    }
+    found.map(str::to_string)
+}
+
+/// tcp_rmem and tcp_wmem, then `cc_line` (e.g. "net.ipv4.tcp_congestion_control = cubic").
+fn rmem_wmem_then(cc_line: &str) -> String {
+    format!("net.ipv4.tcp_rmem = 4096 131072 20643840\nnet.ipv4.tcp_wmem = 4096 16384 20643840\n{cc_line}\n")
+}
+
 #[test]
 fn netns_a_write_the_kernel_refuses_rolls_back_the_others() {
     let ns = Netns::new("applyrb");
     let tmp = tempfile::tempdir().expect("tempdir");
     let state = tmp.path().join("state");
     let before: Vec<Vec<u8>> = KEYS.iter().map(|k| raw(&ns, k)).collect();
-    let avail = ns.sysctl("net.ipv4.tcp_available_congestion_control");
-    let allowed = ns.sysctl("net.ipv4.tcp_allowed_congestion_control");
-    // Offered by the kernel but not allowed in a child namespace: EPERM at write time,
-    // after tcp_rmem and tcp_wmem were written.
-    let Some(refused) = avail.split(' ').find(|c| !allowed.split(' ').any(|a| a == *c)) else {
-        eprintln!("every available cc is allowed here ({avail}): cannot provoke a refusal");
-        return;
-    };
+    let Some(refused) = refused_cc(&ns) else { return };
     let file = tmp.path().join("t.conf");
     write(
         &file,
-        &format!(
-            "net.ipv4.tcp_rmem = 4096 131072 20643840\nnet.ipv4.tcp_wmem = 4096 16384 20643840\nnet.ipv4.tcp_congestion_control = {refused}\n"
-        ),
+        &rmem_wmem_then(&format!("net.ipv4.tcp_congestion_control = {refused}")),
     );
-    let out = tcptune_in(&ns, &state, &["apply", file.to_str().expect("utf8")]);
+    // Through --sysctl-dir tcptune does not judge the namespace it runs in, so only the
+    // kernel refuses: EPERM at write time, after tcp_rmem and tcp_wmem were written.
+    let out = tcptune_in(
+        &ns,
+        &state,
+        &["--sysctl-dir", "/proc/sys", "apply", file.to_str().expect("utf8")],
+    );
     assert_code(&out, 3);
     let err = text(&out.stderr);
     assert!(err.contains("net.ipv4.tcp_congestion_control"), "{err}");
@@ -939,6 +954,47 @@ fn netns_a_write_the_kernel_refuses_rolls_back_the_others() {
     let out = tcptune_in(&ns, &state, &["snapshots", "--format", "json"]);
     let v: Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(v["snapshots"][0]["state"], "rolled-back");
+}
+
+#[test]
+fn netns_a_congestion_control_the_namespace_may_not_choose_is_refused_before_any_write() {
+    let ns = Netns::new("applycc");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let state = tmp.path().join("state");
+    let before: Vec<Vec<u8>> = KEYS.iter().map(|k| raw(&ns, k)).collect();
+    let Some(refused) = refused_cc(&ns) else { return };
+    let file = tmp.path().join("t.conf");
+    write(
+        &file,
+        &rmem_wmem_then(&format!("net.ipv4.tcp_congestion_control = {refused}")),
+    );
+    let out = tcptune_in(&ns, &state, &["apply", file.to_str().expect("utf8")]);
+    assert_code(&out, 3);
+    let err = text(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "net.ipv4.tcp_congestion_control = {refused}: a child network namespace may choose only"
+        )),
+        "{err}"
+    );
+    assert!(err.contains("nothing was written"), "{err}");
+    assert_eq!(KEYS.iter().map(|k| raw(&ns, k)).collect::<Vec<_>>(), before);
+    assert!(!state.exists(), "refused before the snapshot");
+    // With '-' it is a note and the rest applies.
+    write(
+        &file,
+        &rmem_wmem_then(&format!("-net.ipv4.tcp_congestion_control = {refused}")),
+    );
+    let out = tcptune_in(&ns, &state, &["apply", file.to_str().expect("utf8")]);
+    assert_code(&out, 0);
+    assert!(
+        text(&out.stderr).contains("skipped: net.ipv4.tcp_congestion_control"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(ns.sysctl("net.ipv4.tcp_rmem"), "4096 131072 20643840");
+    assert_code(&tcptune_in(&ns, &state, &["revert"]), 0);
+    assert_eq!(KEYS.iter().map(|k| raw(&ns, k)).collect::<Vec<_>>(), before);
 }
 
 #[test]

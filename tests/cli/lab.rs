@@ -266,6 +266,23 @@ fn lab_smoke_advise_apply_revert_across_the_path() {
         assert!((79.5..=82.4).contains(&rtt), "RTT {rtt} ms vs 80 ms (−0.5 / +3 %)");
         let bps = v["bandwidth_bps"].as_f64().expect("bps");
         assert!((bps - 200e6).abs() <= 20e6, "rate {bps} vs 200 Mbit/s: {v:#}");
+        // A loss-free path: cubic — which a child namespace may choose only where the host
+        // allows it; the advice says so rather than leave apply to fail.
+        let cc = v["settings"]
+            .as_array()
+            .and_then(|s| s.iter().find(|s| s["key"] == "net.ipv4.tcp_congestion_control"))
+            .expect("congestion control advised");
+        assert_eq!(cc["value"], "cubic", "{cc:#}");
+        let allowed = read(&ns, "net.ipv4.tcp_allowed_congestion_control");
+        if !allowed.split_whitespace().any(|c| c == "cubic") {
+            assert_eq!(cc["action"]["kind"], "unavailable", "{cc:#}");
+            assert!(
+                cc["action"]["why"]
+                    .as_str()
+                    .is_some_and(|w| w.contains("tcp_allowed_congestion_control")),
+                "{cc:#}"
+            );
+        }
         let out = lab.tcptune(&ns, &["advise", "--host", peer, "--format", "sysctl"]);
         assert!(out.status.success());
         let file = state.path().join(format!("{ns}.conf"));

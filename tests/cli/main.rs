@@ -237,11 +237,38 @@ fn advise_linux_against_fake_tree() {
     assert_eq!(setting(&v, "net.ipv4.tcp_wmem")["value"], "4096 16384 23396352");
     assert_eq!(setting(&v, "net.core.rmem_max")["value"], "20643840");
     assert_eq!(setting(&v, "net.ipv4.tcp_slow_start_after_idle")["value"], "0");
-    // bbr is listed as available in the fake tree; fq is not known to be there.
-    assert_eq!(setting(&v, "net.ipv4.tcp_congestion_control")["value"], "bbr");
+    // A loss-free path: cubic, which the fake tree already runs.
+    let cc = setting(&v, "net.ipv4.tcp_congestion_control");
+    assert_eq!(cc["value"], "cubic");
+    assert_eq!(cc["action"]["kind"], "keep", "{cc:#}");
+    assert!(cc["reason"].as_str().expect("r").contains("--loss-recovery"), "{cc:#}");
     assert!(!has_setting(&v, "net.core.default_qdisc"));
     // < 10 Gbit/s: the input backlog is fine.
     assert!(!has_setting(&v, "net.core.netdev_max_backlog"));
+}
+
+#[test]
+fn advise_switches_a_bbr_host_to_cubic_for_a_loss_free_path() {
+    let advise = |dir: &TempDir| {
+        json(
+            tcptune()
+                .args(["advise", "--rtt", "150ms", "--bandwidth", "500mbit", "--sysctl-dir"])
+                .arg(dir.path()),
+        )
+    };
+    let v = advise(&linux_tree(&[("net.ipv4.tcp_congestion_control", Some("bbr"))]));
+    let cc = setting(&v, "net.ipv4.tcp_congestion_control");
+    assert_eq!(
+        (&cc["value"], &cc["current"], &cc["action"]["kind"]),
+        (&"cubic".into(), &"bbr".into(), &"set".into()),
+        "{cc:#}"
+    );
+    // A kernel without cubic: nothing is said about the congestion control.
+    let v = advise(&linux_tree(&[
+        ("net.ipv4.tcp_congestion_control", Some("bbr")),
+        ("net.ipv4.tcp_available_congestion_control", Some("reno bbr")),
+    ]));
+    assert!(!has_setting(&v, "net.ipv4.tcp_congestion_control"));
 }
 
 #[test]
@@ -268,6 +295,15 @@ fn advise_loss_recovery_sizes_both_buffers_at_five_bdp() {
     }
     assert_eq!(setting(&v, "net.core.rmem_max")["value"], "46923776");
     assert_eq!(v["sizing"]["loss_recovery"], true);
+    // A lossy path: bbr (offered by the fake tree), switched from the running cubic; fq is
+    // not known to be there.
+    let cc = setting(&v, "net.ipv4.tcp_congestion_control");
+    assert_eq!(
+        (&cc["value"], &cc["action"]["kind"]),
+        (&"bbr".into(), &"set".into()),
+        "{cc:#}"
+    );
+    assert!(!has_setting(&v, "net.core.default_qdisc"));
     // One entry per key: the loss-free reasons are not rendered as well.
     let keys: Vec<&str> = v["settings"]
         .as_array()
