@@ -23,7 +23,8 @@ Examples:
 
 const APPLY_AFTER_HELP: &str = "\
 FILE is in sysctl.d / sysctl.conf format: `key = value` or `key=value`, `#` and `;` comment lines, \
-blank lines; a leading `-` turns \"key absent or read-only here\" into a note. Only networking keys \
+blank lines; a leading `-` turns \"key absent or read-only here\" (or a congestion control this \
+network namespace may not choose) into a note. Only networking keys \
 (Linux net.*; FreeBSD/macOS kern.ipc.*, net.inet.*, net.inet6.*), written with dots.
 
 Every line is checked and every current value read before the first write; the snapshot (prior and \
@@ -31,7 +32,8 @@ new values) is saved in --state-dir before the first write; if any write fails, 
 are undone. The snapshot id goes to stdout. Undo with `tcptune revert [ID]`.
 
 Exit codes: 0 applied (or nothing to change), 2 bad input (nothing written), 3 not permitted: not \
-root, a read-only key, the kernel refused a write, another apply holds the lock (nothing left changed).";
+root, a read-only key, a congestion control this network namespace may not choose, the kernel \
+refused a write, another apply holds the lock (nothing left changed).";
 
 const REVERT_AFTER_HELP: &str = "\
 Restores the prior values of the latest snapshot not yet reverted that was taken here (same OS, \
