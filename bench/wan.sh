@@ -122,7 +122,11 @@ for p in $paths; do
 		ip netns exec "$NS_B" iperf3 -s -1 -B "$ADDR_B" >/dev/null 2>&1 &
 		srv=$!
 		sleep 0.5
-		ip netns exec "$NS_A" iperf3 -c "$ADDR_B" -B "$ADDR_A" -t "$t" -O "$omit_s" ${IPERF_ARGS:-} -J >"$state/iperf.json" || true
+		# In the background so that Ctrl-C ends the run at once: bash runs the INT trap during
+		# `wait`, but not after a foreground iperf3 that handled the signal and exited 0 (it would
+		# print a bogus row and go on to the next run). The EXIT trap's lab teardown kills it.
+		ip netns exec "$NS_A" iperf3 -c "$ADDR_B" -B "$ADDR_A" -t "$t" -O "$omit_s" ${IPERF_ARGS:-} -J >"$state/iperf.json" &
+		wait $! || true
 		wait "$srv" 2>/dev/null || true
 		read -r got retr used < <(python3 -c '
 import json, sys
