@@ -906,42 +906,66 @@ fn netns_read_only_key_exits_3_and_changes_nothing() {
     assert_eq!(raw(&ns, "net.ipv4.tcp_rmem"), rmem);
 }
 
-/// A congestion control the kernel offers but a child namespace may not choose (it is not in
-/// the host's tcp_allowed_congestion_control), or None when every offered one is allowed.
-fn refused_cc(ns: &Netns) -> Option<String> {
-    let avail = ns.sysctl("net.ipv4.tcp_available_congestion_control");
-    let allowed = ns.sysctl("net.ipv4.tcp_allowed_congestion_control");
-    let found = avail.split(' ').find(|c| !allowed.split(' ').any(|a| a == *c));
-    if found.is_none() {
-        eprintln!("every available cc is allowed here ({avail}): cannot provoke a refusal");
-    }
-    found.map(str::to_string)
+/// A namespace and a file that raises tcp_rmem and tcp_wmem, then sets a congestion control
+/// the kernel offers but a child namespace may not choose (not in the host's
+/// tcp_allowed_congestion_control). None when every offered one is allowed.
+struct RefusedCc {
+    ns: Netns,
+    _tmp: tempfile::TempDir,
+    state: std::path::PathBuf,
+    file: std::path::PathBuf,
+    before: Vec<Vec<u8>>,
+    cc: String,
 }
 
-/// tcp_rmem and tcp_wmem, then `cc_line` (e.g. "net.ipv4.tcp_congestion_control = cubic").
-fn rmem_wmem_then(cc_line: &str) -> String {
-    format!("net.ipv4.tcp_rmem = 4096 131072 20643840\nnet.ipv4.tcp_wmem = 4096 16384 20643840\n{cc_line}\n")
+impl RefusedCc {
+    fn new(tag: &str) -> Option<Self> {
+        let ns = Netns::new(tag);
+        let avail = ns.sysctl("net.ipv4.tcp_available_congestion_control");
+        let allowed = ns.sysctl("net.ipv4.tcp_allowed_congestion_control");
+        let Some(cc) = avail.split(' ').find(|c| !allowed.split(' ').any(|a| a == *c)) else {
+            eprintln!("every available cc is allowed here ({avail}): cannot provoke a refusal");
+            return None;
+        };
+        let cc = cc.to_string();
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let (state, file) = (tmp.path().join("state"), tmp.path().join("t.conf"));
+        let before = KEYS.iter().map(|k| raw(&ns, k)).collect();
+        let case = Self {
+            ns,
+            _tmp: tmp,
+            state,
+            file,
+            before,
+            cc,
+        };
+        case.write_file("");
+        Some(case)
+    }
+
+    /// The file, its congestion-control line prefixed with `dash` ("" or "-").
+    fn write_file(&self, dash: &str) {
+        write(
+            &self.file,
+            &format!(
+                "net.ipv4.tcp_rmem = 4096 131072 20643840\nnet.ipv4.tcp_wmem = 4096 16384 20643840\n{dash}net.ipv4.tcp_congestion_control = {}\n",
+                self.cc
+            ),
+        );
+    }
+
+    fn unchanged(&self) -> bool {
+        KEYS.iter().map(|k| raw(&self.ns, k)).collect::<Vec<_>>() == self.before
+    }
 }
 
 #[test]
 fn netns_a_write_the_kernel_refuses_rolls_back_the_others() {
-    let ns = Netns::new("applyrb");
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let state = tmp.path().join("state");
-    let before: Vec<Vec<u8>> = KEYS.iter().map(|k| raw(&ns, k)).collect();
-    let Some(refused) = refused_cc(&ns) else { return };
-    let file = tmp.path().join("t.conf");
-    write(
-        &file,
-        &rmem_wmem_then(&format!("net.ipv4.tcp_congestion_control = {refused}")),
-    );
+    let Some(c) = RefusedCc::new("applyrb") else { return };
     // Through --sysctl-dir tcptune does not judge the namespace it runs in, so only the
     // kernel refuses: EPERM at write time, after tcp_rmem and tcp_wmem were written.
-    let out = tcptune_in(
-        &ns,
-        &state,
-        &["--sysctl-dir", "/proc/sys", "apply", file.to_str().expect("utf8")],
-    );
+    let file = c.file.to_str().expect("utf8");
+    let out = tcptune_in(&c.ns, &c.state, &["--sysctl-dir", "/proc/sys", "apply", file]);
     assert_code(&out, 3);
     let err = text(&out.stderr);
     assert!(err.contains("net.ipv4.tcp_congestion_control"), "{err}");
@@ -950,51 +974,36 @@ fn netns_a_write_the_kernel_refuses_rolls_back_the_others() {
         err.contains("undid the 2 change(s) made before it: nothing was left changed"),
         "{err}"
     );
-    assert_eq!(KEYS.iter().map(|k| raw(&ns, k)).collect::<Vec<_>>(), before);
-    let out = tcptune_in(&ns, &state, &["snapshots", "--format", "json"]);
+    assert!(c.unchanged());
+    let out = tcptune_in(&c.ns, &c.state, &["snapshots", "--format", "json"]);
     let v: Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(v["snapshots"][0]["state"], "rolled-back");
 }
 
 #[test]
 fn netns_a_congestion_control_the_namespace_may_not_choose_is_refused_before_any_write() {
-    let ns = Netns::new("applycc");
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let state = tmp.path().join("state");
-    let before: Vec<Vec<u8>> = KEYS.iter().map(|k| raw(&ns, k)).collect();
-    let Some(refused) = refused_cc(&ns) else { return };
-    let file = tmp.path().join("t.conf");
-    write(
-        &file,
-        &rmem_wmem_then(&format!("net.ipv4.tcp_congestion_control = {refused}")),
-    );
-    let out = tcptune_in(&ns, &state, &["apply", file.to_str().expect("utf8")]);
+    let Some(c) = RefusedCc::new("applycc") else { return };
+    let file = c.file.to_str().expect("utf8");
+    let out = tcptune_in(&c.ns, &c.state, &["apply", file]);
     assert_code(&out, 3);
     let err = text(&out.stderr);
-    assert!(
-        err.contains(&format!(
-            "net.ipv4.tcp_congestion_control = {refused}: a child network namespace may choose only"
-        )),
-        "{err}"
+    let want = format!(
+        "net.ipv4.tcp_congestion_control = {}: a child network namespace may choose only",
+        c.cc
     );
+    assert!(err.contains(&want), "{err}");
     assert!(err.contains("nothing was written"), "{err}");
-    assert_eq!(KEYS.iter().map(|k| raw(&ns, k)).collect::<Vec<_>>(), before);
-    assert!(!state.exists(), "refused before the snapshot");
+    assert!(c.unchanged());
+    assert!(!c.state.exists(), "refused before the snapshot");
     // With '-' it is a note and the rest applies.
-    write(
-        &file,
-        &rmem_wmem_then(&format!("-net.ipv4.tcp_congestion_control = {refused}")),
-    );
-    let out = tcptune_in(&ns, &state, &["apply", file.to_str().expect("utf8")]);
+    c.write_file("-");
+    let out = tcptune_in(&c.ns, &c.state, &["apply", file]);
     assert_code(&out, 0);
-    assert!(
-        text(&out.stderr).contains("skipped: net.ipv4.tcp_congestion_control"),
-        "{}",
-        text(&out.stderr)
-    );
-    assert_eq!(ns.sysctl("net.ipv4.tcp_rmem"), "4096 131072 20643840");
-    assert_code(&tcptune_in(&ns, &state, &["revert"]), 0);
-    assert_eq!(KEYS.iter().map(|k| raw(&ns, k)).collect::<Vec<_>>(), before);
+    let err = text(&out.stderr);
+    assert!(err.contains("skipped: net.ipv4.tcp_congestion_control"), "{err}");
+    assert_eq!(c.ns.sysctl("net.ipv4.tcp_rmem"), "4096 131072 20643840");
+    assert_code(&tcptune_in(&c.ns, &c.state, &["revert"]), 0);
+    assert!(c.unchanged());
 }
 
 #[test]
