@@ -703,7 +703,8 @@ fn write_failure(os: Os, backend: &dyn SysctlBackend, key: &str, new: &str, e: &
             .value()
             .map_or_else(|| "?".to_string(), str::to_string);
         format!(
-            "the kernel refused {key} = {new}: a child network namespace may choose only the algorithms in net.ipv4.tcp_allowed_congestion_control ({allowed}); pick one of those or set it on the host"
+            "the kernel refused {key} = {new}: {}",
+            crate::platform::linux::cc_not_allowed(new, &allowed)
         )
     } else {
         format!("{e:#}")

@@ -102,10 +102,15 @@ pub fn cc_refused_here(backend: &dyn SysctlBackend, cc: &str) -> Option<String> 
     if current.value() == Some(cc) || allowed.split(' ').any(|a| a == cc) || !in_child_netns(backend) {
         return None;
     }
-    Some(format!(
+    Some(cc_not_allowed(cc, allowed))
+}
+
+/// What to say of `cc` outside a child namespace's `allowed` algorithms.
+pub fn cc_not_allowed(cc: &str, allowed: &str) -> String {
+    format!(
         "a child network namespace may choose only the algorithms in net.ipv4.tcp_allowed_congestion_control ({allowed}): \
          add {cc} to that list on the host, or set it there"
-    ))
+    )
 }
 
 fn write_error(key: &str, e: &std::io::Error) -> anyhow::Error {
