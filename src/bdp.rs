@@ -9,12 +9,12 @@
 //!   `buffer × scaling_ratio`, a per-socket payload/truesize ratio learnt from real skbs (often
 //!   0.5–0.75). So the receiver needs `2 × BDP`, sized for `RTT_min × (1 + h)` with
 //!   `h = clamp(2 × mdev / RTT_min, 10 %, 25 %)` of headroom for RTT variation.
-//! * **Sender** (`tcp_wmem[2]`): it holds every unacknowledged byte — with BBR's cwnd gain of 2
-//!   and a deep bottleneck queue that is up to 2 × BDP — plus data not yet sent and skb
-//!   overhead. Measured on Linux 6.18 over an emulated 150 ms / 500 Mbit/s path with a
-//!   one-BDP drop-tail queue (bench/wan.sh): receiver 2.5 × / sender 2 × BDP reached 96.4 % of
-//!   the goodput limit, receiver 2 × / sender 2.5 × BDP 97.7 %, both 2.2 × 95.8 %. So the
-//!   sender gets `2.5 × BDP`.
+//! * **Sender** (`tcp_wmem[2]`): it holds every unacknowledged byte — once a deep bottleneck
+//!   queue fills (CUBIC fills it; BBR's cwnd gain is 2) that is up to 2 × BDP — plus data not
+//!   yet sent and skb overhead. Measured with BBR on Linux 6.18 over an emulated 150 ms /
+//!   500 Mbit/s path with a one-BDP drop-tail queue (bench/wan.sh): receiver 2.5 × / sender
+//!   2 × BDP reached 96.4 % of the goodput limit, receiver 2 × / sender 2.5 × BDP 97.7 %, both
+//!   2.2 × 95.8 %. So the sender gets `2.5 × BDP`.
 //! * Both are rounded to 64 KiB steps and never exceed 2.5 × BDP, nor what the kernel accepts
 //!   (`int` fields on Linux: 2^31 − 1).
 use crate::units::{Bitrate, Bytes, Duration};
