@@ -268,10 +268,7 @@ fn lab_smoke_advise_apply_revert_across_the_path() {
         assert!((bps - 200e6).abs() <= 20e6, "rate {bps} vs 200 Mbit/s: {v:#}");
         // A loss-free path: cubic — which a child namespace may choose only where the host
         // allows it; the advice says so rather than leave apply to fail.
-        let cc = v["settings"]
-            .as_array()
-            .and_then(|s| s.iter().find(|s| s["key"] == "net.ipv4.tcp_congestion_control"))
-            .expect("congestion control advised");
+        let cc = super::setting(&v, "net.ipv4.tcp_congestion_control");
         assert_eq!(cc["value"], "cubic", "{cc:#}");
         let allowed = read(&ns, "net.ipv4.tcp_allowed_congestion_control");
         if !allowed.split_whitespace().any(|c| c == "cubic") {
