@@ -48,6 +48,9 @@ changes are still undone) unless --force.
 Exit codes: 0 reverted or nothing to revert, 2 unknown or damaged snapshot, or one from another \
 namespace, 3 values changed since, a write failed, the lock is held, or not root.";
 
+/// Where snapshots live unless `--state-dir` says otherwise.
+pub const DEFAULT_STATE_DIR: &str = "/var/lib/tcptune";
+
 #[derive(Debug, Parser)]
 #[command(name = "tcptune", version, about = "TCP tuning advisor: size kernel buffers to the path's bandwidth-delay product", after_help = AFTER_HELP)]
 pub struct Cli {
@@ -72,7 +75,7 @@ pub struct GlobalArgs {
     #[arg(long, global = true, value_name = "PATH")]
     pub sysctl_cmd: Option<PathBuf>,
     /// Where snapshots live
-    #[arg(long, global = true, value_name = "DIR", default_value = "/var/lib/tcptune")]
+    #[arg(long, global = true, value_name = "DIR", default_value = DEFAULT_STATE_DIR)]
     pub state_dir: PathBuf,
 }
 
@@ -161,6 +164,9 @@ pub struct RevertArgs {
     /// Seconds to wait for another apply or revert to finish (0: refuse at once)
     #[arg(long, value_name = "SECS", default_value_t = 10)]
     pub wait: u64,
+    /// Tests only: the directory standing for / in --persist paths (as given to apply)
+    #[arg(long, value_name = "DIR", hide = true)]
+    pub persist_root: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

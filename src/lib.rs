@@ -46,6 +46,10 @@ pub struct Context {
     /// The global options that select the same OS, sysctl target and state directory, for a
     /// tcptune started by this one (the `apply --for` timer); paths made absolute.
     pub forward_args: Vec<OsString>,
+    /// The same global options as a user would type them, only those not at their default,
+    /// shell-quoted with a leading space: what a printed `tcptune revert ...` must carry to
+    /// find the same snapshot store and sysctl target.
+    pub again_args: String,
 }
 
 impl Context {
@@ -53,8 +57,12 @@ impl Context {
         let g = &cli.global;
         let os = g.os.unwrap_or_else(Os::running);
         let running = Os::running();
+        let absolute = |p: &PathBuf| std::path::absolute(p).unwrap_or_else(|_| p.clone());
+        // Absolute once, here: the snapshot records the target, and a relative one would not
+        // match the same directory seen from the `--for` timer (which runs in /).
+        let sysctl_dir = g.sysctl_dir.as_ref().map(absolute);
         let backend: Option<Box<dyn SysctlBackend>> = match os {
-            Os::Linux => match &g.sysctl_dir {
+            Os::Linux => match &sysctl_dir {
                 Some(dir) => Some(Box::new(platform::linux::ProcSys::new(dir))),
                 None if running == Os::Linux => Some(Box::new(platform::linux::ProcSys::new("/proc/sys"))),
                 None => None,
@@ -67,10 +75,14 @@ impl Context {
         };
         let local = os == running && g.sysctl_dir.is_none() && g.sysctl_cmd.is_none();
         let stdout_tty = std::io::stdout().is_terminal();
-        let absolute = |p: &PathBuf| std::path::absolute(p).unwrap_or_else(|_| p.clone());
         let mut forward_args: Vec<OsString> = vec!["--os".into(), os.name().into()];
-        if let Some(d) = &g.sysctl_dir {
-            forward_args.extend(["--sysctl-dir".into(), absolute(d).into()]);
+        let mut again: Vec<(&str, String)> = Vec::new();
+        if os != running {
+            again.push(("--os", os.name().to_string()));
+        }
+        if let Some(d) = &sysctl_dir {
+            forward_args.extend(["--sysctl-dir".into(), d.into()]);
+            again.push(("--sysctl-dir", d.display().to_string()));
         }
         if let Some(c) = &g.sysctl_cmd {
             // A bare program name is looked up in PATH, as sysctl(8) is: keep it as given.
@@ -79,9 +91,18 @@ impl Context {
             } else {
                 c.clone()
             };
+            again.push(("--sysctl-cmd", c.display().to_string()));
             forward_args.extend(["--sysctl-cmd".into(), c.into()]);
         }
-        forward_args.extend(["--state-dir".into(), absolute(&g.state_dir).into()]);
+        let state_dir = absolute(&g.state_dir);
+        if g.state_dir.as_os_str() != cli::DEFAULT_STATE_DIR {
+            again.push(("--state-dir", state_dir.display().to_string()));
+        }
+        forward_args.extend(["--state-dir".into(), state_dir.into()]);
+        let again_args = again
+            .iter()
+            .map(|(flag, v)| format!(" {flag} {}", shell_word(v)))
+            .collect();
         Self {
             os,
             format: g.format,
@@ -92,7 +113,14 @@ impl Context {
             state_dir: g.state_dir.clone(),
             local,
             forward_args,
+            again_args,
         }
+    }
+
+    /// `tcptune SUB` with the global options that find the same snapshots and sysctl target,
+    /// for messages that tell the user what to run next ("undo: tcptune revert ID ...").
+    pub fn command(&self, sub: &str) -> String {
+        format!("tcptune {sub}{}", self.again_args)
     }
 
     /// A context for unit tests: Linux, no terminal, no backend, snapshots under `state_dir`.
@@ -108,6 +136,7 @@ impl Context {
             state_dir: state_dir.to_path_buf(),
             local: false,
             forward_args: Vec::new(),
+            again_args: String::new(),
         }
     }
 
@@ -121,6 +150,19 @@ impl Context {
             ))
             .into()),
         }
+    }
+}
+
+/// `s` as one word for a POSIX shell: as it is when it is plainly safe, else single-quoted.
+pub fn shell_word(s: &str) -> String {
+    let plain = !s.is_empty()
+        && s.bytes().all(|b| {
+            b.is_ascii_alphanumeric() || matches!(b, b'/' | b'.' | b'_' | b'-' | b',' | b':' | b'=' | b'+' | b'@')
+        });
+    if plain {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
     }
 }
 

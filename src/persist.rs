@@ -209,6 +209,97 @@ pub fn overrides(os: Os, root: &Path, keys: &[&str]) -> Vec<String> {
     out
 }
 
+/// Whether a loader.conf(5) line is one tcptune may write: a FreeBSD networking tunable or
+/// the load of a congestion-control module (`cc_htcp_load="YES"`), with a plain value.
+/// Anything else there (init_path, kern.securelevel, module_path, ...) runs at boot with
+/// the kernel's trust, so no profile and no snapshot may put it there.
+pub fn check_loader_line(key: &str, value: &str) -> Result<(), String> {
+    let module = key
+        .strip_prefix("cc_")
+        .and_then(|k| k.strip_suffix("_load"))
+        .is_some_and(|m| !m.is_empty() && m.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()));
+    if !module && !Os::Freebsd.is_network_key(key) {
+        return Err(format!(
+            "{}: not a boot tunable tcptune writes (networking tunables kern.ipc.*, net.inet.*, net.inet6.*, or cc_NAME_load)",
+            crate::sysctl_file::excerpt(key)
+        ));
+    }
+    let v = value
+        .strip_prefix('"')
+        .and_then(|v| v.strip_suffix('"'))
+        .unwrap_or(value);
+    let plain = !v.is_empty()
+        && v.len() <= 64
+        && v.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
+    if !plain || (module && !matches!(v, "YES" | "NO")) {
+        return Err(format!(
+            "{key} = {}: a boot tunable's value must be a plain number or word{}",
+            crate::sysctl_file::excerpt(value),
+            if module { " (YES or NO for a module)" } else { "" }
+        ));
+    }
+    Ok(())
+}
+
+/// The files `apply --persist` may write under `root` for `os`, as named and as resolved
+/// (apply writes through a symlink such as /etc/sysctl.conf -> sysctl.d/99-sysctl.conf).
+pub fn allowed_files(os: Os, root: &Path) -> Vec<PathBuf> {
+    let mut named = vec![sysctl_file(os, root)];
+    if os == Os::Freebsd {
+        named.push(loader_file(root));
+    }
+    let mut out = named.clone();
+    out.extend(named.iter().filter_map(|p| std::fs::canonicalize(p).ok()));
+    out
+}
+
+/// Why a `--persist` record read back from a snapshot must not be undone: revert runs as
+/// root and writes what the snapshot says, so the record is held to what apply itself
+/// would have written — one of tcptune's own files, and a block of allowed lines that the
+/// content after is exactly the content before plus. Undoing such a record can then only
+/// take tcptune's block out of tcptune's file, whoever wrote the snapshot.
+pub fn check_record(os: Os, root: &Path, id: &str, fc: &FileChange) -> Result<(), String> {
+    let path = fc.path.display().to_string();
+    let path = crate::sysctl_file::excerpt(&path);
+    if !allowed_files(os, root).contains(&fc.path) {
+        return Err(format!("{path} is not a file tcptune persists to on {os}"));
+    }
+    let loader = os == Os::Freebsd && fc.path.file_name().is_some_and(|n| n == "loader.conf");
+    let lines: Vec<(String, String)> = fc
+        .block
+        .lines()
+        .filter(|l| !l.starts_with("# BEGIN tcptune ") && !l.starts_with("# END tcptune "))
+        .map(|l| {
+            let (k, v) = l.split_once('=').unwrap_or((l, ""));
+            (k.trim().to_string(), v.trim().to_string())
+        })
+        .collect();
+    for (k, v) in &lines {
+        if loader {
+            check_loader_line(k, v)?;
+        } else {
+            crate::sysctl_file::check_key(k, os).and_then(|()| crate::sysctl_file::check_value(k, v, os).map(drop))?;
+        }
+    }
+    // The block must be exactly what `block` makes of those lines (its two marker lines
+    // included), so nothing else can ride along in it.
+    if fc.block != block(os, id, &lines, loader) {
+        return Err(format!("the block for {path} is not one tcptune wrote for {id}"));
+    }
+    let mut expected = fc.before.clone().unwrap_or_default();
+    if !expected.is_empty() && !expected.ends_with('\n') {
+        expected.push('\n');
+    }
+    expected.push_str(&fc.block);
+    if fc.after != expected {
+        return Err(format!(
+            "{path}: the content after the apply is not the content before plus tcptune's block"
+        ));
+    }
+    Ok(())
+}
+
 /// Daemons that retune the network stack behind tcptune's back: (name, pid).
 pub fn running_tuners(proc_root: &Path) -> Vec<(String, u32)> {
     let Ok(entries) = std::fs::read_dir(proc_root) else {

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
 use crate::expr::{self, Env};
-use crate::platform::{KeyState, Os};
+use crate::platform::{Access, KeyState, Os};
 use crate::units::Bytes;
 
 /// Shipped profiles, by name.
@@ -358,8 +358,10 @@ impl Profile {
             let action = match &ks {
                 Some(KeyState::Absent) => Action::Unavailable("not present in this kernel or network namespace".into()),
                 Some(KeyState::Unreadable(why)) => Action::Unavailable(format!("unreadable: {why}")),
+                // Only the kernel's refusal makes a key unavailable: a key that needs root is
+                // advice for root to apply, whoever reads it.
                 Some(KeyState::Present {
-                    writable: false,
+                    access: Access::ReadOnly,
                     value: v,
                 }) if !same(v, &value) => {
                     Action::Unavailable("read-only in this network namespace: set it on the host".into())
@@ -556,15 +558,15 @@ mod tests {
             Some(match k {
                 "net.ipv4.tcp_rmem" => KeyState::Present {
                     value: "8192 262144 6291456".into(),
-                    writable: true,
+                    access: Access::Writable,
                 },
                 "net.ipv4.tcp_wmem" => KeyState::Present {
                     value: "4096 16384 33554432".into(),
-                    writable: true,
+                    access: Access::Writable,
                 },
                 "net.core.rmem_max" => KeyState::Present {
                     value: "212992".into(),
-                    writable: false,
+                    access: Access::ReadOnly,
                 },
                 _ => KeyState::Absent,
             })

@@ -431,6 +431,18 @@ pub fn offers(available: &str, name: &str) -> bool {
         .any(|t| t == name)
 }
 
+/// A short, escaped excerpt of untrusted text for an error message: at most 40 characters,
+/// control characters escaped, so a message never replays a file (`apply /etc/shadow`) or a
+/// terminal escape sequence.
+pub fn excerpt(s: &str) -> String {
+    const MAX: usize = 40;
+    let mut out: String = s.chars().take(MAX).flat_map(char::escape_debug).collect();
+    if s.chars().nth(MAX).is_some() {
+        out.push_str("...");
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

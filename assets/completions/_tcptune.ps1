@@ -119,6 +119,7 @@ Register-ArgumentCompleter -Native -CommandName 'tcptune' -ScriptBlock {
         }
         'tcptune;revert' {
             [CompletionResult]::new('--wait', '--wait', [CompletionResultType]::ParameterName, 'Seconds to wait for another apply or revert to finish (0: refuse at once)')
+            [CompletionResult]::new('--persist-root', '--persist-root', [CompletionResultType]::ParameterName, 'Tests only: the directory standing for / in --persist paths (as given to apply)')
             [CompletionResult]::new('--os', '--os', [CompletionResultType]::ParameterName, 'OS to advise for / operate on [default: the running OS]')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format [advise: table on a terminal, else sysctl; others: table]')
             [CompletionResult]::new('--sysctl-dir', '--sysctl-dir', [CompletionResultType]::ParameterName, 'Linux: read and write sysctls under DIR instead of /proc/sys')

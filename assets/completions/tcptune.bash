@@ -1006,13 +1006,17 @@ _tcptune() {
             return 0
             ;;
         tcptune__subcmd__revert)
-            opts="-h --force --dry-run --wait --os --format --sysctl-dir --sysctl-cmd --state-dir --help"
+            opts="-h --force --dry-run --wait --persist-root --os --format --sysctl-dir --sysctl-cmd --state-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --persist-root)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -112,6 +112,7 @@ set edit:completion:arg-completer[tcptune] = {|@words|
         }
         &'tcptune;revert'= {
             cand --wait 'Seconds to wait for another apply or revert to finish (0: refuse at once)'
+            cand --persist-root 'Tests only: the directory standing for / in --persist paths (as given to apply)'
             cand --os 'OS to advise for / operate on [default: the running OS]'
             cand --format 'Output format [advise: table on a terminal, else sysctl; others: table]'
             cand --sysctl-dir 'Linux: read and write sysctls under DIR instead of /proc/sys'

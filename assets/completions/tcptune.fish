@@ -122,6 +122,7 @@ complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l allow-lower -d
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l loss-recovery -d 'Advise for a path with random loss: BBR instead of CUBIC (which collapses on random loss), and both buffer maxima at 5 x BDP instead of the loss-free 2 x BDP + headroom (receive) and 2.5 x BDP (send), so BBR keeps the rate while lost segments are repaired'
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tcptune -n "__fish_tcptune_using_subcommand revert" -l wait -d 'Seconds to wait for another apply or revert to finish (0: refuse at once)' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand revert" -l persist-root -d 'Tests only: the directory standing for / in --persist paths (as given to apply)' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand revert" -l os -d 'OS to advise for / operate on [default: the running OS]' -r -f -a "linux\t''
 freebsd\t''
 macos\t''"

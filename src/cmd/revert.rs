@@ -27,11 +27,14 @@ use crate::snapshot::{Identity, Snapshot, State, Store};
 use crate::sysctl_file;
 
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Opts {
+pub(crate) struct Opts<'a> {
     pub force: bool,
     pub dry_run: bool,
     /// Who reverts, for the snapshot's history.
     pub by: &'static str,
+    /// The directory standing for / in `--persist` paths: a record naming any file but
+    /// tcptune's own under it is refused.
+    pub persist_root: &'a std::path::Path,
 }
 
 #[derive(Debug, Serialize)]
@@ -66,6 +69,14 @@ pub fn run(a: &RevertArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result
     let backend = backend(ctx, "revert")?;
     let store = Store::new(&ctx.state_dir);
     if !store.dir().join("snapshots").is_dir() {
+        // An id names something that must exist: an empty store is no excuse to say "done".
+        if let Some(q) = &a.id {
+            return Err(
+                Error::usage(format!("no snapshot {q}: no snapshots in {}", store.dir().display()))
+                    .with_hint("tcptune snapshots lists them; --state-dir DIR if apply used one")
+                    .into(),
+            );
+        }
         return nothing(out, format, &format!("no snapshots in {}", store.dir().display()));
     }
     let _lock = if a.dry_run {
@@ -117,10 +128,12 @@ pub fn run(a: &RevertArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result
             &format!("snapshot {} is {}{when}", snap.id, snap.state.name()),
         );
     }
+    let root = a.persist_root.clone().unwrap_or_else(|| "/".into());
     let opts = Opts {
         force: a.force,
         dry_run: a.dry_run,
         by: "tcptune revert",
+        persist_root: &root,
     };
     let o = revert_locked(&store, snap, backend, ctx, opts)?;
     for w in &o.warnings {
@@ -189,6 +202,15 @@ pub(crate) fn revert_locked(
             .and_then(|()| sysctl_file::check_restorable(&c.key, &c.prior))
             .map_err(|m| Error::usage(format!("snapshot {} is damaged: {m}", snap.id)))?;
     }
+    for f in &snap.persist {
+        persist::check_record(snap.os, opts.persist_root, &snap.id, f).map_err(|m| {
+            Error::usage(format!(
+                "snapshot {} is damaged: refusing its --persist record: {m}",
+                snap.id
+            ))
+            .with_hint("nothing was changed; tcptune writes only its own block in its own files")
+        })?;
+    }
     if snap.os != ctx.os {
         return Err(Error::usage(format!(
             "snapshot {} is for {}, this tcptune operates on {} (use --os {})",
@@ -220,8 +242,8 @@ pub(crate) fn revert_locked(
         if !opts.force {
             return Err(Error::usage(msg)
                 .with_hint(format!(
-                    "run it inside that namespace (ip netns exec NAME tcptune revert {}), or --force",
-                    snap.id
+                    "run it inside that namespace (ip netns exec NAME {}), or --force",
+                    ctx.command(&format!("revert {}", snap.id))
                 ))
                 .into());
         }
@@ -431,10 +453,10 @@ pub(crate) fn revert_locked(
         return Err(
             Error::not_permitted(format!("could not restore everything: {}", failed.join("; ")))
                 .with_hint(format!(
-                    "snapshot {} stays {}: fix the cause and run `tcptune revert {}` again",
+                    "snapshot {} stays {}: fix the cause and run `{}` again",
                     snap.id,
                     snap.state.name(),
-                    snap.id
+                    ctx.command(&format!("revert {}", snap.id))
                 ))
                 .into(),
         );
@@ -478,6 +500,7 @@ pub fn run_timer(a: &RevertTimerArgs, ctx: &Context) -> anyhow::Result<ExitCode>
         force: false,
         dry_run: false,
         by: "the apply --for timer",
+        persist_root: std::path::Path::new("/"),
     };
     match revert_locked(&store, snap, backend, ctx, opts) {
         Ok(o) => {

@@ -33,7 +33,7 @@ impl SysctlBackend for SysctlCmd {
         match Command::new(&self.program).arg("-n").arg(key).output() {
             Ok(out) if out.status.success() => KeyState::Present {
                 value: normalize_value(&String::from_utf8_lossy(&out.stdout)),
-                writable: true,
+                access: super::Access::Writable,
             },
             // sysctl(8) says "unknown oid" and exits 1 for a key this kernel lacks.
             Ok(out) => {

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 
-use super::{KeyState, Os, SysctlBackend, normalize_value};
+use super::{Access, KeyState, Os, SysctlBackend, normalize_value};
 use crate::error::Error;
 
 pub struct ProcSys {
@@ -30,23 +30,113 @@ impl ProcSys {
     }
 }
 
+impl ProcSys {
+    /// Open the file of `key` without following a symlink anywhere below the root: each
+    /// directory is opened with O_NOFOLLOW|O_DIRECTORY relative to the one before, the key
+    /// file with O_NOFOLLOW|O_NONBLOCK (a FIFO must not block) and must be a regular file.
+    /// Under sudo, `--sysctl-dir` must not become a way to read or write any file root can.
+    fn open_key(&self, key: &str, write: bool) -> std::io::Result<std::fs::File> {
+        use std::os::fd::{FromRawFd as _, OwnedFd};
+        use std::os::unix::ffi::OsStrExt as _;
+        let cstr =
+            |b: &[u8]| std::ffi::CString::new(b).map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput));
+        let open_at = |dir: libc::c_int, name: &[u8], flags: libc::c_int| -> std::io::Result<OwnedFd> {
+            let c = cstr(name)?;
+            // SAFETY: `c` is a valid NUL-terminated string that outlives the call; `dir` is an
+            // open directory descriptor or AT_FDCWD; the returned descriptor is owned below.
+            let fd = unsafe { libc::openat(dir, c.as_ptr(), flags | libc::O_CLOEXEC) };
+            if fd < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // SAFETY: `fd` was just returned by openat and is owned by nobody else.
+            Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+        };
+        use std::os::fd::AsRawFd as _;
+        let mut dir = open_at(
+            libc::AT_FDCWD,
+            self.root.as_os_str().as_bytes(),
+            libc::O_RDONLY | libc::O_DIRECTORY,
+        )?;
+        let parts: Vec<&str> = key.split('.').collect();
+        let (last, dirs) = parts.split_last().ok_or(std::io::ErrorKind::InvalidInput)?;
+        for d in dirs {
+            if matches!(*d, "" | "." | "..") {
+                return Err(std::io::ErrorKind::InvalidInput.into());
+            }
+            dir = open_at(
+                dir.as_raw_fd(),
+                d.as_bytes(),
+                libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW,
+            )
+            .map_err(|e| match e.raw_os_error() {
+                Some(libc::ELOOP | libc::ENOTDIR) => std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    format!("{d}: a symbolic link or not a directory, not part of a sysctl tree"),
+                ),
+                _ => e,
+            })?;
+        }
+        let mode = if write { libc::O_WRONLY } else { libc::O_RDONLY };
+        let fd = open_at(
+            dir.as_raw_fd(),
+            last.as_bytes(),
+            mode | libc::O_NOFOLLOW | libc::O_NONBLOCK,
+        )
+        .map_err(|e| {
+            // ELOOP is what O_NOFOLLOW gives for a symlink: say so rather than "too many levels".
+            if e.raw_os_error() == Some(libc::ELOOP) {
+                std::io::Error::new(std::io::ErrorKind::InvalidInput, "a symbolic link, not a sysctl file")
+            } else {
+                e
+            }
+        })?;
+        let f = std::fs::File::from(fd);
+        if !f.metadata()?.file_type().is_file() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "not a regular file, so not a sysctl",
+            ));
+        }
+        Ok(f)
+    }
+}
+
+/// Longest value read from a key file: /proc/sys values are a line; a fake tree's file
+/// could be anything.
+const MAX_VALUE_BYTES: u64 = 4096;
+
 impl SysctlBackend for ProcSys {
     fn os(&self) -> Os {
         Os::Linux
     }
 
     fn read(&self, key: &str) -> KeyState {
+        use std::io::Read as _;
         if !Os::Linux.is_network_key(key) {
             return KeyState::Absent;
         }
-        let path = self.path(key);
-        match std::fs::read_to_string(&path) {
+        let f = match self.open_key(key, false) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return KeyState::Absent,
+            Err(e) => return KeyState::Unreadable(e.to_string()),
+        };
+        let access = match f.metadata() {
+            Ok(m) => access_of(&m),
+            Err(e) => return KeyState::Unreadable(e.to_string()),
+        };
+        let mut buf = Vec::new();
+        if let Err(e) = (&f).take(MAX_VALUE_BYTES + 1).read_to_end(&mut buf) {
+            return KeyState::Unreadable(e.to_string());
+        }
+        if buf.len() as u64 > MAX_VALUE_BYTES {
+            return KeyState::Unreadable(format!("longer than {MAX_VALUE_BYTES} bytes, so not a sysctl value"));
+        }
+        match String::from_utf8(buf) {
             Ok(v) => KeyState::Present {
                 value: normalize_value(&v),
-                writable: is_writable(&path),
+                access,
             },
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => KeyState::Absent,
-            Err(e) => KeyState::Unreadable(e.to_string()),
+            Err(_) => KeyState::Unreadable("not text (invalid UTF-8), so not a sysctl value".into()),
         }
     }
 
@@ -55,11 +145,12 @@ impl SysctlBackend for ProcSys {
             return Err(Error::usage(format!("refusing to write {key}: not a networking key (net.*)")).into());
         }
         let path = self.path(key);
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .truncate(true)
-            .open(&path)
-            .map_err(|e| write_error(key, &e))?;
+        let mut f = self.open_key(key, true).map_err(|e| write_error(key, &e))?;
+        // A fake tree's file holds the old value: cut it. /proc/sys files report size 0 and
+        // take a write whole, without truncation (which procfs may not support).
+        if f.metadata().is_ok_and(|m| m.len() > 0) {
+            f.set_len(0).map_err(|e| write_error(key, &e))?;
+        }
         f.write_all(value.as_bytes())
             .and_then(|()| f.flush())
             .map_err(|e| write_error(key, &e))
@@ -71,22 +162,39 @@ impl SysctlBackend for ProcSys {
     }
 }
 
+/// Who may write a key file, from its mode: no write bit at all is read-only for root too
+/// (proc_sys_permission checks the mode bits even for root, and a child network namespace
+/// gets 0444 for host-wide keys); otherwise root may, and another user as owner, group or
+/// other by the bits.
+fn access_of(m: &std::fs::Metadata) -> Access {
+    use std::os::unix::fs::MetadataExt as _;
+    let mode = m.mode();
+    if mode & 0o222 == 0 {
+        return Access::ReadOnly;
+    }
+    // SAFETY: geteuid and getegid have no preconditions and cannot fail.
+    let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+    let may =
+        uid == 0 || (m.uid() == uid && mode & 0o200 != 0) || (m.gid() == gid && mode & 0o020 != 0) || mode & 0o002 != 0;
+    if may { Access::Writable } else { Access::NeedsRoot }
+}
+
 /// Whether this process is in a child network namespace: its namespace differs from PID 1's
-/// or, where PID 1's cannot be seen, root finds net.core.rmem_max read-only (a host-wide key
-/// that child namespaces show as 0444). Only meaningful when `backend` is this machine's
-/// /proc/sys.
+/// or, where PID 1's cannot be seen (not root, or a container), net.core.rmem_max is
+/// read-only by its mode bits — a host-wide key that child namespaces show as 0444, to
+/// every user alike. Only meaningful when `backend` is this machine's /proc/sys.
 pub fn in_child_netns(backend: &dyn SysctlBackend) -> bool {
     use std::os::unix::fs::MetadataExt as _;
     let ino = |p: &str| std::fs::metadata(p).map(|m| m.ino()).ok();
     match (ino("/proc/self/ns/net"), ino("/proc/1/ns/net")) {
         (Some(a), Some(b)) => a != b,
-        _ => {
-            super::is_root()
-                && matches!(
-                    backend.read("net.core.rmem_max"),
-                    KeyState::Present { writable: false, .. }
-                )
-        }
+        _ => matches!(
+            backend.read("net.core.rmem_max"),
+            KeyState::Present {
+                access: Access::ReadOnly,
+                ..
+            }
+        ),
     }
 }
 
@@ -114,6 +222,10 @@ pub fn cc_not_allowed(cc: &str, allowed: &str) -> String {
 }
 
 fn write_error(key: &str, e: &std::io::Error) -> anyhow::Error {
+    // Our own refusals (a symlink, not a regular file) carry their message.
+    if e.get_ref().is_some() {
+        return Error::usage(format!("cannot write {key}: {e}")).into();
+    }
     match e.kind() {
         std::io::ErrorKind::PermissionDenied => Error::not_permitted(format!(
             "cannot write {key}: permission denied (root is needed; in a child network namespace the key may be read-only)"
@@ -125,17 +237,6 @@ fn write_error(key: &str, e: &std::io::Error) -> anyhow::Error {
         }
         _ => anyhow::anyhow!("cannot write {key}: {e}"),
     }
-}
-
-/// Whether the kernel will take a write: the mode bits of a /proc/sys file say so even for
-/// root (proc_sys_permission checks them), and a child netns gets 0444 for host-only keys.
-fn is_writable(path: &Path) -> bool {
-    use std::os::unix::ffi::OsStrExt as _;
-    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
-        return false;
-    };
-    // SAFETY: `c` is a valid NUL-terminated path that outlives the call; access(2) only reads it.
-    unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
 }
 
 #[cfg(test)]
@@ -152,7 +253,7 @@ mod tests {
             b.read("net.ipv4.tcp_rmem"),
             KeyState::Present {
                 value: "4096 131072 6291456".into(),
-                writable: true
+                access: Access::Writable
             }
         );
         assert_eq!(b.read("net.ipv4.tcp_wmem"), KeyState::Absent);

@@ -59,12 +59,25 @@ impl fmt::Display for Os {
     }
 }
 
+/// Who may change a key that is present. "Not root" and "read-only here" are different
+/// facts: the first is the reader's, the second the kernel's, and advice must not confuse
+/// them (a normal user reads advice for root to apply).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// This process may write it.
+    Writable,
+    /// Root (or the file's owner) may write it; this process may not.
+    NeedsRoot,
+    /// Nobody may write it here, root included (e.g. net.core.rmem_max inside a child
+    /// network namespace, mode 0444).
+    ReadOnly,
+}
+
 /// What is known about one key on the running system.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum KeyState {
-    /// Present; `writable` is false when the kernel will refuse a write
-    /// (e.g. net.core.rmem_max inside a child network namespace).
-    Present { value: String, writable: bool },
+    /// Present, with who may change it.
+    Present { value: String, access: Access },
     /// The key does not exist here (module not loaded, not in this namespace, other OS version).
     Absent,
     /// It exists but could not be read.
@@ -87,7 +100,7 @@ impl KeyState {
 ///   `/proc/sys/net/ipv4/tcp_rmem`); writability comes from the file mode, which the
 ///   kernel sets to 0444 for keys a child network namespace may not change.
 /// * FreeBSD/macOS: `sysctl -n KEY` reads; a key sysctl(8) does not know is absent.
-///   Writability is not known before a write (`writable: true`).
+///   Writability is not known before a write ([`Access::Writable`]).
 pub trait SysctlBackend {
     fn os(&self) -> Os;
     fn read(&self, key: &str) -> KeyState;

@@ -518,14 +518,14 @@ fn persist_adds_a_block_and_revert_removes_exactly_it() {
     assert_code(&out, 0);
     assert!(text(&out.stderr).contains("nothing to change"), "{}", text(&out.stderr));
     assert_eq!(std::fs::read_to_string(&ours).expect("read"), after);
-    assert_code(&sys.run(&["revert"]), 0);
+    assert_code(&sys.run(&["revert", "--persist-root", root_s]), 0);
     assert_eq!(std::fs::read_to_string(&ours).expect("read"), mine, "byte for byte");
 
     // A file that did not exist is removed again; a hand edit after the apply is kept.
     std::fs::remove_file(&ours).expect("rm");
     assert_code(&sys.run_file(&["apply", "--persist", "--persist-root", root_s], &f), 0);
     assert!(ours.exists());
-    assert_code(&sys.run(&["revert"]), 0);
+    assert_code(&sys.run(&["revert", "--persist-root", root_s]), 0);
     assert!(!ours.exists());
     assert_code(&sys.run_file(&["apply", "--persist", "--persist-root", root_s], &f), 0);
     let edited = format!(
@@ -533,7 +533,7 @@ fn persist_adds_a_block_and_revert_removes_exactly_it() {
         std::fs::read_to_string(&ours).expect("read")
     );
     write(&ours, &edited);
-    let out = sys.run(&["revert"]);
+    let out = sys.run(&["revert", "--persist-root", root_s]);
     assert_code(&out, 0);
     assert!(text(&out.stderr).contains("only tcptune's block was taken out"));
     assert_eq!(
@@ -632,7 +632,10 @@ fn freebsd_persist_uses_sysctl_conf_and_loader_conf() {
     assert!(conf.contains("\nnet.inet.tcp.recvbuf_max=20643840\n"), "{conf}");
     let loader = std::fs::read_to_string(root.path().join("boot/loader.conf")).expect("read");
     assert!(loader.contains("\ncc_htcp_load=\"YES\"\n"), "{loader}");
-    assert_code(&sys.run(&["revert"]), 0);
+    assert_code(
+        &sys.run(&["revert", "--persist-root", root.path().to_str().expect("utf8")]),
+        0,
+    );
     assert_eq!(
         std::fs::read_to_string(root.path().join("etc/sysctl.conf")).expect("read"),
         "kern.ipc.somaxconn=1024\n"

@@ -6,6 +6,7 @@ mod diag;
 mod lab;
 mod netns;
 mod ship;
+mod trust;
 
 use std::path::{Path, PathBuf};
 

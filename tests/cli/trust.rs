@@ -1,0 +1,509 @@
+//! Trust: what a normal user can do, and what root must refuse however it is asked — the
+//! attack as input, the refusal and an unchanged file or tree as the assertion. Tests that
+//! play another user or create namespaces need root (CI runs them as root) and say so.
+
+use std::os::unix::fs::PermissionsExt as _;
+use std::os::unix::process::CommandExt as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command as Std, Output};
+
+use assert_cmd::cargo::cargo_bin;
+use serde_json::Value;
+use tempfile::TempDir;
+
+use super::netns::Netns;
+use super::{linux_tree, tcptune};
+
+/// The uid and gid of the unprivileged user the tests play (nobody on Debian).
+const NOBODY: u32 = 65534;
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn code(out: &Output) -> i32 {
+    out.status.code().unwrap_or(-1)
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+fn need_root(what: &str) {
+    assert!(
+        is_root(),
+        "{what} needs root to play another user (CI runs the tests as root)"
+    );
+}
+
+/// Every file under `dir`, path → bytes (symlinks as their target), to compare before/after.
+fn snapshot_tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).expect("read_dir") {
+            let p = e.expect("entry").path();
+            let m = std::fs::symlink_metadata(&p).expect("lstat");
+            if m.is_dir() {
+                stack.push(p);
+            } else if m.file_type().is_symlink() {
+                out.push((
+                    p.clone(),
+                    std::fs::read_link(&p)
+                        .expect("readlink")
+                        .into_os_string()
+                        .into_encoded_bytes(),
+                ));
+            } else {
+                out.push((p.clone(), std::fs::read(&p).expect("read")));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// A copy of the binary that any user can run (the build tree may sit under a 0700 home).
+struct Binary {
+    _dir: TempDir,
+    path: PathBuf,
+}
+
+impl Binary {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        let path = dir.path().join("tcptune");
+        std::fs::copy(cargo_bin("tcptune"), &path).expect("copy");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        Self { _dir: dir, path }
+    }
+
+    /// Run it as nobody, in `/` (a cwd nobody can read).
+    fn as_nobody(&self, args: &[&str]) -> Output {
+        Std::new(&self.path)
+            .args(args)
+            .current_dir("/")
+            .uid(NOBODY)
+            .gid(NOBODY)
+            .output()
+            .expect("run as nobody")
+    }
+}
+
+/// Make `dir` and everything under it readable and traversable by others.
+fn open_up(dir: &Path) {
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    for e in std::fs::read_dir(dir).expect("read_dir") {
+        let p = e.expect("entry").path();
+        if p.is_dir() {
+            open_up(&p);
+        }
+    }
+}
+
+/// (key, value, action kind) of each setting of an advise JSON.
+fn settings(v: &Value) -> Vec<(String, String, String)> {
+    v["settings"]
+        .as_array()
+        .expect("settings")
+        .iter()
+        .map(|s| {
+            (
+                s["key"].as_str().expect("key").to_string(),
+                s["value"].as_str().expect("value").to_string(),
+                s["action"]["kind"].as_str().expect("kind").to_string(),
+            )
+        })
+        .collect()
+}
+
+// ---------------------------------------------------------------- the main workflow, unprivileged
+
+#[test]
+fn a_normal_user_reads_the_advice_root_would_apply() {
+    need_root("this test");
+    let ns = Netns::new("nobody-advise");
+    // A new namespace starts from the host's values: give it the kernel's stock receive
+    // buffer, so the advice has something to raise whatever the host runs.
+    let set = ns.exec("sysctl", &["-w", "net.ipv4.tcp_rmem=4096 131072 6291456"]);
+    assert!(set.status.success(), "{}", text(&set.stderr));
+    let bin = Binary::new();
+    let args = ["advise", "--rtt", "150ms", "--bandwidth", "500mbit", "--format", "json"];
+    let run = |user: Option<u32>| {
+        let mut c = Std::new("ip");
+        c.args(["netns", "exec", &ns.name]);
+        if let Some(uid) = user {
+            c.args([
+                "setpriv",
+                &format!("--reuid={uid}"),
+                &format!("--regid={uid}"),
+                "--clear-groups",
+            ]);
+        }
+        let out = c.arg(&bin.path).args(args).current_dir("/").output().expect("run");
+        assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+        serde_json::from_slice::<Value>(&out.stdout).expect("json")
+    };
+    let (root, nobody) = (run(None), run(Some(NOBODY)));
+    // The same advice, key for key and action for action: "not root" is not "read-only here".
+    assert_eq!(settings(&nobody), settings(&root));
+    let s = settings(&nobody);
+    assert!(
+        s.iter().any(|(k, _, a)| k == "net.ipv4.tcp_rmem" && a == "set"),
+        "a fresh namespace needs a bigger receive buffer: {s:?}"
+    );
+    // In a child namespace net.core.rmem_max is read-only for root too: that is the kernel's fact.
+    assert!(
+        s.iter().any(|(k, _, a)| k == "net.core.rmem_max" && a == "unavailable"),
+        "{s:?}"
+    );
+    // And the sysctl file a user pipes to `sudo tee` is not empty.
+    let out = Std::new("ip")
+        .args([
+            "netns",
+            "exec",
+            &ns.name,
+            "setpriv",
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+        ])
+        .arg(&bin.path)
+        .args([
+            "advise",
+            "--rtt",
+            "150ms",
+            "--bandwidth",
+            "500mbit",
+            "--format",
+            "sysctl",
+        ])
+        .current_dir("/")
+        .output()
+        .expect("run");
+    let live = text(&out.stdout);
+    assert!(live.lines().any(|l| l.starts_with("net.ipv4.tcp_rmem = ")), "{live}");
+    assert!(!live.contains("no change needed"), "{live}");
+}
+
+#[test]
+fn a_normal_user_apply_exits_3_and_writes_nothing() {
+    need_root("this test");
+    let tree = linux_tree(&[]);
+    open_up(tree.path());
+    let tmp = tempfile::tempdir().expect("tempdir");
+    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let state = tmp.path().join("state");
+    let bin = Binary::new();
+    let before = snapshot_tree(tree.path());
+    let common = [
+        "--sysctl-dir",
+        tree.path().to_str().expect("utf8"),
+        "--state-dir",
+        state.to_str().expect("utf8"),
+    ];
+    let with = |extra: &[&str]| -> Vec<String> { common.iter().chain(extra).map(|s| (*s).to_string()).collect() };
+    let fresh = ["apply", "--rtt", "150ms", "--bandwidth", "500mbit"];
+    let out = bin.as_nobody(&with(&fresh).iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(code(&out), 3, "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("needs root") && err.contains("nothing was written"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 2, "one line and a hint: {err}");
+    assert_eq!(snapshot_tree(tree.path()), before, "nothing written");
+    assert!(!state.exists(), "no state directory, no snapshot");
+
+    // A `-` line is "absent or read-only here" becomes a note, never "needs root".
+    let file = tmp.path().join("t.conf");
+    std::fs::write(&file, "-net.ipv4.tcp_rmem = 4096 131072 20643840\n").expect("write");
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    let out = bin.as_nobody(
+        &with(&["apply", file.to_str().expect("utf8")])
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    );
+    assert_eq!(code(&out), 3, "{}", text(&out.stderr));
+    assert_eq!(snapshot_tree(tree.path()), before);
+
+    // --dry-run shows the changes without root, and says they need it.
+    let mut dry = fresh.to_vec();
+    dry.push("--dry-run");
+    let out = bin.as_nobody(&with(&dry).iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    let shown = text(&out.stdout);
+    assert!(
+        shown.contains("net.ipv4.tcp_rmem") && shown.contains("needs root"),
+        "{shown}"
+    );
+    assert_eq!(snapshot_tree(tree.path()), before);
+}
+
+// ---------------------------------------------------------------- the undo line and unknown ids
+
+#[test]
+fn the_undo_line_carries_the_state_dir_and_works_as_printed() {
+    let tree = linux_tree(&[]);
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let state = tmp.path().join("my state");
+    let file = tmp.path().join("t.conf");
+    std::fs::write(&file, "net.ipv4.tcp_rmem = 4096 131072 20643840\n").expect("write");
+    let out = tcptune()
+        .arg("--sysctl-dir")
+        .arg(tree.path())
+        .arg("--state-dir")
+        .arg(&state)
+        .arg("apply")
+        .arg(&file)
+        .output()
+        .expect("run");
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    let id = text(&out.stdout).trim().to_string();
+    let err = text(&out.stderr);
+    let line = err.lines().find(|l| l.contains("undo: ")).expect("an undo line");
+    let cmd = line.split("undo: ").nth(1).expect("command").trim_end_matches(')');
+    assert_eq!(
+        cmd,
+        format!(
+            "tcptune revert {id} --sysctl-dir {} --state-dir '{}'",
+            tree.path().display(),
+            state.display()
+        )
+    );
+    // Run it as printed, through a shell: the quoting must hold.
+    let shell = format!(
+        "{} {}",
+        cargo_bin("tcptune").display(),
+        cmd.trim_start_matches("tcptune ")
+    );
+    let out = Std::new("sh").args(["-c", &shell]).output().expect("sh");
+    assert_eq!(code(&out), 0, "{shell}: {}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains(&format!("reverted snapshot {id}")),
+        "{}",
+        text(&out.stderr)
+    );
+    let v = std::fs::read_to_string(tree.path().join("net/ipv4/tcp_rmem")).expect("read");
+    assert_eq!(v.split_whitespace().collect::<Vec<_>>(), ["4096", "131072", "6291456"]);
+}
+
+#[test]
+fn an_unknown_snapshot_id_exits_2_with_or_without_a_store() {
+    let tree = linux_tree(&[]);
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let state = tmp.path().join("state");
+    let revert = |id: &str| {
+        tcptune()
+            .arg("--sysctl-dir")
+            .arg(tree.path())
+            .arg("--state-dir")
+            .arg(&state)
+            .args(["revert", id])
+            .output()
+            .expect("run")
+    };
+    let out = revert("0042");
+    assert_eq!(code(&out), 2, "empty store: {}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("no snapshot 0042"), "{}", text(&out.stderr));
+    // Now with a store that holds one snapshot.
+    let file = tmp.path().join("t.conf");
+    std::fs::write(&file, "net.ipv4.tcp_slow_start_after_idle = 0\n").expect("write");
+    let out = tcptune()
+        .arg("--sysctl-dir")
+        .arg(tree.path())
+        .arg("--state-dir")
+        .arg(&state)
+        .arg("apply")
+        .arg(&file)
+        .output()
+        .expect("run");
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    let out = revert("0042");
+    assert_eq!(code(&out), 2, "{}", text(&out.stderr));
+}
+
+// ---------------------------------------------------------------- planted snapshots
+
+/// Apply with --persist into a fake root, then let `plant` rewrite the snapshot's JSON as an
+/// attacker with write access to the store would; revert must refuse and change nothing.
+fn planted_revert_is_refused(plant: impl FnOnce(&mut Value, &Path)) {
+    let tree = linux_tree(&[]);
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path().join("root");
+    std::fs::create_dir_all(root.join("etc/sysctl.d")).expect("mkdir");
+    let state = tmp.path().join("state");
+    let decoy = tmp.path().join("passwd");
+    std::fs::write(&decoy, "root:x:0:0:root:/root:/bin/bash\n").expect("write");
+    let file = tmp.path().join("t.conf");
+    std::fs::write(&file, "net.ipv4.tcp_rmem = 4096 131072 20643840\n").expect("write");
+    let run = |args: &[&str]| {
+        tcptune()
+            .arg("--sysctl-dir")
+            .arg(tree.path())
+            .arg("--state-dir")
+            .arg(&state)
+            .args(args)
+            .arg("--persist-root")
+            .arg(&root)
+            .output()
+            .expect("run")
+    };
+    let out = run(&["apply", "--persist", file.to_str().expect("utf8")]);
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    let id = text(&out.stdout).trim().to_string();
+    let snap_path = state.join("snapshots").join(format!("{id}.json"));
+    let mut snap: Value = serde_json::from_slice(&std::fs::read(&snap_path).expect("read")).expect("json");
+    plant(&mut snap, &decoy);
+    std::fs::write(&snap_path, serde_json::to_vec_pretty(&snap).expect("json")).expect("write");
+
+    let before = (
+        snapshot_tree(tree.path()),
+        snapshot_tree(&root),
+        std::fs::read(&decoy).expect("read"),
+    );
+    let out = run(&["revert", &id]);
+    assert_eq!(code(&out), 2, "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(err.contains("refusing its --persist record"), "{err}");
+    assert!(!err.contains("root:x:0:0"), "no file content in the message: {err}");
+    let after = (
+        snapshot_tree(tree.path()),
+        snapshot_tree(&root),
+        std::fs::read(&decoy).expect("read"),
+    );
+    assert_eq!(after, before, "nothing changed: keys, tcptune's file, the decoy");
+}
+
+#[test]
+fn a_planted_persist_path_is_refused() {
+    planted_revert_is_refused(|snap, decoy| {
+        let rec = &mut snap["persist"][0];
+        rec["path"] = Value::from(decoy.to_str().expect("utf8"));
+        let now = std::fs::read_to_string(decoy).expect("read");
+        rec["before"] = Value::from("evil::0:0::/:/bin/sh\n");
+        rec["after"] = Value::from(now);
+    });
+}
+
+#[test]
+fn a_planted_persist_block_is_refused() {
+    // The right file, but a block that carries a line outside the networking tree.
+    planted_revert_is_refused(|snap, _| {
+        let rec = &mut snap["persist"][0];
+        let block = rec["block"].as_str().expect("block").to_string();
+        let evil = block.replacen("\n# END", "\nkernel.core_pattern = |/tmp/x\n# END", 1);
+        let after = rec["after"].as_str().expect("after").replace(&block, &evil);
+        rec["block"] = Value::from(evil);
+        rec["after"] = Value::from(after);
+    });
+}
+
+#[test]
+fn planted_persist_content_is_refused() {
+    // The right file and block, but "before" is not "after" without the block: undoing it
+    // would write the attacker's text into the file.
+    planted_revert_is_refused(|snap, _| {
+        let rec = &mut snap["persist"][0];
+        rec["before"] = Value::from("kernel.modprobe = /tmp/evil\n");
+    });
+}
+
+// ---------------------------------------------------------------- --sysctl-dir is a sysctl tree, nothing else
+
+#[test]
+fn sysctl_dir_does_not_follow_symlinks() {
+    let tree = linux_tree(&[]);
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let secret = tmp.path().join("secret");
+    std::fs::write(&secret, "SECRET-hunter2\n").expect("write");
+    std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    let key = tree.path().join("net/ipv4/tcp_rmem");
+    std::fs::remove_file(&key).expect("rm");
+    std::os::unix::fs::symlink(&secret, &key).expect("symlink");
+    // A directory symlink too: net/core -> a directory holding a decoy rmem_max.
+    let elsewhere = tmp.path().join("elsewhere");
+    std::fs::create_dir(&elsewhere).expect("mkdir");
+    std::fs::write(elsewhere.join("rmem_max"), "212992\n").expect("write");
+    std::fs::remove_dir_all(tree.path().join("net/core")).expect("rm");
+    std::os::unix::fs::symlink(&elsewhere, tree.path().join("net/core")).expect("symlink");
+    let before = (snapshot_tree(tree.path()), snapshot_tree(tmp.path()));
+    let run = |args: &[&str]| {
+        tcptune()
+            .arg("--sysctl-dir")
+            .arg(tree.path())
+            .arg("--state-dir")
+            .arg(tmp.path().join("state"))
+            .args(args)
+            .output()
+            .expect("run")
+    };
+    let out = run(&["advise", "--rtt", "150ms", "--bandwidth", "500mbit", "--format", "json"]);
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(!all.contains("hunter2"), "a symlinked key is not read: {all}");
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let rmem = v["settings"]
+        .as_array()
+        .expect("settings")
+        .iter()
+        .find(|s| s["key"] == "net.ipv4.tcp_rmem");
+    assert!(rmem.is_some_and(|s| s["current"].is_null()), "{v}");
+
+    let file = tmp.path().join("t.conf");
+    std::fs::write(
+        &file,
+        "net.ipv4.tcp_rmem = 4096 131072 20643840\nnet.core.rmem_max = 20643840\n",
+    )
+    .expect("write");
+    let before_file = std::fs::read(&secret).expect("read");
+    let out = run(&["apply", file.to_str().expect("utf8")]);
+    assert_ne!(code(&out), 0);
+    assert!(matches!(code(&out), 2 | 3), "{}", text(&out.stderr));
+    assert!(!text(&out.stderr).contains("hunter2"), "{}", text(&out.stderr));
+    assert_eq!(std::fs::read(&secret).expect("read"), before_file);
+    std::fs::remove_file(&file).expect("rm");
+    assert_eq!((snapshot_tree(tree.path()), snapshot_tree(tmp.path())), before);
+}
+
+// ---------------------------------------------------------------- apply --for with a relative --sysctl-dir
+
+#[test]
+fn apply_for_with_a_relative_sysctl_dir_reverts_on_time() {
+    let tree = linux_tree(&[]);
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let file = tmp.path().join("t.conf");
+    std::fs::write(&file, "net.ipv4.tcp_slow_start_after_idle = 0\n").expect("write");
+    let parent = tree.path().parent().expect("parent");
+    let rel = tree.path().file_name().expect("name");
+    let out = tcptune()
+        .current_dir(parent)
+        .arg("--sysctl-dir")
+        .arg(rel)
+        .arg("--state-dir")
+        .arg(tmp.path().join("state"))
+        .args(["apply", "--for", "2s"])
+        .arg(&file)
+        .output()
+        .expect("run");
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    let key = tree.path().join("net/ipv4/tcp_slow_start_after_idle");
+    assert_eq!(std::fs::read_to_string(&key).expect("read").trim(), "0");
+    let start = std::time::Instant::now();
+    while std::fs::read_to_string(&key).expect("read").trim() != "1" {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(30),
+            "the timer never reverted; its log: {:?}",
+            std::fs::read_dir(tmp.path().join("state"))
+                .expect("state")
+                .filter_map(|e| e.ok())
+                .filter(|e| e.file_name().to_string_lossy().starts_with("timer-"))
+                .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default())
+                .collect::<Vec<_>>()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
