@@ -42,17 +42,29 @@ const MAX_LINKS: usize = 40;
 /// Errors: not permitted (exit 3) for an untrusted owner, mode or symlink; usage (exit 2)
 /// for a path that does not exist or is not a directory.
 pub fn check_trusted_dir(dir: &Path, what: &str) -> Result<(), Error> {
-    check(dir, what, true)
+    check(dir, dir, what, true)
 }
 
-/// Like [`check_trusted_dir`], for a directory tcptune is about to create something in: the
-/// last directory may be sticky and writable by others (/tmp), as a parent may.
-pub fn check_trusted_parent(dir: &Path, what: &str) -> Result<(), Error> {
-    check(dir, what, false)
+/// Before creating `path` (and any missing directories above it): check its nearest
+/// existing ancestor as [`check_trusted_dir`] does, except that it may be sticky and writable
+/// by others (/tmp), as a parent may. Messages name `path`. Returns that ancestor.
+pub fn check_trusted_parent(path: &Path, what: &str) -> Result<PathBuf, Error> {
+    let mut existing =
+        std::path::absolute(path).map_err(|e| Error::usage(format!("{what} {}: {e}", path.display())))?;
+    while fs::symlink_metadata(&existing).is_err_and(|e| e.kind() == io::ErrorKind::NotFound) {
+        match existing.parent() {
+            Some(p) => existing = p.to_path_buf(),
+            None => break,
+        }
+    }
+    check(path, &existing, what, false)?;
+    Ok(existing)
 }
 
-fn check(dir: &Path, what: &str, strict: bool) -> Result<(), Error> {
-    let abs = std::path::absolute(dir).map_err(|e| Error::usage(format!("{what} {}: {e}", dir.display())))?;
+/// Walk `walk`; messages name `dir`, and call the last directory "it" only if it is `dir`.
+fn check(dir: &Path, walk: &Path, what: &str, strict: bool) -> Result<(), Error> {
+    let abs = std::path::absolute(walk).map_err(|e| Error::usage(format!("{what} {}: {e}", dir.display())))?;
+    let is_dir = std::path::absolute(dir).is_ok_and(|d| d == abs);
     // SAFETY: geteuid has no preconditions and cannot fail.
     let euid = unsafe { libc::geteuid() };
     let mut pending: VecDeque<OsString> = VecDeque::new();
@@ -91,7 +103,7 @@ fn check(dir: &Path, what: &str, strict: bool) -> Result<(), Error> {
     }
     // The directory itself, held to the strict rule (and "/" when that is all there is).
     let m = lstat(&resolved, dir, what)?;
-    trusted(&resolved, &m, &q, strict, true)
+    trusted(&resolved, &m, &q, strict, is_dir)
 }
 
 /// What a refusal names: the directory asked about, its role, and who may own it.

@@ -252,17 +252,15 @@ impl Store {
     pub fn ensure(&self) -> anyhow::Result<()> {
         const WHAT: &str = "the state directory";
         // Check the part that exists before creating anything in it.
+        let existing = fsutil::check_trusted_parent(&self.dir, WHAT)?;
         let mut missing = Vec::new();
-        let mut existing = std::path::absolute(&self.dir)
-            .map_err(|e| Error::usage(format!("state directory {}: {e}", self.dir.display())))?;
-        while fs::symlink_metadata(&existing).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound) {
-            let Some(parent) = existing.parent().map(Path::to_path_buf) else {
+        let mut d = std::path::absolute(&self.dir)?;
+        while d != existing {
+            missing.push(d.clone());
+            if !d.pop() {
                 break;
-            };
-            missing.push(existing);
-            existing = parent;
+            }
         }
-        fsutil::check_trusted_parent(&existing, WHAT)?;
         for d in missing.iter().rev() {
             create_dir(d)?;
         }
@@ -707,6 +705,169 @@ mod tests {
         fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o777)).expect("chmod");
         let e = Store::new(dir.path()).ensure().expect_err("refused");
         assert!(e.to_string().contains("writable by group or others"), "{e}");
+    }
+
+    fn is_root() -> bool {
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        unsafe { libc::geteuid() == 0 }
+    }
+
+    /// Every entry under `dir` (relative path), links not followed.
+    fn tree(dir: &Path) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        let mut stack = vec![dir.to_path_buf()];
+        while let Some(d) = stack.pop() {
+            for e in fs::read_dir(&d).expect("read_dir") {
+                let p = e.expect("entry").path();
+                if fs::symlink_metadata(&p).expect("lstat").is_dir() {
+                    stack.push(p.clone());
+                }
+                out.push(p.strip_prefix(dir).expect("prefix").to_path_buf());
+            }
+        }
+        out.sort();
+        out
+    }
+
+    /// A file only root may read, to point links at: (path, content).
+    fn victim(dir: &Path) -> (PathBuf, &'static str) {
+        let p = dir.join("victim");
+        fs::write(&p, "root:secret-hash:19000::::::\n").expect("write");
+        fs::set_permissions(&p, fs::Permissions::from_mode(0o600)).expect("chmod");
+        (p, "root:secret-hash:19000::::::\n")
+    }
+
+    fn assert_untouched(p: &Path, content: &str) {
+        assert_eq!(fs::read_to_string(p).expect("read"), content);
+        assert_eq!(fs::metadata(p).expect("meta").mode() & 0o7777, 0o600);
+    }
+
+    #[test]
+    fn a_state_dir_owned_by_another_user_is_refused_and_left_alone() {
+        assert!(is_root(), "this test needs root to chown (CI runs as root)");
+        let dir = tempfile::tempdir().expect("tempdir");
+        // The directory itself, another user's (0755: only its owner may write it).
+        let state = dir.path().join("state");
+        fs::create_dir(&state).expect("mkdir");
+        fs::set_permissions(&state, fs::Permissions::from_mode(0o755)).expect("chmod");
+        std::os::unix::fs::chown(&state, Some(65534), Some(65534)).expect("chown");
+        let store = Store::new(&state);
+        let e = store.ensure().expect_err("refused");
+        assert!(e.to_string().contains("is owned by uid 65534 (mode 755)"), "{e}");
+        let e = store.lock(Duration::ZERO, &|_| {}).expect_err("refused");
+        assert!(e.to_string().contains("owned by uid 65534"), "{e}");
+        assert_eq!(tree(&state), Vec::<PathBuf>::new(), "nothing created");
+        // A parent another user owns, the state directory not there yet.
+        let store = Store::new(state.join("sub/state"));
+        let e = store.ensure().expect_err("refused");
+        assert!(e.to_string().contains("on its path is owned by uid 65534"), "{e}");
+        assert_eq!(e.downcast_ref::<Error>().map(Error::exit_code), Some(3));
+        assert_eq!(tree(&state), Vec::<PathBuf>::new(), "nothing created");
+    }
+
+    #[test]
+    fn a_lock_symlink_is_refused_and_its_target_untouched() {
+        let (d, store) = store();
+        let (v, body) = victim(d.path());
+        std::os::unix::fs::symlink(&v, store.dir().join("lock")).expect("symlink");
+        let e = store.lock(Duration::ZERO, &|_| {}).expect_err("refused");
+        assert!(e.to_string().contains("symbolic link"), "{e}");
+        assert_eq!(e.downcast_ref::<Error>().map(Error::exit_code), Some(3));
+        assert_untouched(&v, body);
+        // A hard link instead (possible where protected_hardlinks is off): refused too.
+        fs::remove_file(store.dir().join("lock")).expect("rm");
+        fs::hard_link(&v, store.dir().join("lock")).expect("link");
+        let e = store.lock(Duration::ZERO, &|_| {}).expect_err("refused");
+        assert!(e.to_string().contains("hard links"), "{e}");
+        assert_untouched(&v, body);
+    }
+
+    #[test]
+    fn planted_temp_file_links_are_not_written_through() {
+        let (d, store) = store();
+        let (v, body) = victim(d.path());
+        let s = snap(&store);
+        // The names the old store used (pid only), and a few guesses more.
+        let name = format!("{}.json", s.id);
+        for tmp in [
+            format!(".{name}.tcptune-{}.tmp", std::process::id()),
+            format!(".{name}.tcptune-{}-0000000000000000.tmp", std::process::id()),
+        ] {
+            std::os::unix::fs::symlink(&v, store.snapshots_dir().join(tmp)).expect("symlink");
+        }
+        store.create(&s).expect("create");
+        store.save(&s).expect("save");
+        write_atomic(&d.path().join("f.conf"), b"x\n", 0o644).expect("write");
+        assert_untouched(&v, body);
+        assert_eq!(store.find(&s.id).expect("find"), s);
+    }
+
+    #[test]
+    fn a_symlinked_snapshot_is_not_read_and_reasons_do_not_quote_files() {
+        let (d, store) = store();
+        let (v, _) = victim(d.path());
+        std::os::unix::fs::symlink(&v, store.snapshots_dir().join("0001-x.json")).expect("symlink");
+        // A JSON file that is no snapshot: serde would quote the string.
+        fs::write(
+            store.snapshots_dir().join("0002-y.json"),
+            r#"{"format": "TOKEN-abc123"}"#,
+        )
+        .expect("write");
+        let (all, bad) = store.list().expect("list");
+        assert!(all.is_empty());
+        assert_eq!(bad.len(), 2, "{bad:?}");
+        let reasons = format!("{bad:?}");
+        assert!(reasons.contains("symbolic link (not followed)"), "{reasons}");
+        assert!(reasons.contains("unexpected field or value at line 1"), "{reasons}");
+        assert!(!reasons.contains("secret") && !reasons.contains("TOKEN"), "{reasons}");
+        // A snapshots directory that is a link is refused outright.
+        let other = d.path().join("elsewhere");
+        fs::create_dir(&other).expect("mkdir");
+        fs::remove_dir_all(store.snapshots_dir()).expect("rm");
+        std::os::unix::fs::symlink(&other, store.snapshots_dir()).expect("symlink");
+        assert!(store.ensure().is_err());
+        let e = store.list().expect_err("refused");
+        assert!(e.to_string().contains("is a symbolic link"), "{e}");
+        assert!(
+            fs::read_dir(&other).expect("dir").next().is_none(),
+            "nothing written there"
+        );
+    }
+
+    #[test]
+    fn sequence_numbers_never_wrap_and_ids_are_never_reused() {
+        let (_d, store) = store();
+        let mut top = snap(&store);
+        top.seq = u64::MAX;
+        top.id = format!("{}-20260101T000000Z", u64::MAX);
+        top.state = State::Reverted;
+        store.create(&top).expect("create");
+        let path = store.path_of(&top.id);
+        let before = fs::read(&path).expect("read");
+        let e = store.next_seq().expect_err("no number left");
+        assert!(
+            e.to_string()
+                .contains("no snapshot number is left after 18446744073709551615"),
+            "{e}"
+        );
+        assert_eq!(e.downcast_ref::<Error>().map(Error::exit_code), Some(3));
+        // The same number from the name of a file that is not a snapshot.
+        fs::remove_file(&path).expect("rm");
+        fs::write(&path, "{").expect("write");
+        assert!(store.next_seq().is_err());
+        fs::write(&path, &before).expect("write");
+
+        // Two snapshots with one id: the second is refused, the first kept.
+        let mut other = top.clone();
+        other.changes.clear();
+        let e = store.create(&other).expect_err("exists");
+        assert!(e.to_string().contains("already exists"), "{e}");
+        assert_eq!(fs::read(&path).expect("read"), before);
+        let leftovers: Vec<_> = tree(store.dir())
+            .into_iter()
+            .filter(|p| p.to_string_lossy().contains(".tmp"))
+            .collect();
+        assert!(leftovers.is_empty(), "{leftovers:?}");
     }
 
     #[test]
