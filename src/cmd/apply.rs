@@ -648,7 +648,7 @@ fn undo_after_failed_save(
     e: &anyhow::Error,
     what: &str,
 ) -> anyhow::Error {
-    let cause = Error::not_permitted(format!("cannot record {what}: {e:#}"));
+    let cause = Error::not_permitted(format!("could not record {what} ({})", e.root_cause()));
     let files = snap.persist.clone();
     let n = snap.changes.len();
     roll_back(backend, store, snap, n, None, &files, cause)
@@ -726,7 +726,8 @@ fn roll_back(
         Ok(()) => hint,
         // The file still holds an earlier state: `revert` reads it and closes it.
         Err(e) if failed.is_empty() => format!(
-            "snapshot {id} could not be updated ({e:#}); once the state directory can be written, `tcptune revert {id}` closes it",
+            "snapshot {id} could not be updated ({}); once the state directory can be written, `tcptune revert {id}` closes it",
+            e.root_cause(),
             id = snap.id
         ),
         Err(e) => format!("{hint} (and the snapshot could not be updated: {e:#})"),

@@ -751,7 +751,7 @@ fn a_full_state_disk_refuses_before_writing_and_undoes_after() {
     let out = sys.run_file(&["apply"], &f);
     assert_code(&out, 3);
     let err = text(&out.stderr);
-    assert!(err.contains("cannot record snapshot"), "{err}");
+    assert!(err.contains("could not record snapshot"), "{err}");
     assert!(err.contains("nothing was left changed"), "{err}");
     assert!(err.contains("could not be updated"), "{err}");
     assert_eq!(contents(sys.tree.path()), before);
