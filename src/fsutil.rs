@@ -188,7 +188,8 @@ fn hint(p: &Path) -> String {
     )
 }
 
-/// Why a file inside a trusted directory was not opened: a link or not a regular file.
+/// Why a file inside a trusted directory was not opened: a link or not a regular file
+/// ("it is a symbolic link (not followed)"; the caller names the file).
 /// Carried inside an [`io::Error`] (kind `Other`) so that callers keeping an io::Result
 /// contract still can tell it from a plain I/O failure with [`untrusted`].
 #[derive(Debug)]
@@ -222,19 +223,18 @@ fn open_checked(path: &Path, opts: &mut OpenOptions, single_link: bool) -> io::R
             let link = matches!(e.raw_os_error(), Some(libc::ELOOP | libc::EMLINK))
                 && fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
             if link {
-                refuse(format!("{} is a symbolic link (not followed)", path.display()))
+                refuse("it is a symbolic link (not followed)")
             } else {
                 e
             }
         })?;
     let m = f.metadata()?;
     if !m.is_file() {
-        return Err(refuse(format!("{} is not a regular file", path.display())));
+        return Err(refuse("it is not a regular file"));
     }
     if single_link && m.nlink() > 1 {
         return Err(refuse(format!(
-            "{} has {} hard links: writing it would change the other names too",
-            path.display(),
+            "it has {} hard links (writing it would change the other names too)",
             m.nlink()
         )));
     }

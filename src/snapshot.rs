@@ -501,7 +501,7 @@ fn create_dir(d: &Path) -> anyhow::Result<()> {
 /// refused as such (exit 3), not blamed on missing root.
 fn refusal(e: &std::io::Error, what: &str) -> anyhow::Error {
     match fsutil::untrusted(e) {
-        Some(u) => Error::not_permitted(format!("{what}: refusing {u}"))
+        Some(u) => Error::not_permitted(format!("{what}: {u}"))
             .with_hint("something other than tcptune put it there: look at it, remove it, and run the command again")
             .into(),
         None => io_error(e, what),

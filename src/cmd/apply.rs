@@ -861,11 +861,8 @@ fn spawn_timer(ctx: &Context, store: &Store, snap: &Snapshot) -> anyhow::Result<
     let exe = std::env::current_exe()?;
     let log_path = store.dir().join(format!("timer-{}.log", snap.id));
     // Never through a link or into a file with other names: this runs as root.
-    let log =
-        crate::fsutil::open_nofollow_append(&log_path, 0o644).map_err(|e| match crate::fsutil::untrusted(&e) {
-            Some(u) => anyhow::anyhow!("refusing {u}"),
-            None => anyhow::anyhow!("cannot open {}: {e}", log_path.display()),
-        })?;
+    let log = crate::fsutil::open_nofollow_append(&log_path, 0o644)
+        .map_err(|e| anyhow::anyhow!("cannot open {}: {e}", log_path.display()))?;
     let mut cmd = std::process::Command::new(exe);
     cmd.args(&ctx.forward_args)
         .arg("revert-timer")
