@@ -4,18 +4,29 @@
 //!
 //! A snapshot is written *before* the first kernel write, in state `applying`; an apply
 //! that dies half-way leaves it so, and `revert` finds it.
+//!
+//! Everything here runs as root and a snapshot says what `revert` writes, so the store
+//! trusts nothing it did not check: the state directory and every parent must be
+//! root's or the caller's and not writable by others ([`crate::fsutil`]); files inside are
+//! opened with O_NOFOLLOW; temp files are created with O_EXCL under unpredictable names;
+//! a new snapshot never replaces an existing file, and sequence numbers never wrap.
 
-use std::fs::{self, File, OpenOptions};
-use std::io::Write as _;
-use std::os::unix::fs::{DirBuilderExt as _, MetadataExt as _, OpenOptionsExt as _, PermissionsExt as _};
+use std::fs::{self, File};
+use std::hash::{BuildHasher as _, Hasher as _};
+use std::io::{Read as _, Write as _};
+use std::os::unix::fs::{DirBuilderExt as _, FileExt as _, MetadataExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
-use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
+use crate::fsutil;
 use crate::platform::Os;
+
+/// A snapshot file larger than this is not read: real ones are a few KiB (the `--persist`
+/// files they carry are small config files).
+const MAX_SNAPSHOT_BYTES: u64 = 16 << 20;
 
 /// Version of the snapshot file format.
 pub const FORMAT: u32 = 1;
@@ -236,55 +247,72 @@ impl Store {
     }
 
     /// Create the directories (0755: every user may list snapshots) and refuse a state
-    /// directory that others could write to: its snapshots say what `revert` writes.
+    /// directory that others could change: its snapshots say what `revert` writes, and
+    /// tcptune writes there as root. See [`fsutil::check_trusted_dir`].
     pub fn ensure(&self) -> anyhow::Result<()> {
-        for d in [self.dir.clone(), self.snapshots_dir()] {
-            if !d.exists() {
-                fs::DirBuilder::new()
-                    .recursive(true)
-                    .mode(0o755)
-                    .create(&d)
-                    .map_err(|e| io_error(&e, &format!("cannot create the state directory {}", d.display())))?;
-            }
-            let m = fs::metadata(&d).with_context(|| format!("{}", d.display()))?;
-            if !m.is_dir() {
-                return Err(Error::usage(format!("state directory {} is not a directory", d.display())).into());
-            }
-            if m.mode() & 0o022 != 0 {
-                return Err(Error::not_permitted(format!(
-                    "refusing the state directory {}: it is writable by group or others (mode {:o}), so anyone could plant a snapshot for revert to write",
-                    d.display(),
-                    m.mode() & 0o7777
-                ))
-                .with_hint(format!("chmod go-w {}", d.display()))
-                .into());
+        const WHAT: &str = "the state directory";
+        // Check the part that exists before creating anything in it.
+        let existing = fsutil::check_trusted_parent(&self.dir, WHAT)?;
+        let mut missing = Vec::new();
+        let mut d = std::path::absolute(&self.dir)?;
+        while d != existing {
+            missing.push(d.clone());
+            if !d.pop() {
+                break;
             }
         }
+        for d in missing.iter().rev() {
+            create_dir(d)?;
+        }
+        fsutil::check_trusted_dir(&self.dir, WHAT)?;
+        let snaps = self.snapshots_dir();
+        if fs::symlink_metadata(&snaps).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound) {
+            create_dir(&snaps)?;
+        }
+        self.check_snapshots_dir()?;
+        fsutil::check_trusted_dir(&snaps, "the snapshot directory")?;
         Ok(())
+    }
+
+    /// `STATE_DIR/snapshots` must be a directory of its own, not a link to one elsewhere.
+    fn check_snapshots_dir(&self) -> anyhow::Result<()> {
+        let snaps = self.snapshots_dir();
+        match fs::symlink_metadata(&snaps) {
+            Ok(m) if m.file_type().is_symlink() => Err(Error::not_permitted(format!(
+                "refusing the snapshot directory {}: it is a symbolic link (not followed)",
+                snaps.display()
+            ))
+            .with_hint(format!("remove the link; tcptune creates {} itself", snaps.display()))
+            .into()),
+            Ok(m) if !m.is_dir() => {
+                Err(Error::usage(format!("snapshot directory {} is not a directory", snaps.display())).into())
+            }
+            _ => Ok(()),
+        }
     }
 
     /// Take the lock, waiting up to `wait` (zero: refuse at once). `on_wait` is called once
     /// with the holder's pid, if known, when the lock is busy.
     pub fn lock(&self, wait: Duration, on_wait: &dyn Fn(Option<u32>)) -> anyhow::Result<Lock> {
+        // The lock is truncated and written: the directory it lives in must be trusted
+        // (`revert-timer` takes the lock without `ensure`).
+        fsutil::check_trusted_dir(&self.dir, "the state directory")?;
         let path = self.dir.join("lock");
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o644)
-            .open(&path)
-            .map_err(|e| io_error(&e, &format!("cannot open the lock file {}", path.display())))?;
+        let file = fsutil::open_nofollow_rw(&path, 0o644)
+            .map_err(|e| refusal(&e, &format!("cannot open the lock file {}", path.display())))?;
         let start = Instant::now();
         let mut told = false;
         loop {
             if try_flock(&file)? {
                 // The holder's pid, for the message another tcptune prints while it waits.
                 file.set_len(0)?;
-                writeln!(file, "{}", std::process::id())?;
+                file.write_all_at(format!("{}\n", std::process::id()).as_bytes(), 0)?;
                 return Ok(Lock { _file: file });
             }
-            let holder = fs::read_to_string(&path).ok().and_then(|s| s.trim().parse().ok());
+            // Read through our own descriptor: the path could name something else by now.
+            let mut buf = [0u8; 32];
+            let n = file.read_at(&mut buf, 0).unwrap_or(0);
+            let holder = std::str::from_utf8(&buf[..n]).ok().and_then(|s| s.trim().parse().ok());
             if start.elapsed() >= wait {
                 let who = holder.map_or_else(String::new, |p| format!(" (pid {p})"));
                 return Err(Error::not_permitted(format!(
@@ -307,17 +335,36 @@ impl Store {
         }
     }
 
-    /// Write a snapshot atomically.
+    /// Write the first version of a new snapshot, durably (file and directory fsynced).
+    /// Refuses (exit 3) if a file with its id already exists, rather than replace the prior
+    /// values another apply recorded there.
+    pub fn create(&self, snap: &Snapshot) -> anyhow::Result<()> {
+        let path = self.path_of(&snap.id);
+        write_new(&path, &snapshot_text(snap)?, 0o644).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::AlreadyExists {
+                Error::not_permitted(format!(
+                    "snapshot {} already exists in {}: refusing to overwrite it",
+                    snap.id,
+                    self.snapshots_dir().display()
+                ))
+                .with_hint("run the command again (the next snapshot gets a new id)")
+                .into()
+            } else {
+                refusal(&e, &format!("cannot write snapshot {}", snap.id))
+            }
+        })
+    }
+
+    /// Write a new version of a snapshot atomically.
     pub fn save(&self, snap: &Snapshot) -> anyhow::Result<()> {
-        let mut text = serde_json::to_string_pretty(snap)?;
-        text.push('\n');
-        write_atomic(&self.path_of(&snap.id), text.as_bytes(), 0o644)
-            .map_err(|e| io_error(&e, &format!("cannot write snapshot {}", snap.id)))
+        write_atomic(&self.path_of(&snap.id), &snapshot_text(snap)?, 0o644)
+            .map_err(|e| refusal(&e, &format!("cannot write snapshot {}", snap.id)))
     }
 
     /// Every snapshot, oldest first, and the files that could not be read.
     pub fn list(&self) -> anyhow::Result<(Vec<Snapshot>, Vec<Unreadable>)> {
         let dir = self.snapshots_dir();
+        self.check_snapshots_dir()?;
         let entries = match fs::read_dir(&dir) {
             Ok(e) => e,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), Vec::new())),
@@ -341,13 +388,28 @@ impl Store {
         Ok((snaps, bad))
     }
 
-    /// One more than the highest sequence number in the store.
+    /// One more than the highest sequence number in the store. Never wraps: a store that
+    /// holds u64::MAX (planted or damaged) is refused, since a wrapped number would sort
+    /// before the snapshots it must come after, and could name an existing file.
     pub fn next_seq(&self) -> anyhow::Result<u64> {
         let (snaps, bad) = self.list()?;
         let from_names = bad
             .iter()
             .filter_map(|(p, _)| p.file_name()?.to_str()?.split('-').next()?.parse::<u64>().ok());
-        Ok(snaps.iter().map(|s| s.seq).chain(from_names).max().unwrap_or(0) + 1)
+        let Some(max) = snaps.iter().map(|s| s.seq).chain(from_names).max() else {
+            return Ok(1);
+        };
+        max.checked_add(1).ok_or_else(|| {
+            Error::not_permitted(format!(
+                "no snapshot number is left after {max} in {}: a snapshot there has the highest possible number",
+                self.snapshots_dir().display()
+            ))
+            .with_hint(format!(
+                "tcptune numbers snapshots from 1: move the file whose name starts with {max}- out of {}",
+                self.snapshots_dir().display()
+            ))
+            .into()
+        })
     }
 
     /// A snapshot by id, by a unique prefix of its id, or by its sequence number ("3").
@@ -376,9 +438,36 @@ impl Store {
     }
 }
 
+/// Read one snapshot. The reasons never quote the file's content: as root this may be a
+/// file planted to be read, and the reason is printed for any user to see.
 fn load_file(path: &Path) -> Result<Snapshot, String> {
-    let text = fs::read_to_string(path).map_err(|e| e.to_string())?;
-    let s: Snapshot = serde_json::from_str(&text).map_err(|e| format!("not a tcptune snapshot: {e}"))?;
+    let f = fsutil::open_nofollow_read(path).map_err(|e| match fsutil::untrusted(&e) {
+        Some(u) => format!("not read: {u}"),
+        None => format!("cannot read it: {e}"),
+    })?;
+    let mut bytes = Vec::new();
+    f.take(MAX_SNAPSHOT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read it: {e}"))?;
+    if bytes.len() as u64 > MAX_SNAPSHOT_BYTES {
+        return Err(format!(
+            "not a tcptune snapshot: larger than {MAX_SNAPSHOT_BYTES} bytes"
+        ));
+    }
+    let s: Snapshot = serde_json::from_slice(&bytes).map_err(|e| {
+        // serde's messages for a wrong type or value quote it: give only the place.
+        let what = match e.classify() {
+            serde_json::error::Category::Data => "unexpected field or value",
+            serde_json::error::Category::Io
+            | serde_json::error::Category::Syntax
+            | serde_json::error::Category::Eof => "invalid JSON",
+        };
+        format!(
+            "not a tcptune snapshot: {what} at line {}, column {}",
+            e.line(),
+            e.column()
+        )
+    })?;
     if s.format > FORMAT {
         return Err(format!(
             "format {} is newer than this tcptune understands ({FORMAT})",
@@ -389,6 +478,34 @@ fn load_file(path: &Path) -> Result<Snapshot, String> {
         return Err(format!("its id {} does not match the file name", s.id));
     }
     Ok(s)
+}
+
+fn snapshot_text(snap: &Snapshot) -> anyhow::Result<Vec<u8>> {
+    let mut text = serde_json::to_vec_pretty(snap)?;
+    text.push(b'\n');
+    Ok(text)
+}
+
+fn create_dir(d: &Path) -> anyhow::Result<()> {
+    match fs::DirBuilder::new().mode(0o755).create(d) {
+        // Another tcptune made it first: the checks that follow judge it.
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => Err(io_error(
+            &e,
+            &format!("cannot create the state directory {}", d.display()),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Like [`io_error`], but a file refused by [`fsutil`] (a link, not a regular file) is
+/// refused as such (exit 3), not blamed on missing root.
+fn refusal(e: &std::io::Error, what: &str) -> anyhow::Error {
+    match fsutil::untrusted(e) {
+        Some(u) => Error::not_permitted(format!("{what}: {u}"))
+            .with_hint("something other than tcptune put it there: look at it, remove it, and run the command again")
+            .into(),
+        None => io_error(e, what),
+    }
 }
 
 /// Map an I/O error to what a user can act on: permission problems exit 3.
@@ -420,36 +537,76 @@ fn try_flock(f: &File) -> anyhow::Result<bool> {
 
 /// Replace `path` with `bytes` so that a crash leaves either the old or the new content:
 /// write a temp file beside it, fsync it, rename it over `path`, fsync the directory.
-/// A new file gets `mode`; an existing one keeps its own.
+/// A new file gets `mode`; an existing regular file keeps its own. A symlink at `path` is
+/// replaced, not written through (and its mode, always 777, is not copied).
 pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
-    let mode = fs::metadata(path).map_or(mode, |m| m.mode() & 0o7777);
-    let tmp = dir.join(format!(".{name}.tcptune-{}.tmp", std::process::id()));
-    let result = (|| {
-        let mut f = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(mode)
-            .open(&tmp)?;
-        f.write_all(bytes)?;
-        f.set_permissions(fs::Permissions::from_mode(mode))?;
-        f.sync_all()?;
-        drop(f);
-        fs::rename(&tmp, path)?;
-        File::open(dir)?.sync_all()
-    })();
+    let dir = parent(path);
+    let mode = fs::symlink_metadata(path)
+        .ok()
+        .filter(fs::Metadata::is_file)
+        .map_or(mode, |m| m.mode() & 0o7777);
+    let tmp = write_temp(path, bytes, mode)?;
+    let result = fs::rename(&tmp, path).and_then(|()| fsutil::open_dir(dir)?.sync_all());
     if result.is_err() {
         let _ = fs::remove_file(&tmp);
     }
     result
 }
 
+/// Create `path` with `bytes`, durably, failing with `AlreadyExists` if anything is there:
+/// the temp file is hard-linked to `path` (link(2) never replaces), then removed.
+fn write_new(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
+    let tmp = write_temp(path, bytes, mode)?;
+    let result = fs::hard_link(&tmp, path);
+    let _ = fs::remove_file(&tmp);
+    result?;
+    fsutil::open_dir(parent(path))?.sync_all()
+}
+
+fn parent(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+/// A new file beside `path` holding `bytes`, fsynced, with `mode` set on the descriptor.
+/// Its name is unpredictable and it is created with O_EXCL|O_NOFOLLOW, so whatever is
+/// planted under a guessed name makes this try another name instead of writing through it.
+fn write_temp(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<PathBuf> {
+    let dir = parent(path);
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
+    let mut tries = 0;
+    let (tmp, mut f) = loop {
+        // RandomState is seeded from the OS's random source: good enough to make the name
+        // unguessable, with no extra dependency.
+        let r = std::collections::hash_map::RandomState::new().build_hasher().finish();
+        let tmp = dir.join(format!(".{name}.tcptune-{}-{r:016x}.tmp", std::process::id()));
+        match fsutil::create_new(&tmp, 0o600) {
+            Ok(f) => break (tmp, f),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && tries < 8 => tries += 1,
+            Err(e) => return Err(e),
+        }
+    };
+    let result = (|| {
+        f.write_all(bytes)?;
+        // fchmod on the descriptor: never chmod by path, which would follow a link.
+        f.set_permissions(fs::Permissions::from_mode(mode))?;
+        f.sync_all()
+    })();
+    match result {
+        Ok(()) => Ok(tmp),
+        Err(e) => {
+            let _ = fs::remove_file(&tmp);
+            Err(e)
+        }
+    }
+}
+
 /// Remove a file and make the removal durable.
 pub fn remove_durably(path: &Path) -> std::io::Result<()> {
     fs::remove_file(path)?;
-    File::open(path.parent().unwrap_or(Path::new(".")))?.sync_all()
+    fsutil::open_dir(parent(path))?.sync_all()
 }
 
 #[cfg(test)]
@@ -548,6 +705,169 @@ mod tests {
         fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o777)).expect("chmod");
         let e = Store::new(dir.path()).ensure().expect_err("refused");
         assert!(e.to_string().contains("writable by group or others"), "{e}");
+    }
+
+    fn is_root() -> bool {
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        unsafe { libc::geteuid() == 0 }
+    }
+
+    /// Every entry under `dir` (relative path), links not followed.
+    fn tree(dir: &Path) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        let mut stack = vec![dir.to_path_buf()];
+        while let Some(d) = stack.pop() {
+            for e in fs::read_dir(&d).expect("read_dir") {
+                let p = e.expect("entry").path();
+                if fs::symlink_metadata(&p).expect("lstat").is_dir() {
+                    stack.push(p.clone());
+                }
+                out.push(p.strip_prefix(dir).expect("prefix").to_path_buf());
+            }
+        }
+        out.sort();
+        out
+    }
+
+    /// A file only root may read, to point links at: (path, content).
+    fn victim(dir: &Path) -> (PathBuf, &'static str) {
+        let p = dir.join("victim");
+        fs::write(&p, "root:secret-hash:19000::::::\n").expect("write");
+        fs::set_permissions(&p, fs::Permissions::from_mode(0o600)).expect("chmod");
+        (p, "root:secret-hash:19000::::::\n")
+    }
+
+    fn assert_untouched(p: &Path, content: &str) {
+        assert_eq!(fs::read_to_string(p).expect("read"), content);
+        assert_eq!(fs::metadata(p).expect("meta").mode() & 0o7777, 0o600);
+    }
+
+    #[test]
+    fn a_state_dir_owned_by_another_user_is_refused_and_left_alone() {
+        assert!(is_root(), "this test needs root to chown (CI runs as root)");
+        let dir = tempfile::tempdir().expect("tempdir");
+        // The directory itself, another user's (0755: only its owner may write it).
+        let state = dir.path().join("state");
+        fs::create_dir(&state).expect("mkdir");
+        fs::set_permissions(&state, fs::Permissions::from_mode(0o755)).expect("chmod");
+        std::os::unix::fs::chown(&state, Some(65534), Some(65534)).expect("chown");
+        let store = Store::new(&state);
+        let e = store.ensure().expect_err("refused");
+        assert!(e.to_string().contains("is owned by uid 65534 (mode 755)"), "{e}");
+        let e = store.lock(Duration::ZERO, &|_| {}).expect_err("refused");
+        assert!(e.to_string().contains("owned by uid 65534"), "{e}");
+        assert_eq!(tree(&state), Vec::<PathBuf>::new(), "nothing created");
+        // A parent another user owns, the state directory not there yet.
+        let store = Store::new(state.join("sub/state"));
+        let e = store.ensure().expect_err("refused");
+        assert!(e.to_string().contains("on its path is owned by uid 65534"), "{e}");
+        assert_eq!(e.downcast_ref::<Error>().map(Error::exit_code), Some(3));
+        assert_eq!(tree(&state), Vec::<PathBuf>::new(), "nothing created");
+    }
+
+    #[test]
+    fn a_lock_symlink_is_refused_and_its_target_untouched() {
+        let (d, store) = store();
+        let (v, body) = victim(d.path());
+        std::os::unix::fs::symlink(&v, store.dir().join("lock")).expect("symlink");
+        let e = store.lock(Duration::ZERO, &|_| {}).expect_err("refused");
+        assert!(e.to_string().contains("symbolic link"), "{e}");
+        assert_eq!(e.downcast_ref::<Error>().map(Error::exit_code), Some(3));
+        assert_untouched(&v, body);
+        // A hard link instead (possible where protected_hardlinks is off): refused too.
+        fs::remove_file(store.dir().join("lock")).expect("rm");
+        fs::hard_link(&v, store.dir().join("lock")).expect("link");
+        let e = store.lock(Duration::ZERO, &|_| {}).expect_err("refused");
+        assert!(e.to_string().contains("hard links"), "{e}");
+        assert_untouched(&v, body);
+    }
+
+    #[test]
+    fn planted_temp_file_links_are_not_written_through() {
+        let (d, store) = store();
+        let (v, body) = victim(d.path());
+        let s = snap(&store);
+        // The names the old store used (pid only), and a few guesses more.
+        let name = format!("{}.json", s.id);
+        for tmp in [
+            format!(".{name}.tcptune-{}.tmp", std::process::id()),
+            format!(".{name}.tcptune-{}-0000000000000000.tmp", std::process::id()),
+        ] {
+            std::os::unix::fs::symlink(&v, store.snapshots_dir().join(tmp)).expect("symlink");
+        }
+        store.create(&s).expect("create");
+        store.save(&s).expect("save");
+        write_atomic(&d.path().join("f.conf"), b"x\n", 0o644).expect("write");
+        assert_untouched(&v, body);
+        assert_eq!(store.find(&s.id).expect("find"), s);
+    }
+
+    #[test]
+    fn a_symlinked_snapshot_is_not_read_and_reasons_do_not_quote_files() {
+        let (d, store) = store();
+        let (v, _) = victim(d.path());
+        std::os::unix::fs::symlink(&v, store.snapshots_dir().join("0001-x.json")).expect("symlink");
+        // A JSON file that is no snapshot: serde would quote the string.
+        fs::write(
+            store.snapshots_dir().join("0002-y.json"),
+            r#"{"format": "TOKEN-abc123"}"#,
+        )
+        .expect("write");
+        let (all, bad) = store.list().expect("list");
+        assert!(all.is_empty());
+        assert_eq!(bad.len(), 2, "{bad:?}");
+        let reasons = format!("{bad:?}");
+        assert!(reasons.contains("symbolic link (not followed)"), "{reasons}");
+        assert!(reasons.contains("unexpected field or value at line 1"), "{reasons}");
+        assert!(!reasons.contains("secret") && !reasons.contains("TOKEN"), "{reasons}");
+        // A snapshots directory that is a link is refused outright.
+        let other = d.path().join("elsewhere");
+        fs::create_dir(&other).expect("mkdir");
+        fs::remove_dir_all(store.snapshots_dir()).expect("rm");
+        std::os::unix::fs::symlink(&other, store.snapshots_dir()).expect("symlink");
+        assert!(store.ensure().is_err());
+        let e = store.list().expect_err("refused");
+        assert!(e.to_string().contains("is a symbolic link"), "{e}");
+        assert!(
+            fs::read_dir(&other).expect("dir").next().is_none(),
+            "nothing written there"
+        );
+    }
+
+    #[test]
+    fn sequence_numbers_never_wrap_and_ids_are_never_reused() {
+        let (_d, store) = store();
+        let mut top = snap(&store);
+        top.seq = u64::MAX;
+        top.id = format!("{}-20260101T000000Z", u64::MAX);
+        top.state = State::Reverted;
+        store.create(&top).expect("create");
+        let path = store.path_of(&top.id);
+        let before = fs::read(&path).expect("read");
+        let e = store.next_seq().expect_err("no number left");
+        assert!(
+            e.to_string()
+                .contains("no snapshot number is left after 18446744073709551615"),
+            "{e}"
+        );
+        assert_eq!(e.downcast_ref::<Error>().map(Error::exit_code), Some(3));
+        // The same number from the name of a file that is not a snapshot.
+        fs::remove_file(&path).expect("rm");
+        fs::write(&path, "{").expect("write");
+        assert!(store.next_seq().is_err());
+        fs::write(&path, &before).expect("write");
+
+        // Two snapshots with one id: the second is refused, the first kept.
+        let mut other = top.clone();
+        other.changes.clear();
+        let e = store.create(&other).expect_err("exists");
+        assert!(e.to_string().contains("already exists"), "{e}");
+        assert_eq!(fs::read(&path).expect("read"), before);
+        let leftovers: Vec<_> = tree(store.dir())
+            .into_iter()
+            .filter(|p| p.to_string_lossy().contains(".tmp"))
+            .collect();
+        assert!(leftovers.is_empty(), "{leftovers:?}");
     }
 
     #[test]

@@ -174,14 +174,21 @@ pub fn run(a: &ApplyArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<
     }
 
     snap.note("applying");
-    store.save(&snap)?;
+    // Durable (file and directory fsynced) before the first write, or nothing is written:
+    // without it no revert could put the values back.
+    store.create(&snap).map_err(before_any_write)?;
     let deferred = signals::Deferred::new();
     if let Err(e) = write_all(ctx, backend, &store, &mut snap, &mut plan.warnings) {
         drop(deferred);
         return Err(e);
     }
     snap.mark(State::Applied, format!("applied {} change(s)", snap.changes.len()));
-    store.save(&snap)?;
+    if let Err(e) = store.save(&snap) {
+        let what = format!("snapshot {} as applied", snap.id);
+        let e = undo_after_failed_save(backend, &store, &mut snap, &e, &what);
+        drop(deferred);
+        return Err(e);
+    }
     drop(deferred);
 
     if let Some(d) = a.for_ {
@@ -192,7 +199,17 @@ pub fn run(a: &ApplyArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<
                     "timer pid {pid} reverts it after {}",
                     humantime::format_duration(d)
                 ));
-                store.save(&snap)?;
+                if let Err(e) = store.save(&snap) {
+                    // A timer the snapshot does not name could not be found or stopped by
+                    // `tcptune snapshots` / `revert`: stop it and undo, as when it fails to start.
+                    if let Ok(p) = i32::try_from(pid) {
+                        // SAFETY: kill(2) on the child this process just started.
+                        unsafe { libc::kill(p, libc::SIGKILL) };
+                    }
+                    let _deferred = signals::Deferred::new();
+                    let what = format!("the timer (pid {pid}) in snapshot {}", snap.id);
+                    return Err(undo_after_failed_save(backend, &store, &mut snap, &e, &what));
+                }
             }
             Err(e) => {
                 let why = format!("{e:#}");
@@ -627,6 +644,36 @@ fn write_persist(f: &FileChange) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The first save of the snapshot failed (a full or read-only disk, an id already taken):
+/// exit 3, and say that nothing was written.
+fn before_any_write(e: anyhow::Error) -> anyhow::Error {
+    let hint = e
+        .chain()
+        .find_map(|c| c.downcast_ref::<Error>())
+        .and_then(Error::hint)
+        .unwrap_or("free space in the state directory (or use --state-dir DIR), then run the command again")
+        .to_string();
+    Error::not_permitted(format!("{e:#}; nothing was changed"))
+        .with_hint(hint)
+        .into()
+}
+
+/// Saving the snapshot failed after every write was made: undo them all, so that the error
+/// means the same as any other apply error (nothing left changed), and exit 3 rather than
+/// leave changes whose record on disk is out of date.
+fn undo_after_failed_save(
+    backend: &dyn SysctlBackend,
+    store: &Store,
+    snap: &mut Snapshot,
+    e: &anyhow::Error,
+    what: &str,
+) -> anyhow::Error {
+    let cause = Error::not_permitted(format!("could not record {what} ({})", e.root_cause()));
+    let files = snap.persist.clone();
+    let n = snap.changes.len();
+    roll_back(backend, store, snap, n, None, &files, cause)
+}
+
 /// Undo the first `n` changes, the failing one at index `failing` if the kernel kept part of
 /// it, and the files in `files`, in reverse; record the outcome in the snapshot; return the
 /// error to report, naming the cause and what was undone.
@@ -702,16 +749,22 @@ fn roll_back(
             ),
         )
     };
-    let saved = store.save(snap).map_or_else(
-        |e| format!(" (and the snapshot could not be updated: {e:#})"),
-        |()| String::new(),
-    );
+    let hint = match store.save(snap) {
+        Ok(()) => hint,
+        // The file still holds an earlier state: `revert` reads it and closes it.
+        Err(e) if failed.is_empty() => format!(
+            "snapshot {id} could not be updated ({}); once the state directory can be written, `tcptune revert {id}` closes it",
+            e.root_cause(),
+            id = snap.id
+        ),
+        Err(e) => format!("{hint} (and the snapshot could not be updated: {e:#})"),
+    };
     let e = if cause.exit_code() == exit::USAGE {
         Error::usage(msg)
     } else {
         Error::not_permitted(msg)
     };
-    e.with_hint(format!("{hint}{saved}")).into()
+    e.with_hint(hint).into()
 }
 
 /// The error for a failed write: the backend's one line, with what tcptune knows to add.
@@ -831,15 +884,12 @@ fn print_dry_run(out: &mut dyn Write, format: Format, plan: &Plan, files: &[File
 /// (setsid), so closing the terminal or ending the login shell does not take it down;
 /// SIGHUP ignored; stdio to a log in the state directory.
 fn spawn_timer(ctx: &Context, store: &Store, snap: &Snapshot) -> anyhow::Result<u32> {
-    use std::os::unix::fs::OpenOptionsExt as _;
     use std::os::unix::process::CommandExt as _;
     let exe = std::env::current_exe()?;
     let log_path = store.dir().join(format!("timer-{}.log", snap.id));
-    let log = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .mode(0o644)
-        .open(&log_path)?;
+    // Never through a link or into a file with other names: this runs as root.
+    let log = crate::fsutil::open_nofollow_append(&log_path, 0o644)
+        .map_err(|e| anyhow::anyhow!("cannot open {}: {e}", log_path.display()))?;
     let mut cmd = std::process::Command::new(exe);
     cmd.args(&ctx.forward_args)
         .arg("revert-timer")

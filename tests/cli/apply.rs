@@ -477,6 +477,296 @@ fn a_state_dir_others_can_write_is_refused() {
     assert_eq!(sys.value("net.ipv4.tcp_rmem"), "4096 131072 6291456");
 }
 
+// ---------------------------------------------------------------- trust: the state directory (root)
+
+fn assert_root(what: &str) {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    assert_eq!(unsafe { libc::geteuid() }, 0, "{what} needs root (CI runs as root)");
+}
+
+/// A root-only file to aim planted links at: (path, content). Mode 0600.
+fn victim(dir: &Path) -> (PathBuf, &'static str) {
+    let p = dir.join("victim");
+    let body = "root:secret-hash:19000::::::\n";
+    write(&p, body);
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    (p, body)
+}
+
+fn assert_victim_untouched(p: &Path, body: &str) {
+    assert_eq!(
+        std::fs::read_to_string(p).expect("read"),
+        body,
+        "{} was written",
+        p.display()
+    );
+    let mode = std::fs::metadata(p).expect("meta").permissions().mode() & 0o7777;
+    assert_eq!(mode, 0o600, "{} was chmodded", p.display());
+}
+
+/// The ids an apply started now (give or take `secs` seconds) could give snapshot `seq`.
+fn ids_around_now(seq: u64, secs: u64) -> Vec<String> {
+    let now = std::time::SystemTime::now();
+    (0..=2 * secs)
+        .map(|k| {
+            let t = now + Duration::from_secs(k) - Duration::from_secs(secs);
+            let stamp = humantime::format_rfc3339_seconds(t).to_string();
+            let compact: String = stamp.chars().filter(|c| *c != '-' && *c != ':').collect();
+            format!("{seq:04}-{compact}")
+        })
+        .collect()
+}
+
+/// Every entry under `dir`, links not followed (relative paths).
+fn entries(dir: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("read_dir")
+        .map(|e| e.expect("entry").path())
+        .flat_map(|p| {
+            let below = if std::fs::symlink_metadata(&p).expect("lstat").is_dir() {
+                entries(&p).into_iter().map(|q| p.join(q)).collect()
+            } else {
+                Vec::new()
+            };
+            std::iter::once(p).chain(below)
+        })
+        .map(|p| p.strip_prefix(dir).map(Path::to_path_buf).unwrap_or(p))
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn a_state_dir_owned_by_another_user_is_refused_and_nothing_written() {
+    assert_root("chown");
+    let sys = Linux::new(&[]);
+    let before = contents(sys.tree.path());
+    let f = sys.file("t.conf", "net.ipv4.tcp_rmem = 4096 131072 20643840\n");
+    // The state directory itself: 0755, but another user's.
+    std::fs::create_dir(sys.state()).expect("mkdir");
+    std::fs::set_permissions(sys.state(), std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    std::os::unix::fs::chown(sys.state(), Some(65534), Some(65534)).expect("chown");
+    let out = sys.run_file(&["apply"], &f);
+    assert_code(&out, 3);
+    let err = text(&out.stderr);
+    assert!(err.contains("refusing the state directory"), "{err}");
+    assert!(err.contains("it is owned by uid 65534 (mode 755), not root"), "{err}");
+    assert!(err.contains("hint: make"), "{err}");
+    assert_eq!(contents(sys.tree.path()), before);
+    assert_eq!(entries(&sys.state()), Vec::<PathBuf>::new(), "nothing created in it");
+    assert_code(&sys.run(&["revert", "--wait", "0"]), 0); // nothing to revert, nothing written
+    assert_eq!(entries(&sys.state()), Vec::<PathBuf>::new());
+
+    // A parent another user owns, the state directory not there yet.
+    std::fs::remove_dir(sys.state()).expect("rmdir");
+    let parent = sys.tmp.path().join("theirs");
+    std::fs::create_dir(&parent).expect("mkdir");
+    std::fs::set_permissions(&parent, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    std::os::unix::fs::chown(&parent, Some(65534), Some(65534)).expect("chown");
+    let state = parent.join("state");
+    let out = tcptune()
+        .arg("--sysctl-dir")
+        .arg(sys.tree.path())
+        .arg("--state-dir")
+        .arg(&state)
+        .arg("apply")
+        .arg(&f)
+        .output()
+        .expect("run");
+    assert_code(&out, 3);
+    assert!(
+        text(&out.stderr).contains("theirs on its path is owned by uid 65534"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(contents(sys.tree.path()), before);
+    assert_eq!(entries(&parent), Vec::<PathBuf>::new(), "nothing created");
+}
+
+#[test]
+fn a_lock_symlink_is_refused_and_its_target_untouched() {
+    let sys = Linux::new(&[]);
+    let before = contents(sys.tree.path());
+    let (v, body) = victim(sys.tmp.path());
+    std::fs::create_dir(sys.state()).expect("mkdir");
+    std::os::unix::fs::symlink(&v, sys.state().join("lock")).expect("symlink");
+    let f = sys.file("t.conf", "net.ipv4.tcp_rmem = 4096 131072 20643840\n");
+    let out = sys.run_file(&["apply"], &f);
+    assert_code(&out, 3);
+    assert!(
+        text(&out.stderr).contains("is a symbolic link (not followed)"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_victim_untouched(&v, body);
+    assert_eq!(contents(sys.tree.path()), before);
+    assert!(sys.snapshots().is_empty());
+}
+
+#[test]
+fn planted_temp_file_links_are_not_written_through() {
+    let sys = Linux::new(&[]);
+    let (v, body) = victim(sys.tmp.path());
+    let snaps = sys.state().join("snapshots");
+    std::fs::create_dir_all(&snaps).expect("mkdir");
+    // The temp names tcptune used to take (".ID.json.tcptune-PID.tmp"): the next pids, the
+    // next seconds. Against that store one of these is the name, and JSON went to the victim.
+    let last: u32 = std::fs::read_to_string("/proc/sys/kernel/ns_last_pid")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(0);
+    for id in ids_around_now(1, 3) {
+        for pid in last..last + 200 {
+            std::os::unix::fs::symlink(&v, snaps.join(format!(".{id}.json.tcptune-{pid}.tmp"))).expect("symlink");
+        }
+    }
+    let f = sys.file("t.conf", "net.ipv4.tcp_rmem = 4096 131072 20643840\n");
+    let out = sys.run_file(&["apply"], &f);
+    assert_code(&out, 0);
+    assert_victim_untouched(&v, body);
+    assert_eq!(sys.value("net.ipv4.tcp_rmem"), "4096 131072 20643840");
+    assert_code(&sys.run(&["revert"]), 0);
+    assert_victim_untouched(&v, body);
+    assert_eq!(sys.snapshots()[0]["state"], "reverted");
+}
+
+#[test]
+fn a_timer_log_symlink_is_not_appended_to() {
+    let sys = Linux::new(&[]);
+    let before = contents(sys.tree.path());
+    let (v, body) = victim(sys.tmp.path());
+    std::fs::create_dir(sys.state()).expect("mkdir");
+    for id in ids_around_now(1, 3) {
+        std::os::unix::fs::symlink(&v, sys.state().join(format!("timer-{id}.log"))).expect("symlink");
+    }
+    let f = sys.file("t.conf", "net.ipv4.tcp_rmem = 4096 131072 20643840\n");
+    let out = sys.run_file(&["apply", "--for", "10m"], &f);
+    assert_code(&out, 3);
+    let err = text(&out.stderr);
+    assert!(err.contains("cannot start the timer"), "{err}");
+    assert!(err.contains("is a symbolic link (not followed)"), "{err}");
+    assert!(err.contains("the changes were reverted"), "{err}");
+    assert_victim_untouched(&v, body);
+    assert_eq!(contents(sys.tree.path()), before);
+}
+
+#[test]
+fn a_planted_snapshot_with_the_last_sequence_number_is_refused() {
+    let sys = Linux::new(&[]);
+    let f = sys.file("t.conf", "net.ipv4.tcp_rmem = 4096 131072 20643840\n");
+    let id = text(&sys.run_file(&["apply"], &f).stdout).trim().to_string();
+    assert_code(&sys.run(&["revert"]), 0);
+    // Renumber it u64::MAX: the next number would wrap to 0 and sort before it.
+    let snaps = sys.state().join("snapshots");
+    let mut s: Value =
+        serde_json::from_str(&std::fs::read_to_string(snaps.join(format!("{id}.json"))).expect("read")).expect("json");
+    let top = format!("{}-{}", u64::MAX, &id[5..]);
+    s["seq"] = u64::MAX.into();
+    s["id"] = top.clone().into();
+    std::fs::remove_file(snaps.join(format!("{id}.json"))).expect("rm");
+    let planted = snaps.join(format!("{top}.json"));
+    write(&planted, &serde_json::to_string_pretty(&s).expect("json"));
+    let planted_before = std::fs::read(&planted).expect("read");
+    let before = contents(sys.tree.path());
+
+    let out = sys.run_file(&["apply"], &f);
+    assert_code(&out, 3);
+    assert!(
+        text(&out.stderr).contains("no snapshot number is left after 18446744073709551615"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(contents(sys.tree.path()), before);
+    assert_eq!(std::fs::read(&planted).expect("read"), planted_before);
+    assert_eq!(entries(&snaps), vec![PathBuf::from(format!("{top}.json"))]);
+}
+
+/// A small tmpfs at `at` (root only), unmounted when dropped: a state disk that really fills.
+struct Tmpfs(PathBuf);
+
+impl Tmpfs {
+    fn mount(at: &Path, size: &str) -> Self {
+        assert_root("mounting a tmpfs");
+        std::fs::create_dir_all(at).expect("mkdir");
+        let ok = Std::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size},mode=0755"), "tmpfs"])
+            .arg(at)
+            .status()
+            .expect("mount");
+        assert!(ok.success(), "mount -t tmpfs on {}", at.display());
+        Self(at.to_path_buf())
+    }
+
+    /// Fill it with `filler` until the file system says ENOSPC; returns the file.
+    fn fill(&self) -> std::fs::File {
+        use std::io::Write as _;
+        let mut f = std::fs::File::create(self.0.join("filler")).expect("create");
+        let page = [0u8; 4096];
+        loop {
+            match f.write(&page) {
+                Ok(4096) => {}
+                Ok(_) => break,
+                Err(e) if e.raw_os_error() == Some(libc::ENOSPC) => break,
+                Err(e) => panic!("filling {}: {e}", self.0.display()),
+            }
+        }
+        f
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Std::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_full_state_disk_refuses_before_writing_and_undoes_after() {
+    let sys = Linux::new(&[]);
+    let disk = Tmpfs::mount(&sys.state(), "64k");
+    let before = contents(sys.tree.path());
+    let snaps = sys.state().join("snapshots");
+    std::fs::create_dir(&snaps).expect("mkdir");
+    // The lock file holds its page already, so that only the snapshots compete for space.
+    write(&sys.state().join("lock"), "1\n");
+    let filler = disk.fill();
+    let f = sys.file(
+        "t.conf",
+        "net.ipv4.tcp_rmem = 4096 131072 20643840\nnet.core.rmem_max = 20643840\n",
+    );
+
+    // No room for the snapshot: refused before the first write.
+    let out = sys.run_file(&["apply"], &f);
+    assert_code(&out, 3);
+    let err = text(&out.stderr);
+    assert!(err.contains("No space left on device"), "{err}");
+    assert!(err.contains("nothing was changed"), "{err}");
+    assert_eq!(contents(sys.tree.path()), before);
+    assert_eq!(entries(&snaps), Vec::<PathBuf>::new(), "no snapshot, no temp file");
+
+    // Room for one page: the `applying` snapshot fits, its `applied` update does not
+    // (an atomic replace needs the old and the new copy at once). The writes are undone.
+    let len = filler.metadata().expect("meta").len();
+    filler.set_len(len - 4096).expect("truncate");
+    let out = sys.run_file(&["apply"], &f);
+    assert_code(&out, 3);
+    let err = text(&out.stderr);
+    assert!(err.contains("could not record snapshot"), "{err}");
+    assert!(err.contains("nothing was left changed"), "{err}");
+    assert!(err.contains("could not be updated"), "{err}");
+    assert_eq!(contents(sys.tree.path()), before);
+
+    // With space again, revert closes the snapshot left `applying`; nothing to restore.
+    drop(filler); // an open file keeps its pages
+    std::fs::remove_file(sys.state().join("filler")).expect("rm");
+    assert_code(&sys.run(&["revert"]), 0);
+    assert_eq!(contents(sys.tree.path()), before);
+    let s = sys.snapshots();
+    assert_eq!(s.len(), 1);
+    assert_eq!(s[0]["state"], "reverted");
+    drop(disk);
+}
+
 // ---------------------------------------------------------------- --persist (fake /etc)
 
 #[test]
