@@ -287,6 +287,46 @@ pub fn open_dir(path: &Path) -> io::Result<File> {
         .open(path)
 }
 
+/// The program at `program` (a bare name is looked up in PATH), refused unless root could
+/// trust running it: a regular file owned by root or the caller, writable by nobody else,
+/// in a trusted directory (a symlink is followed and its target held to the same rules).
+/// For `--sysctl-cmd` under sudo: otherwise any user who can write that file or its
+/// directory chooses what root runs. Returns the path to run.
+pub fn check_trusted_program(program: &Path, what: &str) -> Result<PathBuf, Error> {
+    let found = if program.components().count() > 1 {
+        program.to_path_buf()
+    } else {
+        std::env::var_os("PATH")
+            .map(|p| std::env::split_paths(&p).map(|d| d.join(program)).collect::<Vec<_>>())
+            .unwrap_or_default()
+            .into_iter()
+            .find(|p| p.is_file())
+            .ok_or_else(|| Error::usage(format!("{what} {}: not found in PATH", program.display())))?
+    };
+    let real = fs::canonicalize(&found).map_err(|e| Error::usage(format!("{what} {}: {e}", found.display())))?;
+    for p in [&found, &real] {
+        if let Some(dir) = p.parent() {
+            check_trusted_dir(dir, &format!("the directory of {what}"))?;
+        }
+    }
+    let m = fs::metadata(&real).map_err(|e| Error::usage(format!("{what} {}: {e}", real.display())))?;
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let euid = unsafe { libc::geteuid() };
+    if !m.is_file() {
+        return Err(Error::usage(format!("{what} {}: not a regular file", real.display())));
+    }
+    if (m.uid() != 0 && m.uid() != euid) || m.mode() & 0o022 != 0 {
+        return Err(Error::not_permitted(format!(
+            "refusing to run {what} {} as uid {euid}: it is owned by uid {} with mode {:o}, so someone else could change what it does",
+            real.display(),
+            m.uid(),
+            m.mode() & 0o7777
+        ))
+        .with_hint(format!("make it owned by root and writable only by root (chown root; chmod go-w {})", real.display())));
+    }
+    Ok(found)
+}
+
 #[cfg(test)]
 mod tests {
     use std::os::unix::fs::PermissionsExt as _;

@@ -54,7 +54,7 @@ pub struct Context {
 }
 
 impl Context {
-    pub fn from_cli(cli: &Cli) -> Self {
+    pub fn from_cli(cli: &Cli) -> anyhow::Result<Self> {
         let g = &cli.global;
         let os = g.os.unwrap_or_else(Os::running);
         let running = Os::running();
@@ -69,6 +69,12 @@ impl Context {
                 None => None,
             },
             Os::Freebsd | Os::Macos => match &g.sysctl_cmd {
+                // Root runs this program for every read and write: under sudo it must be one
+                // that only root could have put there.
+                Some(cmd) if platform::is_root() => Some(Box::new(platform::bsd::SysctlCmd::new(
+                    os,
+                    fsutil::check_trusted_program(cmd, "the --sysctl-cmd program")?,
+                ))),
                 Some(cmd) => Some(Box::new(platform::bsd::SysctlCmd::new(os, cmd))),
                 None if running == os => Some(Box::new(platform::bsd::SysctlCmd::new(os, "sysctl"))),
                 None => None,
@@ -104,7 +110,7 @@ impl Context {
             .iter()
             .map(|(flag, v)| format!(" {flag} {}", shell_word(v)))
             .collect();
-        Self {
+        Ok(Self {
             os,
             format: g.format,
             stdout_tty,
@@ -115,7 +121,7 @@ impl Context {
             local,
             forward_args,
             again_args,
-        }
+        })
     }
 
     /// `tcptune SUB` with the global options that find the same snapshots and sysctl target,
@@ -205,7 +211,7 @@ More: tcptune --help, tcptune profiles, man tcptune (or: tcptune man | man -l -)
 
 /// Run one parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    let ctx = Context::from_cli(&cli);
+    let ctx = Context::from_cli(&cli)?;
     let mut out = std::io::stdout().lock();
     match &cli.command {
         None => {

@@ -185,7 +185,7 @@ pub fn run(a: &ApplyArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<
     snap.mark(State::Applied, format!("applied {} change(s)", snap.changes.len()));
     if let Err(e) = store.save(&snap) {
         let what = format!("snapshot {} as applied", snap.id);
-        let e = undo_after_failed_save(backend, &store, &mut snap, &e, &what);
+        let e = undo_after_failed_save(ctx, backend, &store, &mut snap, &e, &what);
         drop(deferred);
         return Err(e);
     }
@@ -208,7 +208,7 @@ pub fn run(a: &ApplyArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<
                     }
                     let _deferred = signals::Deferred::new();
                     let what = format!("the timer (pid {pid}) in snapshot {}", snap.id);
-                    return Err(undo_after_failed_save(backend, &store, &mut snap, &e, &what));
+                    return Err(undo_after_failed_save(ctx, backend, &store, &mut snap, &e, &what));
                 }
             }
             Err(e) => {
@@ -662,6 +662,7 @@ fn before_any_write(e: anyhow::Error) -> anyhow::Error {
 /// means the same as any other apply error (nothing left changed), and exit 3 rather than
 /// leave changes whose record on disk is out of date.
 fn undo_after_failed_save(
+    ctx: &Context,
     backend: &dyn SysctlBackend,
     store: &Store,
     snap: &mut Snapshot,
@@ -671,7 +672,7 @@ fn undo_after_failed_save(
     let cause = Error::not_permitted(format!("could not record {what} ({})", e.root_cause()));
     let files = snap.persist.clone();
     let n = snap.changes.len();
-    roll_back(backend, store, snap, n, None, &files, cause)
+    roll_back(ctx, backend, store, snap, n, None, &files, cause)
 }
 
 /// Undo the first `n` changes, the failing one at index `failing` if the kernel kept part of

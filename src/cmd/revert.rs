@@ -461,7 +461,20 @@ pub(crate) fn revert_locked(
                 .into(),
         );
     }
-    saved?;
+    // The values are back but the record says otherwise: a later revert finds every key at
+    // its prior value and changes nothing, so say so, with the exit code of a refusal.
+    saved.map_err(|e| {
+        Error::not_permitted(format!(
+            "restored every value of snapshot {}, but could not record that in it ({})",
+            snap.id,
+            e.root_cause()
+        ))
+        .with_hint(format!(
+            "free space in {} and run `{}` again: it will find the values restored and mark it",
+            store.dir().display(),
+            ctx.command(&format!("revert {}", snap.id))
+        ))
+    })?;
     Ok(outcome)
 }
 

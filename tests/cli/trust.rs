@@ -507,3 +507,54 @@ fn apply_for_with_a_relative_sysctl_dir_reverts_on_time() {
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
 }
+
+// ---------------------------------------------------------------- --sysctl-cmd under sudo
+
+#[test]
+fn root_refuses_a_sysctl_cmd_someone_else_could_change() {
+    need_root("this test");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let marker = tmp.path().join("ran");
+    let script = format!("#!/bin/sh\ntouch {}\necho 2097152\n", marker.display());
+    // Three ways another user steers the program: owns it, may write it, owns its directory.
+    let theirs = tmp.path().join("theirs");
+    std::fs::create_dir(&theirs).expect("mkdir");
+    std::os::unix::fs::chown(&theirs, Some(NOBODY), Some(NOBODY)).expect("chown");
+    let cases: Vec<(PathBuf, Box<dyn Fn(&Path)>)> = vec![
+        (
+            tmp.path().join("owned"),
+            Box::new(|p: &Path| std::os::unix::fs::chown(p, Some(NOBODY), Some(NOBODY)).expect("chown")),
+        ),
+        (
+            tmp.path().join("writable"),
+            Box::new(|p: &Path| std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o777)).expect("chmod")),
+        ),
+        (theirs.join("in-their-dir"), Box::new(|_: &Path| {})),
+    ];
+    for (path, spoil) in cases {
+        std::fs::write(&path, &script).expect("write");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        spoil(&path);
+        let out = tcptune()
+            .args(["--os", "freebsd", "--sysctl-cmd"])
+            .arg(&path)
+            .args(["apply", "--dry-run", "--rtt", "150ms", "--bandwidth", "500mbit"])
+            .output()
+            .expect("run");
+        assert_eq!(code(&out), 3, "{}: {}", path.display(), text(&out.stderr));
+        assert!(text(&out.stderr).contains("refusing"), "{}", text(&out.stderr));
+        assert!(!marker.exists(), "{} was run", path.display());
+    }
+    // The same script, root's own in root's directory, runs.
+    let ok = tmp.path().join("ok");
+    std::fs::write(&ok, &script).expect("write");
+    std::fs::set_permissions(&ok, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let out = tcptune()
+        .args(["--os", "freebsd", "--sysctl-cmd"])
+        .arg(&ok)
+        .args(["advise", "--rtt", "150ms", "--bandwidth", "500mbit", "--format", "json"])
+        .output()
+        .expect("run");
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    assert!(marker.exists(), "root's own program runs");
+}
