@@ -520,7 +520,8 @@ fn root_refuses_a_sysctl_cmd_someone_else_could_change() {
     let theirs = tmp.path().join("theirs");
     std::fs::create_dir(&theirs).expect("mkdir");
     std::os::unix::fs::chown(&theirs, Some(NOBODY), Some(NOBODY)).expect("chown");
-    let cases: Vec<(PathBuf, Box<dyn Fn(&Path)>)> = vec![
+    type Spoil = Box<dyn Fn(&Path)>;
+    let cases: Vec<(PathBuf, Spoil)> = vec![
         (
             tmp.path().join("owned"),
             Box::new(|p: &Path| std::os::unix::fs::chown(p, Some(NOBODY), Some(NOBODY)).expect("chown")),
