@@ -65,7 +65,7 @@ pub fn rate(bps: f64) -> String {
 
 /// A JSON number that is an integer when the value is whole, so exact byte counts stay exact.
 pub fn number(v: f64) -> serde_json::Value {
-    if v.fract() == 0.0 && v.abs() < 9.007_199_254_740_992e15 {
+    if v.fract() == 0.0 && v.abs() <= 9.007_199_254_740_992e15 {
         #[allow(clippy::cast_possible_truncation)]
         serde_json::Value::from(v as i64)
     } else {

@@ -284,6 +284,7 @@ pub fn advise(a: &AdviseArgs, ctx: &Context, prober: &dyn PathProber) -> anyhow:
         .into());
     }
     let (path, hosts, mut notes) = resolve_path(a, ctx, prober)?;
+    bdp::check_path(path.rate, path.rtt).map_err(Error::usage)?;
     let sizing = if a.loss_recovery {
         bdp::size_for_loss(path.rate, path.rtt, path.mdev)
     } else {

@@ -3,6 +3,7 @@
 
 mod apply;
 mod diag;
+mod hostile;
 mod lab;
 mod netns;
 mod ship;
