@@ -10,6 +10,7 @@ pub mod cmd;
 pub mod diag;
 pub mod error;
 pub mod expr;
+pub mod input;
 pub mod measure;
 pub mod output;
 pub mod persist;
