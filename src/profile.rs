@@ -244,9 +244,7 @@ impl Profile {
     pub fn parse(text: &str, origin: &str) -> Result<Self, Error> {
         let lines = Lines::new(text);
         let mut p: Self = toml::from_str(text).map_err(|e| {
-            let msg = truncate(&e.message().replace('\n', " "), 200)
-                .escape_debug()
-                .to_string();
+            let msg = one_line(&truncate(&e.message().replace('\n', " "), 200));
             match e.span() {
                 Some(s) => {
                     let line = lines.at(s.start);
@@ -255,7 +253,7 @@ impl Profile {
                     let src = if src.is_empty() || msg.contains(src) {
                         String::new()
                     } else {
-                        format!(" ({})", truncate(src, 60).escape_debug())
+                        format!(" ({})", one_line(&truncate(src, 60)))
                     };
                     Error::usage(format!("profile {origin}, line {line}{src}: {msg}"))
                 }
@@ -505,6 +503,19 @@ cc_NAME_load, tcp_bbr_load, tcp_rack_load, h_ertt_load = \"YES\" or \"NO\"";
 /// that make a terminal show text in another order than it is.
 fn is_unsafe_char(c: char) -> bool {
     c.is_control() || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// `s` with every [`is_unsafe_char`] escaped (`\u{a}`), for a message that stays one line.
+fn one_line(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if is_unsafe_char(c) {
+                c.escape_unicode().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 /// What a boot-time tunable holds.
