@@ -39,19 +39,44 @@ pub const LINUX_INT_MAX: u64 = i32::MAX as u64;
 /// Mathis et al. constant C = sqrt(3/2) for periodic loss with delayed ACKs off.
 pub const MATHIS_C: f64 = 1.224_744_871_391_589;
 
-/// BDP in bytes, exactly `rate / 8 × RTT` (may have a fractional part).
+/// The largest BDP tcptune computes with: 2^53 bytes (8 PiB), the largest whole number a
+/// JSON reader's f64 holds exactly, since `bdp_bytes` must be exact. Real paths are far
+/// below (10 Tbit/s × 1 s is 1.25 TB); beyond it an input is a typo, not a network.
+pub const MAX_BDP_BYTES: u64 = 1 << 53;
+
+/// Rate × RTT in bit·ns, or None when it does not fit u128 (rates and RTTs near u64::MAX).
+fn bits_ns(rate: Bitrate, rtt: Duration) -> Option<u128> {
+    u128::from(rate.bps()).checked_mul(rtt.as_std().as_nanos())
+}
+
+/// Refuse a rate and RTT whose BDP is beyond [`MAX_BDP_BYTES`]: every figure derived from
+/// it would be rounded or overflow. Callers check this before [`size_buffers`] and
+/// [`bdp_exact`], which saturate rather than panic.
+pub fn check_path(rate: Bitrate, rtt: Duration) -> Result<(), String> {
+    match bits_ns(rate, rtt).map(|b| b.div_ceil(8_000_000_000)) {
+        Some(b) if b <= u128::from(MAX_BDP_BYTES) => Ok(()),
+        _ => Err(format!(
+            "{rate} at {rtt} RTT is a bandwidth-delay product over {} bytes (8 PiB): not a network path",
+            MAX_BDP_BYTES
+        )),
+    }
+}
+
+/// BDP in bytes, exactly `rate / 8 × RTT` (may have a fractional part). Saturates at
+/// u128::MAX bit·ns for inputs [`check_path`] refuses.
 pub fn bdp_exact(rate: Bitrate, rtt: Duration) -> f64 {
     // u128 arithmetic in nanoseconds keeps this exact up to f64's final rounding.
-    let bits_ns = u128::from(rate.bps()) * rtt.as_std().as_nanos();
+    let bits_ns = bits_ns(rate, rtt).unwrap_or(u128::MAX);
     #[allow(clippy::cast_precision_loss)]
     let v = bits_ns as f64 / 8e9;
     v
 }
 
-/// BDP in whole bytes, rounded up.
+/// BDP in whole bytes, rounded up; u64::MAX when it does not fit (see [`check_path`]).
 pub fn bdp_bytes(rate: Bitrate, rtt: Duration) -> u64 {
-    let bits_ns = u128::from(rate.bps()) * rtt.as_std().as_nanos();
-    u64::try_from(bits_ns.div_ceil(8_000_000_000)).unwrap_or(u64::MAX)
+    bits_ns(rate, rtt)
+        .and_then(|b| u64::try_from(b.div_ceil(8_000_000_000)).ok())
+        .unwrap_or(u64::MAX)
 }
 
 /// The headroom fraction for an RTT minimum and its mean deviation (None: not measured).
@@ -127,11 +152,14 @@ pub fn max_throughput_bps(window: Bytes, rtt: Duration) -> f64 {
     w * 8.0 / rtt.as_secs_f64()
 }
 
-/// Longest RTT at which a window still fills a rate: window × 8 / rate.
-pub fn max_rtt_for(window: Bytes, rate: Bitrate) -> Duration {
+/// Longest RTT at which a window still fills a rate: window × 8 / rate. An error when that
+/// is longer than any RTT tcptune takes as input (2^64 s), e.g. 16 EiB at 1 bit/s.
+pub fn max_rtt_for(window: Bytes, rate: Bitrate) -> Result<Duration, String> {
     #[allow(clippy::cast_precision_loss)]
-    let secs = window.get() as f64 * 8.0 / rate.bps() as f64;
-    Duration::from_std(std::time::Duration::from_secs_f64(secs))
+    let secs = window.get() as f64 * 8.0 / rate.bps().max(1) as f64;
+    std::time::Duration::try_from_secs_f64(secs)
+        .map(Duration::from_std)
+        .map_err(|_| format!("{window} at {rate} would take {secs:.3e} s per window: not a network path"))
 }
 
 /// Mathis et al. (1997) ceiling for a single Reno-style flow: MSS/RTT × C/√p, in bit/s.
@@ -264,8 +292,66 @@ mod tests {
         // Stock 6 MiB receive maximum, half advertised, at 150 ms ≈ 167.8 Mbit/s.
         let t = max_throughput_bps(Bytes::new(6_291_456 / 2), dur("150ms"));
         assert!((t - 167_772_160.0).abs() < 1.0, "{t}");
-        let r = max_rtt_for(Bytes::new(3_125_000), rate("1gbit"));
+        let r = max_rtt_for(Bytes::new(3_125_000), rate("1gbit")).expect("fits");
         assert!((r.as_millis_f64() - 25.0).abs() < 1e-6);
+        // 16 EiB at 1 bit/s: 1.5e20 s, more than any Duration. Used to panic.
+        let e = max_rtt_for(Bytes::new(u64::MAX), rate("1bit")).expect_err("absurd");
+        assert!(e.contains("not a network path"), "{e}");
+    }
+
+    #[test]
+    fn absurd_paths_are_refused_not_wrapped() {
+        let max_rtt = Duration::from_std(std::time::Duration::new(u64::MAX, 999_999_999));
+        let max_rate = Bitrate::from_bps(u64::MAX);
+        // u64::MAX bit/s × u64::MAX s overflows u128: once a silent wrap (release) or a
+        // panic (debug); now refused, and the helpers saturate.
+        assert!(check_path(max_rate, max_rtt).is_err());
+        assert_eq!(bdp_bytes(max_rate, max_rtt), u64::MAX);
+        assert!(bdp_exact(max_rate, max_rtt) > 4e28); // u128::MAX bit·ns in bytes
+        let s = size_buffers(max_rate, max_rtt, None);
+        assert!(s.clamped && s.buffer == LINUX_INT_MAX);
+        // Fits u128 but not the exact-JSON limit.
+        assert!(check_path(rate("1000tbit"), dur("1000000000s")).is_err());
+        // The edge: 2^53 bytes is accepted, one nanosecond more is not.
+        let ns_at_limit = u128::from(MAX_BDP_BYTES) * 8; // at 1 Gbit/s, 1 bit per ns
+        let at = Duration::from_std(std::time::Duration::from_nanos(
+            u64::try_from(ns_at_limit).expect("fits"),
+        ));
+        assert_eq!(check_path(rate("1gbit"), at), Ok(()));
+        let over = Duration::from_std(at.as_std() + std::time::Duration::from_nanos(1));
+        assert!(check_path(rate("1gbit"), over).is_err());
+        // Tiny paths are fine: 1 bit/s at 1 ns.
+        assert_eq!(check_path(rate("1bit"), dur("0.000000001s")), Ok(()));
+        assert_eq!(bdp_bytes(rate("1bit"), dur("0.000000001s")), 1);
+    }
+
+    proptest::proptest! {
+        // PROPTEST_CASES raises the case count: bench/fuzz-parser.sh runs 1,000,000.
+        #[test]
+        fn arithmetic_never_panics(bps in 1u64.., secs in proptest::prelude::any::<u64>(), nanos in 0u32..1_000_000_000,
+                                   window in proptest::prelude::any::<u64>(), loss in 1e-9f64..=1.0, mss in 1u64..=65535) {
+            let (r, d) = (Bitrate::from_bps(bps), Duration::from_std(std::time::Duration::new(secs, nanos)));
+            let ok = check_path(r, d).is_ok();
+            let b = bdp_bytes(r, d);
+            let exact = bdp_exact(r, d);
+            if ok {
+                // Within the limit the whole and exact BDPs agree.
+                proptest::prop_assert!(b <= MAX_BDP_BYTES);
+                #[allow(clippy::cast_precision_loss)]
+                let bf = b as f64;
+                proptest::prop_assert!(bf >= exact && bf - exact < 1.0 + exact * 1e-12, "{b} {exact}");
+            }
+            let s = size_buffers(r, d, None);
+            proptest::prop_assert!(s.buffer <= LINUX_INT_MAX && s.send_buffer <= LINUX_INT_MAX);
+            let _ = size_for_loss(r, d, Some(d));
+            let _ = max_rtt_for(Bytes::new(window), r);
+            if d.as_std() > std::time::Duration::ZERO {
+                let _ = max_throughput_bps(Bytes::new(window), d);
+                let _ = mathis_bps(Bytes::new(mss), d, loss);
+            }
+            let _ = bsd_usable(window);
+            let _ = bsd_maxsockbuf_for(window);
+        }
     }
 
     #[test]

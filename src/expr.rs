@@ -47,12 +47,37 @@ const FUNCS: &[(&str, usize)] = &[
     ("cur", 1),
 ];
 
+/// Deepest nesting of parentheses, calls and unary operators the parser accepts. The parser
+/// recurses once per level: a bound keeps a hostile profile (10,000 `(`) from overflowing
+/// the stack; real templates nest two or three deep.
+pub const MAX_DEPTH: usize = 64;
+/// Most tokens in one expression. `1+1+1+...` builds a tree as deep as it is long without
+/// nesting, and evaluating or dropping that tree recurses: this bounds the tree's depth too.
+pub const MAX_TOKENS: usize = 256;
+
 pub fn parse(src: &str) -> Result<Expr, String> {
+    parse_inner(src).map_err(|e| {
+        // A message may quote a token (a 10,000-letter name): keep it a short line.
+        if e.chars().count() > 160 {
+            format!("{}...", e.chars().take(160).collect::<String>())
+        } else {
+            e
+        }
+    })
+}
+
+fn parse_inner(src: &str) -> Result<Expr, String> {
     let toks = lex(src)?;
-    let mut p = Parser { toks, pos: 0 };
+    if toks.len() > MAX_TOKENS {
+        return Err(format!(
+            "expression too long ({} tokens, at most {MAX_TOKENS})",
+            toks.len()
+        ));
+    }
+    let mut p = Parser { toks, pos: 0, depth: 0 };
     let e = p.or()?;
     if p.pos != p.toks.len() {
-        return Err(format!("unexpected {:?} in \"{src}\"", p.toks[p.pos]));
+        return Err(format!("unexpected {:?} in \"{}\"", p.toks[p.pos], excerpt(src)));
     }
     Ok(e)
 }
@@ -117,6 +142,17 @@ impl Expr {
     }
 }
 
+/// The start of an expression for an error message: short, and with control characters
+/// escaped so that a message stays one line.
+fn excerpt(src: &str) -> String {
+    let short: String = src.chars().take(40).collect();
+    let mut out = short.escape_debug().to_string();
+    if src.chars().count() > 40 {
+        out.push_str("...");
+    }
+    out
+}
+
 fn bool_num(b: bool) -> f64 {
     if b { 1.0 } else { 0.0 }
 }
@@ -175,7 +211,7 @@ fn lex(s: &str) -> Result<Vec<Tok>, String> {
                     _ => {
                         return Err(format!(
                             "unexpected character '{}'",
-                            s[i..].chars().next().unwrap_or('?')
+                            s[i..].chars().next().unwrap_or('?').escape_debug()
                         ));
                     }
                 },
@@ -190,6 +226,8 @@ fn lex(s: &str) -> Result<Vec<Tok>, String> {
 struct Parser {
     toks: Vec<Tok>,
     pos: usize,
+    /// Current nesting, bounded by [`MAX_DEPTH`].
+    depth: usize,
 }
 
 impl Parser {
@@ -245,7 +283,18 @@ impl Parser {
     fn product(&mut self) -> Result<Expr, String> {
         self.binary(&[("*", Op::Mul), ("/", Op::Div)], Self::unary)
     }
+    /// Every level of nesting (a parenthesis, a call, a unary operator) passes through here
+    /// once, so this is where the depth is counted.
     fn unary(&mut self) -> Result<Expr, String> {
+        if self.depth >= MAX_DEPTH {
+            return Err(format!("nested deeper than {MAX_DEPTH} levels"));
+        }
+        self.depth += 1;
+        let e = self.unary_inner();
+        self.depth -= 1;
+        e
+    }
+    fn unary_inner(&mut self) -> Result<Expr, String> {
         if self.eat("-") {
             return Ok(Expr::Neg(Box::new(self.unary()?)));
         }
@@ -300,6 +349,7 @@ impl Parser {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     fn eval(src: &str, facts: &[(&str, f64)], cur: Option<&[f64]>) -> Result<f64, String> {
         let facts: BTreeMap<String, f64> = facts.iter().map(|(k, v)| ((*k).to_string(), *v)).collect();
@@ -349,6 +399,102 @@ mod tests {
             "nofact",
         ] {
             assert!(eval(bad, &[], None).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn nesting_and_length_are_bounded() {
+        // 10,000 levels used to overflow the stack (exit 134); now one error.
+        for src in [
+            format!("{}1{}", "(".repeat(10_000), ")".repeat(10_000)),
+            format!("{}1", "-".repeat(10_000)),
+            format!("{}1", "!".repeat(10_000)),
+            format!("{}1{}", "max(1,".repeat(10_000), ")".repeat(10_000)),
+        ] {
+            let e = parse(&src).expect_err("too deep");
+            assert!(e.contains("nested deeper than 64") || e.contains("too long"), "{e}");
+        }
+        // A flat chain builds a deep tree too: bounded by its length.
+        let chain = vec!["1"; 5000].join("+");
+        assert!(parse(&chain).expect_err("too long").contains("too long"));
+        // At the bound itself it still works.
+        let ok = format!("{}1{}", "(".repeat(MAX_DEPTH - 1), ")".repeat(MAX_DEPTH - 1));
+        assert_eq!(eval(&ok, &[], None), Ok(1.0));
+        let ok = vec!["1"; MAX_TOKENS / 2].join("+");
+        assert_eq!(eval(&ok, &[], None), Ok((MAX_TOKENS / 2) as f64));
+    }
+
+    #[test]
+    fn errors_are_one_line_and_short() {
+        let e = parse("1 \n kernel.core_pattern").expect_err("bad");
+        assert!(!e.contains('\n'), "{e}");
+        for src in [
+            format!("1 2 {}", "x".repeat(1000)),
+            format!("1{}", "x".repeat(1000)),
+            format!("{}(1)", "f".repeat(1000)),
+            format!("1 {}", "f".repeat(1000)),
+        ] {
+            let e = parse(&src).expect_err("bad");
+            assert!(e.len() < 200, "{e}");
+        }
+        let e = parse("1 \u{1b}[2J").expect_err("bad");
+        assert!(!e.contains('\u{1b}'), "{e}");
+    }
+
+    /// Expressions built from the grammar, some of them broken on purpose.
+    fn expr_text() -> impl Strategy<Value = String> {
+        let leaf = prop_oneof![
+            any::<f64>().prop_map(|f| format!("{f}")),
+            (0u64..5_000_000_000).prop_map(|n| n.to_string()),
+            Just("buffer".to_string()),
+            Just("rate_bps".to_string()),
+            Just("nofact".to_string()),
+            "[a-z_]{1,6}",
+            "\\PC{0,4}",
+        ];
+        leaf.prop_recursive(12, 96, 3, |inner| {
+            let op = prop::sample::select(vec![
+                "+", "-", "*", "/", "<", "<=", ">", ">=", "==", "!=", "&&", "||", ",", "",
+            ]);
+            let func = prop::sample::select(vec!["min", "max", "ceil", "floor", "round_up", "cur", "nope"]);
+            prop_oneof![
+                (inner.clone(), op, inner.clone()).prop_map(|(a, o, b)| format!("{a} {o} {b}")),
+                inner.clone().prop_map(|a| format!("({a})")),
+                inner.clone().prop_map(|a| format!("-{a}")),
+                inner.clone().prop_map(|a| format!("!{a}")),
+                (func, prop::collection::vec(inner.clone(), 0..3))
+                    .prop_map(|(f, args)| format!("{f}({})", args.join(", "))),
+                (0usize..200).prop_map(|n| format!("{}1{}", "(".repeat(n), ")".repeat(n))),
+                inner.prop_map(|a| format!("({a}")),
+            ]
+        })
+    }
+
+    proptest! {
+        // PROPTEST_CASES raises the case count: bench/fuzz-parser.sh runs 1,000,000.
+        #[test]
+        fn parse_and_eval_never_panic(
+            src in expr_text(),
+            junk in "\\PC{0,64}",
+            bytes in proptest::collection::vec(any::<u8>(), 0..64),
+            cur in proptest::collection::vec(any::<f64>(), 0..4),
+        ) {
+            let facts: BTreeMap<String, f64> =
+                [("buffer", 20_643_840.0), ("rate_bps", 5e8)].iter().map(|(k, v)| ((*k).to_string(), *v)).collect();
+            for text in [src.as_str(), junk.as_str(), &String::from_utf8_lossy(&bytes)] {
+                match parse(text) {
+                    Ok(e) => {
+                        let mut vars = Vec::new();
+                        e.vars(&mut vars);
+                        let _ = e.eval(&Env { facts: &facts, current: Some(&cur) });
+                        let _ = e.eval(&Env { facts: &facts, current: None });
+                    }
+                    Err(m) => {
+                        prop_assert!(!m.contains('\n') && !m.contains('\r'), "{m:?}");
+                        prop_assert!(m.chars().count() <= 165, "{m}");
+                    }
+                }
+            }
         }
     }
 }

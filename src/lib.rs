@@ -11,6 +11,7 @@ pub mod diag;
 pub mod error;
 pub mod expr;
 pub mod fsutil;
+pub mod input;
 pub mod measure;
 pub mod output;
 pub mod persist;
@@ -108,7 +109,7 @@ impl Context {
         forward_args.extend(["--state-dir".into(), state_dir.into()]);
         let again_args = again
             .iter()
-            .map(|(flag, v)| format!(" {flag} {}", shell_word(v)))
+            .map(|(flag, v)| format!(" {flag} {}", output::shell_quote(v)))
             .collect();
         Ok(Self {
             os,
@@ -157,19 +158,6 @@ impl Context {
             ))
             .into()),
         }
-    }
-}
-
-/// `s` as one word for a POSIX shell: as it is when it is plainly safe, else single-quoted.
-pub fn shell_word(s: &str) -> String {
-    let plain = !s.is_empty()
-        && s.bytes().all(|b| {
-            b.is_ascii_alphanumeric() || matches!(b, b'/' | b'.' | b'_' | b'-' | b',' | b':' | b'=' | b'+' | b'@')
-        });
-    if plain {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
     }
 }
 

@@ -209,39 +209,6 @@ pub fn overrides(os: Os, root: &Path, keys: &[&str]) -> Vec<String> {
     out
 }
 
-/// Whether a loader.conf(5) line is one tcptune may write: a FreeBSD networking tunable or
-/// the load of a congestion-control module (`cc_htcp_load="YES"`), with a plain value.
-/// Anything else there (init_path, kern.securelevel, module_path, ...) runs at boot with
-/// the kernel's trust, so no profile and no snapshot may put it there.
-pub fn check_loader_line(key: &str, value: &str) -> Result<(), String> {
-    let module = key
-        .strip_prefix("cc_")
-        .and_then(|k| k.strip_suffix("_load"))
-        .is_some_and(|m| !m.is_empty() && m.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()));
-    if !module && !Os::Freebsd.is_network_key(key) {
-        return Err(format!(
-            "{}: not a boot tunable tcptune writes (networking tunables kern.ipc.*, net.inet.*, net.inet6.*, or cc_NAME_load)",
-            crate::sysctl_file::excerpt(key)
-        ));
-    }
-    let v = value
-        .strip_prefix('"')
-        .and_then(|v| v.strip_suffix('"'))
-        .unwrap_or(value);
-    let plain = !v.is_empty()
-        && v.len() <= 64
-        && v.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
-    if !plain || (module && !matches!(v, "YES" | "NO")) {
-        return Err(format!(
-            "{key} = {}: a boot tunable's value must be a plain number or word{}",
-            crate::sysctl_file::excerpt(value),
-            if module { " (YES or NO for a module)" } else { "" }
-        ));
-    }
-    Ok(())
-}
-
 /// The files `apply --persist` may write under `root` for `os`, as named and as resolved
 /// (apply writes through a symlink such as /etc/sysctl.conf -> sysctl.d/99-sysctl.conf).
 pub fn allowed_files(os: Os, root: &Path) -> Vec<PathBuf> {
@@ -277,7 +244,7 @@ pub fn check_record(os: Os, root: &Path, id: &str, fc: &FileChange) -> Result<()
         .collect();
     for (k, v) in &lines {
         if loader {
-            check_loader_line(k, v)?;
+            crate::profile::check_boot_line(k, v)?;
         } else {
             crate::sysctl_file::check_key(k, os).and_then(|()| crate::sysctl_file::check_value(k, v, os).map(drop))?;
         }

@@ -26,6 +26,9 @@ pub const SHIPPED: &[(&str, &str)] = &[
 pub const LIST_HINT: &str =
     "`tcptune profiles` lists the shipped ones; `tcptune profiles export linux > my.toml` starts your own";
 
+/// Larger profile files are refused: the shipped ones are 2 to 5 KiB.
+pub const MAX_PROFILE_BYTES: usize = 1 << 20;
+
 /// Hint for a profile file with a mistake.
 const FILE_HINT: &str =
     "compare with `tcptune profiles show linux`; the fields and facts are in `man tcptune` (PROFILES) and the README";
@@ -167,9 +170,21 @@ struct EntrySpans {
     when: Option<toml::Spanned<String>>,
 }
 
-/// 1-based line of a byte offset.
-fn line_at(text: &str, offset: usize) -> usize {
-    text[..offset.min(text.len())].matches('\n').count() + 1
+/// 1-based lines of byte offsets: the offsets of the line starts, searched. Counting the
+/// newlines before each offset made a 10,000-setting profile take a minute.
+struct Lines(Vec<usize>);
+
+impl Lines {
+    fn new(text: &str) -> Self {
+        Self(
+            std::iter::once(0)
+                .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+                .collect(),
+        )
+    }
+    fn at(&self, offset: usize) -> usize {
+        self.0.partition_point(|&start| start <= offset).max(1)
+    }
 }
 
 /// What tcptune recommends for one key.
@@ -206,13 +221,14 @@ impl Profile {
         }
         let path = Path::new(name_or_path);
         if name_or_path.contains('/') || name_or_path.ends_with(".toml") || path.exists() {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| Error::usage(format!("cannot read profile {name_or_path}: {e}")).with_hint(LIST_HINT))?;
-            return Self::parse(&text, name_or_path);
+            let text =
+                crate::input::read_regular(path, MAX_PROFILE_BYTES, "profile").map_err(|e| e.with_hint(LIST_HINT))?;
+            return Self::parse(&text, &crate::input::shown(path));
         }
         let names: Vec<&str> = SHIPPED.iter().map(|(n, _)| *n).collect();
         Err(Error::usage(format!(
-            "unknown profile \"{name_or_path}\": expected one of {} or a path to a .toml file",
+            "unknown profile \"{}\": expected one of {} or a path to a .toml file",
+            crate::sysctl_file::excerpt(name_or_path),
             names.join(", ")
         ))
         .with_hint(LIST_HINT))
@@ -226,17 +242,18 @@ impl Profile {
     /// Parse and validate. Errors are one line naming `origin`, the line and the field, and a
     /// hint.
     pub fn parse(text: &str, origin: &str) -> Result<Self, Error> {
+        let lines = Lines::new(text);
         let mut p: Self = toml::from_str(text).map_err(|e| {
-            let msg = e.message().replace('\n', " ");
+            let msg = one_line(&truncate(&e.message().replace('\n', " "), 200));
             match e.span() {
                 Some(s) => {
-                    let line = line_at(text, s.start);
+                    let line = lines.at(s.start);
                     // The line itself names the field a type or value error is about.
                     let src = text.lines().nth(line - 1).unwrap_or("").trim();
                     let src = if src.is_empty() || msg.contains(src) {
                         String::new()
                     } else {
-                        format!(" ({})", truncate(src, 60))
+                        format!(" ({})", one_line(&truncate(src, 60)))
                     };
                     Error::usage(format!("profile {origin}, line {line}{src}: {msg}"))
                 }
@@ -248,14 +265,14 @@ impl Profile {
         let mut cap_lines = BTreeMap::new();
         if let Ok(spans) = toml::from_str::<Spans>(text) {
             for (k, v) in spans.caps {
-                cap_lines.insert(k.into_inner(), line_at(text, v.span().start));
+                cap_lines.insert(k.into_inner(), lines.at(v.span().start));
             }
             for (e, s) in p.settings.iter_mut().zip(spans.settings) {
                 e.lines = FieldLines {
-                    key: line_at(text, s.key.span().start),
-                    value: line_at(text, s.value.span().start),
-                    reason: line_at(text, s.reason.span().start),
-                    when: s.when.map_or(0, |w| line_at(text, w.span().start)),
+                    key: lines.at(s.key.span().start),
+                    value: lines.at(s.value.span().start),
+                    reason: lines.at(s.reason.span().start),
+                    when: s.when.map_or(0, |w| lines.at(w.span().start)),
                 };
             }
         }
@@ -265,6 +282,54 @@ impl Profile {
 
     fn validate(&self, cap_lines: &BTreeMap<String, usize>) -> Result<(), Error> {
         let origin = &self.origin;
+        // Profile text ends up in sysctl files, loader.conf, shell commands and terminals:
+        // a newline in any field would start a line of its own there.
+        let plain = |what: &str, line: usize, t: &str| -> Result<(), Error> {
+            match t.chars().find(|c| is_unsafe_char(*c)) {
+                Some(c) => Err(Error::usage(format!(
+                    "profile {origin}, line {line}: {what}: control character {} refused",
+                    c.escape_unicode()
+                ))
+                .with_hint("profile text is one line of printable characters: no newlines, escapes or tabs")),
+                None => Ok(()),
+            }
+        };
+        plain("name", 0, &self.name)?;
+        plain("description", 0, &self.description)?;
+        for (k, v) in self.caps.iter().chain(&self.stock) {
+            let line = cap_lines.get(k).copied().unwrap_or(0);
+            plain("caps/stock key", line, k)?;
+            plain(&crate::sysctl_file::excerpt(k), line, v)?;
+        }
+        for (key, value) in &self.stock {
+            if !self.os.is_network_key(key) {
+                return Err(Error::usage(format!(
+                    "profile {origin}: stock: {} is not a networking sysctl key for {}",
+                    crate::sysctl_file::excerpt(key),
+                    self.os
+                ))
+                .with_hint(key_hint(self.os)));
+            }
+            crate::sysctl_file::check_value(key, value, self.os)
+                .map_err(|m| Error::usage(format!("profile {origin}: stock: {m}")).with_hint(FILE_HINT))?;
+        }
+        for e in &self.settings {
+            for (field, t) in [
+                ("key", Some(&e.key)),
+                ("value", Some(&e.value)),
+                ("reason", Some(&e.reason)),
+                ("when", e.when.as_ref()),
+                ("note", e.note.as_ref()),
+            ] {
+                if let Some(t) = t {
+                    plain(
+                        &format!("setting {}: {field}", crate::sysctl_file::excerpt(&e.key)),
+                        e.lines.of(field),
+                        t,
+                    )?;
+                }
+            }
+        }
         for (key, fact) in &self.caps {
             if !FACTS.iter().any(|(f, _)| f == fact) {
                 return Err(Error::usage(format!(
@@ -282,9 +347,36 @@ impl Profile {
                     e.key
                 ))
             };
-            if e.stage == Stage::Runtime && !self.os.is_network_key(&e.key) {
-                return Err(at("key", &format!("key: not a networking sysctl key for {}", self.os))
-                    .with_hint(key_hint(self.os)));
+            match e.stage {
+                Stage::Runtime if !self.os.is_network_key(&e.key) => {
+                    return Err(at("key", &format!("key: not a networking sysctl key for {}", self.os))
+                        .with_hint(key_hint(self.os)));
+                }
+                Stage::Runtime => {}
+                Stage::Boot => {
+                    // The same care for /boot/loader.conf as for sysctl.conf: a boot entry
+                    // once wrote init_path and kern.securelevel there.
+                    let Some(kind) = boot_kind(self.os, &e.key) else {
+                        return Err(
+                            at("key", "key: not a networking boot-time tunable tcptune writes").with_hint(BOOT_HINT)
+                        );
+                    };
+                    if let Err(m) = check_boot_template(kind, &e.value) {
+                        return Err(at("value", &format!("value: {m}")).with_hint(BOOT_HINT));
+                    }
+                }
+            }
+            if e.stage == Stage::Runtime
+                && let Err(m) = check_runtime_template(&e.value).and_then(|()| {
+                    // Without holes the value is final: check it as apply will.
+                    if e.value.contains('{') {
+                        Ok(())
+                    } else {
+                        crate::sysctl_file::check_value(&e.key, &e.value, self.os).map(|_| ())
+                    }
+                })
+            {
+                return Err(at("value", &format!("value: {m}")).with_hint(FILE_HINT));
             }
             let mut exprs: Vec<(&str, String)> = Vec::new();
             for (field, t) in [("value", &e.value), ("reason", &e.reason)] {
@@ -355,6 +447,15 @@ impl Profile {
                 }
                 _ => rec,
             };
+            // What was filled in is checked like a line of a sysctl file (or loader.conf):
+            // an expression's result or a running value must not change the grammar.
+            match e.stage {
+                Stage::Runtime => crate::sysctl_file::check_value(&e.key, &value, self.os).map(|_| ()),
+                Stage::Boot => boot_kind(self.os, &e.key)
+                    .ok_or_else(|| "not a boot-time tunable".to_string())
+                    .and_then(|k| check_boot_value(k, &value)),
+            }
+            .map_err(|m| fail("value")(format!("renders as an invalid value: {m}")))?;
             let action = match &ks {
                 Some(KeyState::Absent) => Action::Unavailable("not present in this kernel or network namespace".into()),
                 Some(KeyState::Unreadable(why)) => Action::Unavailable(format!("unreadable: {why}")),
@@ -393,6 +494,127 @@ fn key_hint(os: Os) -> &'static str {
             "tcptune reads and writes only the networking keys: kern.ipc.*, net.inet.*, net.inet6.*"
         }
     }
+}
+
+const BOOT_HINT: &str = "boot-time tunables (FreeBSD /boot/loader.conf) are limited to networking: \
+kern.ipc.*, net.inet.*, net.inet6.*, net.isr.*, net.link.ifqmaxlen = a whole number; \
+cc_NAME_load, tcp_bbr_load, tcp_rack_load, h_ertt_load = \"YES\" or \"NO\"";
+
+/// A character no profile text may hold: C0 and C1 controls (newline, CR, ESC, tab, DEL
+/// included), the Unicode line and paragraph separators, and the bidirectional overrides
+/// that make a terminal show text in another order than it is.
+fn is_unsafe_char(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// `s` with every [`is_unsafe_char`] escaped (`\u{a}`), for a message that stays one line.
+fn one_line(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if is_unsafe_char(c) {
+                c.escape_unicode().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+/// What a boot-time tunable holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BootKind {
+    /// A networking sysctl the kernel reads only at boot: a whole number.
+    Number,
+    /// `NAME_load`: load a networking kernel module at boot, "YES" or "NO".
+    ModuleLoad,
+}
+
+/// The boot-time tunables tcptune writes to /boot/loader.conf (FreeBSD only): networking
+/// sysctls and the modules for congestion control and TCP stacks. Nothing else: loader.conf
+/// also sets init_path, kern.securelevel and which kernel boots.
+fn boot_kind(os: Os, key: &str) -> Option<BootKind> {
+    if os != Os::Freebsd {
+        return None;
+    }
+    let word = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
+    if let Some(module) = key.strip_suffix("_load") {
+        let ok = module.strip_prefix("cc_").is_some_and(word) || matches!(module, "tcp_bbr" | "tcp_rack" | "h_ertt");
+        return ok.then_some(BootKind::ModuleLoad);
+    }
+    // net.isr.* (netisr threads and queues) is boot-only networking outside the runtime
+    // tree; the same key syntax is asked of it, checked by mapping it into that tree.
+    let net = os.is_network_key(key)
+        || (key.starts_with("net.isr.") && os.is_network_key(&key.replacen("net.isr.", "net.inet.", 1)))
+        || key == "net.link.ifqmaxlen";
+    net.then_some(BootKind::Number)
+}
+
+/// A boot value as rendered: a whole number, or YES/NO for a module (quoted or not, the
+/// way loader.conf writes it). No other quotes, blanks or characters: loader.conf is read
+/// by a Forth/Lua interpreter at boot.
+fn check_boot_value(kind: BootKind, v: &str) -> Result<(), String> {
+    match kind {
+        BootKind::Number if !v.is_empty() && v.len() <= 20 && v.bytes().all(|b| b.is_ascii_digit()) => Ok(()),
+        BootKind::Number => Err(format!(
+            "expected a whole number, found \"{}\"",
+            crate::sysctl_file::excerpt(v)
+        )),
+        BootKind::ModuleLoad if matches!(v, "\"YES\"" | "\"NO\"" | "YES" | "NO") => Ok(()),
+        BootKind::ModuleLoad => Err(format!(
+            "expected \"YES\" or \"NO\", found {}",
+            crate::sysctl_file::excerpt(v)
+        )),
+    }
+}
+
+/// Whether `key = value` is a boot-time line tcptune may write to /boot/loader.conf (the
+/// one allow-list and grammar, for profiles and for snapshots read back by `revert`).
+pub fn check_boot_line(key: &str, value: &str) -> Result<(), String> {
+    let kind = boot_kind(Os::Freebsd, key).ok_or_else(|| {
+        format!(
+            "{}: not a networking boot-time tunable tcptune writes",
+            crate::sysctl_file::excerpt(key)
+        )
+    })?;
+    check_boot_value(kind, value).map_err(|m| format!("{key}: {m}"))
+}
+
+/// The literal text of a boot value template, holes set aside: [`check_boot_value`] with a
+/// number for each hole.
+fn check_boot_template(kind: BootKind, t: &str) -> Result<(), String> {
+    check_boot_value(kind, &holes_as(t, "1"))
+}
+
+/// The literal text of a runtime value template: what sysctl values are made of (digits,
+/// names, single blanks between fields). The filled value is checked in full at render.
+fn check_runtime_template(t: &str) -> Result<(), String> {
+    let lit = holes_as(t, "1");
+    match lit
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, ' ' | '_' | '-' | '.')))
+    {
+        Some(c) => Err(format!(
+            "{:?} is not part of a sysctl value (numbers and names separated by blanks)",
+            c
+        )),
+        None if lit.trim().is_empty() => Err("empty value".into()),
+        None => Ok(()),
+    }
+}
+
+/// The template with each `{...}` hole replaced by `with` (unclosed holes are left as
+/// they are: [`holes`] reports them).
+fn holes_as(t: &str, with: &str) -> String {
+    let mut out = String::new();
+    let mut rest = t;
+    while let Some(i) = rest.find('{') {
+        let Some(j) = rest[i..].find('}') else { break };
+        out.push_str(&rest[..i]);
+        out.push_str(with);
+        rest = &rest[i + j + 1..];
+    }
+    out.push_str(rest);
+    out
 }
 
 fn facts_hint() -> String {
@@ -485,6 +707,7 @@ fn clamp_fields(os: Os, v: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     fn facts(buffer: f64, needs: f64) -> BTreeMap<String, f64> {
         FACTS
@@ -588,5 +811,205 @@ mod tests {
         // A slow path: the running buffers cover it, nothing changes.
         let s = p.render(&facts(655_360.0, 0.0), &running, false).expect("render");
         assert!(s.iter().all(|s| s.action != Action::Set), "{s:?}");
+    }
+
+    const HEAD: &str = "name = \"x\"\nos = \"freebsd\"\ndescription = \"d\"\n";
+
+    fn entry(key: &str, value: &str, extra: &str) -> String {
+        format!("{HEAD}[[setting]]\nkey = {key:?}\nvalue = {value:?}\nreason = \"r\"\n{extra}")
+    }
+
+    #[test]
+    fn boot_entries_have_an_allow_list_and_a_grammar() {
+        let boot = "stage = \"boot\"\n";
+        for (key, value, want) in [
+            ("init_path", "/tmp/x", "not a networking boot-time tunable"),
+            ("kern.securelevel", "-1", "not a networking boot-time tunable"),
+            ("kern.securelevel", "\"-1\"", "not a networking boot-time tunable"),
+            ("kernel", "evil", "not a networking boot-time tunable"),
+            ("vfs.root.mountfrom", "ufs:/dev/x", "not a networking boot-time tunable"),
+            ("if_evil_load", "\"YES\"", "not a networking boot-time tunable"),
+            ("cc_htcp_load", "\"YES\"\ninit_path=\"/x\"", "control character"),
+            ("cc_htcp_load", "\"YES\" init_path=\"/x\"", "expected \"YES\" or \"NO\""),
+            ("cc_htcp_load", "\"/bin/sh\"", "expected \"YES\" or \"NO\""),
+            ("cc_htcp_load", "YES\"", "expected \"YES\" or \"NO\""),
+            ("kern.ipc.nmbclusters", "1 2", "whole number"),
+            ("kern.ipc.nmbclusters", "\"1\"", "whole number"),
+            ("kern.ipc.nmbclusters", "{buffer}x", "whole number"),
+            ("net.isr..x", "1", "not a networking boot-time tunable"),
+        ] {
+            let e = Profile::parse(&entry(key, value, boot), "p.toml")
+                .expect_err(key)
+                .to_string();
+            assert!(e.contains(want), "{key}={value:?}: {e}");
+            assert!(!e.contains('\n'), "{e}");
+        }
+        for (key, value) in [
+            ("cc_htcp_load", "\"YES\""),
+            ("cc_cubic_load", "NO"),
+            ("tcp_rack_load", "\"YES\""),
+            ("kern.ipc.nmbclusters", "{buffer}"),
+            ("net.isr.maxthreads", "4"),
+            ("net.inet.tcp.tcbhashsize", "65536"),
+        ] {
+            let p = Profile::parse(&entry(key, value, boot), "p.toml").unwrap_or_else(|e| panic!("{key}: {e}"));
+            p.render(&facts(20_643_840.0, 1.0), &|_| None, false).expect("render");
+        }
+        // Boot tunables exist on FreeBSD only.
+        let linux = entry("net.core.rmem_max", "1", boot).replace("freebsd", "linux");
+        assert!(Profile::parse(&linux, "p").is_err());
+    }
+
+    #[test]
+    fn control_characters_are_refused_in_every_field() {
+        let ok = entry(
+            "net.inet.tcp.sendbuf_max",
+            "{send_buffer}",
+            "when = \"needs_raise\"\nnote = \"n\"\n",
+        );
+        Profile::parse(&ok, "p").expect("valid");
+        for (field, good) in [
+            ("name = \"x\"", "x"),
+            ("description = \"d\"", "d"),
+            ("reason = \"r\"", "r"),
+            ("when = \"needs_raise\"", "needs_raise"),
+            ("note = \"n\"", "n"),
+            ("key = \"net.inet.tcp.sendbuf_max\"", "net.inet.tcp.sendbuf_max"),
+        ] {
+            for bad in [
+                "\\n",
+                "\\r",
+                "\\u001b[2J",
+                "\\u007f",
+                "\\t",
+                "\\u0085",
+                "\\u2028",
+                "\\u202e",
+            ] {
+                let evil = field.replacen(
+                    &format!("\"{good}\""),
+                    &format!("\"{good}{bad}kernel.core_pattern = |/tmp/x\""),
+                    1,
+                );
+                let text = ok.replacen(field, &evil, 1);
+                assert_ne!(text, ok);
+                let e = Profile::parse(&text, "p").expect_err(&evil).to_string();
+                assert!(
+                    e.contains("control character") || e.contains("not a networking"),
+                    "{evil}: {e}"
+                );
+                assert!(!e.contains('\n') && !e.contains('\u{1b}'), "{e}");
+            }
+        }
+    }
+
+    #[test]
+    fn runtime_values_keep_the_sysctl_grammar_before_and_after_filling() {
+        let linux = |v: &str| entry("net.ipv4.tcp_rmem", v, "").replace("freebsd", "linux");
+        for bad in [
+            "4096 131072 {buffer}\"",
+            "4096 # {buffer}",
+            "1;reboot",
+            "$(touch x)",
+            "-1 2 3",
+            "1 2",
+        ] {
+            let e = Profile::parse(&linux(bad), "p").expect_err(bad).to_string();
+            assert!(e.contains("value"), "{bad}: {e}");
+        }
+        // Valid as a template, invalid once filled: one number where three are needed.
+        let p = Profile::parse(&linux("{buffer}"), "p").expect("template ok");
+        let e = p
+            .render(&facts(20_643_840.0, 1.0), &|_| None, false)
+            .expect_err("one field")
+            .to_string();
+        assert!(
+            e.contains("renders as an invalid value") && e.contains("3 whole numbers"),
+            "{e}"
+        );
+        // Fields that decrease once filled.
+        let p = Profile::parse(&linux("4096 {buffer} 8192"), "p").expect("template ok");
+        assert!(p.render(&facts(20_643_840.0, 1.0), &|_| None, false).is_err());
+        // A stock value that is not a sysctl value.
+        let text = linux("4096 131072 {buffer}").replace(
+            "[[setting]]",
+            "[stock]\n\"net.ipv4.tcp_rmem\" = \"1 2 3\\nkernel.x = 1\"\n[[setting]]",
+        );
+        assert!(Profile::parse(&text, "p").is_err());
+    }
+
+    #[test]
+    fn ten_thousand_settings_load_in_linear_time() {
+        let mut text = HEAD.replace("freebsd", "linux");
+        for i in 0..10_000 {
+            text.push_str(&format!(
+                "[[setting]]\nkey = \"net.ipv4.k{i}\"\nvalue = \"{{buffer}}\"\nreason = \"r\"\nwhen = \"needs_raise\"\n"
+            ));
+        }
+        let t = std::time::Instant::now();
+        let p = Profile::parse(&text, "p").expect("parse");
+        assert_eq!(p.settings[9_999].lines.key, 4 + 9_999 * 5 + 1);
+        // Counting newlines per field was quadratic: ~17 s for this in a debug build.
+        assert!(t.elapsed() < std::time::Duration::from_secs(5), "{:?}", t.elapsed());
+    }
+
+    /// Text shaped like a profile, with hostile strings where values go.
+    fn near_profile() -> impl Strategy<Value = String> {
+        let string = prop_oneof![
+            Just("net.ipv4.tcp_rmem".to_string()),
+            Just("cc_htcp_load".to_string()),
+            Just("\\\"YES\\\"".to_string()),
+            Just("{buffer}".to_string()),
+            "[a-z._{}()*+ 0-9-]{0,24}",
+            "\\PC{0,12}",
+            "(\\\\[nrtu\"]|\\\\u00[01][0-9a-f]){1,3}",
+        ];
+        let field = prop::sample::select(vec![
+            "key", "value", "reason", "when", "note", "stage", "policy", "name", "os", "bogus",
+        ]);
+        let line = prop_oneof![
+            (field, string.clone()).prop_map(|(f, v)| format!("{f} = \"{v}\"\n")),
+            Just("[[setting]]\n".to_string()),
+            Just("[caps]\n".to_string()),
+            Just("[stock]\n".to_string()),
+            Just("stage = \"boot\"\n".to_string()),
+            (string.clone(), string).prop_map(|(k, v)| format!("\"{k}\" = \"{v}\"\n")),
+            "\\PC{0,20}\n",
+        ];
+        (
+            prop::sample::select(vec!["linux", "freebsd", "macos", "solaris"]),
+            prop::collection::vec(line, 0..16),
+        )
+            .prop_map(|(os, lines)| format!("name = \"f\"\nos = \"{os}\"\ndescription = \"d\"\n{}", lines.concat()))
+    }
+
+    proptest! {
+        // PROPTEST_CASES raises the case count: bench/fuzz-parser.sh runs 1,000,000.
+        #[test]
+        fn parse_and_render_never_panic_and_render_only_safe_text(
+            text in near_profile(),
+            junk in "\\PC{0,96}",
+            bytes in proptest::collection::vec(any::<u8>(), 0..96),
+            buffer in any::<u32>(),
+        ) {
+            for t in [text.as_str(), junk.as_str(), &String::from_utf8_lossy(&bytes)] {
+                match Profile::parse(t, "fuzz.toml") {
+                    Err(e) => {
+                        let e = e.to_string();
+                        prop_assert!(!e.contains('\n') && !e.contains('\r'), "{e:?}");
+                    }
+                    Ok(p) => {
+                        let Ok(settings) = p.render(&facts(f64::from(buffer), 1.0), &|_| None, false) else { continue };
+                        for s in settings {
+                            prop_assert!(!s.key.chars().chain(s.value.chars()).chain(s.reason.chars()).any(is_unsafe_char), "{s:?}");
+                            match s.stage {
+                                Stage::Runtime => prop_assert!(crate::sysctl_file::check_value(&s.key, &s.value, p.os).is_ok(), "{s:?}"),
+                                Stage::Boot => prop_assert!(boot_kind(p.os, &s.key).is_some(), "{s:?}"),
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
 }

@@ -963,86 +963,114 @@ mod tests {
     }
 
     proptest! {
-        #[test]
-        fn bitrate_round_trip(v in 1u64..=10_000_000_000_000) {
-            let b = Bitrate::from_bps(v);
-            prop_assert_eq!(b.to_string().parse::<Bitrate>(), Ok(b));
-        }
+            #[test]
+            fn bitrate_round_trip(v in 1u64..=10_000_000_000_000) {
+                let b = Bitrate::from_bps(v);
+                prop_assert_eq!(b.to_string().parse::<Bitrate>(), Ok(b));
+            }
 
-        #[test]
-        fn bitrate_round_trip_full_range(v in 1u64..) {
-            let b = Bitrate::from_bps(v);
-            prop_assert_eq!(b.to_string().parse::<Bitrate>(), Ok(b));
-        }
+            #[test]
+            fn bitrate_round_trip_full_range(v in 1u64..) {
+                let b = Bitrate::from_bps(v);
+                prop_assert_eq!(b.to_string().parse::<Bitrate>(), Ok(b));
+            }
 
-        #[test]
-        fn bytes_round_trip(v in 0u64..=(1u64 << 50)) {
-            let b = Bytes::new(v);
-            prop_assert_eq!(b.to_string().parse::<Bytes>(), Ok(b));
-        }
+            #[test]
+            fn bytes_round_trip(v in 0u64..=(1u64 << 50)) {
+                let b = Bytes::new(v);
+                prop_assert_eq!(b.to_string().parse::<Bytes>(), Ok(b));
+            }
 
-        #[test]
-        fn bytes_round_trip_full_range(v in any::<u64>()) {
-            let b = Bytes::new(v);
-            prop_assert_eq!(b.to_string().parse::<Bytes>(), Ok(b));
-        }
+            #[test]
+            fn bytes_round_trip_full_range(v in any::<u64>()) {
+                let b = Bytes::new(v);
+                prop_assert_eq!(b.to_string().parse::<Bytes>(), Ok(b));
+            }
 
-        #[test]
-        fn bytes_round_trip_iec_multiples(k in 0u64..=(1 << 30), shift in prop::sample::select(vec![0u32, 8, 10, 18, 20, 28, 30])) {
-            let b = Bytes::new(k << shift);
-            prop_assert_eq!(b.to_string().parse::<Bytes>(), Ok(b));
-        }
+            #[test]
+            fn bytes_round_trip_iec_multiples(k in 0u64..=(1 << 30), shift in prop::sample::select(vec![0u32, 8, 10, 18, 20, 28, 30])) {
+                let b = Bytes::new(k << shift);
+                prop_assert_eq!(b.to_string().parse::<Bytes>(), Ok(b));
+            }
 
-        #[test]
-        fn duration_round_trip(ns in 1u64..=10_000_000_000_000) {
-            let d = Duration::from_std(std::time::Duration::from_nanos(ns));
-            prop_assert_eq!(d.to_string().parse::<Duration>(), Ok(d));
-        }
+            #[test]
+            fn duration_round_trip(ns in 1u64..=10_000_000_000_000) {
+                let d = Duration::from_std(std::time::Duration::from_nanos(ns));
+                prop_assert_eq!(d.to_string().parse::<Duration>(), Ok(d));
+            }
 
-        #[test]
-        fn duration_round_trip_full_range(secs in any::<u64>(), nanos in 0u32..1_000_000_000) {
-            prop_assume!(secs > 0 || nanos > 0);
-            let d = Duration::from_std(std::time::Duration::new(secs, nanos));
-            prop_assert_eq!(d.to_string().parse::<Duration>(), Ok(d));
-        }
+            #[test]
+            fn duration_round_trip_full_range(secs in any::<u64>(), nanos in 0u32..1_000_000_000) {
+                prop_assume!(secs > 0 || nanos > 0);
+                let d = Duration::from_std(std::time::Duration::new(secs, nanos));
+                prop_assert_eq!(d.to_string().parse::<Duration>(), Ok(d));
+            }
 
-        #[test]
-        fn arbitrary_strings_never_panic(s in ".*") {
-            let _ = s.parse::<Bitrate>();
-            let _ = s.parse::<Bytes>();
-            let _ = s.parse::<Duration>();
-        }
+            #[test]
+            fn arbitrary_strings_never_panic(s in ".*") {
+                let _ = s.parse::<Bitrate>();
+                let _ = s.parse::<Bytes>();
+                let _ = s.parse::<Duration>();
+            }
 
-        #[test]
-        fn unit_like_strings_never_panic(s in "[0-9.]{0,20}[a-zA-Zµ/ ]{0,8}") {
-            for r in [
-                s.parse::<Bitrate>().map(|_| ()),
-                s.parse::<Bytes>().map(|_| ()),
-                s.parse::<Duration>().map(|_| ()),
-            ] {
-                if let Err(e) = r {
-                    let m = e.to_string();
-                    prop_assert!(m.starts_with("invalid ") && !m.contains('\n'));
+            #[test]
+            fn unit_like_strings_never_panic(s in "[0-9.]{0,20}[a-zA-Zµ/ ]{0,8}") {
+                for r in [
+                    s.parse::<Bitrate>().map(|_| ()),
+                    s.parse::<Bytes>().map(|_| ()),
+                    s.parse::<Duration>().map(|_| ()),
+                ] {
+                    if let Err(e) = r {
+                        let m = e.to_string();
+                        prop_assert!(m.starts_with("invalid ") && !m.contains('\n'));
+                    }
                 }
             }
-        }
 
-        #[test]
-        fn bare_numbers_rejected(s in "-?[0-9]{1,30}(\\.[0-9]{1,12})?") {
-            prop_assert!(s.parse::<Bitrate>().is_err());
-            prop_assert!(s.parse::<Duration>().is_err());
-        }
-
-        #[test]
-        fn decimal_parse_is_exact(int in 0u64..1_000_000, frac in 0u32..1000) {
-            // "int.frac(3 digits)ms" is exactly int*1e6 + frac*1e3 ns.
-            let s = format!("{int}.{frac:03}ms");
-            let want = u128::from(int) * 1_000_000 + u128::from(frac) * 1_000;
-            if want == 0 {
-                prop_assert!(dur_ns(&s).is_err());
-            } else {
-                prop_assert_eq!(dur_ns(&s), Ok(want));
+            #[test]
+            fn bare_numbers_rejected(s in "-?[0-9]{1,30}(\\.[0-9]{1,12})?") {
+                prop_assert!(s.parse::<Bitrate>().is_err());
+                prop_assert!(s.parse::<Duration>().is_err());
             }
-        }
+
+            #[test]
+            fn decimal_parse_is_exact(int in 0u64..1_000_000, frac in 0u32..1000) {
+                // "int.frac(3 digits)ms" is exactly int*1e6 + frac*1e3 ns.
+                let s = format!("{int}.{frac:03}ms");
+                let want = u128::from(int) * 1_000_000 + u128::from(frac) * 1_000;
+                if want == 0 {
+                    prop_assert!(dur_ns(&s).is_err());
+                } else {
+                    prop_assert_eq!(dur_ns(&s), Ok(want));
+                }
+            }
+
+            // PROPTEST_CASES raises the case count: bench/fuzz-parser.sh runs 1,000,000.
+            #[test]
+            fn parsers_never_panic_on_any_text(
+                junk in "\\PC{0,40}",
+                shaped in "[-+]?[0-9]{0,30}(\\.[0-9]{0,30})?([eE][-+]?[0-9]{1,4})?[ ]?(bit|kbit|Mbit|gbit|G|t|m|ms|s|us|ns|µs|KiB|MiB|GiB|TiB|PiB|EiB|KB|MB|k|B|bps|mbps|Mbit/s|x|)",
+                bytes in proptest::collection::vec(any::<u8>(), 0..40),
+                ctrl in "[0-9]{1,3}[\\n\\r\\x1b\\x00\\x7fa-z]{0,4}",
+            ) {
+                for t in [junk.as_str(), shaped.as_str(), &String::from_utf8_lossy(&bytes), ctrl.as_str()] {
+                    // Whatever is accepted displays and parses back to itself; whatever is
+                    // refused is one line.
+                    match t.parse::<Bitrate>() {
+                        Ok(b) => prop_assert_eq!(b.to_string().parse::<Bitrate>(), Ok(b)),
+                        Err(e) => prop_assert!(!e.to_string().contains('\n'), "{e}"),
+                    }
+                    match t.parse::<Bytes>() {
+                        Ok(b) => prop_assert_eq!(b.to_string().parse::<Bytes>(), Ok(b)),
+                        Err(e) => prop_assert!(!e.to_string().contains('\n'), "{e}"),
+                    }
+                    match t.parse::<Duration>() {
+                        Ok(d) => {
+                            let _ = (d.as_millis_f64(), d.to_string());
+                        }
+                        Err(e) => prop_assert!(!e.to_string().contains('\n'), "{e}"),
+                    }
+                }
+            }
     }
 }

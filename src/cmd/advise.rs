@@ -284,6 +284,7 @@ pub fn advise(a: &AdviseArgs, ctx: &Context, prober: &dyn PathProber) -> anyhow:
         .into());
     }
     let (path, hosts, mut notes) = resolve_path(a, ctx, prober)?;
+    bdp::check_path(path.rate, path.rtt).map_err(Error::usage)?;
     let sizing = if a.loss_recovery {
         bdp::size_for_loss(path.rate, path.rtt, path.mdev)
     } else {
@@ -512,7 +513,11 @@ fn header(out: &mut dyn Write, a: &Advice) -> std::io::Result<()> {
         Source::Measured => "measured",
         Source::Assumed => "ASSUMED: link speed unknown",
     };
-    let host = a.host.as_deref().map(|h| format!(" to {h}")).unwrap_or_default();
+    let host = a
+        .host
+        .as_deref()
+        .map(|h| format!(" to {}", output::comment(h)))
+        .unwrap_or_default();
     writeln!(
         out,
         "# path{host}: RTT {} ms ({}), bandwidth {} ({})",
@@ -543,13 +548,20 @@ fn header(out: &mut dyn Write, a: &Advice) -> std::io::Result<()> {
         writeln!(
             out,
             "# host {} ({}): rtt min/avg/max/mdev {:.3}/{:.3}/{:.3}/{:.3} ms, {} of {} answered",
-            h.host, h.measurement.addr, r.min_ms, r.avg_ms, r.max_ms, r.mdev_ms, r.received, r.sent
+            output::comment(&h.host),
+            h.measurement.addr,
+            r.min_ms,
+            r.avg_ms,
+            r.max_ms,
+            r.mdev_ms,
+            r.received,
+            r.sent
         )?;
         if let Some(c) = &h.measurement.capacity {
             writeln!(
                 out,
                 "# host {}: bottleneck {}{} from packet trains ({} of {} trains of {} x {} bytes agree)",
-                h.host,
+                output::comment(&h.host),
                 if c.sender_limited { "at least " } else { "" },
                 output::rate(c.bps as f64),
                 c.agreeing,
@@ -560,10 +572,10 @@ fn header(out: &mut dyn Write, a: &Advice) -> std::io::Result<()> {
         }
     }
     for n in &a.notes {
-        writeln!(out, "# note: {n}")?;
+        writeln!(out, "# note: {}", output::comment(n))?;
     }
     for w in &a.warnings {
-        writeln!(out, "# warning: {w}")?;
+        writeln!(out, "# warning: {}", output::comment(w))?;
     }
     Ok(())
 }
@@ -578,21 +590,21 @@ fn write_sysctl(out: &mut dyn Write, a: &Advice) -> anyhow::Result<()> {
             "#\n# no change needed: the running values already meet this path's needs"
         )?;
     }
+    // Profiles refuse control characters; every comment is made one line all the same, so
+    // no text can end a comment and start a live line.
+    let c = output::comment;
     for s in &a.settings {
         writeln!(out, "#")?;
-        writeln!(out, "# {}", s.reason)?;
+        writeln!(out, "# {}", c(&s.reason))?;
         if let Some(n) = &s.note {
-            writeln!(out, "# note: {n}")?;
+            writeln!(out, "# note: {}", c(n))?;
         }
+        let (key, value) = (c(&s.key), c(&s.value));
         match (&s.action, s.stage) {
-            (_, Stage::Boot) => writeln!(
-                out,
-                "# boot-time tunable, add to /boot/loader.conf: {}={}",
-                s.key, s.value
-            )?,
-            (Action::Set, Stage::Runtime) => writeln!(out, "{}{sep}{}", s.key, s.value)?,
-            (Action::Keep, _) => writeln!(out, "# {}{sep}{}  (already running: no change)", s.key, s.value)?,
-            (Action::Unavailable(why), _) => writeln!(out, "# {}{sep}{}  (not applied: {why})", s.key, s.value)?,
+            (_, Stage::Boot) => writeln!(out, "# boot-time tunable, add to /boot/loader.conf: {key}={value}")?,
+            (Action::Set, Stage::Runtime) => writeln!(out, "{key}{sep}{value}")?,
+            (Action::Keep, _) => writeln!(out, "# {key}{sep}{value}  (already running: no change)")?,
+            (Action::Unavailable(why), _) => writeln!(out, "# {key}{sep}{value}  (not applied: {})", c(why))?,
         }
     }
     Ok(())
@@ -602,17 +614,20 @@ fn write_shell(out: &mut dyn Write, a: &Advice) -> anyhow::Result<()> {
     writeln!(out, "#!/bin/sh")?;
     header(out, a)?;
     let w = if a.os == Os::Linux { "sysctl -w " } else { "sysctl " };
+    let c = output::comment;
     for s in &a.settings {
-        let line = format!("{w}{}=\"{}\"", s.key, s.value);
+        // One single-quoted word: `key=value` from a profile must never run as shell code.
+        let line = format!("{w}{}={}", output::shell_quote(&s.key), output::shell_quote(&s.value));
         match (&s.action, s.stage) {
             (_, Stage::Boot) => writeln!(
                 out,
                 "# boot-time tunable, add to /boot/loader.conf: {}={}",
-                s.key, s.value
+                c(&s.key),
+                c(&s.value)
             )?,
-            (Action::Set, Stage::Runtime) => writeln!(out, "{line}")?,
-            (Action::Keep, _) => writeln!(out, "# {line}  # already running")?,
-            (Action::Unavailable(why), _) => writeln!(out, "# {line}  # not applied: {why}")?,
+            (Action::Set, Stage::Runtime) => writeln!(out, "{}", c(&line))?,
+            (Action::Keep, _) => writeln!(out, "# {}  # already running", c(&line))?,
+            (Action::Unavailable(why), _) => writeln!(out, "# {}  # not applied: {}", c(&line), c(why))?,
         }
     }
     Ok(())

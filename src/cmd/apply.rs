@@ -293,15 +293,16 @@ fn gather(a: &ApplyArgs, ctx: &Context) -> anyhow::Result<Input> {
         .into()),
         (Some(file), false) => {
             let (text, source, origin) = if file.as_os_str() == "-" {
-                let mut t = String::new();
-                std::io::Read::take(std::io::stdin().lock(), sysctl_file::MAX_FILE_BYTES as u64 + 1)
-                    .read_to_string_lossless(&mut t)
-                    .map_err(|e| Error::usage(format!("cannot read stdin: {e}")))?;
+                let t = crate::input::read_stdin(sysctl_file::MAX_FILE_BYTES)?;
                 (t, "stdin".to_string(), "stdin".to_string())
             } else {
                 let t = read_file(file)?;
                 let shown = std::path::absolute(file).unwrap_or_else(|_| file.clone());
-                (t, format!("file {}", shown.display()), file.display().to_string())
+                (
+                    t,
+                    format!("file {}", crate::input::shown(&shown)),
+                    crate::input::shown(file),
+                )
             };
             let entries = sysctl_file::parse(&text, ctx.os).map_err(|errs| {
                 let all: Vec<String> = errs
@@ -369,36 +370,40 @@ fn gather(a: &ApplyArgs, ctx: &Context) -> anyhow::Result<Input> {
     }
 }
 
-trait ReadLossless {
-    fn read_to_string_lossless(&mut self, s: &mut String) -> std::io::Result<usize>;
-}
-
-impl<R: std::io::Read> ReadLossless for R {
-    /// Like read_to_string, but a non-UTF-8 byte is an error naming what was expected.
-    fn read_to_string_lossless(&mut self, s: &mut String) -> std::io::Result<usize> {
-        let mut buf = Vec::new();
-        let n = self.read_to_end(&mut buf)?;
-        *s = String::from_utf8(buf)
-            .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "not a text file (invalid UTF-8)"))?;
-        Ok(n)
-    }
-}
-
 fn read_file(path: &Path) -> anyhow::Result<String> {
-    let f = std::fs::File::open(path).map_err(|e| Error::usage(format!("cannot read {}: {e}", path.display())))?;
-    let mut text = String::new();
-    std::io::Read::take(f, sysctl_file::MAX_FILE_BYTES as u64 + 1)
-        .read_to_string_lossless(&mut text)
-        .map_err(|e| Error::usage(format!("cannot read {}: {e}", path.display())))?;
-    Ok(text)
+    Ok(crate::input::read_regular(
+        path,
+        sysctl_file::MAX_FILE_BYTES,
+        "sysctl file",
+    )?)
 }
 
-/// One error naming the first problem; the rest, if any, in the hint.
+/// Errors shown in full; the rest are counted. A file of 60,000 bad lines once printed
+/// 7 MB of errors.
+const SHOWN_ERRORS: usize = 5;
+/// Longest one error may be in the message, in characters.
+const ERROR_CHARS: usize = 240;
+
+/// One error naming the first problem; the next few in the hint, then how many more.
 fn many(make: fn(String) -> Error, all: &[String], tail: &str) -> anyhow::Error {
-    let first = all.first().cloned().unwrap_or_default();
+    let cut = |s: &String| -> String {
+        if s.chars().count() > ERROR_CHARS {
+            format!("{}...", s.chars().take(ERROR_CHARS).collect::<String>())
+        } else {
+            s.clone()
+        }
+    };
+    let first = all.first().map(cut).unwrap_or_default();
     let e = make(first);
     let hint = if all.len() > 1 {
-        format!("{} more: {}; {tail}", all.len() - 1, all[1..].join("; "))
+        let shown: Vec<String> = all[1..].iter().take(SHOWN_ERRORS - 1).map(cut).collect();
+        let rest = all.len() - 1 - shown.len();
+        let more = if rest > 0 {
+            format!("; and {rest} more")
+        } else {
+            String::new()
+        };
+        format!("{} more: {}{more}; {tail}", all.len() - 1, shown.join("; "))
     } else {
         tail.to_string()
     };

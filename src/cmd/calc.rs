@@ -48,6 +48,17 @@ pub fn compute(a: &CalcArgs) -> Result<CalcReport, Error> {
     if a.window.is_some_and(|w| w.get() == 0) {
         return Err(Error::usage("--window must be greater than zero"));
     }
+    if let (Some(rate), Some(rtt)) = (a.bandwidth, a.rtt) {
+        bdp::check_path(rate, rtt).map_err(Error::usage)?;
+    }
+    // TCP's MSS option is 16 bits: a larger MSS is a typo, and would give a Mathis bound
+    // for a flow that cannot exist.
+    if a.loss.is_some() && !(1..=u64::from(u16::MAX)).contains(&a.mss.get()) {
+        return Err(Error::usage(format!(
+            "--mss {} is outside 1..=65535 bytes (the TCP MSS option is 16 bits)",
+            a.mss.get()
+        )));
+    }
     let mut r = CalcReport {
         bandwidth_bps: a.bandwidth.map(crate::units::Bitrate::bps),
         rtt_ms: a.rtt.map(|d| d.as_millis_f64()),
@@ -71,12 +82,9 @@ pub fn compute(a: &CalcArgs) -> Result<CalcReport, Error> {
         r.max_throughput_bps = Some(bdp::max_throughput_bps(w, rtt));
     }
     if let (Some(w), Some(rate)) = (a.window, a.bandwidth) {
-        r.max_rtt_ms = Some(bdp::max_rtt_for(w, rate).as_millis_f64());
+        r.max_rtt_ms = Some(bdp::max_rtt_for(w, rate).map_err(Error::usage)?.as_millis_f64());
     }
     if let (Some(loss), Some(rtt)) = (a.loss, a.rtt) {
-        if a.mss.get() == 0 {
-            return Err(Error::usage("--mss must be greater than zero"));
-        }
         r.mathis_bps = Some(bdp::mathis_bps(a.mss, rtt, loss / 100.0));
     }
     Ok(r)

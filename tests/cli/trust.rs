@@ -515,7 +515,7 @@ fn root_refuses_a_sysctl_cmd_someone_else_could_change() {
     need_root("this test");
     let tmp = tempfile::tempdir().expect("tempdir");
     let marker = tmp.path().join("ran");
-    let script = format!("#!/bin/sh\ntouch {}\necho 2097152\n", marker.display());
+    let script = format!("#!/bin/sh\ntouch {}\necho 1\n", marker.display());
     // Three ways another user steers the program: owns it, may write it, owns its directory.
     let theirs = tmp.path().join("theirs");
     std::fs::create_dir(&theirs).expect("mkdir");
