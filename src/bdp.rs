@@ -1,7 +1,7 @@
 //! The pure model: bandwidth-delay product, how big the kernel's buffers must be to
 //! keep a path full, and throughput ceilings. No I/O here.
 //!
-//! # The sizing rule (see README "How tcptune sizes buffers")
+//! # The sizing rule (see docs/SIZING.md)
 //! * `BDP = rate × RTT_min` — the bytes in flight needed to fill the path.
 //! * **Receiver** (`tcp_rmem[2]`): the receiver does not advertise its whole buffer. Before
 //!   Linux 6.6 the window was `tcp_rmem × (1 − 2^−tcp_adv_win_scale)` = ½ of the buffer with

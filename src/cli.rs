@@ -7,13 +7,21 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crate::platform::Os;
 use crate::units::{Bitrate, Bytes, Duration};
 
-const AFTER_HELP: &str = "\
-Units: rates are bits per second, SI (500mbit, 1gbit, 10G, 100m); durations 25ms, 1.5s, 250us;
-sizes 64KiB, 4MiB, 65536, 64KB (= 64000 bytes).
+/// Units, exit codes and examples after `tcptune --help`, from the same tables as the man page.
+fn after_help() -> String {
+    let mut s = String::from("Units:\n");
+    for (what, means) in crate::units::MEANINGS {
+        s.push_str(&format!("  {what:<7} {means}\n"));
+    }
+    s.push_str("\nExit codes:\n");
+    for (code, means) in crate::error::exit::MEANINGS {
+        s.push_str(&format!("  {code}  {means}\n"));
+    }
+    s.push_str(EXAMPLES);
+    s
+}
 
-Exit codes: 0 ok, 1 check found problems, 2 usage or bad input, 3 not permitted
-(root needed, read-only key), 4 measurement failed (host unreachable, no probe answered).
-
+const EXAMPLES: &str = "
 Examples:
   tcptune calc --bandwidth 1gbit --rtt 25ms
   tcptune advise --rtt 150ms --bandwidth 500mbit
@@ -52,7 +60,7 @@ namespace, 3 values changed since, a write failed, the lock is held, or not root
 pub const DEFAULT_STATE_DIR: &str = "/var/lib/tcptune";
 
 #[derive(Debug, Parser)]
-#[command(name = "tcptune", version, about = "TCP tuning advisor: size kernel buffers to the path's bandwidth-delay product", after_help = AFTER_HELP)]
+#[command(name = "tcptune", version, about = "TCP tuning advisor: size kernel buffers to the path's bandwidth-delay product", after_help = after_help())]
 pub struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,

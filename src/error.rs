@@ -2,8 +2,29 @@
 
 use std::process::ExitCode;
 
-/// Exit codes (documented in `tcptune --help` and README).
+/// Exit codes. Their meanings are [`exit::MEANINGS`], the one text behind `tcptune --help`,
+/// the man page and docs/GUIDE.md (a test keeps the guide's table equal to it).
 pub mod exit {
+    /// Every exit code and what it means, for --help, the man page and the guide.
+    pub const MEANINGS: &[(u8, &str)] = &[
+        (OK, "ok; also when stdout is closed early (piped into head, say)"),
+        (CHECK_FOUND_PROBLEMS, "check found problems"),
+        (
+            USAGE,
+            "usage or bad input: units, options, profiles, sysctl files, an unknown or damaged snapshot; nothing was changed",
+        ),
+        (
+            NOT_PERMITTED,
+            "not permitted: root needed, a read-only key, a congestion control this network namespace may not \
+             choose, the kernel refused a write, an untrusted state directory or program, the lock is held, \
+             the snapshot could not be saved; nothing was left changed",
+        ),
+        (
+            MEASUREMENT_FAILED,
+            "measurement failed: host unresolvable or unreachable, no probe answered",
+        ),
+    ];
+
     pub const OK: u8 = 0;
     pub const CHECK_FOUND_PROBLEMS: u8 = 1;
     pub const USAGE: u8 = 2;

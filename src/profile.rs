@@ -30,8 +30,7 @@ pub const LIST_HINT: &str =
 pub const MAX_PROFILE_BYTES: usize = 1 << 20;
 
 /// Hint for a profile file with a mistake.
-const FILE_HINT: &str =
-    "compare with `tcptune profiles show linux`; the fields and facts are in `man tcptune` (PROFILES) and the README";
+const FILE_HINT: &str = "compare with `tcptune profiles show linux`; the fields and facts are in `man tcptune` (PROFILES) and docs/GUIDE.md";
 
 /// The facts a profile expression may name, with what they mean.
 pub const FACTS: &[(&str, &str)] = &[

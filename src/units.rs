@@ -17,6 +17,25 @@
 //!
 //! A single space between number and unit is allowed (`100 Mbit/s`).
 
+/// What each kind of quantity accepts on input, and how output writes numbers: the one text
+/// behind `tcptune --help`, the man page and docs/GUIDE.md (a test keeps the guide equal to it).
+pub const MEANINGS: &[(&str, &str)] = &[
+    (
+        "RATE",
+        "bits per second, SI: 500mbit, 500Mbit, 500mbps, 500Mbit/s, 1gbit, 1G, 10gbit, 100m \
+         (1 Mbit/s = 10^6 bit/s). A bare number is rejected, and so is MB/s: rates are bits.",
+    ),
+    ("DUR", "25ms, 0.025s, 150ms, 1.5s, 250us."),
+    (
+        "SIZE",
+        "65536 (bytes), 64KiB = 65536, 64KB = 64000, 4MiB = 4194304: IEC and SI as written.",
+    ),
+    (
+        "output",
+        "sysctl values are exact bytes; sizes for people show exact bytes and IEC units (9375000 bytes \
+         (8.94 MiB)); rates SI.",
+    ),
+];
 use std::fmt;
 use std::str::FromStr;
 

@@ -152,35 +152,22 @@ fn tp(r: &mut Roff, head: Vec<clap_mangen::roff::Inline>, body: &str) {
 
 fn sections(r: &mut Roff) {
     r.control("SH", ["UNITS"]);
-    tp(
-        r,
-        vec![italic("RATE")],
-        "Bits per second, SI: 500mbit, 500Mbit, 500mbps, 500Mbit/s, 1gbit, 1G, 10gbit, 100m (1 Mbit/s = 10^6 bit/s). \
-         A bare number is rejected, and so is MB/s: rates are bits.",
-    );
-    tp(r, vec![italic("DUR")], "25ms, 0.025s, 150ms, 1.5s, 250us.");
-    tp(
-        r,
-        vec![italic("SIZE")],
-        "65536 (bytes), 64KiB = 65536, 64KB = 64000, 4MiB = 4194304: IEC and SI as written.",
-    );
-    r.control("PP", []);
-    r.text([roman(
-        "Output: sysctl values are exact bytes; sizes for people show exact bytes and IEC units; rates SI.",
-    )]);
+    for (what, means) in crate::units::MEANINGS {
+        if *what == "output" {
+            r.control("PP", []);
+            r.text([roman(format!("Output: {means}"))]);
+        } else {
+            tp(r, vec![italic(*what)], means);
+        }
+    }
 
     r.control("SH", ["EXIT STATUS"]);
-    for (code, what) in [
-        ("0", "Success; also when stdout is closed early (tcptune ... | head)."),
-        ("1", "check found problems."),
-        ("2", "Usage or bad input: units, options, profiles."),
-        ("3", "Not permitted: root needed, or a read-only key."),
-        (
-            "4",
-            "Measurement failed: host unresolvable or unreachable, no probe answered.",
-        ),
-    ] {
-        tp(r, vec![bold(code)], what);
+    for (code, means) in crate::error::exit::MEANINGS {
+        let mut m = means.to_string();
+        if let Some(first) = m.get_mut(..1) {
+            first.make_ascii_uppercase();
+        }
+        tp(r, vec![bold(code.to_string())], &format!("{m}."));
     }
     r.control("PP", []);
     r.text([roman(

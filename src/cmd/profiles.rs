@@ -109,7 +109,7 @@ pub fn export(name: &str) -> Result<String, Error> {
          # change a value, reason or condition, drop settings you do not want, add your own, then\n\
          #   tcptune advise --profile THIS_FILE --rtt 150ms --bandwidth 500mbit\n\
          # tcptune checks the file when it loads it and names the line and field of any mistake.\n\
-         # The format and the facts an expression may use: `man tcptune` (PROFILES) or the README.\n\
+         # The format and the facts an expression may use: `man tcptune` (PROFILES) or docs/GUIDE.md.\n\
          # The built-in \"{name}\" profile is not affected by edits here.\n\
          #\n\
          {body}",

@@ -1,6 +1,6 @@
 //! Shipping: the man page and completion scripts (their snapshots are the packaged files in
-//! assets/), the first-run guide, `tcptune profiles`, and every message the README's
-//! Troubleshooting section shows, produced for real and compared with the README verbatim.
+//! assets/), the first-run guide, `tcptune profiles`, and every message docs/FAQ.md
+//! Troubleshooting section shows, produced for real and compared with it verbatim.
 //!
 //! UPDATE_SNAPSHOTS=1 rewrites assets/ from the binary instead of comparing.
 
@@ -389,9 +389,9 @@ fn profile_mistakes_name_file_line_and_field() {
 
 // ---------------------------------------------------------------- troubleshooting
 
-/// One message the README's Troubleshooting section shows.
+/// One message the Troubleshooting section of docs/FAQ.md shows.
 struct Case {
-    /// The command as the README shows it after `$ `.
+    /// The command as docs/FAQ.md shows it after `$ `.
     shown: &'static str,
     /// The arguments tcptune really gets.
     args: &'static [&'static str],
@@ -554,11 +554,11 @@ fn set_mode(p: &Path, mode: u32) {
     std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).expect("chmod");
 }
 
-/// The README shows each case as `$ command` followed by the exact stderr, and the bad profile.
+/// docs/FAQ.md shows each case as `$ command` followed by the exact stderr, and the bad profile.
 #[test]
 fn troubleshooting_section_shows_each_message_verbatim() {
-    let readme = std::fs::read_to_string(repo().join("README.md")).expect("README");
-    let section = readme
+    let faq = std::fs::read_to_string(repo().join("docs/FAQ.md")).expect("docs/FAQ.md");
+    let section = faq
         .split("\n## Troubleshooting\n")
         .nth(1)
         .expect("a Troubleshooting section")
@@ -569,8 +569,46 @@ fn troubleshooting_section_shows_each_message_verbatim() {
         let block = format!("$ {}\n{}", case.shown, case.stderr);
         assert!(
             section.contains(&block),
-            "README Troubleshooting lacks, verbatim:\n{block}"
+            "docs/FAQ.md Troubleshooting lacks, verbatim:\n{block}"
         );
     }
-    assert!(section.contains(BAD_PROFILE), "README lacks the bad profile mine.toml");
+    assert!(
+        section.contains(BAD_PROFILE),
+        "docs/FAQ.md lacks the bad profile mine.toml"
+    );
+}
+
+/// The guide's Units and Exit codes sections (its last two) are generated from the same
+/// tables as `tcptune --help` and the man page: described once, shown three times.
+#[test]
+fn the_guide_shows_units_and_exit_codes_from_the_source() {
+    let mut want = String::from("## Units\n\n| input | accepted |\n|---|---|\n");
+    let mut output = String::new();
+    for (what, means) in tcptune::units::MEANINGS {
+        if *what == "output" {
+            output = format!("Output: {means}\n");
+        } else {
+            want.push_str(&format!("| {what} | {means} |\n"));
+        }
+    }
+    want.push_str(&format!(
+        "\n{output}\nBad input is one line on stderr and exit code 2.\n\n"
+    ));
+    want.push_str("## Exit codes\n\n| code | meaning |\n|---|---|\n");
+    for (code, means) in tcptune::error::exit::MEANINGS {
+        want.push_str(&format!("| {code} | {means} |\n"));
+    }
+    let path = repo().join("docs/GUIDE.md");
+    let guide = std::fs::read_to_string(&path).expect("docs/GUIDE.md");
+    let at = guide.find("\n## Units\n").expect("a Units section") + 1;
+    if update() {
+        std::fs::write(&path, format!("{}{want}", &guide[..at])).expect("write");
+        return;
+    }
+    assert_eq!(
+        &guide[at..],
+        want,
+        "docs/GUIDE.md's Units and Exit codes differ from src/units.rs and src/error.rs; \
+         UPDATE_SNAPSHOTS=1 cargo test --test cli ship:: rewrites them"
+    );
 }
