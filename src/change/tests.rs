@@ -1,0 +1,1 @@
+//! Tests of the change transaction against a kernel in memory.
