@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
 use crate::expr::{self, Env};
-use crate::platform::{Access, KeyState, Os};
+use crate::platform::{Access, KeyState, Os, same_value};
 use crate::units::Bytes;
 
 /// Shipped profiles, by name.
@@ -464,15 +464,11 @@ impl Profile {
                 Some(KeyState::Present {
                     access: Access::ReadOnly,
                     value: v,
-                }) if !crate::platform::same_value(v, &value) => {
+                }) if !same_value(v, &value) => {
                     Action::Unavailable("read-only in this network namespace: set it on the host".into())
                 }
-                Some(KeyState::Present { value: v, .. }) if crate::platform::same_value(v, &value) => Action::Keep,
-                None if baseline
-                    .as_deref()
-                    .is_some_and(|b| crate::platform::same_value(b, &value))
-                    && e.stage == Stage::Runtime =>
-                {
+                Some(KeyState::Present { value: v, .. }) if same_value(v, &value) => Action::Keep,
+                None if baseline.as_deref().is_some_and(|b| same_value(b, &value)) && e.stage == Stage::Runtime => {
                     Action::Keep
                 }
                 _ => Action::Set,

@@ -236,7 +236,7 @@ pub fn revert(env: &Env, snap: Snapshot, opts: RevertOpts) -> anyhow::Result<Out
 }
 
 /// [`revert`] as seen from `here` (tests give another boot or namespace).
-fn revert_in(env: &Env, mut snap: Snapshot, opts: RevertOpts, here: &Identity) -> anyhow::Result<Outcome> {
+pub(super) fn revert_in(env: &Env, mut snap: Snapshot, opts: RevertOpts, here: &Identity) -> anyhow::Result<Outcome> {
     let (backend, store) = (env.backend, env.store);
     let target = backend.describe();
     check_contents(&snap, opts.persist_root)?;
