@@ -1,5 +1,6 @@
 //! `apply --for`: the detached process that reverts a snapshot when it expires — starting
-//! it, and what it does (wait for the expiry, then revert unless someone already did).
+//! it, what it does (wait for the expiry, then revert unless someone already did), and
+//! whether it still runs.
 
 use std::ffi::OsString;
 use std::time::{Duration, SystemTime};
@@ -8,6 +9,9 @@ use super::Env;
 use super::revert::{Outcome, RevertOpts, revert};
 use crate::error::Error;
 use crate::snapshot::{Snapshot, Store};
+
+/// The hidden subcommand the timer runs as; also how a running timer is recognised.
+const SUBCOMMAND: &str = "revert-timer";
 
 /// Start the detached process that reverts `snap` when it expires: its own session
 /// (setsid), so closing the terminal or ending the login shell does not take it down;
@@ -22,7 +26,7 @@ pub fn spawn(store: &Store, snap: &Snapshot, args: &[OsString]) -> anyhow::Resul
         .map_err(|e| anyhow::anyhow!("cannot open {}: {e}", log_path.display()))?;
     let mut cmd = std::process::Command::new(exe);
     cmd.args(args)
-        .arg("revert-timer")
+        .arg(SUBCOMMAND)
         .arg(&snap.id)
         .stdin(std::process::Stdio::null())
         .stdout(log.try_clone()?)
@@ -92,4 +96,26 @@ pub fn revert_expired(env: &Env, id: &str) -> anyhow::Result<Option<Outcome>> {
             Err(e)
         }
     }
+}
+
+/// Whether process `pid` is the `apply --for` timer of snapshot `id` (a pid can be reused).
+pub fn is_running(pid: u32, id: &str) -> bool {
+    match std::fs::read(format!("/proc/{pid}/cmdline")) {
+        Ok(cmd) => {
+            let args: Vec<&[u8]> = cmd.split(|b| *b == 0).collect();
+            args.contains(&SUBCOMMAND.as_bytes()) && args.contains(&id.as_bytes())
+        }
+        // No /proc (FreeBSD, macOS): whether the process exists.
+        Err(_) => alive(pid),
+    }
+}
+
+/// Whether process `pid` exists.
+fn alive(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    // SAFETY: kill with signal 0 sends nothing; it only checks that the process exists.
+    let r = unsafe { libc::kill(pid, 0) };
+    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
