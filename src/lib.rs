@@ -5,6 +5,7 @@
 //! `units`, `bdp`, `expr` and `profile` do no I/O.
 
 pub mod bdp;
+pub mod change;
 pub mod cli;
 pub mod cmd;
 pub mod diag;
@@ -146,6 +147,18 @@ impl Context {
             forward_args: Vec::new(),
             again_args: String::new(),
         }
+    }
+
+    /// The backend for commands that change the running system: an error naming `command`
+    /// when there is none (advising for another OS, with no --sysctl-dir / --sysctl-cmd).
+    pub fn changing_backend(&self, command: &str) -> anyhow::Result<&dyn SysctlBackend> {
+        self.backend.as_deref().ok_or_else(|| {
+            error::Error::usage(format!(
+                "{command} changes the running system, which is not {}: use --sysctl-dir DIR or --sysctl-cmd PATH to point at one",
+                self.os
+            ))
+            .into()
+        })
     }
 
     /// For commands that report: table (default) or json.

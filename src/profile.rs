@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
 use crate::expr::{self, Env};
-use crate::platform::{Access, KeyState, Os};
+use crate::platform::{Access, KeyState, Os, same_value};
 use crate::units::Bytes;
 
 /// Shipped profiles, by name.
@@ -463,11 +463,11 @@ impl Profile {
                 Some(KeyState::Present {
                     access: Access::ReadOnly,
                     value: v,
-                }) if !same(v, &value) => {
+                }) if !same_value(v, &value) => {
                     Action::Unavailable("read-only in this network namespace: set it on the host".into())
                 }
-                Some(KeyState::Present { value: v, .. }) if same(v, &value) => Action::Keep,
-                None if baseline.as_deref().is_some_and(|b| same(b, &value)) && e.stage == Stage::Runtime => {
+                Some(KeyState::Present { value: v, .. }) if same_value(v, &value) => Action::Keep,
+                None if baseline.as_deref().is_some_and(|b| same_value(b, &value)) && e.stage == Stage::Runtime => {
                     Action::Keep
                 }
                 _ => Action::Set,
@@ -626,10 +626,6 @@ fn truncate(s: &str, max: usize) -> String {
         Some((i, _)) => format!("{}...", &s[..i]),
         None => s.to_string(),
     }
-}
-
-fn same(a: &str, b: &str) -> bool {
-    crate::platform::normalize_value(a) == crate::platform::normalize_value(b)
 }
 
 /// The `{...}` holes of a template.

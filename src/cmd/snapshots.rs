@@ -68,7 +68,9 @@ pub fn run(ctx: &Context, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
             this_netns: s.identity.netns == here.netns,
             expires: s.expires.as_deref(),
             timer_running: s.expires.as_ref().map(|_| {
-                s.state.needs_revert() && s.same_boot(&here) && s.timer_pid.is_some_and(|p| is_timer(p, &s.id))
+                s.state.needs_revert()
+                    && s.same_boot(&here)
+                    && s.timer_pid.is_some_and(|p| crate::change::timer::is_running(p, &s.id))
             }),
             snapshot: s,
         })
@@ -125,26 +127,4 @@ pub fn run(ctx: &Context, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     }
     writeln!(out, "{t}")?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// Whether process `pid` is the `apply --for` timer of snapshot `id` (a pid can be reused).
-fn is_timer(pid: u32, id: &str) -> bool {
-    match std::fs::read(format!("/proc/{pid}/cmdline")) {
-        Ok(cmd) => {
-            let args: Vec<&[u8]> = cmd.split(|b| *b == 0).collect();
-            args.contains(&b"revert-timer".as_slice()) && args.contains(&id.as_bytes())
-        }
-        // No /proc (FreeBSD, macOS): whether the process exists.
-        Err(_) => alive(pid),
-    }
-}
-
-/// Whether process `pid` exists.
-fn alive(pid: u32) -> bool {
-    let Ok(pid) = libc::pid_t::try_from(pid) else {
-        return false;
-    };
-    // SAFETY: kill with signal 0 sends nothing; it only checks that the process exists.
-    let r = unsafe { libc::kill(pid, 0) };
-    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }

@@ -121,6 +121,12 @@ pub fn normalize_value(v: &str) -> String {
     v.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// Whether two sysctl values are the same setting: equal once their whitespace is normalised
+/// (the kernel reads a vector back tab-separated; a file gives it with spaces).
+pub fn same_value(a: &str, b: &str) -> bool {
+    normalize_value(a) == normalize_value(b)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

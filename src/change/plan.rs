@@ -1,0 +1,344 @@
+//! What to apply and what the running system says about it, before anything is written:
+//! the input (a sysctl file, stdin, or advice settings) parsed and checked, the preflight
+//! that reads every current value and refuses what the kernel would refuse, and the
+//! `--persist` file changes.
+
+use std::path::Path;
+
+use super::Env;
+use crate::error::Error;
+use crate::persist;
+use crate::platform::{Access, KeyState, Os, normalize_value, same_value};
+use crate::profile::{Action, Setting, Stage};
+use crate::snapshot::{Change, FileChange};
+use crate::sysctl_file::{self, Assignment};
+
+/// What to apply, before any value is read.
+#[derive(Debug)]
+pub struct Input {
+    /// "file PATH", "stdin", or the advice's path.
+    pub source: String,
+    /// Prefix for messages about a line: "FILE:" or "advice:".
+    pub origin: String,
+    pub entries: Vec<Assignment>,
+    /// Boot-time tunables (FreeBSD /boot/loader.conf), from advice only.
+    pub boot: Vec<(String, String)>,
+    pub from_advice: bool,
+    /// For the user, before anything else happens (advice warnings, settings left out).
+    pub notes: Vec<String>,
+}
+
+impl Input {
+    /// A sysctl file (`None`: stdin), read bounded and parsed; every bad line is an error.
+    pub fn from_file(file: Option<&Path>, os: Os) -> anyhow::Result<Self> {
+        let (text, source, origin) = match file {
+            None => {
+                let t = crate::input::read_stdin(sysctl_file::MAX_FILE_BYTES)?;
+                (t, "stdin".to_string(), "stdin".to_string())
+            }
+            Some(file) => {
+                let t = crate::input::read_regular(file, sysctl_file::MAX_FILE_BYTES, "sysctl file")?;
+                let shown = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
+                (
+                    t,
+                    format!("file {}", crate::input::shown(&shown)),
+                    crate::input::shown(file),
+                )
+            }
+        };
+        let entries = sysctl_file::parse(&text, os).map_err(|errs| {
+            let all: Vec<String> = errs
+                .iter()
+                .map(|e| {
+                    if e.line == 0 {
+                        format!("{origin}: {}", e.msg)
+                    } else {
+                        format!("{origin}:{}: {}", e.line, e.msg)
+                    }
+                })
+                .collect();
+            many(Error::usage, &all, "nothing was written")
+        })?;
+        if entries.is_empty() {
+            return Err(Error::usage(format!("{origin}: no `key = value` lines: nothing to apply")).into());
+        }
+        Ok(Self {
+            source,
+            origin: format!("{origin}:"),
+            entries,
+            boot: Vec::new(),
+            from_advice: false,
+            notes: Vec::new(),
+        })
+    }
+
+    /// Advice's settings: the runtime ones to set, checked as a file's lines would be; the
+    /// boot-time ones kept for `--persist`; those the kernel cannot take become notes.
+    /// `source` describes the advice for the snapshot; `notes` are the advice's warnings.
+    pub fn from_settings(settings: &[Setting], os: Os, source: String, mut notes: Vec<String>) -> anyhow::Result<Self> {
+        let mut entries = Vec::new();
+        let mut boot = Vec::new();
+        for s in settings {
+            match (&s.action, s.stage) {
+                (_, Stage::Boot) => boot.push((s.key.clone(), s.value.clone())),
+                (Action::Set, Stage::Runtime) => {
+                    sysctl_file::check_key(&s.key, os)
+                        .and_then(|()| sysctl_file::check_value(&s.key, &s.value, os))
+                        .map_err(|m| Error::usage(format!("advice: {m}")))?;
+                    entries.push(Assignment {
+                        line: 0,
+                        key: s.key.clone(),
+                        value: normalize_value(&s.value),
+                        ignore_errors: false,
+                    });
+                }
+                (Action::Keep, _) => {}
+                (Action::Unavailable(why), _) => notes.push(format!("{} = {} not applied: {why}", s.key, s.value)),
+            }
+        }
+        Ok(Self {
+            source,
+            origin: "advice:".into(),
+            entries,
+            boot,
+            from_advice: true,
+            notes,
+        })
+    }
+}
+
+/// What the running system says about the input.
+#[derive(Debug, Default)]
+pub struct Plan {
+    pub changes: Vec<Change>,
+    /// Already at the wanted value (kept for `--persist`).
+    pub unchanged: Vec<(String, String)>,
+    /// Left out, and why (a `-` line whose key is absent or read-only, advice the kernel can't take).
+    pub skipped: Vec<String>,
+    /// Dry run only: changes the kernel would refuse (key, why). A real apply stops instead.
+    pub refused: Vec<(String, String)>,
+    /// Advice only: a congestion control left out because the kernel lacks it.
+    pub skipped_cc: Option<String>,
+    pub warnings: Vec<String>,
+    /// For the user, not a problem (boot-time tunables this OS does not persist).
+    pub notes: Vec<String>,
+}
+
+/// Errors shown in full; the rest are counted. A file of 60,000 bad lines once printed
+/// 7 MB of errors.
+const SHOWN_ERRORS: usize = 5;
+/// Longest one error may be in the message, in characters.
+const ERROR_CHARS: usize = 240;
+
+/// One error naming the first problem; the next few in the hint, then how many more.
+fn many(make: fn(String) -> Error, all: &[String], tail: &str) -> anyhow::Error {
+    let cut = |s: &String| -> String {
+        if s.chars().count() > ERROR_CHARS {
+            format!("{}...", s.chars().take(ERROR_CHARS).collect::<String>())
+        } else {
+            s.clone()
+        }
+    };
+    let first = all.first().map(cut).unwrap_or_default();
+    let e = make(first);
+    let hint = if all.len() > 1 {
+        let shown: Vec<String> = all[1..].iter().take(SHOWN_ERRORS - 1).map(cut).collect();
+        let rest = all.len() - 1 - shown.len();
+        let more = if rest > 0 {
+            format!("; and {rest} more")
+        } else {
+            String::new()
+        };
+        format!("{} more: {}{more}; {tail}", all.len() - 1, shown.join("; "))
+    } else {
+        tail.to_string()
+    };
+    e.with_hint(hint).into()
+}
+
+/// Read every current value and check every new one against the running system.
+pub fn preflight(env: &Env, input: &Input, dry_run: bool) -> anyhow::Result<Plan> {
+    let (os, backend) = (env.os, env.backend);
+    let mut plan = Plan::default();
+    let mut bad_input = Vec::new();
+    let mut denied = Vec::new();
+    let mut needs_root: Vec<String> = Vec::new();
+    let at = |a: &Assignment| {
+        if a.line == 0 {
+            input.origin.clone()
+        } else {
+            format!("{}{}:", input.origin, a.line)
+        }
+    };
+    for a in &input.entries {
+        let skip_note = |why: &str| format!("{} = {} ({} starts with '-'): {why}", a.key, a.value, at(a));
+        let current = match backend.read(&a.key) {
+            KeyState::Present { value, access } => (value, access),
+            KeyState::Absent if a.ignore_errors => {
+                plan.skipped.push(skip_note("no such key here"));
+                continue;
+            }
+            KeyState::Absent => {
+                bad_input.push(format!(
+                    "{} {}: no such key on this kernel (or in this network namespace)",
+                    at(a),
+                    a.key
+                ));
+                continue;
+            }
+            KeyState::Unreadable(why) => {
+                denied.push(format!("{} cannot read {}: {why}", at(a), a.key));
+                continue;
+            }
+        };
+        let (cur, access) = current;
+        if let Err(m) = sysctl_file::check_against_current(os, &a.key, &a.value, &cur)
+            .and_then(|()| sysctl_file::check_restorable(&a.key, &cur))
+        {
+            bad_input.push(format!("{} {m}", at(a)));
+            continue;
+        }
+        if let Some(list) = sysctl_file::congestion_control_lists(os, &a.key)
+            && let Some(avail) = backend.read(list).value().map(str::to_string)
+            && !sysctl_file::offers(&avail, &a.value)
+        {
+            let load = match os {
+                Os::Linux => format!("modprobe tcp_{}", a.value),
+                Os::Freebsd => format!("kldload cc_{}", a.value),
+                Os::Macos => String::new(),
+            };
+            let msg = format!(
+                "{}: {} is not offered by this kernel ({list}: {}); load it first ({load})",
+                a.key,
+                a.value,
+                normalize_value(&avail)
+            );
+            if input.from_advice {
+                plan.skipped.push(msg);
+                plan.skipped_cc = Some(a.value.clone());
+            } else {
+                bad_input.push(format!("{} {msg}", at(a)));
+            }
+            continue;
+        }
+        if same_value(&cur, &a.value) {
+            plan.unchanged.push((a.key.clone(), a.value.clone()));
+            continue;
+        }
+        // The kernel refuses some congestion controls in a child namespace although the key
+        // is writable: found here, before the snapshot, rather than by a rollback.
+        let cc_refused = (env.local && os == Os::Linux && a.key == "net.ipv4.tcp_congestion_control")
+            .then(|| crate::platform::linux::cc_refused_here(backend, &a.value))
+            .flatten();
+        if access == Access::NeedsRoot {
+            // Not the key's fault but the caller's: a `-` line does not turn this into a
+            // note, or a normal user's apply would "succeed" having changed nothing.
+            if !dry_run {
+                needs_root.push(a.key.clone());
+                continue;
+            }
+            let why = format!("{}: changing it needs root (run tcptune apply with sudo)", a.key);
+            plan.refused.push((a.key.clone(), why));
+        } else if access == Access::ReadOnly || cc_refused.is_some() {
+            let why = if let Some(why) = cc_refused {
+                format!("{} = {}: {why}", a.key, a.value)
+            } else if env.local && os == Os::Linux && crate::platform::linux::in_child_netns(backend) {
+                format!("{} is read-only in this network namespace; set it on the host", a.key)
+            } else {
+                format!("{} is read-only, even for root", a.key)
+            };
+            if a.ignore_errors {
+                plan.skipped.push(skip_note(&why));
+                continue;
+            } else if !dry_run {
+                denied.push(format!("{} {why}", at(a)));
+                continue;
+            }
+            plan.refused.push((a.key.clone(), why));
+        }
+        plan.changes.push(Change {
+            key: a.key.clone(),
+            prior: cur,
+            new: a.value.clone(),
+            applied: None,
+        });
+    }
+    if !bad_input.is_empty() {
+        return Err(many(Error::usage, &bad_input, "nothing was written"));
+    }
+    if !denied.is_empty() {
+        return Err(many(Error::not_permitted, &denied, "nothing was written"));
+    }
+    if let Some(first) = needs_root.first() {
+        let more = match needs_root.len() {
+            1 => String::new(),
+            n => format!(" and {} more", n - 1),
+        };
+        return Err(Error::not_permitted(format!(
+            "changing {first}{more} needs root: run tcptune apply with sudo; nothing was written"
+        ))
+        .with_hint("--dry-run shows the changes without root")
+        .into());
+    }
+    Ok(plan)
+}
+
+/// The `--persist` file changes for snapshot `id`; what else on the system would override
+/// them at boot goes to the plan's warnings, what this OS does not persist to its notes.
+pub fn persist_plan(os: Os, root: &Path, id: &str, input: &Input, plan: &mut Plan) -> anyhow::Result<Vec<FileChange>> {
+    let files = persist_files(os, root, id, input, plan)?;
+    let keys: Vec<&str> = plan
+        .changes
+        .iter()
+        .map(|c| c.key.as_str())
+        .chain(plan.unchanged.iter().map(|(k, _)| k.as_str()))
+        .collect();
+    let warnings = persist::overrides(os, root, &keys);
+    plan.warnings.extend(warnings);
+    Ok(files)
+}
+
+fn persist_files(os: Os, root: &Path, id: &str, input: &Input, plan: &mut Plan) -> anyhow::Result<Vec<FileChange>> {
+    // Persist the whole wanted state, also the keys that already had their value.
+    let lines: Vec<(String, String)> = input
+        .entries
+        .iter()
+        .filter(|a| plan.changes.iter().any(|c| c.key == a.key) || plan.unchanged.iter().any(|(k, _)| *k == a.key))
+        .map(|a| (a.key.clone(), a.value.clone()))
+        .collect();
+    let io = |p: &Path, e: &std::io::Error| crate::snapshot::io_error(e, &format!("cannot read {}", p.display()));
+    let mut files = Vec::new();
+    let p = persist::sysctl_file(os, root);
+    let lines = persist::missing(&p, &lines);
+    if !lines.is_empty() {
+        files.push(persist::append(&p, &persist::block(os, id, &lines, false)).map_err(|e| io(&p, &e))?);
+    }
+    // Loading a congestion-control module at boot serves only the algorithm switch left out.
+    let boot: Vec<(String, String)> = input
+        .boot
+        .iter()
+        .filter(|(k, _)| plan.skipped_cc.as_ref().is_none_or(|cc| *k != format!("cc_{cc}_load")))
+        .cloned()
+        .collect();
+    if !boot.is_empty() {
+        if os == Os::Freebsd {
+            let p = persist::loader_file(root);
+            let boot = persist::missing(&p, &boot);
+            if boot.is_empty() {
+                return Ok(files);
+            }
+            files.push(persist::append(&p, &persist::block(os, id, &boot, true)).map_err(|e| io(&p, &e))?);
+        } else {
+            plan.notes.push(format!(
+                "boot-time tunables are not persisted on {os}: {}",
+                input
+                    .boot
+                    .iter()
+                    .map(|(k, _)| k.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+    }
+    Ok(files)
+}

@@ -1,0 +1,452 @@
+//! Putting back the values a snapshot replaced, in reverse order, checking each by reading
+//! it back; undoing its `--persist` file changes; marking it `reverted`.
+//!
+//! Which keys it writes ([`decide`], per key):
+//! * a key already at its prior value: none (so a second revert changes nothing);
+//! * a key at the value the apply left: the prior value;
+//! * a key someone changed since: nothing at all is written, unless `--force` — the whole
+//!   revert stops, listing them;
+//! * a snapshot left `applying` (the apply was killed): every key not at its prior value;
+//! * a snapshot from an earlier boot: its runtime values ended at reboot, so none, unless
+//!   `--force` (its files are still undone).
+//!
+//! Before any of that ([`check_place`]): a snapshot for another OS is refused; one taken on
+//! another sysctl target or in another network namespace is refused unless `--force`.
+
+use serde::Serialize;
+
+use super::Env;
+use crate::error::Error;
+use crate::persist::{self, Undo};
+use crate::platform::{KeyState, Os, normalize_value, same_value};
+use crate::signals;
+use crate::snapshot::{Change, Identity, Snapshot, State};
+use crate::sysctl_file;
+
+#[derive(Debug, Clone, Copy)]
+pub struct RevertOpts<'a> {
+    pub force: bool,
+    pub dry_run: bool,
+    /// Who reverts, for the snapshot's history.
+    pub by: &'static str,
+    /// The directory standing for / in `--persist` paths: a record naming any file but
+    /// tcptune's own under it is refused.
+    pub persist_root: &'a std::path::Path,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Outcome {
+    pub snapshot: String,
+    pub state: State,
+    pub dry_run: bool,
+    /// Keys written back (or that would be, in a dry run).
+    pub restored: Vec<Restored>,
+    /// Keys already at their prior value.
+    pub unchanged: Vec<String>,
+    pub files: Vec<FileOutcome>,
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Restored {
+    pub key: String,
+    pub from: String,
+    pub to: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct FileOutcome {
+    pub path: std::path::PathBuf,
+    /// restored | block-removed | unchanged | missing
+    pub outcome: &'static str,
+}
+
+/// The snapshot a bare `revert` means: the latest not yet reverted, taken here (same OS,
+/// target and network namespace). Err: why there is none, for "nothing to revert: ...".
+pub fn latest<'a>(snaps: &'a [Snapshot], os: Os, target: &str, here: &Identity) -> Result<&'a Snapshot, String> {
+    if let Some(s) = snaps
+        .iter()
+        .rev()
+        .find(|s| s.state.needs_revert() && s.same_place(os, target, here))
+    {
+        return Ok(s);
+    }
+    let elsewhere: Vec<&str> = snaps
+        .iter()
+        .filter(|s| s.state.needs_revert())
+        .map(|s| s.id.as_str())
+        .collect();
+    Err(if elsewhere.is_empty() {
+        "every snapshot is reverted".to_string()
+    } else {
+        format!(
+            "none here; still applied for another network namespace, target or OS: {} (see tcptune snapshots)",
+            elsewhere.join(", ")
+        )
+    })
+}
+
+/// Why `snap` needs no revert ("snapshot ID is reverted (TIME)"), or None when it does.
+pub fn finished(snap: &Snapshot) -> Option<String> {
+    if snap.state.needs_revert() {
+        return None;
+    }
+    let when = snap.events.last().map(|e| format!(" ({})", e.time)).unwrap_or_default();
+    Some(format!("snapshot {} is {}{when}", snap.id, snap.state.name()))
+}
+
+/// What revert does with one key, given its value now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    /// Already at its prior value: nothing to write.
+    Unchanged,
+    /// From an earlier boot: the value tcptune set ended at the reboot; what runs now is
+    /// not tcptune's to change.
+    Ended,
+    /// At the value the apply left: write the prior value back.
+    Restore,
+    /// The apply was interrupted (`applying`): restore whatever the key holds.
+    RestoreInterrupted,
+    /// Changed by someone else, restored anyway (`--force`).
+    RestoreForced,
+    /// Changed by someone else: stop the whole revert.
+    Conflict,
+}
+
+impl Decision {
+    pub fn writes(self) -> bool {
+        matches!(self, Self::Restore | Self::RestoreInterrupted | Self::RestoreForced)
+    }
+}
+
+/// The decision ladder for one key of `snap`, whose value is `now`; `other_boot` when the
+/// snapshot comes from an earlier boot. The first rung that matches wins.
+pub fn decide(c: &Change, now: &str, state: State, other_boot: bool, force: bool) -> Decision {
+    if same_value(now, &c.prior) {
+        Decision::Unchanged
+    } else if other_boot && !force {
+        Decision::Ended
+    } else if same_value(now, c.in_effect()) || same_value(now, &c.new) {
+        Decision::Restore
+    } else if state == State::Applying {
+        Decision::RestoreInterrupted
+    } else if force {
+        Decision::RestoreForced
+    } else {
+        Decision::Conflict
+    }
+}
+
+/// A snapshot says what revert writes: hold it to the rules apply follows.
+fn check_contents(snap: &Snapshot, persist_root: &std::path::Path) -> anyhow::Result<()> {
+    for c in &snap.changes {
+        sysctl_file::check_key(&c.key, snap.os)
+            .and_then(|()| sysctl_file::check_restorable(&c.key, &c.prior))
+            .map_err(|m| Error::usage(format!("snapshot {} is damaged: {m}", snap.id)))?;
+    }
+    for f in &snap.persist {
+        persist::check_record(snap.os, persist_root, &snap.id, f).map_err(|m| {
+            Error::usage(format!(
+                "snapshot {} is damaged: refusing its --persist record: {m}",
+                snap.id
+            ))
+            .with_hint("nothing was changed; tcptune writes only its own block in its own files")
+        })?;
+    }
+    Ok(())
+}
+
+/// Whether `snap` may be reverted by this process (OS `os`, sysctl target `target`, in
+/// `here`): the warnings to report, or the refusal.
+pub fn check_place(
+    env: &Env,
+    snap: &Snapshot,
+    target: &str,
+    here: &Identity,
+    force: bool,
+) -> anyhow::Result<Vec<String>> {
+    if snap.os != env.os {
+        return Err(Error::usage(format!(
+            "snapshot {} is for {}, this tcptune operates on {} (use --os {})",
+            snap.id, snap.os, env.os, snap.os
+        ))
+        .into());
+    }
+    let mut warnings = Vec::new();
+    if snap.target != target {
+        let msg = format!(
+            "snapshot {} was taken on {}, this tcptune operates on {}",
+            snap.id, snap.target, target
+        );
+        if !force {
+            return Err(Error::usage(msg)
+                .with_hint("give the same --sysctl-dir / --sysctl-cmd, or --force")
+                .into());
+        }
+        warnings.push(format!("{msg} (--force)"));
+    }
+    if snap.identity.netns != here.netns {
+        let show = |n: Option<u64>| n.map_or_else(|| "?".to_string(), |i| format!("net:[{i}]"));
+        let msg = format!(
+            "snapshot {} was taken in network namespace {}; this process is in {}",
+            snap.id,
+            show(snap.identity.netns),
+            show(here.netns)
+        );
+        if !force {
+            return Err(Error::usage(msg)
+                .with_hint(format!(
+                    "run it inside that namespace (ip netns exec NAME {}), or --force",
+                    (env.revert_command)(&snap.id)
+                ))
+                .into());
+        }
+        warnings.push(format!("{msg} (--force)"));
+    }
+    if !snap.identity.hostname.is_empty() && snap.identity.hostname != here.hostname {
+        warnings.push(format!(
+            "snapshot {} was taken on host {}; this is {}",
+            snap.id, snap.identity.hostname, here.hostname
+        ));
+    }
+    if !snap.same_boot(here) {
+        warnings.push(format!(
+            "snapshot {} comes from an earlier boot (boot id {}): its runtime values ended at the reboot; {}",
+            snap.id,
+            snap.identity.boot_id.as_deref().unwrap_or("?"),
+            if force {
+                "writing its prior values anyway (--force)"
+            } else {
+                "the running values are left alone (--force writes its prior values)"
+            }
+        ));
+    }
+    if snap.state == State::Applying {
+        warnings.push(format!(
+            "snapshot {} was left half-applied (state applying: the apply was killed); restoring every key that differs from its prior value",
+            snap.id
+        ));
+    }
+    Ok(warnings)
+}
+
+/// Revert one snapshot; the caller holds the store's lock (unless `dry_run`).
+pub fn revert(env: &Env, snap: Snapshot, opts: RevertOpts) -> anyhow::Result<Outcome> {
+    revert_in(env, snap, opts, &Identity::current(env.os))
+}
+
+/// [`revert`] as seen from `here` (tests give another boot or namespace).
+pub(super) fn revert_in(env: &Env, mut snap: Snapshot, opts: RevertOpts, here: &Identity) -> anyhow::Result<Outcome> {
+    let (backend, store) = (env.backend, env.store);
+    let target = backend.describe();
+    check_contents(&snap, opts.persist_root)?;
+    let mut warnings = check_place(env, &snap, &target, here, opts.force)?;
+    let other_boot = !snap.same_boot(here);
+
+    // Plan: which keys to write back.
+    let newer: Vec<Snapshot> = store
+        .list()
+        .map(|(all, _)| all)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|s| s.seq > snap.seq && s.state.needs_revert() && s.same_place(snap.os, &snap.target, here))
+        .collect();
+    let mut steps: Vec<Restored> = Vec::new();
+    let mut unchanged = Vec::new();
+    let mut conflicts = Vec::new();
+    for c in snap.changes.iter().rev() {
+        let now = match backend.read(&c.key) {
+            KeyState::Present { value, .. } => value,
+            KeyState::Absent => {
+                warnings.push(format!(
+                    "{} is no longer present (module unloaded?): its prior value {} cannot be written back",
+                    c.key, c.prior
+                ));
+                continue;
+            }
+            KeyState::Unreadable(why) => {
+                return Err(Error::not_permitted(format!("cannot read {}: {why}", c.key)).into());
+            }
+        };
+        let step = Restored {
+            key: c.key.clone(),
+            from: normalize_value(&now),
+            to: c.prior.clone(),
+        };
+        match decide(c, &now, snap.state, other_boot, opts.force) {
+            Decision::Unchanged => unchanged.push(c.key.clone()),
+            Decision::Ended => {}
+            Decision::Restore => steps.push(step),
+            Decision::RestoreInterrupted => {
+                warnings.push(format!(
+                    "{} holds {}, neither its prior value nor the one being written; restored because the apply was interrupted",
+                    c.key, step.from
+                ));
+                steps.push(step);
+            }
+            Decision::RestoreForced => {
+                warnings.push(format!(
+                    "{} was changed since the apply (now {}); restoring {} anyway (--force)",
+                    c.key, step.from, c.prior
+                ));
+                steps.push(step);
+            }
+            Decision::Conflict => {
+                let by = newer
+                    .iter()
+                    .find(|s| {
+                        s.changes
+                            .iter()
+                            .any(|n| n.key == c.key && same_value(n.in_effect(), &now))
+                    })
+                    .map(|s| format!(", set by snapshot {}: revert that first", s.id))
+                    .unwrap_or_default();
+                conflicts.push(format!(
+                    "{} is now {} (tcptune set {}; before, it was {}){by}",
+                    c.key,
+                    step.from,
+                    c.in_effect(),
+                    c.prior
+                ));
+            }
+        }
+    }
+    if !conflicts.is_empty() {
+        let n = conflicts.len();
+        let first = format!(
+            "{n} value(s) changed since snapshot {} was applied: {}",
+            snap.id,
+            conflicts.join("; ")
+        );
+        return Err(Error::not_permitted(first)
+            .with_hint("nothing was changed; --force restores the prior values anyway")
+            .into());
+    }
+
+    let mut files = Vec::new();
+    let mut file_steps = Vec::new();
+    for f in &snap.persist {
+        let current = match std::fs::read_to_string(&f.path) {
+            Ok(t) => Some(t),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => {
+                return Err(crate::snapshot::io_error(
+                    &e,
+                    &format!("cannot read {}", f.path.display()),
+                ));
+            }
+        };
+        let (content, what) = persist::undo(f, current.as_deref());
+        if what == Undo::Missing {
+            warnings.push(format!(
+                "{}: tcptune's block for {} is no longer there as written (edited by hand?): left alone",
+                f.path.display(),
+                snap.id
+            ));
+        }
+        if what == Undo::BlockRemoved {
+            warnings.push(format!(
+                "{} changed since the apply: only tcptune's block was taken out",
+                f.path.display()
+            ));
+        }
+        files.push(FileOutcome {
+            path: f.path.clone(),
+            outcome: match what {
+                Undo::Restored => "restored",
+                Undo::BlockRemoved => "block-removed",
+                Undo::Unchanged => "unchanged",
+                Undo::Missing => "missing",
+            },
+        });
+        if let Some(c) = content {
+            file_steps.push((f.path.clone(), c));
+        }
+    }
+    let mut outcome = Outcome {
+        snapshot: snap.id.clone(),
+        state: snap.state,
+        dry_run: opts.dry_run,
+        restored: steps,
+        unchanged,
+        files,
+        warnings,
+    };
+    if opts.dry_run {
+        return Ok(outcome);
+    }
+
+    let deferred = signals::Deferred::new();
+    let mut failed = Vec::new();
+    for s in &outcome.restored {
+        let r = backend
+            .write(&s.key, &s.to)
+            .map_err(|e| format!("{e:#}"))
+            .and_then(|()| match backend.read(&s.key).value() {
+                Some(v) if same_value(v, &s.to) => Ok(()),
+                Some(v) => Err(format!("{}: reads {v} after writing {}", s.key, s.to)),
+                None => Err(format!("{}: cannot read it back", s.key)),
+            });
+        if let Err(e) = r {
+            failed.push(e);
+        }
+    }
+    for (path, content) in &file_steps {
+        let r = match content {
+            Some(t) => crate::snapshot::write_atomic(path, t.as_bytes(), 0o644),
+            None => crate::snapshot::remove_durably(path),
+        };
+        if let Err(e) = r {
+            failed.push(format!("{}: {e}", path.display()));
+        }
+    }
+    if failed.is_empty() {
+        let how = if other_boot && !opts.force {
+            " (runtime values had ended at reboot)"
+        } else if opts.force {
+            " (--force)"
+        } else {
+            ""
+        };
+        snap.mark(
+            State::Reverted,
+            format!(
+                "reverted by {}: {} key(s) restored{how}",
+                opts.by,
+                outcome.restored.len()
+            ),
+        );
+    } else {
+        snap.note(format!("{}: revert incomplete: {}", opts.by, failed.join("; ")));
+    }
+    let saved = store.save(&snap);
+    drop(deferred);
+    outcome.state = snap.state;
+    if !failed.is_empty() {
+        return Err(
+            Error::not_permitted(format!("could not restore everything: {}", failed.join("; ")))
+                .with_hint(format!(
+                    "snapshot {} stays {}: fix the cause and run `{}` again",
+                    snap.id,
+                    snap.state.name(),
+                    (env.revert_command)(&snap.id)
+                ))
+                .into(),
+        );
+    }
+    // The values are back but the record says otherwise: a later revert finds every key at
+    // its prior value and changes nothing, so say so, with the exit code of a refusal.
+    saved.map_err(|e| {
+        Error::not_permitted(format!(
+            "restored every value of snapshot {}, but could not record that in it ({})",
+            snap.id,
+            e.root_cause()
+        ))
+        .with_hint(format!(
+            "free space in {} and run `{}` again: it will find the values restored and mark it",
+            store.dir().display(),
+            (env.revert_command)(&snap.id)
+        ))
+    })?;
+    Ok(outcome)
+}

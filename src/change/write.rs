@@ -1,0 +1,200 @@
+//! Writing a snapshot's changes into the kernel and its `--persist` files, each value read
+//! back, and undoing them all when one fails: the error then means "nothing was left
+//! changed", or says exactly what could not be undone.
+
+use super::Env;
+use crate::error::{Error, exit};
+use crate::platform::{Os, SysctlBackend, normalize_value, same_value};
+use crate::snapshot::{FileChange, Snapshot, State};
+
+/// Steps 4 and 5 of an apply: write, read back, persist; undo everything on the first failure.
+/// A value the kernel stored differently (clamped or rounded) is recorded in the change as
+/// `applied`, and named in `warnings`.
+pub fn write_all(env: &Env, snap: &mut Snapshot, warnings: &mut Vec<String>) -> anyhow::Result<()> {
+    let backend = env.backend;
+    for i in 0..snap.changes.len() {
+        let (key, new) = (snap.changes[i].key.clone(), snap.changes[i].new.clone());
+        if let Err(e) = backend.write(&key, &new) {
+            let cause = write_failure(env.os, backend, &key, &new, &e);
+            return Err(roll_back(env, snap, i, Some(i), &[], cause));
+        }
+        match backend.read(&key).value() {
+            Some(v) if same_value(v, &new) => {}
+            Some(v) => {
+                warnings.push(format!(
+                    "{key}: the kernel stored {v} when asked for {new} (clamped or rounded)"
+                ));
+                snap.changes[i].applied = Some(normalize_value(v));
+            }
+            None => warnings.push(format!("{key}: could not read it back after writing")),
+        }
+    }
+    let mut written: Vec<FileChange> = Vec::new();
+    for f in snap.persist.clone() {
+        if let Err(e) = write_persist(&f) {
+            let cause = Error::not_permitted(format!("cannot write {}: {e:#}", f.path.display()));
+            let n = snap.changes.len();
+            return Err(roll_back(env, snap, n, None, &written, cause));
+        }
+        written.push(f);
+    }
+    Ok(())
+}
+
+fn write_persist(f: &FileChange) -> anyhow::Result<()> {
+    let now = match std::fs::read_to_string(&f.path) {
+        Ok(t) => Some(t),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e.into()),
+    };
+    if now != f.before {
+        anyhow::bail!("it changed while tcptune was applying");
+    }
+    if let Some(dir) = f.path.parent()
+        && !dir.exists()
+    {
+        use std::os::unix::fs::DirBuilderExt as _;
+        std::fs::DirBuilder::new().recursive(true).mode(0o755).create(dir)?;
+    }
+    crate::snapshot::write_atomic(&f.path, f.after.as_bytes(), 0o644)?;
+    Ok(())
+}
+
+/// The first save of the snapshot failed (a full or read-only disk, an id already taken):
+/// exit 3, and say that nothing was written.
+pub fn before_any_write(e: anyhow::Error) -> anyhow::Error {
+    let hint = e
+        .chain()
+        .find_map(|c| c.downcast_ref::<Error>())
+        .and_then(Error::hint)
+        .unwrap_or("free space in the state directory (or use --state-dir DIR), then run the command again")
+        .to_string();
+    Error::not_permitted(format!("{e:#}; nothing was changed"))
+        .with_hint(hint)
+        .into()
+}
+
+/// Saving the snapshot failed after every write was made: undo them all, so that the error
+/// means the same as any other apply error (nothing left changed), and exit 3 rather than
+/// leave changes whose record on disk is out of date.
+pub fn undo_after_failed_save(env: &Env, snap: &mut Snapshot, e: &anyhow::Error, what: &str) -> anyhow::Error {
+    let cause = Error::not_permitted(format!("could not record {what} ({})", e.root_cause()));
+    let files = snap.persist.clone();
+    let n = snap.changes.len();
+    roll_back(env, snap, n, None, &files, cause)
+}
+
+/// Undo the first `n` changes, the failing one at index `failing` if the kernel kept part of
+/// it, and the files in `files`, in reverse; record the outcome in the snapshot; return the
+/// error to report, naming the cause and what was undone.
+pub fn roll_back(
+    env: &Env,
+    snap: &mut Snapshot,
+    n: usize,
+    failing: Option<usize>,
+    files: &[FileChange],
+    cause: Error,
+) -> anyhow::Error {
+    let backend = env.backend;
+    let mut failed = Vec::new();
+    for f in files.iter().rev() {
+        let r = match &f.before {
+            Some(t) => crate::snapshot::write_atomic(&f.path, t.as_bytes(), 0o644),
+            None => crate::snapshot::remove_durably(&f.path),
+        };
+        if let Err(e) = r {
+            failed.push(format!("{}: {e}", f.path.display()));
+        }
+    }
+    let mut partly = None;
+    if let Some(i) = failing
+        && let Some(c) = snap.changes.get(i)
+        && backend.read(&c.key).value().is_some_and(|v| !same_value(v, &c.prior))
+    {
+        // Linux stores a vector's fields one by one: it may have kept the first ones
+        // before refusing a later one.
+        partly = Some(i);
+    }
+    for c in snap.changes[..n]
+        .iter()
+        .chain(partly.and_then(|i| snap.changes.get(i)))
+        .rev()
+    {
+        let r = backend
+            .write(&c.key, &c.prior)
+            .map_err(|e| format!("{e:#}"))
+            .and_then(|()| match backend.read(&c.key).value() {
+                Some(v) if same_value(v, &c.prior) => Ok(()),
+                Some(v) => Err(format!("{}: reads {v} after restoring {}", c.key, c.prior)),
+                None => Err(format!("{}: cannot read it back", c.key)),
+            });
+        if let Err(e) = r {
+            failed.push(e);
+        }
+    }
+    let mut undone = match n {
+        0 => "no change had been made".to_string(),
+        n => format!("undid the {n} change(s) made before it"),
+    };
+    if let Some(c) = partly.and_then(|i| snap.changes.get(i)) {
+        undone.push_str(&format!(" and restored {}, which the kernel had partly changed", c.key));
+    }
+    let (msg, hint) = if failed.is_empty() {
+        snap.mark(State::RolledBack, format!("rolled back: {cause}"));
+        (
+            format!("{cause}; {undone}: nothing was left changed"),
+            format!("snapshot {} records the attempt (rolled-back)", snap.id),
+        )
+    } else {
+        snap.note(format!("rollback incomplete: {}", failed.join("; ")));
+        (
+            format!("{cause}; COULD NOT undo everything: {}", failed.join("; ")),
+            format!("fix the cause and run `{}`", (env.revert_command)(&snap.id)),
+        )
+    };
+    let hint = match env.store.save(snap) {
+        Ok(()) => hint,
+        // The file still holds an earlier state: `revert` reads it and closes it.
+        Err(e) if failed.is_empty() => format!(
+            "snapshot {id} could not be updated ({}); once the state directory can be written, `tcptune revert {id}` closes it",
+            e.root_cause(),
+            id = snap.id
+        ),
+        Err(e) => format!("{hint} (and the snapshot could not be updated: {e:#})"),
+    };
+    let e = if cause.exit_code() == exit::USAGE {
+        Error::usage(msg)
+    } else {
+        Error::not_permitted(msg)
+    };
+    e.with_hint(hint).into()
+}
+
+/// The error for a failed write: the backend's one line, with what tcptune knows to add.
+fn write_failure(os: Os, backend: &dyn SysctlBackend, key: &str, new: &str, e: &anyhow::Error) -> Error {
+    let code = e
+        .chain()
+        .find_map(|c| c.downcast_ref::<Error>())
+        .map_or(exit::NOT_PERMITTED, Error::exit_code);
+    let msg = if os == Os::Linux
+        && key == "net.ipv4.tcp_congestion_control"
+        && code == exit::NOT_PERMITTED
+        && crate::platform::is_root()
+    {
+        let allowed = backend
+            .read("net.ipv4.tcp_allowed_congestion_control")
+            .value()
+            .map_or_else(|| "?".to_string(), str::to_string);
+        format!(
+            "the kernel refused {key} = {new}: {}",
+            crate::platform::linux::cc_not_allowed(new, &allowed)
+        )
+    } else {
+        format!("{e:#}")
+    };
+    if code == exit::USAGE {
+        Error::usage(msg)
+    } else {
+        Error::not_permitted(msg)
+    }
+}
