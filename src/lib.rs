@@ -5,12 +5,14 @@
 //! `units`, `bdp`, `expr` and `profile` do no I/O.
 
 pub mod bdp;
+pub mod check;
 pub mod cli;
 pub mod cmd;
 pub mod diag;
 pub mod error;
 pub mod expr;
 pub mod fsutil;
+pub mod host;
 pub mod input;
 pub mod measure;
 pub mod output;

@@ -496,7 +496,7 @@ fn preflight(input: &Input, ctx: &Context, backend: &dyn SysctlBackend, dry_run:
         } else if access == Access::ReadOnly || cc_refused.is_some() {
             let why = if let Some(why) = cc_refused {
                 format!("{} = {}: {why}", a.key, a.value)
-            } else if ctx.local && os == Os::Linux && crate::platform::linux::in_child_netns(backend) {
+            } else if ctx.local && os == Os::Linux && crate::platform::linux::runs_in_child_netns(backend) {
                 format!("{} is read-only in this network namespace; set it on the host", a.key)
             } else {
                 format!("{} is read-only, even for root", a.key)
