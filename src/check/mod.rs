@@ -199,3 +199,116 @@ mod test_util {
             .unwrap_or_else(|| panic!("no {id} in {f:#?}"))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::facts::{InterfaceFacts, LocalFacts};
+    use super::test_util::{by_id, reader};
+    use super::*;
+
+    fn request(path: Option<PathNeeds>) -> CheckRequest {
+        CheckRequest {
+            os: Os::Linux,
+            current_from: "/proc/sys".into(),
+            host: path.as_ref().and_then(|p| p.host.clone()),
+            flows: 1,
+            path,
+        }
+    }
+
+    fn eth0() -> InterfaceFacts {
+        InterfaceFacts {
+            name: "eth0".into(),
+            mtu: Some(9000),
+            duplex: Some("full".into()),
+            tun: false,
+            #[cfg(target_os = "linux")]
+            offloads: Err(std::io::ErrorKind::Unsupported.into()),
+            qdiscs: Some(Ok(vec!["fq_codel".into()])),
+        }
+    }
+
+    fn facts() -> LocalFacts {
+        LocalFacts {
+            interfaces: vec![eth0()],
+            tcp_counters: None,
+            ram: Some(8 << 30),
+            tcp_mem_in_use_pages: Some(10),
+            page_size: 4096,
+            setters: BTreeMap::new(),
+            child_netns: Some(false),
+            tuning_daemons: vec![(812, "bpftune".into())],
+        }
+    }
+
+    const BBR_HOST: [(&str, &str); 5] = [
+        ("net.ipv4.tcp_congestion_control", "bbr"),
+        ("net.ipv4.tcp_sack", "1"),
+        ("net.ipv4.tcp_rmem", "4096 131072 6291456"),
+        ("net.ipv4.tcp_wmem", "4096 16384 4194304"),
+        ("net.ipv4.tcp_mem", "188049 250735 376098"),
+    ];
+
+    #[test]
+    fn sysctls_only_without_local_facts() {
+        let r = check(&request(None), &reader(&BBR_HOST), None);
+        let ids: Vec<&str> = r.findings.iter().map(|f| f.id.as_str()).collect();
+        assert_eq!(ids, ["sack", "congestion-control"]);
+        assert_eq!((r.summary.ok, r.summary.warn, r.summary.fail), (2, 0, 0));
+    }
+
+    #[test]
+    fn local_facts_are_judged_without_io() {
+        let r = check(&request(None), &reader(&BBR_HOST), Some(&facts()));
+        let ids: Vec<&str> = r.findings.iter().map(|f| f.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            [
+                "sack",
+                "congestion-control",
+                "mtu:eth0",
+                "duplex:eth0",
+                "pacing:eth0",
+                "tcp-memory",
+                "sysctl-files",
+                "tuning-daemons:bpftune"
+            ]
+        );
+        assert_eq!(by_id(&r.findings, "pacing:eth0").status, Status::Warn);
+        assert!(by_id(&r.findings, "mtu:eth0").message.contains("jumbo"));
+        // Without bbr the qdisc is not judged.
+        let cubic = [("net.ipv4.tcp_congestion_control", "cubic")];
+        let r = check(&request(None), &reader(&cubic), Some(&facts()));
+        assert!(!r.findings.iter().any(|f| f.id.starts_with("pacing:")), "{r:#?}");
+    }
+
+    #[test]
+    fn the_route_mtu_counts_on_the_interface_towards_the_host() {
+        let path = |interface: &str| PathNeeds {
+            host: Some("peer".into()),
+            rtt_ms: 50.0,
+            bandwidth_bps: 100_000_000,
+            bandwidth_source: RateSource::Given,
+            sizing: crate::bdp::size_buffers(
+                crate::units::Bitrate::from_bps(100_000_000),
+                crate::units::Duration::from_millis_f64(50.0),
+                None,
+            ),
+            settings: Vec::new(),
+            link: Some(LinkFacts {
+                interface: Some(interface.into()),
+                route_mtu: Some(1500),
+                ..LinkFacts::default()
+            }),
+        };
+        let r = check(&request(Some(path("eth0"))), &reader(&BBR_HOST), Some(&facts()));
+        assert_eq!(r.host.as_deref(), Some("peer"));
+        assert_eq!(by_id(&r.findings, "mtu:eth0").status, Status::Warn);
+        // 6 MiB of tcp_rmem covers 100 Mbit/s at 50 ms.
+        assert_eq!(by_id(&r.findings, "buffers:receive").status, Status::Ok);
+        let r = check(&request(Some(path("eth1"))), &reader(&BBR_HOST), Some(&facts()));
+        assert_eq!(by_id(&r.findings, "mtu:eth0").status, Status::Ok);
+    }
+}

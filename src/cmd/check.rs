@@ -66,20 +66,25 @@ pub fn report(a: &CheckArgs, ctx: &Context, prober: &dyn PathProber) -> anyhow::
         flows: a.flows,
         path,
     };
-    let local = local_facts(ctx, &read, req.path.as_ref());
+    // Interfaces, counters and files describe this machine: only when the sysctls are its own.
+    let local = if ctx.local && ctx.os == Os::Linux {
+        local_facts(&read, req.path.as_ref())
+    } else {
+        None
+    };
     Ok(check::check(&req, &read, local.as_ref()))
 }
 
-/// This machine's facts, when the sysctls are its own and it runs Linux.
+/// This machine's facts (Linux builds; None elsewhere).
 #[cfg(target_os = "linux")]
-fn local_facts(ctx: &Context, read: &check::Read<'_>, path: Option<&PathNeeds>) -> Option<check::facts::LocalFacts> {
+fn local_facts(read: &check::Read<'_>, path: Option<&PathNeeds>) -> Option<check::facts::LocalFacts> {
     let towards = path.and_then(|p| p.link.as_ref()).and_then(|l| l.interface.as_deref());
     let bbr = read("net.ipv4.tcp_congestion_control").as_deref() == Some("bbr");
-    (ctx.local && ctx.os == Os::Linux).then(|| check::facts::gather(towards, bbr))
+    Some(check::facts::gather(towards, bbr))
 }
 
 #[cfg(not(target_os = "linux"))]
-fn local_facts(_: &Context, _: &check::Read<'_>, _: Option<&PathNeeds>) -> Option<check::facts::LocalFacts> {
+fn local_facts(_: &check::Read<'_>, _: Option<&PathNeeds>) -> Option<check::facts::LocalFacts> {
     None
 }
 
