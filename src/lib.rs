@@ -6,12 +6,14 @@
 
 pub mod bdp;
 pub mod change;
+pub mod check;
 pub mod cli;
 pub mod cmd;
 pub mod diag;
 pub mod error;
 pub mod expr;
 pub mod fsutil;
+pub mod host;
 pub mod input;
 pub mod measure;
 pub mod output;

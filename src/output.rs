@@ -144,3 +144,5 @@ mod tests {
         assert_eq!(shell_quote("$(touch x)"), "'$(touch x)'");
     }
 }
+
+pub mod check;

@@ -11,6 +11,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use crate::host::linux as host;
 use crate::platform::Os;
 use crate::snapshot::FileChange;
 
@@ -120,8 +121,8 @@ pub fn undo(fc: &FileChange, current: Option<&str>) -> (Option<Option<String>>, 
 pub fn missing(path: &Path, wanted: &[(String, String)]) -> Vec<(String, String)> {
     let text = std::fs::read_to_string(path).unwrap_or_default();
     let mut last: BTreeMap<String, String> = BTreeMap::new();
-    for (_, k, v) in assignments(&text) {
-        last.insert(k, crate::platform::normalize_value(v.trim_matches('"')));
+    for l in host::conf_lines(&text) {
+        last.insert(l.key, crate::platform::normalize_value(l.value.trim_matches('"')));
     }
     wanted
         .iter()
@@ -133,54 +134,20 @@ pub fn missing(path: &Path, wanted: &[(String, String)]) -> Vec<(String, String)
         .collect()
 }
 
-/// `key = value` lines of a sysctl file, leniently: (line, key, value). sysctl.d allows
-/// '/' as separator; it is folded to '.' here.
-fn assignments(text: &str) -> Vec<(usize, String, String)> {
-    text.lines()
-        .enumerate()
-        .filter_map(|(i, l)| {
-            let l = l.trim();
-            if l.starts_with('#') || l.starts_with(';') {
-                return None;
-            }
-            let (k, v) = l.trim_start_matches('-').split_once('=')?;
-            Some((i + 1, k.trim().replace('/', "."), v.trim().to_string()))
-        })
-        .collect()
-}
-
 /// Files read at boot *after* tcptune's that set one of `keys`: they win. One warning each.
 pub fn overrides(os: Os, root: &Path, keys: &[&str]) -> Vec<String> {
     let mut later: Vec<PathBuf> = Vec::new();
     match os {
         Os::Linux => {
-            // systemd-sysctl and `sysctl --system`: every *.conf in these directories, a name in
-            // an earlier directory masking the same name in a later one, applied in name order.
-            let mut by_name: BTreeMap<String, PathBuf> = BTreeMap::new();
-            for d in [
-                "etc/sysctl.d",
-                "run/sysctl.d",
-                "usr/local/lib/sysctl.d",
-                "usr/lib/sysctl.d",
-                "lib/sysctl.d",
-            ] {
-                let Ok(entries) = std::fs::read_dir(root.join(d)) else {
-                    continue;
-                };
-                for e in entries.flatten() {
-                    let name = e.file_name().to_string_lossy().to_string();
-                    if name.ends_with(".conf") {
-                        by_name.entry(name).or_insert_with(|| e.path());
-                    }
-                }
-            }
-            let ours = Path::new(LINUX_FILE)
-                .file_name()
-                .map(|n| n.to_string_lossy().to_string())
-                .unwrap_or_default();
-            later.extend(by_name.into_iter().filter(|(n, _)| *n > ours).map(|(_, p)| p));
-            // procps `sysctl --system` reads /etc/sysctl.conf last.
-            later.push(root.join("etc/sysctl.conf"));
+            // Everything applied after tcptune's file: sysctl.d names that sort after ours, and
+            // /etc/sysctl.conf, which procps `sysctl --system` reads last.
+            let ours = Path::new(LINUX_FILE).file_name().unwrap_or_default();
+            let main = root.join("etc/sysctl.conf");
+            later.extend(
+                host::sysctl_conf_files(root)
+                    .into_iter()
+                    .filter(|p| *p == main || p.file_name().is_some_and(|n| n > ours)),
+            );
         }
         // rc.d/sysctl reads /etc/sysctl.conf.local after /etc/sysctl.conf.
         Os::Freebsd => later.push(root.join("etc/sysctl.conf.local")),
@@ -197,11 +164,14 @@ pub fn overrides(os: Os, root: &Path, keys: &[&str]) -> Vec<String> {
         let Ok(text) = std::fs::read_to_string(&p) else {
             continue;
         };
-        for (line, k, v) in assignments(&text) {
-            if keys.contains(&k.as_str()) {
+        for l in host::conf_lines(&text) {
+            if keys.contains(&l.key.as_str()) {
                 out.push(format!(
-                    "{}:{line} sets {k} = {v}; it is read after tcptune's file and wins at boot",
-                    p.display()
+                    "{}:{} sets {} = {}; it is read after tcptune's file and wins at boot",
+                    p.display(),
+                    l.line,
+                    l.key,
+                    l.value
                 ));
             }
         }
@@ -269,20 +239,10 @@ pub fn check_record(os: Os, root: &Path, id: &str, fc: &FileChange) -> Result<()
 
 /// Daemons that retune the network stack behind tcptune's back: (name, pid).
 pub fn running_tuners(proc_root: &Path) -> Vec<(String, u32)> {
-    let Ok(entries) = std::fs::read_dir(proc_root) else {
-        return Vec::new();
-    };
-    let mut out: Vec<(String, u32)> = entries
-        .flatten()
-        .filter_map(|e| {
-            let pid: u32 = e.file_name().to_str()?.parse().ok()?;
-            let comm = std::fs::read_to_string(e.path().join("comm")).ok()?;
-            let comm = comm.trim();
-            ["tuned", "bpftune"].contains(&comm).then(|| (comm.to_string(), pid))
-        })
-        .collect();
-    out.sort_by_key(|(_, pid)| *pid);
-    out
+    host::find_processes(proc_root, &host::TUNING_DAEMONS)
+        .into_iter()
+        .map(|(pid, name)| (name, pid))
+        .collect()
 }
 
 #[cfg(test)]

@@ -105,7 +105,7 @@ impl Identity {
     /// The running system's identity.
     pub fn current(os: Os) -> Self {
         let hostname = sysinfo::System::host_name().unwrap_or_default();
-        let netns = fs::metadata("/proc/self/ns/net").ok().map(|m| m.ino());
+        let netns = crate::host::linux::netns_inode(Path::new(crate::host::linux::PROC), "self");
         let boot_id = if Os::running() == Os::Linux {
             fs::read_to_string("/proc/sys/kernel/random/boot_id")
                 .ok()

@@ -450,15 +450,9 @@ pub fn congestion_control_lists(os: Os, key: &str) -> Option<&'static str> {
     }
 }
 
-/// Whether `name` is among the algorithms `available` lists. Linux prints "reno cubic bbr";
-/// FreeBSD prints "newreno, cubic" or a table ("CCmod D PCB count" then one per line).
-pub fn offers(available: &str, name: &str) -> bool {
-    available
-        .lines()
-        .filter(|l| !l.trim_start().starts_with("CCmod"))
-        .flat_map(|l| l.split(|c: char| c.is_whitespace() || c == ','))
-        .any(|t| t == name)
-}
+// "Is this algorithm offered" has one home, in platform (below this module and check);
+// apply calls it by this path.
+pub use crate::platform::offers;
 
 #[cfg(test)]
 mod tests {

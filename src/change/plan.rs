@@ -242,7 +242,7 @@ pub fn preflight(env: &Env, input: &Input, dry_run: bool) -> anyhow::Result<Plan
         } else if access == Access::ReadOnly || cc_refused.is_some() {
             let why = if let Some(why) = cc_refused {
                 format!("{} = {}: {why}", a.key, a.value)
-            } else if env.local && os == Os::Linux && crate::platform::linux::in_child_netns(backend) {
+            } else if env.local && os == Os::Linux && crate::platform::linux::runs_in_child_netns(backend) {
                 format!("{} is read-only in this network namespace; set it on the host", a.key)
             } else {
                 format!("{} is read-only, even for root", a.key)

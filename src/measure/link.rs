@@ -12,7 +12,7 @@ use std::path::Path;
 use super::LinkFacts;
 
 /// Where Linux lists network interfaces.
-pub const SYSFS_NET: &str = "/sys/class/net";
+pub const SYSFS_NET: &str = crate::host::linux::SYS_NET;
 
 /// Note for an interface that reports no speed.
 pub fn speed_unknown_note(ifname: &str) -> String {

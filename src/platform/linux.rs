@@ -179,23 +179,22 @@ fn access_of(m: &std::fs::Metadata) -> Access {
     if may { Access::Writable } else { Access::NeedsRoot }
 }
 
-/// Whether this process is in a child network namespace: its namespace differs from PID 1's
-/// or, where PID 1's cannot be seen (not root, or a container), net.core.rmem_max is
-/// read-only by its mode bits — a host-wide key that child namespaces show as 0444, to
-/// every user alike. Only meaningful when `backend` is this machine's /proc/sys.
-pub fn in_child_netns(backend: &dyn SysctlBackend) -> bool {
-    use std::os::unix::fs::MetadataExt as _;
-    let ino = |p: &str| std::fs::metadata(p).map(|m| m.ino()).ok();
-    match (ino("/proc/self/ns/net"), ino("/proc/1/ns/net")) {
-        (Some(a), Some(b)) => a != b,
-        _ => matches!(
+/// Whether this process is in a child network namespace, where something must be decided:
+/// the host's answer ([`crate::host::linux::in_child_netns`]: its namespace differs from PID
+/// 1's) or, where PID 1's cannot be seen (not root, or a container), net.core.rmem_max
+/// read-only by its mode bits — a host-wide key that child namespaces show as 0444, to every
+/// user alike, so a normal user and root reach the same answer. Only meaningful when `backend`
+/// is this machine's /proc/sys.
+pub fn runs_in_child_netns(backend: &dyn SysctlBackend) -> bool {
+    crate::host::linux::in_child_netns(Path::new(crate::host::linux::PROC)).unwrap_or_else(|| {
+        matches!(
             backend.read("net.core.rmem_max"),
             KeyState::Present {
                 access: Access::ReadOnly,
                 ..
             }
-        ),
-    }
+        )
+    })
 }
 
 /// Why `cc` cannot become the default congestion control of this machine's network
@@ -207,7 +206,7 @@ pub fn cc_refused_here(backend: &dyn SysctlBackend, cc: &str) -> Option<String> 
     let allowed = backend.read("net.ipv4.tcp_allowed_congestion_control");
     let allowed = allowed.value()?;
     let current = backend.read("net.ipv4.tcp_congestion_control");
-    if current.value() == Some(cc) || allowed.split(' ').any(|a| a == cc) || !in_child_netns(backend) {
+    if current.value() == Some(cc) || super::offers(allowed, cc) || !runs_in_child_netns(backend) {
         return None;
     }
     Some(cc_not_allowed(cc, allowed))

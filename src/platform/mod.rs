@@ -51,6 +51,25 @@ impl Os {
         };
         ok_chars && prefixes.iter().any(|p| key.starts_with(p))
     }
+
+    /// The command that sets `key` to `value` now (not at boot) on this OS, to paste into a
+    /// shell: `sysctl -w key=value` on Linux, `sysctl key=value` on FreeBSD and macOS. A value of
+    /// several fields goes in double quotes, as sysctl(8) and most guides write it; a value a
+    /// shell would expand even inside double quotes is single-quoted
+    /// ([`crate::output::shell_quote`]).
+    pub fn set_command(self, key: &str, value: &str) -> String {
+        let quoted = crate::output::shell_quote(value);
+        let quoted = if quoted.starts_with('\'') && !value.contains(['$', '`', '\\', '"', '!', '\'', '\n']) {
+            format!("\"{value}\"")
+        } else {
+            quoted
+        };
+        let set = match self {
+            Self::Linux => "sysctl -w",
+            Self::Freebsd | Self::Macos => "sysctl",
+        };
+        format!("{set} {}={quoted}", crate::output::shell_quote(key))
+    }
 }
 
 impl fmt::Display for Os {
@@ -127,6 +146,16 @@ pub fn same_value(a: &str, b: &str) -> bool {
     normalize_value(a) == normalize_value(b)
 }
 
+/// Whether `name` is among the algorithms `available` lists. Linux prints "reno cubic bbr";
+/// FreeBSD prints "newreno, cubic" or a table ("CCmod D PCB count" then one per line).
+pub fn offers(available: &str, name: &str) -> bool {
+    available
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("CCmod"))
+        .flat_map(|l| l.split(|c: char| c.is_whitespace() || c == ','))
+        .any(|t| t == name)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -153,5 +182,26 @@ mod tests {
         assert!(b.is_network_key("net.inet.tcp.sendbuf_max"));
         assert!(!b.is_network_key("kern.hostname"));
         assert!(!b.is_network_key("net.ipv4.tcp_rmem"));
+    }
+
+    #[test]
+    fn set_commands_paste_into_a_shell() {
+        assert_eq!(
+            Os::Linux.set_command("net.ipv4.tcp_sack", "1"),
+            "sysctl -w net.ipv4.tcp_sack=1"
+        );
+        assert_eq!(
+            Os::Linux.set_command("net.ipv4.tcp_rmem", "4096 131072 6291456"),
+            "sysctl -w net.ipv4.tcp_rmem=\"4096 131072 6291456\""
+        );
+        assert_eq!(
+            Os::Freebsd.set_command("net.inet.tcp.rfc1323", "1"),
+            "sysctl net.inet.tcp.rfc1323=1"
+        );
+        assert_eq!(
+            Os::Macos.set_command("net.inet.tcp.sack", "$(x) y"),
+            "sysctl net.inet.tcp.sack='$(x) y'"
+        );
+        assert_eq!(Os::Linux.set_command("net.x", ""), "sysctl -w net.x=\"\"");
     }
 }

@@ -1,0 +1,498 @@
+//! Rules on the facts of the machine itself (Linux): each interface's MTU, offloads, duplex and
+//! pacing, the retransmission rate, TCP memory, the sysctl.d files and the daemons that retune
+//! TCP. Pure functions of [`LocalFacts`] and the running sysctls.
+
+use super::facts::{InterfaceFacts, LocalFacts, Setters};
+use super::memory::{MemoryFacts, tcp_memory};
+use super::{Finding, PathNeeds, Read};
+use crate::bdp;
+use crate::host::linux::TcpCounters;
+use crate::output;
+use crate::units::{Bytes, Duration};
+
+/// Every finding on the machine itself, in the order the table shows them: per interface
+/// (MTU, offloads, duplex, pacing), then retransmissions, TCP memory, sysctl files, daemons.
+pub fn local(read: &Read<'_>, path: Option<&PathNeeds>, flows: u32, facts: &LocalFacts, f: &mut Vec<Finding>) {
+    let host = path.and_then(|p| p.host.as_deref());
+    let link = path.and_then(|p| p.link.as_ref());
+    let bbr = read("net.ipv4.tcp_congestion_control").as_deref() == Some("bbr");
+    for i in &facts.interfaces {
+        f.extend(interface(i, link, host, bbr));
+    }
+    f.extend(retransmissions(facts.tcp_counters, path.map(|p| p.rtt_ms)));
+    let per_flow = match path {
+        Some(p) => p.sizing.buffer.max(p.sizing.send_buffer),
+        None => last_field(read("net.ipv4.tcp_rmem")).max(last_field(read("net.ipv4.tcp_wmem"))),
+    };
+    f.extend(tcp_memory(&MemoryFacts {
+        tcp_mem: read("net.ipv4.tcp_mem"),
+        per_flow,
+        flows,
+        ram: facts.ram,
+        in_use_pages: facts.tcp_mem_in_use_pages,
+        page_size: facts.page_size,
+    }));
+    f.extend(sysctl_files(&facts.setters, read, facts.child_netns));
+    f.extend(tuning_daemons(&facts.tuning_daemons));
+}
+
+/// The findings on one interface; the route MTU counts only on the interface towards the host.
+fn interface(
+    i: &InterfaceFacts,
+    link: Option<&crate::measure::LinkFacts>,
+    host: Option<&str>,
+    bbr: bool,
+) -> Vec<Finding> {
+    let route_mtu = link
+        .filter(|l| l.interface.as_deref() == Some(i.name.as_str()))
+        .and_then(|l| l.route_mtu);
+    let mut f = Vec::new();
+    f.extend(mtu(&i.name, i.mtu, route_mtu, host));
+    #[cfg(target_os = "linux")]
+    f.extend(offloads(&i.name, &i.offloads, i.tun));
+    f.extend(duplex(&i.name, i.duplex.as_deref()));
+    if bbr && let Some(kinds) = &i.qdiscs {
+        f.push(pacing(&i.name, kinds));
+    }
+    f
+}
+
+/// The last field of a multi-field value (tcp_rmem's maximum); 0 when absent.
+fn last_field(v: Option<String>) -> u64 {
+    v.and_then(|v| v.split(' ').next_back().and_then(|x| x.parse().ok()))
+        .unwrap_or(0)
+}
+
+/// RetransSegs / OutSegs since boot (or since the network namespace was made).
+pub fn retransmissions(c: Option<TcpCounters>, rtt_ms: Option<f64>) -> Option<Finding> {
+    let c = c?;
+    let id = "retransmissions";
+    let Some(pct) = c.retrans_pct().filter(|_| c.out_segs >= 1000) else {
+        return Some(Finding::ok(
+            id,
+            format!(
+                "{} segments sent so far: too few to judge the retransmission rate",
+                c.out_segs
+            ),
+        ));
+    };
+    let base = format!(
+        "{:.2}% of segments retransmitted ({} of {} since boot, /proc/net/snmp)",
+        pct, c.retrans_segs, c.out_segs
+    );
+    if pct < 1.0 {
+        return Some(Finding::ok(id, base));
+    }
+    let rtt = rtt_ms.filter(|r| *r > 0.0).unwrap_or(100.0);
+    let mathis = bdp::mathis_bps(Bytes::new(1448), Duration::from_millis_f64(rtt), pct / 100.0);
+    let msg = format!(
+        "{base}: at that loss one loss-based (Reno/CUBIC) flow reaches about {} at {} ms RTT (Mathis)",
+        output::rate(mathis),
+        output::ms(rtt)
+    );
+    let fix = "find the lossy hop: watch `nstat -az TcpRetransSegs` during a transfer, look for NIC errors and drops (`ip -s link`), a duplex mismatch or a too-short queue; bbr suffers less from random loss";
+    Some(if pct >= 5.0 {
+        Finding::fail(id, msg, fix)
+    } else {
+        Finding::warn(id, msg, fix)
+    })
+}
+
+/// The keys whose setting by two parties (files, daemons) matters for bulk TCP.
+pub const TUNING_KEYS: &[&str] = &[
+    "net.ipv4.tcp_rmem",
+    "net.ipv4.tcp_wmem",
+    "net.core.rmem_max",
+    "net.core.wmem_max",
+    "net.core.rmem_default",
+    "net.core.wmem_default",
+    "net.ipv4.tcp_mem",
+    "net.ipv4.tcp_congestion_control",
+    "net.core.default_qdisc",
+    "net.ipv4.tcp_window_scaling",
+    "net.ipv4.tcp_sack",
+    "net.ipv4.tcp_timestamps",
+    "net.ipv4.tcp_mtu_probing",
+    "net.ipv4.tcp_slow_start_after_idle",
+    "net.ipv4.tcp_notsent_lowat",
+    "net.ipv4.tcp_adv_win_scale",
+    "net.core.netdev_max_backlog",
+];
+
+/// Two sysctl files setting one key to different values; a running value that differs from what
+/// the files set (when this is the namespace the files are applied to).
+pub fn sysctl_files(setters: &Setters, read: &Read<'_>, child_netns: Option<bool>) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for key in TUNING_KEYS {
+        let Some(list) = setters.get(*key) else {
+            continue;
+        };
+        let Some((winner_path, winner)) = list.last() else {
+            continue;
+        };
+        let id = format!("sysctl-files:{key}");
+        let mut distinct: Vec<&str> = list.iter().map(|(_, v)| v.as_str()).collect();
+        distinct.dedup();
+        if distinct.len() > 1 {
+            let who = list
+                .iter()
+                .map(|(p, v)| format!("{} ({v})", p.display()))
+                .collect::<Vec<_>>()
+                .join(", ");
+            out.push(Finding::warn(
+                id,
+                format!(
+                    "{key} is set by {} files: {who}; the last one read wins at boot ({})",
+                    list.len(),
+                    winner_path.display()
+                ),
+                format!("keep {key} in one file (e.g. /etc/sysctl.d/60-tcptune.conf) and delete it from the others"),
+            ));
+            continue;
+        }
+        if child_netns == Some(false)
+            && let Some(running) = read(key)
+            && running != *winner
+        {
+            out.push(Finding::warn(
+                id,
+                format!(
+                    "{} sets {key} = {winner} but the kernel runs {running}: changed since boot (by hand, tuned, bpftune, a container runtime) or never applied",
+                    winner_path.display()
+                ),
+                "apply the files with `sysctl --system`, or find what changes it",
+            ));
+        }
+    }
+    if out.is_empty() {
+        let files = setters
+            .values()
+            .flatten()
+            .map(|(p, _)| p)
+            .collect::<std::collections::BTreeSet<_>>();
+        out.push(Finding::ok(
+            "sysctl-files",
+            format!(
+                "{} sysctl file(s) read: no TCP key set twice{}",
+                files.len(),
+                if child_netns == Some(false) {
+                    ", and the running values match them"
+                } else {
+                    ""
+                }
+            ),
+        ));
+    }
+    out
+}
+
+/// tuned and bpftune rewrite TCP sysctls at run time.
+pub fn tuning_daemons(procs: &[(u32, String)]) -> Vec<Finding> {
+    if procs.is_empty() {
+        return vec![Finding::ok("tuning-daemons", "neither tuned nor bpftune is running")];
+    }
+    procs
+        .iter()
+        .map(|(pid, name)| {
+            let (what, fix) = if name == "bpftune" {
+                (
+                    "bpftune retunes tcp_rmem, tcp_wmem, tcp_mem and the congestion control at run time and may undo or fight manual settings",
+                    "leave buffer tuning to bpftune, or stop it: systemctl disable --now bpftune",
+                )
+            } else {
+                (
+                    "tuned applies its profile's sysctls at start and on profile changes, overriding /etc/sysctl.d",
+                    "put the TCP settings into the active tuned profile ([sysctl] section), or `tuned-adm off`",
+                )
+            };
+            Finding::warn(format!("tuning-daemons:{name}"), format!("{name} is running (pid {pid}): {what}"), fix)
+        })
+        .collect()
+}
+
+/// Half duplex on a link is a negotiation failure: collisions and late retransmissions.
+pub fn duplex(ifname: &str, duplex: Option<&str>) -> Option<Finding> {
+    let id = format!("duplex:{ifname}");
+    match duplex? {
+        "half" => Some(Finding::fail(
+            id,
+            format!("{ifname} runs half duplex: a duplex mismatch with the switch loses packets under load"),
+            format!(
+                "let both ends auto-negotiate (ethtool -s {ifname} autoneg on), or fix the same speed and full duplex on both"
+            ),
+        )),
+        d => Some(Finding::ok(id, format!("{ifname} runs {d} duplex"))),
+    }
+}
+
+/// The interface MTU, and with a host the route/path MTU towards it.
+pub fn mtu(ifname: &str, mtu: Option<u32>, route_mtu: Option<u32>, host: Option<&str>) -> Option<Finding> {
+    let m = mtu?;
+    let id = format!("mtu:{ifname}");
+    if let (Some(r), Some(h)) = (route_mtu, host)
+        && r < m
+    {
+        return Some(Finding::warn(
+            id,
+            format!(
+                "{ifname} has MTU {m} but the path to {h} carries {r} (route or learnt path MTU): segments sized for {m} must be cut down first"
+            ),
+            format!("use the same MTU end to end (ip link set {ifname} mtu {r}), or make every hop carry {m}"),
+        ));
+    }
+    let note = if m > 1500 {
+        format!(
+            "jumbo frames: every hop to your peers must carry {m}-byte frames, or full-size segments wait on PMTU discovery (check with --host PEER)"
+        )
+    } else if m < 1500 {
+        "below 1500: a tunnel or overlay; TCP segments are sized to fit".to_string()
+    } else {
+        "standard Ethernet".to_string()
+    };
+    let path = match (route_mtu, host) {
+        (Some(r), Some(h)) => format!("; path to {h}: {r}"),
+        _ => String::new(),
+    };
+    Some(Finding::ok(id, format!("{ifname} MTU {m}{path} ({note})")))
+}
+
+/// With BBR, is there an fq qdisc to pace?
+pub fn pacing(ifname: &str, kinds: &Result<Vec<String>, String>) -> Finding {
+    let id = format!("pacing:{ifname}");
+    match kinds {
+        Ok(k) if k.iter().any(|q| q == "fq") => Finding::ok(id, format!("bbr paces through the fq qdisc on {ifname}")),
+        Ok(k) => {
+            let shown = if k.is_empty() { "none".to_string() } else { k.join(", ") };
+            Finding::warn(
+                id,
+                format!(
+                    "bbr is in use but {ifname}'s qdisc is {shown}, not fq: BBR falls back to TCP-internal pacing (Linux 4.13+), which costs more CPU and paces less precisely"
+                ),
+                format!(
+                    "tc qdisc replace dev {ifname} root fq; and set net.core.default_qdisc = fq in /etc/sysctl.d/ for new interfaces"
+                ),
+            )
+        }
+        Err(e) => Finding::warn(
+            id,
+            format!("bbr is in use but {ifname}'s qdisc could not be read ({e})"),
+            format!("check with `tc qdisc show dev {ifname}`: bbr wants fq"),
+        ),
+    }
+}
+
+/// `tun`: a TUN/TAP device, whose TSO the program owning it decides (TUNSETOFFLOAD), not ethtool.
+#[cfg(target_os = "linux")]
+pub fn offloads(ifname: &str, o: &std::io::Result<crate::host::ethtool::Offloads>, tun: bool) -> Option<Finding> {
+    use crate::host::ethtool::Feature;
+    let id = format!("offload:{ifname}");
+    let o = match o {
+        Ok(o) => o,
+        Err(e) if e.kind() == std::io::ErrorKind::Unsupported => return None,
+        Err(e) => {
+            return Some(Finding::warn(
+                id,
+                format!("the offloads of {ifname} could not be read: {e}"),
+                format!("check with `ethtool -k {ifname}`"),
+            ));
+        }
+    };
+    let show = |name: &str, feat: Option<Feature>| match feat {
+        None => format!("{name} ?"),
+        Some(Feature { on: true, .. }) => format!("{name} on"),
+        Some(Feature { fixed: Some(true), .. }) => format!("{name} off [fixed]"),
+        Some(_) => format!("{name} off"),
+    };
+    let state = [show("TSO", o.tso), show("GSO", o.gso), show("GRO", o.gro)].join(", ");
+    // Off but switchable: that is a fix. Off and fixed: the device cannot, and GSO stands in.
+    let fixable = |feat: Option<Feature>| {
+        matches!(
+            feat,
+            Some(Feature {
+                on: false,
+                fixed: Some(false) | None
+            })
+        )
+    };
+    let mut turn_on = Vec::new();
+    if fixable(o.tso) {
+        turn_on.push("tso");
+    }
+    if fixable(o.gso) {
+        turn_on.push("gso");
+    }
+    if fixable(o.gro) {
+        turn_on.push("gro");
+    }
+    if tun {
+        // GSO is software and works on a TUN device; TSO/GRO are the owning program's choice.
+        turn_on.retain(|t| *t == "gso");
+    }
+    if turn_on.is_empty() {
+        let owner = if tun && (fixable(o.tso) || fixable(o.gro)) {
+            " (a TUN device: the program that owns it sets its offloads)"
+        } else {
+            ""
+        };
+        Some(Finding::ok(id, format!("{ifname}: {state}{owner}")))
+    } else {
+        let args = turn_on.iter().map(|t| format!("{t} on")).collect::<Vec<_>>().join(" ");
+        Some(Finding::warn(
+            id,
+            format!(
+                "{ifname}: {state}: without segmentation offload the CPU handles every 1500-byte packet (one cloud lost 65% of its send rate with TSO and GSO off)"
+            ),
+            format!("ethtool -K {ifname} {args}"),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::check::Status;
+    use crate::check::test_util::{by_id, reader};
+
+    #[test]
+    fn retransmission_thresholds() {
+        let c = |out, re| {
+            Some(TcpCounters {
+                out_segs: out,
+                retrans_segs: re,
+                in_errs: 0,
+            })
+        };
+        assert_eq!(retransmissions(None, None), None);
+        assert_eq!(retransmissions(c(10, 5), None).expect("f").status, Status::Ok);
+        assert_eq!(retransmissions(c(100_000, 100), None).expect("f").status, Status::Ok);
+        let w = retransmissions(c(100_000, 2000), Some(50.0)).expect("f");
+        assert_eq!(w.status, Status::Warn);
+        assert!(
+            w.message.contains("2.00%") && w.message.contains("Mathis"),
+            "{}",
+            w.message
+        );
+        assert_eq!(retransmissions(c(100_000, 6000), None).expect("f").status, Status::Fail);
+    }
+
+    #[test]
+    fn sysctl_file_conflicts() {
+        use std::path::PathBuf;
+        let mut s: Setters = BTreeMap::new();
+        s.insert(
+            "net.ipv4.tcp_rmem".into(),
+            vec![
+                (
+                    PathBuf::from("/etc/sysctl.d/60-tcptune.conf"),
+                    "4096 131072 20643840".into(),
+                ),
+                (
+                    PathBuf::from("/etc/sysctl.d/99-cloud.conf"),
+                    "4096 87380 6291456".into(),
+                ),
+            ],
+        );
+        s.insert(
+            "net.ipv4.tcp_sack".into(),
+            vec![(PathBuf::from("/etc/sysctl.d/10-x.conf"), "1".into())],
+        );
+        let running = reader(&[("net.ipv4.tcp_rmem", "4096 87380 6291456"), ("net.ipv4.tcp_sack", "0")]);
+        let f = sysctl_files(&s, &running, Some(false));
+        let rmem = by_id(&f, "sysctl-files:net.ipv4.tcp_rmem");
+        assert_eq!(rmem.status, Status::Warn);
+        assert!(rmem.message.contains("99-cloud.conf"));
+        let sack = by_id(&f, "sysctl-files:net.ipv4.tcp_sack");
+        assert!(sack.message.contains("the kernel runs 0"), "{}", sack.message);
+        // In a child namespace the files do not apply: no mismatch finding.
+        let f = sysctl_files(&s, &running, Some(true));
+        assert_eq!(f.len(), 1);
+        let f = sysctl_files(&BTreeMap::new(), &running, Some(false));
+        assert_eq!(f[0].status, Status::Ok);
+    }
+
+    #[test]
+    fn daemons_interfaces() {
+        assert_eq!(tuning_daemons(&[])[0].status, Status::Ok);
+        let f = tuning_daemons(&[(812, "bpftune".into())]);
+        assert_eq!(f[0].id, "tuning-daemons:bpftune");
+        assert!(
+            f[0].fix
+                .as_deref()
+                .is_some_and(|x| x.contains("systemctl disable --now bpftune"))
+        );
+        assert_eq!(duplex("eth0", Some("half")).expect("f").status, Status::Fail);
+        assert_eq!(duplex("eth0", Some("full")).expect("f").status, Status::Ok);
+        assert_eq!(duplex("tun0", None), None);
+        assert_eq!(
+            mtu("eth0", Some(9000), Some(1500), Some("peer")).expect("f").status,
+            Status::Warn
+        );
+        assert!(
+            mtu("eth0", Some(9000), None, None)
+                .expect("f")
+                .message
+                .contains("jumbo")
+        );
+        assert_eq!(pacing("eth0", &Ok(vec!["mq".into(), "fq".into()])).status, Status::Ok);
+        let p = pacing("eth0", &Ok(vec!["fq_codel".into()]));
+        assert_eq!(p.status, Status::Warn);
+        assert!(p.fix.as_deref().is_some_and(|x| x.contains("root fq")));
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn offload_verdicts() {
+        use crate::host::ethtool::{Feature, Offloads};
+        let on = Feature {
+            on: true,
+            fixed: Some(false),
+        };
+        let off = Feature {
+            on: false,
+            fixed: Some(false),
+        };
+        let fixed_off = Feature {
+            on: false,
+            fixed: Some(true),
+        };
+        let all_on = Offloads {
+            tso: Some(on),
+            gso: Some(on),
+            gro: Some(on),
+        };
+        assert_eq!(offloads("eth0", &Ok(all_on), false).expect("f").status, Status::Ok);
+        let cloud = Offloads {
+            tso: Some(off),
+            gso: Some(off),
+            ..all_on
+        };
+        let w = offloads("eth0", &Ok(cloud), false).expect("f");
+        assert_eq!(w.status, Status::Warn);
+        assert_eq!(w.fix.as_deref(), Some("ethtool -K eth0 tso on gso on"));
+        let tun = Offloads {
+            tso: Some(fixed_off),
+            ..all_on
+        };
+        let ok = offloads("tun0", &Ok(tun), false).expect("f");
+        assert_eq!(ok.status, Status::Ok);
+        assert!(ok.message.contains("TSO off [fixed]"));
+        // A TUN device reports TSO as switchable, but only its owner can switch it.
+        let tun_dev = Offloads {
+            tso: Some(off),
+            ..all_on
+        };
+        let ok = offloads("wan0", &Ok(tun_dev), true).expect("f");
+        assert_eq!(ok.status, Status::Ok, "{ok:?}");
+        assert!(ok.message.contains("TUN device"));
+        let gso_off = Offloads {
+            gso: Some(off),
+            ..tun_dev
+        };
+        assert_eq!(
+            offloads("wan0", &Ok(gso_off), true).expect("f").fix.as_deref(),
+            Some("ethtool -K wan0 gso on")
+        );
+    }
+}

@@ -1,0 +1,39 @@
+//! Facts about the machine tcptune runs on, read from the OS: one implementation of each.
+//!
+//! * [`linux`]: procfs, sysfs and sysctl.d files (network namespace, which configuration files
+//!   apply in what order and what they set, processes by name, TCP counters, default routes,
+//!   interfaces) and rtnetlink qdiscs.
+//! * [`ethtool`] (Linux): NIC offloads through the SIOCETHTOOL ioctl.
+//! * here: the page size and the RAM, which every OS has.
+//!
+//! Sysctl values are not here: they go through [`crate::platform::SysctlBackend`], which may
+//! point at another tree or machine. This module reads this machine only, and decides nothing:
+//! it returns what it found (None where it could not tell) and the callers judge.
+
+#[cfg(target_os = "linux")]
+pub mod ethtool;
+pub mod linux;
+
+/// The size of a memory page in bytes (`sysconf(_SC_PAGESIZE)`): what `net.ipv4.tcp_mem` and
+/// /proc/net/sockstat count in. 4 KiB on x86-64, often 16 KiB or 64 KiB on arm64 and ppc64.
+pub fn page_size() -> u64 {
+    // SAFETY: sysconf has no preconditions.
+    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    u64::try_from(p).ok().filter(|&p| p > 0).unwrap_or(4096)
+}
+
+/// Total RAM in bytes; None when the OS does not say.
+pub fn ram() -> Option<u64> {
+    let mut sys = sysinfo::System::new().ok()?;
+    sys.refresh_memory();
+    Some(sys.total_memory()).filter(|&r| r > 0)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn page_size_is_a_power_of_two() {
+        let p = super::page_size();
+        assert!(p >= 4096 && p.is_power_of_two(), "{p}");
+    }
+}
