@@ -329,7 +329,7 @@ pub fn advise(a: &AdviseArgs, ctx: &Context, prober: &dyn PathProber) -> anyhow:
         );
     }
     let avail = read("net.ipv4.tcp_available_congestion_control").and_then(|k| k.value().map(str::to_string));
-    let offers = |cc: &str| avail.as_deref().map(|v| v.split(' ').any(|c| c == cc));
+    let offers = |cc: &str| avail.as_deref().map(|v| crate::platform::offers(v, cc));
     let cc_bbr = offers("bbr").unwrap_or(false);
     // cubic is built into every distribution kernel: assumed where the list is unknown.
     let cc_cubic = offers("cubic").unwrap_or(true);
@@ -443,7 +443,8 @@ fn probe_rtt_note(cc: Option<&str>, rtt_ms: f64) -> Option<String> {
     ))
 }
 
-/// Buffers × flows against what the kernel lets TCP use (tcp_mem) and the RAM there is.
+/// Buffers × flows against what the kernel lets TCP use (tcp_mem, in pages of this machine's
+/// size) and the RAM there is: the one budget `check` uses too ([`crate::check::memory`]).
 fn memory_warnings(
     ctx: &Context,
     flows: u32,
@@ -451,33 +452,37 @@ fn memory_warnings(
     read: &dyn Fn(&str) -> Option<KeyState>,
     warnings: &mut Vec<String>,
 ) {
-    let need = u128::from(sizing.buffer.max(sizing.send_buffer)) * u128::from(flows);
-    if ctx.os == Os::Linux
-        && let Some(KeyState::Present { value, .. }) = read("net.ipv4.tcp_mem")
-        && let Some(pages) = value.split(' ').nth(2).and_then(|p| p.parse::<u128>().ok())
+    let tcp_mem = (ctx.os == Os::Linux)
+        .then(|| read("net.ipv4.tcp_mem").and_then(|k| k.value().map(str::to_string)))
+        .flatten();
+    let facts = crate::check::memory::MemoryFacts {
+        tcp_mem,
+        per_flow: sizing.buffer.max(sizing.send_buffer),
+        flows,
+        ram: if ctx.local { crate::host::ram() } else { None },
+        in_use_pages: None,
+        page_size: crate::host::page_size(),
+    };
+    let Some(b) = crate::check::memory::budget(&facts) else {
+        return;
+    };
+    if b.exceeds_tcp_mem()
+        && let Some((_, pages)) = b.tcp_mem_pages
     {
-        // tcp_mem counts pages.
-        let limit = pages * 4096;
-        if need > limit {
-            warnings.push(format!(
-                "{flows} flow(s) x {} exceed tcp_mem[2] ({pages} pages = {}): TCP memory pressure will shrink the windows; raise net.ipv4.tcp_mem or expect fewer concurrent flows",
-                output::bytes(sizing.buffer),
-                output::bytes(u64::try_from(limit).unwrap_or(u64::MAX))
-            ));
-        }
+        warnings.push(format!(
+            "{flows} flow(s) x {} exceed tcp_mem[2] ({pages} pages = {}): TCP memory pressure will shrink the windows; raise net.ipv4.tcp_mem or expect fewer concurrent flows",
+            output::bytes(sizing.buffer),
+            output::bytes(b.bytes(pages))
+        ));
     }
-    if ctx.local {
-        let ram = sysinfo::System::new().map_or(0, |mut sys| {
-            sys.refresh_memory();
-            u128::from(sys.total_memory())
-        });
-        if ram > 0 && need * 4 > ram {
-            warnings.push(format!(
-                "{flows} flow(s) x {} is more than a quarter of this host's RAM ({})",
-                output::bytes(sizing.buffer),
-                output::bytes(u64::try_from(ram).unwrap_or(u64::MAX))
-            ));
-        }
+    if b.over_quarter_of_ram()
+        && let Some(ram) = b.ram
+    {
+        warnings.push(format!(
+            "{flows} flow(s) x {} is more than a quarter of this host's RAM ({})",
+            output::bytes(sizing.buffer),
+            output::bytes(ram)
+        ));
     }
 }
 
@@ -613,11 +618,11 @@ fn write_sysctl(out: &mut dyn Write, a: &Advice) -> anyhow::Result<()> {
 fn write_shell(out: &mut dyn Write, a: &Advice) -> anyhow::Result<()> {
     writeln!(out, "#!/bin/sh")?;
     header(out, a)?;
-    let w = if a.os == Os::Linux { "sysctl -w " } else { "sysctl " };
     let c = output::comment;
     for s in &a.settings {
-        // One single-quoted word: `key=value` from a profile must never run as shell code.
-        let line = format!("{w}{}={}", output::shell_quote(&s.key), output::shell_quote(&s.value));
+        // Quoted by the one renderer of a sysctl command: `key=value` from a profile must
+        // never run as shell code.
+        let line = a.os.set_command(&s.key, &s.value);
         match (&s.action, s.stage) {
             (_, Stage::Boot) => writeln!(
                 out,
