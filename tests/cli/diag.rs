@@ -163,6 +163,9 @@ fn usage_errors() {
 struct Server {
     child: Child,
     lines: Arc<Mutex<Vec<String>>>,
+    /// The thread copying stderr into `lines`: joined once the child has exited, so a failure
+    /// message shows everything the server said, not what the thread had got to so far.
+    reader: Option<std::thread::JoinHandle<()>>,
     addr: SocketAddr,
 }
 
@@ -195,12 +198,37 @@ impl Server {
             .unwrap_or_else(|| panic!("no address in {first:?}"));
         let lines = Arc::new(Mutex::new(vec![first]));
         let sink = Arc::clone(&lines);
-        std::thread::spawn(move || {
+        let reader = std::thread::spawn(move || {
             for l in err.lines().map_while(Result::ok) {
                 sink.lock().expect("lock").push(l);
             }
         });
-        Self { child, lines, addr }
+        Self {
+            child,
+            lines,
+            reader: Some(reader),
+            addr,
+        }
+    }
+
+    /// The exit status once the server has exited by itself within `within`, and its whole log.
+    fn exited(&mut self, within: Duration) -> (std::process::ExitStatus, String) {
+        let t = Instant::now();
+        loop {
+            if let Some(s) = self.child.try_wait().expect("wait") {
+                // The child is gone, so its stderr is at EOF and the reader ends.
+                if let Some(r) = self.reader.take() {
+                    r.join().expect("reader");
+                }
+                return (s, self.log());
+            }
+            assert!(
+                t.elapsed() < within,
+                "serve still running after {within:?}:\n{}",
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 
     fn log(&self) -> String {
@@ -263,16 +291,9 @@ fn serve_once_and_verify_over_loopback() {
             .contains(&v["limited_by"].as_str().expect("verdict"))
     );
     // --once: the server is gone after the test.
-    let t = Instant::now();
-    loop {
-        if let Some(s) = server.child.try_wait().expect("wait") {
-            assert!(s.success(), "{}", server.log());
-            break;
-        }
-        assert!(t.elapsed() < Duration::from_secs(5), "serve --once still running");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    assert!(server.log().contains("received"), "{}", server.log());
+    let (status, log) = server.exited(Duration::from_secs(5));
+    assert!(status.success(), "{status}: {log}");
+    assert!(log.contains("received"), "{log}");
 }
 
 // ---------------------------------------------------------------- real kernels (root)
