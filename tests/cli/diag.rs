@@ -275,6 +275,7 @@ fn serve_once_and_verify_over_loopback() {
         .expect("run");
     let v = parse(&out);
     assert!(out.status.success());
+    assert_one_verdict(&v);
     for k in [
         "throughput_bps",
         "rtt_ms",
@@ -359,7 +360,39 @@ fn verify(lab: &Lab, extra: &[&str]) -> Value {
     args.extend(extra);
     let out = lab.tcptune(&lab.ns_a, &args);
     assert!(out.status.success(), "verify: {}", String::from_utf8_lossy(&out.stderr));
-    parse(&out)
+    let v = parse(&out);
+    assert_one_verdict(&v);
+    v
+}
+
+/// One flow, one verdict: the advice names the verdict's limit and never contradicts it (a
+/// flaky run once said "raise tcp_rmem" and "the buffers are not what limits this flow").
+fn assert_one_verdict(v: &Value) {
+    let advice: Vec<&str> = v["advice"]
+        .as_array()
+        .expect("advice")
+        .iter()
+        .map(|l| l.as_str().expect("line"))
+        .collect();
+    let raises = advice.iter().any(|l| l.contains(": raise "));
+    let network = advice.iter().any(|l| l.starts_with("network limited"));
+    match v["limited_by"].as_str().expect("verdict") {
+        "receive-window" => {
+            assert!(advice.iter().any(|l| l.starts_with("receive window limited")), "{v:#}");
+            assert!(!network, "{v:#}");
+        }
+        "send-buffer" => {
+            assert!(advice.iter().any(|l| l.starts_with("send buffer limited")), "{v:#}");
+            assert!(!network, "{v:#}");
+        }
+        "network" => assert!(network && !raises, "{v:#}"),
+        "application" => assert!(!network && !raises, "{v:#}"),
+        other => panic!("verdict {other}: {v:#}"),
+    }
+    assert!(
+        !(raises && advice.iter().any(|l| l.contains("not what limits"))),
+        "{v:#}"
+    );
 }
 
 /// The whole serve/verify/inspect story on one lab path: 50 ms, 100 Mbit/s (BDP 625,000 bytes).
@@ -494,6 +527,7 @@ fn verify_inspect_and_serve_over_the_lab_path() {
     let out = bg.join().expect("thread");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let v = parse(&out);
+    assert_one_verdict(&v);
     eprintln!("advised: {v:#}");
     assert_eq!(v["limited_by"], "network", "{v:#}");
     assert!(v["throughput_bps"].as_f64().expect("bps") > 70e6, "{v:#}");
