@@ -499,3 +499,22 @@ fn advertised_window(s: &TcpStream) -> Option<u64> {
 fn advertised_window(_s: &TcpStream) -> Option<u64> {
     None
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limiter_shows_n_a_second_and_counts_the_rest() {
+        let t0 = Instant::now();
+        let mut l = Limiter::new(3, t0);
+        let shown: Vec<bool> = (0..5).map(|_| l.admit(t0).1).collect();
+        assert_eq!(shown, [true, true, true, false, false]);
+        // Within the same second nothing is reported yet, however often it is asked.
+        assert_eq!(l.roll(t0 + Duration::from_millis(999)), None);
+        assert_eq!(l.admit(t0 + Duration::from_millis(999)), (None, false));
+        // The next second: the 3 held back are reported once, and lines show again.
+        assert_eq!(l.admit(t0 + Duration::from_secs(1)), (Some(3), true));
+        assert_eq!(l.roll(t0 + Duration::from_secs(5)), None);
+    }
+}

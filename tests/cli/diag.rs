@@ -297,6 +297,159 @@ fn serve_once_and_verify_over_loopback() {
     assert!(log.contains("received"), "{log}");
 }
 
+// ---------------------------------------------------------------- serve against hostile clients
+
+/// The first `n` bytes of a valid hello asking for a 1 s test.
+fn hello_prefix(n: usize) -> Vec<u8> {
+    let mut h = Vec::from(*b"tcptune\0");
+    h.extend_from_slice(&1u16.to_be_bytes());
+    h.extend_from_slice(&0u16.to_be_bytes());
+    h.extend_from_slice(&1000u32.to_be_bytes());
+    h.truncate(n);
+    h
+}
+
+/// `verify --time 1s` against `server`; its output and how long it took.
+fn verify_loopback(server: &Server) -> (std::process::Output, Duration) {
+    let port = server.addr.port().to_string();
+    let t = Instant::now();
+    let out = tcptune()
+        .args([
+            "verify",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            &port,
+            "--time",
+            "1s",
+            "--format",
+            "json",
+        ])
+        .output()
+        .expect("run");
+    (out, t.elapsed())
+}
+
+#[test]
+fn serve_serves_a_real_client_past_half_sent_hellos() {
+    let server = Server::start(None, &["--bind", "127.0.0.1", "--port", "0"]);
+    // The attack: 16 connections that send 10 of the hello's 16 bytes and hold on.
+    let mut held: Vec<TcpStream> = (0..16)
+        .map(|_| {
+            let mut s = TcpStream::connect(server.addr).expect("connect");
+            s.write_all(&hello_prefix(10)).expect("half a hello");
+            s
+        })
+        .collect();
+    let (out, took) = verify_loopback(&server);
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        server.log()
+    );
+    // A 1 s test plus start-up; well before the half-sent hellos' own 5 s deadline.
+    assert!(took < Duration::from_secs(4), "verify took {took:?}");
+
+    // A flood larger than the room for pending hellos: the oldest are pushed out, and a real
+    // client still gets through at once.
+    held.extend((0..48).map(|_| {
+        let mut s = TcpStream::connect(server.addr).expect("connect");
+        s.write_all(&hello_prefix(10)).expect("half a hello");
+        s
+    }));
+    let (out, took) = verify_loopback(&server);
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        server.log()
+    );
+    assert!(took < Duration::from_secs(4), "verify took {took:?}");
+    server.wait_for("newer connections were waiting", Duration::from_secs(5));
+    // Every half-sent hello is closed by the server, pushed out or at its deadline.
+    for mut s in held {
+        s.set_read_timeout(Some(Duration::from_secs(10))).expect("timeout");
+        let mut buf = [0u8; 16];
+        assert!(
+            matches!(s.read(&mut buf), Ok(0) | Err(_)),
+            "a half-sent hello was answered:\n{}",
+            server.log()
+        );
+    }
+}
+
+#[test]
+fn serve_cuts_a_trickled_hello_at_its_deadline() {
+    let server = Server::start(None, &["--bind", "127.0.0.1", "--port", "0"]);
+    let mut s = TcpStream::connect(server.addr).expect("connect");
+    let t = Instant::now();
+    s.set_read_timeout(Some(Duration::from_secs(1))).expect("timeout");
+    // A valid hello, one byte a second: 16 s in all, if nothing cut it.
+    let mut closed_at = None;
+    for b in hello_prefix(16) {
+        if s.write_all(&[b]).is_err() {
+            closed_at = Some(t.elapsed());
+            break;
+        }
+        let mut buf = [0u8; 16];
+        match s.read(&mut buf) {
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {}
+            Ok(0) | Err(_) => {
+                closed_at = Some(t.elapsed());
+                break;
+            }
+            Ok(n) => panic!("the server answered a trickled hello ({n} bytes)"),
+        }
+    }
+    let closed_at = closed_at.unwrap_or_else(|| panic!("never closed:\n{}", server.log()));
+    // The deadline is 5 s from the connect, not 5 s from the latest byte.
+    assert!(
+        (Duration::from_millis(4500)..Duration::from_millis(7500)).contains(&closed_at),
+        "closed after {closed_at:?}:\n{}",
+        server.log()
+    );
+    server.wait_for("no hello within 5 s", Duration::from_secs(2));
+}
+
+#[test]
+fn serve_rate_limits_lines_about_refused_clients() {
+    let server = Server::start(None, &["--bind", "127.0.0.1", "--port", "0"]);
+    const FLOOD: usize = 60;
+    for _ in 0..FLOOD {
+        let mut s = TcpStream::connect(server.addr).expect("connect");
+        s.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n").expect("junk");
+    }
+    // Every junk client is accounted for, as its own line or in a "suppressed N" count.
+    let t = Instant::now();
+    let (shown, suppressed, lines) = loop {
+        let lines = server.lines.lock().expect("lock").clone();
+        let shown = lines.iter().filter(|l| l.contains("not a tcptune peer")).count();
+        let suppressed: usize = lines
+            .iter()
+            .filter_map(|l| l.split("suppressed ").nth(1))
+            .filter_map(|r| r.split_whitespace().next())
+            .map(|n| n.parse::<usize>().expect("count"))
+            .sum();
+        if shown + suppressed >= FLOOD || t.elapsed() > Duration::from_secs(10) {
+            break (shown, suppressed, lines);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(shown + suppressed, FLOOD, "{lines:#?}");
+    assert!(suppressed > 0, "{lines:#?}");
+    // At most 10 a second: the flood takes well under 3 s even on a loaded host.
+    assert!(shown <= 30, "{shown} lines:\n{lines:#?}");
+    let elapsed = t.elapsed();
+    assert!(
+        lines.iter().any(|l| l.contains("at most 10 a second")),
+        "{elapsed:?} {lines:#?}"
+    );
+    // Still serving.
+    let (out, _) = verify_loopback(&server);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
 // ---------------------------------------------------------------- real kernels (root)
 
 /// Run `f` on a thread that has entered network namespace `ns` (setns is per thread).
