@@ -364,7 +364,7 @@ pub struct VerdictFacts<'a> {
 /// A buffer that held the flow back for a notable share of the time, and whose maximum is not
 /// known to cover what the path needs: advice to raise it follows.
 fn short(share_pct: f64, b: &BufferFacts) -> bool {
-    share_pct >= NOTABLE_PCT && !b.max.is_some_and(|m| m >= b.needed)
+    share_pct >= NOTABLE_PCT && b.max.is_none_or(|m| m < b.needed)
 }
 
 /// One verdict per flow. The counters pick the largest share ([`Breakdown::compute`]), but the
