@@ -74,6 +74,9 @@ impl ReceiverFacts {
 /// State the accept loop and the connection threads share.
 struct Shared {
     busy: AtomicBool,
+    /// `--once`: the slot stays taken after the test, so no second test starts in the moment
+    /// before the process exits.
+    once: bool,
     pending: Mutex<Pending>,
     log: Mutex<Limiter>,
 }
@@ -86,9 +89,10 @@ struct Pending {
 }
 
 impl Shared {
-    fn new() -> Self {
+    fn new(once: bool) -> Self {
         Self {
             busy: AtomicBool::new(false),
+            once,
             pending: Mutex::new(Pending::default()),
             log: Mutex::new(Limiter::new(LOG_LINES_PER_SEC, Instant::now())),
         }
@@ -215,12 +219,14 @@ impl Limiter {
     }
 }
 
-/// Clears the busy flag however a test ends.
-struct BusyGuard<'a>(&'a AtomicBool);
+/// Clears the busy flag however a test ends (but for `--once`).
+struct BusyGuard<'a>(&'a Shared);
 
 impl Drop for BusyGuard<'_> {
     fn drop(&mut self) {
-        self.0.store(false, Ordering::SeqCst);
+        if !self.0.once {
+            self.0.busy.store(false, Ordering::SeqCst);
+        }
     }
 }
 
@@ -246,7 +252,7 @@ pub fn run(a: &ServeArgs, ctx: &Context, _out: &mut dyn std::io::Write) -> anyho
         proto::MAX_DURATION_MS / 1000,
         if a.once { "; exits after one test" } else { "" }
     ));
-    let shared = Arc::new(Shared::new());
+    let shared = Arc::new(Shared::new(a.once));
     {
         let shared = Arc::clone(&shared);
         // Best effort: without it a held-back count shows with the next line instead.
@@ -405,7 +411,7 @@ fn handle(mut s: TcpStream, id: u64, shared: &Shared, facts: &ReceiverFacts) -> 
         let _ = s.write_all(&answer(Status::Busy, 0).encode());
         return Outcome::Rejected("busy with another test".to_string());
     }
-    let _busy = BusyGuard(&shared.busy);
+    let _busy = BusyGuard(shared);
     let granted_ms = hello.duration_ms.min(proto::MAX_DURATION_MS);
     if let Err(e) = s.write_all(&answer(Status::Ok, granted_ms).encode()) {
         return Outcome::Aborted(format!("answering the hello: {e}"));
