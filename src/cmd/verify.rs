@@ -2,7 +2,8 @@
 //!
 //! The sender's TCP_INFO (Linux) splits its busy time into receive-window-limited,
 //! send-buffer-limited and the rest (the congestion window: the network); time with nothing
-//! queued is the application's. The verdict is the largest share, and the advice is sized by the
+//! queued is the application's. The verdict is the largest share, settled by what the buffers
+//! can carry ([`settle_verdict`]): one verdict per flow, and the advice follows it, sized by the
 //! same rule as `advise` ([`crate::bdp::size_buffers`]) for the flow's own minimum RTT.
 //!
 //! # Platform specific behavior
@@ -279,10 +280,7 @@ pub fn verify(a: &VerifyArgs, ctx: &Context) -> anyhow::Result<VerifyReport> {
         value: send_value,
         needed: sizing.send_buffer,
     };
-    // The largest window the receiver offered: its own report (Linux 6.2+ receivers) or, at
-    // least, the one in force at the end.
     let peer_window = info.map(|i| u64::from(i.tcpi_snd_wnd)).filter(|&w| w > 0);
-    let largest_window = peer_window.max(result.rcv_wnd);
     let breakdown = breakdown.map(|mut b| {
         b.limited_by = settle_verdict(
             &b,
@@ -293,7 +291,7 @@ pub fn verify(a: &VerifyArgs, ctx: &Context) -> anyhow::Result<VerifyReport> {
                 rate_source,
                 receiver: &receiver,
                 sender: &sender,
-                largest_window,
+                peer_window,
             },
         );
         b
@@ -357,8 +355,8 @@ pub struct VerdictFacts<'a> {
     pub rate_source: Source,
     pub receiver: &'a BufferFacts,
     pub sender: &'a BufferFacts,
-    /// The largest receive window the receiver offered, bytes.
-    pub largest_window: Option<u64>,
+    /// The receiver's advertised window at the end (tcpi_snd_wnd), bytes.
+    pub peer_window: Option<u64>,
 }
 
 /// A buffer that held the flow back for a notable share of the time, and whose maximum is not
@@ -373,8 +371,8 @@ fn short(share_pct: f64, b: &BufferFacts) -> bool {
 /// a loaded host). Two rules turn such a "network" (or "application") verdict into the buffer's,
 /// so the advice never says both "raise this buffer" and "the buffers are not what limits":
 /// 1. a buffer that is [`short`] is the limit (the larger share when both are);
-/// 2. with a known path rate, a receive window that even at its largest cannot carry 80 % of
-///    it, on a flow that got less than that, is the limit.
+/// 2. with a known path rate, on a flow that got well under it (80 %), a receive window that
+///    explains the throughput (its ceiling at this RTT within 25 % of what got through) is the limit.
 pub fn settle_verdict(b: &Breakdown, f: &VerdictFacts<'_>) -> LimitedBy {
     if !matches!(b.limited_by, LimitedBy::Network | LimitedBy::Application) {
         return b.limited_by;
@@ -391,11 +389,11 @@ pub fn settle_verdict(b: &Breakdown, f: &VerdictFacts<'_>) -> LimitedBy {
     let rate = f.rate.bps() as f64;
     if f.rate_source != Source::Assumed
         && f.sizing_rtt_ms > 0.0
-        && let Some(w) = f.largest_window
+        && let Some(w) = f.peer_window
     {
         #[allow(clippy::cast_precision_loss)]
         let ceiling = w as f64 * 8.0 / (f.sizing_rtt_ms / 1000.0);
-        if ceiling < 0.8 * rate && f.throughput_bps < 0.8 * rate {
+        if f.throughput_bps < 0.8 * rate && ceiling <= 1.25 * f.throughput_bps {
             return LimitedBy::ReceiveWindow;
         }
     }
@@ -705,7 +703,7 @@ mod tests {
             rate_source: Source::Given,
             receiver: recv,
             sender: send,
-            largest_window: window,
+            peer_window: window,
         }
     }
 
@@ -739,8 +737,8 @@ mod tests {
 
     #[test]
     fn a_window_that_cannot_carry_the_path_rate_is_the_limit() {
-        // Buffers that cover the need, a 4 % share, but the largest window offered (128 KiB)
-        // carries 21 Mbit/s at 50 ms: the receiving program set a small SO_RCVBUF.
+        // Buffers that cover the need, a 4 % share, but the window at the end (128 KiB) carries
+        // 21 Mbit/s at 50 ms, and 20 Mbit/s got through: the receiving program set a small SO_RCVBUF.
         let recv = bf("linux", "net.ipv4.tcp_rmem", "4096 131072 6291456", 1_376_256);
         let send = bf("linux", "net.ipv4.tcp_wmem", "4096 16384 4194304", 1_572_864);
         let mut b = Breakdown::compute(3_000_000, 120_000, 0, Some(3_000_000)).expect("b");
@@ -764,7 +762,7 @@ mod tests {
         assert!(a[0].starts_with("receive window limited 4% of the time"), "{a:?}");
         assert!(a[0].contains("small SO_RCVBUF"), "{a:?}");
 
-        // A window that carries the path rate: the network, as the counters say.
+        // A window that carries far more than got through: the network, as the counters say.
         assert_eq!(
             settle_verdict(&b_network(), &facts(&recv, &send, Some(1_000_000))),
             LimitedBy::Network
