@@ -2,7 +2,8 @@
 //!
 //! The sender's TCP_INFO (Linux) splits its busy time into receive-window-limited,
 //! send-buffer-limited and the rest (the congestion window: the network); time with nothing
-//! queued is the application's. The verdict is the largest share, and the advice is sized by the
+//! queued is the application's. The verdict is the largest share, settled by what the buffers
+//! can carry ([`settle_verdict`]): one verdict per flow, and the advice follows it, sized by the
 //! same rule as `advise` ([`crate::bdp::size_buffers`]) for the flow's own minimum RTT.
 //!
 //! # Platform specific behavior
@@ -252,24 +253,6 @@ pub fn verify(a: &VerifyArgs, ctx: &Context) -> anyhow::Result<VerifyReport> {
             Source::Assumed,
         ),
     };
-    // The kernel's rwnd_limited counter only ticks while the window is completely full, so a flow
-    // held back by a small receive window can still show a low share of it. When the peer's
-    // window explains the throughput (its ceiling at this RTT is within 25 % of what got through)
-    // and the flow got well under a known path rate, the receive window is the limit.
-    #[allow(clippy::cast_precision_loss)]
-    let breakdown = breakdown.map(|mut b| {
-        if b.limited_by == LimitedBy::Network
-            && let Some(i) = info
-            && rate_source != Source::Assumed
-            && sizing_rtt > 0.0
-        {
-            let ceiling = f64::from(i.tcpi_snd_wnd) * 8.0 / (sizing_rtt / 1000.0);
-            if throughput < 0.8 * rate.bps() as f64 && ceiling <= 1.25 * throughput {
-                b.limited_by = LimitedBy::ReceiveWindow;
-            }
-        }
-        b
-    });
     let rtt = crate::units::Duration::from_millis_f64(sizing_rtt);
     let sizing = bdp::size_buffers(rate, rtt, None);
     let receiver_os: Os = match result.os.as_str() {
@@ -297,6 +280,24 @@ pub fn verify(a: &VerifyArgs, ctx: &Context) -> anyhow::Result<VerifyReport> {
         value: send_value,
         needed: sizing.send_buffer,
     };
+    let peer_window = info.map(|i| u64::from(i.tcpi_snd_wnd)).filter(|&w| w > 0);
+    let breakdown = breakdown.map(|mut b| {
+        b.limited_by = settle_verdict(
+            &b,
+            &VerdictFacts {
+                throughput_bps: throughput,
+                sizing_rtt_ms: sizing_rtt,
+                rate,
+                rate_source,
+                receiver: &receiver,
+                sender: &sender,
+                peer_window,
+                #[allow(clippy::cast_precision_loss)]
+                delivery_rate_bps: info.map(|i| i.tcpi_delivery_rate as f64 * 8.0),
+            },
+        );
+        b
+    });
     #[allow(clippy::cast_precision_loss)]
     let retransmitted_pct = info
         .filter(|i| i.tcpi_bytes_sent > 0)
@@ -316,7 +317,7 @@ pub fn verify(a: &VerifyArgs, ctx: &Context) -> anyhow::Result<VerifyReport> {
         receiver: &receiver,
         sender: &sender,
         retransmitted_pct,
-        peer_window: info.map(|i| u64::from(i.tcpi_snd_wnd)).filter(|&w| w > 0),
+        peer_window,
     };
     let advice = advice(&facts);
     #[allow(clippy::cast_precision_loss)]
@@ -346,6 +347,73 @@ pub fn verify(a: &VerifyArgs, ctx: &Context) -> anyhow::Result<VerifyReport> {
         receiver_window: result.rcv_wnd,
         advice,
     })
+}
+
+/// What the verdict is settled from, beside the kernel's counters.
+pub struct VerdictFacts<'a> {
+    pub throughput_bps: f64,
+    pub sizing_rtt_ms: f64,
+    pub rate: Bitrate,
+    pub rate_source: Source,
+    pub receiver: &'a BufferFacts,
+    pub sender: &'a BufferFacts,
+    /// The receiver's advertised window at the end (tcpi_snd_wnd), bytes.
+    pub peer_window: Option<u64>,
+    /// The latest delivery-rate sample (TCP_INFO), bit/s.
+    pub delivery_rate_bps: Option<f64>,
+}
+
+/// A buffer that held the flow back for a notable share of the time, and whose maximum is not
+/// known to cover what the path needs.
+fn short(share_pct: f64, b: &BufferFacts) -> bool {
+    share_pct >= NOTABLE_PCT && b.max.is_none_or(|m| m < b.needed)
+}
+
+/// One verdict per flow. The counters pick the largest share ([`Breakdown::compute`]), but the
+/// kernel's rwnd_limited counter only ticks while the window is completely full, so a flow held
+/// back by a small receive window can show a small share of it (10 % against 90 % "network" on
+/// a loaded host); and a flow that filled the path can show 10 % on a buffer a step under what
+/// advise sizes. A "network" (or "application") verdict becomes a buffer's when:
+/// * the flow got well under a known path rate (80 %), and the buffer is [`short`], or — for the
+///   receive window — the window at the end explains the throughput (its ceiling at this RTT
+///   within 25 % of what got through, or of the latest delivery rate);
+/// * with no known path rate, the buffer is short and the window does not carry more than 25 %
+///   above what got through.
+///
+/// The advice follows: "raise" only under a buffer verdict, a note otherwise.
+pub fn settle_verdict(b: &Breakdown, f: &VerdictFacts<'_>) -> LimitedBy {
+    if !matches!(b.limited_by, LimitedBy::Network | LimitedBy::Application) {
+        return b.limited_by;
+    }
+    #[allow(clippy::cast_precision_loss)]
+    let rate = f.rate.bps() as f64;
+    let got = f.throughput_bps.max(f.delivery_rate_bps.unwrap_or(0.0));
+    #[allow(clippy::cast_precision_loss)]
+    let ceiling = f
+        .peer_window
+        .filter(|_| f.sizing_rtt_ms > 0.0)
+        .map(|w| w as f64 * 8.0 / (f.sizing_rtt_ms / 1000.0));
+    let explains = ceiling.map(|c| c <= 1.25 * got);
+    let (rwnd, sndbuf) = if f.rate_source == Source::Assumed {
+        (
+            short(b.rwnd_limited_pct, f.receiver) && explains != Some(false),
+            short(b.sndbuf_limited_pct, f.sender),
+        )
+    } else if f.throughput_bps < 0.8 * rate {
+        (
+            short(b.rwnd_limited_pct, f.receiver) || explains == Some(true),
+            short(b.sndbuf_limited_pct, f.sender),
+        )
+    } else {
+        // The flow nearly filled the path: the path is what limits it.
+        (false, false)
+    };
+    match (rwnd, sndbuf) {
+        (true, true) if b.sndbuf_limited_pct > b.rwnd_limited_pct => LimitedBy::SendBuffer,
+        (true, _) => LimitedBy::ReceiveWindow,
+        (false, true) => LimitedBy::SendBuffer,
+        (false, false) => b.limited_by,
+    }
 }
 
 #[cfg(target_os = "linux")]
@@ -417,7 +485,11 @@ pub fn advice(f: &AdviceFacts<'_>) -> Vec<String> {
     };
     let sized = format!("sized like advise for {} ms at {rate}", output::ms(f.sizing_rtt_ms));
     let rtt = crate::units::Duration::from_millis_f64(f.sizing_rtt_ms);
-    if b.rwnd_limited_pct >= NOTABLE_PCT {
+    // Advice to raise a buffer only under a buffer verdict: under "network" it would contradict
+    // the verdict's own line (settle_verdict decides which it is).
+    let buffer_verdict = matches!(b.limited_by, LimitedBy::ReceiveWindow | LimitedBy::SendBuffer);
+    // The verdict's own buffer always gets its line, even with a small share.
+    if b.rwnd_limited_pct >= NOTABLE_PCT || b.limited_by == LimitedBy::ReceiveWindow {
         let r = f.receiver;
         let field = field_name(r);
         let window = f
@@ -437,6 +509,12 @@ pub fn advice(f: &AdviceFacts<'_>) -> Vec<String> {
                 output::bytes(m),
                 output::bytes(r.needed)
             )),
+            cur if !buffer_verdict => out.push(format!(
+                "receive window limited {:.0}% of the time{window}: not what limits this flow; the receiver's {field}{} is under the {} needed ({sized})",
+                b.rwnd_limited_pct,
+                cur.map(|m| format!(" ({})", output::bytes(m))).unwrap_or_default(),
+                output::bytes(r.needed),
+            )),
             cur => out.push(format!(
                 "receive window limited {:.0}% of the time{window}: raise {field} on the receiver{} to {} ({sized}): {}",
                 b.rwnd_limited_pct,
@@ -446,7 +524,7 @@ pub fn advice(f: &AdviceFacts<'_>) -> Vec<String> {
             )),
         }
     }
-    if b.sndbuf_limited_pct >= NOTABLE_PCT {
+    if b.sndbuf_limited_pct >= NOTABLE_PCT || b.limited_by == LimitedBy::SendBuffer {
         let s = f.sender;
         let field = field_name(s);
         match s.max {
@@ -455,6 +533,12 @@ pub fn advice(f: &AdviceFacts<'_>) -> Vec<String> {
                 b.sndbuf_limited_pct,
                 output::bytes(m),
                 output::bytes(s.needed)
+            )),
+            cur if !buffer_verdict => out.push(format!(
+                "send buffer limited {:.0}% of the time: not what limits this flow; {field} here{} is under the {} needed ({sized})",
+                b.sndbuf_limited_pct,
+                cur.map(|m| format!(" ({})", output::bytes(m))).unwrap_or_default(),
+                output::bytes(s.needed),
             )),
             cur => out.push(format!(
                 "send buffer limited {:.0}% of the time: raise {field} here on the sender{} to {} ({sized}): {}",
@@ -640,5 +724,143 @@ mod tests {
         assert!(a[0].contains("still growing"), "{a:?}");
         // 15 %: worth a line, but below the verdict's threshold: the network is the limit.
         assert!(a[1].starts_with("network limited 85%"), "{a:?}");
+    }
+
+    fn facts<'a>(recv: &'a BufferFacts, send: &'a BufferFacts, window: Option<u64>) -> VerdictFacts<'a> {
+        VerdictFacts {
+            throughput_bps: 30e6,
+            sizing_rtt_ms: 50.0,
+            rate: Bitrate::from_bps(100_000_000),
+            rate_source: Source::Given,
+            receiver: recv,
+            sender: send,
+            peer_window: window,
+            delivery_rate_bps: None,
+        }
+    }
+
+    /// The flaky lab run: a 256 KiB receive buffer on a 50 ms, 100 Mbit/s path, and the kernel
+    /// counted only 10 % of the time as receive-window limited.
+    #[test]
+    fn a_short_receive_buffer_with_a_small_share_is_one_verdict() {
+        let recv = bf("linux", "net.ipv4.tcp_rmem", "4096 131072 262144", 1_376_256);
+        let send = bf("linux", "net.ipv4.tcp_wmem", "4096 16384 1572864", 1_572_864);
+        let mut b = Breakdown::compute(3_000_000, 300_000, 0, Some(3_000_000)).expect("b");
+        assert_eq!(b.limited_by, LimitedBy::Network, "the counters alone say network");
+        // Even with a window report that would not settle it (rule 1 alone decides).
+        b.limited_by = settle_verdict(&b, &facts(&recv, &send, Some(10_000_000)));
+        assert_eq!(b.limited_by, LimitedBy::ReceiveWindow);
+        let a = advice(&AdviceFacts {
+            breakdown: Some(&b),
+            throughput_bps: 30e6,
+            sizing_rtt_ms: 50.0,
+            rate: Bitrate::from_bps(100_000_000),
+            rate_source: Source::Given,
+            receiver: &recv,
+            sender: &send,
+            retransmitted_pct: None,
+            peer_window: Some(190_000),
+        });
+        assert_eq!(a.len(), 1, "{a:?}");
+        assert!(a[0].starts_with("receive window limited 10% of the time"), "{a:?}");
+        assert!(a[0].contains("sysctl -w net.ipv4.tcp_rmem="), "{a:?}");
+        assert!(!a.iter().any(|l| l.contains("not what limits")), "{a:?}");
+    }
+
+    #[test]
+    fn a_window_that_cannot_carry_the_path_rate_is_the_limit() {
+        // Buffers that cover the need, a 4 % share, but the window at the end (128 KiB) carries
+        // 21 Mbit/s at 50 ms, and 20 Mbit/s got through: the receiving program set a small SO_RCVBUF.
+        let recv = bf("linux", "net.ipv4.tcp_rmem", "4096 131072 6291456", 1_376_256);
+        let send = bf("linux", "net.ipv4.tcp_wmem", "4096 16384 4194304", 1_572_864);
+        let mut b = Breakdown::compute(3_000_000, 120_000, 0, Some(3_000_000)).expect("b");
+        assert_eq!(
+            settle_verdict(&b, &facts(&recv, &send, Some(131_072))),
+            LimitedBy::ReceiveWindow
+        );
+        b.limited_by = LimitedBy::ReceiveWindow;
+        let a = advice(&AdviceFacts {
+            breakdown: Some(&b),
+            throughput_bps: 20e6,
+            sizing_rtt_ms: 50.0,
+            rate: Bitrate::from_bps(100_000_000),
+            rate_source: Source::Given,
+            receiver: &recv,
+            sender: &send,
+            retransmitted_pct: None,
+            peer_window: Some(131_072),
+        });
+        assert_eq!(a.len(), 1, "{a:?}");
+        assert!(a[0].starts_with("receive window limited 4% of the time"), "{a:?}");
+        assert!(a[0].contains("small SO_RCVBUF"), "{a:?}");
+
+        // A window that carries far more than got through: the network, as the counters say.
+        assert_eq!(
+            settle_verdict(&b_network(), &facts(&recv, &send, Some(1_000_000))),
+            LimitedBy::Network
+        );
+        // An assumed rate proves nothing about the window.
+        let assumed = VerdictFacts {
+            rate_source: Source::Assumed,
+            ..facts(&recv, &send, Some(131_072))
+        };
+        assert_eq!(settle_verdict(&b_network(), &assumed), LimitedBy::Network);
+        // A buffer that covers the need with a notable share stays a note under "network".
+        let growing = Breakdown::compute(3_000_000, 450_000, 0, Some(3_000_000)).expect("b");
+        assert_eq!(settle_verdict(&growing, &facts(&recv, &send, None)), LimitedBy::Network);
+    }
+
+    fn b_network() -> Breakdown {
+        Breakdown::compute(3_000_000, 120_000, 0, Some(3_000_000)).expect("b")
+    }
+
+    #[test]
+    fn both_buffers_short_the_larger_share_wins() {
+        let recv = bf("linux", "net.ipv4.tcp_rmem", "4096 131072 262144", 1_376_256);
+        let send = bf("linux", "net.ipv4.tcp_wmem", "4096 16384 262144", 1_572_864);
+        let b = Breakdown::compute(3_000_000, 330_000, 450_000, Some(3_000_000)).expect("b");
+        assert_eq!(b.limited_by, LimitedBy::Network);
+        assert_eq!(settle_verdict(&b, &facts(&recv, &send, None)), LimitedBy::SendBuffer);
+        // Counters that already name a buffer are kept.
+        let b = Breakdown::compute(3_000_000, 900_000, 0, Some(3_000_000)).expect("b");
+        assert_eq!(settle_verdict(&b, &facts(&recv, &send, None)), LimitedBy::ReceiveWindow);
+    }
+
+    /// The other flaky lab run: advised buffers, the path nearly full (89 of 100 Mbit/s), and
+    /// 10 % on a receive buffer one 64 KiB step under what the measured RTT asks for.
+    #[test]
+    fn a_nearly_full_path_is_the_network_and_the_short_buffer_only_a_note() {
+        let recv = bf("linux", "net.ipv4.tcp_rmem", "4096 131072 1376256", 1_441_792);
+        let send = bf("linux", "net.ipv4.tcp_wmem", "4096 16384 1572864", 1_507_328);
+        let mut b = Breakdown::compute(3_064_000, 315_000, 0, Some(3_014_000)).expect("b");
+        let f = VerdictFacts {
+            throughput_bps: 89.1e6,
+            delivery_rate_bps: Some(96.5e6),
+            ..facts(&recv, &send, Some(858_752))
+        };
+        assert_eq!(settle_verdict(&b, &f), LimitedBy::Network);
+        // With no known rate: the window at the end (137 Mbit/s at 50 ms) carries more than
+        // got through, so the short buffer is not the limit either.
+        let assumed = VerdictFacts {
+            rate_source: Source::Assumed,
+            ..f
+        };
+        assert_eq!(settle_verdict(&b, &assumed), LimitedBy::Network);
+        b.limited_by = settle_verdict(&b, &assumed);
+        let a = advice(&AdviceFacts {
+            breakdown: Some(&b),
+            throughput_bps: 89.1e6,
+            sizing_rtt_ms: 50.0,
+            rate: Bitrate::from_bps(100_000_000),
+            rate_source: Source::Given,
+            receiver: &recv,
+            sender: &send,
+            retransmitted_pct: None,
+            peer_window: Some(858_752),
+        });
+        assert_eq!(a.len(), 2, "{a:?}");
+        assert!(a[0].contains("not what limits this flow"), "{a:?}");
+        assert!(!a.iter().any(|l| l.contains("raise")), "{a:?}");
+        assert!(a[1].starts_with("network limited"), "{a:?}");
     }
 }

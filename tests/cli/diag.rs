@@ -163,6 +163,9 @@ fn usage_errors() {
 struct Server {
     child: Child,
     lines: Arc<Mutex<Vec<String>>>,
+    /// The thread copying stderr into `lines`: joined once the child has exited, so a failure
+    /// message shows everything the server said, not what the thread had got to so far.
+    reader: Option<std::thread::JoinHandle<()>>,
     addr: SocketAddr,
 }
 
@@ -195,12 +198,37 @@ impl Server {
             .unwrap_or_else(|| panic!("no address in {first:?}"));
         let lines = Arc::new(Mutex::new(vec![first]));
         let sink = Arc::clone(&lines);
-        std::thread::spawn(move || {
+        let reader = std::thread::spawn(move || {
             for l in err.lines().map_while(Result::ok) {
                 sink.lock().expect("lock").push(l);
             }
         });
-        Self { child, lines, addr }
+        Self {
+            child,
+            lines,
+            reader: Some(reader),
+            addr,
+        }
+    }
+
+    /// The exit status once the server has exited by itself within `within`, and its whole log.
+    fn exited(&mut self, within: Duration) -> (std::process::ExitStatus, String) {
+        let t = Instant::now();
+        loop {
+            if let Some(s) = self.child.try_wait().expect("wait") {
+                // The child is gone, so its stderr is at EOF and the reader ends.
+                if let Some(r) = self.reader.take() {
+                    r.join().expect("reader");
+                }
+                return (s, self.log());
+            }
+            assert!(
+                t.elapsed() < within,
+                "serve still running after {within:?}:\n{}",
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 
     fn log(&self) -> String {
@@ -247,6 +275,7 @@ fn serve_once_and_verify_over_loopback() {
         .expect("run");
     let v = parse(&out);
     assert!(out.status.success());
+    assert_one_verdict(&v);
     for k in [
         "throughput_bps",
         "rtt_ms",
@@ -263,16 +292,162 @@ fn serve_once_and_verify_over_loopback() {
             .contains(&v["limited_by"].as_str().expect("verdict"))
     );
     // --once: the server is gone after the test.
+    let (status, log) = server.exited(Duration::from_secs(5));
+    assert!(status.success(), "{status}: {log}");
+    assert!(log.contains("received"), "{log}");
+}
+
+// ---------------------------------------------------------------- serve against hostile clients
+
+/// The first `n` bytes of a valid hello asking for a 1 s test.
+fn hello_prefix(n: usize) -> Vec<u8> {
+    let mut h = Vec::from(*b"tcptune\0");
+    h.extend_from_slice(&1u16.to_be_bytes());
+    h.extend_from_slice(&0u16.to_be_bytes());
+    h.extend_from_slice(&1000u32.to_be_bytes());
+    h.truncate(n);
+    h
+}
+
+/// `verify --time 1s` against `server`; its output and how long it took.
+fn verify_loopback(server: &Server) -> (std::process::Output, Duration) {
+    let port = server.addr.port().to_string();
     let t = Instant::now();
-    loop {
-        if let Some(s) = server.child.try_wait().expect("wait") {
-            assert!(s.success(), "{}", server.log());
+    let out = tcptune()
+        .args([
+            "verify",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            &port,
+            "--time",
+            "1s",
+            "--format",
+            "json",
+        ])
+        .output()
+        .expect("run");
+    (out, t.elapsed())
+}
+
+#[test]
+fn serve_serves_a_real_client_past_half_sent_hellos() {
+    let server = Server::start(None, &["--bind", "127.0.0.1", "--port", "0"]);
+    // The attack: 16 connections that send 10 of the hello's 16 bytes and hold on.
+    let mut held: Vec<TcpStream> = (0..16)
+        .map(|_| {
+            let mut s = TcpStream::connect(server.addr).expect("connect");
+            s.write_all(&hello_prefix(10)).expect("half a hello");
+            s
+        })
+        .collect();
+    let (out, took) = verify_loopback(&server);
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        server.log()
+    );
+    // A 1 s test plus start-up; well before the half-sent hellos' own 5 s deadline.
+    assert!(took < Duration::from_secs(4), "verify took {took:?}");
+
+    // A flood larger than the room for pending hellos: the oldest are pushed out, and a real
+    // client still gets through at once.
+    held.extend((0..48).map(|_| {
+        let mut s = TcpStream::connect(server.addr).expect("connect");
+        s.write_all(&hello_prefix(10)).expect("half a hello");
+        s
+    }));
+    let (out, took) = verify_loopback(&server);
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        server.log()
+    );
+    assert!(took < Duration::from_secs(4), "verify took {took:?}");
+    server.wait_for("newer connections were waiting", Duration::from_secs(5));
+    // Every half-sent hello is closed by the server, pushed out or at its deadline.
+    for mut s in held {
+        s.set_read_timeout(Some(Duration::from_secs(10))).expect("timeout");
+        let mut buf = [0u8; 16];
+        assert!(
+            matches!(s.read(&mut buf), Ok(0) | Err(_)),
+            "a half-sent hello was answered:\n{}",
+            server.log()
+        );
+    }
+}
+
+#[test]
+fn serve_cuts_a_trickled_hello_at_its_deadline() {
+    let server = Server::start(None, &["--bind", "127.0.0.1", "--port", "0"]);
+    let mut s = TcpStream::connect(server.addr).expect("connect");
+    let t = Instant::now();
+    s.set_read_timeout(Some(Duration::from_secs(1))).expect("timeout");
+    // A valid hello, one byte a second: 16 s in all, if nothing cut it.
+    let mut closed_at = None;
+    for b in hello_prefix(16) {
+        if s.write_all(&[b]).is_err() {
+            closed_at = Some(t.elapsed());
             break;
         }
-        assert!(t.elapsed() < Duration::from_secs(5), "serve --once still running");
-        std::thread::sleep(Duration::from_millis(50));
+        let mut buf = [0u8; 16];
+        match s.read(&mut buf) {
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {}
+            Ok(0) | Err(_) => {
+                closed_at = Some(t.elapsed());
+                break;
+            }
+            Ok(n) => panic!("the server answered a trickled hello ({n} bytes)"),
+        }
     }
-    assert!(server.log().contains("received"), "{}", server.log());
+    let closed_at = closed_at.unwrap_or_else(|| panic!("never closed:\n{}", server.log()));
+    // The deadline is 5 s from the connect, not 5 s from the latest byte.
+    assert!(
+        (Duration::from_millis(4500)..Duration::from_millis(7500)).contains(&closed_at),
+        "closed after {closed_at:?}:\n{}",
+        server.log()
+    );
+    server.wait_for("no hello within 5 s", Duration::from_secs(2));
+}
+
+#[test]
+fn serve_rate_limits_lines_about_refused_clients() {
+    let server = Server::start(None, &["--bind", "127.0.0.1", "--port", "0"]);
+    const FLOOD: usize = 60;
+    for _ in 0..FLOOD {
+        let mut s = TcpStream::connect(server.addr).expect("connect");
+        s.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n").expect("junk");
+    }
+    // Every junk client is accounted for, as its own line or in a "suppressed N" count.
+    let t = Instant::now();
+    let (shown, suppressed, lines) = loop {
+        let lines = server.lines.lock().expect("lock").clone();
+        let shown = lines.iter().filter(|l| l.contains("not a tcptune peer")).count();
+        let suppressed: usize = lines
+            .iter()
+            .filter_map(|l| l.split("suppressed ").nth(1))
+            .filter_map(|r| r.split_whitespace().next())
+            .map(|n| n.parse::<usize>().expect("count"))
+            .sum();
+        if shown + suppressed >= FLOOD || t.elapsed() > Duration::from_secs(10) {
+            break (shown, suppressed, lines);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(shown + suppressed, FLOOD, "{lines:#?}");
+    assert!(suppressed > 0, "{lines:#?}");
+    // At most 10 a second: the flood takes well under 3 s even on a loaded host.
+    assert!(shown <= 30, "{shown} lines:\n{lines:#?}");
+    let elapsed = t.elapsed();
+    assert!(
+        lines.iter().any(|l| l.contains("at most 10 a second")),
+        "{elapsed:?} {lines:#?}"
+    );
+    // Still serving.
+    let (out, _) = verify_loopback(&server);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
 // ---------------------------------------------------------------- real kernels (root)
@@ -338,7 +513,39 @@ fn verify(lab: &Lab, extra: &[&str]) -> Value {
     args.extend(extra);
     let out = lab.tcptune(&lab.ns_a, &args);
     assert!(out.status.success(), "verify: {}", String::from_utf8_lossy(&out.stderr));
-    parse(&out)
+    let v = parse(&out);
+    assert_one_verdict(&v);
+    v
+}
+
+/// One flow, one verdict: the advice names the verdict's limit and never contradicts it (a
+/// flaky run once said "raise tcp_rmem" and "the buffers are not what limits this flow").
+fn assert_one_verdict(v: &Value) {
+    let advice: Vec<&str> = v["advice"]
+        .as_array()
+        .expect("advice")
+        .iter()
+        .map(|l| l.as_str().expect("line"))
+        .collect();
+    let raises = advice.iter().any(|l| l.contains(": raise "));
+    let network = advice.iter().any(|l| l.starts_with("network limited"));
+    match v["limited_by"].as_str().expect("verdict") {
+        "receive-window" => {
+            assert!(advice.iter().any(|l| l.starts_with("receive window limited")), "{v:#}");
+            assert!(!network, "{v:#}");
+        }
+        "send-buffer" => {
+            assert!(advice.iter().any(|l| l.starts_with("send buffer limited")), "{v:#}");
+            assert!(!network, "{v:#}");
+        }
+        "network" => assert!(network && !raises, "{v:#}"),
+        "application" => assert!(!network && !raises, "{v:#}"),
+        other => panic!("verdict {other}: {v:#}"),
+    }
+    assert!(
+        !(raises && advice.iter().any(|l| l.contains("not what limits"))),
+        "{v:#}"
+    );
 }
 
 /// The whole serve/verify/inspect story on one lab path: 50 ms, 100 Mbit/s (BDP 625,000 bytes).
@@ -473,6 +680,7 @@ fn verify_inspect_and_serve_over_the_lab_path() {
     let out = bg.join().expect("thread");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let v = parse(&out);
+    assert_one_verdict(&v);
     eprintln!("advised: {v:#}");
     assert_eq!(v["limited_by"], "network", "{v:#}");
     assert!(v["throughput_bps"].as_f64().expect("bps") > 70e6, "{v:#}");

@@ -16,13 +16,35 @@ pub struct Lab {
     pub ns_b: String,
     pub addr_b: String,
     // Fields drop after `Drop::drop`, so the next lab waits until this one is torn down.
+    // The file lock is released when the file closes, after the mutex guard.
     _one_at_a_time: std::sync::MutexGuard<'static, ()>,
+    _one_on_this_host: std::fs::File,
 }
 
 /// One lab at a time: each delay line forwards in SCHED_FIFO threads, and two or three of
 /// them (with a packet train or iperf3 on each) on a 2-core host delay each other's packets
 /// by milliseconds, which is exactly what the lab tests measure.
 static LABS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// The same rule across processes (two `cargo test` runs, say from two checkouts): an
+/// exclusive flock(2) on this file, taken after the mutex and held for the lab's life. The
+/// kernel drops it when the holder exits, however it exits, so a killed run leaves no stale lock.
+pub const HOST_LOCK: &str = "/run/lock/tcptune-lab-tests.lock";
+
+/// Waits for the host-wide lab lock (see [`HOST_LOCK`]).
+fn lock_host() -> std::fs::File {
+    let dir = Path::new(HOST_LOCK).parent().expect("lock dir");
+    // /run/lock is there on systemd and Debian-style hosts; a bare container may lack it.
+    std::fs::create_dir_all(dir).expect("lock dir");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(HOST_LOCK)
+        .unwrap_or_else(|e| panic!("{HOST_LOCK}: {e}"));
+    file.lock().unwrap_or_else(|e| panic!("flock {HOST_LOCK}: {e}"));
+    file
+}
 
 fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -62,6 +84,7 @@ impl Lab {
     pub fn up_with(tag: &str, rtt: &str, extra: &[&str]) -> Self {
         // A failed lab test poisons the lock; the next lab is still good.
         let guard = LABS.lock().unwrap_or_else(|e| e.into_inner());
+        let host = lock_host();
         let name = format!("tl{tag}{}", std::process::id() % 100_000);
         let out = Std::new("bash")
             .arg(repo().join("bench/lab.sh"))
@@ -76,6 +99,7 @@ impl Lab {
             addr_b: "198.18.0.2".into(),
             name,
             _one_at_a_time: guard,
+            _one_on_this_host: host,
         };
         assert!(
             out.status.success(),
@@ -301,4 +325,42 @@ fn lab_smoke_advise_apply_revert_across_the_path() {
         assert!(out.status.success(), "revert: {}", String::from_utf8_lossy(&out.stderr));
         assert_eq!((read(&ns, "net.ipv4.tcp_rmem"), read(&ns, "net.ipv4.tcp_wmem")), before);
     }
+}
+
+/// Two test processes never run two labs at once: while another process holds the host lock,
+/// a lab here waits for it.
+#[test]
+fn the_lab_lock_holds_across_processes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let held = dir.path().join("held");
+    // flock(1) takes the same flock(2) lock a second test binary would.
+    let mut other = Std::new("flock")
+        .args([
+            "-x",
+            HOST_LOCK,
+            "sh",
+            "-c",
+            "touch \"$0\"; sleep 1",
+            held.to_str().expect("utf8"),
+        ])
+        .spawn()
+        .expect("flock(1)");
+    let t = Instant::now();
+    while !held.exists() {
+        assert!(
+            t.elapsed() < Duration::from_secs(120),
+            "the other process never got the lock"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let seen = Instant::now();
+    let _ours = lock_host();
+    // Ours only once the other holder's second is over (less the 10 ms we may have seen late;
+    // not "once it has exited": the kernel drops its lock before its exit status is ready).
+    let waited = seen.elapsed();
+    assert!(
+        waited >= Duration::from_millis(900),
+        "two holders of {HOST_LOCK}: waited only {waited:?}"
+    );
+    assert!(other.wait().expect("wait").success());
 }
