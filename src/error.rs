@@ -23,6 +23,11 @@ pub mod exit {
             MEASUREMENT_FAILED,
             "measurement failed: host unresolvable or unreachable, no probe answered",
         ),
+        (
+            SYSTEM,
+            "the system failed: an I/O error (a disk, a closed terminal), a program that would not start, \
+             a lock that would not work; apply and revert leave nothing changed",
+        ),
     ];
 
     pub const OK: u8 = 0;
@@ -30,6 +35,7 @@ pub mod exit {
     pub const USAGE: u8 = 2;
     pub const NOT_PERMITTED: u8 = 3;
     pub const MEASUREMENT_FAILED: u8 = 4;
+    pub const SYSTEM: u8 = 5;
 }
 
 /// An error a user can act on. The message is one line; `hint` is an optional second line.
@@ -44,6 +50,9 @@ pub enum Error {
     /// A probe could not measure the path.
     #[error("{msg}")]
     Measurement { msg: String, hint: Option<String> },
+    /// The system failed under us: an I/O error that is nobody's input and no refusal.
+    #[error("{msg}")]
+    System { msg: String, hint: Option<String> },
 }
 
 impl Error {
@@ -65,11 +74,20 @@ impl Error {
             hint: None,
         }
     }
+    pub fn system(msg: impl Into<String>) -> Self {
+        Self::System {
+            msg: msg.into(),
+            hint: None,
+        }
+    }
     /// Attach a hint line ("try ...").
     #[must_use]
     pub fn with_hint(mut self, h: impl Into<String>) -> Self {
         match &mut self {
-            Self::Usage { hint, .. } | Self::NotPermitted { hint, .. } | Self::Measurement { hint, .. } => {
+            Self::Usage { hint, .. }
+            | Self::NotPermitted { hint, .. }
+            | Self::Measurement { hint, .. }
+            | Self::System { hint, .. } => {
                 *hint = Some(h.into());
             }
         }
@@ -77,9 +95,10 @@ impl Error {
     }
     pub fn hint(&self) -> Option<&str> {
         match self {
-            Self::Usage { hint, .. } | Self::NotPermitted { hint, .. } | Self::Measurement { hint, .. } => {
-                hint.as_deref()
-            }
+            Self::Usage { hint, .. }
+            | Self::NotPermitted { hint, .. }
+            | Self::Measurement { hint, .. }
+            | Self::System { hint, .. } => hint.as_deref(),
         }
     }
     pub fn exit_code(&self) -> u8 {
@@ -87,8 +106,29 @@ impl Error {
             Self::Usage { .. } => exit::USAGE,
             Self::NotPermitted { .. } => exit::NOT_PERMITTED,
             Self::Measurement { .. } => exit::MEASUREMENT_FAILED,
+            Self::System { .. } => exit::SYSTEM,
         }
     }
+}
+
+/// The exit code an error maps to: its typed kind where there is one in the chain (the
+/// outermost), a parse error's 2, a permission error's 3, and otherwise 5 (the system
+/// failed). Never 1: that code means "check found problems".
+pub fn code_of(err: &anyhow::Error) -> u8 {
+    if let Some(e) = err.chain().find_map(|c| c.downcast_ref::<Error>()) {
+        return e.exit_code();
+    }
+    if err.chain().any(|c| c.downcast_ref::<clap::Error>().is_some()) {
+        return exit::USAGE;
+    }
+    if err
+        .chain()
+        .filter_map(|c| c.downcast_ref::<std::io::Error>())
+        .any(|io| io.kind() == std::io::ErrorKind::PermissionDenied)
+    {
+        return exit::NOT_PERMITTED;
+    }
+    exit::SYSTEM
 }
 
 pub type Result<T, E = anyhow::Error> = std::result::Result<T, E>;
@@ -121,15 +161,12 @@ pub fn report(err: &anyhow::Error) -> ExitCode {
         let _ = e.print();
         return ExitCode::from(exit::USAGE);
     }
-    if let Some(io) = err.chain().find_map(|c| c.downcast_ref::<std::io::Error>())
-        && io.kind() == std::io::ErrorKind::PermissionDenied
-    {
-        eprintln!("tcptune: {err:#}");
-        eprintln!("hint: run as root (sudo) to change kernel settings");
-        return ExitCode::from(exit::NOT_PERMITTED);
-    }
+    let code = code_of(err);
     eprintln!("tcptune: {err:#}");
-    ExitCode::FAILURE
+    if code == exit::NOT_PERMITTED {
+        eprintln!("hint: run as root (sudo) to change kernel settings");
+    }
+    ExitCode::from(code)
 }
 
 /// Print a command-line parse error. A bad value (a unit, say) is one line naming the
@@ -190,6 +227,24 @@ fn clap_one_line(text: &str) -> (String, String) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn every_error_has_a_documented_code_and_none_is_1() {
+        let typed: anyhow::Error = Error::measurement("no reply").into();
+        assert_eq!(code_of(&typed), exit::MEASUREMENT_FAILED);
+        // The outermost typed error decides, through any context added on the way.
+        let wrapped = anyhow::Error::from(Error::usage("bad unit")).context("reading the profile");
+        assert_eq!(code_of(&wrapped), exit::USAGE);
+        let denied: anyhow::Error = std::io::Error::from(std::io::ErrorKind::PermissionDenied).into();
+        assert_eq!(code_of(&denied), exit::NOT_PERMITTED);
+        let io: anyhow::Error = std::io::Error::other("EIO").into();
+        assert_eq!(code_of(&io), exit::SYSTEM);
+        assert_eq!(code_of(&anyhow::anyhow!("anything else")), exit::SYSTEM);
+        for (code, _) in exit::MEANINGS {
+            assert!(*code <= exit::SYSTEM);
+        }
+        assert!(exit::MEANINGS.iter().any(|(c, _)| *c == exit::SYSTEM));
+    }
+
     use super::*;
 
     #[test]

@@ -516,7 +516,7 @@ pub fn io_error(e: &std::io::Error, what: &str) -> anyhow::Error {
                 .with_hint("changing kernel settings needs root (sudo); --state-dir DIR puts snapshots elsewhere")
                 .into()
         }
-        _ => anyhow::anyhow!("{what}: {e}"),
+        _ => Error::system(format!("{what}: {e}")).into(),
     }
 }
 
@@ -531,7 +531,7 @@ fn try_flock(f: &File) -> anyhow::Result<bool> {
     if e.kind() == std::io::ErrorKind::WouldBlock {
         Ok(false)
     } else {
-        Err(anyhow::anyhow!("flock: {e}"))
+        Err(Error::system(format!("cannot lock the state directory: flock: {e}")).into())
     }
 }
 

@@ -23,7 +23,7 @@ pub fn spawn(store: &Store, snap: &Snapshot, args: &[OsString]) -> anyhow::Resul
     let log_path = store.dir().join(format!("timer-{}.log", snap.id));
     // Never through a link or into a file with other names: this runs as root.
     let log = crate::fsutil::open_nofollow_append(&log_path, 0o644)
-        .map_err(|e| anyhow::anyhow!("cannot open {}: {e}", log_path.display()))?;
+        .map_err(|e| crate::error::Error::system(format!("cannot open {}: {e}", log_path.display())))?;
     let mut cmd = std::process::Command::new(exe);
     cmd.args(args)
         .arg(SUBCOMMAND)
@@ -47,7 +47,9 @@ pub fn spawn(store: &Store, snap: &Snapshot, args: &[OsString]) -> anyhow::Resul
     // A timer that dies at once (bad arguments, a missing state dir) is no timer.
     std::thread::sleep(Duration::from_millis(100));
     if let Some(status) = child.try_wait()? {
-        anyhow::bail!("it exited at once ({status}); see {}", log_path.display());
+        return Err(
+            crate::error::Error::system(format!("it exited at once ({status}); see {}", log_path.display())).into(),
+        );
     }
     Ok(child.id())
 }

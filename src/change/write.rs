@@ -48,7 +48,7 @@ fn write_persist(f: &FileChange) -> anyhow::Result<()> {
         Err(e) => return Err(e.into()),
     };
     if now != f.before {
-        anyhow::bail!("it changed while tcptune was applying");
+        return Err(Error::not_permitted("it changed while tcptune was applying").into());
     }
     if let Some(dir) = f.path.parent()
         && !dir.exists()

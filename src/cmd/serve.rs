@@ -333,7 +333,7 @@ fn bind_error(addr: SocketAddr, e: &std::io::Error) -> anyhow::Error {
             "cannot listen on {addr}: permission denied (ports below 1024 need root)"
         ))
         .into(),
-        _ => anyhow::anyhow!("cannot listen on {addr}: {e}"),
+        _ => crate::error::Error::system(format!("cannot listen on {addr}: {e}")).into(),
     }
 }
 

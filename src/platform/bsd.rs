@@ -58,7 +58,7 @@ impl SysctlBackend for SysctlCmd {
         let out = Command::new(&self.program)
             .arg(format!("{key}={value}"))
             .output()
-            .map_err(|e| anyhow::anyhow!("cannot run {}: {e}", self.program.display()))?;
+            .map_err(|e| Error::system(format!("cannot run {}: {e}", self.program.display())))?;
         if out.status.success() {
             return Ok(());
         }

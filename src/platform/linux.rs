@@ -234,7 +234,7 @@ fn write_error(key: &str, e: &std::io::Error) -> anyhow::Error {
         std::io::ErrorKind::InvalidInput => {
             Error::usage(format!("cannot write {key}: the kernel rejected the value (EINVAL)")).into()
         }
-        _ => anyhow::anyhow!("cannot write {key}: {e}"),
+        _ => Error::system(format!("cannot write {key}: {e}")).into(),
     }
 }
 
