@@ -537,6 +537,7 @@ fn entries(dir: &Path) -> Vec<PathBuf> {
 }
 
 #[test]
+#[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
 fn a_state_dir_owned_by_another_user_is_refused_and_nothing_written() {
     assert_root("chown");
     let sys = Linux::new(&[]);
@@ -721,6 +722,7 @@ impl Drop for Tmpfs {
 }
 
 #[test]
+#[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
 fn a_full_state_disk_refuses_before_writing_and_undoes_after() {
     let sys = Linux::new(&[]);
     let disk = Tmpfs::mount(&sys.state(), "64k");
@@ -1110,6 +1112,7 @@ fn other_cc(ns: &Netns) -> String {
 }
 
 #[test]
+#[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
 fn netns_apply_then_revert_is_byte_identical() {
     let ns = Netns::new("applyrev");
     let tmp = tempfile::tempdir().expect("tempdir");
@@ -1166,6 +1169,7 @@ fn netns_apply_then_revert_is_byte_identical() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
 fn netns_read_only_key_exits_3_and_changes_nothing() {
     let ns = Netns::new("applyro");
     let tmp = tempfile::tempdir().expect("tempdir");
@@ -1253,6 +1257,7 @@ impl RefusedCc {
 }
 
 #[test]
+#[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
 fn netns_a_write_the_kernel_refuses_rolls_back_the_others() {
     let Some(c) = RefusedCc::new("applyrb") else { return };
     // Through --sysctl-dir tcptune does not judge the namespace it runs in, so only the
@@ -1274,6 +1279,7 @@ fn netns_a_write_the_kernel_refuses_rolls_back_the_others() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
 fn netns_a_congestion_control_the_namespace_may_not_choose_is_refused_before_any_write() {
     let Some(c) = RefusedCc::new("applycc") else { return };
     let file = c.file.to_str().expect("utf8");
@@ -1300,6 +1306,7 @@ fn netns_a_congestion_control_the_namespace_may_not_choose_is_refused_before_any
 }
 
 #[test]
+#[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
 fn netns_unprivileged_apply_exits_3_and_read_only_commands_work() {
     let ns = Netns::new("applyuser");
     let tmp = tempfile::tempdir().expect("tempdir");
@@ -1351,6 +1358,7 @@ fn netns_unprivileged_apply_exits_3_and_read_only_commands_work() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
 fn netns_apply_for_reverts_itself_from_a_detached_process() {
     let ns = Netns::new("applyfor");
     let tmp = tempfile::tempdir().expect("tempdir");
