@@ -31,7 +31,8 @@ fn repo() -> &'static Path {
 /// The delay line (workspace member lab/delayline), beside the tcptune binary in the same
 /// target dir and profile.
 fn delayline() -> PathBuf {
-    let p = cargo_bin("delayline");
+    // Not cargo_bin("delayline"): that panics while the binary is not built yet.
+    let p = cargo_bin("tcptune").with_file_name("delayline");
     if !p.exists() {
         // Only the tested package's binaries are built for its integration tests, so the
         // delay line may not be there yet (`cargo test --workspace` builds it only as a test).
