@@ -4,7 +4,7 @@
 #   bench/capacity.sh [RUNS]     (default: 5 runs per case)
 #
 # For each rate (50mbit, 500mbit, none = the line at full speed) and RTT (40ms, 150ms,
-# 600ms) it builds a lab (bench/lab.sh), runs advise --host RUNS times and prints the
+# 600ms) it builds a lab (lab/lab.sh), runs advise --host RUNS times and prints the
 # estimate, its error against the lab's rate (IP bytes, as the lab counts them), the used
 # trains, whether the trains were sender-limited, and the wall time with and without the
 # trains (--no-capacity). Target: within ±5 % of 50 and 500 Mbit/s. Needs root. Traffic
@@ -13,12 +13,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-5}
 target=${CARGO_TARGET_DIR:-$PWD/target}
-cargo build --quiet --release --bin tcptune --example delayline
-export DELAYLINE_BIN="$target/release/examples/delayline"
+cargo build --quiet --release -p tcptune -p delayline
+export DELAYLINE_BIN="$target/release/delayline"
 bin="$target/release/tcptune"
 lab="bcap$$"
 out=$(mktemp)
-trap 'rm -f "$out"; bash bench/lab.sh down "$lab" >/dev/null 2>&1 || true' EXIT INT TERM
+trap 'rm -f "$out"; bash lab/lab.sh down "$lab" >/dev/null 2>&1 || true' EXIT INT TERM
 
 wall() { # wall seconds of: advise --host ADDR_B [extra args]
   local s e
@@ -32,11 +32,11 @@ printf '%-8s %-6s %8s %8s %14s %8s %5s %7s\n' rate rtt wall_s base_s capacity_bp
 for rate in 50mbit 500mbit none; do
   for rtt in 40ms 150ms 600ms; do
     if [[ $rate == none ]]; then
-      bash bench/lab.sh up "$lab" --rtt "$rtt" >/dev/null
+      bash lab/lab.sh up "$lab" --rtt "$rtt" >/dev/null
     else
-      bash bench/lab.sh up "$lab" --rtt "$rtt" --rate "$rate" >/dev/null
+      bash lab/lab.sh up "$lab" --rtt "$rtt" --rate "$rate" >/dev/null
     fi
-    eval "$(bash bench/lab.sh env "$lab")"
+    eval "$(bash lab/lab.sh env "$lab")"
     base=$(wall --no-capacity)
     for _ in $(seq "$runs"); do
       w=$(wall)
@@ -50,6 +50,6 @@ err = "-" if not (bps and ref) else "%+.2f" % ((bps - int(ref)) / int(ref) * 100
 print("%-8s %-6s %8s %8s %14s %8s %5s %7s" % (rate, rtt, wall, base, bps, err, c.get("used"), c.get("sender_limited")))
 PY
     done
-    bash bench/lab.sh down "$lab" >/dev/null
+    bash lab/lab.sh down "$lab" >/dev/null
   done
 done

@@ -4,7 +4,7 @@
 #   bench/wan.sh [--time auto|SECONDS] [--omit 5] [--paths "25ms:500mbit 150ms:500mbit 600ms:500mbit 40ms:50mbit"]
 #                [--settings "stock esnet tcptune"] [--queue BYTES]
 #
-# For each path it builds the lab (bench/lab.sh: two namespaces, an emulated WAN with one-way
+# For each path it builds the lab (lab/lab.sh: two namespaces, an emulated WAN with one-way
 # delay RTT/2, a RATE bottleneck and a drop-tail queue of one BDP unless --queue), applies one
 # setting on BOTH ends, and runs
 # a single-stream iperf3 (A sends to B) for --time seconds after the first --omit omitted.
@@ -46,13 +46,13 @@ while (($#)); do
 done
 command -v iperf3 >/dev/null || { echo "wan.sh: iperf3 is needed (apt-get install iperf3)" >&2; exit 1; }
 
-cargo build --quiet --release --bin tcptune --example delayline
-export DELAYLINE_BIN="$PWD/target/release/examples/delayline"
+cargo build --quiet --release -p tcptune -p delayline
+export DELAYLINE_BIN="$PWD/target/release/delayline"
 bin="$PWD/target/release/tcptune"
 lab="wan$$"
 state="$(mktemp -d)"
 allowed_cc=$(sysctl -n net.ipv4.tcp_allowed_congestion_control)
-trap 'bash bench/lab.sh down "$lab" >/dev/null 2>&1 || true; rm -rf "$state"
+trap 'bash lab/lab.sh down "$lab" >/dev/null 2>&1 || true; rm -rf "$state"
 	sysctl -qw net.ipv4.tcp_allowed_congestion_control="$allowed_cc" || true' EXIT
 trap 'exit 130' INT TERM
 sysctl -qw net.ipv4.tcp_allowed_congestion_control="$(sysctl -n net.ipv4.tcp_available_congestion_control)"
@@ -84,8 +84,8 @@ for p in $paths; do
 		[[ $setting == *@* ]] && cc=${setting#*@}
 		# The bottleneck's drop-tail queue holds one BDP unless --queue says otherwise: the
 		# classic router sizing rule (Villamizar & Song 1994).
-		bash bench/lab.sh up "$lab" --rtt "$rtt" --rate "$rate" --queue "${queue:-$bdp}" >/dev/null
-		eval "$(bash bench/lab.sh env "$lab")"
+		bash lab/lab.sh up "$lab" --rtt "$rtt" --rate "$rate" --queue "${queue:-$bdp}" >/dev/null
+		eval "$(bash lab/lab.sh env "$lab")"
 		mtu=$MTU
 		# Every run starts from the kernel's stock values.
 		set_both net.ipv4.tcp_rmem "4096 131072 6291456"
@@ -145,6 +145,6 @@ print(e.get("sum_received", {}).get("bits_per_second", 0), e.get("sum_sent", {})
 			limit = b * (mtu - 52) / mtu
 			printf "| %s / %s | %d B (%.2f MiB) | %s | %s | %d | %.1f Mbit/s | %.1f %% | %d | %.2f | %.2f |\n",
 				r, rate, bdp, bdp / 1048576, s, cc, t, got / 1e6, got / limit * 100, retr, rx / bdp, tx / bdp }'
-		bash bench/lab.sh down "$lab" >/dev/null
+		bash lab/lab.sh down "$lab" >/dev/null
 	done
 done

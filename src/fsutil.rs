@@ -382,6 +382,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
     fn a_dir_or_parent_owned_by_another_user_is_refused() {
         assert!(is_root(), "this test needs root to chown (CI runs as root)");
         let d = tempfile::tempdir().expect("tempdir");
@@ -403,6 +404,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
     fn symlinks_are_followed_only_when_trusted_and_to_a_trusted_target() {
         assert!(is_root(), "this test needs root to chown (CI runs as root)");
         let d = tempfile::tempdir().expect("tempdir");

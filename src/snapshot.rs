@@ -743,6 +743,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
     fn a_state_dir_owned_by_another_user_is_refused_and_left_alone() {
         assert!(is_root(), "this test needs root to chown (CI runs as root)");
         let dir = tempfile::tempdir().expect("tempdir");

@@ -630,12 +630,13 @@ pub(crate) mod tests {
     }
 
     #[test]
+    #[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
     fn icmp_to_loopback() {
         let _serial = icmp_test_lock();
-        if !icmp_allowed() {
-            eprintln!("skipped: neither root nor in ping_group_range");
-            return;
-        }
+        assert!(
+            icmp_allowed(),
+            "needs root or ping_group_range (a privileged test: never skipped)"
+        );
         let opts = ProbeOptions {
             progress: true,
             ..quick(10)
@@ -669,12 +670,13 @@ pub(crate) mod tests {
 
     /// surge-ping #73: several pingers to one address at once must not steal each other's replies.
     #[test]
+    #[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
     fn concurrent_pingers_to_one_host() {
         let _serial = icmp_test_lock();
-        if !icmp_allowed() {
-            eprintln!("skipped: neither root nor in ping_group_range");
-            return;
-        }
+        assert!(
+            icmp_allowed(),
+            "needs root or ping_group_range (a privileged test: never skipped)"
+        );
         let mut list = vec!["127.0.0.1", "127.0.0.1", "127.0.0.1"];
         if std::net::UdpSocket::bind("[::1]:0").is_ok() {
             list.extend(["::1", "::1"]);
@@ -799,11 +801,12 @@ pub(crate) mod tests {
     }
 
     #[test]
+    #[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
     fn netns_scenarios() {
-        if !icmp::PingAccess::current().is_root() {
-            eprintln!("skipped: needs root for network namespaces");
-            return;
-        }
+        assert!(
+            icmp::PingAccess::current().is_root(),
+            "needs root for network namespaces"
+        );
         let id = std::process::id();
         // ICMP echo ignored; a veth pair d0/d1 whose far end swallows what is sent to 198.18.1.2.
         let Some(ign) = Netns::create(
@@ -842,19 +845,16 @@ pub(crate) mod tests {
                 ],
             ],
         ) else {
-            eprintln!("skipped: cannot create network namespaces");
-            return;
+            panic!("cannot create network namespaces (ip netns add)");
         };
         ign.run_inner("inner_icmp_ignored_tcp_fallback", false);
         ign.run_inner("inner_blackhole", false);
         ign.run_inner("inner_link_facts", false);
-        let can_drop_root = run_ok("setpriv", &["--version"]);
-        if can_drop_root {
-            ign.run_inner("inner_not_permitted", true);
-        } else {
-            eprintln!("skipped the unprivileged scenarios: no setpriv");
-            return;
-        }
+        assert!(
+            run_ok("setpriv", &["--version"]),
+            "the unprivileged scenarios need setpriv (util-linux)"
+        );
+        ign.run_inner("inner_not_permitted", true);
 
         // Unprivileged ping sockets allowed: DGRAM.
         let dgram = Netns::create(

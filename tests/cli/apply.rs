@@ -57,16 +57,36 @@ fn wait_for(what: &str, timeout: Duration, mut ok: impl FnMut() -> bool) {
     }
 }
 
-/// A fake Linux system: a /proc/sys tree and a state directory that does not exist yet.
-struct Linux {
+/// Which fake system a [`Fake`] is: how tcptune is pointed at it and where a key's value lives.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum FakeOs {
+    /// A fake /proc/sys (`--sysctl-dir`): net.ipv4.tcp_rmem → DIR/net/ipv4/tcp_rmem.
+    Linux,
+    /// The fake sysctl(8) (`--os freebsd --sysctl-cmd`): one file per key in FAKE_SYSCTL_DIR.
+    Bsd,
+}
+
+/// A fake system to apply to and revert: its value tree, and a state directory that does not
+/// exist yet (tcptune creates it).
+struct Fake {
+    os: FakeOs,
     tree: TempDir,
     tmp: TempDir,
 }
 
-impl Linux {
-    fn new(overrides: &[(&str, Option<&str>)]) -> Self {
+impl Fake {
+    /// Linux with the stock values of linux-stock.txt, `overrides` replacing or removing some.
+    fn linux(overrides: &[(&str, Option<&str>)]) -> Self {
+        Self::with(FakeOs::Linux, linux_tree(overrides))
+    }
+    /// FreeBSD with the stock values of freebsd-stock.txt.
+    fn bsd() -> Self {
+        Self::with(FakeOs::Bsd, bsd_tree(&[]))
+    }
+    fn with(os: FakeOs, tree: TempDir) -> Self {
         Self {
-            tree: linux_tree(overrides),
+            os,
+            tree,
             tmp: tempfile::tempdir().expect("tempdir"),
         }
     }
@@ -78,15 +98,22 @@ impl Linux {
         write(&p, body);
         p
     }
+    /// tcptune pointed at this system and its state directory, `args` after; not started.
+    fn std(&self, args: &[&str]) -> Std {
+        let mut c = Std::new(cargo_bin("tcptune"));
+        c.env_remove("NO_COLOR");
+        match self.os {
+            FakeOs::Linux => c.arg("--sysctl-dir").arg(self.tree.path()),
+            FakeOs::Bsd => c
+                .env("FAKE_SYSCTL_DIR", self.tree.path())
+                .args(["--os", "freebsd", "--sysctl-cmd"])
+                .arg(fixture("fake-sysctl")),
+        };
+        c.arg("--state-dir").arg(self.state()).args(args);
+        c
+    }
     fn run(&self, args: &[&str]) -> Output {
-        tcptune()
-            .arg("--sysctl-dir")
-            .arg(self.tree.path())
-            .arg("--state-dir")
-            .arg(self.state())
-            .args(args)
-            .output()
-            .expect("run")
+        self.std(args).output().expect("run")
     }
     fn run_file(&self, args: &[&str], file: &Path) -> Output {
         let mut a: Vec<&str> = args.to_vec();
@@ -95,61 +122,22 @@ impl Linux {
         self.run(&a)
     }
     fn value(&self, key: &str) -> String {
-        contents(self.tree.path())[&key.split('.').collect::<PathBuf>()].clone()
+        let path = match self.os {
+            FakeOs::Linux => key.split('.').collect::<PathBuf>(),
+            FakeOs::Bsd => PathBuf::from(key),
+        };
+        contents(self.tree.path())[&path].clone()
     }
     fn snapshots(&self) -> Vec<Value> {
         let out = self.run(&["snapshots", "--format", "json"]);
         assert!(out.status.success(), "{}", text(&out.stderr));
-        let v: Value = serde_json::from_slice(&out.stdout).expect("json");
-        v["snapshots"].as_array().expect("array").clone()
-    }
-}
-
-/// A fake FreeBSD system for the fake sysctl(8).
-struct Bsd {
-    tree: TempDir,
-    tmp: TempDir,
-}
-
-impl Bsd {
-    fn new() -> Self {
-        Self {
-            tree: bsd_tree(&[]),
-            tmp: tempfile::tempdir().expect("tempdir"),
+        if self.os == FakeOs::Bsd {
+            assert!(
+                out.stderr.is_empty(),
+                "the store has unreadable files: {}",
+                text(&out.stderr)
+            );
         }
-    }
-    fn state(&self) -> PathBuf {
-        self.tmp.path().join("state")
-    }
-    fn file(&self, name: &str, body: &str) -> PathBuf {
-        let p = self.tmp.path().join(name);
-        write(&p, body);
-        p
-    }
-    fn std(&self, args: &[&str]) -> Std {
-        let mut c = Std::new(cargo_bin("tcptune"));
-        c.env("FAKE_SYSCTL_DIR", self.tree.path())
-            .args(["--os", "freebsd", "--sysctl-cmd"])
-            .arg(fixture("fake-sysctl"))
-            .arg("--state-dir")
-            .arg(self.state())
-            .args(args);
-        c
-    }
-    fn run(&self, args: &[&str]) -> Output {
-        self.std(args).output().expect("run")
-    }
-    fn value(&self, key: &str) -> String {
-        contents(self.tree.path())[Path::new(key)].clone()
-    }
-    fn snapshots(&self) -> Vec<Value> {
-        let out = self.run(&["snapshots", "--format", "json"]);
-        assert!(out.status.success(), "{}", text(&out.stderr));
-        assert!(
-            out.stderr.is_empty(),
-            "the store has unreadable files: {}",
-            text(&out.stderr)
-        );
         let v: Value = serde_json::from_slice(&out.stdout).expect("json");
         v["snapshots"].as_array().expect("array").clone()
     }
@@ -174,7 +162,7 @@ fn is_snapshot_id(s: &str) -> bool {
 
 #[test]
 fn bad_input_is_refused_before_any_write() {
-    let sys = Linux::new(&[]);
+    let sys = Fake::linux(&[]);
     let before = contents(sys.tree.path());
     let cases: &[(&str, &str)] = &[
         ("kernel.panic = 1", "kernel.panic is outside the networking tree"),
@@ -246,7 +234,7 @@ fn bad_input_is_refused_before_any_write() {
 
 #[test]
 fn dry_run_shows_each_change_and_writes_nothing() {
-    let sys = Linux::new(&[]);
+    let sys = Fake::linux(&[]);
     let before = contents(sys.tree.path());
     let f = sys.file(
         "t.conf",
@@ -274,7 +262,7 @@ fn dry_run_shows_each_change_and_writes_nothing() {
 
 #[test]
 fn apply_then_revert_restores_and_a_second_revert_does_nothing() {
-    let sys = Linux::new(&[]);
+    let sys = Fake::linux(&[]);
     let before = contents(sys.tree.path());
     // stdin, both spellings, comments, and a '-' line for a key this kernel lacks.
     let mut cmd = tcptune();
@@ -343,7 +331,7 @@ fn apply_then_revert_restores_and_a_second_revert_does_nothing() {
 #[test]
 fn applying_fresh_advice_and_nothing_to_change() {
     // A host running bbr: the advice for a loss-free path switches it to cubic.
-    let sys = Linux::new(&[("net.ipv4.tcp_congestion_control", Some("bbr"))]);
+    let sys = Fake::linux(&[("net.ipv4.tcp_congestion_control", Some("bbr"))]);
     let out = sys.run(&["apply", "--rtt", "150ms", "--bandwidth", "500mbit"]);
     assert_code(&out, 0);
     assert_eq!(sys.value("net.ipv4.tcp_rmem"), "4096 131072 20643840");
@@ -368,7 +356,7 @@ fn applying_fresh_advice_and_nothing_to_change() {
 
 #[test]
 fn revert_stops_on_values_changed_since_unless_forced() {
-    let sys = Linux::new(&[]);
+    let sys = Fake::linux(&[]);
     let f = sys.file(
         "t.conf",
         "net.ipv4.tcp_rmem = 4096 131072 20643840\nnet.ipv4.tcp_wmem = 4096 16384 20643840\n",
@@ -397,7 +385,7 @@ fn revert_stops_on_values_changed_since_unless_forced() {
 
 #[test]
 fn stacked_snapshots_revert_latest_first() {
-    let sys = Linux::new(&[]);
+    let sys = Fake::linux(&[]);
     let a = sys.file("a.conf", "net.ipv4.tcp_rmem = 4096 131072 8388608\n");
     let b = sys.file("b.conf", "net.ipv4.tcp_rmem = 4096 131072 16777216\n");
     let id_a = text(&sys.run_file(&["apply"], &a).stdout).trim().to_string();
@@ -423,7 +411,7 @@ fn stacked_snapshots_revert_latest_first() {
 
 #[test]
 fn a_snapshot_from_another_boot_leaves_the_running_values_alone() {
-    let sys = Linux::new(&[]);
+    let sys = Fake::linux(&[]);
     let f = sys.file("t.conf", "net.ipv4.tcp_rmem = 4096 131072 20643840\n");
     let id = text(&sys.run_file(&["apply"], &f).stdout).trim().to_string();
     let path = sys.state().join("snapshots").join(format!("{id}.json"));
@@ -444,7 +432,7 @@ fn a_snapshot_from_another_boot_leaves_the_running_values_alone() {
 
 #[test]
 fn a_damaged_or_planted_snapshot_is_refused() {
-    let sys = Linux::new(&[]);
+    let sys = Fake::linux(&[]);
     let f = sys.file("t.conf", "net.ipv4.tcp_rmem = 4096 131072 20643840\n");
     let id = text(&sys.run_file(&["apply"], &f).stdout).trim().to_string();
     let path = sys.state().join("snapshots").join(format!("{id}.json"));
@@ -467,7 +455,7 @@ fn a_damaged_or_planted_snapshot_is_refused() {
 
 #[test]
 fn a_state_dir_others_can_write_is_refused() {
-    let sys = Linux::new(&[]);
+    let sys = Fake::linux(&[]);
     std::fs::create_dir(sys.state()).expect("mkdir");
     std::fs::set_permissions(sys.state(), std::fs::Permissions::from_mode(0o777)).expect("chmod");
     let f = sys.file("t.conf", "net.ipv4.tcp_rmem = 4096 131072 20643840\n");
@@ -537,9 +525,10 @@ fn entries(dir: &Path) -> Vec<PathBuf> {
 }
 
 #[test]
+#[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
 fn a_state_dir_owned_by_another_user_is_refused_and_nothing_written() {
     assert_root("chown");
-    let sys = Linux::new(&[]);
+    let sys = Fake::linux(&[]);
     let before = contents(sys.tree.path());
     let f = sys.file("t.conf", "net.ipv4.tcp_rmem = 4096 131072 20643840\n");
     // The state directory itself: 0755, but another user's.
@@ -585,7 +574,7 @@ fn a_state_dir_owned_by_another_user_is_refused_and_nothing_written() {
 
 #[test]
 fn a_lock_symlink_is_refused_and_its_target_untouched() {
-    let sys = Linux::new(&[]);
+    let sys = Fake::linux(&[]);
     let before = contents(sys.tree.path());
     let (v, body) = victim(sys.tmp.path());
     std::fs::create_dir(sys.state()).expect("mkdir");
@@ -605,7 +594,7 @@ fn a_lock_symlink_is_refused_and_its_target_untouched() {
 
 #[test]
 fn planted_temp_file_links_are_not_written_through() {
-    let sys = Linux::new(&[]);
+    let sys = Fake::linux(&[]);
     let (v, body) = victim(sys.tmp.path());
     let snaps = sys.state().join("snapshots");
     std::fs::create_dir_all(&snaps).expect("mkdir");
@@ -632,7 +621,7 @@ fn planted_temp_file_links_are_not_written_through() {
 
 #[test]
 fn a_timer_log_symlink_is_not_appended_to() {
-    let sys = Linux::new(&[]);
+    let sys = Fake::linux(&[]);
     let before = contents(sys.tree.path());
     let (v, body) = victim(sys.tmp.path());
     std::fs::create_dir(sys.state()).expect("mkdir");
@@ -652,7 +641,7 @@ fn a_timer_log_symlink_is_not_appended_to() {
 
 #[test]
 fn a_planted_snapshot_with_the_last_sequence_number_is_refused() {
-    let sys = Linux::new(&[]);
+    let sys = Fake::linux(&[]);
     let f = sys.file("t.conf", "net.ipv4.tcp_rmem = 4096 131072 20643840\n");
     let id = text(&sys.run_file(&["apply"], &f).stdout).trim().to_string();
     assert_code(&sys.run(&["revert"]), 0);
@@ -721,8 +710,9 @@ impl Drop for Tmpfs {
 }
 
 #[test]
+#[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
 fn a_full_state_disk_refuses_before_writing_and_undoes_after() {
-    let sys = Linux::new(&[]);
+    let sys = Fake::linux(&[]);
     let disk = Tmpfs::mount(&sys.state(), "64k");
     let before = contents(sys.tree.path());
     let snaps = sys.state().join("snapshots");
@@ -771,7 +761,7 @@ fn a_full_state_disk_refuses_before_writing_and_undoes_after() {
 
 #[test]
 fn persist_adds_a_block_and_revert_removes_exactly_it() {
-    let sys = Linux::new(&[]);
+    let sys = Fake::linux(&[]);
     let root = tempfile::tempdir().expect("tempdir");
     let d = root.path().join("etc/sysctl.d");
     std::fs::create_dir_all(&d).expect("mkdir");
@@ -837,7 +827,7 @@ fn persist_adds_a_block_and_revert_removes_exactly_it() {
 
 #[test]
 fn freebsd_apply_rollback_and_revert() {
-    let sys = Bsd::new();
+    let sys = Fake::bsd();
     let before = contents(sys.tree.path());
     let f = sys.file(
         "t.conf",
@@ -887,7 +877,7 @@ fn freebsd_apply_rollback_and_revert() {
 
 #[test]
 fn freebsd_persist_uses_sysctl_conf_and_loader_conf() {
-    let sys = Bsd::new();
+    let sys = Fake::bsd();
     // htcp is loaded on this fake system.
     write(
         &sys.tree.path().join("net.inet.tcp.cc.available"),
@@ -936,7 +926,7 @@ fn freebsd_persist_uses_sysctl_conf_and_loader_conf() {
 
 #[test]
 fn a_clamped_value_is_reported_and_recorded() {
-    let sys = Bsd::new();
+    let sys = Fake::bsd();
     write(&sys.tree.path().join("kern.ipc.maxsockbuf.max"), "16777216\n");
     let f = sys.file("t.conf", "kern.ipc.maxsockbuf=23224320\n");
     let out = sys.run(&["apply", f.to_str().expect("utf8")]);
@@ -954,7 +944,7 @@ fn a_clamped_value_is_reported_and_recorded() {
 
 #[test]
 fn apply_killed_between_two_writes_is_fully_reverted() {
-    let sys = Bsd::new();
+    let sys = Fake::bsd();
     let before = contents(sys.tree.path());
     let f = sys.file(
         "t.conf",
@@ -1009,7 +999,7 @@ fn apply_killed_between_two_writes_is_fully_reverted() {
 
 #[test]
 fn concurrent_applies_one_waits_one_refuses() {
-    let sys = Bsd::new();
+    let sys = Fake::bsd();
     let before = contents(sys.tree.path());
     let a = sys.file(
         "a.conf",
@@ -1110,6 +1100,7 @@ fn other_cc(ns: &Netns) -> String {
 }
 
 #[test]
+#[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
 fn netns_apply_then_revert_is_byte_identical() {
     let ns = Netns::new("applyrev");
     let tmp = tempfile::tempdir().expect("tempdir");
@@ -1166,6 +1157,7 @@ fn netns_apply_then_revert_is_byte_identical() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
 fn netns_read_only_key_exits_3_and_changes_nothing() {
     let ns = Netns::new("applyro");
     let tmp = tempfile::tempdir().expect("tempdir");
@@ -1253,6 +1245,7 @@ impl RefusedCc {
 }
 
 #[test]
+#[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
 fn netns_a_write_the_kernel_refuses_rolls_back_the_others() {
     let Some(c) = RefusedCc::new("applyrb") else { return };
     // Through --sysctl-dir tcptune does not judge the namespace it runs in, so only the
@@ -1274,6 +1267,7 @@ fn netns_a_write_the_kernel_refuses_rolls_back_the_others() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
 fn netns_a_congestion_control_the_namespace_may_not_choose_is_refused_before_any_write() {
     let Some(c) = RefusedCc::new("applycc") else { return };
     let file = c.file.to_str().expect("utf8");
@@ -1300,6 +1294,7 @@ fn netns_a_congestion_control_the_namespace_may_not_choose_is_refused_before_any
 }
 
 #[test]
+#[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
 fn netns_unprivileged_apply_exits_3_and_read_only_commands_work() {
     let ns = Netns::new("applyuser");
     let tmp = tempfile::tempdir().expect("tempdir");
@@ -1351,6 +1346,7 @@ fn netns_unprivileged_apply_exits_3_and_read_only_commands_work() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
 fn netns_apply_for_reverts_itself_from_a_detached_process() {
     let ns = Netns::new("applyfor");
     let tmp = tempfile::tempdir().expect("tempdir");
@@ -1397,7 +1393,7 @@ fn netns_apply_for_reverts_itself_from_a_detached_process() {
 
 #[test]
 fn a_dead_timer_shows_in_snapshots_and_revert_still_works() {
-    let sys = Linux::new(&[]);
+    let sys = Fake::linux(&[]);
     let f = sys.file("t.conf", "net.ipv4.tcp_rmem = 4096 131072 20643840\n");
     let out = sys.run_file(&["apply", "--for", "10m"], &f);
     assert_code(&out, 0);

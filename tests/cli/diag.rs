@@ -1,6 +1,6 @@
 //! `check`, `serve`/`verify` and `inspect`: fake trees for the sysctl logic, loopback for the
 //! protocol, and — as root — real kernels in network namespaces joined by the lab's emulated
-//! WAN path (bench/lab.sh). Traffic goes only to loopback and 198.18.0.0/15 inside namespaces
+//! WAN path (lab/lab.sh). Traffic goes only to loopback and 198.18.0.0/15 inside namespaces
 //! these tests create.
 
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
@@ -473,6 +473,7 @@ fn sysctl(ns: &str, kv: &str) {
 }
 
 #[test]
+#[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
 fn check_in_a_netns_flags_sack_and_window_scaling() {
     let ns = Netns::new("chk");
     let bin = cargo_bin("tcptune");
@@ -550,6 +551,7 @@ fn assert_one_verdict(v: &Value) {
 
 /// The whole serve/verify/inspect story on one lab path: 50 ms, 100 Mbit/s (BDP 625,000 bytes).
 #[test]
+#[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
 fn verify_inspect_and_serve_over_the_lab_path() {
     let lab = Lab::up_with("d", "50ms", &["--rate", "100mbit"]);
     let (a, b) = (lab.ns_a.clone(), lab.ns_b.clone());

@@ -1,6 +1,6 @@
-//! Measurement against a real peer: two network namespaces joined by bench/lab.sh's
-//! emulated WAN path (netem where the kernel has it, else the TUN delay line in
-//! examples/delayline.rs), optionally with a rate bottleneck. Root only; CI runs as root.
+//! Measurement against a real peer: two network namespaces joined by lab/lab.sh's
+//! emulated WAN path (netem where the kernel has it, else the TUN delay line of the
+//! lab/delayline workspace member), optionally with a rate bottleneck. Root only; CI runs as root.
 //! Addresses: 198.18.0.0/15 only.
 
 use std::path::{Path, PathBuf};
@@ -50,18 +50,20 @@ fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The delay line `cargo test` built beside the tcptune binary (target/debug/examples).
+/// The delay line (workspace member lab/delayline), beside the tcptune binary in the same
+/// target dir and profile.
 fn delayline() -> PathBuf {
-    let bin = cargo_bin("tcptune");
-    let p = bin.parent().expect("target dir").join("examples/delayline");
+    // Not cargo_bin("delayline"): that panics while the binary is not built yet.
+    let p = cargo_bin("tcptune").with_file_name("delayline");
     if !p.exists() {
-        // `cargo test` builds examples; a filtered `cargo test --test cli` does not.
+        // Only the tested package's binaries are built for its integration tests, so the
+        // delay line may not be there yet (`cargo test --workspace` builds it only as a test).
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let ok = Std::new(cargo)
-            .args(["build", "--quiet", "--example", "delayline", "--manifest-path"])
+            .args(["build", "--quiet", "-p", "delayline", "--manifest-path"])
             .arg(repo().join("Cargo.toml"))
             .status()
-            .expect("cargo build --example delayline");
+            .expect("cargo build -p delayline");
         assert!(ok.success() && p.exists(), "cannot build {}", p.display());
     }
     p
@@ -80,14 +82,14 @@ impl Lab {
         }
     }
 
-    /// Like [`Lab::up`], with more `lab.sh up` options (`--rate 100mbit`, `--queue 64k`).
+    /// Like [`Lab::up`], with more `lab.sh up` options (`--rate 100mbit`, `--queue 64KiB`).
     pub fn up_with(tag: &str, rtt: &str, extra: &[&str]) -> Self {
         // A failed lab test poisons the lock; the next lab is still good.
         let guard = LABS.lock().unwrap_or_else(|e| e.into_inner());
         let host = lock_host();
         let name = format!("tl{tag}{}", std::process::id() % 100_000);
         let out = Std::new("bash")
-            .arg(repo().join("bench/lab.sh"))
+            .arg(repo().join("lab/lab.sh"))
             .args(["up", &name, "--rtt", rtt])
             .args(extra)
             .env("DELAYLINE_BIN", delayline())
@@ -131,7 +133,7 @@ impl Lab {
 impl Drop for Lab {
     fn drop(&mut self) {
         let _ = Std::new("bash")
-            .arg(repo().join("bench/lab.sh"))
+            .arg(repo().join("lab/lab.sh"))
             .args(["down", &self.name])
             .status();
     }
@@ -149,6 +151,7 @@ fn json(out: &std::process::Output) -> Value {
 
 /// One lab for the whole measurement story, to keep CI time down.
 #[test]
+#[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
 fn advise_host_measures_the_lab_path() {
     let lab = Lab::up("m", "50ms");
     let b = lab.addr_b.clone();
@@ -227,6 +230,7 @@ fn advise_host_measures_the_lab_path() {
 
 /// Packet trains find a 50 Mbit/s bottleneck that no interface reports.
 #[test]
+#[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
 fn advise_host_measures_the_bottleneck_rate() {
     let lab = Lab::up_with_rate("c", "40ms", Some("50mbit"));
     let t = Instant::now();
@@ -246,6 +250,7 @@ fn advise_host_measures_the_bottleneck_rate() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
 fn unresolvable_name_is_a_clear_error() {
     // Inside an empty namespace no resolver is reachable, so nothing leaves the machine.
     let ns = super::netns::Netns::new("dns");
@@ -261,6 +266,7 @@ fn unresolvable_name_is_a_clear_error() {
 /// The lab smoke run (issue: WAN lab, CI): measured RTT over the emulated path, then
 /// advise → apply → revert end to end in both namespaces, values restored byte for byte.
 #[test]
+#[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
 fn lab_smoke_advise_apply_revert_across_the_path() {
     let lab = Lab::up_with_rate("s", "80ms", Some("200mbit"));
     let state = tempfile::tempdir().expect("tempdir");

@@ -68,6 +68,7 @@ fn host_value(key: &str) -> String {
 }
 
 #[test]
+#[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
 fn advice_from_inside_a_netns_is_accepted_by_sysctl_p() {
     let ns = Netns::new("sysctlp");
     let bin = cargo_bin("tcptune");

@@ -520,6 +520,7 @@ fn troubleshooting_messages_are_what_the_binary_prints() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
 fn troubleshooting_no_reply_in_an_empty_netns() {
     let ns = Netns::new("noreply");
     let bin = cargo_bin("tcptune");

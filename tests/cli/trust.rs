@@ -122,6 +122,7 @@ fn settings(v: &Value) -> Vec<(String, String, String)> {
 // ---------------------------------------------------------------- the main workflow, unprivileged
 
 #[test]
+#[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
 fn a_normal_user_reads_the_advice_root_would_apply() {
     need_root("this test");
     let ns = Netns::new("nobody-advise");
@@ -189,6 +190,7 @@ fn a_normal_user_reads_the_advice_root_would_apply() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
 fn a_normal_user_apply_exits_3_and_writes_nothing() {
     need_root("this test");
     let tree = linux_tree(&[]);
@@ -511,6 +513,7 @@ fn apply_for_with_a_relative_sysctl_dir_reverts_on_time() {
 // ---------------------------------------------------------------- --sysctl-cmd under sudo
 
 #[test]
+#[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
 fn root_refuses_a_sysctl_cmd_someone_else_could_change() {
     need_root("this test");
     let tmp = tempfile::tempdir().expect("tempdir");

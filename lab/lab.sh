@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/lab.sh — an emulated WAN path between two network namespaces.
+# lab/lab.sh — an emulated WAN path between two network namespaces.
 #
 #   lab.sh up NAME --rtt 150ms [--rate 500mbit] [--queue BYTES] [--mtu 1500]
 #                  [--backend auto|netem|tun] [--tcp-mem BYTES]
@@ -14,16 +14,20 @@
 #   netem  veth pair + `tc qdisc add dev wan0 root netem delay D rate R limit N`
 #          on both ends (limit in packets: queue/mtu plus the packets in flight
 #          on the delay part, as netem's limit counts both).
-#   tun    the delayline program (examples/delayline.rs): it creates two TUN
+#   tun    the delay line (lab/delayline, a workspace member): it creates two TUN
 #          devices in the root netns; this script moves them into the
 #          namespaces (the program's fds follow the devices) and renames them
 #          wan0. The delayline runs in the background; its pid and log are in
 #          the state dir. Binary: $DELAYLINE_BIN, else
-#          target/release/examples/delayline (built with
-#          `cargo build --release --example delayline` if missing). Extra
+#          target/release/delayline (built with
+#          `cargo build --release -p delayline` if missing). Extra
 #          delayline options: $DELAYLINE_ARGS (e.g. "--offload --rt-prio 0").
 #
-# --queue BYTES (1024-based suffixes k/m/g): drop-tail limit of the
+# Units are tcptune's (src/units.rs): RATE in bits per second, SI
+# (500mbit = 500mbps = 500Mbit/s = 5*10^8 bit/s; bytes per second are refused);
+# BYTES as written, IEC or SI (64KiB = 65536, 64KB = 64k = 64000, 1500000).
+#
+# --queue BYTES: drop-tail limit of the
 #   bottleneck queue (default: max(1000 x 1500 B, 25 ms at RATE)); without
 #   --rate it only caps what the line holds.
 # --tcp-mem BYTES: set tcp_rmem/tcp_wmem max to BYTES in both namespaces
@@ -56,26 +60,31 @@ to_ns() {
 		printf "%.0f\n", v * m }'
 }
 
-# "500mbit" / "1gbit" / "10mbps" -> bits per second
-to_bps() {
-	local s=${1,,}
-	[[ $s =~ ^([0-9]+(\.[0-9]+)?)(bit|kbit|mbit|gbit|tbit|bps|kbps|mbps|gbps)$ ]] ||
-		die "bad rate '$1' (e.g. 500mbit, 1gbit)"
-	awk -v v="${BASH_REMATCH[1]}" -v u="${BASH_REMATCH[3]}" 'BEGIN {
-		split("bit kbit mbit gbit tbit bps kbps mbps gbps", n, " ")
-		split("1 1e3 1e6 1e9 1e12 8 8e3 8e6 8e9", m, " ")
-		for (i in n) if (n[i] == u) f = m[i]
-		printf "%.0f\n", v * f }'
+# SI prefix letter (any case, or none) -> its factor
+si() {
+	case ${1,,} in k) echo 1e3 ;; m) echo 1e6 ;; g) echo 1e9 ;; t) echo 1e12 ;; *) echo 1 ;; esac
 }
 
-# "1500000" / "64k" / "2m" (1024-based) -> bytes
+# A rate as tcptune reads it (bits, SI): "500mbit" / "1G" / "10mbps" / "100Mbit/s" -> bits per second.
+# A 'B' in the unit means bytes: refused, as tcptune refuses it.
+to_bps() {
+	[[ $1 =~ ^([0-9]+(\.[0-9]+)?)\ ?([kKmMgGtT]?)([bB][iI][tT][sS]?(/[sS])?|b[pP][sS])?$ ]] &&
+		[[ -n ${BASH_REMATCH[3]}${BASH_REMATCH[4]} && ${BASH_REMATCH[4]} != B* ]] ||
+		die "bad rate '$1' (bits per second, e.g. 500mbit, 1gbit, 100m)"
+	awk -v v="${BASH_REMATCH[1]}" -v f="$(si "${BASH_REMATCH[3]}")" 'BEGIN { printf "%.0f\n", v * f }'
+}
+
+# A size as tcptune reads it (bytes, IEC and SI as written): "1500000" / "64KiB" / "64KB" / "2M" -> bytes
 to_bytes() {
-	local s=${1,,}
-	[[ $s =~ ^([0-9]+(\.[0-9]+)?)(|b|k|kb|kib|m|mb|mib|g|gb|gib)$ ]] || die "bad size '$1' (e.g. 1500000, 64k, 2m)"
-	awk -v v="${BASH_REMATCH[1]}" -v u="${BASH_REMATCH[3]}" 'BEGIN {
-		f = 1; c = substr(u, 1, 1)
-		if (c == "k") f = 1024; else if (c == "m") f = 1048576; else if (c == "g") f = 1073741824
-		printf "%.0f\n", v * f }'
+	[[ $1 =~ ^([0-9]+(\.[0-9]+)?)\ ?([kKmMgGtT]?)(iB|IB|[bB])?$ ]] &&
+		[[ -z ${BASH_REMATCH[4]} || ${BASH_REMATCH[4]} == [bB] || -n ${BASH_REMATCH[3]} ]] ||
+		die "bad size '$1' (bytes, e.g. 1500000, 64KiB, 2MiB, 64KB)"
+	local f
+	f=$(si "${BASH_REMATCH[3]}")
+	if [[ ${BASH_REMATCH[4]} == [iI]B ]]; then
+		case $f in 1e3) f=1024 ;; 1e6) f=1048576 ;; 1e9) f=1073741824 ;; 1e12) f=1099511627776 ;; esac
+	fi
+	awk -v v="${BASH_REMATCH[1]}" -v f="$f" 'BEGIN { printf "%.0f\n", v * f }'
 }
 
 check_name() {
@@ -90,10 +99,10 @@ find_delayline() {
 		echo "$DELAYLINE_BIN"
 		return
 	fi
-	local bin=${CARGO_TARGET_DIR:-$REPO_ROOT/target}/release/examples/delayline
+	local bin=${CARGO_TARGET_DIR:-$REPO_ROOT/target}/release/delayline
 	if [[ ! -x $bin ]]; then
-		echo "lab.sh: building the delayline (cargo build --release --example delayline)" >&2
-		(cd "$REPO_ROOT" && cargo build --quiet --release --example delayline) >&2 ||
+		echo "lab.sh: building the delayline (cargo build --release -p delayline)" >&2
+		(cd "$REPO_ROOT" && cargo build --quiet --release -p delayline) >&2 ||
 			die "cannot build the delayline"
 	fi
 	[[ -x $bin ]] || die "no delayline binary at $bin (set DELAYLINE_BIN)"
@@ -235,7 +244,10 @@ cmd_up() {
 		local bin
 		bin=$(find_delayline)
 		local tmp_a=tl$$a tmp_b=tl$$b
-		local dl=(--tun-a "$tmp_a" --tun-b "$tmp_b" --delay "${oneway_ns}ns" --ready-file "$state/ready")
+		# A zero delay is a bare 0 (tcptune's durations are never zero).
+		local delay=0
+		((oneway_ns > 0)) && delay=${oneway_ns}ns
+		local dl=(--tun-a "$tmp_a" --tun-b "$tmp_b" --delay "$delay" --ready-file "$state/ready")
 		[[ -n $rate ]] && dl+=(--rate "${rate_bps}bit")
 		[[ -n $queue_bytes ]] && dl+=(--queue "$queue_bytes")
 		# Extra delayline options for experiments, e.g. DELAYLINE_ARGS="--offload".

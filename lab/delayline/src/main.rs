@@ -1,6 +1,6 @@
 //! delayline — a userspace WAN emulator between two TUN devices.
 //!
-//! Used by `bench/lab.sh` where the kernel has no `sch_netem`. It opens two
+//! Used by `lab/lab.sh` where the kernel has no `sch_netem`. It opens two
 //! TUN devices (`IFF_TUN | IFF_NO_PI`, created by name in the netns the
 //! program runs in), and forwards every IP packet read from A to B and from
 //! B to A after holding it for exactly `--delay` (one-way), measured on
@@ -28,40 +28,15 @@
 //! drop-tail queue drops real packets.
 //! SIGINT/SIGTERM/SIGHUP: print counters and exit 0. SIGUSR1: print counters.
 //!
-//! Only dependency: `libc`.
+//! Dependencies: `libc`; `clap` and tcptune's units for the arguments.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread;
 
-const USAGE: &str = "\
-usage: delayline --tun-a NAME --tun-b NAME --delay DUR [--rate RATE] [--queue BYTES]
-                 [--ready-file PATH] [--offload | --no-offload] [--txqueuelen N]
-                 [--rt-prio N] [--loss PCT]
-
-Forwards IP packets between two TUN devices (created in the current netns),
-holding each one for DUR (one-way) and optionally rate-limiting each
-direction with a drop-tail queue.
-
-  --tun-a NAME, --tun-b NAME  TUN device names (at most 15 bytes)
-  --delay DUR                 one-way delay: 25ms, 1.5s, 250us, 0
-  --rate RATE                 per-direction bottleneck: 500mbit, 1gbit, 10mbps
-  --queue BYTES               drop-tail limit: 1500000, 64k, 2m (1024-based)
-                              with --rate: bytes waiting to be serialised
-                              (default: max(1000 x 1500 B, 25 ms at RATE));
-                              without --rate: bytes held in the line
-                              (default 256m)
-  --ready-file PATH           written (our pid) once both devices are open
-  --offload / --no-offload    IFF_VNET_HDR + TSO/GSO super-packets
-                              (default: on without --rate, off with --rate)
-  --txqueuelen N              device tx queue length (default 10000)
-  --rt-prio N                 SCHED_FIFO priority of the forwarding threads,
-                              0 = normal scheduling (default 10; falls back
-                              to normal scheduling if not permitted)
-  --loss PCT                  drop this percentage of packets at random in
-                              each direction, before the queue (0.01 = 1 in
-                              10000): the random loss of a long path";
+use clap::Parser;
+use tcptune::units::{Bitrate, Bytes, Duration};
 
 /// Size of `struct virtio_net_hdr` (the default vnet header size of TUN).
 const VNET_HDR_LEN: usize = 10;
@@ -75,6 +50,7 @@ const RATED_HOLD_LIMIT: u64 = 1 << 30;
 
 static FATAL: AtomicBool = AtomicBool::new(false);
 
+/// What the forwarding threads run with, resolved from [`Args`].
 #[derive(Debug)]
 struct Config {
     tun_a: String,
@@ -90,174 +66,129 @@ struct Config {
     rt_prio: i32,
 }
 
-// ---------------------------------------------------------------- parsing
+// ---------------------------------------------------------------- arguments
 
-/// Splits "12.5ms" into (12.5, "ms").
-fn split_number(s: &str) -> Result<(f64, String), String> {
-    let s = s.trim();
-    let end = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
-    let (num, unit) = s.split_at(end);
-    if num.is_empty() {
-        return Err(format!("'{s}' does not start with a number"));
-    }
-    let v: f64 = num.parse().map_err(|_| format!("'{num}' is not a valid number"))?;
-    if !v.is_finite() {
-        return Err(format!("'{s}' is not a finite number"));
-    }
-    Ok((v, unit.to_ascii_lowercase()))
+/// Forwards IP packets between two TUN devices (created in the current netns), holding each
+/// one for DUR (one-way) and optionally rate-limiting each direction with a drop-tail queue.
+///
+/// Rates, sizes and durations are read by tcptune's own parsers, so they mean what they mean
+/// in tcptune: rates are bits per second with SI prefixes (10mbit = 10mbps = 10^7 bit/s),
+/// sizes are bytes with IEC or SI units as written (64KiB = 65536, 64KB = 64000).
+#[derive(Parser, Debug)]
+#[command(name = "delayline")]
+struct Args {
+    /// TUN device name of side A (1..15 bytes, no '/' or space)
+    #[arg(long, value_name = "NAME", value_parser = tun_name)]
+    tun_a: String,
+    /// TUN device name of side B
+    #[arg(long, value_name = "NAME", value_parser = tun_name)]
+    tun_b: String,
+    /// One-way delay: 25ms, 1.5s, 250us, or 0
+    #[arg(long, value_name = "DUR", value_parser = delay_ns)]
+    delay: u64,
+    /// Per-direction bottleneck in bits per second: 500mbit, 1gbit, 80mbit
+    #[arg(long, value_name = "RATE", value_parser = rate_bps)]
+    rate: Option<u64>,
+    /// Drop-tail limit in bytes: 1500000, 64KiB, 2MiB. With --rate: bytes waiting to be
+    /// serialised (default: max(1000 x 1500 B, 25 ms at RATE)); without --rate: bytes held in
+    /// the line (default 256 MiB)
+    #[arg(long, value_name = "BYTES", value_parser = queue_bytes)]
+    queue: Option<u64>,
+    /// Written (our pid) once both devices are open
+    #[arg(long, value_name = "PATH")]
+    ready_file: Option<String>,
+    /// IFF_VNET_HDR + TSO/GSO super-packets (default: on without --rate, off with --rate)
+    #[arg(long, overrides_with = "no_offload")]
+    offload: bool,
+    /// No TUN offloads
+    #[arg(long, overrides_with = "offload")]
+    no_offload: bool,
+    /// Device tx queue length
+    #[arg(long, value_name = "N", default_value_t = 10_000,
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    txqueuelen: u32,
+    /// SCHED_FIFO priority of the forwarding threads, 0 = normal scheduling (falls back to
+    /// normal scheduling if not permitted)
+    #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(i32).range(0..=99))]
+    rt_prio: i32,
+    /// Drop this percentage of packets at random in each direction, before the queue
+    /// (0.01 = 1 in 10000): the random loss of a long path
+    #[arg(long, value_name = "PCT", default_value = "0", value_parser = loss_2_32)]
+    loss: u64,
 }
 
-/// "25ms", "1.5s", "250us", "100ns", "0" -> nanoseconds.
-fn parse_duration_ns(s: &str) -> Result<u64, String> {
-    let (v, unit) = split_number(s)?;
-    let mult = match unit.as_str() {
-        "ns" => 1.0,
-        "us" | "µs" | "usec" => 1e3,
-        "ms" | "msec" => 1e6,
-        "s" | "sec" => 1e9,
-        "" if v == 0.0 => 0.0,
-        "" => return Err(format!("duration '{s}' needs a unit (ns, us, ms, s)")),
-        _ => {
-            return Err(format!("unknown duration unit in '{s}' (use ns, us, ms, s)"));
-        }
-    };
-    let ns = (v * mult).round();
-    if ns > 3600e9 {
+fn tun_name(n: &str) -> Result<String, String> {
+    if n.is_empty() || n.len() >= libc::IFNAMSIZ || n.contains(['/', ' ', '\0']) {
+        return Err(format!("bad interface name '{n}' (1..15 bytes, no '/' or space)"));
+    }
+    Ok(n.to_string())
+}
+
+/// A tcptune duration (25ms, 1.5s, 250us) or a bare 0 (no delay, which tcptune's parser
+/// refuses: a zero RTT is an error there) -> nanoseconds, at most an hour.
+fn delay_ns(s: &str) -> Result<u64, String> {
+    if s == "0" {
+        return Ok(0);
+    }
+    let d: Duration = s.parse().map_err(|e: tcptune::units::UnitError| e.to_string())?;
+    let ns = d.as_std().as_nanos();
+    if ns > 3_600_000_000_000 {
         return Err(format!("duration '{s}' is longer than an hour"));
     }
     Ok(ns as u64)
 }
 
-/// "500mbit", "1gbit", "64kbit", "10mbps" (bytes/s) -> bits per second.
-fn parse_rate_bps(s: &str) -> Result<u64, String> {
-    let (v, unit) = split_number(s)?;
-    let mult = match unit.as_str() {
-        "bit" => 1.0,
-        "kbit" => 1e3,
-        "mbit" => 1e6,
-        "gbit" => 1e9,
-        "tbit" => 1e12,
-        "bps" => 8.0,
-        "kbps" => 8e3,
-        "mbps" => 8e6,
-        "gbps" => 8e9,
-        "" => return Err(format!("rate '{s}' needs a unit (e.g. 500mbit, 1gbit)")),
-        _ => {
-            return Err(format!(
-                "unknown rate unit in '{s}' (use bit, kbit, mbit, gbit, tbit, bps, kbps, mbps, gbps)"
-            ));
-        }
-    };
-    let bps = (v * mult).round();
-    if !(1.0..=1e13).contains(&bps) {
-        return Err(format!("rate '{s}' is out of range"));
+/// A tcptune rate (bits per second) -> bit/s, at most 10 Tbit/s.
+fn rate_bps(s: &str) -> Result<u64, String> {
+    let r: Bitrate = s.parse().map_err(|e: tcptune::units::UnitError| e.to_string())?;
+    if r.bps() > 10_000_000_000_000 {
+        return Err(format!("rate '{s}' is out of range (at most 10tbit)"));
     }
-    Ok(bps as u64)
+    Ok(r.bps())
 }
 
-/// "1500000", "1500b", "64k", "64kb", "2m", "1g" (1024-based) -> bytes.
-fn parse_bytes(s: &str) -> Result<u64, String> {
-    let (v, unit) = split_number(s)?;
-    let mult = match unit.as_str() {
-        "" | "b" => 1.0,
-        "k" | "kb" | "kib" => 1024.0,
-        "m" | "mb" | "mib" => 1024.0 * 1024.0,
-        "g" | "gb" | "gib" => 1024.0 * 1024.0 * 1024.0,
-        _ => return Err(format!("unknown size unit in '{s}' (use b, k, m, g)")),
-    };
-    let b = (v * mult).round();
-    if !(1.0..=64.0 * 1024.0 * 1024.0 * 1024.0).contains(&b) {
-        return Err(format!("size '{s}' is out of range"));
+/// A tcptune size -> bytes, 1 B ..= 64 GiB.
+fn queue_bytes(s: &str) -> Result<u64, String> {
+    let b: Bytes = s.parse().map_err(|e: tcptune::units::UnitError| e.to_string())?;
+    if !(1..=64 << 30).contains(&b.get()) {
+        return Err(format!("size '{s}' is out of range (1 B to 64 GiB)"));
     }
-    Ok(b as u64)
+    Ok(b.get())
 }
 
-fn parse_args(args: &[String]) -> Result<Config, String> {
-    let mut tun_a = None;
-    let mut tun_b = None;
-    let mut delay_ns = None;
-    let mut rate_bps = None;
-    let mut queue_bytes = None;
-    let mut ready_file = None;
-    let mut offload = None;
-    let mut txqueuelen = 10_000u32;
-    let mut rt_prio = 10;
-    let mut loss_2_32 = 0u64;
-    let mut it = args.iter();
-    while let Some(arg) = it.next() {
-        let (key, inline) = match arg.split_once('=') {
-            Some((k, v)) if k.starts_with("--") => (k, Some(v.to_string())),
-            _ => (arg.as_str(), None),
-        };
-        let mut value = || -> Result<String, String> {
-            match &inline {
-                Some(v) => Ok(v.clone()),
-                None => it.next().cloned().ok_or_else(|| format!("{key} needs a value")),
-            }
-        };
-        match key {
-            "-h" | "--help" => {
-                println!("{USAGE}");
-                std::process::exit(0);
-            }
-            "--tun-a" => tun_a = Some(value()?),
-            "--tun-b" => tun_b = Some(value()?),
-            "--delay" => delay_ns = Some(parse_duration_ns(&value()?)?),
-            "--rate" => rate_bps = Some(parse_rate_bps(&value()?)?),
-            "--queue" => queue_bytes = Some(parse_bytes(&value()?)?),
-            "--ready-file" => ready_file = Some(value()?),
-            "--offload" => offload = Some(true),
-            "--no-offload" => offload = Some(false),
-            "--txqueuelen" => {
-                let v = value()?;
-                txqueuelen = v
-                    .parse()
-                    .ok()
-                    .filter(|n| *n > 0 && *n <= 1_000_000)
-                    .ok_or_else(|| format!("--txqueuelen '{v}' must be 1..1000000"))?;
-            }
-            "--loss" => {
-                let v = value()?;
-                let pct: f64 = v
-                    .parse()
-                    .ok()
-                    .filter(|p: &f64| (0.0..=100.0).contains(p))
-                    .ok_or_else(|| format!("--loss '{v}' must be a percentage, 0..100"))?;
-                loss_2_32 = (pct / 100.0 * 4_294_967_296.0).round() as u64;
-            }
-            "--rt-prio" => {
-                let v = value()?;
-                rt_prio = v
-                    .parse()
-                    .ok()
-                    .filter(|n| (0..=99).contains(n))
-                    .ok_or_else(|| format!("--rt-prio '{v}' must be 0..99"))?;
-            }
-            _ => return Err(format!("unknown argument '{arg}' (see --help)")),
+/// A percentage 0..=100 -> drop probability × 2^32.
+fn loss_2_32(v: &str) -> Result<u64, String> {
+    let pct: f64 = v
+        .parse()
+        .ok()
+        .filter(|p: &f64| (0.0..=100.0).contains(p))
+        .ok_or_else(|| format!("'{v}' must be a percentage, 0..100"))?;
+    Ok((pct / 100.0 * 4_294_967_296.0).round() as u64)
+}
+
+impl Args {
+    fn into_config(self) -> Result<Config, String> {
+        if self.tun_a == self.tun_b {
+            return Err("--tun-a and --tun-b must differ".into());
         }
+        let offload = match (self.offload, self.no_offload) {
+            (true, _) => Some(true),
+            (_, true) => Some(false),
+            _ => None,
+        };
+        Ok(Config {
+            tun_a: self.tun_a,
+            tun_b: self.tun_b,
+            delay_ns: self.delay,
+            rate_bps: self.rate,
+            queue_bytes: self.queue,
+            loss_2_32: self.loss,
+            ready_file: self.ready_file,
+            offload,
+            txqueuelen: self.txqueuelen,
+            rt_prio: self.rt_prio,
+        })
     }
-    let tun_a = tun_a.ok_or("--tun-a is required")?;
-    let tun_b = tun_b.ok_or("--tun-b is required")?;
-    for n in [&tun_a, &tun_b] {
-        if n.is_empty() || n.len() >= libc::IFNAMSIZ || n.contains(['/', ' ', '\0']) {
-            return Err(format!("bad interface name '{n}' (1..15 bytes, no '/' or space)"));
-        }
-    }
-    if tun_a == tun_b {
-        return Err("--tun-a and --tun-b must differ".into());
-    }
-    Ok(Config {
-        tun_a,
-        tun_b,
-        delay_ns: delay_ns.ok_or("--delay is required")?,
-        rate_bps,
-        queue_bytes,
-        ready_file,
-        offload,
-        txqueuelen,
-        rt_prio,
-        loss_2_32,
-    })
 }
 
 // ---------------------------------------------------------------- syscalls
@@ -780,8 +711,15 @@ fn run(cfg: Config) -> Result<(), String> {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let code = match parse_args(&args).and_then(run) {
+    // Usage errors exit 2 (clap), run-time errors 1.
+    let cfg = match Args::parse().into_config() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("delayline: error: {e}");
+            std::process::exit(2);
+        }
+    };
+    let code = match run(cfg) {
         Ok(()) => 0,
         Err(e) => {
             eprintln!("delayline: error: {e}");
@@ -797,38 +735,81 @@ fn main() {
 mod tests {
     use super::*;
 
+    fn parse(extra: &[&str]) -> Result<Config, String> {
+        let args = ["delayline", "--tun-a", "a", "--tun-b", "b", "--delay", "1ms"];
+        Args::try_parse_from(args.iter().chain(extra))
+            .map_err(|e| e.to_string())
+            .and_then(Args::into_config)
+    }
+
+    /// The units are tcptune's: what lab.sh and the benches pass means what it means there.
     #[test]
-    fn parses_units() {
-        assert_eq!(parse_duration_ns("25ms"), Ok(25_000_000));
-        assert_eq!(parse_duration_ns("1.5s"), Ok(1_500_000_000));
-        assert_eq!(parse_duration_ns("250us"), Ok(250_000));
-        assert_eq!(parse_duration_ns("0"), Ok(0));
-        assert!(parse_duration_ns("25").is_err());
-        assert!(parse_duration_ns("ms").is_err());
-        assert!(parse_duration_ns("1.2.3ms").is_err());
-        assert_eq!(parse_rate_bps("500mbit"), Ok(500_000_000));
-        assert_eq!(parse_rate_bps("1gbit"), Ok(1_000_000_000));
-        assert_eq!(parse_rate_bps("1.5Gbit"), Ok(1_500_000_000));
-        assert_eq!(parse_rate_bps("10mbps"), Ok(80_000_000));
-        assert!(parse_rate_bps("500").is_err());
-        assert!(parse_rate_bps("0mbit").is_err());
-        assert_eq!(parse_bytes("64k"), Ok(65536));
-        assert_eq!(parse_bytes("1500000"), Ok(1_500_000));
-        assert!(parse_bytes("12q").is_err());
+    fn parses_units_as_tcptune_does() {
+        assert_eq!(delay_ns("25ms"), Ok(25_000_000));
+        assert_eq!(delay_ns("1.5s"), Ok(1_500_000_000));
+        assert_eq!(delay_ns("250us"), Ok(250_000));
+        assert_eq!(delay_ns("75000000ns"), Ok(75_000_000));
+        assert_eq!(delay_ns("0"), Ok(0));
+        assert!(delay_ns("25").is_err());
+        assert!(delay_ns("ms").is_err());
+        assert!(delay_ns("1.2.3ms").is_err());
+        assert!(delay_ns("2h").is_err());
+        assert_eq!(rate_bps("500mbit"), Ok(500_000_000));
+        assert_eq!(rate_bps("1gbit"), Ok(1_000_000_000));
+        assert_eq!(rate_bps("1.5Gbit"), Ok(1_500_000_000));
+        assert_eq!(rate_bps("100000000bit"), Ok(100_000_000));
+        // Bits, as in tcptune: the old parser read 10mbps as 10 Mbyte/s (80 Mbit/s).
+        assert_eq!(rate_bps("10mbps"), Ok(10_000_000));
+        assert_eq!(rate_bps("80mbit"), Ok(80_000_000));
+        assert!(rate_bps("500").is_err());
+        assert!(rate_bps("0mbit").is_err());
+        assert!(rate_bps("100MB/s").is_err());
+        // IEC and SI as written: the old parser read 64k as 65536.
+        assert_eq!(queue_bytes("64KiB"), Ok(65536));
+        assert_eq!(queue_bytes("64k"), Ok(64_000));
+        assert_eq!(queue_bytes("1500000"), Ok(1_500_000));
+        assert!(queue_bytes("12q").is_err());
+        assert!(queue_bytes("0").is_err());
+        assert!(queue_bytes("65GiB").is_err());
+    }
+
+    #[test]
+    fn parses_arguments() {
+        let c = parse(&[]).expect("minimal");
+        assert_eq!((c.delay_ns, c.rate_bps, c.queue_bytes), (1_000_000, None, None));
+        assert_eq!((c.offload, c.txqueuelen, c.rt_prio, c.loss_2_32), (None, 10_000, 10, 0));
+        let c = parse(&["--rate", "100mbit", "--queue", "2MiB", "--offload", "--no-offload"]).expect("rate");
+        assert_eq!(
+            (c.rate_bps, c.queue_bytes, c.offload),
+            (Some(100_000_000), Some(2 << 20), Some(false))
+        );
+        assert_eq!(parse(&["--offload"]).map(|c| c.offload), Ok(Some(true)));
+        assert!(parse(&["--rt-prio", "100"]).is_err());
+        assert!(parse(&["--txqueuelen", "0"]).is_err());
+        assert!(parse(&["--rate", "10"]).is_err());
+        let e = Args::try_parse_from(["delayline", "--tun-a", "x", "--tun-b", "x", "--delay", "0"])
+            .map_err(|e| e.to_string())
+            .and_then(Args::into_config)
+            .expect_err("same device twice");
+        assert!(e.contains("must differ"), "{e}");
+        assert!(tun_name("a-name-of-16-byt").is_err());
+        assert!(tun_name("a/b").is_err());
     }
 
     #[test]
     fn parses_loss() {
-        let args = |loss: &str| {
-            ["--tun-a", "a", "--tun-b", "b", "--delay", "1ms", "--loss", loss]
-                .map(String::from)
-                .to_vec()
-        };
-        assert_eq!(parse_args(&args("0.01")).map(|c| c.loss_2_32), Ok(429_497));
-        assert_eq!(parse_args(&args("100")).map(|c| c.loss_2_32), Ok(1 << 32));
-        assert_eq!(parse_args(&args("0")).map(|c| c.loss_2_32), Ok(0));
-        assert!(parse_args(&args("-1")).is_err());
-        assert!(parse_args(&args("1%")).is_err());
+        let loss = |pct: &str| parse(&["--loss", pct]).map(|c| c.loss_2_32);
+        assert_eq!(loss("0.01"), Ok(429_497));
+        assert_eq!(loss("100"), Ok(1 << 32));
+        assert_eq!(loss("0"), Ok(0));
+        assert!(loss("-1").is_err());
+        assert!(loss("1%").is_err());
+    }
+
+    #[test]
+    fn the_arguments_are_consistent() {
+        use clap::CommandFactory as _;
+        Args::command().debug_assert();
     }
 
     #[test]
