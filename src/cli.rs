@@ -263,6 +263,36 @@ pub struct AdviseArgs {
     pub flows: u32,
 }
 
+impl AdviseArgs {
+    /// The typed request for the advice module; `progress`: draw probe spinners on stderr.
+    pub fn request(&self, progress: bool) -> crate::advice::AdviceRequest {
+        crate::advice::AdviceRequest {
+            hosts: self.host.clone(),
+            rtt: self.rtt,
+            bandwidth: self.bandwidth,
+            profile: self.profile.clone(),
+            probe: crate::measure::ProbeOptions {
+                probes: self.probes,
+                interval: self.interval.as_std(),
+                timeout: self.timeout.as_std(),
+                ports: self.port.clone(),
+                family: if self.ipv4 {
+                    Some(crate::measure::Family::V4)
+                } else if self.ipv6 {
+                    Some(crate::measure::Family::V6)
+                } else {
+                    None
+                },
+                progress,
+                capacity: !self.no_capacity,
+            },
+            allow_lower: self.allow_lower,
+            loss_recovery: self.loss_recovery,
+            flows: self.flows,
+        }
+    }
+}
+
 #[derive(Debug, Args)]
 #[command(
     after_help = "Your own: tcptune profiles export linux > my.toml, edit it, then tcptune advise --profile my.toml ..."

@@ -4,6 +4,7 @@
 //! Arrows point one way: `cmd` → (`measure`, `profile`, `bdp`) → `platform`.
 //! `units`, `bdp`, `expr` and `profile` do no I/O.
 
+pub mod advice;
 pub mod bdp;
 pub mod change;
 pub mod check;
@@ -149,6 +150,20 @@ impl Context {
             forward_args: Vec::new(),
             again_args: String::new(),
         }
+    }
+
+    /// The system advice is for: the OS, its running values, whether it is this machine.
+    pub fn system(&self) -> advice::System<'_> {
+        advice::System {
+            os: self.os,
+            backend: self.backend.as_deref(),
+            local: self.local,
+        }
+    }
+
+    /// The path prober for `--host`: the real one.
+    pub fn prober(&self) -> &dyn measure::PathProber {
+        &measure::SystemProber
     }
 
     /// The backend for commands that change the running system: an error naming `command`

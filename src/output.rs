@@ -145,4 +145,5 @@ mod tests {
     }
 }
 
+pub mod advice;
 pub mod check;

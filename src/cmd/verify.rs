@@ -18,9 +18,9 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use crate::Context;
+use crate::advice::{ASSUMED_RATE_BPS, Source};
 use crate::bdp::{self, Sizing};
 use crate::cli::{Format, VerifyArgs};
-use crate::cmd::advise::{ASSUMED_RATE_BPS, Source};
 use crate::diag::proto::{self, Answer, Hello, ServerResult, Status};
 use crate::diag::tcpinfo::{Breakdown, LimitedBy, TcpInfo};
 use crate::error::Error;
