@@ -229,7 +229,7 @@ pub struct AdviseArgs {
     #[arg(long, value_name = "NAME|PATH")]
     pub profile: Option<String>,
     /// Probes per host
-    #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    #[arg(long, value_name = "N", default_value_t = crate::measure::DEFAULT_PROBES, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub probes: u32,
     /// TCP port for the connect-timing fallback when ICMP is blocked (repeatable) [default: 443, 22, 80]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
@@ -241,10 +241,10 @@ pub struct AdviseArgs {
     #[arg(short = '6')]
     pub ipv6: bool,
     /// Spacing between probes
-    #[arg(long, value_name = "DUR", default_value = "20ms")]
+    #[arg(long, value_name = "DUR", default_value = probe_default(&INTERVAL_ARG, crate::measure::DEFAULT_INTERVAL))]
     pub interval: Duration,
     /// How long to wait for each probe's answer
-    #[arg(long, value_name = "DUR", default_value = "1s")]
+    #[arg(long, value_name = "DUR", default_value = probe_default(&TIMEOUT_ARG, crate::measure::DEFAULT_TIMEOUT))]
     pub timeout: Duration,
     /// Skip the packet-train estimate of the bottleneck rate (ICMP trains of MTU-sized echo
     /// requests sent after the round-trip probes; not sent when --bandwidth is given)
@@ -261,6 +261,21 @@ pub struct AdviseArgs {
     /// Concurrent bulk flows expected, for the memory check
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub flows: u32,
+}
+
+static INTERVAL_ARG: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+static TIMEOUT_ARG: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// A probe default as the command line writes it (`20ms`, `1s`), from measure's constant, so
+/// `--help` and the probes agree by construction.
+fn probe_default(cell: &'static std::sync::OnceLock<String>, d: std::time::Duration) -> &'static str {
+    cell.get_or_init(|| {
+        if d.subsec_nanos() == 0 {
+            format!("{}s", d.as_secs())
+        } else {
+            format!("{}ms", d.as_millis())
+        }
+    })
 }
 
 impl AdviseArgs {
@@ -426,6 +441,19 @@ mod tests {
     #[test]
     fn clap_definition_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn probe_defaults_are_measures() {
+        use clap::Parser as _;
+        let Some(Command::Advise(a)) = Cli::parse_from(["tcptune", "advise"]).command else {
+            unreachable!("advise")
+        };
+        let p = a.request(false).probe;
+        let d = crate::measure::ProbeOptions::default();
+        assert_eq!((p.probes, p.interval, p.timeout), (d.probes, d.interval, d.timeout));
+        assert_eq!(probe_default(&INTERVAL_ARG, d.interval), "20ms");
+        assert_eq!(probe_default(&TIMEOUT_ARG, d.timeout), "1s");
     }
 
     #[test]

@@ -151,13 +151,21 @@ pub const NO_REPLY_HINT: &str = "allow ICMP (sysctl net.ipv4.ping_group_range='0
 /// Hint of the "cannot resolve" error.
 pub const RESOLVE_HINT: &str = "check the name, or give --rtt and --bandwidth";
 
+/// Probes per host and method unless told otherwise: the one place the probe defaults are
+/// written (the command line's `[default: ...]`, `check --host` and [`ProbeOptions::default`]).
+pub const DEFAULT_PROBES: u32 = 10;
+/// Spacing between probes unless told otherwise.
+pub const DEFAULT_INTERVAL: Duration = Duration::from_millis(20);
+/// How long a probe waits for its answer unless told otherwise.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1);
+
 #[derive(Debug, Clone)]
 pub struct ProbeOptions {
-    /// Probes per method (default 10), 1..=65535.
+    /// Probes per method ([`DEFAULT_PROBES`]), 1..=65535.
     pub probes: u32,
-    /// Spacing between probes (default 20 ms); probes do not wait for each other's replies.
+    /// Spacing between probes ([`DEFAULT_INTERVAL`]); probes do not wait for each other's replies.
     pub interval: Duration,
-    /// Per-probe timeout (default 1 s), must be > 0.
+    /// Per-probe timeout ([`DEFAULT_TIMEOUT`]), must be > 0.
     pub timeout: Duration,
     /// TCP ports for the connect fallback; empty = try 443, 22, 80.
     pub ports: Vec<u16>,
@@ -172,9 +180,9 @@ pub struct ProbeOptions {
 impl Default for ProbeOptions {
     fn default() -> Self {
         Self {
-            probes: 10,
-            interval: Duration::from_millis(20),
-            timeout: Duration::from_secs(1),
+            probes: DEFAULT_PROBES,
+            interval: DEFAULT_INTERVAL,
+            timeout: DEFAULT_TIMEOUT,
             ports: Vec::new(),
             family: None,
             progress: false,
