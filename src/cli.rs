@@ -85,6 +85,11 @@ pub struct GlobalArgs {
     /// Where snapshots live
     #[arg(long, global = true, value_name = "DIR", default_value = DEFAULT_STATE_DIR)]
     pub state_dir: PathBuf,
+    /// Tests only: measure --host paths with a deterministic fake instead of the network
+    /// (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine's
+    /// `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab
+    #[arg(long, global = true, hide = true, value_name = "SPEC", value_parser = crate::measure::fake::FakeProber::from_spec)]
+    pub fake_prober: Option<crate::measure::fake::FakeProber>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -441,6 +446,19 @@ mod tests {
     #[test]
     fn clap_definition_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn the_fake_prober_is_hidden() {
+        let mut cmd = Cli::command();
+        assert!(!cmd.render_long_help().to_string().contains("fake-prober"));
+        for sub in ["advise", "check", "apply"] {
+            let sub = cmd.find_subcommand_mut(sub).expect("subcommand");
+            assert!(!sub.render_long_help().to_string().contains("fake-prober"));
+        }
+        use clap::Parser as _;
+        let cli = Cli::parse_from(["tcptune", "advise", "--fake-prober", "rtt=10ms"]);
+        assert_eq!(cli.global.fake_prober.map(|f| f.rtt_ms), Some(10.0));
     }
 
     #[test]

@@ -56,6 +56,8 @@ pub struct Context {
     /// shell-quoted with a leading space: what a printed `tcptune revert ...` must carry to
     /// find the same snapshot store and sysctl target.
     pub again_args: String,
+    /// What measures `--host` paths: [`measure::SystemProber`], or a fake (`--fake-prober`).
+    pub prober: Box<dyn measure::PathProber>,
 }
 
 impl Context {
@@ -126,6 +128,10 @@ impl Context {
             local,
             forward_args,
             again_args,
+            prober: match &g.fake_prober {
+                Some(fake) => Box::new(fake.clone()),
+                None => Box::new(measure::SystemProber),
+            },
         })
     }
 
@@ -149,6 +155,7 @@ impl Context {
             local: false,
             forward_args: Vec::new(),
             again_args: String::new(),
+            prober: Box::new(measure::SystemProber),
         }
     }
 
@@ -161,9 +168,10 @@ impl Context {
         }
     }
 
-    /// The path prober for `--host`: the real one.
+    /// The path prober for `--host`: the real one, or the fake the hidden `--fake-prober`
+    /// selects (CLI tests).
     pub fn prober(&self) -> &dyn measure::PathProber {
-        &measure::SystemProber
+        self.prober.as_ref()
     }
 
     /// The backend for commands that change the running system: an error naming `command`
