@@ -71,7 +71,7 @@ pub struct Cli {
 #[derive(Debug, Args)]
 pub struct GlobalArgs {
     /// OS to advise for / operate on [default: the running OS]
-    #[arg(long, global = true, value_enum)]
+    #[arg(long, global = true, value_parser = os_parser())]
     pub os: Option<Os>,
     /// Output format [advise: table on a terminal, else sysctl; others: table]
     #[arg(long, global = true, value_enum)]
@@ -90,6 +90,18 @@ pub struct GlobalArgs {
     /// `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab
     #[arg(long, global = true, hide = true, value_name = "SPEC", value_parser = crate::measure::fake::FakeProber::from_spec)]
     pub fake_prober: Option<crate::measure::fake::FakeProber>,
+}
+
+/// `--os`: the OS names as possible values (in --help, errors and completions), mapped to
+/// [`Os`], which knows nothing of clap.
+fn os_parser() -> impl clap::builder::TypedValueParser<Value = Os> {
+    use clap::builder::TypedValueParser as _;
+    const ALL: [Os; 3] = [Os::Linux, Os::Freebsd, Os::Macos];
+    clap::builder::PossibleValuesParser::new(ALL.map(Os::name)).try_map(|name| {
+        ALL.into_iter()
+            .find(|os| os.name() == name)
+            .ok_or_else(|| format!("unknown OS \"{name}\""))
+    })
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
