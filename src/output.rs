@@ -147,3 +147,5 @@ mod tests {
 
 pub mod advice;
 pub mod check;
+pub mod progress;
+pub mod verify;
