@@ -147,5 +147,6 @@ mod tests {
 
 pub mod advice;
 pub mod check;
+pub mod inspect;
 pub mod progress;
 pub mod verify;
