@@ -6,6 +6,7 @@
 
 pub mod advice;
 pub mod bdp;
+pub mod calc;
 pub mod change;
 pub mod check;
 pub mod cli;

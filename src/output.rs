@@ -146,7 +146,9 @@ mod tests {
 }
 
 pub mod advice;
+pub mod calc;
 pub mod check;
 pub mod inspect;
+pub mod profiles;
 pub mod progress;
 pub mod verify;
