@@ -296,8 +296,11 @@ fn probe_default(cell: &'static std::sync::OnceLock<String>, d: std::time::Durat
 }
 
 impl AdviseArgs {
-    /// The typed request for the advice module; `progress`: draw probe spinners on stderr.
-    pub fn request(&self, progress: bool) -> crate::advice::AdviceRequest {
+    /// The typed request for the advice module; `progress`: where the probes report.
+    pub fn request(
+        &self,
+        progress: Option<std::sync::Arc<dyn crate::measure::Progress>>,
+    ) -> crate::advice::AdviceRequest {
         crate::advice::AdviceRequest {
             hosts: self.host.clone(),
             rtt: self.rtt,
@@ -479,7 +482,7 @@ mod tests {
         let Some(Command::Advise(a)) = Cli::parse_from(["tcptune", "advise"]).command else {
             unreachable!("advise")
         };
-        let p = a.request(false).probe;
+        let p = a.request(None).probe;
         let d = crate::measure::ProbeOptions::default();
         assert_eq!((p.probes, p.interval, p.timeout), (d.probes, d.interval, d.timeout));
         assert_eq!(probe_default(&INTERVAL_ARG, d.interval), "20ms");

@@ -27,5 +27,9 @@ pub fn run(a: &AdviseArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result
 
 /// The advice for these arguments on the context's system, probed by the context's prober.
 pub fn advise_from_args(a: &AdviseArgs, ctx: &Context, prober: &dyn PathProber) -> anyhow::Result<Advice> {
-    advice::advise(&a.request(ctx.stderr_tty), &ctx.system(), prober)
+    advice::advise(
+        &a.request(output::progress::probes(ctx.stderr_tty)),
+        &ctx.system(),
+        prober,
+    )
 }

@@ -54,7 +54,7 @@ pub fn report(a: &CheckArgs, ctx: &Context, prober: &dyn PathProber) -> anyhow::
                 bandwidth: a.bandwidth,
                 flows: a.flows,
                 probe: ProbeOptions {
-                    progress: ctx.stderr_tty,
+                    progress: output::progress::probes(ctx.stderr_tty),
                     ..ProbeOptions::default()
                 },
                 ..AdviceRequest::for_hosts(vec![h.clone()])

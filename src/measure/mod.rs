@@ -15,8 +15,6 @@ pub mod train;
 use std::net::IpAddr;
 use std::time::Duration;
 
-use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
-
 use crate::error::Error;
 
 /// Address family restriction; `Option<Family>::None` means any.
@@ -170,8 +168,8 @@ pub struct ProbeOptions {
     /// TCP ports for the connect fallback; empty = try 443, 22, 80.
     pub ports: Vec<u16>,
     pub family: Option<Family>,
-    /// Show an indicatif spinner on stderr.
-    pub progress: bool,
+    /// Where to report the probes' progress (the command draws it); None: nowhere.
+    pub progress: Option<std::sync::Arc<dyn Progress>>,
     /// After the round trips, estimate the bottleneck rate with ICMP packet trains
     /// (only where ICMP echo worked).
     pub capacity: bool,
@@ -185,7 +183,7 @@ impl Default for ProbeOptions {
             timeout: DEFAULT_TIMEOUT,
             ports: Vec::new(),
             family: None,
-            progress: false,
+            progress: None,
             capacity: true,
         }
     }
@@ -221,6 +219,25 @@ impl ProbeOptions {
         }
         Ok(())
     }
+}
+
+/// Progress of the probes, for a display the caller draws (the measure layer never draws).
+/// Called from the probe tasks, hence `Send + Sync`.
+pub trait Progress: Send + Sync + std::fmt::Debug {
+    /// `host`'s round-trip probes start, `probes` per method; dropping the result ends its line.
+    fn host(&self, host: &str, probes: u32) -> Box<dyn HostProgress>;
+    /// Packet trains towards `host` start; dropping the result ends its line.
+    fn capacity(&self, host: &str) -> Box<dyn Send>;
+}
+
+/// One host's probes as they go.
+pub trait HostProgress: Send + Sync {
+    /// One more probe answered or timed out.
+    fn inc(&self);
+    /// `n` probes done (TCP connects finish out of order: never goes back).
+    fn set(&self, n: u64);
+    /// ICMP got nothing: the TCP connect probes start from zero.
+    fn start_tcp(&self, host: &str);
 }
 
 /// The seam the advise command uses; a fake implements it for CLI tests.
@@ -307,15 +324,12 @@ pub(crate) fn random_u16() -> u16 {
 }
 
 async fn probe_all(hosts: &[String], opts: &ProbeOptions) -> Result<Vec<HostMeasurement>, Error> {
-    let multi = opts
-        .progress
-        .then(|| MultiProgress::with_draw_target(ProgressDrawTarget::stderr()));
     let slots = PingSlot::allocate(hosts.len(), opts.probes);
     let handles: Vec<_> = hosts
         .iter()
         .zip(slots)
         .map(|(host, slot)| {
-            let progress = HostProgress::new(multi.as_ref(), host, opts.probes);
+            let progress = Probing(opts.progress.as_ref().map(|p| p.host(host, opts.probes)));
             let host = host.clone();
             let opts = opts.clone();
             // The spinner line is cleared when `progress` drops, also if the task is cancelled.
@@ -335,7 +349,7 @@ async fn probe_all(hosts: &[String], opts: &ProbeOptions) -> Result<Vec<HostMeas
     // their minimum) and one host at a time (two trains sharing a bottleneck each see half).
     if opts.capacity {
         for m in out.iter_mut().filter(|m| m.rtt.method == Method::Icmp) {
-            measure_capacity(m, opts, multi.as_ref()).await;
+            measure_capacity(m, opts).await;
         }
     }
     Ok(out)
@@ -343,15 +357,8 @@ async fn probe_all(hosts: &[String], opts: &ProbeOptions) -> Result<Vec<HostMeas
 
 /// Estimate the bottleneck rate towards `m.addr` with packet trains: into `m.capacity`, or a
 /// note saying why not.
-async fn measure_capacity(m: &mut HostMeasurement, opts: &ProbeOptions, multi: Option<&MultiProgress>) {
-    let spinner = multi.map(|multi| {
-        let style =
-            ProgressStyle::with_template("{spinner} {msg}").unwrap_or_else(|_| ProgressStyle::default_spinner());
-        let bar = multi.add(ProgressBar::new_spinner().with_style(style));
-        bar.set_message(format!("measuring the bottleneck rate to {}…", m.host));
-        bar.enable_steady_tick(Duration::from_millis(120));
-        bar
-    });
+async fn measure_capacity(m: &mut HostMeasurement, opts: &ProbeOptions) {
+    let spinner = opts.progress.as_ref().map(|p| p.capacity(&m.host));
     // MTU-sized packets disperse the most; the kernel's path MTU for the address caps it again.
     let ip_size = m
         .link
@@ -371,9 +378,7 @@ async fn measure_capacity(m: &mut HostMeasurement, opts: &ProbeOptions, multi: O
             .notes
             .push(format!("no packet-train estimate of the bottleneck rate: {e}")),
     }
-    if let Some(bar) = spinner {
-        bar.finish_and_clear();
-    }
+    drop(spinner);
 }
 
 /// Resolve, time and describe one host.
@@ -381,7 +386,7 @@ pub(crate) async fn probe_host(
     host: String,
     opts: &ProbeOptions,
     slot: PingSlot,
-    progress: &HostProgress,
+    progress: &Probing,
 ) -> Result<HostMeasurement, Error> {
     let addr = resolve::resolve(&host, opts.family).await?;
     let (rtt, link) = tokio::join!(measure_rtt(&host, addr, opts, slot, progress), link::link_facts(addr));
@@ -402,7 +407,7 @@ async fn measure_rtt(
     addr: IpAddr,
     opts: &ProbeOptions,
     slot: PingSlot,
-    progress: &HostProgress,
+    progress: &Probing,
 ) -> Result<(RttStats, Vec<String>), Error> {
     let mut notes = Vec::new();
     let icmp = icmp::ping(addr, opts, slot, || progress.inc()).await;
@@ -466,50 +471,25 @@ async fn measure_rtt(
     }
 }
 
-/// One host's spinner line, or nothing when progress is off.
-pub(crate) struct HostProgress {
-    bar: Option<ProgressBar>,
-}
+/// One host's progress, or nothing when no one watches.
+pub(crate) struct Probing(Option<Box<dyn HostProgress>>);
 
-impl HostProgress {
-    fn new(multi: Option<&MultiProgress>, host: &str, probes: u32) -> Self {
-        let bar = multi.map(|m| {
-            let style = ProgressStyle::with_template("{spinner} {msg} {pos}/{len}")
-                .unwrap_or_else(|_| ProgressStyle::default_spinner());
-            let bar = m.add(ProgressBar::new(u64::from(probes)).with_style(style));
-            bar.set_message(format!("probing {host}…"));
-            bar.enable_steady_tick(Duration::from_millis(120));
-            bar
-        });
-        Self { bar }
-    }
-
+impl Probing {
     fn inc(&self) {
-        if let Some(b) = &self.bar {
-            b.inc(1);
+        if let Some(p) = &self.0 {
+            p.inc();
         }
     }
 
     fn set(&self, n: u64) {
-        if let Some(b) = &self.bar
-            && n > b.position()
-        {
-            b.set_position(n);
+        if let Some(p) = &self.0 {
+            p.set(n);
         }
     }
 
     fn start_tcp(&self, host: &str) {
-        if let Some(b) = &self.bar {
-            b.set_position(0);
-            b.set_message(format!("probing {host} via TCP…"));
-        }
-    }
-}
-
-impl Drop for HostProgress {
-    fn drop(&mut self) {
-        if let Some(b) = &self.bar {
-            b.finish_and_clear();
+        if let Some(p) = &self.0 {
+            p.start_tcp(host);
         }
     }
 }
@@ -645,7 +625,7 @@ pub(crate) mod tests {
             return;
         }
         let opts = ProbeOptions {
-            progress: true,
+            progress: Some(std::sync::Arc::new(crate::output::progress::Probes::new())),
             ..quick(10)
         };
         let out = SystemProber
