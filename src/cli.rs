@@ -71,7 +71,7 @@ pub struct Cli {
 #[derive(Debug, Args)]
 pub struct GlobalArgs {
     /// OS to advise for / operate on [default: the running OS]
-    #[arg(long, global = true, value_enum)]
+    #[arg(long, global = true, value_parser = os_parser())]
     pub os: Option<Os>,
     /// Output format [advise: table on a terminal, else sysctl; others: table]
     #[arg(long, global = true, value_enum)]
@@ -85,6 +85,23 @@ pub struct GlobalArgs {
     /// Where snapshots live
     #[arg(long, global = true, value_name = "DIR", default_value = DEFAULT_STATE_DIR)]
     pub state_dir: PathBuf,
+    /// Tests only: measure --host paths with a deterministic fake instead of the network
+    /// (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine's
+    /// `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab
+    #[arg(long, global = true, hide = true, value_name = "SPEC", value_parser = crate::measure::fake::FakeProber::from_spec)]
+    pub fake_prober: Option<crate::measure::fake::FakeProber>,
+}
+
+/// `--os`: the OS names as possible values (in --help, errors and completions), mapped to
+/// [`Os`], which knows nothing of clap.
+fn os_parser() -> impl clap::builder::TypedValueParser<Value = Os> {
+    use clap::builder::TypedValueParser as _;
+    const ALL: [Os; 3] = [Os::Linux, Os::Freebsd, Os::Macos];
+    clap::builder::PossibleValuesParser::new(ALL.map(Os::name)).try_map(|name| {
+        ALL.into_iter()
+            .find(|os| os.name() == name)
+            .ok_or_else(|| format!("unknown OS \"{name}\""))
+    })
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -229,7 +246,7 @@ pub struct AdviseArgs {
     #[arg(long, value_name = "NAME|PATH")]
     pub profile: Option<String>,
     /// Probes per host
-    #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    #[arg(long, value_name = "N", default_value_t = crate::measure::DEFAULT_PROBES, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub probes: u32,
     /// TCP port for the connect-timing fallback when ICMP is blocked (repeatable) [default: 443, 22, 80]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
@@ -241,10 +258,10 @@ pub struct AdviseArgs {
     #[arg(short = '6')]
     pub ipv6: bool,
     /// Spacing between probes
-    #[arg(long, value_name = "DUR", default_value = "20ms")]
+    #[arg(long, value_name = "DUR", default_value = probe_default(&INTERVAL_ARG, crate::measure::DEFAULT_INTERVAL))]
     pub interval: Duration,
     /// How long to wait for each probe's answer
-    #[arg(long, value_name = "DUR", default_value = "1s")]
+    #[arg(long, value_name = "DUR", default_value = probe_default(&TIMEOUT_ARG, crate::measure::DEFAULT_TIMEOUT))]
     pub timeout: Duration,
     /// Skip the packet-train estimate of the bottleneck rate (ICMP trains of MTU-sized echo
     /// requests sent after the round-trip probes; not sent when --bandwidth is given)
@@ -261,6 +278,54 @@ pub struct AdviseArgs {
     /// Concurrent bulk flows expected, for the memory check
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub flows: u32,
+}
+
+static INTERVAL_ARG: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+static TIMEOUT_ARG: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// A probe default as the command line writes it (`20ms`, `1s`), from measure's constant, so
+/// `--help` and the probes agree by construction.
+fn probe_default(cell: &'static std::sync::OnceLock<String>, d: std::time::Duration) -> &'static str {
+    cell.get_or_init(|| {
+        if d.subsec_nanos() == 0 {
+            format!("{}s", d.as_secs())
+        } else {
+            format!("{}ms", d.as_millis())
+        }
+    })
+}
+
+impl AdviseArgs {
+    /// The typed request for the advice module; `progress`: where the probes report.
+    pub fn request(
+        &self,
+        progress: Option<std::sync::Arc<dyn crate::measure::Progress>>,
+    ) -> crate::advice::AdviceRequest {
+        crate::advice::AdviceRequest {
+            hosts: self.host.clone(),
+            rtt: self.rtt,
+            bandwidth: self.bandwidth,
+            profile: self.profile.clone(),
+            probe: crate::measure::ProbeOptions {
+                probes: self.probes,
+                interval: self.interval.as_std(),
+                timeout: self.timeout.as_std(),
+                ports: self.port.clone(),
+                family: if self.ipv4 {
+                    Some(crate::measure::Family::V4)
+                } else if self.ipv6 {
+                    Some(crate::measure::Family::V6)
+                } else {
+                    None
+                },
+                progress,
+                capacity: !self.no_capacity,
+            },
+            allow_lower: self.allow_lower,
+            loss_recovery: self.loss_recovery,
+            flows: self.flows,
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -396,6 +461,32 @@ mod tests {
     #[test]
     fn clap_definition_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn the_fake_prober_is_hidden() {
+        let mut cmd = Cli::command();
+        assert!(!cmd.render_long_help().to_string().contains("fake-prober"));
+        for sub in ["advise", "check", "apply"] {
+            let sub = cmd.find_subcommand_mut(sub).expect("subcommand");
+            assert!(!sub.render_long_help().to_string().contains("fake-prober"));
+        }
+        use clap::Parser as _;
+        let cli = Cli::parse_from(["tcptune", "advise", "--fake-prober", "rtt=10ms"]);
+        assert_eq!(cli.global.fake_prober.map(|f| f.rtt_ms), Some(10.0));
+    }
+
+    #[test]
+    fn probe_defaults_are_measures() {
+        use clap::Parser as _;
+        let Some(Command::Advise(a)) = Cli::parse_from(["tcptune", "advise"]).command else {
+            unreachable!("advise")
+        };
+        let p = a.request(None).probe;
+        let d = crate::measure::ProbeOptions::default();
+        assert_eq!((p.probes, p.interval, p.timeout), (d.probes, d.interval, d.timeout));
+        assert_eq!(probe_default(&INTERVAL_ARG, d.interval), "20ms");
+        assert_eq!(probe_default(&TIMEOUT_ARG, d.timeout), "1s");
     }
 
     #[test]

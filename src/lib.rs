@@ -4,7 +4,9 @@
 //! Arrows point one way: `cmd` → (`measure`, `profile`, `bdp`) → `platform`.
 //! `units`, `bdp`, `expr` and `profile` do no I/O.
 
+pub mod advice;
 pub mod bdp;
+pub mod calc;
 pub mod change;
 pub mod check;
 pub mod cli;
@@ -55,6 +57,8 @@ pub struct Context {
     /// shell-quoted with a leading space: what a printed `tcptune revert ...` must carry to
     /// find the same snapshot store and sysctl target.
     pub again_args: String,
+    /// What measures `--host` paths: [`measure::SystemProber`], or a fake (`--fake-prober`).
+    pub prober: Box<dyn measure::PathProber>,
 }
 
 impl Context {
@@ -125,6 +129,10 @@ impl Context {
             local,
             forward_args,
             again_args,
+            prober: match &g.fake_prober {
+                Some(fake) => Box::new(fake.clone()),
+                None => Box::new(measure::SystemProber),
+            },
         })
     }
 
@@ -148,7 +156,23 @@ impl Context {
             local: false,
             forward_args: Vec::new(),
             again_args: String::new(),
+            prober: Box::new(measure::SystemProber),
         }
+    }
+
+    /// The system advice is for: the OS, its running values, whether it is this machine.
+    pub fn system(&self) -> advice::System<'_> {
+        advice::System {
+            os: self.os,
+            backend: self.backend.as_deref(),
+            local: self.local,
+        }
+    }
+
+    /// The path prober for `--host`: the real one, or the fake the hidden `--fake-prober`
+    /// selects (CLI tests).
+    pub fn prober(&self) -> &dyn measure::PathProber {
+        self.prober.as_ref()
     }
 
     /// The backend for commands that change the running system: an error naming `command`

@@ -145,4 +145,10 @@ mod tests {
     }
 }
 
+pub mod advice;
+pub mod calc;
 pub mod check;
+pub mod inspect;
+pub mod profiles;
+pub mod progress;
+pub mod verify;

@@ -26,6 +26,7 @@ Register-ArgumentCompleter -Native -CommandName 'tcptune' -ScriptBlock {
             [CompletionResult]::new('--sysctl-dir', '--sysctl-dir', [CompletionResultType]::ParameterName, 'Linux: read and write sysctls under DIR instead of /proc/sys')
             [CompletionResult]::new('--sysctl-cmd', '--sysctl-cmd', [CompletionResultType]::ParameterName, 'FreeBSD/macOS: the sysctl(8) program to run')
             [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Where snapshots live')
+            [CompletionResult]::new('--fake-prober', '--fake-prober', [CompletionResultType]::ParameterName, 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine''s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
@@ -60,6 +61,7 @@ Register-ArgumentCompleter -Native -CommandName 'tcptune' -ScriptBlock {
             [CompletionResult]::new('--sysctl-dir', '--sysctl-dir', [CompletionResultType]::ParameterName, 'Linux: read and write sysctls under DIR instead of /proc/sys')
             [CompletionResult]::new('--sysctl-cmd', '--sysctl-cmd', [CompletionResultType]::ParameterName, 'FreeBSD/macOS: the sysctl(8) program to run')
             [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Where snapshots live')
+            [CompletionResult]::new('--fake-prober', '--fake-prober', [CompletionResultType]::ParameterName, 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine''s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
@@ -79,6 +81,7 @@ Register-ArgumentCompleter -Native -CommandName 'tcptune' -ScriptBlock {
             [CompletionResult]::new('--sysctl-dir', '--sysctl-dir', [CompletionResultType]::ParameterName, 'Linux: read and write sysctls under DIR instead of /proc/sys')
             [CompletionResult]::new('--sysctl-cmd', '--sysctl-cmd', [CompletionResultType]::ParameterName, 'FreeBSD/macOS: the sysctl(8) program to run')
             [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Where snapshots live')
+            [CompletionResult]::new('--fake-prober', '--fake-prober', [CompletionResultType]::ParameterName, 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine''s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab')
             [CompletionResult]::new('-4', '-4', [CompletionResultType]::ParameterName, 'Use IPv4 only')
             [CompletionResult]::new('-6', '-6', [CompletionResultType]::ParameterName, 'Use IPv6 only')
             [CompletionResult]::new('--no-capacity', '--no-capacity', [CompletionResultType]::ParameterName, 'Skip the packet-train estimate of the bottleneck rate (ICMP trains of MTU-sized echo requests sent after the round-trip probes; not sent when --bandwidth is given)')
@@ -106,6 +109,7 @@ Register-ArgumentCompleter -Native -CommandName 'tcptune' -ScriptBlock {
             [CompletionResult]::new('--sysctl-dir', '--sysctl-dir', [CompletionResultType]::ParameterName, 'Linux: read and write sysctls under DIR instead of /proc/sys')
             [CompletionResult]::new('--sysctl-cmd', '--sysctl-cmd', [CompletionResultType]::ParameterName, 'FreeBSD/macOS: the sysctl(8) program to run')
             [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Where snapshots live')
+            [CompletionResult]::new('--fake-prober', '--fake-prober', [CompletionResultType]::ParameterName, 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine''s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab')
             [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Show each change (key: current -> new) and write nothing, not even a snapshot')
             [CompletionResult]::new('--persist', '--persist', [CompletionResultType]::ParameterName, 'Also make the values survive a reboot (Linux: /etc/sysctl.d/60-tcptune.conf; FreeBSD/macOS: a marked block in /etc/sysctl.conf, boot tunables in /boot/loader.conf)')
             [CompletionResult]::new('-4', '-4', [CompletionResultType]::ParameterName, 'Use IPv4 only')
@@ -125,6 +129,7 @@ Register-ArgumentCompleter -Native -CommandName 'tcptune' -ScriptBlock {
             [CompletionResult]::new('--sysctl-dir', '--sysctl-dir', [CompletionResultType]::ParameterName, 'Linux: read and write sysctls under DIR instead of /proc/sys')
             [CompletionResult]::new('--sysctl-cmd', '--sysctl-cmd', [CompletionResultType]::ParameterName, 'FreeBSD/macOS: the sysctl(8) program to run')
             [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Where snapshots live')
+            [CompletionResult]::new('--fake-prober', '--fake-prober', [CompletionResultType]::ParameterName, 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine''s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab')
             [CompletionResult]::new('--force', '--force', [CompletionResultType]::ParameterName, 'Restore even values someone changed since, a snapshot from another boot or namespace')
             [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Show what would be restored and change nothing')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
@@ -137,6 +142,7 @@ Register-ArgumentCompleter -Native -CommandName 'tcptune' -ScriptBlock {
             [CompletionResult]::new('--sysctl-dir', '--sysctl-dir', [CompletionResultType]::ParameterName, 'Linux: read and write sysctls under DIR instead of /proc/sys')
             [CompletionResult]::new('--sysctl-cmd', '--sysctl-cmd', [CompletionResultType]::ParameterName, 'FreeBSD/macOS: the sysctl(8) program to run')
             [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Where snapshots live')
+            [CompletionResult]::new('--fake-prober', '--fake-prober', [CompletionResultType]::ParameterName, 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine''s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
@@ -147,6 +153,7 @@ Register-ArgumentCompleter -Native -CommandName 'tcptune' -ScriptBlock {
             [CompletionResult]::new('--sysctl-dir', '--sysctl-dir', [CompletionResultType]::ParameterName, 'Linux: read and write sysctls under DIR instead of /proc/sys')
             [CompletionResult]::new('--sysctl-cmd', '--sysctl-cmd', [CompletionResultType]::ParameterName, 'FreeBSD/macOS: the sysctl(8) program to run')
             [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Where snapshots live')
+            [CompletionResult]::new('--fake-prober', '--fake-prober', [CompletionResultType]::ParameterName, 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine''s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
@@ -160,6 +167,7 @@ Register-ArgumentCompleter -Native -CommandName 'tcptune' -ScriptBlock {
             [CompletionResult]::new('--sysctl-dir', '--sysctl-dir', [CompletionResultType]::ParameterName, 'Linux: read and write sysctls under DIR instead of /proc/sys')
             [CompletionResult]::new('--sysctl-cmd', '--sysctl-cmd', [CompletionResultType]::ParameterName, 'FreeBSD/macOS: the sysctl(8) program to run')
             [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Where snapshots live')
+            [CompletionResult]::new('--fake-prober', '--fake-prober', [CompletionResultType]::ParameterName, 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine''s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
@@ -172,6 +180,7 @@ Register-ArgumentCompleter -Native -CommandName 'tcptune' -ScriptBlock {
             [CompletionResult]::new('--sysctl-dir', '--sysctl-dir', [CompletionResultType]::ParameterName, 'Linux: read and write sysctls under DIR instead of /proc/sys')
             [CompletionResult]::new('--sysctl-cmd', '--sysctl-cmd', [CompletionResultType]::ParameterName, 'FreeBSD/macOS: the sysctl(8) program to run')
             [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Where snapshots live')
+            [CompletionResult]::new('--fake-prober', '--fake-prober', [CompletionResultType]::ParameterName, 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine''s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab')
             [CompletionResult]::new('--once', '--once', [CompletionResultType]::ParameterName, 'Exit after one test')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
@@ -187,6 +196,7 @@ Register-ArgumentCompleter -Native -CommandName 'tcptune' -ScriptBlock {
             [CompletionResult]::new('--sysctl-dir', '--sysctl-dir', [CompletionResultType]::ParameterName, 'Linux: read and write sysctls under DIR instead of /proc/sys')
             [CompletionResult]::new('--sysctl-cmd', '--sysctl-cmd', [CompletionResultType]::ParameterName, 'FreeBSD/macOS: the sysctl(8) program to run')
             [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Where snapshots live')
+            [CompletionResult]::new('--fake-prober', '--fake-prober', [CompletionResultType]::ParameterName, 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine''s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
@@ -199,6 +209,7 @@ Register-ArgumentCompleter -Native -CommandName 'tcptune' -ScriptBlock {
             [CompletionResult]::new('--sysctl-dir', '--sysctl-dir', [CompletionResultType]::ParameterName, 'Linux: read and write sysctls under DIR instead of /proc/sys')
             [CompletionResult]::new('--sysctl-cmd', '--sysctl-cmd', [CompletionResultType]::ParameterName, 'FreeBSD/macOS: the sysctl(8) program to run')
             [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Where snapshots live')
+            [CompletionResult]::new('--fake-prober', '--fake-prober', [CompletionResultType]::ParameterName, 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine''s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
@@ -209,6 +220,7 @@ Register-ArgumentCompleter -Native -CommandName 'tcptune' -ScriptBlock {
             [CompletionResult]::new('--sysctl-dir', '--sysctl-dir', [CompletionResultType]::ParameterName, 'Linux: read and write sysctls under DIR instead of /proc/sys')
             [CompletionResult]::new('--sysctl-cmd', '--sysctl-cmd', [CompletionResultType]::ParameterName, 'FreeBSD/macOS: the sysctl(8) program to run')
             [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Where snapshots live')
+            [CompletionResult]::new('--fake-prober', '--fake-prober', [CompletionResultType]::ParameterName, 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine''s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List the shipped profiles: name, OS, description (the default)')
@@ -223,6 +235,7 @@ Register-ArgumentCompleter -Native -CommandName 'tcptune' -ScriptBlock {
             [CompletionResult]::new('--sysctl-dir', '--sysctl-dir', [CompletionResultType]::ParameterName, 'Linux: read and write sysctls under DIR instead of /proc/sys')
             [CompletionResult]::new('--sysctl-cmd', '--sysctl-cmd', [CompletionResultType]::ParameterName, 'FreeBSD/macOS: the sysctl(8) program to run')
             [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Where snapshots live')
+            [CompletionResult]::new('--fake-prober', '--fake-prober', [CompletionResultType]::ParameterName, 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine''s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
@@ -233,6 +246,7 @@ Register-ArgumentCompleter -Native -CommandName 'tcptune' -ScriptBlock {
             [CompletionResult]::new('--sysctl-dir', '--sysctl-dir', [CompletionResultType]::ParameterName, 'Linux: read and write sysctls under DIR instead of /proc/sys')
             [CompletionResult]::new('--sysctl-cmd', '--sysctl-cmd', [CompletionResultType]::ParameterName, 'FreeBSD/macOS: the sysctl(8) program to run')
             [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Where snapshots live')
+            [CompletionResult]::new('--fake-prober', '--fake-prober', [CompletionResultType]::ParameterName, 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine''s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
@@ -243,6 +257,7 @@ Register-ArgumentCompleter -Native -CommandName 'tcptune' -ScriptBlock {
             [CompletionResult]::new('--sysctl-dir', '--sysctl-dir', [CompletionResultType]::ParameterName, 'Linux: read and write sysctls under DIR instead of /proc/sys')
             [CompletionResult]::new('--sysctl-cmd', '--sysctl-cmd', [CompletionResultType]::ParameterName, 'FreeBSD/macOS: the sysctl(8) program to run')
             [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Where snapshots live')
+            [CompletionResult]::new('--fake-prober', '--fake-prober', [CompletionResultType]::ParameterName, 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine''s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
@@ -272,6 +287,7 @@ Register-ArgumentCompleter -Native -CommandName 'tcptune' -ScriptBlock {
             [CompletionResult]::new('--sysctl-dir', '--sysctl-dir', [CompletionResultType]::ParameterName, 'Linux: read and write sysctls under DIR instead of /proc/sys')
             [CompletionResult]::new('--sysctl-cmd', '--sysctl-cmd', [CompletionResultType]::ParameterName, 'FreeBSD/macOS: the sysctl(8) program to run')
             [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Where snapshots live')
+            [CompletionResult]::new('--fake-prober', '--fake-prober', [CompletionResultType]::ParameterName, 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine''s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
@@ -282,6 +298,7 @@ Register-ArgumentCompleter -Native -CommandName 'tcptune' -ScriptBlock {
             [CompletionResult]::new('--sysctl-dir', '--sysctl-dir', [CompletionResultType]::ParameterName, 'Linux: read and write sysctls under DIR instead of /proc/sys')
             [CompletionResult]::new('--sysctl-cmd', '--sysctl-cmd', [CompletionResultType]::ParameterName, 'FreeBSD/macOS: the sysctl(8) program to run')
             [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Where snapshots live')
+            [CompletionResult]::new('--fake-prober', '--fake-prober', [CompletionResultType]::ParameterName, 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine''s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break

@@ -140,7 +140,7 @@ _tcptune() {
 
     case "${cmd}" in
         tcptune)
-            opts="-h -V --os --format --sysctl-dir --sysctl-cmd --state-dir --help --version calc advise apply revert snapshots revert-timer check serve verify inspect profiles man completions help"
+            opts="-h -V --os --format --sysctl-dir --sysctl-cmd --state-dir --fake-prober --help --version calc advise apply revert snapshots revert-timer check serve verify inspect profiles man completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -166,6 +166,10 @@ _tcptune() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --fake-prober)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -174,7 +178,7 @@ _tcptune() {
             return 0
             ;;
         tcptune__subcmd__advise)
-            opts="-4 -6 -h --host --rtt --bandwidth --profile --probes --port --interval --timeout --no-capacity --allow-lower --loss-recovery --flows --os --format --sysctl-dir --sysctl-cmd --state-dir --help"
+            opts="-4 -6 -h --host --rtt --bandwidth --profile --probes --port --interval --timeout --no-capacity --allow-lower --loss-recovery --flows --os --format --sysctl-dir --sysctl-cmd --state-dir --fake-prober --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -236,6 +240,10 @@ _tcptune() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --fake-prober)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -244,7 +252,7 @@ _tcptune() {
             return 0
             ;;
         tcptune__subcmd__apply)
-            opts="-4 -6 -h --dry-run --persist --for --wait --persist-root --host --rtt --bandwidth --profile --probes --port --interval --timeout --no-capacity --allow-lower --loss-recovery --flows --os --format --sysctl-dir --sysctl-cmd --state-dir --help"
+            opts="-4 -6 -h --dry-run --persist --for --wait --persist-root --host --rtt --bandwidth --profile --probes --port --interval --timeout --no-capacity --allow-lower --loss-recovery --flows --os --format --sysctl-dir --sysctl-cmd --state-dir --fake-prober --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -318,6 +326,10 @@ _tcptune() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --fake-prober)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -326,7 +338,7 @@ _tcptune() {
             return 0
             ;;
         tcptune__subcmd__calc)
-            opts="-b -r -w -h --bandwidth --rtt --window --loss --mss --os --format --sysctl-dir --sysctl-cmd --state-dir --help"
+            opts="-b -r -w -h --bandwidth --rtt --window --loss --mss --os --format --sysctl-dir --sysctl-cmd --state-dir --fake-prober --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -384,6 +396,10 @@ _tcptune() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --fake-prober)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -392,7 +408,7 @@ _tcptune() {
             return 0
             ;;
         tcptune__subcmd__check)
-            opts="-h --host --bandwidth --flows --os --format --sysctl-dir --sysctl-cmd --state-dir --help"
+            opts="-h --host --bandwidth --flows --os --format --sysctl-dir --sysctl-cmd --state-dir --fake-prober --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -430,6 +446,10 @@ _tcptune() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --fake-prober)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -438,7 +458,7 @@ _tcptune() {
             return 0
             ;;
         tcptune__subcmd__completions)
-            opts="-h --os --format --sysctl-dir --sysctl-cmd --state-dir --help bash elvish fish powershell zsh"
+            opts="-h --os --format --sysctl-dir --sysctl-cmd --state-dir --fake-prober --help bash elvish fish powershell zsh"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -461,6 +481,10 @@ _tcptune() {
                     return 0
                     ;;
                 --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --fake-prober)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -724,7 +748,7 @@ _tcptune() {
             return 0
             ;;
         tcptune__subcmd__inspect)
-            opts="-h --host --port --os --format --sysctl-dir --sysctl-cmd --state-dir --help"
+            opts="-h --host --port --os --format --sysctl-dir --sysctl-cmd --state-dir --fake-prober --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -758,6 +782,10 @@ _tcptune() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --fake-prober)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -766,7 +794,7 @@ _tcptune() {
             return 0
             ;;
         tcptune__subcmd__man)
-            opts="-h --os --format --sysctl-dir --sysctl-cmd --state-dir --help"
+            opts="-h --os --format --sysctl-dir --sysctl-cmd --state-dir --fake-prober --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -789,6 +817,10 @@ _tcptune() {
                     return 0
                     ;;
                 --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --fake-prober)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -800,7 +832,7 @@ _tcptune() {
             return 0
             ;;
         tcptune__subcmd__profiles)
-            opts="-h --os --format --sysctl-dir --sysctl-cmd --state-dir --help list show export help"
+            opts="-h --os --format --sysctl-dir --sysctl-cmd --state-dir --fake-prober --help list show export help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -826,6 +858,10 @@ _tcptune() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --fake-prober)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -834,7 +870,7 @@ _tcptune() {
             return 0
             ;;
         tcptune__subcmd__profiles__subcmd__export)
-            opts="-h --os --format --sysctl-dir --sysctl-cmd --state-dir --help linux freebsd macos"
+            opts="-h --os --format --sysctl-dir --sysctl-cmd --state-dir --fake-prober --help linux freebsd macos"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -857,6 +893,10 @@ _tcptune() {
                     return 0
                     ;;
                 --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --fake-prober)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -938,7 +978,7 @@ _tcptune() {
             return 0
             ;;
         tcptune__subcmd__profiles__subcmd__list)
-            opts="-h --os --format --sysctl-dir --sysctl-cmd --state-dir --help"
+            opts="-h --os --format --sysctl-dir --sysctl-cmd --state-dir --fake-prober --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -961,6 +1001,10 @@ _tcptune() {
                     return 0
                     ;;
                 --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --fake-prober)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -972,7 +1016,7 @@ _tcptune() {
             return 0
             ;;
         tcptune__subcmd__profiles__subcmd__show)
-            opts="-h --os --format --sysctl-dir --sysctl-cmd --state-dir --help linux freebsd macos"
+            opts="-h --os --format --sysctl-dir --sysctl-cmd --state-dir --fake-prober --help linux freebsd macos"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -998,6 +1042,10 @@ _tcptune() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --fake-prober)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1006,7 +1054,7 @@ _tcptune() {
             return 0
             ;;
         tcptune__subcmd__revert)
-            opts="-h --force --dry-run --wait --persist-root --os --format --sysctl-dir --sysctl-cmd --state-dir --help"
+            opts="-h --force --dry-run --wait --persist-root --os --format --sysctl-dir --sysctl-cmd --state-dir --fake-prober --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1040,6 +1088,10 @@ _tcptune() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --fake-prober)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1048,7 +1100,7 @@ _tcptune() {
             return 0
             ;;
         tcptune__subcmd__revert__subcmd__timer)
-            opts="-h --os --format --sysctl-dir --sysctl-cmd --state-dir --help"
+            opts="-h --os --format --sysctl-dir --sysctl-cmd --state-dir --fake-prober --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1074,6 +1126,10 @@ _tcptune() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --fake-prober)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1082,7 +1138,7 @@ _tcptune() {
             return 0
             ;;
         tcptune__subcmd__serve)
-            opts="-h --bind --port --once --os --format --sysctl-dir --sysctl-cmd --state-dir --help"
+            opts="-h --bind --port --once --os --format --sysctl-dir --sysctl-cmd --state-dir --fake-prober --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1116,6 +1172,10 @@ _tcptune() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --fake-prober)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1124,7 +1184,7 @@ _tcptune() {
             return 0
             ;;
         tcptune__subcmd__snapshots)
-            opts="-h --os --format --sysctl-dir --sysctl-cmd --state-dir --help"
+            opts="-h --os --format --sysctl-dir --sysctl-cmd --state-dir --fake-prober --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1150,6 +1210,10 @@ _tcptune() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --fake-prober)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1158,7 +1222,7 @@ _tcptune() {
             return 0
             ;;
         tcptune__subcmd__verify)
-            opts="-h --host --port --time --bandwidth --os --format --sysctl-dir --sysctl-cmd --state-dir --help"
+            opts="-h --host --port --time --bandwidth --os --format --sysctl-dir --sysctl-cmd --state-dir --fake-prober --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1197,6 +1261,10 @@ _tcptune() {
                     return 0
                     ;;
                 --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --fake-prober)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

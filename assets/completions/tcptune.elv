@@ -23,6 +23,7 @@ set edit:completion:arg-completer[tcptune] = {|@words|
             cand --sysctl-dir 'Linux: read and write sysctls under DIR instead of /proc/sys'
             cand --sysctl-cmd 'FreeBSD/macOS: the sysctl(8) program to run'
             cand --state-dir 'Where snapshots live'
+            cand --fake-prober 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine''s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
@@ -56,6 +57,7 @@ set edit:completion:arg-completer[tcptune] = {|@words|
             cand --sysctl-dir 'Linux: read and write sysctls under DIR instead of /proc/sys'
             cand --sysctl-cmd 'FreeBSD/macOS: the sysctl(8) program to run'
             cand --state-dir 'Where snapshots live'
+            cand --fake-prober 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine''s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }
@@ -74,6 +76,7 @@ set edit:completion:arg-completer[tcptune] = {|@words|
             cand --sysctl-dir 'Linux: read and write sysctls under DIR instead of /proc/sys'
             cand --sysctl-cmd 'FreeBSD/macOS: the sysctl(8) program to run'
             cand --state-dir 'Where snapshots live'
+            cand --fake-prober 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine''s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab'
             cand -4 'Use IPv4 only'
             cand -6 'Use IPv6 only'
             cand --no-capacity 'Skip the packet-train estimate of the bottleneck rate (ICMP trains of MTU-sized echo requests sent after the round-trip probes; not sent when --bandwidth is given)'
@@ -100,6 +103,7 @@ set edit:completion:arg-completer[tcptune] = {|@words|
             cand --sysctl-dir 'Linux: read and write sysctls under DIR instead of /proc/sys'
             cand --sysctl-cmd 'FreeBSD/macOS: the sysctl(8) program to run'
             cand --state-dir 'Where snapshots live'
+            cand --fake-prober 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine''s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab'
             cand --dry-run 'Show each change (key: current -> new) and write nothing, not even a snapshot'
             cand --persist 'Also make the values survive a reboot (Linux: /etc/sysctl.d/60-tcptune.conf; FreeBSD/macOS: a marked block in /etc/sysctl.conf, boot tunables in /boot/loader.conf)'
             cand -4 'Use IPv4 only'
@@ -118,6 +122,7 @@ set edit:completion:arg-completer[tcptune] = {|@words|
             cand --sysctl-dir 'Linux: read and write sysctls under DIR instead of /proc/sys'
             cand --sysctl-cmd 'FreeBSD/macOS: the sysctl(8) program to run'
             cand --state-dir 'Where snapshots live'
+            cand --fake-prober 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine''s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab'
             cand --force 'Restore even values someone changed since, a snapshot from another boot or namespace'
             cand --dry-run 'Show what would be restored and change nothing'
             cand -h 'Print help (see more with ''--help'')'
@@ -129,6 +134,7 @@ set edit:completion:arg-completer[tcptune] = {|@words|
             cand --sysctl-dir 'Linux: read and write sysctls under DIR instead of /proc/sys'
             cand --sysctl-cmd 'FreeBSD/macOS: the sysctl(8) program to run'
             cand --state-dir 'Where snapshots live'
+            cand --fake-prober 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine''s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }
@@ -138,6 +144,7 @@ set edit:completion:arg-completer[tcptune] = {|@words|
             cand --sysctl-dir 'Linux: read and write sysctls under DIR instead of /proc/sys'
             cand --sysctl-cmd 'FreeBSD/macOS: the sysctl(8) program to run'
             cand --state-dir 'Where snapshots live'
+            cand --fake-prober 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine''s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }
@@ -150,6 +157,7 @@ set edit:completion:arg-completer[tcptune] = {|@words|
             cand --sysctl-dir 'Linux: read and write sysctls under DIR instead of /proc/sys'
             cand --sysctl-cmd 'FreeBSD/macOS: the sysctl(8) program to run'
             cand --state-dir 'Where snapshots live'
+            cand --fake-prober 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine''s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }
@@ -161,6 +169,7 @@ set edit:completion:arg-completer[tcptune] = {|@words|
             cand --sysctl-dir 'Linux: read and write sysctls under DIR instead of /proc/sys'
             cand --sysctl-cmd 'FreeBSD/macOS: the sysctl(8) program to run'
             cand --state-dir 'Where snapshots live'
+            cand --fake-prober 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine''s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab'
             cand --once 'Exit after one test'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
@@ -175,6 +184,7 @@ set edit:completion:arg-completer[tcptune] = {|@words|
             cand --sysctl-dir 'Linux: read and write sysctls under DIR instead of /proc/sys'
             cand --sysctl-cmd 'FreeBSD/macOS: the sysctl(8) program to run'
             cand --state-dir 'Where snapshots live'
+            cand --fake-prober 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine''s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }
@@ -186,6 +196,7 @@ set edit:completion:arg-completer[tcptune] = {|@words|
             cand --sysctl-dir 'Linux: read and write sysctls under DIR instead of /proc/sys'
             cand --sysctl-cmd 'FreeBSD/macOS: the sysctl(8) program to run'
             cand --state-dir 'Where snapshots live'
+            cand --fake-prober 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine''s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }
@@ -195,6 +206,7 @@ set edit:completion:arg-completer[tcptune] = {|@words|
             cand --sysctl-dir 'Linux: read and write sysctls under DIR instead of /proc/sys'
             cand --sysctl-cmd 'FreeBSD/macOS: the sysctl(8) program to run'
             cand --state-dir 'Where snapshots live'
+            cand --fake-prober 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine''s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
             cand list 'List the shipped profiles: name, OS, description (the default)'
@@ -208,6 +220,7 @@ set edit:completion:arg-completer[tcptune] = {|@words|
             cand --sysctl-dir 'Linux: read and write sysctls under DIR instead of /proc/sys'
             cand --sysctl-cmd 'FreeBSD/macOS: the sysctl(8) program to run'
             cand --state-dir 'Where snapshots live'
+            cand --fake-prober 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine''s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }
@@ -217,6 +230,7 @@ set edit:completion:arg-completer[tcptune] = {|@words|
             cand --sysctl-dir 'Linux: read and write sysctls under DIR instead of /proc/sys'
             cand --sysctl-cmd 'FreeBSD/macOS: the sysctl(8) program to run'
             cand --state-dir 'Where snapshots live'
+            cand --fake-prober 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine''s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }
@@ -226,6 +240,7 @@ set edit:completion:arg-completer[tcptune] = {|@words|
             cand --sysctl-dir 'Linux: read and write sysctls under DIR instead of /proc/sys'
             cand --sysctl-cmd 'FreeBSD/macOS: the sysctl(8) program to run'
             cand --state-dir 'Where snapshots live'
+            cand --fake-prober 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine''s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }
@@ -249,6 +264,7 @@ set edit:completion:arg-completer[tcptune] = {|@words|
             cand --sysctl-dir 'Linux: read and write sysctls under DIR instead of /proc/sys'
             cand --sysctl-cmd 'FreeBSD/macOS: the sysctl(8) program to run'
             cand --state-dir 'Where snapshots live'
+            cand --fake-prober 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine''s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }
@@ -258,6 +274,7 @@ set edit:completion:arg-completer[tcptune] = {|@words|
             cand --sysctl-dir 'Linux: read and write sysctls under DIR instead of /proc/sys'
             cand --sysctl-cmd 'FreeBSD/macOS: the sysctl(8) program to run'
             cand --state-dir 'Where snapshots live'
+            cand --fake-prober 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine''s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }

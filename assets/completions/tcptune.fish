@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_tcptune_global_optspecs
-    string join \n os= format= sysctl-dir= sysctl-cmd= state-dir= h/help V/version
+    string join \n os= format= sysctl-dir= sysctl-cmd= state-dir= fake-prober= h/help V/version
 end
 
 function __fish_tcptune_needs_command
@@ -34,6 +34,7 @@ shell\t'`sysctl -w` commands'"
 complete -c tcptune -n "__fish_tcptune_needs_command" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
 complete -c tcptune -n "__fish_tcptune_needs_command" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
 complete -c tcptune -n "__fish_tcptune_needs_command" -l state-dir -d 'Where snapshots live' -r -F
+complete -c tcptune -n "__fish_tcptune_needs_command" -l fake-prober -d 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine\'s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab' -r
 complete -c tcptune -n "__fish_tcptune_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tcptune -n "__fish_tcptune_needs_command" -s V -l version -d 'Print version'
 complete -c tcptune -n "__fish_tcptune_needs_command" -f -a "calc" -d 'Bandwidth-delay product and throughput calculator'
@@ -65,6 +66,7 @@ shell\t'`sysctl -w` commands'"
 complete -c tcptune -n "__fish_tcptune_using_subcommand calc" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand calc" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand calc" -l state-dir -d 'Where snapshots live' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand calc" -l fake-prober -d 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine\'s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand calc" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l host -d 'Host to measure the path to (repeatable)' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l rtt -d 'Path round-trip time, instead of measuring it (150ms)' -r
@@ -85,6 +87,7 @@ shell\t'`sysctl -w` commands'"
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l state-dir -d 'Where snapshots live' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l fake-prober -d 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine\'s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -s 4 -d 'Use IPv4 only'
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -s 6 -d 'Use IPv6 only'
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l no-capacity -d 'Skip the packet-train estimate of the bottleneck rate (ICMP trains of MTU-sized echo requests sent after the round-trip probes; not sent when --bandwidth is given)'
@@ -113,6 +116,7 @@ shell\t'`sysctl -w` commands'"
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l state-dir -d 'Where snapshots live' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l fake-prober -d 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine\'s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l dry-run -d 'Show each change (key: current -> new) and write nothing, not even a snapshot'
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l persist -d 'Also make the values survive a reboot (Linux: /etc/sysctl.d/60-tcptune.conf; FreeBSD/macOS: a marked block in /etc/sysctl.conf, boot tunables in /boot/loader.conf)'
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -s 4 -d 'Use IPv4 only'
@@ -133,6 +137,7 @@ shell\t'`sysctl -w` commands'"
 complete -c tcptune -n "__fish_tcptune_using_subcommand revert" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand revert" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand revert" -l state-dir -d 'Where snapshots live' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand revert" -l fake-prober -d 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine\'s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand revert" -l force -d 'Restore even values someone changed since, a snapshot from another boot or namespace'
 complete -c tcptune -n "__fish_tcptune_using_subcommand revert" -l dry-run -d 'Show what would be restored and change nothing'
 complete -c tcptune -n "__fish_tcptune_using_subcommand revert" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -146,6 +151,7 @@ shell\t'`sysctl -w` commands'"
 complete -c tcptune -n "__fish_tcptune_using_subcommand snapshots" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand snapshots" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand snapshots" -l state-dir -d 'Where snapshots live' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand snapshots" -l fake-prober -d 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine\'s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand snapshots" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tcptune -n "__fish_tcptune_using_subcommand revert-timer" -l os -d 'OS to advise for / operate on [default: the running OS]' -r -f -a "linux\t''
 freebsd\t''
@@ -157,6 +163,7 @@ shell\t'`sysctl -w` commands'"
 complete -c tcptune -n "__fish_tcptune_using_subcommand revert-timer" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand revert-timer" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand revert-timer" -l state-dir -d 'Where snapshots live' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand revert-timer" -l fake-prober -d 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine\'s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand revert-timer" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tcptune -n "__fish_tcptune_using_subcommand check" -l host -d 'Also measure the path to HOST and check the running buffers against what it needs' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand check" -l bandwidth -d 'Path rate for the buffer check, instead of the link speed (500mbit, 1gbit)' -r
@@ -171,6 +178,7 @@ shell\t'`sysctl -w` commands'"
 complete -c tcptune -n "__fish_tcptune_using_subcommand check" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand check" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand check" -l state-dir -d 'Where snapshots live' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand check" -l fake-prober -d 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine\'s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand check" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tcptune -n "__fish_tcptune_using_subcommand serve" -l bind -d 'Address to listen on (:: for IPv6 and IPv4)' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand serve" -l port -d 'TCP port to listen on (0: any free port)' -r
@@ -184,6 +192,7 @@ shell\t'`sysctl -w` commands'"
 complete -c tcptune -n "__fish_tcptune_using_subcommand serve" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand serve" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand serve" -l state-dir -d 'Where snapshots live' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand serve" -l fake-prober -d 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine\'s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand serve" -l once -d 'Exit after one test'
 complete -c tcptune -n "__fish_tcptune_using_subcommand serve" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tcptune -n "__fish_tcptune_using_subcommand verify" -l host -d 'Host running `tcptune serve`' -r
@@ -200,6 +209,7 @@ shell\t'`sysctl -w` commands'"
 complete -c tcptune -n "__fish_tcptune_using_subcommand verify" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand verify" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand verify" -l state-dir -d 'Where snapshots live' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand verify" -l fake-prober -d 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine\'s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand verify" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tcptune -n "__fish_tcptune_using_subcommand inspect" -l host -d 'Only flows to this peer (name or address)' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand inspect" -l port -d 'Only flows with this local or remote port' -r
@@ -213,6 +223,7 @@ shell\t'`sysctl -w` commands'"
 complete -c tcptune -n "__fish_tcptune_using_subcommand inspect" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand inspect" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand inspect" -l state-dir -d 'Where snapshots live' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand inspect" -l fake-prober -d 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine\'s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand inspect" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and not __fish_seen_subcommand_from list show export help" -l os -d 'OS to advise for / operate on [default: the running OS]' -r -f -a "linux\t''
 freebsd\t''
@@ -224,6 +235,7 @@ shell\t'`sysctl -w` commands'"
 complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and not __fish_seen_subcommand_from list show export help" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and not __fish_seen_subcommand_from list show export help" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and not __fish_seen_subcommand_from list show export help" -l state-dir -d 'Where snapshots live' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and not __fish_seen_subcommand_from list show export help" -l fake-prober -d 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine\'s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and not __fish_seen_subcommand_from list show export help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and not __fish_seen_subcommand_from list show export help" -f -a "list" -d 'List the shipped profiles: name, OS, description (the default)'
 complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and not __fish_seen_subcommand_from list show export help" -f -a "show" -d 'Print a shipped profile\'s TOML'
@@ -239,6 +251,7 @@ shell\t'`sysctl -w` commands'"
 complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from list" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from list" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from list" -l state-dir -d 'Where snapshots live' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from list" -l fake-prober -d 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine\'s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from show" -l os -d 'OS to advise for / operate on [default: the running OS]' -r -f -a "linux\t''
 freebsd\t''
@@ -250,6 +263,7 @@ shell\t'`sysctl -w` commands'"
 complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from show" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from show" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from show" -l state-dir -d 'Where snapshots live' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from show" -l fake-prober -d 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine\'s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from export" -l os -d 'OS to advise for / operate on [default: the running OS]' -r -f -a "linux\t''
 freebsd\t''
@@ -261,6 +275,7 @@ shell\t'`sysctl -w` commands'"
 complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from export" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from export" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from export" -l state-dir -d 'Where snapshots live' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from export" -l fake-prober -d 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine\'s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from export" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from help" -f -a "list" -d 'List the shipped profiles: name, OS, description (the default)'
 complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from help" -f -a "show" -d 'Print a shipped profile\'s TOML'
@@ -276,6 +291,7 @@ shell\t'`sysctl -w` commands'"
 complete -c tcptune -n "__fish_tcptune_using_subcommand man" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand man" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand man" -l state-dir -d 'Where snapshots live' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand man" -l fake-prober -d 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine\'s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand man" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tcptune -n "__fish_tcptune_using_subcommand completions" -l os -d 'OS to advise for / operate on [default: the running OS]' -r -f -a "linux\t''
 freebsd\t''
@@ -287,6 +303,7 @@ shell\t'`sysctl -w` commands'"
 complete -c tcptune -n "__fish_tcptune_using_subcommand completions" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand completions" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand completions" -l state-dir -d 'Where snapshots live' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand completions" -l fake-prober -d 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine\'s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tcptune -n "__fish_tcptune_using_subcommand help; and not __fish_seen_subcommand_from calc advise apply revert snapshots revert-timer check serve verify inspect profiles man completions help" -f -a "calc" -d 'Bandwidth-delay product and throughput calculator'
 complete -c tcptune -n "__fish_tcptune_using_subcommand help; and not __fish_seen_subcommand_from calc advise apply revert snapshots revert-timer check serve verify inspect profiles man completions help" -f -a "advise" -d 'Recommend sysctl settings for a path'

@@ -127,7 +127,11 @@ fn gather(a: &ApplyArgs, ctx: &Context) -> anyhow::Result<Input> {
         .into()),
         (Some(file), false) => Input::from_file((file.as_os_str() != "-").then_some(file.as_path()), ctx.os),
         (None, true) => {
-            let advice = crate::cmd::advise::advise(adv, ctx, &crate::measure::SystemProber)?;
+            let advice = crate::advice::advise(
+                &adv.request(crate::output::progress::probes(ctx.stderr_tty)),
+                &ctx.system(),
+                ctx.prober(),
+            )?;
             let host = advice.host.as_deref().map(|h| format!(" to {h}")).unwrap_or_default();
             let source = format!(
                 "advice{host}: RTT {} ms, {} (profile {})",

@@ -13,18 +13,17 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use crate::Context;
+use crate::advice::{self, Advice, AdviceRequest, Source};
 use crate::check::{self, CheckRequest, PathNeeds, RateSource, Report};
-use crate::cli::{AdviseArgs, CheckArgs, Format};
-use crate::cmd::advise::{Advice, Source};
+use crate::cli::{CheckArgs, Format};
 use crate::error::{Error, exit};
-use crate::measure::PathProber;
+use crate::measure::{PathProber, ProbeOptions};
 use crate::output;
 use crate::platform::{KeyState, Os};
-use crate::units::Duration;
 
 pub fn run(a: &CheckArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let format = ctx.report_format("check")?;
-    let report = report(a, ctx, &crate::measure::SystemProber)?;
+    let report = report(a, ctx, ctx.prober())?;
     match format {
         Format::Json => output::json(out, &report)?,
         _ => output::check::write_table(out, &report, ctx.stdout_tty, ctx.color)?,
@@ -49,14 +48,19 @@ pub fn report(a: &CheckArgs, ctx: &Context, prober: &dyn PathProber) -> anyhow::
         KeyState::Present { value, .. } => Some(value),
         _ => None,
     };
-    // TODO(lead): AdviceRequest — call the advice module with a typed request instead of
-    // building AdviseArgs here.
     let path = match &a.host {
-        Some(h) => Some(path_needs(&crate::cmd::advise::advise(
-            &advise_args(h, a),
-            ctx,
-            prober,
-        )?)),
+        Some(h) => {
+            let req = AdviceRequest {
+                bandwidth: a.bandwidth,
+                flows: a.flows,
+                probe: ProbeOptions {
+                    progress: output::progress::probes(ctx.stderr_tty),
+                    ..ProbeOptions::default()
+                },
+                ..AdviceRequest::for_hosts(vec![h.clone()])
+            };
+            Some(path_needs(&advice::advise(&req, &ctx.system(), prober)?))
+        }
         None => None,
     };
     let req = CheckRequest {
@@ -102,24 +106,5 @@ fn path_needs(adv: &Advice) -> PathNeeds {
         sizing: adv.sizing,
         settings: adv.settings.iter().map(|s| (s.key.clone(), s.value.clone())).collect(),
         link: adv.hosts.first().map(|h| h.measurement.link.clone()),
-    }
-}
-
-fn advise_args(host: &str, a: &CheckArgs) -> AdviseArgs {
-    AdviseArgs {
-        host: vec![host.to_string()],
-        rtt: None,
-        bandwidth: a.bandwidth,
-        profile: None,
-        probes: 10,
-        port: Vec::new(),
-        ipv4: false,
-        ipv6: false,
-        interval: Duration::from_millis_f64(20.0),
-        timeout: Duration::from_millis_f64(1000.0),
-        allow_lower: false,
-        loss_recovery: false,
-        flows: a.flows,
-        no_capacity: false,
     }
 }

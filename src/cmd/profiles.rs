@@ -5,24 +5,11 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use serde::Serialize;
-
 use crate::Context;
 use crate::cli::{Format, ProfilesArgs, ProfilesCommand};
 use crate::error::Error;
-use crate::output;
-use crate::platform::Os;
+use crate::output::{self, profiles::Listed};
 use crate::profile::{Profile, SHIPPED};
-
-#[derive(Debug, Serialize)]
-pub struct Listed {
-    pub name: String,
-    pub os: Os,
-    pub description: String,
-    /// Keys the profile may set (a key with alternative entries, e.g. for `--loss-recovery`,
-    /// counts once).
-    pub settings: usize,
-}
 
 pub fn run(a: &ProfilesArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     match &a.command {
@@ -70,24 +57,7 @@ fn list(ctx: &Context, out: &mut dyn Write) -> anyhow::Result<()> {
         .collect::<Result<Vec<_>, Error>>()?;
     match ctx.report_format("profiles list")? {
         Format::Json => output::json(out, &serde_json::json!({ "profiles": rows }))?,
-        _ => {
-            let mut t = output::table(ctx.stdout_tty, ctx.color);
-            t.set_header(output::header(["name", "os", "settings", "description"]));
-            for r in &rows {
-                t.add_row([
-                    r.name.clone(),
-                    r.os.to_string(),
-                    r.settings.to_string(),
-                    r.description.clone(),
-                ]);
-            }
-            writeln!(out, "{t}")?;
-            writeln!(
-                out,
-                "\nShow one: tcptune profiles show NAME. Make your own: tcptune profiles export NAME > my.toml, \
-                 edit it, then tcptune advise --profile my.toml ..."
-            )?;
-        }
+        _ => output::profiles::write_table(out, &rows, ctx.stdout_tty, ctx.color)?,
     }
     Ok(())
 }

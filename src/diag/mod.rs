@@ -3,11 +3,16 @@
 //!
 //! * [`tcpinfo`]: `struct tcp_info` (TCP_INFO, INET_DIAG_INFO) and the limited-by breakdown.
 //! * [`proto`]: the wire protocol between `tcptune verify` and `tcptune serve`.
-//! * [`sockdiag`] (Linux): live TCP sockets through sock_diag netlink (INET_DIAG).
+//! * [`verify`]: the throughput test, this end sending; [`verdict`]: what limited the flow.
+//! * [`sockdiag`] (Linux): live TCP sockets through sock_diag netlink (INET_DIAG);
+//!   [`inspect`]: the flows they make, with what limits each.
 //!
 //! Parsing is pure and tested with fixtures; the I/O sits in small functions beside it.
 
+pub mod inspect;
 pub mod proto;
 #[cfg(target_os = "linux")]
 pub mod sockdiag;
 pub mod tcpinfo;
+pub mod verdict;
+pub mod verify;

@@ -1,4 +1,6 @@
-//! A deterministic prober for CLI tests: sends nothing, resolves nothing.
+//! A deterministic prober for tests: sends nothing, resolves nothing. The binary reaches it
+//! through the hidden `--fake-prober SPEC` option ([`FakeProber::from_spec`]), so CLI tests of
+//! `advise --host`, `check --host` and `apply --host` need no root and no lab.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
@@ -9,6 +11,7 @@ use super::{
     train::{self, CapacityEstimate},
 };
 use crate::error::Error;
+use crate::units::{Bitrate, Duration};
 
 /// Every host answers `probes` ICMP probes of exactly `rtt_ms` over interface `fake0`
 /// (MTU 1500, full duplex, `speed_bps`), and — when [`ProbeOptions::capacity`] is on — five
@@ -42,6 +45,46 @@ impl FakeProber {
         Ok(match family {
             Some(Family::V6) => IpAddr::V6(Ipv6Addr::new(0x2001, 0xdb8, 0, 0, 0, 0, 0, 1)),
             _ => IpAddr::V4(Ipv4Addr::new(198, 18, 0, 1)),
+        })
+    }
+}
+
+impl FakeProber {
+    /// A fake from a spec of comma-separated `key=value` pairs, e.g. `rtt=150ms,rate=500mbit`:
+    /// - `rtt=DUR`: every probe's round trip; `rtt=unreachable`: no host answers (exit 4);
+    /// - `speed=RATE`: the egress link's speed (default: unknown);
+    /// - `capacity=RATE`: the packet trains' rate (default: no estimate);
+    /// - `rate=RATE`: both speed and capacity.
+    ///
+    /// `rtt` is required; units are tcptune's ([`crate::units`]).
+    pub fn from_spec(spec: &str) -> Result<Self, String> {
+        let mut rtt_ms = None;
+        let (mut speed_bps, mut capacity_bps) = (None, None);
+        for pair in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (key, value) = pair
+                .split_once('=')
+                .ok_or_else(|| format!("\"{pair}\" is not key=value"))?;
+            let rate = || value.parse::<Bitrate>().map(Bitrate::bps).map_err(|e| e.to_string());
+            match key.trim() {
+                "rtt" if value == "unreachable" => rtt_ms = Some(f64::NAN),
+                "rtt" => rtt_ms = Some(value.parse::<Duration>().map_err(|e| e.to_string())?.as_millis_f64()),
+                "speed" => speed_bps = Some(rate()?),
+                "capacity" => capacity_bps = Some(rate()?),
+                "rate" => {
+                    speed_bps = Some(rate()?);
+                    capacity_bps = speed_bps;
+                }
+                other => {
+                    return Err(format!(
+                        "unknown key \"{other}\": expected rtt, speed, capacity or rate"
+                    ));
+                }
+            }
+        }
+        Ok(Self {
+            rtt_ms: rtt_ms.ok_or("rtt=DUR (or rtt=unreachable) is required")?,
+            speed_bps,
+            capacity_bps,
         })
     }
 }
@@ -150,6 +193,26 @@ mod tests {
             ..ProbeOptions::default()
         };
         assert_eq!(p.measure(&hosts(&["a"]), &off).expect("fake")[0].capacity, None);
+    }
+
+    #[test]
+    fn specs() {
+        let p = FakeProber::from_spec("rtt=150ms,rate=500mbit").expect("spec");
+        assert_eq!(
+            p,
+            FakeProber {
+                rtt_ms: 150.0,
+                speed_bps: Some(500_000_000),
+                capacity_bps: Some(500_000_000),
+            }
+        );
+        let p = FakeProber::from_spec("rtt=40ms, capacity=50mbit").expect("spec");
+        assert_eq!((p.speed_bps, p.capacity_bps), (None, Some(50_000_000)));
+        assert!(FakeProber::from_spec("rtt=unreachable").expect("spec").rtt_ms.is_nan());
+        assert!(FakeProber::from_spec("speed=1gbit").is_err(), "rtt is required");
+        assert!(FakeProber::from_spec("rtt=150").is_err(), "units are required");
+        assert!(FakeProber::from_spec("rtt=1ms,loss=1").is_err());
+        assert!(FakeProber::from_spec("rtt").is_err());
     }
 
     #[test]

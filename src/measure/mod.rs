@@ -15,8 +15,6 @@ pub mod train;
 use std::net::IpAddr;
 use std::time::Duration;
 
-use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
-
 use crate::error::Error;
 
 /// Address family restriction; `Option<Family>::None` means any.
@@ -151,19 +149,27 @@ pub const NO_REPLY_HINT: &str = "allow ICMP (sysctl net.ipv4.ping_group_range='0
 /// Hint of the "cannot resolve" error.
 pub const RESOLVE_HINT: &str = "check the name, or give --rtt and --bandwidth";
 
+/// Probes per host and method unless told otherwise: the one place the probe defaults are
+/// written (the command line's `[default: ...]`, `check --host` and [`ProbeOptions::default`]).
+pub const DEFAULT_PROBES: u32 = 10;
+/// Spacing between probes unless told otherwise.
+pub const DEFAULT_INTERVAL: Duration = Duration::from_millis(20);
+/// How long a probe waits for its answer unless told otherwise.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1);
+
 #[derive(Debug, Clone)]
 pub struct ProbeOptions {
-    /// Probes per method (default 10), 1..=65535.
+    /// Probes per method ([`DEFAULT_PROBES`]), 1..=65535.
     pub probes: u32,
-    /// Spacing between probes (default 20 ms); probes do not wait for each other's replies.
+    /// Spacing between probes ([`DEFAULT_INTERVAL`]); probes do not wait for each other's replies.
     pub interval: Duration,
-    /// Per-probe timeout (default 1 s), must be > 0.
+    /// Per-probe timeout ([`DEFAULT_TIMEOUT`]), must be > 0.
     pub timeout: Duration,
     /// TCP ports for the connect fallback; empty = try 443, 22, 80.
     pub ports: Vec<u16>,
     pub family: Option<Family>,
-    /// Show an indicatif spinner on stderr.
-    pub progress: bool,
+    /// Where to report the probes' progress (the command draws it); None: nowhere.
+    pub progress: Option<std::sync::Arc<dyn Progress>>,
     /// After the round trips, estimate the bottleneck rate with ICMP packet trains
     /// (only where ICMP echo worked).
     pub capacity: bool,
@@ -172,12 +178,12 @@ pub struct ProbeOptions {
 impl Default for ProbeOptions {
     fn default() -> Self {
         Self {
-            probes: 10,
-            interval: Duration::from_millis(20),
-            timeout: Duration::from_secs(1),
+            probes: DEFAULT_PROBES,
+            interval: DEFAULT_INTERVAL,
+            timeout: DEFAULT_TIMEOUT,
             ports: Vec::new(),
             family: None,
-            progress: false,
+            progress: None,
             capacity: true,
         }
     }
@@ -213,6 +219,25 @@ impl ProbeOptions {
         }
         Ok(())
     }
+}
+
+/// Progress of the probes, for a display the caller draws (the measure layer never draws).
+/// Called from the probe tasks, hence `Send + Sync`.
+pub trait Progress: Send + Sync + std::fmt::Debug {
+    /// `host`'s round-trip probes start, `probes` per method; dropping the result ends its line.
+    fn host(&self, host: &str, probes: u32) -> Box<dyn HostProgress>;
+    /// Packet trains towards `host` start; dropping the result ends its line.
+    fn capacity(&self, host: &str) -> Box<dyn Send>;
+}
+
+/// One host's probes as they go.
+pub trait HostProgress: Send + Sync {
+    /// One more probe answered or timed out.
+    fn inc(&self);
+    /// `n` probes done (TCP connects finish out of order: never goes back).
+    fn set(&self, n: u64);
+    /// ICMP got nothing: the TCP connect probes start from zero.
+    fn start_tcp(&self, host: &str);
 }
 
 /// The seam the advise command uses; a fake implements it for CLI tests.
@@ -299,15 +324,12 @@ pub(crate) fn random_u16() -> u16 {
 }
 
 async fn probe_all(hosts: &[String], opts: &ProbeOptions) -> Result<Vec<HostMeasurement>, Error> {
-    let multi = opts
-        .progress
-        .then(|| MultiProgress::with_draw_target(ProgressDrawTarget::stderr()));
     let slots = PingSlot::allocate(hosts.len(), opts.probes);
     let handles: Vec<_> = hosts
         .iter()
         .zip(slots)
         .map(|(host, slot)| {
-            let progress = HostProgress::new(multi.as_ref(), host, opts.probes);
+            let progress = Probing(opts.progress.as_ref().map(|p| p.host(host, opts.probes)));
             let host = host.clone();
             let opts = opts.clone();
             // The spinner line is cleared when `progress` drops, also if the task is cancelled.
@@ -327,7 +349,7 @@ async fn probe_all(hosts: &[String], opts: &ProbeOptions) -> Result<Vec<HostMeas
     // their minimum) and one host at a time (two trains sharing a bottleneck each see half).
     if opts.capacity {
         for m in out.iter_mut().filter(|m| m.rtt.method == Method::Icmp) {
-            measure_capacity(m, opts, multi.as_ref()).await;
+            measure_capacity(m, opts).await;
         }
     }
     Ok(out)
@@ -335,15 +357,8 @@ async fn probe_all(hosts: &[String], opts: &ProbeOptions) -> Result<Vec<HostMeas
 
 /// Estimate the bottleneck rate towards `m.addr` with packet trains: into `m.capacity`, or a
 /// note saying why not.
-async fn measure_capacity(m: &mut HostMeasurement, opts: &ProbeOptions, multi: Option<&MultiProgress>) {
-    let spinner = multi.map(|multi| {
-        let style =
-            ProgressStyle::with_template("{spinner} {msg}").unwrap_or_else(|_| ProgressStyle::default_spinner());
-        let bar = multi.add(ProgressBar::new_spinner().with_style(style));
-        bar.set_message(format!("measuring the bottleneck rate to {}…", m.host));
-        bar.enable_steady_tick(Duration::from_millis(120));
-        bar
-    });
+async fn measure_capacity(m: &mut HostMeasurement, opts: &ProbeOptions) {
+    let spinner = opts.progress.as_ref().map(|p| p.capacity(&m.host));
     // MTU-sized packets disperse the most; the kernel's path MTU for the address caps it again.
     let ip_size = m
         .link
@@ -363,9 +378,7 @@ async fn measure_capacity(m: &mut HostMeasurement, opts: &ProbeOptions, multi: O
             .notes
             .push(format!("no packet-train estimate of the bottleneck rate: {e}")),
     }
-    if let Some(bar) = spinner {
-        bar.finish_and_clear();
-    }
+    drop(spinner);
 }
 
 /// Resolve, time and describe one host.
@@ -373,7 +386,7 @@ pub(crate) async fn probe_host(
     host: String,
     opts: &ProbeOptions,
     slot: PingSlot,
-    progress: &HostProgress,
+    progress: &Probing,
 ) -> Result<HostMeasurement, Error> {
     let addr = resolve::resolve(&host, opts.family).await?;
     let (rtt, link) = tokio::join!(measure_rtt(&host, addr, opts, slot, progress), link::link_facts(addr));
@@ -394,7 +407,7 @@ async fn measure_rtt(
     addr: IpAddr,
     opts: &ProbeOptions,
     slot: PingSlot,
-    progress: &HostProgress,
+    progress: &Probing,
 ) -> Result<(RttStats, Vec<String>), Error> {
     let mut notes = Vec::new();
     let icmp = icmp::ping(addr, opts, slot, || progress.inc()).await;
@@ -458,50 +471,25 @@ async fn measure_rtt(
     }
 }
 
-/// One host's spinner line, or nothing when progress is off.
-pub(crate) struct HostProgress {
-    bar: Option<ProgressBar>,
-}
+/// One host's progress, or nothing when no one watches.
+pub(crate) struct Probing(Option<Box<dyn HostProgress>>);
 
-impl HostProgress {
-    fn new(multi: Option<&MultiProgress>, host: &str, probes: u32) -> Self {
-        let bar = multi.map(|m| {
-            let style = ProgressStyle::with_template("{spinner} {msg} {pos}/{len}")
-                .unwrap_or_else(|_| ProgressStyle::default_spinner());
-            let bar = m.add(ProgressBar::new(u64::from(probes)).with_style(style));
-            bar.set_message(format!("probing {host}…"));
-            bar.enable_steady_tick(Duration::from_millis(120));
-            bar
-        });
-        Self { bar }
-    }
-
+impl Probing {
     fn inc(&self) {
-        if let Some(b) = &self.bar {
-            b.inc(1);
+        if let Some(p) = &self.0 {
+            p.inc();
         }
     }
 
     fn set(&self, n: u64) {
-        if let Some(b) = &self.bar
-            && n > b.position()
-        {
-            b.set_position(n);
+        if let Some(p) = &self.0 {
+            p.set(n);
         }
     }
 
     fn start_tcp(&self, host: &str) {
-        if let Some(b) = &self.bar {
-            b.set_position(0);
-            b.set_message(format!("probing {host} via TCP…"));
-        }
-    }
-}
-
-impl Drop for HostProgress {
-    fn drop(&mut self) {
-        if let Some(b) = &self.bar {
-            b.finish_and_clear();
+        if let Some(p) = &self.0 {
+            p.start_tcp(host);
         }
     }
 }
@@ -638,7 +626,7 @@ pub(crate) mod tests {
             "needs root or ping_group_range (a privileged test: never skipped)"
         );
         let opts = ProbeOptions {
-            progress: true,
+            progress: Some(std::sync::Arc::new(crate::output::progress::Probes::new())),
             ..quick(10)
         };
         let out = SystemProber

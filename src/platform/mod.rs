@@ -8,7 +8,7 @@ pub mod linux;
 use std::fmt;
 
 /// The operating systems tcptune advises for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Os {
     Linux,

@@ -1,0 +1,180 @@
+//! Which path the advice is for: the RTT and rate as given, or as measured to each host
+//! (the minimum RTT over the probes; the packet-train rate capped by the link speed, else the
+//! link speed, else an assumed 1 Gbit/s), and the host with the largest BDP among several.
+
+use super::{AdviceRequest, HostReport, Path, Source};
+use crate::bdp;
+use crate::error::Error;
+use crate::measure::{HostMeasurement, PathProber, ProbeOptions};
+use crate::output;
+use crate::units::{Bitrate, Duration};
+
+/// When the egress link does not report its speed (virtio, TUN, many clouds), this is assumed.
+pub const ASSUMED_RATE_BPS: u64 = 1_000_000_000;
+
+/// Resolve the path: given values win; what is missing is measured to every host.
+/// Returns the path advised for, a report per measured host, and notes.
+pub fn resolve(a: &AdviceRequest, prober: &dyn PathProber) -> Result<(Path, Vec<HostReport>, Vec<String>), Error> {
+    let mut notes = Vec::new();
+    // Both given: nothing to measure (the hosts, if any, are not probed).
+    if let (Some(rtt), Some(rate)) = (a.rtt, a.bandwidth) {
+        if !a.hosts.is_empty() {
+            notes.push("--rtt and --bandwidth given: the hosts were not probed".into());
+        }
+        let path = Path {
+            rtt,
+            rtt_source: Source::Given,
+            mdev: None,
+            rate,
+            rate_source: Source::Given,
+            mtu: None,
+            host: None,
+        };
+        return Ok((path, Vec::new(), notes));
+    }
+    if a.hosts.is_empty() {
+        return Err(
+            Error::usage("advise needs --host HOST (to measure), or both --rtt and --bandwidth")
+                .with_hint("e.g. tcptune advise --rtt 150ms --bandwidth 500mbit"),
+        );
+    }
+    let opts = ProbeOptions {
+        // A given rate needs no trains.
+        capacity: a.bandwidth.is_none() && a.probe.capacity,
+        ..a.probe.clone()
+    };
+    let measured = prober.measure(&a.hosts, &opts)?;
+    let mut reports: Vec<(Path, HostReport)> = Vec::new();
+    for m in measured {
+        let (rtt, rtt_source, mdev) = match a.rtt {
+            Some(r) => (r, Source::Given, None),
+            // Microsecond resolution, so rtt_ms in the output reproduces bdp_bytes exactly.
+            None => (
+                Duration::from_millis_f64(output::ms(m.rtt.min_ms)),
+                Source::Measured,
+                Some(Duration::from_millis_f64(m.rtt.mdev_ms)),
+            ),
+        };
+        let (rate, rate_source) = match a.bandwidth {
+            Some(b) => (b, Source::Given),
+            None => {
+                let (rate, source, note) = measured_rate(&m);
+                notes.push(format!("{}: {note}", m.host));
+                (rate, source)
+            }
+        };
+        notes.extend(m.notes.iter().map(|n| format!("{}: {n}", m.host)));
+        let path = Path {
+            rtt,
+            rtt_source,
+            mdev,
+            rate,
+            rate_source,
+            mtu: m.link.route_mtu.or(m.link.mtu),
+            host: Some(m.host.clone()),
+        };
+        let report = HostReport {
+            host: m.host.clone(),
+            rtt_ms: output::ms(rtt.as_millis_f64()),
+            bandwidth_bps: rate.bps(),
+            bandwidth_source: rate_source,
+            bdp_bytes: output::number(bdp::bdp_exact(rate, rtt)),
+            measurement: m,
+        };
+        reports.push((path, report));
+    }
+    // Advise for the largest BDP: buffers sized for it serve every smaller path too.
+    let best = reports
+        .iter()
+        .enumerate()
+        .max_by(|(_, x), (_, y)| bdp::bdp_exact(x.0.rate, x.0.rtt).total_cmp(&bdp::bdp_exact(y.0.rate, y.0.rtt)))
+        .map(|(i, _)| i)
+        .ok_or_else(|| Error::measurement("no host was measured"))?;
+    let path = reports[best].0.clone();
+    Ok((path, reports.into_iter().map(|(_, r)| r).collect(), notes))
+}
+
+/// The lowest and highest of `samples`: "496 Mbit/s to 2.6 Gbit/s".
+fn spread(samples: &[u64]) -> String {
+    let lo = samples.iter().min().copied().unwrap_or(0);
+    let hi = samples.iter().max().copied().unwrap_or(0);
+    format!("{} to {}", output::rate(lo as f64), output::rate(hi as f64))
+}
+
+/// The rate of a measured path, where it came from, and a note that says how it was chosen:
+/// the packet-train estimate (capped by the link speed when that is known), else the link
+/// speed, else [`ASSUMED_RATE_BPS`].
+pub(crate) fn measured_rate(m: &HostMeasurement) -> (Bitrate, Source, String) {
+    let link = m.link.speed_bps.filter(|s| *s > 0);
+    let ifname = m.link.interface.as_deref().unwrap_or("the egress interface");
+    let show = |bps: u64| output::rate(bps as f64);
+    match (&m.capacity, link) {
+        (Some(c), _) if !c.sender_limited => {
+            let mut note = format!(
+                "bottleneck rate from packet trains: {} ({} of {} trains of {} x {} bytes agree within 10 %)",
+                show(c.bps),
+                c.agreeing,
+                c.trains,
+                c.per_train,
+                c.packet_bytes
+            );
+            if !c.agreed {
+                note.push_str(&format!(
+                    "; the trains disagree (rates {}): the path or this host is busy, so check the rate or give --bandwidth",
+                    spread(&c.samples_bps)
+                ));
+            }
+            let rate = match link {
+                Some(l) if l < c.bps => {
+                    note.push_str(&format!(
+                        "; the link speed of {ifname}, {}, is lower: used that",
+                        show(l)
+                    ));
+                    l
+                }
+                _ => c.bps,
+            };
+            (Bitrate::from_bps(rate), Source::Measured, note)
+        }
+        (Some(c), _) => {
+            // The replies came back as fast as the train left: the path is at least this fast.
+            let mut note = format!(
+                "packet trains came back as fast as this host sent them: the bottleneck rate is at least {} ({} of {} trains agree)",
+                show(c.bps),
+                c.agreeing,
+                c.trains
+            );
+            let rate = match link {
+                Some(l) if l > c.bps => {
+                    note.push_str(&format!("; used the link speed of {ifname}, {}", show(l)));
+                    l
+                }
+                _ => {
+                    note.push_str("; used that lower bound: give --bandwidth if the path is faster");
+                    c.bps
+                }
+            };
+            (Bitrate::from_bps(rate), Source::Measured, note)
+        }
+        (None, Some(l)) => (
+            Bitrate::from_bps(l),
+            Source::Measured,
+            format!("rate from the link speed of {ifname}: {}", show(l)),
+        ),
+        (None, None) => {
+            let why = if m.link.notes.is_empty() {
+                format!("the speed of {ifname} is unknown")
+            } else {
+                m.link.notes.join("; ")
+            };
+            (
+                Bitrate::from_bps(ASSUMED_RATE_BPS),
+                Source::Assumed,
+                format!(
+                    "{why}; ASSUMED {} — give --bandwidth with the path's real rate",
+                    Bitrate::from_bps(ASSUMED_RATE_BPS)
+                ),
+            )
+        }
+    }
+}

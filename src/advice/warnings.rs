@@ -1,0 +1,87 @@
+//! The warnings and notes that come with the advice, as data: the command prints them.
+//! The memory budget is [`crate::check::memory`]'s, the one `check` words too.
+
+use super::{HostReport, System};
+use crate::bdp::Sizing;
+use crate::output;
+use crate::platform::{KeyState, Os};
+
+/// Lost probes to a host that answers: the path may drop data at random too, and the advice
+/// for a loss-free path (CUBIC, 2 x BDP) is then the wrong one.
+pub fn probe_loss(h: &HostReport) -> Option<String> {
+    let r = &h.measurement.rtt;
+    (r.received > 0 && r.received < r.sent).then(|| {
+        format!(
+            "{}: {} of {} probes were lost ({:.1} %): if this path drops data at random too, CUBIC collapses on it and the buffers are too small to repair loss: use --loss-recovery (BBR, 5 x BDP)",
+            h.host,
+            r.sent - r.received,
+            r.sent,
+            r.loss_pct
+        )
+    })
+}
+
+/// RTT from which BBR's ProbeRTT is worth a note: its cost reaches about 5 %.
+const PROBE_RTT_NOTE_MS: f64 = 300.0;
+
+/// On long paths BBR (v1, Linux's `bbr`) costs throughput that no buffer gives back: every
+/// 10 s without a lower RTT sample it drains the pipe and holds 4 packets in flight for
+/// 200 ms and a round trip (tcp_bbr.c, ProbeRTT), so the receiver sees about RTT + 200 ms of
+/// nothing. Measured on tcptune's lab at 600 ms / 500 Mbit/s over 60 s: BBR 90.2 %, CUBIC
+/// 96.9 % of the goodput limit.
+pub fn probe_rtt_note(cc: Option<&str>, rtt_ms: f64) -> Option<String> {
+    if cc != Some("bbr") || rtt_ms < PROBE_RTT_NOTE_MS {
+        return None;
+    }
+    let cost = (rtt_ms + 200.0) / 10_000.0 * 100.0;
+    Some(format!(
+        "with bbr at {} ms, ProbeRTT idles the path for about {} ms every 10 s (about {cost:.0} % of throughput), whatever the buffers; \
+         on a path without random loss cubic keeps more (tcptune's lab at 600 ms: bbr 90 %, cubic 97 % of the goodput limit), on a lossy one far less: \
+         choose per application (TCP_CONGESTION, iperf3 -C cubic)",
+        output::ms(rtt_ms),
+        output::ms(rtt_ms + 200.0)
+    ))
+}
+
+/// Buffers × flows against what the kernel lets TCP use (tcp_mem, in pages of this machine's
+/// size) and the RAM there is: the one budget `check` uses too ([`crate::check::memory`]).
+pub fn memory(
+    sys: &System<'_>,
+    flows: u32,
+    sizing: &Sizing,
+    read: &dyn Fn(&str) -> Option<KeyState>,
+    warnings: &mut Vec<String>,
+) {
+    let tcp_mem = (sys.os == Os::Linux)
+        .then(|| read("net.ipv4.tcp_mem").and_then(|k| k.value().map(str::to_string)))
+        .flatten();
+    let facts = crate::check::memory::MemoryFacts {
+        tcp_mem,
+        per_flow: sizing.buffer.max(sizing.send_buffer),
+        flows,
+        ram: if sys.local { crate::host::ram() } else { None },
+        in_use_pages: None,
+        page_size: crate::host::page_size(),
+    };
+    let Some(b) = crate::check::memory::budget(&facts) else {
+        return;
+    };
+    if b.exceeds_tcp_mem()
+        && let Some((_, pages)) = b.tcp_mem_pages
+    {
+        warnings.push(format!(
+            "{flows} flow(s) x {} exceed tcp_mem[2] ({pages} pages = {}): TCP memory pressure will shrink the windows; raise net.ipv4.tcp_mem or expect fewer concurrent flows",
+            output::bytes(sizing.buffer),
+            output::bytes(b.bytes(pages))
+        ));
+    }
+    if b.over_quarter_of_ram()
+        && let Some(ram) = b.ram
+    {
+        warnings.push(format!(
+            "{flows} flow(s) x {} is more than a quarter of this host's RAM ({})",
+            output::bytes(sizing.buffer),
+            output::bytes(ram)
+        ));
+    }
+}

@@ -1,0 +1,227 @@
+//! The established TCP flows of this network namespace as the kernel sees them (INET_DIAG),
+//! with what limits each sending flow, for `tcptune inspect`. No printing; the renderer is
+//! [`crate::output::inspect`].
+//!
+//! # Platform specific behavior
+//! Linux only (sock_diag netlink); elsewhere [`flows`] is a usage error.
+
+use std::net::SocketAddr;
+
+use serde::Serialize;
+
+use crate::bdp;
+use crate::diag::tcpinfo::{LimitedBy, TcpInfo};
+use crate::output;
+use crate::units::{Bytes, Duration};
+
+/// One flow. The `*_limited_pct` fields are shares of the sender's busy time, as `ss -i` shows
+/// them; null for a flow that has sent nothing (it only receives).
+#[derive(Debug, Clone, Serialize)]
+pub struct Flow {
+    pub local: String,
+    pub peer: String,
+    pub congestion_control: Option<String>,
+    /// Smoothed RTT.
+    pub rtt_ms: f64,
+    pub min_rtt_ms: f64,
+    pub rttvar_ms: f64,
+    /// Congestion window, segments.
+    pub cwnd: u32,
+    pub mss: u32,
+    pub delivery_rate_bps: f64,
+    pub pacing_rate_bps: Option<f64>,
+    pub bytes_in_flight: u64,
+    pub bytes_acked: u64,
+    pub bytes_received: u64,
+    pub retransmitted_bytes: u64,
+    /// The peer's advertised window (Linux 5.4+), bytes.
+    pub peer_window: Option<u64>,
+    /// The window this end advertises (Linux 6.2+), bytes.
+    pub local_window: Option<u64>,
+    pub busy_ms: Option<f64>,
+    pub rwnd_limited_pct: Option<f64>,
+    pub sndbuf_limited_pct: Option<f64>,
+    pub network_limited_pct: Option<f64>,
+    pub limited_by: Option<LimitedBy>,
+    /// Advice for this flow, when a buffer limits it.
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Report {
+    pub host: Option<String>,
+    pub flows: Vec<Flow>,
+}
+
+/// A share of the busy time above which a buffer deserves a note.
+const NOTE_PCT: f64 = 20.0;
+
+/// A flow from its addresses, congestion control and TCP_INFO.
+pub fn flow(local: SocketAddr, peer: SocketAddr, cc: Option<String>, i: &TcpInfo) -> Flow {
+    let b = i.breakdown(None);
+    // A sender with nothing unsent and its congestion window far from full (an interactive
+    // session, a throttled copy) is held back by its application, not the network.
+    let cwnd_bytes = u64::from(i.tcpi_snd_cwnd) * u64::from(i.tcpi_snd_mss);
+    let app = i.tcpi_notsent_bytes == 0 && (i.delivery_rate_app_limited() || i.bytes_in_flight() * 2 < cwnd_bytes);
+    let limited_by = b.map(|b| {
+        if app && b.limited_by == LimitedBy::Network {
+            LimitedBy::Application
+        } else {
+            b.limited_by
+        }
+    });
+    let rtt = Duration::from_millis_f64(f64::from(i.tcpi_rtt.max(1)) / 1000.0);
+    let peer_window = Some(u64::from(i.tcpi_snd_wnd)).filter(|&w| w > 0);
+    let note = b.and_then(|b| {
+        if b.rwnd_limited_pct >= NOTE_PCT {
+            let w = peer_window.map(|w| {
+                format!(
+                    ": the peer advertises {}, {} at {} ms",
+                    output::bytes(w),
+                    output::rate(bdp::max_throughput_bps(Bytes::new(w), rtt)),
+                    output::ms(i.rtt_ms())
+                )
+            });
+            Some(format!(
+                "receive window limited {:.0}% of the time{}: raise the receive buffer maximum on the peer (tcp_rmem[2]; see tcptune advise)",
+                b.rwnd_limited_pct,
+                w.unwrap_or_default()
+            ))
+        } else if b.sndbuf_limited_pct >= NOTE_PCT {
+            Some(format!(
+                "send buffer limited {:.0}% of the time: raise tcp_wmem[2] here (see tcptune advise), or the program's SO_SNDBUF",
+                b.sndbuf_limited_pct
+            ))
+        } else {
+            None
+        }
+    });
+    #[allow(clippy::cast_precision_loss)]
+    Flow {
+        local: local.to_string(),
+        peer: peer.to_string(),
+        congestion_control: cc,
+        rtt_ms: output::ms(i.rtt_ms()),
+        min_rtt_ms: output::ms(i.min_rtt_ms()),
+        rttvar_ms: output::ms(f64::from(i.tcpi_rttvar) / 1000.0),
+        cwnd: i.tcpi_snd_cwnd,
+        mss: i.tcpi_snd_mss,
+        delivery_rate_bps: i.tcpi_delivery_rate as f64 * 8.0,
+        pacing_rate_bps: (i.tcpi_pacing_rate > 0 && i.tcpi_pacing_rate != u64::MAX)
+            .then_some(i.tcpi_pacing_rate as f64 * 8.0),
+        bytes_in_flight: i.bytes_in_flight(),
+        bytes_acked: i.tcpi_bytes_acked,
+        bytes_received: i.tcpi_bytes_received,
+        retransmitted_bytes: i.tcpi_bytes_retrans,
+        peer_window,
+        local_window: Some(u64::from(i.tcpi_rcv_wnd)).filter(|&w| w > 0),
+        busy_ms: b.map(|b| b.busy_ms),
+        rwnd_limited_pct: b.map(|b| b.rwnd_limited_pct),
+        sndbuf_limited_pct: b.map(|b| b.sndbuf_limited_pct),
+        network_limited_pct: b.map(|b| b.network_limited_pct),
+        limited_by,
+        note,
+    }
+}
+
+/// Every address `host` stands for (an IP literal, or what the resolver returns).
+#[cfg(target_os = "linux")]
+fn peer_addresses(host: &str) -> anyhow::Result<Vec<std::net::IpAddr>> {
+    if let Some(ip) = crate::measure::resolve::parse_literal(host) {
+        return Ok(vec![ip]);
+    }
+    use std::net::ToSocketAddrs as _;
+    let addrs: Vec<std::net::IpAddr> = (host, 0)
+        .to_socket_addrs()
+        .map_err(|e| crate::error::Error::measurement(format!("cannot resolve \"{host}\": {e}")))?
+        .map(|a| a.ip())
+        .collect();
+    Ok(addrs)
+}
+
+/// The established TCP flows of this network namespace, to `host` (any of its addresses) and
+/// with `port` at either end when given, the busiest first.
+#[cfg(target_os = "linux")]
+pub fn flows(host: Option<&str>, port: Option<u16>) -> anyhow::Result<Vec<Flow>> {
+    use anyhow::Context as _;
+    let peers = host.map(peer_addresses).transpose()?;
+    let sockets = crate::diag::sockdiag::tcp_sockets().context("reading the TCP sockets (sock_diag netlink)")?;
+    let mut flows: Vec<(u64, Flow)> = sockets
+        .into_iter()
+        .filter(|s| peers.as_ref().is_none_or(|p| p.contains(&s.peer.ip())))
+        .filter(|s| port.is_none_or(|p| s.local.port() == p || s.peer.port() == p))
+        .filter_map(|s| {
+            let i = s.info?;
+            Some((
+                i.tcpi_bytes_acked + i.tcpi_bytes_received,
+                flow(s.local, s.peer, s.cong, &i),
+            ))
+        })
+        .collect();
+    // The busiest flows first.
+    flows.sort_by_key(|x| std::cmp::Reverse(x.0));
+    Ok(flows.into_iter().map(|(_, f)| f).collect())
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn flows(_host: Option<&str>, _port: Option<u16>) -> anyhow::Result<Vec<Flow>> {
+    Err(
+        crate::error::Error::usage("inspect reads the kernel's socket table through INET_DIAG, which only Linux has")
+            .with_hint(
+                "on FreeBSD, `sockstat -4 -c` and `tcpdrop`-style tools list flows; `tcptune verify` works everywhere",
+            )
+            .into(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_window_limited_sender_gets_a_note() {
+        let i = TcpInfo {
+            tcpi_rtt: 50_000,
+            tcpi_min_rtt: 49_900,
+            tcpi_snd_cwnd: 300,
+            tcpi_snd_mss: 1448,
+            tcpi_delivery_rate: 5_000_000,
+            tcpi_busy_time: 2_000_000,
+            tcpi_rwnd_limited: 1_800_000,
+            tcpi_snd_wnd: 262_144,
+            tcpi_bytes_acked: 10_000_000,
+            ..TcpInfo::default()
+        };
+        let f = flow(
+            "198.18.0.1:40000".parse().expect("addr"),
+            "198.18.0.2:5301".parse().expect("addr"),
+            Some("bbr".into()),
+            &i,
+        );
+        assert_eq!(f.rtt_ms, 50.0);
+        assert_eq!(f.delivery_rate_bps, 40e6);
+        assert_eq!(f.limited_by, Some(LimitedBy::ReceiveWindow));
+        assert_eq!(f.rwnd_limited_pct, Some(90.0));
+        let note = f.note.expect("note");
+        assert!(note.contains("262144 bytes") && note.contains("41.94 Mbit/s"), "{note}");
+        let v = serde_json::to_value(flow(
+            "127.0.0.1:1".parse().expect("addr"),
+            "127.0.0.1:2".parse().expect("addr"),
+            None,
+            &TcpInfo::default(),
+        ))
+        .expect("json");
+        for k in [
+            "local",
+            "peer",
+            "rtt_ms",
+            "cwnd",
+            "delivery_rate_bps",
+            "rwnd_limited_pct",
+            "sndbuf_limited_pct",
+        ] {
+            assert!(v.get(k).is_some(), "{k} in {v}");
+        }
+        assert!(v["rwnd_limited_pct"].is_null(), "a receiving flow: {v}");
+    }
+}

@@ -1,0 +1,327 @@
+//! The `verify` throughput test, this end sending: connect to `tcptune serve`, send for the
+//! granted time, read the sender's TCP_INFO (Linux) and the receiver's result, and settle what
+//! limited the flow ([`super::verdict`]). No printing: progress goes to the caller's callback.
+//!
+//! # Platform specific behavior
+//! On FreeBSD and macOS the test runs and reports goodput and the connect-time RTT, but there are
+//! no limited-by counters: those fields are null.
+
+use std::io::{BufRead as _, Read as _, Write as _};
+use std::net::{IpAddr, SocketAddr, TcpStream};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use super::proto::{self, Answer, Hello, ServerResult, Status};
+use super::tcpinfo::{LimitedBy, TcpInfo};
+use super::verdict::{AdviceFacts, BufferFacts, VerdictFacts, advice, last_field, settle_verdict};
+use crate::advice::{ASSUMED_RATE_BPS, Source, System};
+use crate::bdp::{self, Sizing};
+use crate::error::Error;
+use crate::output;
+use crate::platform::Os;
+use crate::profile::Profile;
+use crate::units::Bitrate;
+
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long the server may take to drain our buffer and answer after we stop.
+const RESULT_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// The test to run.
+#[derive(Debug, Clone)]
+pub struct VerifyRequest {
+    /// The host running `tcptune serve`.
+    pub host: String,
+    pub port: u16,
+    /// How long to send; the server grants at most [`proto::MAX_DURATION_MS`].
+    pub time: Duration,
+    /// The path rate for sizing the advice; None: the link speed, else assumed.
+    pub bandwidth: Option<Bitrate>,
+}
+
+/// What the test is doing, for a progress display the command draws.
+#[derive(Debug, Clone, Copy)]
+pub enum Phase {
+    /// Sending to `to` for `granted`.
+    Sending { to: SocketAddr, granted: Duration },
+    /// Done sending; waiting for the receiver's result.
+    Sent,
+}
+
+#[derive(Debug, Serialize)]
+pub struct PathFacts {
+    pub bandwidth_bps: u64,
+    pub bandwidth_source: Source,
+    /// For the flow's minimum RTT, exactly bandwidth / 8 × RTT.
+    pub bdp_bytes: serde_json::Value,
+    pub sizing: Sizing,
+}
+
+#[derive(Debug, Serialize)]
+pub struct VerifyReport {
+    pub host: String,
+    pub addr: String,
+    /// Sender → receiver: this end sent.
+    pub direction: &'static str,
+    pub duration_s: f64,
+    pub bytes: u64,
+    /// Payload bytes the receiver got, per second of its receiving time, in bit/s.
+    pub throughput_bps: f64,
+    /// The sender's smoothed RTT at the end of the test (Linux), else the connect time.
+    pub rtt_ms: f64,
+    pub min_rtt_ms: Option<f64>,
+    pub rtt_source: &'static str,
+    pub cwnd: Option<u32>,
+    pub mss: Option<u32>,
+    pub delivery_rate_bps: Option<f64>,
+    pub retransmitted_pct: Option<f64>,
+    pub busy_ms: Option<f64>,
+    pub rwnd_limited_pct: Option<f64>,
+    pub sndbuf_limited_pct: Option<f64>,
+    pub network_limited_pct: Option<f64>,
+    pub app_limited_pct: Option<f64>,
+    pub limited_by: Option<LimitedBy>,
+    pub path: PathFacts,
+    pub receiver: BufferFacts,
+    pub sender: BufferFacts,
+    /// The largest receive window the receiver advertised, bytes (Linux 6.2+ receivers).
+    pub receiver_window: Option<u64>,
+    pub advice: Vec<String>,
+}
+fn measurement(msg: String) -> Error {
+    Error::measurement(msg)
+}
+
+/// Address of the host, and the link speed towards it when the user gave no rate.
+fn resolve(a: &VerifyRequest) -> Result<(IpAddr, Option<u64>), Error> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| measurement(format!("cannot start a runtime: {e}")))?;
+    rt.block_on(async {
+        let addr = crate::measure::resolve::resolve(&a.host, None).await?;
+        let speed = if a.bandwidth.is_some() {
+            None
+        } else {
+            crate::measure::link::link_facts(addr).await.speed_bps
+        };
+        Ok((addr, speed))
+    })
+}
+
+/// The buffer key of `os` whose profile fact is `fact`, and its running value.
+fn buffer_key(os: Os, fact: &str) -> Option<String> {
+    Profile::for_os(os)
+        .caps
+        .into_iter()
+        .find(|(_, f)| f == fact)
+        .map(|(k, _)| k)
+}
+
+/// Run the test described by `a` from this end (`sender`: its OS and running values).
+pub fn verify(a: &VerifyRequest, sender: &System<'_>, on_phase: &mut dyn FnMut(Phase)) -> anyhow::Result<VerifyReport> {
+    let (ip, link_speed) = resolve(a)?;
+    let sa = SocketAddr::new(ip, a.port);
+    let t0 = Instant::now();
+    let mut s = TcpStream::connect_timeout(&sa, CONNECT_TIMEOUT).map_err(|e| {
+        measurement(format!("cannot connect to {sa}: {e}")).with_hint(format!(
+            "is `tcptune serve` running on {}, and is port {} open?",
+            a.host, a.port
+        ))
+    })?;
+    let connect_ms = t0.elapsed().as_secs_f64() * 1000.0;
+    s.set_read_timeout(Some(CONNECT_TIMEOUT))?;
+    s.set_write_timeout(Some(CONNECT_TIMEOUT))?;
+    let want_ms = u32::try_from(a.time.as_millis())
+        .unwrap_or(proto::MAX_DURATION_MS)
+        .max(1);
+    s.write_all(
+        &Hello {
+            version: proto::VERSION,
+            duration_ms: want_ms,
+        }
+        .encode(),
+    )
+    .map_err(|e| measurement(format!("{sa} closed the connection: {e}")))?;
+    let mut frame = [0u8; proto::HELLO_LEN];
+    s.read_exact(&mut frame)
+        .map_err(|e| measurement(format!("{sa} gave no answer ({e}): is it a tcptune serve?")))?;
+    let answer = Answer::decode(&frame).map_err(|e| measurement(format!("{sa}: {e}")))?;
+    match answer.status {
+        Status::Ok => {}
+        Status::Busy => {
+            return Err(measurement(format!("{sa} is busy with another test"))
+                .with_hint("try again when it is done")
+                .into());
+        }
+        Status::BadVersion => {
+            return Err(Error::usage(format!(
+                "{sa} speaks tcptune protocol version {}, this verify speaks {}",
+                answer.version,
+                proto::VERSION
+            ))
+            .with_hint("use the same tcptune version on both ends")
+            .into());
+        }
+    }
+    let granted = Duration::from_millis(u64::from(answer.granted_ms));
+    on_phase(Phase::Sending { to: sa, granted });
+    // Short write timeouts so the test stops on time even with the send buffer full.
+    s.set_write_timeout(Some(Duration::from_millis(50)))?;
+    let chunk = vec![0u8; 128 * 1024];
+    let start = Instant::now();
+    let mut sent = 0u64;
+    while start.elapsed() < granted {
+        match s.write(&chunk) {
+            Ok(n) => sent += n as u64,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut | std::io::ErrorKind::Interrupted
+                ) => {}
+            Err(e) => {
+                return Err(
+                    measurement(format!("the test to {sa} broke off after {}: {e}", output::bytes(sent))).into(),
+                );
+            }
+        }
+    }
+    let elapsed = start.elapsed();
+    let info = sender_info(&s);
+    on_phase(Phase::Sent);
+    s.shutdown(std::net::Shutdown::Write)?;
+    s.set_read_timeout(Some(RESULT_TIMEOUT))?;
+    let mut line = String::new();
+    std::io::BufReader::new((&s).take(proto::MAX_RESULT as u64))
+        .read_line(&mut line)
+        .map_err(|e| measurement(format!("no result from {sa}: {e}")))?;
+    let result: ServerResult = serde_json::from_str(line.trim())
+        .map_err(|e| measurement(format!("{sa} sent a result tcptune cannot read ({e})")))?;
+
+    #[allow(clippy::cast_precision_loss)]
+    let throughput = if result.duration_us == 0 {
+        0.0
+    } else {
+        result.bytes as f64 * 8.0 / (result.duration_us as f64 / 1e6)
+    };
+    let elapsed_us = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
+    let breakdown = info.and_then(|i| i.breakdown(Some(elapsed_us)));
+    let min_rtt_ms = info.map(|i| i.min_rtt_ms()).filter(|r| *r > 0.0);
+    let (rtt_ms, rtt_source) = match info.filter(|i| i.tcpi_rtt > 0) {
+        Some(i) => (i.rtt_ms(), "tcp_info"),
+        None => (connect_ms, "connect"),
+    };
+    let sizing_rtt = min_rtt_ms.unwrap_or(rtt_ms);
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let (rate, rate_source) = match (a.bandwidth, link_speed) {
+        (Some(b), _) => (b, Source::Given),
+        (None, Some(sp)) => (Bitrate::from_bps(sp), Source::Measured),
+        // The path carries at least what this test got through.
+        (None, None) => (
+            Bitrate::from_bps(ASSUMED_RATE_BPS.max(throughput as u64)),
+            Source::Assumed,
+        ),
+    };
+    let rtt = crate::units::Duration::from_millis_f64(sizing_rtt);
+    let sizing = bdp::size_buffers(rate, rtt, None);
+    let receiver_os: Os = match result.os.as_str() {
+        "freebsd" => Os::Freebsd,
+        "macos" => Os::Macos,
+        _ => Os::Linux,
+    };
+    let receiver = BufferFacts {
+        os: result.os.clone(),
+        key: result.rcvbuf_key.clone().or_else(|| buffer_key(receiver_os, "buffer")),
+        max: result.rcvbuf_value.as_deref().and_then(last_field),
+        value: result.rcvbuf_value.clone(),
+        needed: sizing.buffer,
+    };
+    let send_key = buffer_key(sender.os, "send_buffer");
+    let send_value = send_key
+        .as_deref()
+        .and_then(|k| sender.backend.and_then(|b| b.read(k).value().map(str::to_string)));
+    let sender = BufferFacts {
+        os: sender.os.to_string(),
+        key: send_key,
+        max: send_value.as_deref().and_then(last_field),
+        value: send_value,
+        needed: sizing.send_buffer,
+    };
+    let peer_window = info.map(|i| u64::from(i.tcpi_snd_wnd)).filter(|&w| w > 0);
+    let breakdown = breakdown.map(|mut b| {
+        b.limited_by = settle_verdict(
+            &b,
+            &VerdictFacts {
+                throughput_bps: throughput,
+                sizing_rtt_ms: sizing_rtt,
+                rate,
+                rate_source,
+                receiver: &receiver,
+                sender: &sender,
+                peer_window,
+                #[allow(clippy::cast_precision_loss)]
+                delivery_rate_bps: info.map(|i| i.tcpi_delivery_rate as f64 * 8.0),
+            },
+        );
+        b
+    });
+    #[allow(clippy::cast_precision_loss)]
+    let retransmitted_pct = info
+        .filter(|i| i.tcpi_bytes_sent > 0)
+        .map(|i| (1000.0 * i.tcpi_bytes_retrans as f64 / i.tcpi_bytes_sent as f64).round() / 10.0);
+    let path = PathFacts {
+        bandwidth_bps: rate.bps(),
+        bandwidth_source: rate_source,
+        bdp_bytes: output::number(bdp::bdp_exact(rate, rtt)),
+        sizing,
+    };
+    let facts = AdviceFacts {
+        breakdown: breakdown.as_ref(),
+        throughput_bps: throughput,
+        sizing_rtt_ms: sizing_rtt,
+        rate,
+        rate_source,
+        receiver: &receiver,
+        sender: &sender,
+        retransmitted_pct,
+        peer_window,
+    };
+    let advice = advice(&facts);
+    #[allow(clippy::cast_precision_loss)]
+    Ok(VerifyReport {
+        host: a.host.clone(),
+        addr: sa.to_string(),
+        direction: "send",
+        duration_s: output::ms(elapsed.as_secs_f64()),
+        bytes: result.bytes,
+        throughput_bps: throughput.round(),
+        rtt_ms: output::ms(rtt_ms),
+        min_rtt_ms: min_rtt_ms.map(output::ms),
+        rtt_source,
+        cwnd: info.map(|i| i.tcpi_snd_cwnd),
+        mss: info.map(|i| i.tcpi_snd_mss),
+        delivery_rate_bps: info.map(|i| i.tcpi_delivery_rate as f64 * 8.0),
+        retransmitted_pct,
+        busy_ms: breakdown.map(|b| b.busy_ms),
+        rwnd_limited_pct: breakdown.map(|b| b.rwnd_limited_pct),
+        sndbuf_limited_pct: breakdown.map(|b| b.sndbuf_limited_pct),
+        network_limited_pct: breakdown.map(|b| b.network_limited_pct),
+        app_limited_pct: breakdown.and_then(|b| b.app_limited_pct),
+        limited_by: breakdown.map(|b| b.limited_by),
+        path,
+        receiver,
+        sender,
+        receiver_window: result.rcv_wnd,
+        advice,
+    })
+}
+
+#[cfg(target_os = "linux")]
+fn sender_info(s: &TcpStream) -> Option<TcpInfo> {
+    crate::diag::tcpinfo::get(s).ok()
+}
+
+#[cfg(not(target_os = "linux"))]
+fn sender_info(_s: &TcpStream) -> Option<TcpInfo> {
+    None
+}

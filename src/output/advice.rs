@@ -1,0 +1,262 @@
+//! The advice rendered: sysctl file, shell script, table (JSON is [`super::json`] of
+//! [`Advice`] itself). Every comment line goes through [`super::comment`], so no text from a
+//! profile or a host name can end a comment and start a live line.
+
+use std::io::Write;
+
+use crate::advice::{Advice, Source};
+use crate::bdp::Sizing;
+use crate::platform::Os;
+use crate::profile::{Action, Stage};
+use crate::units::Bitrate;
+
+/// How the receive buffer was sized, for the header lines.
+fn receive_rule(s: &Sizing) -> String {
+    if s.loss_recovery {
+        "5 x BDP, for loss recovery".to_string()
+    } else {
+        format!(
+            "2 x BDP for RTT {:.3} ms, +{:.1}% headroom",
+            s.sizing_rtt_ms, s.headroom_pct
+        )
+    }
+}
+
+/// How the send buffer was sized, for the header lines.
+fn send_rule(s: &Sizing) -> &'static str {
+    if s.loss_recovery {
+        "5 x BDP, for loss recovery"
+    } else {
+        "2.5 x BDP"
+    }
+}
+
+fn header(out: &mut dyn Write, a: &Advice) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "# tcptune {} advice for {}, generated {}",
+        a.tcptune_version, a.os, a.generated
+    )?;
+    let src = |s: Source| match s {
+        Source::Given => "given",
+        Source::Measured => "measured",
+        Source::Assumed => "ASSUMED: link speed unknown",
+    };
+    let host = a
+        .host
+        .as_deref()
+        .map(|h| format!(" to {}", super::comment(h)))
+        .unwrap_or_default();
+    writeln!(
+        out,
+        "# path{host}: RTT {} ms ({}), bandwidth {} ({})",
+        a.rtt_ms,
+        src(a.rtt_source),
+        Bitrate::from_bps(a.bandwidth_bps),
+        src(a.bandwidth_source)
+    )?;
+    writeln!(
+        out,
+        "# BDP {}; receive buffer {} = {}; send buffer {} = {}",
+        super::bytes(a.sizing.bdp),
+        super::bytes(a.sizing.buffer),
+        receive_rule(&a.sizing),
+        super::bytes(a.sizing.send_buffer),
+        send_rule(&a.sizing)
+    )?;
+    match &a.current_from {
+        Some(c) => writeln!(out, "# running values read from {c}")?,
+        None => writeln!(
+            out,
+            "# running values unknown (advising for another system): compared with {} defaults",
+            a.os
+        )?,
+    }
+    for h in &a.hosts {
+        let r = &h.measurement.rtt;
+        writeln!(
+            out,
+            "# host {} ({}): rtt min/avg/max/mdev {:.3}/{:.3}/{:.3}/{:.3} ms, {} of {} answered",
+            super::comment(&h.host),
+            h.measurement.addr,
+            r.min_ms,
+            r.avg_ms,
+            r.max_ms,
+            r.mdev_ms,
+            r.received,
+            r.sent
+        )?;
+        if let Some(c) = &h.measurement.capacity {
+            writeln!(
+                out,
+                "# host {}: bottleneck {}{} from packet trains ({} of {} trains of {} x {} bytes agree)",
+                super::comment(&h.host),
+                if c.sender_limited { "at least " } else { "" },
+                super::rate(c.bps as f64),
+                c.agreeing,
+                c.trains,
+                c.per_train,
+                c.packet_bytes
+            )?;
+        }
+    }
+    for n in &a.notes {
+        writeln!(out, "# note: {}", super::comment(n))?;
+    }
+    for w in &a.warnings {
+        writeln!(out, "# warning: {}", super::comment(w))?;
+    }
+    Ok(())
+}
+
+/// `key = value` lines and `#` comments: valid for /etc/sysctl.d (Linux) or /etc/sysctl.conf.
+pub fn write_sysctl(out: &mut dyn Write, a: &Advice) -> anyhow::Result<()> {
+    header(out, a)?;
+    // FreeBSD's rc.d/sysctl and macOS read `key=value`; Linux's sysctl -p also takes spaces.
+    let sep = if a.os == Os::Linux { " = " } else { "=" };
+    if a.changes == 0 {
+        writeln!(
+            out,
+            "#\n# no change needed: the running values already meet this path's needs"
+        )?;
+    }
+    // Profiles refuse control characters; every comment is made one line all the same, so
+    // no text can end a comment and start a live line.
+    let c = super::comment;
+    for s in &a.settings {
+        writeln!(out, "#")?;
+        writeln!(out, "# {}", c(&s.reason))?;
+        if let Some(n) = &s.note {
+            writeln!(out, "# note: {}", c(n))?;
+        }
+        let (key, value) = (c(&s.key), c(&s.value));
+        match (&s.action, s.stage) {
+            (_, Stage::Boot) => writeln!(out, "# boot-time tunable, add to /boot/loader.conf: {key}={value}")?,
+            (Action::Set, Stage::Runtime) => writeln!(out, "{key}{sep}{value}")?,
+            (Action::Keep, _) => writeln!(out, "# {key}{sep}{value}  (already running: no change)")?,
+            (Action::Unavailable(why), _) => writeln!(out, "# {key}{sep}{value}  (not applied: {})", c(why))?,
+        }
+    }
+    Ok(())
+}
+
+/// A `#!/bin/sh` script of sysctl commands, each quoted by [`Os::set_command`].
+pub fn write_shell(out: &mut dyn Write, a: &Advice) -> anyhow::Result<()> {
+    writeln!(out, "#!/bin/sh")?;
+    header(out, a)?;
+    let c = super::comment;
+    for s in &a.settings {
+        // Quoted by the one renderer of a sysctl command: `key=value` from a profile must
+        // never run as shell code.
+        let line = a.os.set_command(&s.key, &s.value);
+        match (&s.action, s.stage) {
+            (_, Stage::Boot) => writeln!(
+                out,
+                "# boot-time tunable, add to /boot/loader.conf: {}={}",
+                c(&s.key),
+                c(&s.value)
+            )?,
+            (Action::Set, Stage::Runtime) => writeln!(out, "{}", c(&line))?,
+            (Action::Keep, _) => writeln!(out, "# {}  # already running", c(&line))?,
+            (Action::Unavailable(why), _) => writeln!(out, "# {}  # not applied: {}", c(&line), c(why))?,
+        }
+    }
+    Ok(())
+}
+
+/// The path, the buffers, the measured hosts and the settings, for people.
+pub fn write_table(out: &mut dyn Write, a: &Advice, tty: bool, color: bool) -> anyhow::Result<()> {
+    let host = a.host.as_deref().map(|h| format!(" to {h}")).unwrap_or_default();
+    let assumed = if a.bandwidth_source == Source::Assumed {
+        " (ASSUMED)"
+    } else {
+        ""
+    };
+    writeln!(
+        out,
+        "Path{host}: RTT {} ms, {}{assumed} -> BDP {}",
+        a.rtt_ms,
+        Bitrate::from_bps(a.bandwidth_bps),
+        super::bytes(a.sizing.bdp)
+    )?;
+    writeln!(
+        out,
+        "Buffers: receive {} ({}), send {} ({}); {} change(s) for {}",
+        super::bytes(a.sizing.buffer),
+        receive_rule(&a.sizing),
+        super::bytes(a.sizing.send_buffer),
+        send_rule(&a.sizing),
+        a.changes,
+        a.os
+    )?;
+    if !a.hosts.is_empty() {
+        let mut t = super::table(tty, color);
+        t.set_header(super::header([
+            "host",
+            "address",
+            "method",
+            "rtt min/avg/max/mdev ms",
+            "loss",
+            "interface",
+            "speed",
+            "capacity",
+            "mtu",
+        ]));
+        for h in &a.hosts {
+            let m = &h.measurement;
+            let r = &m.rtt;
+            t.add_row([
+                h.host.clone(),
+                m.addr.to_string(),
+                match &r.method {
+                    crate::measure::Method::Icmp => "icmp".to_string(),
+                    crate::measure::Method::TcpConnect { port } => format!("tcp/{port}"),
+                },
+                format!("{:.3}/{:.3}/{:.3}/{:.3}", r.min_ms, r.avg_ms, r.max_ms, r.mdev_ms),
+                format!("{:.0}%", r.loss_pct),
+                m.link.interface.clone().unwrap_or_else(|| "?".into()),
+                m.link
+                    .speed_bps
+                    .map_or_else(|| "unknown".into(), |s| Bitrate::from_bps(s).to_string()),
+                m.capacity.as_ref().map_or_else(
+                    || "-".into(),
+                    |c| {
+                        format!(
+                            "{}{}",
+                            if c.sender_limited { ">= " } else { "" },
+                            super::rate(c.bps as f64)
+                        )
+                    },
+                ),
+                m.link
+                    .route_mtu
+                    .or(m.link.mtu)
+                    .map_or_else(|| "?".into(), |m| m.to_string()),
+            ]);
+        }
+        writeln!(out, "{t}")?;
+    }
+    let mut t = super::table(tty, color);
+    t.set_header(super::header(["key", "current", "recommended", "why"]));
+    for s in &a.settings {
+        let rec = match (&s.action, s.stage) {
+            (_, Stage::Boot) => format!("{} (boot: /boot/loader.conf)", s.value),
+            (Action::Set, _) => s.value.clone(),
+            (Action::Keep, _) => format!("{} (no change)", s.value),
+            (Action::Unavailable(why), _) => format!("{} ({why})", s.value),
+        };
+        let why = match &s.note {
+            Some(n) => format!("{} [{n}]", s.reason),
+            None => s.reason.clone(),
+        };
+        t.add_row([s.key.clone(), s.current.clone().unwrap_or_else(|| "?".into()), rec, why]);
+    }
+    writeln!(out, "{t}")?;
+    for n in &a.notes {
+        writeln!(out, "note: {n}")?;
+    }
+    for w in &a.warnings {
+        writeln!(out, "warning: {w}")?;
+    }
+    Ok(())
+}

@@ -1,0 +1,85 @@
+//! The `calc` report as a table (JSON is [`super::json`] of the report itself).
+
+use std::io::Write;
+
+use crate::bdp;
+use crate::calc::{CalcReport, CalcRequest};
+
+/// Each quantity, its value and how it follows, for people.
+pub fn write_table(out: &mut dyn Write, a: &CalcRequest, r: &CalcReport, tty: bool, color: bool) -> anyhow::Result<()> {
+    let mut t = super::table(tty, color);
+    t.set_header(super::header(["quantity", "value", "how"]));
+    if let Some(b) = a.bandwidth {
+        t.add_row([
+            String::from("bandwidth"),
+            format!("{b} ({} bit/s)", b.bps()),
+            "given".into(),
+        ]);
+    }
+    if let Some(d) = a.rtt {
+        t.add_row(["RTT".into(), d.to_string(), "given".into()]);
+    }
+    if let Some(w) = a.window {
+        t.add_row(["window".into(), super::bytes(w.get()), "given".into()]);
+    }
+    if let (Some(rate), Some(rtt)) = (a.bandwidth, a.rtt) {
+        let exact = bdp::bdp_exact(rate, rtt);
+        let shown = if exact.fract() == 0.0 {
+            super::bytes(bdp::bdp_bytes(rate, rtt))
+        } else {
+            format!("{exact} bytes")
+        };
+        t.add_row([
+            "BDP".into(),
+            shown,
+            "bandwidth / 8 × RTT: the window that fills the path".into(),
+        ]);
+        if let (Some(b), Some(w)) = (r.buffer_bytes, r.send_buffer_bytes) {
+            t.add_row([
+                "receive buffer".into(),
+                super::bytes(b),
+                "Linux tcp_rmem[2]: 2 × BDP + 10 % RTT headroom, 64 KiB steps".into(),
+            ]);
+            t.add_row([
+                "send buffer".into(),
+                super::bytes(w),
+                "Linux tcp_wmem[2]: 2.5 × BDP, 64 KiB steps".into(),
+            ]);
+        }
+    }
+    if let Some(tp) = r.max_throughput_bps {
+        t.add_row([
+            "max throughput".into(),
+            super::rate(tp),
+            "window × 8 / RTT: the most this window allows".into(),
+        ]);
+        if let Some(b) = a.bandwidth {
+            #[allow(clippy::cast_precision_loss)]
+            let pct = (tp / b.bps() as f64 * 100.0).min(100.0);
+            t.add_row([
+                "of bandwidth".into(),
+                format!("{pct:.1} %"),
+                "share of the path the window can fill".into(),
+            ]);
+        }
+    }
+    if let Some(m) = r.max_rtt_ms {
+        t.add_row([
+            "max RTT".into(),
+            format!("{} ms", super::ms(m)),
+            "window × 8 / bandwidth: longest RTT this window fills".into(),
+        ]);
+    }
+    if let (Some(m), Some(loss)) = (r.mathis_bps, a.loss_pct) {
+        t.add_row([
+            "Mathis bound".into(),
+            super::rate(m),
+            format!(
+                "MSS {} bytes / RTT × 1.22 / √{loss} %: one Reno-like flow at this loss",
+                a.mss.get()
+            ),
+        ]);
+    }
+    writeln!(out, "{t}")?;
+    Ok(())
+}

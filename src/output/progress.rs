@@ -1,0 +1,92 @@
+//! Progress on stderr (indicatif), drawn for the commands: the domain reports what it is doing
+//! (a callback for `verify`, [`crate::measure::Progress`] for the probes) and never draws.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::measure::{HostProgress, Progress};
+
+/// How often a spinner turns.
+const TICK: Duration = Duration::from_millis(120);
+
+/// `verify`'s spinner while it sends to `to` for `granted`.
+pub fn sending(to: SocketAddr, granted: Duration) -> ProgressBar {
+    let p = ProgressBar::new(granted.as_millis().try_into().unwrap_or(u64::MAX));
+    p.set_style(
+        ProgressStyle::with_template("{spinner} sending to {msg} {elapsed}")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+    );
+    p.set_message(to.to_string());
+    p.enable_steady_tick(TICK);
+    p
+}
+
+/// The probes' spinners for `--host`: a line per host with its probe count, and a line while
+/// packet trains run; each line is cleared when its part ends.
+#[derive(Debug)]
+pub struct Probes(MultiProgress);
+
+impl Probes {
+    pub fn new() -> Self {
+        Self(MultiProgress::with_draw_target(ProgressDrawTarget::stderr()))
+    }
+}
+
+impl Default for Probes {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// A line that clears itself when dropped, also when its task is cancelled.
+struct Line(ProgressBar);
+
+impl Drop for Line {
+    fn drop(&mut self) {
+        self.0.finish_and_clear();
+    }
+}
+
+impl HostProgress for Line {
+    fn inc(&self) {
+        self.0.inc(1);
+    }
+
+    fn set(&self, n: u64) {
+        if n > self.0.position() {
+            self.0.set_position(n);
+        }
+    }
+
+    fn start_tcp(&self, host: &str) {
+        self.0.set_position(0);
+        self.0.set_message(format!("probing {host} via TCP…"));
+    }
+}
+
+impl Progress for Probes {
+    fn host(&self, host: &str, probes: u32) -> Box<dyn HostProgress> {
+        let style = ProgressStyle::with_template("{spinner} {msg} {pos}/{len}")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner());
+        let bar = self.0.add(ProgressBar::new(u64::from(probes)).with_style(style));
+        bar.set_message(format!("probing {host}…"));
+        bar.enable_steady_tick(TICK);
+        Box::new(Line(bar))
+    }
+
+    fn capacity(&self, host: &str) -> Box<dyn Send> {
+        let style =
+            ProgressStyle::with_template("{spinner} {msg}").unwrap_or_else(|_| ProgressStyle::default_spinner());
+        let bar = self.0.add(ProgressBar::new_spinner().with_style(style));
+        bar.set_message(format!("measuring the bottleneck rate to {host}…"));
+        bar.enable_steady_tick(TICK);
+        Box::new(Line(bar))
+    }
+}
+
+/// The probes' progress on stderr when it is a terminal, else none.
+pub fn probes(stderr_tty: bool) -> Option<std::sync::Arc<dyn Progress>> {
+    stderr_tty.then(|| std::sync::Arc::new(Probes::new()) as std::sync::Arc<dyn Progress>)
+}

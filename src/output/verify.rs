@@ -1,0 +1,41 @@
+//! The `verify` report as a table (JSON is [`super::json`] of the report itself).
+
+use std::io::Write;
+
+use crate::diag::tcpinfo::LimitedBy;
+use crate::diag::verify::VerifyReport;
+
+/// The goodput, RTT, limited-by shares, verdict and advice lines, for people.
+pub fn write_table(out: &mut dyn Write, r: &VerifyReport) -> anyhow::Result<()> {
+    let pct = |p: Option<f64>| p.map_or_else(|| "n/a".to_string(), |p| format!("{p:.1}%"));
+    writeln!(
+        out,
+        "verify {} ({}): sent {} in {:.2} s",
+        r.host,
+        r.addr,
+        super::bytes(r.bytes),
+        r.duration_s
+    )?;
+    writeln!(out, "  throughput       {}", super::rate(r.throughput_bps))?;
+    let min = r.min_rtt_ms.map(|m| format!(", min {m} ms")).unwrap_or_default();
+    writeln!(out, "  RTT              {} ms{min} ({})", r.rtt_ms, r.rtt_source)?;
+    if let (Some(c), Some(m)) = (r.cwnd, r.mss) {
+        writeln!(out, "  cwnd             {c} segments of {m} bytes")?;
+    }
+    if let Some(p) = r.retransmitted_pct {
+        writeln!(out, "  retransmitted    {p}% of the bytes")?;
+    }
+    writeln!(out, "  rwnd limited     {}", pct(r.rwnd_limited_pct))?;
+    writeln!(out, "  sndbuf limited   {}", pct(r.sndbuf_limited_pct))?;
+    writeln!(out, "  network limited  {}", pct(r.network_limited_pct))?;
+    writeln!(out, "  sender idle      {}", pct(r.app_limited_pct))?;
+    writeln!(
+        out,
+        "  limited by       {}",
+        r.limited_by.map_or("unknown (no TCP_INFO counters)", LimitedBy::as_str)
+    )?;
+    for line in &r.advice {
+        writeln!(out, "advice: {line}")?;
+    }
+    Ok(())
+}
