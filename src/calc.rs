@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use crate::bdp;
 use crate::error::Error;
-use crate::output;
+use crate::text;
 use crate::units::{Bitrate, Bytes, Duration};
 
 /// What was given.
@@ -85,7 +85,7 @@ pub fn compute(a: &CalcRequest) -> Result<CalcReport, Error> {
         mathis_bps: None,
     };
     if let (Some(rate), Some(rtt)) = (a.bandwidth, a.rtt) {
-        r.bdp_bytes = Some(output::number(bdp::bdp_exact(rate, rtt)));
+        r.bdp_bytes = Some(text::number(bdp::bdp_exact(rate, rtt)));
         let sizing = bdp::size_buffers(rate, rtt, None);
         r.buffer_bytes = Some(sizing.buffer);
         r.send_buffer_bytes = Some(sizing.send_buffer);

@@ -25,6 +25,7 @@ pub mod profile;
 pub mod signals;
 pub mod snapshot;
 pub mod sysctl_file;
+pub mod text;
 pub mod units;
 
 use std::ffi::OsString;
@@ -116,7 +117,7 @@ impl Context {
         forward_args.extend(["--state-dir".into(), state_dir.into()]);
         let again_args = again
             .iter()
-            .map(|(flag, v)| format!(" {flag} {}", output::shell_quote(v)))
+            .map(|(flag, v)| format!(" {flag} {}", crate::text::shell_quote(v)))
             .collect();
         Ok(Self {
             os,

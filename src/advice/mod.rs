@@ -16,9 +16,9 @@ use serde::Serialize;
 use crate::bdp::{self, Sizing};
 use crate::error::Error;
 use crate::measure::{HostMeasurement, PathProber, ProbeOptions};
-use crate::output;
 use crate::platform::{KeyState, Os, SysctlBackend};
 use crate::profile::{Action, Profile, Setting, Stage};
+use crate::text;
 use crate::units::{Bitrate, Duration};
 
 pub use path::ASSUMED_RATE_BPS;
@@ -176,8 +176,8 @@ pub fn advise(req: &AdviceRequest, sys: &System<'_>, prober: &dyn PathProber) ->
         notes.push(format!(
             "the running buffer maxima ({}) already cover this path (receive {}, send {}): no buffer change needed",
             profile.caps.keys().cloned().collect::<Vec<_>>().join(", "),
-            output::bytes(sizing.buffer),
-            output::bytes(sizing.send_buffer)
+            text::bytes(sizing.buffer),
+            text::bytes(sizing.send_buffer)
         ));
     }
     if sizing.clamped {
@@ -249,11 +249,11 @@ pub fn advise(req: &AdviceRequest, sys: &System<'_>, prober: &dyn PathProber) ->
         os: sys.os,
         profile: profile.name.clone(),
         host: path.host.clone(),
-        rtt_ms: output::ms(path.rtt.as_millis_f64()),
+        rtt_ms: text::ms(path.rtt.as_millis_f64()),
         rtt_source: path.rtt_source,
         bandwidth_bps: path.rate.bps(),
         bandwidth_source: path.rate_source,
-        bdp_bytes: output::number(bdp::bdp_exact(path.rate, path.rtt)),
+        bdp_bytes: text::number(bdp::bdp_exact(path.rate, path.rtt)),
         sizing,
         current_from: backend.map(crate::platform::SysctlBackend::describe),
         settings,

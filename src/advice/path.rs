@@ -6,7 +6,7 @@ use super::{AdviceRequest, HostReport, Path, Source};
 use crate::bdp;
 use crate::error::Error;
 use crate::measure::{HostMeasurement, PathProber, ProbeOptions};
-use crate::output;
+use crate::text;
 use crate::units::{Bitrate, Duration};
 
 /// When the egress link does not report its speed (virtio, TUN, many clouds), this is assumed.
@@ -50,7 +50,7 @@ pub fn resolve(a: &AdviceRequest, prober: &dyn PathProber) -> Result<(Path, Vec<
             Some(r) => (r, Source::Given, None),
             // Microsecond resolution, so rtt_ms in the output reproduces bdp_bytes exactly.
             None => (
-                Duration::from_millis_f64(output::ms(m.rtt.min_ms)),
+                Duration::from_millis_f64(text::ms(m.rtt.min_ms)),
                 Source::Measured,
                 Some(Duration::from_millis_f64(m.rtt.mdev_ms)),
             ),
@@ -75,10 +75,10 @@ pub fn resolve(a: &AdviceRequest, prober: &dyn PathProber) -> Result<(Path, Vec<
         };
         let report = HostReport {
             host: m.host.clone(),
-            rtt_ms: output::ms(rtt.as_millis_f64()),
+            rtt_ms: text::ms(rtt.as_millis_f64()),
             bandwidth_bps: rate.bps(),
             bandwidth_source: rate_source,
-            bdp_bytes: output::number(bdp::bdp_exact(rate, rtt)),
+            bdp_bytes: text::number(bdp::bdp_exact(rate, rtt)),
             measurement: m,
         };
         reports.push((path, report));
@@ -98,7 +98,7 @@ pub fn resolve(a: &AdviceRequest, prober: &dyn PathProber) -> Result<(Path, Vec<
 fn spread(samples: &[u64]) -> String {
     let lo = samples.iter().min().copied().unwrap_or(0);
     let hi = samples.iter().max().copied().unwrap_or(0);
-    format!("{} to {}", output::rate(lo as f64), output::rate(hi as f64))
+    format!("{} to {}", text::rate(lo as f64), text::rate(hi as f64))
 }
 
 /// The rate of a measured path, where it came from, and a note that says how it was chosen:
@@ -107,7 +107,7 @@ fn spread(samples: &[u64]) -> String {
 pub(crate) fn measured_rate(m: &HostMeasurement) -> (Bitrate, Source, String) {
     let link = m.link.speed_bps.filter(|s| *s > 0);
     let ifname = m.link.interface.as_deref().unwrap_or("the egress interface");
-    let show = |bps: u64| output::rate(bps as f64);
+    let show = |bps: u64| text::rate(bps as f64);
     match (&m.capacity, link) {
         (Some(c), _) if !c.sender_limited => {
             let mut note = format!(

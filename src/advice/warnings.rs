@@ -3,8 +3,8 @@
 
 use super::{HostReport, System};
 use crate::bdp::Sizing;
-use crate::output;
 use crate::platform::{KeyState, Os};
+use crate::text;
 
 /// Lost probes to a host that answers: the path may drop data at random too, and the advice
 /// for a loss-free path (CUBIC, 2 x BDP) is then the wrong one.
@@ -38,8 +38,8 @@ pub fn probe_rtt_note(cc: Option<&str>, rtt_ms: f64) -> Option<String> {
         "with bbr at {} ms, ProbeRTT idles the path for about {} ms every 10 s (about {cost:.0} % of throughput), whatever the buffers; \
          on a path without random loss cubic keeps more (tcptune's lab at 600 ms: bbr 90 %, cubic 97 % of the goodput limit), on a lossy one far less: \
          choose per application (TCP_CONGESTION, iperf3 -C cubic)",
-        output::ms(rtt_ms),
-        output::ms(rtt_ms + 200.0)
+        text::ms(rtt_ms),
+        text::ms(rtt_ms + 200.0)
     ))
 }
 
@@ -71,8 +71,8 @@ pub fn memory(
     {
         warnings.push(format!(
             "{flows} flow(s) x {} exceed tcp_mem[2] ({pages} pages = {}): TCP memory pressure will shrink the windows; raise net.ipv4.tcp_mem or expect fewer concurrent flows",
-            output::bytes(sizing.buffer),
-            output::bytes(b.bytes(pages))
+            text::bytes(sizing.buffer),
+            text::bytes(b.bytes(pages))
         ));
     }
     if b.over_quarter_of_ram()
@@ -80,8 +80,8 @@ pub fn memory(
     {
         warnings.push(format!(
             "{flows} flow(s) x {} is more than a quarter of this host's RAM ({})",
-            output::bytes(sizing.buffer),
-            output::bytes(ram)
+            text::bytes(sizing.buffer),
+            text::bytes(ram)
         ));
     }
 }

@@ -7,7 +7,7 @@ use super::memory::{MemoryFacts, tcp_memory};
 use super::{Finding, PathNeeds, Read};
 use crate::bdp;
 use crate::host::linux::TcpCounters;
-use crate::output;
+use crate::text;
 use crate::units::{Bytes, Duration};
 
 /// Every finding on the machine itself, in the order the table shows them: per interface
@@ -87,8 +87,8 @@ pub fn retransmissions(c: Option<TcpCounters>, rtt_ms: Option<f64>) -> Option<Fi
     let mathis = bdp::mathis_bps(Bytes::new(1448), Duration::from_millis_f64(rtt), pct / 100.0);
     let msg = format!(
         "{base}: at that loss one loss-based (Reno/CUBIC) flow reaches about {} at {} ms RTT (Mathis)",
-        output::rate(mathis),
-        output::ms(rtt)
+        text::rate(mathis),
+        text::ms(rtt)
     );
     let fix = "find the lossy hop: watch `nstat -az TcpRetransSegs` during a transfer, look for NIC errors and drops (`ip -s link`), a duplex mismatch or a too-short queue; bbr suffers less from random loss";
     Some(if pct >= 5.0 {

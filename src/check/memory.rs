@@ -5,7 +5,7 @@
 //! and `advise` can word the same budget as warnings.
 
 use super::Finding;
-use crate::output;
+use crate::text;
 
 /// The facts the budget is computed from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -101,8 +101,8 @@ pub fn tcp_memory(m: &MemoryFacts) -> Option<Finding> {
         let msg = format!(
             "{} flow(s) x {} against {} of RAM (tcp_mem is host-wide, not visible here)",
             m.flows,
-            output::bytes(m.per_flow),
-            output::bytes(ram)
+            text::bytes(m.per_flow),
+            text::bytes(ram)
         );
         return Some(if b.over_quarter_of_ram() {
             Finding::warn(
@@ -119,8 +119,8 @@ pub fn tcp_memory(m: &MemoryFacts) -> Option<Finding> {
             id,
             format!(
                 "TCP uses {} now, past tcp_mem[1] ({}): the kernel is under TCP memory pressure and shrinks every window",
-                output::bytes(b.bytes(m.in_use_pages.unwrap_or(0))),
-                output::bytes(b.bytes(pressure))
+                text::bytes(b.bytes(m.in_use_pages.unwrap_or(0))),
+                text::bytes(b.bytes(pressure))
             ),
             "raise net.ipv4.tcp_mem, or find the sockets holding memory (`ss -tm`)",
         ));
@@ -133,9 +133,9 @@ pub fn tcp_memory(m: &MemoryFacts) -> Option<Finding> {
             format!(
                 "{} flow(s) x {} = {} exceed tcp_mem[2] ({}): under load the kernel will shrink the windows",
                 m.flows,
-                output::bytes(m.per_flow),
-                output::bytes(need_u64),
-                output::bytes(b.bytes(max))
+                text::bytes(m.per_flow),
+                text::bytes(need_u64),
+                text::bytes(b.bytes(max))
             ),
             format!(
                 "raise net.ipv4.tcp_mem[2] to at least {pages_needed} pages ({}), or expect fewer concurrent flows",
@@ -149,23 +149,20 @@ pub fn tcp_memory(m: &MemoryFacts) -> Option<Finding> {
             format!(
                 "{} flow(s) x {} is more than a quarter of the RAM ({})",
                 m.flows,
-                output::bytes(m.per_flow),
-                output::bytes(m.ram.unwrap_or(0))
+                text::bytes(m.per_flow),
+                text::bytes(m.ram.unwrap_or(0))
             ),
             "plan for fewer concurrent bulk flows, or add memory",
         ));
     }
-    let ram = m
-        .ram
-        .map(|r| format!(" of {} RAM", output::bytes(r)))
-        .unwrap_or_default();
+    let ram = m.ram.map(|r| format!(" of {} RAM", text::bytes(r))).unwrap_or_default();
     Some(Finding::ok(
         id,
         format!(
             "tcp_mem[2] = {}{ram} holds {} flow(s) x {}",
-            output::bytes(b.bytes(max)),
+            text::bytes(b.bytes(max)),
             m.flows,
-            output::bytes(m.per_flow)
+            text::bytes(m.per_flow)
         ),
     ))
 }

@@ -175,11 +175,7 @@ fn ceiling(window: u64, rtt_ms: Option<f64>) -> String {
         crate::units::Bytes::new(window),
         crate::units::Duration::from_millis_f64(rtt),
     );
-    format!(
-        "at most {} at {} ms RTT",
-        crate::output::rate(bps),
-        crate::output::ms(rtt)
-    )
+    format!("at most {} at {} ms RTT", crate::text::rate(bps), crate::text::ms(rtt))
 }
 
 #[cfg(test)]

@@ -3,9 +3,9 @@
 //! path needs. Each reads values through [`Read`] and pushes findings.
 
 use super::{Finding, PathNeeds, RateSource, Read, ceiling};
-use crate::output;
 use crate::platform::Os;
 use crate::profile::Profile;
+use crate::text;
 use crate::units::Bitrate;
 
 fn persist(os: Os) -> &'static str {
@@ -256,8 +256,8 @@ pub fn buffers(os: Os, read: &Read<'_>, needs: &PathNeeds, f: &mut Vec<Finding>)
                 id,
                 format!(
                     "{field} = {} covers {path}: it needs {}",
-                    output::bytes(max),
-                    output::bytes(need)
+                    text::bytes(max),
+                    text::bytes(need)
                 ),
             ));
             continue;
@@ -277,9 +277,9 @@ pub fn buffers(os: Os, read: &Read<'_>, needs: &PathNeeds, f: &mut Vec<Finding>)
             id,
             format!(
                 "{field} = {} is short of the {} {path} needs (BDP {}){limit}",
-                output::bytes(max),
-                output::bytes(need),
-                output::bytes(needs.sizing.bdp)
+                text::bytes(max),
+                text::bytes(need),
+                text::bytes(needs.sizing.bdp)
             ),
             format!(
                 "{} — or all at once: tcptune advise --host {host} --format sysctl",

@@ -26,8 +26,8 @@ use crate::Context;
 use crate::cli::ServeArgs;
 use crate::diag::proto::{self, Answer, Hello, ServerResult, Status};
 use crate::error::Error;
-use crate::output;
 use crate::profile::Profile;
+use crate::text;
 
 /// How long a new connection has, in all, to send its 16-byte hello.
 pub const HELLO_TIMEOUT: Duration = Duration::from_secs(5);
@@ -428,7 +428,7 @@ fn handle(mut s: TcpStream, id: u64, shared: &Shared, facts: &ReceiverFacts) -> 
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
-            return Outcome::Aborted(format!("{} after {}", past_deadline(), output::bytes(bytes)));
+            return Outcome::Aborted(format!("{} after {}", past_deadline(), text::bytes(bytes)));
         }
         let wait = left.min(IDLE_TIMEOUT);
         if wait != timeout {
@@ -459,7 +459,7 @@ fn handle(mut s: TcpStream, id: u64, shared: &Shared, facts: &ReceiverFacts) -> 
                     }
                     _ => e.to_string(),
                 };
-                return Outcome::Aborted(format!("{why} after {}", output::bytes(bytes)));
+                return Outcome::Aborted(format!("{why} after {}", text::bytes(bytes)));
             }
         }
     }
@@ -486,9 +486,9 @@ fn handle(mut s: TcpStream, id: u64, shared: &Shared, facts: &ReceiverFacts) -> 
     };
     Outcome::Done(format!(
         "received {} in {:.2} s: {}",
-        output::bytes(bytes),
+        text::bytes(bytes),
         duration.as_secs_f64(),
-        output::rate(bps)
+        text::rate(bps)
     ))
 }
 

@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use crate::bdp;
 use crate::diag::tcpinfo::{LimitedBy, TcpInfo};
-use crate::output;
+use crate::text;
 use crate::units::{Bytes, Duration};
 
 /// One flow. The `*_limited_pct` fields are shares of the sender's busy time, as `ss -i` shows
@@ -77,9 +77,9 @@ pub fn flow(local: SocketAddr, peer: SocketAddr, cc: Option<String>, i: &TcpInfo
             let w = peer_window.map(|w| {
                 format!(
                     ": the peer advertises {}, {} at {} ms",
-                    output::bytes(w),
-                    output::rate(bdp::max_throughput_bps(Bytes::new(w), rtt)),
-                    output::ms(i.rtt_ms())
+                    text::bytes(w),
+                    text::rate(bdp::max_throughput_bps(Bytes::new(w), rtt)),
+                    text::ms(i.rtt_ms())
                 )
             });
             Some(format!(
@@ -101,9 +101,9 @@ pub fn flow(local: SocketAddr, peer: SocketAddr, cc: Option<String>, i: &TcpInfo
         local: local.to_string(),
         peer: peer.to_string(),
         congestion_control: cc,
-        rtt_ms: output::ms(i.rtt_ms()),
-        min_rtt_ms: output::ms(i.min_rtt_ms()),
-        rttvar_ms: output::ms(f64::from(i.tcpi_rttvar) / 1000.0),
+        rtt_ms: text::ms(i.rtt_ms()),
+        min_rtt_ms: text::ms(i.min_rtt_ms()),
+        rttvar_ms: text::ms(f64::from(i.tcpi_rttvar) / 1000.0),
         cwnd: i.tcpi_snd_cwnd,
         mss: i.tcpi_snd_mss,
         delivery_rate_bps: i.tcpi_delivery_rate as f64 * 8.0,

@@ -8,8 +8,8 @@ use serde::Serialize;
 use crate::advice::Source;
 use crate::bdp;
 use crate::diag::tcpinfo::{Breakdown, LimitedBy};
-use crate::output;
 use crate::platform::Os;
+use crate::text;
 use crate::units::{Bitrate, Bytes};
 
 /// A share of the busy time worth a line of advice.
@@ -150,7 +150,7 @@ pub fn advice(f: &AdviceFacts<'_>) -> Vec<String> {
     let Some(b) = f.breakdown else {
         out.push(format!(
             "measured {} goodput; this OS gives no limited-by counters (Linux TCP_INFO): run verify from a Linux sender to learn what limits the flow",
-            output::rate(f.throughput_bps)
+            text::rate(f.throughput_bps)
         ));
         return out;
     };
@@ -158,7 +158,7 @@ pub fn advice(f: &AdviceFacts<'_>) -> Vec<String> {
         Source::Assumed => format!("{} (ASSUMED: give --bandwidth)", f.rate),
         _ => f.rate.to_string(),
     };
-    let sized = format!("sized like advise for {} ms at {rate}", output::ms(f.sizing_rtt_ms));
+    let sized = format!("sized like advise for {} ms at {rate}", text::ms(f.sizing_rtt_ms));
     let rtt = crate::units::Duration::from_millis_f64(f.sizing_rtt_ms);
     // Advice to raise a buffer only under a buffer verdict: under "network" it would contradict
     // the verdict's own line (settle_verdict decides which it is).
@@ -172,8 +172,8 @@ pub fn advice(f: &AdviceFacts<'_>) -> Vec<String> {
             .map(|w| {
                 format!(
                     " (its window at the end: {}, {} at this RTT)",
-                    output::bytes(w),
-                    output::rate(bdp::max_throughput_bps(Bytes::new(w), rtt))
+                    text::bytes(w),
+                    text::rate(bdp::max_throughput_bps(Bytes::new(w), rtt))
                 )
             })
             .unwrap_or_default();
@@ -181,20 +181,20 @@ pub fn advice(f: &AdviceFacts<'_>) -> Vec<String> {
             Some(m) if m >= r.needed => out.push(format!(
                 "receive window limited {:.0}% of the time{window}, though the receiver's {field} ({}) covers the {} needed: its window was still growing (autotuning ramps up over the first round trips: test longer with --time), or the receiving program sets a small SO_RCVBUF",
                 b.rwnd_limited_pct,
-                output::bytes(m),
-                output::bytes(r.needed)
+                text::bytes(m),
+                text::bytes(r.needed)
             )),
             cur if !buffer_verdict => out.push(format!(
                 "receive window limited {:.0}% of the time{window}: not what limits this flow; the receiver's {field}{} is under the {} needed ({sized})",
                 b.rwnd_limited_pct,
-                cur.map(|m| format!(" ({})", output::bytes(m))).unwrap_or_default(),
-                output::bytes(r.needed),
+                cur.map(|m| format!(" ({})", text::bytes(m))).unwrap_or_default(),
+                text::bytes(r.needed),
             )),
             cur => out.push(format!(
                 "receive window limited {:.0}% of the time{window}: raise {field} on the receiver{} to {} ({sized}): {}",
                 b.rwnd_limited_pct,
-                cur.map(|m| format!(" (now {})", output::bytes(m))).unwrap_or_default(),
-                output::bytes(r.needed),
+                cur.map(|m| format!(" (now {})", text::bytes(m))).unwrap_or_default(),
+                text::bytes(r.needed),
                 raise_cmd(&r.os, r.key.as_deref().unwrap_or("net.ipv4.tcp_rmem"), r.value.as_deref(), r.needed)
             )),
         }
@@ -206,20 +206,20 @@ pub fn advice(f: &AdviceFacts<'_>) -> Vec<String> {
             Some(m) if m >= s.needed => out.push(format!(
                 "send buffer limited {:.0}% of the time, though {field} here ({}) covers the {} needed: the buffer was still growing; test longer with --time",
                 b.sndbuf_limited_pct,
-                output::bytes(m),
-                output::bytes(s.needed)
+                text::bytes(m),
+                text::bytes(s.needed)
             )),
             cur if !buffer_verdict => out.push(format!(
                 "send buffer limited {:.0}% of the time: not what limits this flow; {field} here{} is under the {} needed ({sized})",
                 b.sndbuf_limited_pct,
-                cur.map(|m| format!(" ({})", output::bytes(m))).unwrap_or_default(),
-                output::bytes(s.needed),
+                cur.map(|m| format!(" ({})", text::bytes(m))).unwrap_or_default(),
+                text::bytes(s.needed),
             )),
             cur => out.push(format!(
                 "send buffer limited {:.0}% of the time: raise {field} here on the sender{} to {} ({sized}): {}",
                 b.sndbuf_limited_pct,
-                cur.map(|m| format!(" (now {})", output::bytes(m))).unwrap_or_default(),
-                output::bytes(s.needed),
+                cur.map(|m| format!(" (now {})", text::bytes(m))).unwrap_or_default(),
+                text::bytes(s.needed),
                 raise_cmd(&s.os, s.key.as_deref().unwrap_or("net.ipv4.tcp_wmem"), s.value.as_deref(), s.needed)
             )),
         }
@@ -234,7 +234,7 @@ pub fn advice(f: &AdviceFacts<'_>) -> Vec<String> {
             out.push(format!(
                 "network limited {:.0}% of the time (the congestion window decided): the buffers are not what limits this flow; {} is what the path and the congestion control give one flow{loss}",
                 b.network_limited_pct,
-                output::rate(f.throughput_bps)
+                text::rate(f.throughput_bps)
             ));
         }
         LimitedBy::Application => out.push(format!(

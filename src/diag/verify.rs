@@ -18,9 +18,9 @@ use super::verdict::{AdviceFacts, BufferFacts, VerdictFacts, advice, last_field,
 use crate::advice::{ASSUMED_RATE_BPS, Source, System};
 use crate::bdp::{self, Sizing};
 use crate::error::Error;
-use crate::output;
 use crate::platform::Os;
 use crate::profile::Profile;
+use crate::text;
 use crate::units::Bitrate;
 
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -180,9 +180,7 @@ pub fn verify(a: &VerifyRequest, sender: &System<'_>, on_phase: &mut dyn FnMut(P
                     std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut | std::io::ErrorKind::Interrupted
                 ) => {}
             Err(e) => {
-                return Err(
-                    measurement(format!("the test to {sa} broke off after {}: {e}", output::bytes(sent))).into(),
-                );
+                return Err(measurement(format!("the test to {sa} broke off after {}: {e}", text::bytes(sent))).into());
             }
         }
     }
@@ -272,7 +270,7 @@ pub fn verify(a: &VerifyRequest, sender: &System<'_>, on_phase: &mut dyn FnMut(P
     let path = PathFacts {
         bandwidth_bps: rate.bps(),
         bandwidth_source: rate_source,
-        bdp_bytes: output::number(bdp::bdp_exact(rate, rtt)),
+        bdp_bytes: text::number(bdp::bdp_exact(rate, rtt)),
         sizing,
     };
     let facts = AdviceFacts {
@@ -292,11 +290,11 @@ pub fn verify(a: &VerifyRequest, sender: &System<'_>, on_phase: &mut dyn FnMut(P
         host: a.host.clone(),
         addr: sa.to_string(),
         direction: "send",
-        duration_s: output::ms(elapsed.as_secs_f64()),
+        duration_s: text::ms(elapsed.as_secs_f64()),
         bytes: result.bytes,
         throughput_bps: throughput.round(),
-        rtt_ms: output::ms(rtt_ms),
-        min_rtt_ms: min_rtt_ms.map(output::ms),
+        rtt_ms: text::ms(rtt_ms),
+        min_rtt_ms: min_rtt_ms.map(text::ms),
         rtt_source,
         cwnd: info.map(|i| i.tcpi_snd_cwnd),
         mss: info.map(|i| i.tcpi_snd_mss),

@@ -1,5 +1,5 @@
 //! The advice rendered: sysctl file, shell script, table (JSON is [`super::json`] of
-//! [`Advice`] itself). Every comment line goes through [`super::comment`], so no text from a
+//! [`Advice`] itself). Every comment line goes through [`crate::text::comment`], so no text from a
 //! profile or a host name can end a comment and start a live line.
 
 use std::io::Write;
@@ -45,7 +45,7 @@ fn header(out: &mut dyn Write, a: &Advice) -> std::io::Result<()> {
     let host = a
         .host
         .as_deref()
-        .map(|h| format!(" to {}", super::comment(h)))
+        .map(|h| format!(" to {}", crate::text::comment(h)))
         .unwrap_or_default();
     writeln!(
         out,
@@ -58,10 +58,10 @@ fn header(out: &mut dyn Write, a: &Advice) -> std::io::Result<()> {
     writeln!(
         out,
         "# BDP {}; receive buffer {} = {}; send buffer {} = {}",
-        super::bytes(a.sizing.bdp),
-        super::bytes(a.sizing.buffer),
+        crate::text::bytes(a.sizing.bdp),
+        crate::text::bytes(a.sizing.buffer),
         receive_rule(&a.sizing),
-        super::bytes(a.sizing.send_buffer),
+        crate::text::bytes(a.sizing.send_buffer),
         send_rule(&a.sizing)
     )?;
     match &a.current_from {
@@ -77,7 +77,7 @@ fn header(out: &mut dyn Write, a: &Advice) -> std::io::Result<()> {
         writeln!(
             out,
             "# host {} ({}): rtt min/avg/max/mdev {:.3}/{:.3}/{:.3}/{:.3} ms, {} of {} answered",
-            super::comment(&h.host),
+            crate::text::comment(&h.host),
             h.measurement.addr,
             r.min_ms,
             r.avg_ms,
@@ -90,9 +90,9 @@ fn header(out: &mut dyn Write, a: &Advice) -> std::io::Result<()> {
             writeln!(
                 out,
                 "# host {}: bottleneck {}{} from packet trains ({} of {} trains of {} x {} bytes agree)",
-                super::comment(&h.host),
+                crate::text::comment(&h.host),
                 if c.sender_limited { "at least " } else { "" },
-                super::rate(c.bps as f64),
+                crate::text::rate(c.bps as f64),
                 c.agreeing,
                 c.trains,
                 c.per_train,
@@ -101,10 +101,10 @@ fn header(out: &mut dyn Write, a: &Advice) -> std::io::Result<()> {
         }
     }
     for n in &a.notes {
-        writeln!(out, "# note: {}", super::comment(n))?;
+        writeln!(out, "# note: {}", crate::text::comment(n))?;
     }
     for w in &a.warnings {
-        writeln!(out, "# warning: {}", super::comment(w))?;
+        writeln!(out, "# warning: {}", crate::text::comment(w))?;
     }
     Ok(())
 }
@@ -122,7 +122,7 @@ pub fn write_sysctl(out: &mut dyn Write, a: &Advice) -> anyhow::Result<()> {
     }
     // Profiles refuse control characters; every comment is made one line all the same, so
     // no text can end a comment and start a live line.
-    let c = super::comment;
+    let c = crate::text::comment;
     for s in &a.settings {
         writeln!(out, "#")?;
         writeln!(out, "# {}", c(&s.reason))?;
@@ -144,7 +144,7 @@ pub fn write_sysctl(out: &mut dyn Write, a: &Advice) -> anyhow::Result<()> {
 pub fn write_shell(out: &mut dyn Write, a: &Advice) -> anyhow::Result<()> {
     writeln!(out, "#!/bin/sh")?;
     header(out, a)?;
-    let c = super::comment;
+    let c = crate::text::comment;
     for s in &a.settings {
         // Quoted by the one renderer of a sysctl command: `key=value` from a profile must
         // never run as shell code.
@@ -177,14 +177,14 @@ pub fn write_table(out: &mut dyn Write, a: &Advice, tty: bool, color: bool) -> a
         "Path{host}: RTT {} ms, {}{assumed} -> BDP {}",
         a.rtt_ms,
         Bitrate::from_bps(a.bandwidth_bps),
-        super::bytes(a.sizing.bdp)
+        crate::text::bytes(a.sizing.bdp)
     )?;
     writeln!(
         out,
         "Buffers: receive {} ({}), send {} ({}); {} change(s) for {}",
-        super::bytes(a.sizing.buffer),
+        crate::text::bytes(a.sizing.buffer),
         receive_rule(&a.sizing),
-        super::bytes(a.sizing.send_buffer),
+        crate::text::bytes(a.sizing.send_buffer),
         send_rule(&a.sizing),
         a.changes,
         a.os
@@ -224,7 +224,7 @@ pub fn write_table(out: &mut dyn Write, a: &Advice, tty: bool, color: bool) -> a
                         format!(
                             "{}{}",
                             if c.sender_limited { ">= " } else { "" },
-                            super::rate(c.bps as f64)
+                            crate::text::rate(c.bps as f64)
                         )
                     },
                 ),

@@ -20,12 +20,12 @@ pub fn write_table(out: &mut dyn Write, a: &CalcRequest, r: &CalcReport, tty: bo
         t.add_row(["RTT".into(), d.to_string(), "given".into()]);
     }
     if let Some(w) = a.window {
-        t.add_row(["window".into(), super::bytes(w.get()), "given".into()]);
+        t.add_row(["window".into(), crate::text::bytes(w.get()), "given".into()]);
     }
     if let (Some(rate), Some(rtt)) = (a.bandwidth, a.rtt) {
         let exact = bdp::bdp_exact(rate, rtt);
         let shown = if exact.fract() == 0.0 {
-            super::bytes(bdp::bdp_bytes(rate, rtt))
+            crate::text::bytes(bdp::bdp_bytes(rate, rtt))
         } else {
             format!("{exact} bytes")
         };
@@ -37,12 +37,12 @@ pub fn write_table(out: &mut dyn Write, a: &CalcRequest, r: &CalcReport, tty: bo
         if let (Some(b), Some(w)) = (r.buffer_bytes, r.send_buffer_bytes) {
             t.add_row([
                 "receive buffer".into(),
-                super::bytes(b),
+                crate::text::bytes(b),
                 "Linux tcp_rmem[2]: 2 × BDP + 10 % RTT headroom, 64 KiB steps".into(),
             ]);
             t.add_row([
                 "send buffer".into(),
-                super::bytes(w),
+                crate::text::bytes(w),
                 "Linux tcp_wmem[2]: 2.5 × BDP, 64 KiB steps".into(),
             ]);
         }
@@ -50,7 +50,7 @@ pub fn write_table(out: &mut dyn Write, a: &CalcRequest, r: &CalcReport, tty: bo
     if let Some(tp) = r.max_throughput_bps {
         t.add_row([
             "max throughput".into(),
-            super::rate(tp),
+            crate::text::rate(tp),
             "window × 8 / RTT: the most this window allows".into(),
         ]);
         if let Some(b) = a.bandwidth {
@@ -66,14 +66,14 @@ pub fn write_table(out: &mut dyn Write, a: &CalcRequest, r: &CalcReport, tty: bo
     if let Some(m) = r.max_rtt_ms {
         t.add_row([
             "max RTT".into(),
-            format!("{} ms", super::ms(m)),
+            format!("{} ms", crate::text::ms(m)),
             "window × 8 / bandwidth: longest RTT this window fills".into(),
         ]);
     }
     if let (Some(m), Some(loss)) = (r.mathis_bps, a.loss_pct) {
         t.add_row([
             "Mathis bound".into(),
-            super::rate(m),
+            crate::text::rate(m),
             format!(
                 "MSS {} bytes / RTT × 1.22 / √{loss} %: one Reno-like flow at this loss",
                 a.mss.get()

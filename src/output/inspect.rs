@@ -33,7 +33,7 @@ pub fn write_table(out: &mut dyn Write, r: &Report, tty: bool, color: bool) -> a
             f.congestion_control.clone().unwrap_or_default(),
             format!("{:.1}", f.rtt_ms),
             f.cwnd.to_string(),
-            super::rate(f.delivery_rate_bps),
+            crate::text::rate(f.delivery_rate_bps),
             Bytes::new(f.bytes_in_flight).iec(),
             pct(f.rwnd_limited_pct),
             pct(f.sndbuf_limited_pct),

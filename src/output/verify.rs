@@ -13,10 +13,10 @@ pub fn write_table(out: &mut dyn Write, r: &VerifyReport) -> anyhow::Result<()> 
         "verify {} ({}): sent {} in {:.2} s",
         r.host,
         r.addr,
-        super::bytes(r.bytes),
+        crate::text::bytes(r.bytes),
         r.duration_s
     )?;
-    writeln!(out, "  throughput       {}", super::rate(r.throughput_bps))?;
+    writeln!(out, "  throughput       {}", crate::text::rate(r.throughput_bps))?;
     let min = r.min_rtt_ms.map(|m| format!(", min {m} ms")).unwrap_or_default();
     writeln!(out, "  RTT              {} ms{min} ({})", r.rtt_ms, r.rtt_source)?;
     if let (Some(c), Some(m)) = (r.cwnd, r.mss) {

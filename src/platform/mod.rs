@@ -56,9 +56,9 @@ impl Os {
     /// shell: `sysctl -w key=value` on Linux, `sysctl key=value` on FreeBSD and macOS. A value of
     /// several fields goes in double quotes, as sysctl(8) and most guides write it; a value a
     /// shell would expand even inside double quotes is single-quoted
-    /// ([`crate::output::shell_quote`]).
+    /// ([`crate::text::shell_quote`]).
     pub fn set_command(self, key: &str, value: &str) -> String {
-        let quoted = crate::output::shell_quote(value);
+        let quoted = crate::text::shell_quote(value);
         let quoted = if quoted.starts_with('\'') && !value.contains(['$', '`', '\\', '"', '!', '\'', '\n']) {
             format!("\"{value}\"")
         } else {
@@ -68,7 +68,7 @@ impl Os {
             Self::Linux => "sysctl -w",
             Self::Freebsd | Self::Macos => "sysctl",
         };
-        format!("{set} {}={quoted}", crate::output::shell_quote(key))
+        format!("{set} {}={quoted}", crate::text::shell_quote(key))
     }
 }
 
