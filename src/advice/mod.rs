@@ -191,7 +191,9 @@ pub fn advise(req: &AdviceRequest, sys: &System<'_>, prober: &dyn PathProber) ->
     let cc_bbr = offers("bbr").unwrap_or(false);
     // cubic is built into every distribution kernel: assumed where the list is unknown.
     let cc_cubic = offers("cubic").unwrap_or(true);
-    let qdisc_fq = sys.local && sys.os == Os::Linux && std::path::Path::new("/sys/module/sch_fq").exists();
+    let qdisc_fq = sys.local
+        && sys.os == Os::Linux
+        && crate::host::linux::has_module(std::path::Path::new(crate::host::linux::SYS_MODULE), "sch_fq");
     warnings::memory(sys, a.flows, &sizing, &read, &mut warnings);
 
     let mut facts: BTreeMap<String, f64> = BTreeMap::new();

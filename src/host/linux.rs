@@ -18,6 +18,15 @@ pub const PROC: &str = "/proc";
 /// Where sysfs lists the network interfaces on a real host.
 pub const SYS_NET: &str = "/sys/class/net";
 
+/// Where the kernel lists its loaded (or built-in, with parameters) modules.
+pub const SYS_MODULE: &str = "/sys/module";
+
+/// Whether the kernel has module `name` loaded or built in (`/sys/module/NAME` exists), e.g.
+/// `sch_fq` for the fq qdisc that pacing wants. Under `sys_module` (tests use a fake tree).
+pub fn has_module(sys_module: &Path, name: &str) -> bool {
+    sys_module.join(name).exists()
+}
+
 fn read(p: impl AsRef<Path>) -> Option<String> {
     std::fs::read_to_string(p).ok()
 }
