@@ -137,10 +137,16 @@ impl Context {
         })
     }
 
-    /// `tcptune SUB` with the global options that find the same snapshots and sysctl target,
-    /// for messages that tell the user what to run next ("undo: tcptune revert ID ...").
-    pub fn command(&self, sub: &str) -> String {
-        format!("tcptune {sub}{}", self.again_args)
+    /// Where `apply` and `revert` change things: this context's OS and backend, `store`, and
+    /// the global options a printed `tcptune revert ...` must carry.
+    pub fn change_env<'a>(&'a self, backend: &'a dyn SysctlBackend, store: &'a snapshot::Store) -> change::Env<'a> {
+        change::Env {
+            os: self.os,
+            local: self.local,
+            backend,
+            store,
+            again_args: &self.again_args,
+        }
     }
 
     /// A context for unit tests: Linux, no terminal, no backend, snapshots under `state_dir`.

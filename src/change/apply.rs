@@ -81,7 +81,7 @@ pub fn prepare(env: &Env, input: &Input, req: &ApplyRequest, snaps: &[Snapshot])
             "snapshot {} was interrupted half-way (state applying): some of its values may be in the kernel",
             s.id
         ))
-        .with_hint(format!("run `{}` first", (env.revert_command)(&s.id)))
+        .with_hint(format!("run `{}` first", env.revert_command(&s.id)))
         .into());
     }
     // Read again under the lock: these are the values the snapshot must record.

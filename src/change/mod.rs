@@ -37,7 +37,14 @@ pub struct Env<'a> {
     pub local: bool,
     pub backend: &'a dyn SysctlBackend,
     pub store: &'a Store,
-    /// The command that reverts snapshot ID, with the global options that find the same
-    /// store and target (`tcptune revert ID --state-dir ...`), for hints in errors.
-    pub revert_command: &'a dyn Fn(&str) -> String,
+    /// The global options that find the same store and target, as typed after
+    /// `tcptune revert ID` in hints (`" --state-dir /x"`; empty for the defaults).
+    pub again_args: &'a str,
+}
+
+impl Env<'_> {
+    /// The command that reverts snapshot `id` from here, for hints and the undo line.
+    pub fn revert_command(&self, id: &str) -> String {
+        format!("tcptune revert {id}{}", self.again_args)
+    }
 }

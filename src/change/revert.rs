@@ -197,7 +197,7 @@ pub fn check_place(
             return Err(Error::usage(msg)
                 .with_hint(format!(
                     "run it inside that namespace (ip netns exec NAME {}), or --force",
-                    (env.revert_command)(&snap.id)
+                    env.revert_command(&snap.id)
                 ))
                 .into());
         }
@@ -429,7 +429,7 @@ pub(super) fn revert_in(env: &Env, mut snap: Snapshot, opts: RevertOpts, here: &
                     "snapshot {} stays {}: fix the cause and run `{}` again",
                     snap.id,
                     snap.state.name(),
-                    (env.revert_command)(&snap.id)
+                    env.revert_command(&snap.id)
                 ))
                 .into(),
         );
@@ -445,7 +445,7 @@ pub(super) fn revert_in(env: &Env, mut snap: Snapshot, opts: RevertOpts, here: &
         .with_hint(format!(
             "free space in {} and run `{}` again: it will find the values restored and mark it",
             store.dir().display(),
-            (env.revert_command)(&snap.id)
+            env.revert_command(&snap.id)
         ))
     })?;
     Ok(outcome)

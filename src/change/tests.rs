@@ -114,7 +114,7 @@ impl Fixture {
             local: false,
             backend: mock,
             store: &self.store,
-            revert_command: &revert_hint,
+            again_args: " --state-dir /s",
         }
     }
     /// A snapshot of `changes` in `state`, taken on `mock` in `here()`, saved.

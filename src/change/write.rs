@@ -149,7 +149,7 @@ pub fn roll_back(
         snap.note(format!("rollback incomplete: {}", failed.join("; ")));
         (
             format!("{cause}; COULD NOT undo everything: {}", failed.join("; ")),
-            format!("fix the cause and run `{}`", (env.revert_command)(&snap.id)),
+            format!("fix the cause and run `{}`", env.revert_command(&snap.id)),
         )
     };
     let hint = match env.store.save(snap) {

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use crate::Context;
-use crate::change::{self, ApplyRequest, Env, Input, Plan};
+use crate::change::{self, ApplyRequest, Input, Plan};
 use crate::cli::{ApplyArgs, Format};
 use crate::error::Error;
 use crate::platform::Os;
@@ -30,14 +30,7 @@ pub fn run(a: &ApplyArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<
         );
     }
     let store = Store::new(&ctx.state_dir);
-    let revert_command = |id: &str| ctx.command(&format!("revert {id}"));
-    let env = Env {
-        os: ctx.os,
-        local: ctx.local,
-        backend,
-        store: &store,
-        revert_command: &revert_command,
-    };
+    let env = ctx.change_env(backend, &store);
     let req = ApplyRequest {
         dry_run: a.dry_run,
         persist: a.persist,
@@ -96,9 +89,9 @@ pub fn run(a: &ApplyArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<
     let undo = match (&snap.expires, snap.timer_pid) {
         (Some(t), Some(pid)) => format!(
             "reverts itself at {t} (timer pid {pid}); sooner: {}",
-            revert_command(&snap.id)
+            env.revert_command(&snap.id)
         ),
-        _ => format!("undo: {}", revert_command(&snap.id)),
+        _ => format!("undo: {}", env.revert_command(&snap.id)),
     };
     eprintln!(
         "applied {} change(s); snapshot {} in {} ({undo})",

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use std::time::{Duration, SystemTime};
 
 use crate::Context;
-use crate::change::{self, Env, RevertOpts, timer};
+use crate::change::{self, RevertOpts, timer};
 use crate::cli::{Format, RevertArgs, RevertTimerArgs};
 use crate::error::Error;
 use crate::snapshot::{Identity, Store};
@@ -60,14 +60,7 @@ pub fn run(a: &RevertArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result
         by: "tcptune revert",
         persist_root: &root,
     };
-    let revert_command = |id: &str| ctx.command(&format!("revert {id}"));
-    let env = Env {
-        os: ctx.os,
-        local: ctx.local,
-        backend,
-        store: &store,
-        revert_command: &revert_command,
-    };
+    let env = ctx.change_env(backend, &store);
     let o = change::revert(&env, snap, opts)?;
     for w in &o.warnings {
         eprintln!("warning: {w}");
@@ -134,14 +127,7 @@ pub fn run_timer(a: &RevertTimerArgs, ctx: &Context) -> anyhow::Result<ExitCode>
     let _lock = store.lock(Duration::from_secs(600), &|_| {
         eprintln!("{}: waiting for the lock", stamp());
     })?;
-    let revert_command = |id: &str| ctx.command(&format!("revert {id}"));
-    let env = Env {
-        os: ctx.os,
-        local: ctx.local,
-        backend,
-        store: &store,
-        revert_command: &revert_command,
-    };
+    let env = ctx.change_env(backend, &store);
     if let Some(o) = timer::revert_expired(&env, &a.id)? {
         for w in &o.warnings {
             eprintln!("{}: warning: {w}", stamp());
