@@ -23,6 +23,26 @@ fn tcptune() -> Command {
     c
 }
 
+/// A copy of the tcptune binary in a directory any user can enter (the build tree may sit
+/// under a 0700 home), for tests that run it as another user. The directory goes when the
+/// TempDir drops. Copied by cp(1), not std::fs::copy: a write descriptor to the new binary
+/// open in this process would leak into a child that another test thread forks meanwhile,
+/// and exec of the copy would then fail with ETXTBSY ("Text file busy").
+fn runnable_copy() -> (TempDir, PathBuf) {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let path = dir.path().join("tcptune");
+    let ok = std::process::Command::new("cp")
+        .arg(assert_cmd::cargo::cargo_bin("tcptune"))
+        .arg(&path)
+        .status()
+        .expect("cp");
+    assert!(ok.success(), "cp the binary");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    (dir, path)
+}
+
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/cli/fixtures")

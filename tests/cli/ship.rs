@@ -4,7 +4,7 @@
 //!
 //! UPDATE_SNAPSHOTS=1 rewrites assets/ from the binary instead of comparing.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command as Std;
 
 use assert_cmd::cargo::cargo_bin;
@@ -529,15 +529,11 @@ fn troubleshooting_no_reply_in_an_empty_netns() {
     check(&NO_REPLY, &ns.exec(args[0], &args[1..]));
 
     // As nobody: the binary must be reachable by that user, so run a copy from an open directory.
-    if !have("setpriv") {
-        eprintln!("setpriv not installed: the not-root case is not checked");
-        return;
-    }
-    let dir = tempfile::tempdir().expect("tempdir");
-    let copy: PathBuf = dir.path().join("tcptune");
-    std::fs::copy(&bin, &copy).expect("copy");
-    set_mode(dir.path(), 0o755);
-    set_mode(&copy, 0o755);
+    assert!(
+        have("setpriv"),
+        "setpriv (util-linux) is needed to run the not-root case"
+    );
+    let (_dir, copy) = super::runnable_copy();
     let mut args = vec![
         "--reuid",
         "65534",
@@ -548,11 +544,6 @@ fn troubleshooting_no_reply_in_an_empty_netns() {
     ];
     args.extend(NO_REPLY_NOT_ROOT.args);
     check(&NO_REPLY_NOT_ROOT, &ns.exec("setpriv", &args));
-}
-
-fn set_mode(p: &Path, mode: u32) {
-    use std::os::unix::fs::PermissionsExt as _;
-    std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).expect("chmod");
 }
 
 /// docs/FAQ.md shows each case as `$ command` followed by the exact stderr, and the bad profile.

@@ -72,11 +72,7 @@ struct Binary {
 
 impl Binary {
     fn new() -> Self {
-        let dir = tempfile::tempdir().expect("tempdir");
-        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).expect("chmod");
-        let path = dir.path().join("tcptune");
-        std::fs::copy(cargo_bin("tcptune"), &path).expect("copy");
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        let (dir, path) = super::runnable_copy();
         Self { _dir: dir, path }
     }
 
