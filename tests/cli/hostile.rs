@@ -307,15 +307,13 @@ fn profile_text_cannot_inject_lines_or_shell_commands() {
     std::fs::create_dir_all(&bin).expect("mkdir");
     let log = tmp.path().join("sysctl.log");
     let fake = bin.join("sysctl");
-    std::fs::write(
+    super::write_script(
         &fake,
-        format!(
+        &format!(
             "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\" >> {}; done\n",
             log.display()
         ),
-    )
-    .expect("write");
-    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).expect("chmod");
+    );
     let path = format!("{}:/usr/bin:/bin", bin.display());
     let ran = std::process::Command::new("sh")
         .arg(&script)

@@ -43,6 +43,24 @@ fn runnable_copy() -> (TempDir, PathBuf) {
     (dir, path)
 }
 
+/// Write an executable script (mode 0755) without a write descriptor in this process, for
+/// the reason [`runnable_copy`] gives: sh writes it, so exec of it cannot meet ETXTBSY.
+fn write_script(path: &Path, text: &str) {
+    use std::io::Write as _;
+    let mut sh = std::process::Command::new("sh")
+        .args(["-c", "cat > \"$1\" && chmod 0755 \"$1\"", "sh"])
+        .arg(path)
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .expect("sh");
+    sh.stdin
+        .take()
+        .expect("stdin")
+        .write_all(text.as_bytes())
+        .expect("write");
+    assert!(sh.wait().expect("wait").success(), "write {}", path.display());
+}
+
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/cli/fixtures")

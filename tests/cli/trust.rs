@@ -532,8 +532,7 @@ fn root_refuses_a_sysctl_cmd_someone_else_could_change() {
         (theirs.join("in-their-dir"), Box::new(|_: &Path| {})),
     ];
     for (path, spoil) in cases {
-        std::fs::write(&path, &script).expect("write");
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        super::write_script(&path, &script);
         spoil(&path);
         let out = tcptune()
             .args(["--os", "freebsd", "--sysctl-cmd"])
@@ -547,8 +546,7 @@ fn root_refuses_a_sysctl_cmd_someone_else_could_change() {
     }
     // The same script, root's own in root's directory, runs.
     let ok = tmp.path().join("ok");
-    std::fs::write(&ok, &script).expect("write");
-    std::fs::set_permissions(&ok, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    super::write_script(&ok, &script);
     let out = tcptune()
         .args(["--os", "freebsd", "--sysctl-cmd"])
         .arg(&ok)
