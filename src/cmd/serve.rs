@@ -54,6 +54,6 @@ fn bind_error(addr: SocketAddr, e: &std::io::Error) -> anyhow::Error {
             "cannot listen on {addr}: permission denied (ports below 1024 need root)"
         ))
         .into(),
-        _ => crate::error::Error::system(format!("cannot listen on {addr}: {e}")).into(),
+        _ => Error::system(format!("cannot listen on {addr}: {e}")).into(),
     }
 }

@@ -113,7 +113,7 @@ impl ReceiverFacts {
 /// State the accept loop and the connection threads share.
 struct Shared {
     busy: AtomicBool,
-    /// `--once`: the slot stays taken after the test, so no second test starts in the moment
+    /// `once`: the slot stays taken after the test, so no second test starts in the moment
     /// before the process exits.
     once: bool,
     pending: Mutex<Pending>,
@@ -257,7 +257,7 @@ impl Limiter {
     }
 }
 
-/// Clears the busy flag however a test ends (but for `--once`).
+/// Clears the busy flag however a test ends (but for `once`).
 struct BusyGuard<'a>(&'a Shared);
 
 impl Drop for BusyGuard<'_> {
