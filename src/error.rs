@@ -38,6 +38,17 @@ pub mod exit {
     pub const SYSTEM: u8 = 5;
 }
 
+/// Why a path could not be measured, where a user has a way around it: the facts the
+/// measure layer states. What to do about them is worded by the caller, in its own terms
+/// (the command line's flags, say).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Failure {
+    /// Nothing answered: no ICMP echo reply and no TCP connect on the ports tried.
+    NoReply,
+    /// The host name gave no address (of the allowed family).
+    Unresolvable,
+}
+
 /// An error a user can act on. The message is one line; `hint` is an optional second line.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -47,9 +58,14 @@ pub enum Error {
     /// The kernel or the file system refused (not root, read-only key).
     #[error("{msg}")]
     NotPermitted { msg: String, hint: Option<String> },
-    /// A probe could not measure the path.
+    /// A probe could not measure the path. `failure`, when set, says why as a fact, for a
+    /// caller to attach its own hint (the CLI names its flags).
     #[error("{msg}")]
-    Measurement { msg: String, hint: Option<String> },
+    Measurement {
+        msg: String,
+        hint: Option<String>,
+        failure: Option<Failure>,
+    },
     /// The system failed under us: an I/O error that is nobody's input and no refusal.
     #[error("{msg}")]
     System { msg: String, hint: Option<String> },
@@ -72,6 +88,15 @@ impl Error {
         Self::Measurement {
             msg: msg.into(),
             hint: None,
+            failure: None,
+        }
+    }
+    /// A measurement error of a known kind, without a hint: the caller words that.
+    pub fn measurement_failed(failure: Failure, msg: impl Into<String>) -> Self {
+        Self::Measurement {
+            msg: msg.into(),
+            hint: None,
+            failure: Some(failure),
         }
     }
     pub fn system(msg: impl Into<String>) -> Self {
@@ -99,6 +124,13 @@ impl Error {
             | Self::NotPermitted { hint, .. }
             | Self::Measurement { hint, .. }
             | Self::System { hint, .. } => hint.as_deref(),
+        }
+    }
+    /// Why a measurement failed, when the measure layer said.
+    pub fn failure(&self) -> Option<Failure> {
+        match self {
+            Self::Measurement { failure, .. } => *failure,
+            _ => None,
         }
     }
     pub fn exit_code(&self) -> u8 {

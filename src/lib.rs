@@ -247,7 +247,7 @@ More: tcptune --help, tcptune profiles, man tcptune (or: tcptune man | man -l -)
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let ctx = Context::from_cli(&cli)?;
     let mut out = std::io::stdout().lock();
-    match &cli.command {
+    let done = match &cli.command {
         None => {
             use std::io::Write as _;
             writeln!(out, "{GUIDE}")?;
@@ -266,7 +266,10 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Profiles(a)) => cmd::profiles::run(a, &ctx, &mut out),
         Some(Command::Man) => cmd::man::run(&mut out),
         Some(Command::Completions(a)) => cmd::completions::run(a, &mut out),
-    }
+    };
+    // The layers below state why a path could not be measured; the way around it, in flags,
+    // is the command line's to say.
+    done.map_err(cmd::with_flag_hint)
 }
 
 #[cfg(test)]

@@ -1,4 +1,5 @@
-//! One file per subcommand; each has `run(args, ctx, out)`.
+//! One file per subcommand; each has `run(args, ctx, out)`. Here too: the hints that name
+//! the command line's flags for errors the layers below only state as facts.
 
 pub mod advise;
 pub mod apply;
@@ -12,3 +13,70 @@ pub mod revert;
 pub mod serve;
 pub mod snapshots;
 pub mod verify;
+
+use crate::error::{Error, Failure};
+
+/// Hint of the "no reply at all" error.
+pub const NO_REPLY_HINT: &str = "allow ICMP (sysctl net.ipv4.ping_group_range='0 2147483647' or run as root), open a TCP port and pass --port, or give --rtt";
+
+/// Hint of the "cannot resolve" error.
+pub const RESOLVE_HINT: &str = "check the name, or give --rtt and --bandwidth";
+
+/// The way around a measurement failure, in flags.
+fn failure_hint(f: Failure) -> &'static str {
+    match f {
+        Failure::NoReply => NO_REPLY_HINT,
+        Failure::Unresolvable => RESOLVE_HINT,
+    }
+}
+
+/// Gives a measurement error of a known [`Failure`] kind its hint in flags, unless it has
+/// one already; any other error passes unchanged.
+pub fn with_flag_hint(mut err: anyhow::Error) -> anyhow::Error {
+    if let Some(Error::Measurement {
+        hint: hint @ None,
+        failure: Some(f),
+        ..
+    }) = err.downcast_mut::<Error>()
+    {
+        *hint = Some(failure_hint(*f).to_string());
+    }
+    err
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::fake::FakeProber;
+    use crate::measure::{PathProber, ProbeOptions};
+
+    fn hint_of(err: Error) -> Option<String> {
+        let err = with_flag_hint(err.into());
+        err.downcast_ref::<Error>().and_then(Error::hint).map(str::to_string)
+    }
+
+    #[test]
+    fn measurement_failures_get_their_hint_in_flags() {
+        let p = FakeProber {
+            rtt_ms: 10.0,
+            speed_bps: None,
+            capacity_bps: None,
+        };
+        let err = p
+            .measure(&["nonexistent.invalid".to_string()], &ProbeOptions::default())
+            .expect_err(".invalid fails");
+        assert_eq!(hint_of(err).as_deref(), Some(RESOLVE_HINT));
+        let dead = FakeProber { rtt_ms: f64::NAN, ..p };
+        let err = dead
+            .measure(&["198.18.0.9".to_string()], &ProbeOptions::default())
+            .expect_err("unreachable");
+        assert_eq!(hint_of(err).as_deref(), Some(NO_REPLY_HINT));
+        // A hint given below stays; other errors pass as they are.
+        assert_eq!(
+            hint_of(Error::measurement_failed(Failure::NoReply, "x").with_hint("mine")).as_deref(),
+            Some("mine")
+        );
+        assert_eq!(hint_of(Error::measurement("no host was measured")), None);
+        assert_eq!(hint_of(Error::usage("bad unit")), None);
+    }
+}

@@ -4,6 +4,7 @@
 //! * [`tcpinfo`]: `struct tcp_info` (TCP_INFO, INET_DIAG_INFO) and the limited-by breakdown.
 //! * [`proto`]: the wire protocol between `tcptune verify` and `tcptune serve`.
 //! * [`verify`]: the throughput test, this end sending; [`verdict`]: what limited the flow.
+//! * [`serve`]: the receiving end of that test, one test at a time, every wait bounded.
 //! * [`sockdiag`] (Linux): live TCP sockets through sock_diag netlink (INET_DIAG);
 //!   [`inspect`]: the flows they make, with what limits each.
 //!
@@ -11,6 +12,7 @@
 
 pub mod inspect;
 pub mod proto;
+pub mod serve;
 #[cfg(target_os = "linux")]
 pub mod sockdiag;
 pub mod tcpinfo;

@@ -5,7 +5,7 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use super::{
-    Family, HostMeasurement, LinkFacts, Method, NO_REPLY_HINT, PathProber, ProbeOptions, RttStats,
+    Failure, Family, HostMeasurement, LinkFacts, Method, PathProber, ProbeOptions, RttStats,
     link::speed_unknown_note,
     resolve,
     train::{self, CapacityEstimate},
@@ -103,11 +103,13 @@ impl PathProber for FakeProber {
                         .map(u16::to_string)
                         .collect::<Vec<_>>()
                         .join(", ");
-                    return Err(Error::measurement(format!(
-                        "no reply from {host} ({addr}): {n} ICMP echo requests and {n} TCP connects to ports {ports} timed out",
-                        n = opts.probes
-                    ))
-                    .with_hint(NO_REPLY_HINT));
+                    return Err(Error::measurement_failed(
+                        Failure::NoReply,
+                        format!(
+                            "no reply from {host} ({addr}): {n} ICMP echo requests and {n} TCP connects to ports {ports} timed out",
+                            n = opts.probes
+                        ),
+                    ));
                 }
                 let samples = vec![self.rtt_ms; opts.probes as usize];
                 let mut link = LinkFacts {
@@ -244,7 +246,7 @@ mod tests {
             err.to_string(),
             "no reply from 198.18.0.9 (198.18.0.9): 10 ICMP echo requests and 10 TCP connects to ports 443, 22, 80 timed out"
         );
-        assert_eq!(err.hint(), Some(NO_REPLY_HINT));
+        assert_eq!(err.failure(), Some(Failure::NoReply));
 
         let bad = ProbeOptions {
             probes: 0,

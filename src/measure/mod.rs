@@ -4,6 +4,10 @@
 //!
 //! The advise command talks to [`PathProber`]; [`SystemProber`] is the real one and
 //! [`fake::FakeProber`] a deterministic one for CLI tests.
+//!
+//! Errors state facts: a path that gives no reply or a name that does not resolve is a
+//! measurement error of a [`Failure`] kind, without a hint; the caller words what a user can
+//! do about it (the command line's flags are the CLI's, not this layer's).
 
 pub mod fake;
 pub mod icmp;
@@ -16,6 +20,7 @@ use std::net::IpAddr;
 use std::time::Duration;
 
 use crate::error::Error;
+pub use crate::error::Failure;
 
 /// Address family restriction; `Option<Family>::None` means any.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -142,12 +147,6 @@ pub const DEFAULT_PORTS: [u16; 3] = [443, 22, 80];
 
 /// Longest accepted probe interval and timeout.
 pub const MAX_INTERVAL: Duration = Duration::from_secs(3600);
-
-/// Hint of the "no reply at all" error.
-pub const NO_REPLY_HINT: &str = "allow ICMP (sysctl net.ipv4.ping_group_range='0 2147483647' or run as root), open a TCP port and pass --port, or give --rtt";
-
-/// Hint of the "cannot resolve" error.
-pub const RESOLVE_HINT: &str = "check the name, or give --rtt and --bandwidth";
 
 /// Probes per host and method unless told otherwise: the one place the probe defaults are
 /// written (the command line's `[default: ...]`, `check --host` and [`ProbeOptions::default`]).
@@ -466,7 +465,7 @@ async fn measure_rtt(
                     "no reply from {host} ({addr}): {icmp_part} {per_port} TCP connects to {port_word} {ports_list} {outcome}"
                 ),
             };
-            Err(Error::measurement(msg).with_hint(NO_REPLY_HINT))
+            Err(Error::measurement_failed(Failure::NoReply, msg))
         }
     }
 }
@@ -593,7 +592,7 @@ pub(crate) mod tests {
             .expect_err("must not resolve");
         assert!(matches!(err, Error::Measurement { .. }), "{err:?}");
         assert!(err.to_string().starts_with("cannot resolve \"nonexistent.invalid\": "));
-        assert_eq!(err.hint(), Some(RESOLVE_HINT));
+        assert_eq!(err.failure(), Some(Failure::Unresolvable));
     }
 
     #[test]
@@ -924,7 +923,7 @@ pub(crate) mod tests {
             err.to_string(),
             "no reply from 198.18.1.2 (198.18.1.2): 3 ICMP echo requests and 3 TCP connects to ports 443, 22, 80 timed out"
         );
-        assert_eq!(err.hint(), Some(NO_REPLY_HINT));
+        assert_eq!(err.failure(), Some(Failure::NoReply));
     }
 
     #[test]

@@ -3,7 +3,7 @@
 use std::net::IpAddr;
 use std::time::Duration;
 
-use super::{Family, RESOLVE_HINT};
+use super::{Failure, Family};
 use crate::error::Error;
 
 /// How long the system resolver may take.
@@ -12,8 +12,8 @@ pub const DNS_TIMEOUT: Duration = Duration::from_secs(10);
 /// Resolve `host` to one address of the allowed family: the first the resolver returns.
 ///
 /// Errors: an unresolvable name → `Error::Measurement` ("cannot resolve \"HOST\": reason",
-/// hint "check the name, or give --rtt and --bandwidth"); an IP literal of the other family
-/// than `family` asks for → `Error::Usage`.
+/// [`Failure::Unresolvable`]); an IP literal of the other family than `family` asks for →
+/// `Error::Usage`.
 pub async fn resolve(host: &str, family: Option<Family>) -> Result<IpAddr, Error> {
     if let Some(ip) = parse_literal(host) {
         return match family {
@@ -71,9 +71,9 @@ pub fn pick_address(addrs: &[IpAddr], family: Option<Family>) -> Option<IpAddr> 
     addrs.iter().copied().find(|a| family.is_none_or(|f| f.matches(a)))
 }
 
-/// `cannot resolve "HOST": REASON` with the standard hint.
+/// `cannot resolve "HOST": REASON`, of kind [`Failure::Unresolvable`].
 pub fn cannot_resolve(host: &str, reason: &str) -> Error {
-    Error::measurement(format!("cannot resolve \"{host}\": {reason}")).with_hint(RESOLVE_HINT)
+    Error::measurement_failed(Failure::Unresolvable, format!("cannot resolve \"{host}\": {reason}"))
 }
 
 #[cfg(test)]
@@ -123,7 +123,7 @@ mod tests {
                 err.to_string().starts_with(&format!("cannot resolve \"{name}\": ")),
                 "{err}"
             );
-            assert_eq!(err.hint(), Some(RESOLVE_HINT));
+            assert_eq!(err.failure(), Some(Failure::Unresolvable));
         }
     }
 
