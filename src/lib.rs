@@ -1,8 +1,17 @@
 //! tcptune: measure a path, size TCP buffers to its bandwidth-delay product, and render
 //! the advice as sysctl settings for Linux, FreeBSD or macOS.
 //!
-//! Arrows point one way: `cmd` → (`measure`, `profile`, `bdp`) → `platform`.
-//! `units`, `bdp`, `expr` and `profile` do no I/O.
+//! Arrows point one way (no module imports one that imports it back):
+//!
+//! * `cmd` (one thin file per subcommand: parse, call the domain, render) →
+//! * `output` (tables, JSON, progress) → the domain: `advice`, `calc`, `change` (apply/revert
+//!   transactions), `check` (rules over gathered facts), `diag` (serve/verify/inspect) →
+//! * `measure` (probes), `profile`, `persist`, `snapshot`, `sysctl_file`, `input` →
+//! * `platform` (sysctl values: /proc/sys or sysctl(8)), `host` (facts about this machine),
+//!   `fsutil` (opening files safely as root) → `text`, `units`, `bdp`, `expr`, `error`.
+//!
+//! The domain never prints and takes no clap type. `units`, `bdp`, `expr`, `text` and
+//! `profile` do no I/O.
 
 pub mod advice;
 pub mod bdp;

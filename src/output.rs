@@ -1,4 +1,5 @@
-//! Renderers shared by the commands: tables (comfy-table), JSON, number formatting.
+//! Renderers shared by the commands: tables (comfy-table) and JSON here, one file per report
+//! below. Numbers and words come from [`crate::text`], which the domain uses too.
 
 use std::io::Write;
 
