@@ -6,6 +6,7 @@
 //! - [`path`]: which RTT and rate the advice is for (given, measured, or assumed).
 //! - [`warnings`]: memory budget, lost probes, BBR's ProbeRTT on long paths.
 
+pub mod ceilings;
 pub mod path;
 pub mod warnings;
 
@@ -124,6 +125,8 @@ pub struct Advice {
     pub warnings: Vec<String>,
     pub notes: Vec<String>,
     pub hosts: Vec<HostReport>,
+    /// What common transfer tools can reach on this path with their own windows.
+    pub app_ceilings: Vec<ceilings::AppCeiling>,
 }
 
 /// Compute the advice for `req` on `sys`. The prober is a seam: tests (and the hidden
@@ -245,6 +248,8 @@ pub fn advise(req: &AdviceRequest, sys: &System<'_>, prober: &dyn PathProber) ->
         .iter()
         .filter(|s| s.action == Action::Set && s.stage == Stage::Runtime)
         .count();
+    let app_ceilings = ceilings::ceilings(path.rtt, path.rate.bps());
+    notes.extend(app_ceilings.iter().filter_map(|c| ceilings::note(c, path.rate.bps())));
     Ok(Advice {
         tcptune_version: env!("CARGO_PKG_VERSION"),
         generated: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
@@ -263,6 +268,7 @@ pub fn advise(req: &AdviceRequest, sys: &System<'_>, prober: &dyn PathProber) ->
         warnings,
         notes,
         hosts,
+        app_ceilings,
     })
 }
 

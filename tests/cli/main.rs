@@ -661,3 +661,44 @@ fn advise_for_another_os_has_null_current() {
     assert_eq!(s["value"], "20643840");
     assert_eq!(v["bdp_bytes"].as_u64(), Some(9_375_000));
 }
+
+/// The scp ceiling: OpenSSH's own 2 MiB window caps one transfer at 2 MiB / RTT, which no
+/// kernel setting raises (Tokyo–Singapore, 74.3 ms: 225.8 Mbit/s of a 1 Gbit/s path).
+#[test]
+fn advise_names_the_openssh_ceiling_next_to_the_path() {
+    let dir = linux_tree(&[]);
+    let run = |rtt: &str, rate: &str, format: &str| {
+        tcptune()
+            .args([
+                "advise",
+                "--rtt",
+                rtt,
+                "--bandwidth",
+                rate,
+                "--format",
+                format,
+                "--sysctl-dir",
+            ])
+            .arg(dir.path())
+            .output()
+            .expect("run")
+    };
+    let v: Value = serde_json::from_slice(&run("74.3ms", "1gbit", "json").stdout).expect("json");
+    let c = &v["app_ceilings"][0];
+    assert_eq!(c["tool"], "OpenSSH (scp, sftp, rsync -e ssh)");
+    assert_eq!(c["window_bytes"], 2_097_152);
+    assert_eq!(c["ceiling_bps"], 225_803_715);
+    assert_eq!(c["limits_path"], true);
+    let notes = v["notes"].to_string();
+    assert!(notes.contains("tops out at 225.8 Mbit/s on this path"), "{notes}");
+    let file = String::from_utf8(run("74.3ms", "1gbit", "sysctl").stdout).expect("utf8");
+    assert!(
+        file.lines()
+            .any(|l| l.starts_with("# note: OpenSSH (scp, sftp, rsync -e ssh) tops out at 225.8 Mbit/s")),
+        "{file}"
+    );
+    // A slow path is not limited by it: the number is there, the note is not.
+    let v: Value = serde_json::from_slice(&run("40ms", "50mbit", "json").stdout).expect("json");
+    assert_eq!(v["app_ceilings"][0]["limits_path"], false);
+    assert!(!v["notes"].to_string().contains("OpenSSH"), "{}", v["notes"]);
+}

@@ -1,0 +1,111 @@
+//! The ceilings of common transfer tools: a window the application keeps itself, so that no
+//! kernel setting raises what one of its transfers can reach on a long path — window × 8 / RTT.
+//! Each window is the tool's own default, read from its source (named in `source`).
+
+use serde::Serialize;
+
+use crate::bdp;
+use crate::units::{Bytes, Duration};
+
+/// A transfer tool's own flow-control window.
+pub struct AppWindow {
+    /// What users run.
+    pub tool: &'static str,
+    pub window_bytes: u64,
+    /// Where the number comes from.
+    pub source: &'static str,
+    /// What gets past it.
+    pub way_out: &'static str,
+}
+
+/// The windows tcptune knows, each checked against the tool's source.
+pub const APP_WINDOWS: &[AppWindow] = &[AppWindow {
+    tool: "OpenSSH (scp, sftp, rsync -e ssh)",
+    window_bytes: 64 * 32 * 1024,
+    source: "channel window 64 x 32 KiB (channels.h CHAN_SES_WINDOW_DEFAULT); sftp also keeps at most 64 requests of 32 KiB in flight (sftp.c DEFAULT_NUM_REQUESTS, DEFAULT_COPY_BUFLEN)",
+    way_out: "parallel transfers (several scp or rsync at once), HPN-SSH, or a tool that sizes its windows to the path",
+}];
+
+/// One tool's ceiling on this path.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AppCeiling {
+    pub tool: &'static str,
+    pub window_bytes: u64,
+    /// window × 8 / RTT, bit/s, rounded.
+    pub ceiling_bps: u64,
+    /// The ceiling is below the path's rate: one transfer of this tool cannot fill the path,
+    /// whatever the kernel's buffers.
+    pub limits_path: bool,
+    pub source: &'static str,
+}
+
+/// Every known tool's ceiling at `rtt`, against the path's `rate_bps`.
+pub fn ceilings(rtt: Duration, rate_bps: u64) -> Vec<AppCeiling> {
+    APP_WINDOWS
+        .iter()
+        .map(|w| {
+            let ceiling_bps = bdp::max_throughput_bps(Bytes::new(w.window_bytes), rtt);
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            let ceiling_bps = ceiling_bps.round() as u64;
+            AppCeiling {
+                tool: w.tool,
+                window_bytes: w.window_bytes,
+                ceiling_bps,
+                limits_path: ceiling_bps < rate_bps,
+                source: w.source,
+            }
+        })
+        .collect()
+}
+
+/// The note for a tool whose ceiling is below the path's rate.
+pub fn note(c: &AppCeiling, rate_bps: u64) -> Option<String> {
+    let w = APP_WINDOWS.iter().find(|w| w.tool == c.tool)?;
+    #[allow(clippy::cast_precision_loss)]
+    c.limits_path.then(|| {
+        format!(
+            "{} tops out at {} on this path ({} window: {}), below its {}; no kernel setting raises that: use {}",
+            c.tool,
+            crate::text::rate(c.ceiling_bps as f64),
+            Bytes::new(c.window_bytes).iec(),
+            c.source,
+            crate::text::rate(rate_bps as f64),
+            w.way_out
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(v: f64) -> Duration {
+        Duration::from_millis_f64(v)
+    }
+
+    #[test]
+    fn openssh_tops_out_at_its_window_per_rtt() {
+        // The Tokyo–Singapore case: 2 MiB / 74.3 ms = 16,777,216 bit / 0.0743 s
+        // = 225,803,714.7 bit/s, whatever the kernel allows.
+        let c = &ceilings(ms(74.3), 1_000_000_000)[0];
+        assert_eq!(c.window_bytes, 2_097_152);
+        assert_eq!(c.ceiling_bps, 225_803_715);
+        assert!(c.limits_path);
+        let n = note(c, 1_000_000_000).expect("a note");
+        assert!(
+            n.starts_with("OpenSSH (scp, sftp, rsync -e ssh) tops out at 225.8 Mbit/s"),
+            "{n}"
+        );
+        assert!(n.contains("below its 1 Gbit/s"), "{n}");
+        // 150 ms, 500 Mbit/s: 111.8 Mbit/s.
+        assert_eq!(ceilings(ms(150.0), 500_000_000)[0].ceiling_bps, 111_848_107);
+    }
+
+    #[test]
+    fn a_short_or_slow_path_is_not_limited_by_it() {
+        // 2 MiB fills 50 Mbit/s up to 335 ms, and 1 Gbit/s at 1 ms.
+        assert!(!ceilings(ms(40.0), 50_000_000)[0].limits_path);
+        assert!(!ceilings(ms(1.0), 1_000_000_000)[0].limits_path);
+        assert_eq!(note(&ceilings(ms(40.0), 50_000_000)[0], 50_000_000), None);
+    }
+}
