@@ -43,8 +43,51 @@ pub struct Flow {
     pub sndbuf_limited_pct: Option<f64>,
     pub network_limited_pct: Option<f64>,
     pub limited_by: Option<LimitedBy>,
-    /// Advice for this flow, when a buffer limits it.
+    /// The process that holds the socket (socket inode → /proc/PID/fd); null when no process
+    /// this user may look into holds it (run as root to see every owner).
+    pub process: Option<Process>,
+    /// Advice for this flow, when a buffer or its application limits it.
     pub note: Option<String>,
+}
+
+/// A process that owns a flow's socket.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Process {
+    pub pid: u32,
+    /// /proc/PID/comm.
+    pub name: String,
+}
+
+/// OpenSSH's programs: a flow they own is held to OpenSSH's own window
+/// ([`crate::advice::ceilings`]) whatever the kernel's buffers.
+const OPENSSH: &[&str] = &["ssh", "sshd", "sshd-session", "scp", "sftp", "sftp-server"];
+
+/// Why an application-limited flow is limited, naming its program when known.
+fn application_note(owner: Option<&Process>, min_rtt_ms: f64) -> String {
+    let who = owner.map_or_else(
+        || "its application (owner not visible to this user: run as root to name it)".to_string(),
+        |p| format!("{} (pid {})", p.name, p.pid),
+    );
+    let mut note = format!(
+        "application limited: the congestion window had room and nothing was left unsent, so {who} did not hand data faster"
+    );
+    if let Some(p) = owner
+        && OPENSSH.contains(&p.name.as_str())
+        && let Some(w) = crate::advice::ceilings::APP_WINDOWS.first()
+    {
+        let rtt = Duration::from_millis_f64(min_rtt_ms.max(0.001));
+        note.push_str(&format!(
+            ": OpenSSH keeps its own {} window ({}), at most {} at {} ms whatever the kernel allows; use {}",
+            Bytes::new(w.window_bytes).iec(),
+            w.source,
+            text::rate(bdp::max_throughput_bps(Bytes::new(w.window_bytes), rtt)),
+            text::ms(min_rtt_ms),
+            w.way_out
+        ));
+    } else {
+        note.push_str(" (it reads a disk, waits on a peer, or paces itself): buffers are not the limit");
+    }
+    note
 }
 
 #[derive(Debug, Serialize)]
@@ -57,7 +100,7 @@ pub struct Report {
 const NOTE_PCT: f64 = 20.0;
 
 /// A flow from its addresses, congestion control and TCP_INFO.
-pub fn flow(local: SocketAddr, peer: SocketAddr, cc: Option<String>, i: &TcpInfo) -> Flow {
+pub fn flow(local: SocketAddr, peer: SocketAddr, cc: Option<String>, i: &TcpInfo, process: Option<Process>) -> Flow {
     let b = i.breakdown(None);
     // A sender with nothing unsent and its congestion window far from full (an interactive
     // session, a throttled copy) is held back by its application, not the network.
@@ -92,6 +135,8 @@ pub fn flow(local: SocketAddr, peer: SocketAddr, cc: Option<String>, i: &TcpInfo
                 "send buffer limited {:.0}% of the time: raise tcp_wmem[2] here (see tcptune advise), or the program's SO_SNDBUF",
                 b.sndbuf_limited_pct
             ))
+        } else if limited_by == Some(LimitedBy::Application) {
+            Some(application_note(process.as_ref(), i.min_rtt_ms()))
         } else {
             None
         }
@@ -120,6 +165,7 @@ pub fn flow(local: SocketAddr, peer: SocketAddr, cc: Option<String>, i: &TcpInfo
         sndbuf_limited_pct: b.map(|b| b.sndbuf_limited_pct),
         network_limited_pct: b.map(|b| b.network_limited_pct),
         limited_by,
+        process,
         note,
     }
 }
@@ -145,16 +191,25 @@ fn peer_addresses(host: &str) -> anyhow::Result<Vec<std::net::IpAddr>> {
 pub fn flows(host: Option<&str>, port: Option<u16>) -> anyhow::Result<Vec<Flow>> {
     use anyhow::Context as _;
     let peers = host.map(peer_addresses).transpose()?;
-    let sockets = crate::diag::sockdiag::tcp_sockets().context("reading the TCP sockets (sock_diag netlink)")?;
-    let mut flows: Vec<(u64, Flow)> = sockets
+    let sockets: Vec<_> = crate::diag::sockdiag::tcp_sockets()
+        .context("reading the TCP sockets (sock_diag netlink)")?
         .into_iter()
         .filter(|s| peers.as_ref().is_none_or(|p| p.contains(&s.peer.ip())))
         .filter(|s| port.is_none_or(|p| s.local.port() == p || s.peer.port() == p))
+        .collect();
+    let inodes = sockets.iter().map(|s| s.inode).collect();
+    let owners = crate::host::linux::socket_owners(std::path::Path::new(crate::host::linux::PROC), &inodes);
+    let mut flows: Vec<(u64, Flow)> = sockets
+        .into_iter()
         .filter_map(|s| {
             let i = s.info?;
+            let process = owners.get(&s.inode).map(|(pid, name)| Process {
+                pid: *pid,
+                name: name.clone(),
+            });
             Some((
                 i.tcpi_bytes_acked + i.tcpi_bytes_received,
-                flow(s.local, s.peer, s.cong, &i),
+                flow(s.local, s.peer, s.cong, &i, process),
             ))
         })
         .collect();
@@ -197,6 +252,7 @@ mod tests {
             "198.18.0.2:5301".parse().expect("addr"),
             Some("bbr".into()),
             &i,
+            None,
         );
         assert_eq!(f.rtt_ms, 50.0);
         assert_eq!(f.delivery_rate_bps, 40e6);
@@ -209,6 +265,7 @@ mod tests {
             "127.0.0.1:2".parse().expect("addr"),
             None,
             &TcpInfo::default(),
+            None,
         ))
         .expect("json");
         for k in [
@@ -223,5 +280,56 @@ mod tests {
             assert!(v.get(k).is_some(), "{k} in {v}");
         }
         assert!(v["rwnd_limited_pct"].is_null(), "a receiving flow: {v}");
+    }
+
+    #[test]
+    fn an_application_limited_flow_names_its_program() {
+        // Busy 2 s, no buffer limited, nothing unsent and the window half empty: the application.
+        let i = TcpInfo {
+            tcpi_rtt: 150_000,
+            tcpi_min_rtt: 150_000,
+            tcpi_snd_cwnd: 1000,
+            tcpi_snd_mss: 1448,
+            tcpi_busy_time: 2_000_000,
+            tcpi_bytes_acked: 10_000_000,
+            ..TcpInfo::default()
+        };
+        let addr = |s: &str| s.parse().expect("addr");
+        let ssh = Process {
+            pid: 812,
+            name: "ssh".into(),
+        };
+        let f = flow(
+            addr("198.18.0.1:40000"),
+            addr("198.18.0.2:22"),
+            None,
+            &i,
+            Some(ssh.clone()),
+        );
+        assert_eq!(f.limited_by, Some(LimitedBy::Application));
+        assert_eq!(f.process, Some(ssh));
+        let note = f.note.expect("note");
+        assert!(note.contains("so ssh (pid 812) did not hand data faster"), "{note}");
+        assert!(
+            note.contains("OpenSSH keeps its own 2 MiB window") && note.contains("111.8 Mbit/s at 150 ms"),
+            "{note}"
+        );
+        let other = flow(
+            addr("198.18.0.1:40001"),
+            addr("198.18.0.2:80"),
+            None,
+            &i,
+            Some(Process {
+                pid: 9,
+                name: "curl".into(),
+            }),
+        );
+        let note = other.note.expect("note");
+        assert!(
+            note.contains("curl (pid 9)") && note.contains("buffers are not the limit") && !note.contains("OpenSSH"),
+            "{note}"
+        );
+        let unknown = flow(addr("198.18.0.1:40002"), addr("198.18.0.2:80"), None, &i, None);
+        assert!(unknown.note.expect("note").contains("run as root to name it"));
     }
 }

@@ -167,6 +167,41 @@ pub fn find_processes(proc_root: &Path, names: &[&str]) -> Vec<(u32, String)> {
     out
 }
 
+/// The processes that hold each of the socket `inodes` open: inode → (pid, name), from the
+/// `socket:[INODE]` links in /proc/PID/fd. Only processes this user may look into are seen
+/// (all of them as root); a socket no visible process holds is left out.
+pub fn socket_owners(proc_root: &Path, inodes: &std::collections::HashSet<u32>) -> BTreeMap<u32, (u32, String)> {
+    let mut out = BTreeMap::new();
+    let Ok(entries) = std::fs::read_dir(proc_root) else {
+        return out;
+    };
+    for e in entries.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|p| p.parse::<u32>().ok()) else {
+            continue;
+        };
+        let Ok(fds) = std::fs::read_dir(e.path().join("fd")) else {
+            continue;
+        };
+        for fd in fds.flatten() {
+            let Ok(target) = std::fs::read_link(fd.path()) else {
+                continue;
+            };
+            let inode = target
+                .to_str()
+                .and_then(|t| t.strip_prefix("socket:["))
+                .and_then(|t| t.strip_suffix(']'))
+                .and_then(|t| t.parse::<u32>().ok());
+            if let Some(inode) = inode.filter(|i| inodes.contains(i))
+                && !out.contains_key(&inode)
+                && let Some(comm) = read(e.path().join("comm"))
+            {
+                out.insert(inode, (pid, comm.trim().to_string()));
+            }
+        }
+    }
+    out
+}
+
 // ---------------------------------------------------------------- TCP counters
 
 /// The Tcp: counters of /proc/net/snmp that matter for retransmission (since boot, or since the
@@ -522,5 +557,28 @@ fe800000000000000000000000000000 40 00000000000000000000000000000000 00 00000000
             vec![(812, "bpftune".to_string()), (900, "tuned".to_string())]
         );
         assert!(find_processes(Path::new("/nonexistent"), &["x"]).is_empty());
+    }
+
+    #[test]
+    fn socket_owners_from_fd_links() {
+        let root = tempfile::tempdir().expect("tempdir");
+        for (pid, comm, links) in [
+            ("812", "ssh", vec!["socket:[4242]", "/dev/null"]),
+            ("900", "rsync", vec!["pipe:[7]"]),
+            ("901", "sshd", vec!["socket:[99]"]),
+        ] {
+            let fd = root.path().join(pid).join("fd");
+            std::fs::create_dir_all(&fd).expect("mkdir");
+            std::fs::write(root.path().join(pid).join("comm"), format!("{comm}\n")).expect("write");
+            for (n, l) in links.iter().enumerate() {
+                std::os::unix::fs::symlink(l, fd.join(n.to_string())).expect("symlink");
+            }
+        }
+        let want: std::collections::HashSet<u32> = [4242, 5].into_iter().collect();
+        let owners = socket_owners(root.path(), &want);
+        assert_eq!(
+            owners.into_iter().collect::<Vec<_>>(),
+            vec![(4242, (812, "ssh".to_string()))]
+        );
     }
 }

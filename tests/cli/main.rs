@@ -702,3 +702,30 @@ fn advise_names_the_openssh_ceiling_next_to_the_path() {
     assert_eq!(v["app_ceilings"][0]["limits_path"], false);
     assert!(!v["notes"].to_string().contains("OpenSSH"), "{}", v["notes"]);
 }
+
+/// inspect names the process behind each flow (socket inode → /proc/PID/fd): here both ends of a
+/// loopback connection this test holds, so the owner is this very process. No root needed.
+#[test]
+fn inspect_names_the_process_that_owns_a_flow() {
+    use std::io::{Read as _, Write as _};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let mut client = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    let (mut server, _) = listener.accept().expect("accept");
+    client.write_all(&[7u8; 100_000]).expect("write");
+    let mut got = vec![0u8; 100_000];
+    server.read_exact(&mut got).expect("read");
+    let out = tcptune()
+        .args(["inspect", "--port", &port.to_string(), "--format", "json"])
+        .output()
+        .expect("run");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let flows = v["flows"].as_array().expect("flows");
+    assert_eq!(flows.len(), 2, "both ends of the connection: {v}");
+    let me = std::fs::read_to_string("/proc/self/comm").expect("comm");
+    for f in flows {
+        assert_eq!(f["process"]["pid"], std::process::id(), "{f}");
+        assert_eq!(f["process"]["name"], me.trim(), "{f}");
+    }
+}
