@@ -1,14 +1,13 @@
 //! Hostile and absurd input: each attack from the "Trust" review as input, the refusal
 //! (exit 2, one short line, no panic) and an unchanged tree or file as the assertion.
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Output;
 use std::time::{Duration, Instant};
 
 use assert_cmd::Command;
 
-use super::{bsd_tree, fixture, linux_tree, tcptune};
+use super::{bsd_tree, fixture, linux_tree, tcptune, tree_contents};
 
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
@@ -122,24 +121,6 @@ fn toml_str(s: &str) -> String {
     out
 }
 
-/// Every file under `dir` with its bytes: "nothing changed" is this map before and after.
-fn tree(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else { continue };
-        for e in rd.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                out.insert(p.clone(), std::fs::read(&p).unwrap_or_default());
-            }
-        }
-    }
-    out
-}
-
 const FREEBSD_HEAD: &str = "name = \"evil\"\nos = \"freebsd\"\ndescription = \"d\"\n";
 const LINUX_HEAD: &str = "name = \"evil\"\nos = \"linux\"\ndescription = \"d\"\n";
 
@@ -163,7 +144,7 @@ fn boot_stage_profile_entries_cannot_reach_loader_conf() {
     let root = tmp.path().join("root");
     std::fs::create_dir_all(root.join("boot")).expect("mkdir");
     std::fs::write(root.join("boot/loader.conf"), "autoboot_delay=\"3\"\n").expect("write");
-    let before = (tree(sys.path()), tree(&root));
+    let before = (tree_contents(sys.path()), tree_contents(&root));
     let attacks = [
         ("init_path", "\"/tmp/evil\""),
         ("kern.securelevel", "\"-1\""),
@@ -199,7 +180,11 @@ fn boot_stage_profile_entries_cannot_reach_loader_conf() {
             err.contains("boot-time tunable") || err.contains("control character") || err.contains("expected"),
             "{key}={value:?}: {err}"
         );
-        assert_eq!((tree(sys.path()), tree(&root)), before, "{key}: something was written");
+        assert_eq!(
+            (tree_contents(sys.path()), tree_contents(&root)),
+            before,
+            "{key}: something was written"
+        );
         assert!(!tmp.path().join("state").exists());
     }
 }
@@ -407,7 +392,7 @@ fn fifos_devices_and_directories_are_refused_at_once() {
         .status()
         .expect("mkfifo");
     assert!(ok.success());
-    let before = tree(sys.path());
+    let before = tree_contents(sys.path());
     for target in [fifo.as_path(), Path::new("/dev/zero"), tmp.path()] {
         for args in [vec!["apply", "--dry-run"], vec!["apply"]] {
             let mut c = std_tcptune();
@@ -434,7 +419,7 @@ fn fifos_devices_and_directories_are_refused_at_once() {
         let err = refused(&run_within(c, 10));
         assert!(err.contains("not a regular file"), "{err}");
     }
-    assert_eq!(tree(sys.path()), before);
+    assert_eq!(tree_contents(sys.path()), before);
     assert!(!tmp.path().join("state").exists());
 }
 
@@ -442,7 +427,7 @@ fn fifos_devices_and_directories_are_refused_at_once() {
 fn stdin_that_never_closes_is_an_error_after_10_s_of_silence() {
     let sys = linux_tree(&[]);
     let tmp = tempfile::tempdir().expect("tempdir");
-    let before = tree(sys.path());
+    let before = tree_contents(sys.path());
     let mut c = std_tcptune();
     c.arg("--sysctl-dir")
         .arg(sys.path())
@@ -454,7 +439,7 @@ fn stdin_that_never_closes_is_an_error_after_10_s_of_silence() {
     let err = refused(&run_within(c, 30));
     assert!(err.contains("stdin: no input within 10 s"), "{err}");
     assert!(t.elapsed() >= Duration::from_secs(9), "{:?}", t.elapsed());
-    assert_eq!(tree(sys.path()), before);
+    assert_eq!(tree_contents(sys.path()), before);
     assert!(!tmp.path().join("state").exists());
 }
 

@@ -61,6 +61,45 @@ fn write_script(path: &Path, text: &str) {
     assert!(sh.wait().expect("wait").success(), "write {}", path.display());
 }
 
+/// Every entry under `dir`, path → what it holds, to compare a tree before and after an
+/// attack: a file's bytes, a symlink's target (not followed: a swapped link shows), the kind
+/// of anything else (a FIFO is not read, which would hang). A `dir` that does not exist is an
+/// empty tree.
+fn tree_contents(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let entries = match std::fs::read_dir(&d) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && d == dir => continue,
+            Err(e) => panic!("read_dir {}: {e}", d.display()),
+        };
+        for e in entries {
+            let p = e.expect("entry").path();
+            let m = std::fs::symlink_metadata(&p).expect("lstat");
+            let held = if m.is_dir() {
+                stack.push(p);
+                continue;
+            } else if m.file_type().is_symlink() {
+                let mut t = b"-> ".to_vec();
+                t.extend(
+                    std::fs::read_link(&p)
+                        .expect("readlink")
+                        .into_os_string()
+                        .into_encoded_bytes(),
+                );
+                t
+            } else if m.is_file() {
+                std::fs::read(&p).expect("read")
+            } else {
+                format!("<{:?}>", m.file_type()).into_bytes()
+            };
+            out.insert(p, held);
+        }
+    }
+    out
+}
+
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/cli/fixtures")

@@ -12,7 +12,7 @@ use serde_json::Value;
 use tempfile::TempDir;
 
 use super::netns::Netns;
-use super::{linux_tree, tcptune};
+use super::{linux_tree, tcptune, tree_contents};
 
 /// The uid and gid of the unprivileged user the tests play (nobody on Debian).
 const NOBODY: u32 = 65534;
@@ -35,33 +35,6 @@ fn need_root(what: &str) {
         is_root(),
         "{what} needs root to play another user (CI runs the tests as root)"
     );
-}
-
-/// Every file under `dir`, path → bytes (symlinks as their target), to compare before/after.
-fn snapshot_tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).expect("read_dir") {
-            let p = e.expect("entry").path();
-            let m = std::fs::symlink_metadata(&p).expect("lstat");
-            if m.is_dir() {
-                stack.push(p);
-            } else if m.file_type().is_symlink() {
-                out.push((
-                    p.clone(),
-                    std::fs::read_link(&p)
-                        .expect("readlink")
-                        .into_os_string()
-                        .into_encoded_bytes(),
-                ));
-            } else {
-                out.push((p.clone(), std::fs::read(&p).expect("read")));
-            }
-        }
-    }
-    out.sort();
-    out
 }
 
 /// A copy of the binary that any user can run (the build tree may sit under a 0700 home).
@@ -195,7 +168,7 @@ fn a_normal_user_apply_exits_3_and_writes_nothing() {
     std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).expect("chmod");
     let state = tmp.path().join("state");
     let bin = Binary::new();
-    let before = snapshot_tree(tree.path());
+    let before = tree_contents(tree.path());
     let common = [
         "--sysctl-dir",
         tree.path().to_str().expect("utf8"),
@@ -212,7 +185,7 @@ fn a_normal_user_apply_exits_3_and_writes_nothing() {
         "{err}"
     );
     assert_eq!(err.lines().count(), 2, "one line and a hint: {err}");
-    assert_eq!(snapshot_tree(tree.path()), before, "nothing written");
+    assert_eq!(tree_contents(tree.path()), before, "nothing written");
     assert!(!state.exists(), "no state directory, no snapshot");
 
     // A `-` line is "absent or read-only here" becomes a note, never "needs root".
@@ -226,7 +199,7 @@ fn a_normal_user_apply_exits_3_and_writes_nothing() {
             .collect::<Vec<_>>(),
     );
     assert_eq!(code(&out), 3, "{}", text(&out.stderr));
-    assert_eq!(snapshot_tree(tree.path()), before);
+    assert_eq!(tree_contents(tree.path()), before);
 
     // --dry-run shows the changes without root, and says they need it.
     let mut dry = fresh.to_vec();
@@ -238,7 +211,7 @@ fn a_normal_user_apply_exits_3_and_writes_nothing() {
         shown.contains("net.ipv4.tcp_rmem") && shown.contains("needs root"),
         "{shown}"
     );
-    assert_eq!(snapshot_tree(tree.path()), before);
+    assert_eq!(tree_contents(tree.path()), before);
 }
 
 // ---------------------------------------------------------------- the undo line and unknown ids
@@ -359,8 +332,8 @@ fn planted_revert_is_refused(plant: impl FnOnce(&mut Value, &Path)) {
     std::fs::write(&snap_path, serde_json::to_vec_pretty(&snap).expect("json")).expect("write");
 
     let before = (
-        snapshot_tree(tree.path()),
-        snapshot_tree(&root),
+        tree_contents(tree.path()),
+        tree_contents(&root),
         std::fs::read(&decoy).expect("read"),
     );
     let out = run(&["revert", &id]);
@@ -369,8 +342,8 @@ fn planted_revert_is_refused(plant: impl FnOnce(&mut Value, &Path)) {
     assert!(err.contains("refusing its --persist record"), "{err}");
     assert!(!err.contains("root:x:0:0"), "no file content in the message: {err}");
     let after = (
-        snapshot_tree(tree.path()),
-        snapshot_tree(&root),
+        tree_contents(tree.path()),
+        tree_contents(&root),
         std::fs::read(&decoy).expect("read"),
     );
     assert_eq!(after, before, "nothing changed: keys, tcptune's file, the decoy");
@@ -428,7 +401,7 @@ fn sysctl_dir_does_not_follow_symlinks() {
     std::fs::write(elsewhere.join("rmem_max"), "212992\n").expect("write");
     std::fs::remove_dir_all(tree.path().join("net/core")).expect("rm");
     std::os::unix::fs::symlink(&elsewhere, tree.path().join("net/core")).expect("symlink");
-    let before = (snapshot_tree(tree.path()), snapshot_tree(tmp.path()));
+    let before = (tree_contents(tree.path()), tree_contents(tmp.path()));
     let run = |args: &[&str]| {
         tcptune()
             .arg("--sysctl-dir")
@@ -464,7 +437,7 @@ fn sysctl_dir_does_not_follow_symlinks() {
     assert!(!text(&out.stderr).contains("hunter2"), "{}", text(&out.stderr));
     assert_eq!(std::fs::read(&secret).expect("read"), before_file);
     std::fs::remove_file(&file).expect("rm");
-    assert_eq!((snapshot_tree(tree.path()), snapshot_tree(tmp.path())), before);
+    assert_eq!((tree_contents(tree.path()), tree_contents(tmp.path())), before);
 }
 
 // ---------------------------------------------------------------- apply --for with a relative --sysctl-dir
