@@ -9,6 +9,7 @@
 //! measurement error of a [`Failure`] kind, without a hint; the caller words what a user can
 //! do about it (the command line's flags are the CLI's, not this layer's).
 
+pub mod evidence;
 pub mod fake;
 pub mod icmp;
 pub mod link;

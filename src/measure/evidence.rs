@@ -1,0 +1,200 @@
+//! TCP-level evidence about a path: what a TCP test through it showed ([`TcpTest`], from
+//! `tcptune serve` or an iperf3 server), or, with no peer to test against, what this host's
+//! kernel already knows about it ([`Passive`]: live flows and the per-destination metrics).
+//! The advice decides from these (`crate::advice::decide`); this module only holds them.
+
+use serde::Serialize;
+
+/// Which far end a [`TcpTest`] ran against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TestPeer {
+    /// `tcptune serve` (protocol version 2): the receiver reports its window share.
+    Tcptune,
+    /// An iperf3 server, driven by the `iperf3` client with `-J`.
+    Iperf3,
+}
+
+/// What one bounded TCP transfer from this host to the far end showed. Every reading that the
+/// peer or this OS could not give is None.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct TcpTest {
+    pub peer: Option<TestPeer>,
+    /// The address and port tested.
+    pub addr: String,
+    /// The congestion control the test flow ran with.
+    pub cc: Option<String>,
+    /// The bounds it ran under: the time asked for and the byte cap.
+    pub limit_s: f64,
+    pub limit_bytes: u64,
+    /// How long data was sent, s.
+    pub duration_s: f64,
+    /// Payload bytes the receiver got (tcptune serve) or the sender sent (iperf3).
+    pub bytes: u64,
+    /// bytes × 8 / duration.
+    pub goodput_bps: f64,
+    /// The highest TCP delivery-rate reading of the flow (Linux tcpi_delivery_rate sampled
+    /// during the test, not app-limited; iperf3: the best 1-s interval): a TCP-level reading
+    /// of the bottleneck rate.
+    pub delivery_rate_bps: Option<f64>,
+    /// Data segments sent, and of those retransmitted, over the whole test.
+    pub segs_out: Option<u64>,
+    pub retrans_segs: Option<u64>,
+    /// The same after the flow's startup (from the first sample at which the delivery rate
+    /// had stopped growing): retransmissions there are the path's loss, not the overshoot of
+    /// slow start into the queue.
+    pub steady_segs_out: Option<u64>,
+    pub steady_retrans_segs: Option<u64>,
+    /// Lowest RTT of the flow, ms.
+    pub min_rtt_ms: Option<f64>,
+    /// Highest smoothed RTT under load, ms: (loaded − min) × delivery rate ≈ the bottleneck
+    /// queue the flow filled.
+    pub loaded_rtt_ms: Option<f64>,
+    /// The receiver's largest advertised window (Linux 6.2+ receivers), bytes.
+    pub receiver_window: Option<u64>,
+    /// Its receive buffer at that moment (SO_RCVBUF), bytes.
+    pub receiver_buffer: Option<u64>,
+    /// receiver_window / receiver_buffer: the share of a receive buffer Linux advertises as
+    /// window on that host (its scaling_ratio, payload / truesize of its skbs).
+    pub window_share: Option<f64>,
+    /// Percent of the busy time the flow was limited by the receiver's window, and by this
+    /// end's send buffer (Linux TCP_INFO).
+    pub rwnd_limited_pct: Option<f64>,
+    pub sndbuf_limited_pct: Option<f64>,
+    /// Whether the test's own buffers may have held it below the path's rate (then its rate
+    /// is a lower bound).
+    pub window_limited: bool,
+    /// What the test says about itself, e.g. "as a normal user the buffers could not be
+    /// forced: limited to net.core.wmem_max = 212992".
+    pub notes: Vec<String>,
+}
+
+impl TcpTest {
+    /// Retransmitted share of the data segments after startup (else over the whole test), %.
+    pub fn loss_pct(&self) -> Option<f64> {
+        let (segs, retr) = match (self.steady_segs_out, self.steady_retrans_segs) {
+            (Some(s), Some(r)) if s > 0 => (s, r),
+            _ => (self.segs_out?, self.retrans_segs?),
+        };
+        #[allow(clippy::cast_precision_loss)]
+        (segs > 0).then(|| 100.0 * retr as f64 / segs as f64)
+    }
+}
+
+/// One live TCP flow of this host to the host advised for (INET_DIAG), as `inspect` sees it.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct LiveFlow {
+    pub local: String,
+    pub peer: String,
+    pub cc: Option<String>,
+    pub bytes_sent: u64,
+    pub bytes_retrans: u64,
+    pub bytes_received: u64,
+    pub min_rtt_ms: Option<f64>,
+    pub rtt_ms: Option<f64>,
+    pub delivery_rate_bps: Option<f64>,
+    /// This end as receiver: its advertised window and receive buffer (skmem rb), bytes.
+    pub rcv_wnd: Option<u64>,
+    pub rcv_buf: Option<u64>,
+}
+
+/// The kernel's cached metrics for a destination (`ip tcp_metrics show ADDR`).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct DestMetrics {
+    pub rtt_ms: Option<f64>,
+    pub rttvar_ms: Option<f64>,
+    /// Slow-start threshold cached after a loss, in segments.
+    pub ssthresh: Option<u64>,
+    pub cwnd: Option<u64>,
+}
+
+/// What this host knows about the path without a peer to test against.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Passive {
+    pub flows: Vec<LiveFlow>,
+    pub metrics: Option<DestMetrics>,
+    /// Why a source gave nothing (e.g. "`ip` not found: no tcp_metrics").
+    pub notes: Vec<String>,
+}
+
+impl Passive {
+    /// Retransmitted share of the bytes the live flows sent, %, when they sent enough to
+    /// tell (at least `min_bytes`).
+    pub fn loss_pct(&self, min_bytes: u64) -> Option<f64> {
+        let sent: u64 = self.flows.iter().map(|f| f.bytes_sent).sum();
+        let retr: u64 = self.flows.iter().map(|f| f.bytes_retrans).sum();
+        #[allow(clippy::cast_precision_loss)]
+        (sent >= min_bytes && sent > 0).then(|| 100.0 * retr as f64 / sent as f64)
+    }
+
+    /// This host's advertised-window share as a receiver, from the live flow that received
+    /// the most (rcv_wnd / rcv_buf).
+    pub fn window_share(&self) -> Option<f64> {
+        #[allow(clippy::cast_precision_loss)]
+        self.flows
+            .iter()
+            .filter(|f| f.bytes_received > 0)
+            .max_by_key(|f| f.bytes_received)
+            .and_then(|f| match (f.rcv_wnd, f.rcv_buf) {
+                (Some(w), Some(b)) if w > 0 && b > 0 => Some(w as f64 / b as f64),
+                _ => None,
+            })
+    }
+}
+
+/// All the TCP evidence gathered for one host.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Evidence {
+    pub test: Option<TcpTest>,
+    pub passive: Option<Passive>,
+    /// Why there is no test (no peer answered, `--no-path-test`, iperf3 missing, ...).
+    pub test_skipped: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loss_prefers_the_steady_state() {
+        let mut t = TcpTest {
+            segs_out: Some(100_000),
+            retrans_segs: Some(300),
+            ..TcpTest::default()
+        };
+        assert_eq!(t.loss_pct(), Some(0.3));
+        t.steady_segs_out = Some(80_000);
+        t.steady_retrans_segs = Some(8);
+        assert_eq!(t.loss_pct(), Some(0.01));
+        t.steady_segs_out = Some(0);
+        assert_eq!(t.loss_pct(), Some(0.3), "no steady segments: the whole test");
+        assert_eq!(TcpTest::default().loss_pct(), None);
+    }
+
+    #[test]
+    fn passive_loss_and_share() {
+        let p = Passive {
+            flows: vec![
+                LiveFlow {
+                    bytes_sent: 1_000_000,
+                    bytes_retrans: 1_000,
+                    bytes_received: 10,
+                    rcv_wnd: Some(100),
+                    rcv_buf: Some(1000),
+                    ..LiveFlow::default()
+                },
+                LiveFlow {
+                    bytes_sent: 1_000_000,
+                    bytes_received: 5_000_000,
+                    rcv_wnd: Some(560),
+                    rcv_buf: Some(1000),
+                    ..LiveFlow::default()
+                },
+            ],
+            ..Passive::default()
+        };
+        assert_eq!(p.loss_pct(1_000_000), Some(0.05));
+        assert_eq!(p.loss_pct(10_000_000), None, "too little sent to tell");
+        assert_eq!(p.window_share(), Some(0.56));
+    }
+}
