@@ -15,6 +15,7 @@ pub mod proto;
 pub mod serve;
 #[cfg(target_os = "linux")]
 pub mod sockdiag;
+pub mod sockopt;
 pub mod tcpinfo;
 pub mod verdict;
 pub mod verify;

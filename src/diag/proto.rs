@@ -7,6 +7,18 @@
 //! server → client  result  one line of JSON (a [`ServerResult`]), at most MAX_RESULT bytes
 //! ```
 //!
+//! Version 2 adds the path test of `advise --host` (hello flag [`FLAG_PATH_TEST`]): the data
+//! goes over a second connection whose listener the server opens for this test only, so that
+//! the receive buffer the client asks for is set *before* the handshake — the window scale is
+//! chosen then, and a buffer forced later could not be advertised in full:
+//! ```text
+//! client → server  hello   as above, version 2, flags 1; then 8 bytes: receive buffer wanted (u64 BE, 0: autotuning)
+//! server → client  answer  as above; then one line of JSON (a [`DataChannel`]): the port to send to
+//! client → server  data    on a new connection to that port (same client address), as above
+//! server → client  result  on that connection: the [`ServerResult`] with the window share filled in
+//! ```
+//! A version-2 server still serves version-1 clients (`verify` speaks 1).
+//!
 //! Direction is fixed: verify sends, serve receives, so the sender's TCP_INFO — where the
 //! limited-by counters are — is on the side that prints the verdict. Anything that does not start
 //! with the magic is not a tcptune client: the server closes that connection and keeps serving.
@@ -14,7 +26,16 @@
 use serde::{Deserialize, Serialize};
 
 pub const MAGIC: [u8; 8] = *b"tcptune\0";
-pub const VERSION: u16 = 1;
+/// The newest version this build speaks.
+pub const VERSION: u16 = 2;
+/// The plain throughput test of `verify`, spoken by every server.
+pub const PLAIN_VERSION: u16 = 1;
+/// Hello flag: a path test (version 2).
+pub const FLAG_PATH_TEST: u16 = 1;
+/// Bytes after a path-test hello: the receive buffer wanted.
+pub const PATH_TEST_EXTRA: usize = 8;
+/// Longest [`DataChannel`] line a client reads.
+pub const MAX_CHANNEL_LINE: usize = 1024;
 pub const HELLO_LEN: usize = 16;
 /// Longest test a server grants.
 pub const MAX_DURATION_MS: u32 = 60_000;
@@ -37,6 +58,8 @@ pub enum Status {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Hello {
     pub version: u16,
+    /// [`FLAG_PATH_TEST`] or 0.
+    pub flags: u16,
     pub duration_ms: u32,
 }
 
@@ -82,15 +105,24 @@ fn unframe(f: &[u8; HELLO_LEN]) -> Result<(u16, u16, u32), ProtoError> {
 
 impl Hello {
     pub fn encode(&self) -> [u8; HELLO_LEN] {
-        frame(self.version, 0, self.duration_ms)
+        frame(self.version, self.flags, self.duration_ms)
     }
 
     pub fn decode(f: &[u8; HELLO_LEN]) -> Result<Self, ProtoError> {
-        let (version, _flags, duration_ms) = unframe(f)?;
+        let (version, flags, duration_ms) = unframe(f)?;
         if duration_ms == 0 {
             return Err(ProtoError::ZeroDuration);
         }
-        Ok(Self { version, duration_ms })
+        Ok(Self {
+            version,
+            flags,
+            duration_ms,
+        })
+    }
+
+    /// A version-2 hello asking for a path test.
+    pub fn path_test(&self) -> bool {
+        self.version >= 2 && self.flags & FLAG_PATH_TEST != 0
     }
 }
 
@@ -115,6 +147,18 @@ impl Answer {
     }
 }
 
+/// Where a path test's data goes (version 2), sent by the server after its answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DataChannel {
+    /// The port of the listener opened for this test, on the address the client reached.
+    pub port: u16,
+    /// The receive buffer the data connection has (SO_RCVBUF as the kernel reports it), bytes;
+    /// 0 when the client asked for autotuning.
+    pub rcvbuf: u64,
+    /// Whether the server could set it past net.core.rmem_max (it runs as root).
+    pub forced: bool,
+}
+
 /// What the receiving side tells the sender after the data.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ServerResult {
@@ -129,6 +173,12 @@ pub struct ServerResult {
     pub rcvbuf_value: Option<String>,
     /// The largest receive window the receiver advertised (Linux 6.2+: tcpi_rcv_wnd), bytes.
     pub rcv_wnd: Option<u64>,
+    /// Path test: the receive buffer (SO_RCVBUF) when the window was its largest share of it,
+    /// bytes, and that share (advertised window / buffer: the receiver's scaling_ratio).
+    #[serde(default)]
+    pub rcv_buf: Option<u64>,
+    #[serde(default)]
+    pub window_share: Option<f64>,
 }
 
 #[cfg(test)]
@@ -139,8 +189,11 @@ mod tests {
     fn round_trips_and_junk() {
         let h = Hello {
             version: VERSION,
+            flags: FLAG_PATH_TEST,
             duration_ms: 3000,
         };
+        assert!(h.path_test());
+        assert!(!Hello { version: 1, ..h }.path_test(), "a version-1 hello has no flags");
         assert_eq!(Hello::decode(&h.encode()), Ok(h));
         let a = Answer {
             version: VERSION,
@@ -168,9 +221,14 @@ mod tests {
             rcvbuf_key: Some("net.ipv4.tcp_rmem".into()),
             rcvbuf_value: Some("4096 131072 6291456".into()),
             rcv_wnd: None,
+            rcv_buf: Some(1 << 20),
+            window_share: Some(0.56),
         };
         let line = serde_json::to_string(&r).expect("json");
         assert!(!line.contains('\n'));
         assert_eq!(serde_json::from_str::<ServerResult>(&line).expect("parse"), r);
+        // A version-1 server's result (no path-test fields) still reads.
+        let old = r#"{"bytes":1,"duration_us":2,"os":"linux","rcvbuf_key":null,"rcvbuf_value":null,"rcv_wnd":null}"#;
+        assert_eq!(serde_json::from_str::<ServerResult>(old).expect("v1").window_share, None);
     }
 }

@@ -393,15 +393,21 @@ enum HelloError {
 /// that trickle in do not move the deadline.
 fn read_hello(s: &mut TcpStream, deadline: Instant) -> Result<[u8; proto::HELLO_LEN], HelloError> {
     let mut frame = [0u8; proto::HELLO_LEN];
+    read_by(s, &mut frame, deadline)?;
+    Ok(frame)
+}
+
+/// Fills `buf` by `deadline` (see [`read_hello`]).
+fn read_by(s: &mut TcpStream, buf: &mut [u8], deadline: Instant) -> Result<(), HelloError> {
     let mut got = 0;
-    while got < frame.len() {
+    while got < buf.len() {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
             return Err(HelloError::Late);
         }
         s.set_read_timeout(Some(left))
             .map_err(|e| HelloError::Io(e.kind(), e.to_string()))?;
-        match s.read(&mut frame[got..]) {
+        match s.read(&mut buf[got..]) {
             Ok(0) => return Err(HelloError::Eof),
             Ok(n) => got += n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
@@ -411,7 +417,63 @@ fn read_hello(s: &mut TcpStream, deadline: Instant) -> Result<[u8; proto::HELLO_
             Err(e) => return Err(HelloError::Io(e.kind(), e.to_string())),
         }
     }
-    Ok(frame)
+    Ok(())
+}
+
+/// How long a path-test client has to connect its data connection.
+const DATA_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Opens the data listener of a path test on the address the client reached, with the receive
+/// buffer it asked for set before any handshake (so the window scale allows all of it), tells
+/// the client its port, and takes one connection from the client's address.
+fn open_data_channel(control: &mut TcpStream, rcvbuf_wanted: u64) -> Result<TcpStream, String> {
+    use super::sockopt::{self, Buffer};
+    let local = control.local_addr().map_err(|e| format!("socket setup failed: {e}"))?;
+    let client = control.peer_addr().map_err(|e| format!("socket setup failed: {e}"))?;
+    let listener =
+        TcpListener::bind(SocketAddr::new(local.ip(), 0)).map_err(|e| format!("no data listener: {e}"))?;
+    // Forced or left to autotuning: a plain SO_RCVBUF would cap it at rmem_max.
+    let forced = if rcvbuf_wanted > 0 {
+        sockopt::force_buffer(&listener, Buffer::Receive, rcvbuf_wanted)
+            .map_err(|e| format!("setting the receive buffer: {e}"))?
+    } else {
+        None
+    };
+    let (forced, rcvbuf) = (forced.is_some(), forced.unwrap_or(0));
+    let port = listener
+        .local_addr()
+        .map_err(|e| format!("socket setup failed: {e}"))?
+        .port();
+    let mut line = serde_json::to_string(&proto::DataChannel { port, rcvbuf, forced }).unwrap_or_default();
+    line.push('\n');
+    control
+        .write_all(line.as_bytes())
+        .map_err(|e| format!("sending the data port: {e}"))?;
+    listener
+        .set_nonblocking(true)
+        .map_err(|e| format!("socket setup failed: {e}"))?;
+    let deadline = Instant::now() + DATA_CONNECT_TIMEOUT;
+    loop {
+        match listener.accept() {
+            // Only the client that asked: anyone else is closed at once.
+            Ok((d, from)) if from.ip() == client.ip() => {
+                d.set_nonblocking(false)
+                    .map_err(|e| format!("socket setup failed: {e}"))?;
+                return Ok(d);
+            }
+            Ok(_) => {}
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::Interrupted) => {
+                if Instant::now() >= deadline {
+                    return Err(format!(
+                        "no data connection within {} s",
+                        DATA_CONNECT_TIMEOUT.as_secs()
+                    ));
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            Err(e) => return Err(format!("accepting the data connection: {e}")),
+        }
+    }
 }
 
 fn handle(mut s: TcpStream, id: u64, shared: &Shared, facts: &ReceiverFacts) -> Outcome {
@@ -436,12 +498,14 @@ fn handle(mut s: TcpStream, id: u64, shared: &Shared, facts: &ReceiverFacts) -> 
         Ok(h) => h,
         Err(e) => return Outcome::Rejected(e.to_string()),
     };
+    // Answer in the client's version where this server speaks it.
+    let version = hello.version.clamp(proto::PLAIN_VERSION, proto::VERSION);
     let answer = |status, granted_ms| Answer {
-        version: proto::VERSION,
+        version,
         status,
         granted_ms,
     };
-    if hello.version != proto::VERSION {
+    if !(proto::PLAIN_VERSION..=proto::VERSION).contains(&hello.version) {
         let _ = s.write_all(&answer(Status::BadVersion, 0).encode());
         return Outcome::Rejected(format!(
             "protocol version {} (this server speaks {})",
@@ -455,8 +519,25 @@ fn handle(mut s: TcpStream, id: u64, shared: &Shared, facts: &ReceiverFacts) -> 
     }
     let _busy = BusyGuard(shared);
     let granted_ms = hello.duration_ms.min(proto::MAX_DURATION_MS);
+    let mut rcvbuf_wanted = [0u8; proto::PATH_TEST_EXTRA];
+    if hello.path_test() {
+        match read_by(&mut s, &mut rcvbuf_wanted, Instant::now() + HELLO_TIMEOUT) {
+            Ok(()) => {}
+            Err(HelloError::Late) => return Outcome::Rejected("path test: no buffer size after the hello".into()),
+            Err(HelloError::Eof) => return Outcome::Rejected("went away before its hello".to_string()),
+            Err(HelloError::Io(_, e)) => return Outcome::Rejected(format!("reading the hello: {e}")),
+        }
+    }
     if let Err(e) = s.write_all(&answer(Status::Ok, granted_ms).encode()) {
         return Outcome::Aborted(format!("answering the hello: {e}"));
+    }
+    let path_test = hello.path_test();
+    if path_test {
+        match open_data_channel(&mut s, u64::from_be_bytes(rcvbuf_wanted)) {
+            // The control connection closes here: the data connection carries the rest.
+            Ok(d) => s = d,
+            Err(why) => return Outcome::Aborted(format!("path test: {why}")),
+        }
     }
     // The whole test, drain included, ends here however the data trickles in.
     let deadline = Instant::now() + Duration::from_millis(u64::from(granted_ms)) + DRAIN_GRACE;
@@ -464,6 +545,7 @@ fn handle(mut s: TcpStream, id: u64, shared: &Shared, facts: &ReceiverFacts) -> 
     let mut bytes = 0u64;
     let mut first: Option<Instant> = None;
     let mut rcv_wnd: Option<u64> = None;
+    let mut share = ShareSampler::default();
     let mut sampled = Instant::now();
     let mut timeout = Duration::ZERO;
     let past_deadline = || format!("not done {} s after the granted time", DRAIN_GRACE.as_secs());
@@ -485,9 +567,15 @@ fn handle(mut s: TcpStream, id: u64, shared: &Shared, facts: &ReceiverFacts) -> 
                 let now = Instant::now();
                 first.get_or_insert(now);
                 bytes += n as u64;
-                if now.duration_since(sampled) >= Duration::from_millis(100) {
+                // The path test samples more often: its window share is read at the peak.
+                let every = Duration::from_millis(if path_test { 20 } else { 100 });
+                if now.duration_since(sampled) >= every {
                     sampled = now;
-                    rcv_wnd = rcv_wnd.max(advertised_window(&s));
+                    let w = advertised_window(&s);
+                    rcv_wnd = rcv_wnd.max(w);
+                    if path_test {
+                        share.sample(w, super::sockopt::buffer(&s, super::sockopt::Buffer::Receive).ok());
+                    }
                 }
             }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
@@ -513,6 +601,8 @@ fn handle(mut s: TcpStream, id: u64, shared: &Shared, facts: &ReceiverFacts) -> 
         rcvbuf_key: facts.rcvbuf_key.clone(),
         rcvbuf_value: facts.rcvbuf_value.clone(),
         rcv_wnd,
+        rcv_buf: share.best.map(|(_, b)| b),
+        window_share: share.best.map(|(s, _)| (s * 1000.0).round() / 1000.0),
     };
     let mut line = serde_json::to_string(&result).unwrap_or_default();
     line.push('\n');
@@ -532,6 +622,25 @@ fn handle(mut s: TcpStream, id: u64, shared: &Shared, facts: &ReceiverFacts) -> 
         duration.as_secs_f64(),
         text::rate(bps)
     ))
+}
+
+/// The largest share of its receive buffer the receiver advertised as window.
+#[derive(Debug, Default)]
+struct ShareSampler {
+    /// (window / buffer, buffer) at the largest share seen.
+    best: Option<(f64, u64)>,
+}
+
+impl ShareSampler {
+    fn sample(&mut self, window: Option<u64>, buffer: Option<u64>) {
+        if let (Some(w), Some(b)) = (window, buffer.filter(|&b| b > 0)) {
+            #[allow(clippy::cast_precision_loss)]
+            let s = w as f64 / b as f64;
+            if self.best.is_none_or(|(best, _)| s > best) {
+                self.best = Some((s, b));
+            }
+        }
+    }
 }
 
 /// The receive window this end advertises now (Linux 6.2+), bytes.
@@ -592,7 +701,8 @@ mod tests {
         let mut s = TcpStream::connect(addr).expect("connect");
         s.set_read_timeout(Some(Duration::from_secs(10))).expect("timeout");
         let hello = Hello {
-            version: proto::VERSION,
+            version: proto::PLAIN_VERSION,
+            flags: 0,
             duration_ms: 120_000,
         };
         s.write_all(&hello.encode()).expect("hello");

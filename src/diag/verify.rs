@@ -137,7 +137,8 @@ pub fn verify(a: &VerifyRequest, sender: &System<'_>, on_phase: &mut dyn FnMut(P
         .max(1);
     s.write_all(
         &Hello {
-            version: proto::VERSION,
+            version: proto::PLAIN_VERSION,
+            flags: 0,
             duration_ms: want_ms,
         }
         .encode(),

@@ -13,6 +13,7 @@ pub mod evidence;
 pub mod fake;
 pub mod icmp;
 pub mod link;
+pub mod pathtest;
 pub mod resolve;
 pub mod tcp;
 pub mod train;

@@ -1,0 +1,462 @@
+//! The TCP path test of `advise --host`: a bounded transfer from this host to `tcptune serve`
+//! on the far end (protocol version 2, [`crate::diag::proto`]), read from the sender's TCP_INFO
+//! as it runs, and turned into a [`TcpTest`]: delivery rate, retransmitted share after startup,
+//! RTT growth under load, what limited the flow, and the receiver's window share.
+//!
+//! The test is not limited by today's buffers where it can help it: the caller passes the
+//! buffer that the highest rate evidence needs; as root this end forces its send buffer to it
+//! and the server forces its receive buffer (both past the sysctl maxima, before the handshake
+//! on the server's side so the window scale allows it). As a normal user the flow runs within
+//! the running maxima and the result says so ([`TcpTest::window_limited`]).
+//!
+//! It runs BBR where the kernel allows it: BBR's startup fills the bottleneck queue (so the
+//! RTT growth shows its depth) and keeps its rate through random loss (so a 10-s test sends
+//! enough segments to see 0.001 % loss); a loss-based test flow would crawl on exactly the
+//! paths the test must recognise.
+//!
+//! # Platform specific behavior
+//! Without TCP_INFO (FreeBSD, macOS) only the goodput and the receiver's readings come back.
+
+use std::io::{BufRead as _, Read as _, Write as _};
+use std::net::{IpAddr, SocketAddr, TcpStream};
+use std::time::{Duration, Instant};
+
+use super::evidence::{TcpTest, TestPeer};
+use crate::diag::proto::{self, Answer, DataChannel, Hello, ServerResult, Status};
+use crate::diag::sockopt::{self, Buffer};
+use crate::diag::tcpinfo::TcpInfo;
+use crate::text;
+
+/// Default bounds of a test: time and bytes, whichever comes first.
+pub const DEFAULT_TIME: Duration = Duration::from_secs(10);
+pub const DEFAULT_MAX_BYTES: u64 = 2 << 30;
+/// How long the server may take to drain and answer after the data.
+const RESULT_TIMEOUT: Duration = Duration::from_secs(30);
+/// Samples after the delivery rate first reached 90 % of its best that still count as startup,
+/// in round trips: BBR leaves startup 3 rounds after the rate stops growing and drains for
+/// about one more; a loss it caused by overfilling the queue is repaired a round later.
+const STARTUP_TAIL_RTTS: f64 = 6.0;
+/// Limited by its own buffers or the receiver's window for more than this share of the busy
+/// time: the test's rate is a lower bound.
+const WINDOW_LIMITED_PCT: f64 = 20.0;
+
+/// The test to run.
+#[derive(Debug, Clone)]
+pub struct PathTestRequest {
+    pub addr: IpAddr,
+    pub port: u16,
+    /// At most this long...
+    pub time: Duration,
+    /// ... and at most this many payload bytes.
+    pub max_bytes: u64,
+    /// The socket buffer each end should have (for the highest rate the evidence allows),
+    /// bytes; 0: leave autotuning.
+    pub buffer: u64,
+    /// The congestion control to run the test flow with, where the kernel allows it.
+    pub cc: Option<String>,
+    /// How long to wait for the connection: the far end may not run `tcptune serve`.
+    pub connect_timeout: Duration,
+}
+
+/// Why no test result came back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TestError {
+    /// Nothing that speaks the protocol answered (refused, timed out, another program, an
+    /// older tcptune): the advice goes on without a test.
+    NoPeer(String),
+    /// A peer answered but the test failed.
+    Failed(String),
+}
+
+impl std::fmt::Display for TestError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::NoPeer(s) | Self::Failed(s) => f.write_str(s),
+        }
+    }
+}
+
+/// One TCP_INFO reading during the test.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Sample {
+    /// Since the first payload byte was handed to the kernel.
+    pub t: Duration,
+    /// bit/s; None when the kernel marked it application-limited or gave 0.
+    pub delivery_bps: Option<f64>,
+    pub srtt_ms: f64,
+    pub segs_out: u64,
+    pub retrans: u64,
+}
+
+impl Sample {
+    #[allow(clippy::cast_precision_loss)]
+    fn of(t: Duration, i: &TcpInfo) -> Self {
+        Self {
+            t,
+            delivery_bps: (i.tcpi_delivery_rate > 0 && !i.delivery_rate_app_limited())
+                .then(|| i.tcpi_delivery_rate as f64 * 8.0),
+            srtt_ms: i.rtt_ms(),
+            segs_out: u64::from(i.tcpi_data_segs_out),
+            retrans: u64::from(i.tcpi_total_retrans),
+        }
+    }
+}
+
+/// What the samples say: filled into `t` (the sender's readings of a [`TcpTest`]).
+pub fn read_samples(samples: &[Sample], min_rtt_ms: f64, t: &mut TcpTest) {
+    let best = samples.iter().filter_map(|s| s.delivery_bps).fold(0.0_f64, f64::max);
+    if best > 0.0 {
+        // Startup is over once the rate reached 90 % of its best, plus a few round trips.
+        let plateau = samples
+            .iter()
+            .find(|s| s.delivery_bps.is_some_and(|r| r >= 0.9 * best))
+            .map(|s| s.t);
+        if let Some(p) = plateau {
+            let mut rates: Vec<f64> = samples
+                .iter()
+                .filter(|s| s.t >= p)
+                .filter_map(|s| s.delivery_bps)
+                .collect();
+            rates.sort_by(f64::total_cmp);
+            // The median of the readings after startup: one ack burst does not set the rate.
+            t.delivery_rate_bps = rates.get(rates.len() / 2).copied();
+            let tail = Duration::from_secs_f64((min_rtt_ms / 1000.0 * STARTUP_TAIL_RTTS).max(0.0));
+            let last = samples.last();
+            if let (Some(base), Some(last)) = (samples.iter().find(|s| s.t >= p + tail), last)
+                && last.t > base.t
+            {
+                t.steady_segs_out = Some(last.segs_out.saturating_sub(base.segs_out));
+                t.steady_retrans_segs = Some(last.retrans.saturating_sub(base.retrans));
+            }
+        }
+    }
+    if let Some(last) = samples.last() {
+        t.segs_out = Some(last.segs_out);
+        t.retrans_segs = Some(last.retrans);
+    }
+    t.loaded_rtt_ms = samples
+        .iter()
+        .map(|s| s.srtt_ms)
+        .filter(|r| *r > 0.0)
+        .reduce(f64::max)
+        .map(text::ms);
+}
+
+fn no_peer(what: String) -> TestError {
+    TestError::NoPeer(what)
+}
+
+/// Runs the test; `on_progress(bytes sent, time sending)` is called a few times a second.
+pub fn run(req: &PathTestRequest, on_progress: &mut dyn FnMut(u64, Duration)) -> Result<TcpTest, TestError> {
+    let sa = SocketAddr::new(req.addr, req.port);
+    let mut c = TcpStream::connect_timeout(&sa, req.connect_timeout)
+        .map_err(|e| no_peer(format!("no tcptune serve on {sa} ({e})")))?;
+    let failed = |what: String| TestError::Failed(format!("{sa}: {what}"));
+    c.set_read_timeout(Some(Duration::from_secs(5)))
+        .and_then(|()| c.set_write_timeout(Some(Duration::from_secs(5))))
+        .map_err(|e| failed(format!("socket setup failed: {e}")))?;
+    let want_ms = u32::try_from(req.time.as_millis())
+        .unwrap_or(proto::MAX_DURATION_MS)
+        .max(1);
+    let mut hello = Hello {
+        version: proto::VERSION,
+        flags: proto::FLAG_PATH_TEST,
+        duration_ms: want_ms,
+    }
+    .encode()
+    .to_vec();
+    hello.extend_from_slice(&req.buffer.to_be_bytes());
+    c.write_all(&hello)
+        .map_err(|e| no_peer(format!("{sa} closed the connection ({e})")))?;
+    let mut frame = [0u8; proto::HELLO_LEN];
+    c.read_exact(&mut frame)
+        .map_err(|e| no_peer(format!("{sa} gave no tcptune answer ({e})")))?;
+    let answer = Answer::decode(&frame).map_err(|e| no_peer(format!("{sa}: {e}")))?;
+    match answer.status {
+        Status::Ok => {}
+        Status::Busy => return Err(failed("busy with another test".into())),
+        Status::BadVersion => {
+            return Err(no_peer(format!(
+                "{sa} runs an older tcptune serve (protocol {}): update it for the path test",
+                answer.version
+            )));
+        }
+    }
+    let mut line = String::new();
+    std::io::BufReader::new((&c).take(proto::MAX_CHANNEL_LINE as u64))
+        .read_line(&mut line)
+        .map_err(|e| failed(format!("no data port ({e})")))?;
+    let channel: DataChannel =
+        serde_json::from_str(line.trim()).map_err(|e| failed(format!("sent a data port tcptune cannot read ({e})")))?;
+    let mut test = TcpTest {
+        peer: Some(TestPeer::Tcptune),
+        addr: sa.to_string(),
+        limit_s: req.time.as_secs_f64(),
+        limit_bytes: req.max_bytes,
+        ..TcpTest::default()
+    };
+    if req.buffer > 0 && !channel.forced {
+        test.notes.push(format!(
+            "the far end could not force its receive buffer to {} (its tcptune serve does not run as root): the test ran within its net.ipv4.tcp_rmem",
+            text::bytes(req.buffer)
+        ));
+    }
+
+    let data_addr = SocketAddr::new(req.addr, channel.port);
+    let socket = std::net::TcpStream::connect_timeout(&data_addr, Duration::from_secs(5));
+    // The options go on before the data; the congestion control before the connect would be
+    // better but std has no unconnected TCP socket: setting it now changes the algorithm for
+    // everything sent from here on, which is everything.
+    let mut s = socket.map_err(|e| failed(format!("cannot connect the data connection to {data_addr}: {e}")))?;
+    drop(c);
+    if let Some(cc) = &req.cc {
+        if let Err(e) = sockopt::set_congestion(&s, cc) {
+            test.notes.push(format!("could not run the test with {cc} ({e})"));
+        }
+    }
+    test.cc = sockopt::congestion(&s);
+    if req.buffer > 0 {
+        match sockopt::force_buffer(&s, Buffer::Send, req.buffer) {
+            Ok(Some(_)) => {}
+            Ok(None) => test.notes.push(format!(
+                "as a normal user this end could not force its send buffer to {}: the test ran within net.ipv4.tcp_wmem",
+                text::bytes(req.buffer)
+            )),
+            Err(e) => test.notes.push(format!("could not size the send buffer ({e})")),
+        }
+    }
+
+    s.set_write_timeout(Some(Duration::from_millis(20)))
+        .map_err(|e| failed(format!("socket setup failed: {e}")))?;
+    let granted = Duration::from_millis(u64::from(answer.granted_ms));
+    let chunk = vec![0u8; 128 * 1024];
+    let start = Instant::now();
+    let mut sent = 0u64;
+    let mut samples = Vec::new();
+    let mut last_sample = start;
+    let mut last_progress = start;
+    let every = Duration::from_millis(20);
+    while start.elapsed() < granted && sent < req.max_bytes {
+        let n = usize::try_from(req.max_bytes - sent).unwrap_or(usize::MAX).min(chunk.len());
+        match s.write(&chunk[..n]) {
+            Ok(n) => sent += n as u64,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut | std::io::ErrorKind::Interrupted
+                ) => {}
+            Err(e) => return Err(failed(format!("the test broke off after {}: {e}", text::bytes(sent)))),
+        }
+        let now = Instant::now();
+        if now.duration_since(last_sample) >= every {
+            last_sample = now;
+            if let Some(i) = info(&s) {
+                samples.push(Sample::of(now - start, &i));
+            }
+        }
+        if now.duration_since(last_progress) >= Duration::from_millis(250) {
+            last_progress = now;
+            on_progress(sent, now - start);
+        }
+    }
+    let elapsed = start.elapsed();
+    let end = info(&s);
+    if let Some(i) = &end {
+        samples.push(Sample::of(elapsed, i));
+    }
+    on_progress(sent, elapsed);
+    s.shutdown(std::net::Shutdown::Write)
+        .map_err(|e| failed(format!("ending the test: {e}")))?;
+    s.set_read_timeout(Some(RESULT_TIMEOUT))
+        .map_err(|e| failed(format!("socket setup failed: {e}")))?;
+    let mut line = String::new();
+    std::io::BufReader::new((&s).take(proto::MAX_RESULT as u64))
+        .read_line(&mut line)
+        .map_err(|e| failed(format!("no result ({e})")))?;
+    let result: ServerResult =
+        serde_json::from_str(line.trim()).map_err(|e| failed(format!("sent a result tcptune cannot read ({e})")))?;
+
+    test.duration_s = text::ms(elapsed.as_secs_f64());
+    test.bytes = result.bytes;
+    #[allow(clippy::cast_precision_loss)]
+    if result.duration_us > 0 {
+        test.goodput_bps = (result.bytes as f64 * 8.0 / (result.duration_us as f64 / 1e6)).round();
+    }
+    test.receiver_window = result.rcv_wnd;
+    test.receiver_buffer = result.rcv_buf;
+    test.window_share = result.window_share;
+    if let Some(i) = &end {
+        let min_rtt = i.min_rtt_ms();
+        test.min_rtt_ms = (min_rtt > 0.0).then(|| text::ms(min_rtt));
+        read_samples(&samples, min_rtt, &mut test);
+        if let Some(b) = i.breakdown(u64::try_from(elapsed.as_micros()).ok()) {
+            test.rwnd_limited_pct = Some(b.rwnd_limited_pct);
+            test.sndbuf_limited_pct = Some(b.sndbuf_limited_pct);
+            test.window_limited = b.rwnd_limited_pct + b.sndbuf_limited_pct > WINDOW_LIMITED_PCT;
+        }
+    }
+    if sent >= req.max_bytes {
+        test.notes.push(format!("stopped at its byte bound, {}", text::bytes(req.max_bytes)));
+    }
+    Ok(test)
+}
+
+#[cfg(target_os = "linux")]
+fn info(s: &TcpStream) -> Option<TcpInfo> {
+    crate::diag::tcpinfo::get(s).ok()
+}
+
+#[cfg(not(target_os = "linux"))]
+fn info(_s: &TcpStream) -> Option<TcpInfo> {
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(ms: u64, rate_mbit: Option<f64>, srtt: f64, segs: u64, retrans: u64) -> Sample {
+        Sample {
+            t: Duration::from_millis(ms),
+            delivery_bps: rate_mbit.map(|r| r * 1e6),
+            srtt_ms: srtt,
+            segs_out: segs,
+            retrans,
+        }
+    }
+
+    #[test]
+    fn startup_losses_are_not_the_paths_loss() {
+        // 50 ms path: the rate reaches 500 Mbit/s at 1 s; the queue overflows in startup (40
+        // retransmissions by 1.2 s), then 2 more in steady state.
+        let samples = [
+            sample(0, None, 50.0, 10, 0),
+            sample(500, Some(200.0), 60.0, 20_000, 0),
+            sample(1000, Some(480.0), 95.0, 60_000, 0),
+            sample(1200, Some(500.0), 98.0, 70_000, 40),
+            sample(1400, Some(470.0), 60.0, 80_000, 40),
+            sample(3000, Some(490.0), 52.0, 150_000, 41),
+            sample(5000, Some(495.0), 51.0, 250_000, 42),
+        ];
+        let mut t = TcpTest::default();
+        read_samples(&samples, 50.0, &mut t);
+        assert_eq!((t.segs_out, t.retrans_segs), (Some(250_000), Some(42)));
+        // Steady from 1 s + 6 × 50 ms = 1.3 s: the 1.4 s sample on.
+        assert_eq!((t.steady_segs_out, t.steady_retrans_segs), (Some(170_000), Some(2)));
+        assert_eq!(t.loaded_rtt_ms, Some(98.0));
+        // Median of 480, 500, 470, 490, 495.
+        assert_eq!(t.delivery_rate_bps, Some(490e6));
+        let loss = t.loss_pct().expect("loss");
+        assert!((loss - 2.0 / 1700.0).abs() < 1e-9, "{loss}");
+    }
+
+    #[test]
+    fn a_test_too_short_for_steady_state_uses_the_whole_test() {
+        let samples = [sample(100, Some(100.0), 10.0, 100, 0), sample(200, Some(100.0), 12.0, 200, 1)];
+        let mut t = TcpTest::default();
+        read_samples(&samples, 100.0, &mut t);
+        assert_eq!(t.steady_segs_out, None);
+        assert_eq!(t.loss_pct(), Some(0.5));
+    }
+
+    #[test]
+    fn nothing_listening_is_no_peer() {
+        // A port just bound and closed: nothing listens there.
+        let port = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+            l.local_addr().expect("addr").port()
+        };
+        let req = PathTestRequest {
+            addr: IpAddr::from([127, 0, 0, 1]),
+            port,
+            time: Duration::from_secs(1),
+            max_bytes: 1 << 20,
+            buffer: 0,
+            cc: None,
+            connect_timeout: Duration::from_secs(1),
+        };
+        match run(&req, &mut |_, _| {}) {
+            Err(TestError::NoPeer(why)) => assert!(why.contains("no tcptune serve on 127.0.0.1:"), "{why}"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// A `once` tcptune serve on loopback in a thread.
+    fn serve_once() -> (SocketAddr, std::thread::JoinHandle<Result<(), crate::error::Error>>) {
+        use crate::diag::serve::{Log, ServeRequest, Server};
+        let server = Server::bind(&ServeRequest {
+            bind: IpAddr::from([127, 0, 0, 1]),
+            port: 0,
+            once: true,
+        })
+        .expect("bind");
+        let addr = server.local_addr();
+        let log: std::sync::Arc<dyn Log> = std::sync::Arc::new(|_: &str| {});
+        let run = std::thread::spawn(move || {
+            let sys = crate::advice::System {
+                os: crate::platform::Os::Linux,
+                backend: None,
+                local: false,
+            };
+            server.run(&sys, log)
+        });
+        (addr, run)
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_path_test_against_tcptune_serve_reads_the_flow_and_the_receivers_window() {
+        let (addr, server) = serve_once();
+        let req = PathTestRequest {
+            addr: addr.ip(),
+            port: addr.port(),
+            time: Duration::from_millis(1500),
+            // Loopback moves gigabytes a second: the time bound ends this one.
+            max_bytes: 1 << 40,
+            buffer: 4 << 20,
+            cc: None,
+            connect_timeout: Duration::from_secs(1),
+        };
+        let mut calls = 0;
+        let t = run(&req, &mut |_, _| calls += 1).expect("a test");
+        server.join().expect("server thread").expect("the test ran to its end");
+        assert!(calls >= 2, "progress reported");
+        assert_eq!(t.peer, Some(TestPeer::Tcptune));
+        assert!(t.bytes > 1 << 20, "{t:?}");
+        assert!(t.goodput_bps > 1e6, "{t:?}");
+        assert!(t.segs_out.is_some_and(|s| s > 100), "{t:?}");
+        assert!(t.min_rtt_ms.is_some_and(|r| r > 0.0), "{t:?}");
+        assert!(t.delivery_rate_bps.is_some_and(|r| r > 1e6), "{t:?}");
+        assert!(t.cc.is_some());
+        // The receiver's share of its buffer, as the serve side read it: a fraction.
+        let share = t.window_share.expect("Linux 6.2+ reports the advertised window");
+        assert!(share > 0.05 && share <= 1.0, "{share}");
+        let buf = t.receiver_buffer.expect("its buffer");
+        if crate::platform::is_root() {
+            // Forced before the handshake: 4 MiB asked, reported doubled.
+            assert_eq!(buf, 8 << 20, "{t:?}");
+            assert!(t.notes.is_empty(), "{:?}", t.notes);
+        } else {
+            assert!(t.notes.iter().any(|n| n.contains("could not force")), "{:?}", t.notes);
+        }
+    }
+
+    #[test]
+    fn the_byte_bound_stops_the_test() {
+        let (addr, server) = serve_once();
+        let req = PathTestRequest {
+            addr: addr.ip(),
+            port: addr.port(),
+            time: Duration::from_secs(20),
+            max_bytes: 3 << 20,
+            buffer: 0,
+            cc: None,
+            connect_timeout: Duration::from_secs(1),
+        };
+        let t = run(&req, &mut |_, _| {}).expect("a test");
+        server.join().expect("server thread").expect("ended");
+        assert_eq!(t.bytes, 3 << 20);
+        assert!(t.duration_s < 10.0, "{t:?}");
+        assert!(t.notes.iter().any(|n| n.contains("byte bound")), "{:?}", t.notes);
+    }
+}
