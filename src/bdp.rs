@@ -102,6 +102,28 @@ pub struct Sizing {
     pub clamped: bool,
     /// Sized for loss recovery ([`LOSS_FACTOR`]) rather than for a loss-free path.
     pub loss_recovery: bool,
+    /// The share of the receive buffer the receiver advertises as window that `buffer` is
+    /// sized for (the factors above are for one half).
+    pub window_share: f64,
+}
+
+/// `s` with the receive buffer sized for a receiver that advertises `share` of its buffer
+/// as window instead of the one half the factors assume (rounded up to the step, within
+/// Linux's limit).
+pub fn for_window_share(s: Sizing, share: f64) -> Sizing {
+    if !(share > 0.0) || (share - 0.5).abs() < 1e-9 {
+        return s;
+    }
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_precision_loss)]
+    let want = ((s.buffer as f64 * 0.5 / share).ceil() as u64)
+        .div_ceil(ROUND_TO)
+        .saturating_mul(ROUND_TO);
+    Sizing {
+        buffer: want.min(LINUX_INT_MAX),
+        clamped: s.clamped || want > LINUX_INT_MAX,
+        window_share: (share * 1000.0).round() / 1000.0,
+        ..s
+    }
 }
 
 pub fn size_buffers(rate: Bitrate, rtt_min: Duration, mdev: Option<Duration>) -> Sizing {
@@ -124,6 +146,7 @@ pub fn size_buffers(rate: Bitrate, rtt_min: Duration, mdev: Option<Duration>) ->
         send_buffer: send.min(LINUX_INT_MAX),
         clamped,
         loss_recovery: false,
+        window_share: 0.5,
     }
 }
 

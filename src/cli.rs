@@ -199,6 +199,16 @@ pub struct RevertTimerArgs {
     pub id: String,
 }
 
+/// `--test-time`: a duration from 1 s to 60 s, the longest test a server grants.
+fn parse_test_time(s: &str) -> Result<std::time::Duration, String> {
+    let d = s.parse::<Duration>().map_err(|e| e.to_string())?.as_std();
+    let max = std::time::Duration::from_millis(u64::from(crate::diag::proto::MAX_DURATION_MS));
+    if d < std::time::Duration::from_secs(1) || d > max {
+        return Err(format!("invalid test time \"{s}\": expected 1s to {}s", max.as_secs()));
+    }
+    Ok(d)
+}
+
 /// `--for`: "90s", "10m", "1h30m" (humantime), at least one second, at most a week.
 fn parse_for(s: &str) -> Result<std::time::Duration, String> {
     let d = humantime::parse_duration(s)
@@ -270,11 +280,28 @@ pub struct AdviseArgs {
     /// Also recommend values lower than the running ones
     #[arg(long)]
     pub allow_lower: bool,
-    /// Advise for a path with random loss: BBR instead of CUBIC (which collapses on random
-    /// loss), and both buffer maxima at 5 x BDP instead of the loss-free 2 x BDP + headroom
-    /// (receive) and 2.5 x BDP (send), so BBR keeps the rate while lost segments are repaired
+    /// Advise for a path with random loss whatever the evidence says: BBR instead of CUBIC
+    /// (which collapses on random loss), and both buffer maxima at 5 x BDP instead of the
+    /// loss-free 2 x BDP + headroom (receive) and 2.5 x BDP (send)
     #[arg(long)]
     pub loss_recovery: bool,
+    /// Skip the TCP path test (a bounded transfer to `tcptune serve` on the host, which
+    /// measures loss, queue depth, delivery rate and the receiver's window share)
+    #[arg(long, conflicts_with = "iperf3")]
+    pub no_path_test: bool,
+    /// Run the path test against an iperf3 server on the host (with the iperf3 client)
+    /// instead of tcptune serve
+    #[arg(long)]
+    pub iperf3: bool,
+    /// Port of the path test's server [default: 5301 (tcptune serve), 5201 (iperf3)]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub test_port: Option<u16>,
+    /// Longest path test (at most 60s)
+    #[arg(long, value_name = "DUR", default_value = "10s", value_parser = parse_test_time)]
+    pub test_time: std::time::Duration,
+    /// Most bytes a path test sends
+    #[arg(long, value_name = "SIZE", default_value = "2GiB")]
+    pub test_bytes: Bytes,
     /// Concurrent bulk flows expected, for the memory check
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub flows: u32,
@@ -324,6 +351,19 @@ impl AdviseArgs {
             allow_lower: self.allow_lower,
             loss_recovery: self.loss_recovery,
             flows: self.flows,
+            test: crate::measure::EvidenceRequest {
+                mode: if self.no_path_test {
+                    crate::measure::TestMode::Off
+                } else if self.iperf3 {
+                    crate::measure::TestMode::Iperf3
+                } else {
+                    crate::measure::TestMode::Tcptune
+                },
+                port: self.test_port,
+                time: self.test_time,
+                max_bytes: self.test_bytes.get().max(1),
+                ..crate::advice::default_test()
+            },
         }
     }
 }

@@ -7,6 +7,8 @@
 //! - [`warnings`]: memory budget, lost probes, BBR's ProbeRTT on long paths.
 
 pub mod ceilings;
+pub mod decide;
+pub mod evidence;
 pub mod path;
 pub mod warnings;
 
@@ -16,7 +18,8 @@ use serde::Serialize;
 
 use crate::bdp::{self, Sizing};
 use crate::error::Error;
-use crate::measure::{HostMeasurement, PathProber, ProbeOptions};
+use crate::measure::evidence::Evidence;
+use crate::measure::{EvidenceRequest, HostMeasurement, PathProber, ProbeOptions, TestMode};
 use crate::platform::{KeyState, Os, SysctlBackend};
 use crate::profile::{Action, Profile, Setting, Stage};
 use crate::text;
@@ -41,10 +44,25 @@ pub struct AdviceRequest {
     pub probe: ProbeOptions,
     /// Also recommend values lower than the running ones.
     pub allow_lower: bool,
-    /// Size for a path with random loss (BBR, 5 x BDP).
+    /// Size for a path with random loss (BBR, 5 x BDP) whatever the evidence says.
     pub loss_recovery: bool,
     /// Concurrent bulk flows expected, for the memory check.
     pub flows: u32,
+    /// The TCP path test to the measured host (its `cc` and `buffer` are chosen here).
+    pub test: EvidenceRequest,
+}
+
+/// The path test's defaults: against `tcptune serve` on its default port, at most 10 s or
+/// 2 GiB.
+pub fn default_test() -> EvidenceRequest {
+    EvidenceRequest {
+        mode: TestMode::Tcptune,
+        port: None,
+        time: crate::measure::pathtest::DEFAULT_TIME,
+        max_bytes: crate::measure::pathtest::DEFAULT_MAX_BYTES,
+        buffer: 0,
+        cc: None,
+    }
 }
 
 impl AdviceRequest {
@@ -59,6 +77,7 @@ impl AdviceRequest {
             allow_lower: false,
             loss_recovery: false,
             flows: 1,
+            test: default_test(),
         }
     }
 }
@@ -125,6 +144,10 @@ pub struct Advice {
     pub warnings: Vec<String>,
     pub notes: Vec<String>,
     pub hosts: Vec<HostReport>,
+    /// The TCP evidence about the path advised for (null when the path was given).
+    pub evidence: Option<Evidence>,
+    /// What the evidence decided, and why.
+    pub decision: decide::Decision,
     /// What common transfer tools can reach on this path with their own windows.
     pub app_ceilings: Vec<ceilings::AppCeiling>,
 }
@@ -144,15 +167,53 @@ pub fn advise(req: &AdviceRequest, sys: &System<'_>, prober: &dyn PathProber) ->
         ))
         .into());
     }
-    let (path, hosts, mut notes) = path::resolve(a, prober)?;
+    let (mut path, hosts, mut notes) = path::resolve(a, prober)?;
     bdp::check_path(path.rate, path.rtt).map_err(Error::usage)?;
-    let sizing = if a.loss_recovery {
+    let backend = sys.backend;
+    let read = |k: &str| backend.map(|b| b.read(k));
+    let avail = read("net.ipv4.tcp_available_congestion_control").and_then(|k| k.value().map(str::to_string));
+    let offers = |cc: &str| avail.as_deref().map(|v| crate::platform::offers(v, cc));
+    let cc_bbr = offers("bbr").unwrap_or(false);
+
+    // The TCP evidence about the measured path the advice is for, and the rate it confirms.
+    let measured = hosts.iter().find(|h| path.host.as_deref() == Some(h.host.as_str()));
+    let evidence = match measured {
+        Some(h) => {
+            let req = EvidenceRequest {
+                buffer: evidence::test_buffer(&path, &h.measurement),
+                cc: cc_bbr.then(|| "bbr".to_string()),
+                ..a.test.clone()
+            };
+            Some(prober.evidence(&h.measurement, &req, &a.probe)?)
+        }
+        None => None,
+    };
+    if let Some(h) = measured
+        && a.bandwidth.is_none()
+    {
+        notes.extend(evidence::settle_rate(&mut path, &h.measurement, evidence.as_ref()));
+    }
+    bdp::check_path(path.rate, path.rtt).map_err(Error::usage)?;
+    let mss = path.mtu.unwrap_or(1500).saturating_sub(52).max(536);
+    #[allow(clippy::cast_precision_loss)]
+    let decision = decide::decide(
+        &decide::PathFacts {
+            rate_bps: path.rate.bps() as f64,
+            rtt_ms: path.rtt.as_millis_f64(),
+            mss,
+        },
+        evidence.as_ref(),
+        a.loss_recovery,
+        path.host.as_deref(),
+    );
+    notes.extend(evidence::notes(evidence.as_ref(), &decision));
+    let sizing = if decision.loss_recovery {
         bdp::size_for_loss(path.rate, path.rtt, path.mdev)
     } else {
         bdp::size_buffers(path.rate, path.rtt, path.mdev)
     };
-    let backend = sys.backend;
-    let read = |k: &str| backend.map(|b| b.read(k));
+    let sizing = bdp::for_window_share(sizing, decision.window_share);
+
 
     let mut warnings = Vec::new();
     let mut needs_raise = false;
@@ -189,9 +250,6 @@ pub fn advise(req: &AdviceRequest, sys: &System<'_>, prober: &dyn PathProber) ->
                 .to_string(),
         );
     }
-    let avail = read("net.ipv4.tcp_available_congestion_control").and_then(|k| k.value().map(str::to_string));
-    let offers = |cc: &str| avail.as_deref().map(|v| crate::platform::offers(v, cc));
-    let cc_bbr = offers("bbr").unwrap_or(false);
     // cubic is built into every distribution kernel: assumed where the list is unknown.
     let cc_cubic = offers("cubic").unwrap_or(true);
     let qdisc_fq = sys.local
@@ -217,10 +275,14 @@ pub fn advise(req: &AdviceRequest, sys: &System<'_>, prober: &dyn PathProber) ->
         ("cc_cubic", f64::from(u8::from(cc_cubic))),
         ("cc_htcp", 1.0),
         ("qdisc_fq", f64::from(u8::from(qdisc_fq))),
+        #[allow(clippy::cast_precision_loss)]
+        ("notsent_lowat", decision.notsent_lowat as f64),
+        ("window_share", sizing.window_share),
     ] {
         facts.insert(k.to_string(), v);
     }
     let mut settings = profile.render(&facts, &read, a.allow_lower)?;
+    evidence::explain(&mut settings, &profile, &decision);
     // A child network namespace may not choose every algorithm the kernel offers; the
     // advice says so rather than leave `apply` to refuse it.
     if let Some(b) = backend.filter(|_| sys.local && sys.os == Os::Linux) {
@@ -268,6 +330,8 @@ pub fn advise(req: &AdviceRequest, sys: &System<'_>, prober: &dyn PathProber) ->
         warnings,
         notes,
         hosts,
+        evidence,
+        decision,
         app_ceilings,
     })
 }

@@ -4,8 +4,9 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
+use super::evidence::{Evidence, Passive, TcpTest, TestPeer};
 use super::{
-    Failure, Family, HostMeasurement, LinkFacts, Method, PathProber, ProbeOptions, RttStats,
+    EvidenceRequest, Failure, Family, HostMeasurement, LinkFacts, Method, PathProber, ProbeOptions, RttStats, TestMode,
     link::speed_unknown_note,
     resolve,
     train::{self, CapacityEstimate},
@@ -27,6 +28,18 @@ pub struct FakeProber {
     pub rtt_ms: f64,
     pub speed_bps: Option<u64>,
     pub capacity_bps: Option<u64>,
+    /// The path test's readings; None: no peer answers (the passive evidence is empty).
+    pub test: Option<FakeTest>,
+}
+
+/// What a fake path test reads: loss after startup, queue depth (× BDP), the receiver's
+/// window share and the TCP delivery rate.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct FakeTest {
+    pub loss_pct: f64,
+    pub queue_bdp: f64,
+    pub share: Option<f64>,
+    pub rate_bps: Option<u64>,
 }
 
 impl FakeProber {
@@ -54,12 +67,18 @@ impl FakeProber {
     /// - `rtt=DUR`: every probe's round trip; `rtt=unreachable`: no host answers (exit 4);
     /// - `speed=RATE`: the egress link's speed (default: unknown);
     /// - `capacity=RATE`: the packet trains' rate (default: no estimate);
-    /// - `rate=RATE`: both speed and capacity.
+    /// - `rate=RATE`: both speed and capacity;
+    /// - a path test answers when any of these is given: `loss=PCT` (retransmitted after
+    ///   startup, default 0), `queue=F` (the queue it filled, × BDP, default 1), `share=F` (the
+    ///   receiver's window share), `tcp-rate=RATE` (its delivery rate; default the capacity,
+    ///   else the speed, else 1 Gbit/s).
     ///
     /// `rtt` is required; units are tcptune's ([`crate::units`]).
     pub fn from_spec(spec: &str) -> Result<Self, String> {
         let mut rtt_ms = None;
         let (mut speed_bps, mut capacity_bps) = (None, None);
+        let mut test: Option<FakeTest> = None;
+        let num = |v: &str| v.trim_end_matches('%').parse::<f64>().map_err(|e| format!("{v}: {e}"));
         for pair in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let (key, value) = pair
                 .split_once('=')
@@ -74,9 +93,13 @@ impl FakeProber {
                     speed_bps = Some(rate()?);
                     capacity_bps = speed_bps;
                 }
+                "loss" => test.get_or_insert(FakeTest::clean()).loss_pct = num(value)?,
+                "queue" => test.get_or_insert(FakeTest::clean()).queue_bdp = num(value)?,
+                "share" => test.get_or_insert(FakeTest::clean()).share = Some(num(value)?),
+                "tcp-rate" => test.get_or_insert(FakeTest::clean()).rate_bps = Some(rate()?),
                 other => {
                     return Err(format!(
-                        "unknown key \"{other}\": expected rtt, speed, capacity or rate"
+                        "unknown key \"{other}\": expected rtt, speed, capacity, rate, loss, queue, share or tcp-rate"
                     ));
                 }
             }
@@ -85,7 +108,18 @@ impl FakeProber {
             rtt_ms: rtt_ms.ok_or("rtt=DUR (or rtt=unreachable) is required")?,
             speed_bps,
             capacity_bps,
+            test,
         })
+    }
+}
+
+impl FakeTest {
+    /// A clean path with a queue of one BDP.
+    pub fn clean() -> Self {
+        Self {
+            queue_bdp: 1.0,
+            ..Self::default()
+        }
     }
 }
 
@@ -152,6 +186,52 @@ impl PathProber for FakeProber {
                 })
             })
             .collect()
+    }
+
+    fn evidence(&self, m: &HostMeasurement, req: &EvidenceRequest, _opts: &ProbeOptions) -> Result<Evidence, Error> {
+        let Some(f) = self.test.filter(|_| req.mode != TestMode::Off) else {
+            return Ok(Evidence {
+                test_skipped: Some(if req.mode == TestMode::Off {
+                    "the path test was turned off (--no-path-test)".to_string()
+                } else {
+                    format!("no tcptune serve on {} (fake)", m.addr)
+                }),
+                passive: Some(Passive::default()),
+                ..Evidence::default()
+            });
+        };
+        let rate = f
+            .rate_bps
+            .or(self.capacity_bps)
+            .or(self.speed_bps)
+            .unwrap_or(1_000_000_000);
+        let segs: u64 = 1_000_000;
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_precision_loss)]
+        let retrans = (f.loss_pct / 100.0 * segs as f64).round() as u64;
+        #[allow(clippy::cast_precision_loss)]
+        let test = TcpTest {
+            peer: Some(if req.mode == TestMode::Iperf3 { TestPeer::Iperf3 } else { TestPeer::Tcptune }),
+            addr: std::net::SocketAddr::new(m.addr, req.port()).to_string(),
+            cc: req.cc.clone(),
+            limit_s: req.time.as_secs_f64(),
+            limit_bytes: req.max_bytes,
+            duration_s: 10.0,
+            bytes: rate / 8 * 10,
+            goodput_bps: rate as f64,
+            delivery_rate_bps: Some(rate as f64),
+            segs_out: Some(segs + 10_000),
+            retrans_segs: Some(retrans + 50),
+            steady_segs_out: Some(segs),
+            steady_retrans_segs: Some(retrans),
+            min_rtt_ms: Some(self.rtt_ms),
+            loaded_rtt_ms: Some(self.rtt_ms * (1.0 + f.queue_bdp)),
+            window_share: f.share,
+            ..TcpTest::default()
+        };
+        Ok(Evidence {
+            test: Some(test),
+            ..Evidence::default()
+        })
     }
 }
 

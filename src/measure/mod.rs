@@ -229,6 +229,9 @@ pub trait Progress: Send + Sync + std::fmt::Debug {
     fn host(&self, host: &str, probes: u32) -> Box<dyn HostProgress>;
     /// Packet trains towards `host` start; dropping the result ends its line.
     fn capacity(&self, host: &str) -> Box<dyn Send>;
+    /// The TCP path test to `host` starts, bounded by `bound` ("10 s or 2 GiB"); dropping
+    /// the result ends its line.
+    fn path_test(&self, host: &str, bound: &str) -> Box<dyn TestProgress>;
 }
 
 /// One host's probes as they go.
@@ -241,11 +244,59 @@ pub trait HostProgress: Send + Sync {
     fn start_tcp(&self, host: &str);
 }
 
+/// The TCP path test's progress.
+pub trait TestProgress {
+    /// `bytes` sent in `elapsed`.
+    fn sent(&self, bytes: u64, elapsed: Duration);
+}
+
+/// Which far end the TCP path test runs against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TestMode {
+    /// `tcptune serve` when it answers; else the passive evidence.
+    Tcptune,
+    /// An iperf3 server, with the `iperf3` client.
+    Iperf3,
+    /// No test: the passive evidence only.
+    Off,
+}
+
+/// How to gather the TCP evidence about a measured path.
+#[derive(Debug, Clone)]
+pub struct EvidenceRequest {
+    pub mode: TestMode,
+    /// None: the mode's default port (5301 for tcptune serve, 5201 for iperf3).
+    pub port: Option<u16>,
+    /// The test's bounds, whichever comes first.
+    pub time: Duration,
+    pub max_bytes: u64,
+    /// The socket buffer the test should have so the highest rate in the evidence fits, bytes.
+    pub buffer: u64,
+    /// The congestion control for the test flow (bbr where the kernel has it).
+    pub cc: Option<String>,
+}
+
+impl EvidenceRequest {
+    pub const DEFAULT_IPERF3_PORT: u16 = 5201;
+
+    pub fn port(&self) -> u16 {
+        self.port.unwrap_or(match self.mode {
+            TestMode::Iperf3 => Self::DEFAULT_IPERF3_PORT,
+            _ => crate::diag::proto::DEFAULT_PORT,
+        })
+    }
+}
+
 /// The seam the advise command uses; a fake implements it for CLI tests.
 pub trait PathProber {
     /// Measure every host; results are in input order. The first host (in input order) that
     /// cannot be measured makes the whole call fail.
     fn measure(&self, hosts: &[String], opts: &ProbeOptions) -> Result<Vec<HostMeasurement>, Error>;
+
+    /// The TCP evidence about the path to a measured host: the path test where a peer
+    /// answers, else what this host's kernel knows. A test that fails is an error only when
+    /// the user asked for that peer explicitly (`--iperf3`); otherwise `test_skipped` says why.
+    fn evidence(&self, m: &HostMeasurement, req: &EvidenceRequest, opts: &ProbeOptions) -> Result<evidence::Evidence, Error>;
 }
 
 /// The real prober: DNS, ICMP (surge-ping), TCP connect, netlink/sysfs.
@@ -256,6 +307,10 @@ pub trait PathProber {
 pub struct SystemProber;
 
 impl PathProber for SystemProber {
+    fn evidence(&self, m: &HostMeasurement, req: &EvidenceRequest, opts: &ProbeOptions) -> Result<evidence::Evidence, Error> {
+        gather_evidence(m, req, opts)
+    }
+
     fn measure(&self, hosts: &[String], opts: &ProbeOptions) -> Result<Vec<HostMeasurement>, Error> {
         opts.validate()?;
         if hosts.is_empty() {
@@ -272,6 +327,57 @@ impl PathProber for SystemProber {
             run_on_own_runtime(hosts, opts)
         }
     }
+}
+
+/// The real evidence: the path test against the chosen peer, and the passive evidence when
+/// no test ran.
+fn gather_evidence(
+    m: &HostMeasurement,
+    req: &EvidenceRequest,
+    opts: &ProbeOptions,
+) -> Result<evidence::Evidence, Error> {
+    let mut ev = evidence::Evidence::default();
+    let bound = format!(
+        "{} s or {}",
+        crate::text::number(req.time.as_secs_f64()),
+        crate::text::bytes(req.max_bytes)
+    );
+    let progress = opts.progress.as_ref().map(|p| p.path_test(&m.host, &bound));
+    let mut on_progress = |bytes: u64, t: Duration| {
+        if let Some(p) = &progress {
+            p.sent(bytes, t);
+        }
+    };
+    match req.mode {
+        TestMode::Off => ev.test_skipped = Some("the path test was turned off (--no-path-test)".into()),
+        TestMode::Tcptune => {
+            let test = pathtest::PathTestRequest {
+                addr: m.addr,
+                port: req.port(),
+                time: req.time,
+                max_bytes: req.max_bytes,
+                buffer: req.buffer,
+                cc: req.cc.clone(),
+                // The host answered its probes: a tcptune serve answers within a few RTTs.
+                connect_timeout: Duration::from_secs_f64((m.rtt.max_ms * 4.0 / 1000.0).clamp(0.5, 3.0)),
+            };
+            match pathtest::run(&test, &mut on_progress) {
+                Ok(t) => ev.test = Some(t),
+                Err(pathtest::TestError::NoPeer(why)) => ev.test_skipped = Some(why),
+                Err(pathtest::TestError::Failed(why)) => {
+                    ev.test_skipped = Some(format!("the path test failed: {why}"));
+                }
+            }
+        }
+        TestMode::Iperf3 => {
+            // IPERF3-MERGE
+        }
+    }
+    drop(progress);
+    if ev.test.is_none() {
+        // PASSIVE-MERGE
+    }
+    Ok(ev)
 }
 
 fn run_on_own_runtime(hosts: &[String], opts: &ProbeOptions) -> Result<Vec<HostMeasurement>, Error> {

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::measure::{HostProgress, Progress};
+use crate::measure::{HostProgress, Progress, TestProgress};
 
 /// How often a spinner turns.
 const TICK: Duration = Duration::from_millis(120);
@@ -83,6 +83,44 @@ impl Progress for Probes {
         bar.set_message(format!("measuring the bottleneck rate to {host}…"));
         bar.enable_steady_tick(TICK);
         Box::new(Line(bar))
+    }
+
+    fn path_test(&self, host: &str, bound: &str) -> Box<dyn TestProgress> {
+        let style = ProgressStyle::with_template("{spinner} {msg} {elapsed}")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner());
+        let bar = self.0.add(ProgressBar::new_spinner().with_style(style));
+        bar.set_message(format!("TCP path test to {host} (at most {bound}; Ctrl-C stops it)…"));
+        bar.enable_steady_tick(TICK);
+        Box::new(TestLine {
+            line: Line(bar),
+            host: host.to_string(),
+            bound: bound.to_string(),
+        })
+    }
+}
+
+/// The path test's line: bytes sent so far and the rate.
+struct TestLine {
+    line: Line,
+    host: String,
+    bound: String,
+}
+
+impl TestProgress for TestLine {
+    fn sent(&self, bytes: u64, elapsed: Duration) {
+        #[allow(clippy::cast_precision_loss)]
+        let rate = if elapsed.is_zero() {
+            0.0
+        } else {
+            bytes as f64 * 8.0 / elapsed.as_secs_f64()
+        };
+        self.line.0.set_message(format!(
+            "TCP path test to {} (at most {}): {} sent, {}…",
+            self.host,
+            self.bound,
+            crate::text::bytes(bytes),
+            crate::text::rate(rate)
+        ));
     }
 }
 
