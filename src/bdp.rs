@@ -115,7 +115,8 @@ pub fn for_window_share(s: Sizing, share: f64) -> Sizing {
         return s;
     }
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_precision_loss)]
-    let want = ((s.buffer as f64 * 0.5 / share).ceil() as u64)
+    // Less a millionth, so 0.5 / 0.35 landing a hair above a whole step does not add a step.
+    let want = ((s.buffer as f64 * 0.5 / share - 1e-6).ceil() as u64)
         .div_ceil(ROUND_TO)
         .saturating_mul(ROUND_TO);
     Sizing {

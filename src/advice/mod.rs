@@ -173,7 +173,8 @@ pub fn advise(req: &AdviceRequest, sys: &System<'_>, prober: &dyn PathProber) ->
     let read = |k: &str| backend.map(|b| b.read(k));
     let avail = read("net.ipv4.tcp_available_congestion_control").and_then(|k| k.value().map(str::to_string));
     let offers = |cc: &str| avail.as_deref().map(|v| crate::platform::offers(v, cc));
-    let cc_bbr = offers("bbr").unwrap_or(false);
+    // Unknown (advising for another system): assumed, as every distribution kernel ships it.
+    let cc_bbr = offers("bbr").unwrap_or(true);
 
     // The TCP evidence about the measured path the advice is for, and the rate it confirms.
     let measured = hosts.iter().find(|h| path.host.as_deref() == Some(h.host.as_str()));
@@ -361,17 +362,55 @@ mod tests {
 
     #[test]
     fn measured_rtt_and_link_speed_feed_the_model() {
+        // A path test that saw a clean path with a deep queue: the loss-free sizing.
         let p = FakeProber {
             rtt_ms: 150.0,
             speed_bps: Some(500_000_000),
             capacity_bps: Some(500_000_000),
+            test: Some(crate::measure::fake::FakeTest::clean()),
         };
         let a = advise(&args(&["peer.example"], None), &ctx(), &p).expect("advice");
         assert_eq!(a.rtt_source, Source::Measured);
         assert_eq!(a.bandwidth_source, Source::Measured);
         assert_eq!(a.bdp_bytes, serde_json::json!(9_375_000));
+        assert_eq!(a.decision.class, decide::PathClass::Clean);
         assert_eq!(a.sizing.buffer, 20_643_840);
         assert_eq!(a.hosts.len(), 1);
+        // No peer answers: not measured, sized for loss recovery.
+        let a = advise(&args(&["peer.example"], None), &ctx(), &FakeProber { test: None, ..p }).expect("advice");
+        assert_eq!(a.decision.class, decide::PathClass::Unmeasured);
+        assert_eq!(a.sizing.buffer, 46_923_776);
+        assert!(
+            a.notes.iter().any(|n| n.starts_with("no TCP path test: no tcptune serve on 198.18.0.1")),
+            "{:?}",
+            a.notes
+        );
+    }
+
+    #[test]
+    fn the_path_test_decides_the_class_and_the_window_share() {
+        let p = |spec: &str| FakeProber::from_spec(spec).expect("spec");
+        let a = advise(&args(&["h"], None), &ctx(), &p("rtt=150ms,rate=500mbit,loss=0.01")).expect("advice");
+        assert_eq!(a.decision.class, decide::PathClass::Lossy);
+        assert!(a.sizing.loss_recovery);
+        let cc = a.settings.iter().find(|s| s.key == "net.ipv4.tcp_congestion_control").expect("cc");
+        assert_eq!(cc.value, "bbr");
+        assert!(cc.reason.contains("evidence: 0.010 % retransmitted after startup (100 of 1000000 segments)"), "{}", cc.reason);
+        let a = advise(&args(&["h"], None), &ctx(), &p("rtt=150ms,rate=500mbit,queue=0.1")).expect("advice");
+        assert_eq!(a.decision.class, decide::PathClass::Shallow);
+        let cc = a.settings.iter().find(|s| s.key == "net.ipv4.tcp_congestion_control").expect("cc");
+        assert_eq!(cc.value, "bbr");
+        // Clean and deep, with a receiver that advertises 35 % of its buffer: CUBIC, and the
+        // receive buffer grows by 0.5 / 0.35 over the 2 × sizing.
+        let a = advise(&args(&["h"], None), &ctx(), &p("rtt=150ms,rate=500mbit,share=0.35")).expect("advice");
+        assert_eq!(a.decision.class, decide::PathClass::Clean);
+        let cc = a.settings.iter().find(|s| s.key == "net.ipv4.tcp_congestion_control").expect("cc");
+        assert_eq!(cc.value, "cubic");
+        assert_eq!(a.sizing.window_share, 0.35);
+        // 20,643,840 × 0.5 / 0.35 = 29,491,200 exactly, a whole number of 64 KiB steps.
+        assert_eq!(a.sizing.buffer, 29_491_200);
+        let rmem = a.settings.iter().find(|s| s.key == "net.ipv4.tcp_rmem").expect("rmem");
+        assert!(rmem.reason.contains("window share: the far end advertised 35 %"), "{}", rmem.reason);
     }
 
     #[test]
@@ -380,6 +419,7 @@ mod tests {
             rtt_ms: 150.0,
             speed_bps: Some(500_000_000),
             capacity_bps: None,
+            test: None,
         };
         let mut a = advise(&args(&["198.18.0.2"], None), &ctx(), &p).expect("advice");
         let h = &mut a.hosts[0];
@@ -402,6 +442,7 @@ mod tests {
             rtt_ms: 50.0,
             speed_bps: None,
             capacity_bps: None,
+            test: None,
         };
         let a = advise(&args(&["198.18.0.9"], None), &ctx(), &p).expect("advice");
         assert_eq!(a.bandwidth_source, Source::Assumed);
@@ -420,11 +461,13 @@ mod tests {
 
     #[test]
     fn packet_trains_give_the_rate_capped_by_the_link() {
-        // A TUN or virtio link (no speed) behind a 50 Mbit/s bottleneck.
+        // A TUN or virtio link (no speed) behind a 50 Mbit/s bottleneck, and a TCP test that
+        // confirms the trains.
         let p = FakeProber {
             rtt_ms: 40.0,
             speed_bps: None,
             capacity_bps: Some(50_000_000),
+            test: Some(crate::measure::fake::FakeTest::clean()),
         };
         let a = advise(&args(&["198.18.0.2"], None), &ctx(), &p).expect("advice");
         assert_eq!((a.bandwidth_bps, a.bandwidth_source), (50_000_000, Source::Measured));
@@ -433,8 +476,38 @@ mod tests {
             a.notes[0],
             "198.18.0.2: bottleneck rate from packet trains: 50 Mbit/s (5 of 5 trains of 48 x 1500 bytes agree within 10 %)"
         );
+        assert_eq!(
+            a.notes[1],
+            "198.18.0.2: rate from the TCP path test: 50 Mbit/s delivery rate after startup; the packet trains read 50 Mbit/s; sized for that"
+        );
         let json = serde_json::to_value(&a).expect("json");
         assert_eq!(json["hosts"][0]["measurement"]["capacity"]["bps"], 50_000_000);
+
+        // No TCP test: the trains' reading sizes nothing (bursty forwarding fools them both
+        // ways); the assumed rate does, and the note says why.
+        let a = advise(&args(&["198.18.0.2"], None), &ctx(), &FakeProber { test: None, ..p.clone() }).expect("advice");
+        assert_eq!((a.bandwidth_bps, a.bandwidth_source), (1_000_000_000, Source::Assumed));
+        assert!(
+            a.notes[1].starts_with("198.18.0.2: no TCP test confirmed the packet trains' 50 Mbit/s (they read 50 Mbit/s)")
+                && a.notes[1].contains("sized for the ASSUMED 1 Gbit/s"),
+            "{:?}",
+            a.notes
+        );
+        // The TCP test's rate wins over trains that read 7 × too high.
+        let a = advise(
+            &args(&["198.18.0.2"], None),
+            &ctx(),
+            &FakeProber {
+                capacity_bps: Some(7_000_000_000),
+                test: Some(crate::measure::fake::FakeTest {
+                    rate_bps: Some(1_000_000_000),
+                    ..crate::measure::fake::FakeTest::clean()
+                }),
+                ..p.clone()
+            },
+        )
+        .expect("advice");
+        assert_eq!((a.bandwidth_bps, a.bandwidth_source), (1_000_000_000, Source::Measured));
 
         // A 100 Mbit/s NIC is slower than what the trains saw (a fast burst on a shared link):
         // the link wins, and the note says so.
@@ -471,6 +544,7 @@ mod tests {
             rtt_ms: 10.0,
             speed_bps: None,
             capacity_bps: Some(bps),
+            test: None,
         }
         .measure(&["h".to_string()], &ProbeOptions::default())
         .expect("fake")
@@ -536,6 +610,7 @@ mod tests {
             rtt_ms: 20.0,
             speed_bps: Some(1_000_000_000),
             capacity_bps: Some(1_000_000_000),
+            test: None,
         };
         let a = advise(&args(&["198.18.0.9", "198.18.0.10"], None), &ctx(), &p).expect("advice");
         assert_eq!(a.hosts.len(), 2);
@@ -548,6 +623,7 @@ mod tests {
             rtt_ms: f64::NAN,
             speed_bps: None,
             capacity_bps: None,
+            test: None,
         };
         let e = advise(&args(&["198.18.0.9"], None), &ctx(), &p).expect_err("unreachable");
         let e = e.downcast_ref::<Error>().expect("typed");
@@ -556,6 +632,7 @@ mod tests {
             rtt_ms: 10.0,
             speed_bps: None,
             capacity_bps: None,
+            test: None,
         };
         let e = advise(&args(&["nonexistent.invalid"], None), &ctx(), &p).expect_err("unresolvable");
         assert_eq!(e.downcast_ref::<Error>().expect("typed").exit_code(), 4);

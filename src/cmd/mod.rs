@@ -61,6 +61,7 @@ mod tests {
             rtt_ms: 10.0,
             speed_bps: None,
             capacity_bps: None,
+            test: None,
         };
         let err = p
             .measure(&["nonexistent.invalid".to_string()], &ProbeOptions::default())

@@ -249,6 +249,7 @@ mod tests {
             rtt_ms: 42.5,
             speed_bps: Some(1_000_000_000),
             capacity_bps: Some(87_654_321),
+            test: None,
         };
         let out = p
             .measure(&hosts(&["example.test", "::1"]), &ProbeOptions::default())
@@ -286,6 +287,7 @@ mod tests {
                 rtt_ms: 150.0,
                 speed_bps: Some(500_000_000),
                 capacity_bps: Some(500_000_000),
+                test: None,
             }
         );
         let p = FakeProber::from_spec("rtt=40ms, capacity=50mbit").expect("spec");
@@ -293,7 +295,17 @@ mod tests {
         assert!(FakeProber::from_spec("rtt=unreachable").expect("spec").rtt_ms.is_nan());
         assert!(FakeProber::from_spec("speed=1gbit").is_err(), "rtt is required");
         assert!(FakeProber::from_spec("rtt=150").is_err(), "units are required");
-        assert!(FakeProber::from_spec("rtt=1ms,loss=1").is_err());
+        assert!(FakeProber::from_spec("rtt=1ms,jitter=1").is_err());
+        let p = FakeProber::from_spec("rtt=150ms,loss=0.01,share=0.35").expect("spec");
+        assert_eq!(
+            p.test,
+            Some(FakeTest {
+                loss_pct: 0.01,
+                queue_bdp: 1.0,
+                share: Some(0.35),
+                rate_bps: None
+            })
+        );
         assert!(FakeProber::from_spec("rtt").is_err());
     }
 
@@ -303,6 +315,7 @@ mod tests {
             rtt_ms: 1.0,
             speed_bps: None,
             capacity_bps: None,
+            test: None,
         };
         let out = p
             .measure(&hosts(&["a"]), &ProbeOptions::default())
@@ -318,6 +331,7 @@ mod tests {
             rtt_ms: f64::NAN,
             speed_bps: None,
             capacity_bps: None,
+            test: None,
         };
         let err = dead
             .measure(&hosts(&["198.18.0.9"]), &ProbeOptions::default())
