@@ -285,6 +285,10 @@ pub struct AdviseArgs {
     /// loss-free 2 x BDP + headroom (receive) and 2.5 x BDP (send)
     #[arg(long)]
     pub loss_recovery: bool,
+    /// Advise for a path known to be clean (no random loss, a bottleneck queue of a BDP or
+    /// more: a dedicated circuit, a lab) whatever the evidence says: CUBIC and 2 x BDP
+    #[arg(long, conflicts_with = "loss_recovery")]
+    pub clean_path: bool,
     /// Skip the TCP path test (a bounded transfer to `tcptune serve` on the host, which
     /// measures loss, queue depth, delivery rate and the receiver's window share)
     #[arg(long, conflicts_with = "iperf3")]
@@ -350,6 +354,7 @@ impl AdviseArgs {
             },
             allow_lower: self.allow_lower,
             loss_recovery: self.loss_recovery,
+            clean_path: self.clean_path,
             flows: self.flows,
             test: crate::measure::EvidenceRequest {
                 mode: if self.no_path_test {

@@ -6,6 +6,7 @@
 //! | evidence | class | congestion control, buffers |
 //! |---|---|---|
 //! | `--loss-recovery` | lossy (given) | BBR, 5 × BDP |
+//! | `--clean-path` | clean (given) | CUBIC, 2 × BDP + headroom |
 //! | loss after startup that holds CUBIC below the path's BDP | lossy | BBR, 5 × BDP |
 //! | a queue under [`QUEUE_DEEP_BDP`] × BDP filled by the test | shallow | BBR, 5 × BDP |
 //! | no loss and a deep queue | clean | CUBIC, 2 × BDP + headroom |
@@ -45,6 +46,26 @@ pub const NOTSENT_LOWAT_MIN: u64 = 128 << 10;
 pub const NOTSENT_LOWAT_MAX: u64 = 4 << 20;
 /// A TCP test rate is confirmed by trains within this ratio of it.
 pub const CONFIRM_RATIO: f64 = 1.25;
+
+/// The user's word on the class, over any evidence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Override {
+    None,
+    /// `--loss-recovery`.
+    Lossy,
+    /// `--clean-path`.
+    Clean,
+}
+
+impl Override {
+    pub fn from_flags(loss_recovery: bool, clean_path: bool) -> Self {
+        match (loss_recovery, clean_path) {
+            (true, _) => Self::Lossy,
+            (false, true) => Self::Clean,
+            _ => Self::None,
+        }
+    }
+}
 
 /// What the evidence says about the path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -112,8 +133,9 @@ pub fn cubic_window_segments(rtt_s: f64, p: f64) -> f64 {
     cubic.max(reno)
 }
 
-/// Decides for `path` from `ev`; `loss_recovery`: the user's override.
-pub fn decide(path: &PathFacts, ev: Option<&Evidence>, loss_recovery: bool, host: Option<&str>) -> Decision {
+/// Decides for `path` from `ev`, unless the user's `word` says otherwise.
+pub fn decide(path: &PathFacts, ev: Option<&Evidence>, word: Override, host: Option<&str>) -> Decision {
+    let loss_recovery = word == Override::Lossy;
     let test = ev.and_then(|e| e.test.as_ref());
     let passive = ev.and_then(|e| e.passive.as_ref());
     let bdp_segs = path.bdp_segments();
@@ -204,7 +226,12 @@ pub fn decide(path: &PathFacts, ev: Option<&Evidence>, loss_recovery: bool, host
         passive_evidence(p, bdp_segs, &mut evidence, &mut lossy, &mut d);
     }
 
-    let by = if lossy || shallow || loss_recovery {
+    let by = if word == Override::Clean {
+        d.class = PathClass::Clean;
+        d.loss_recovery = false;
+        evidence.insert(0, "--clean-path given".into());
+        "cubic and 2 × BDP + headroom"
+    } else if lossy || shallow || loss_recovery {
         d.class = if lossy || (loss_recovery && !shallow) {
             PathClass::Lossy
         } else {
@@ -223,7 +250,7 @@ pub fn decide(path: &PathFacts, ev: Option<&Evidence>, loss_recovery: bool, host
     if loss_recovery {
         evidence.insert(0, "--loss-recovery given".into());
     }
-    if d.class == PathClass::Unmeasured {
+    if d.class == PathClass::Unmeasured && word == Override::None {
         let on = host.map_or_else(|| "the far end".to_string(), str::to_string);
         evidence.push(if test.is_some() {
             "loss and queue depth not both measured".into()
@@ -357,7 +384,7 @@ mod tests {
     #[test]
     fn random_loss_chooses_bbr_and_names_the_evidence() {
         // 0.011 % after startup: CUBIC's window at 150 ms is far below the 6474-segment BDP.
-        let d = decide(&long_path(), Some(&test(400_000, 44, 1.0)), false, Some("h"));
+        let d = decide(&long_path(), Some(&test(400_000, 44, 1.0)), Override::None, Some("h"));
         assert_eq!(d.class, PathClass::Lossy);
         assert!(d.loss_recovery);
         assert!(
@@ -372,7 +399,7 @@ mod tests {
 
     #[test]
     fn a_clean_deep_path_chooses_cubic() {
-        let d = decide(&long_path(), Some(&test(400_000, 0, 0.95)), false, Some("h"));
+        let d = decide(&long_path(), Some(&test(400_000, 0, 0.95)), Override::None, Some("h"));
         assert_eq!(d.class, PathClass::Clean);
         assert!(!d.loss_recovery);
         assert!(
@@ -386,7 +413,7 @@ mod tests {
 
     #[test]
     fn a_shallow_queue_chooses_bbr_even_without_loss() {
-        let d = decide(&long_path(), Some(&test(400_000, 0, 0.1)), false, None);
+        let d = decide(&long_path(), Some(&test(400_000, 0, 0.1)), Override::None, None);
         assert_eq!(d.class, PathClass::Shallow);
         assert!(d.loss_recovery);
         assert_eq!(d.queue_bdp, Some(0.1));
@@ -406,7 +433,7 @@ mod tests {
             t.min_rtt_ms = Some(25.0);
             t.loaded_rtt_ms = Some(50.0);
         }
-        let d = decide(&path, Some(&ev), false, None);
+        let d = decide(&path, Some(&ev), Override::None, None);
         assert_eq!(d.class, PathClass::Clean, "{}", d.why_class);
         assert!(d.why_class.contains("too little to hold CUBIC below the BDP"), "{}", d.why_class);
     }
@@ -417,7 +444,7 @@ mod tests {
         if let Some(t) = ev.test.as_mut() {
             t.window_limited = true;
         }
-        let d = decide(&long_path(), Some(&ev), false, Some("h"));
+        let d = decide(&long_path(), Some(&ev), Override::None, Some("h"));
         assert_eq!(d.class, PathClass::Unmeasured);
         assert_eq!(d.loss_recovery, UNMEASURED_IS_LOSSY);
         assert_eq!(d.queue_bdp, None);
@@ -427,7 +454,7 @@ mod tests {
 
     #[test]
     fn no_evidence_is_the_unmeasured_default_and_says_how_to_measure() {
-        let d = decide(&long_path(), None, false, Some("198.18.0.2"));
+        let d = decide(&long_path(), None, Override::None, Some("198.18.0.2"));
         assert_eq!(d.class, PathClass::Unmeasured);
         assert_eq!(d.loss_recovery, UNMEASURED_IS_LOSSY);
         assert!(d.why_class.contains("not measured (no TCP test)"), "{}", d.why_class);
@@ -443,10 +470,17 @@ mod tests {
 
     #[test]
     fn loss_recovery_overrides_a_clean_reading() {
-        let d = decide(&long_path(), Some(&test(400_000, 0, 1.0)), true, None);
+        let d = decide(&long_path(), Some(&test(400_000, 0, 1.0)), Override::Lossy, None);
         assert_eq!(d.class, PathClass::Lossy);
         assert!(d.loss_recovery);
         assert!(d.why_class.starts_with("--loss-recovery given; "), "{}", d.why_class);
+        // And --clean-path overrides a lossy one.
+        let d = decide(&long_path(), Some(&test(400_000, 44, 1.0)), Override::Clean, None);
+        assert_eq!(d.class, PathClass::Clean);
+        assert!(!d.loss_recovery);
+        assert!(d.why_class.starts_with("--clean-path given; "), "{}", d.why_class);
+        let d = decide(&long_path(), None, Override::Clean, None);
+        assert_eq!((d.class, d.how_to_measure), (PathClass::Clean, None));
     }
 
     #[test]
@@ -463,7 +497,7 @@ mod tests {
             }),
             ..Evidence::default()
         };
-        let d = decide(&long_path(), Some(&ev), false, None);
+        let d = decide(&long_path(), Some(&ev), Override::None, None);
         assert_eq!(d.class, PathClass::Lossy);
         assert!(d.why_class.contains("live flows to it retransmitted 0.0098 %"), "{}", d.why_class);
 
@@ -477,7 +511,7 @@ mod tests {
             }),
             ..Evidence::default()
         };
-        let d = decide(&long_path(), Some(&ev), false, None);
+        let d = decide(&long_path(), Some(&ev), Override::None, None);
         assert_eq!(d.class, PathClass::Lossy);
         assert!(d.why_class.contains("slow-start threshold of 640 segments (0.10 × BDP)"), "{}", d.why_class);
         // A threshold above half the BDP is not evidence of loss on this path.
@@ -491,7 +525,7 @@ mod tests {
             }),
             ..Evidence::default()
         };
-        assert_eq!(decide(&long_path(), Some(&ev), false, None).class, PathClass::Unmeasured);
+        assert_eq!(decide(&long_path(), Some(&ev), Override::None, None).class, PathClass::Unmeasured);
     }
 
     #[test]
@@ -500,7 +534,7 @@ mod tests {
         if let Some(t) = ev.test.as_mut() {
             t.window_share = Some(0.35);
         }
-        let d = decide(&long_path(), Some(&ev), false, None);
+        let d = decide(&long_path(), Some(&ev), Override::None, None);
         assert_eq!((d.window_share, d.window_share_source.as_str()), (0.35, "the far end (path test)"));
         ev.passive = Some(Passive {
             flows: vec![LiveFlow {
@@ -511,14 +545,14 @@ mod tests {
             }],
             ..Passive::default()
         });
-        let d = decide(&long_path(), Some(&ev), false, None);
+        let d = decide(&long_path(), Some(&ev), Override::None, None);
         assert_eq!((d.window_share, d.window_share_source.as_str()), (0.56, "this host's live flows"));
         // Loopback-like readings near 1 and misreadings are kept within bounds.
         if let Some(t) = ev.test.as_mut() {
             t.window_share = Some(0.05);
         }
         ev.passive = None;
-        let d = decide(&long_path(), Some(&ev), false, None);
+        let d = decide(&long_path(), Some(&ev), Override::None, None);
         assert_eq!(d.window_share, MIN_SHARE);
         assert!(d.why_share.ends_with("used as 25 %"), "{}", d.why_share);
     }

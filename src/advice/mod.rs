@@ -46,6 +46,8 @@ pub struct AdviceRequest {
     pub allow_lower: bool,
     /// Size for a path with random loss (BBR, 5 x BDP) whatever the evidence says.
     pub loss_recovery: bool,
+    /// Size for a clean path with a deep queue (CUBIC, 2 x BDP) whatever the evidence says.
+    pub clean_path: bool,
     /// Concurrent bulk flows expected, for the memory check.
     pub flows: u32,
     /// The TCP path test to the measured host (its `cc` and `buffer` are chosen here).
@@ -76,6 +78,7 @@ impl AdviceRequest {
             probe: ProbeOptions::default(),
             allow_lower: false,
             loss_recovery: false,
+            clean_path: false,
             flows: 1,
             test: default_test(),
         }
@@ -204,7 +207,7 @@ pub fn advise(req: &AdviceRequest, sys: &System<'_>, prober: &dyn PathProber) ->
             mss,
         },
         evidence.as_ref(),
-        a.loss_recovery,
+        decide::Override::from_flags(a.loss_recovery, a.clean_path),
         path.host.as_deref(),
     );
     notes.extend(evidence::notes(evidence.as_ref(), &decision));
