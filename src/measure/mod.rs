@@ -12,7 +12,9 @@
 pub mod evidence;
 pub mod fake;
 pub mod icmp;
+pub mod iperf3;
 pub mod link;
+pub mod passive;
 pub mod resolve;
 pub mod tcp;
 pub mod train;
