@@ -509,7 +509,7 @@ mod tests {
             .expect("a free port")
     }
 
-    /// A one-shot iperf3 server on 127.0.0.1, killed on drop.
+    /// A one-shot iperf3 server (`-s -1`), killed on drop.
     struct Server(std::process::Child);
 
     impl Server {
@@ -522,21 +522,21 @@ mod tests {
                 }
                 None => Command::new("iperf3"),
             };
-            let child = cmd
-                .args(["-s", "-1", "-B", addr, "-p", &port.to_string()])
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .expect("iperf3 -s (the Debian package iperf3)");
+            // Owned at once: a panic below kills it on drop.
+            let server = Server(
+                cmd.args(["-s", "-1", "-B", addr, "-p", &port.to_string()])
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .spawn()
+                    .expect("iperf3 -s (the Debian package iperf3)"),
+            );
             // Wait until it listens.
             let deadline = Instant::now() + Duration::from_secs(5);
-            while Instant::now() < deadline {
-                if listening(netns, addr, port) {
-                    return Server(child);
-                }
+            while !listening(netns, addr, port) {
+                assert!(Instant::now() < deadline, "iperf3 -s did not listen on {addr}:{port}");
                 std::thread::sleep(Duration::from_millis(50));
             }
-            panic!("iperf3 -s did not listen on {addr}:{port}");
+            server
         }
     }
 
@@ -599,6 +599,7 @@ mod tests {
     /// link, with the congestion control asked for; the client runs in namespace a (a thread
     /// moved there, whose child iperf3 starts there too).
     #[test]
+    #[cfg(target_os = "linux")]
     #[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
     fn across_a_veth_pair_in_namespaces() {
         let id = std::process::id();

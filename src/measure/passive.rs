@@ -14,7 +14,7 @@
 
 use std::net::IpAddr;
 
-use super::evidence::{DestMetrics, LiveFlow, Passive};
+use super::evidence::{DestMetrics, Passive};
 
 /// Everything the kernel knows about the path to `addr`.
 #[cfg(target_os = "linux")]
@@ -47,9 +47,9 @@ pub fn gather(_addr: IpAddr) -> Passive {
 
 /// The established flows among `sockets` whose peer is `addr`, the busiest first.
 #[cfg(target_os = "linux")]
-pub fn live_flows(sockets: &[crate::diag::sockdiag::Socket], addr: IpAddr) -> Vec<LiveFlow> {
+pub fn live_flows(sockets: &[crate::diag::sockdiag::Socket], addr: IpAddr) -> Vec<super::evidence::LiveFlow> {
     let some_us = |us: u32| (us != 0 && us != u32::MAX).then(|| f64::from(us) / 1000.0);
-    let mut flows: Vec<LiveFlow> = sockets
+    let mut flows: Vec<super::evidence::LiveFlow> = sockets
         .iter()
         .filter(|s| s.peer.ip() == addr)
         .filter_map(|s| {
@@ -61,8 +61,8 @@ pub fn live_flows(sockets: &[crate::diag::sockdiag::Socket], addr: IpAddr) -> Ve
                 i.tcpi_bytes_acked
             };
             #[allow(clippy::cast_precision_loss)]
-            let rate = (i.tcpi_delivery_rate > 0).then(|| i.tcpi_delivery_rate as f64 * 8.0);
-            Some(LiveFlow {
+            let rate = (i.tcpi_delivery_rate > 0).then_some(i.tcpi_delivery_rate as f64 * 8.0);
+            Some(super::evidence::LiveFlow {
                 local: s.local.to_string(),
                 peer: s.peer.to_string(),
                 cc: s.cong.clone(),
@@ -227,6 +227,7 @@ mod tests {
     /// A TCP flow over a veth pair between two fresh namespaces (198.18.9.1 → 198.18.9.2), seen
     /// from namespace a: the live flow while it is open, the saved metrics once it closed.
     #[test]
+    #[cfg(target_os = "linux")]
     #[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
     fn a_real_flow_in_namespaces() {
         use std::io::{Read as _, Write as _};
@@ -334,7 +335,7 @@ mod tests {
 
 /// Two network namespaces joined by a veth pair, for privileged tests: a = 198.18.9.1/24 on
 /// v0, b = 198.18.9.2/24 on v1, loopback up in both; deleted on drop.
-#[cfg(test)]
+#[cfg(all(test, target_os = "linux"))]
 pub(crate) mod testns {
     use std::process::Command;
 
