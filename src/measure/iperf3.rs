@@ -127,6 +127,10 @@ impl Iperf3Request {
 /// a measurement error quoting it; killed past its time + [`GRACE`] → a measurement error;
 /// another failure to start it → a system error.
 pub fn run(req: &Iperf3Request) -> Result<TcpTest, Error> {
+    run_within(req, GRACE)
+}
+
+fn run_within(req: &Iperf3Request, grace: Duration) -> Result<TcpTest, Error> {
     if req.max_bytes == 0 {
         return Err(Error::usage("the iperf3 test needs a byte bound above 0"));
     }
@@ -149,7 +153,7 @@ pub fn run(req: &Iperf3Request) -> Result<TcpTest, Error> {
         })?;
     let stdout = child.stdout.take().map(reader);
     let stderr = child.stderr.take().map(reader);
-    let limit = Duration::from_secs(req.secs()) + GRACE;
+    let limit = Duration::from_secs(req.secs()) + grace;
     let start = Instant::now();
     let status = loop {
         match child.try_wait() {
@@ -174,7 +178,7 @@ pub fn run(req: &Iperf3Request) -> Result<TcpTest, Error> {
             "iperf3 did not finish within {} s (the test's {} s + {} s): stopped it",
             limit.as_secs(),
             req.secs(),
-            GRACE.as_secs()
+            grace.as_secs()
         )));
     };
     let json: Value = match serde_json::from_slice(&out) {
@@ -499,6 +503,33 @@ mod tests {
                 && msg.contains("/nonexistent/tcptune-test/iperf3")
                 && !msg.contains('\n'),
             "{msg}"
+        );
+    }
+
+    /// A client that never finishes is killed at its time + the grace, not waited for.
+    #[test]
+    fn a_hung_client_is_killed() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("iperf3");
+        std::fs::write(&path, "#!/bin/sh\nexec sleep 60\n").expect("script");
+        std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).expect("chmod");
+        let mut r = req();
+        r.program = path;
+        r.time = Duration::from_secs(1);
+        let t = Instant::now();
+        // Another test's fork may still hold the script open for writing a moment (ETXTBSY).
+        let e = loop {
+            match run_within(&r, Duration::ZERO) {
+                Err(Error::System { msg, .. }) if msg.contains("busy") && t.elapsed() < Duration::from_secs(5) => {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                other => break other.expect_err("hung"),
+            }
+        };
+        assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+        assert_eq!(
+            e.to_string(),
+            "iperf3 did not finish within 1 s (the test's 1 s + 0 s): stopped it"
         );
     }
 
