@@ -166,6 +166,12 @@ mod tests {
         let mut fds = [0; 2];
         // SAFETY: fds has room for the two descriptors pipe() writes.
         assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        // Close-on-exec, as std's own pipes: a program another test starts meanwhile must not
+        // hold the write end open (the EOF below would never come).
+        for fd in fds {
+            // SAFETY: fcntl on a descriptor just opened here; no pointers.
+            assert_eq!(unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) }, 0);
+        }
         // SAFETY: both descriptors were just opened and are owned here alone.
         let (mut rd, mut wr) = unsafe {
             use std::os::fd::FromRawFd;

@@ -2,8 +2,8 @@
 //! uses): addresses, congestion control and the `struct tcp_info` of every established socket.
 //!
 //! Raw netlink over libc, no crate: one dump request per address family
-//! (`SOCK_DIAG_BY_FAMILY` with `inet_diag_req_v2`, asking for the INET_DIAG_INFO and
-//! INET_DIAG_CONG attributes), then the replies until NLMSG_DONE. No privilege is needed for a
+//! (`SOCK_DIAG_BY_FAMILY` with `inet_diag_req_v2`, asking for the INET_DIAG_INFO,
+//! INET_DIAG_CONG and INET_DIAG_SKMEMINFO attributes), then the replies until NLMSG_DONE. No privilege is needed for a
 //! dump. Linux only.
 
 use std::io;
@@ -20,6 +20,7 @@ const NLM_F_REQUEST: u16 = 1;
 const NLM_F_DUMP: u16 = 0x300;
 const INET_DIAG_INFO: u16 = 2;
 const INET_DIAG_CONG: u16 = 4;
+const INET_DIAG_SKMEMINFO: u16 = 7;
 const TCP_ESTABLISHED: u8 = 1;
 const NLMSG_HDRLEN: usize = 16;
 /// inet_diag_msg: family, state, timer, retrans, 48-byte sockid, expires, rqueue, wqueue, uid, inode.
@@ -40,9 +41,38 @@ pub struct Socket {
     /// The congestion control ("bbr", "cubic").
     pub cong: Option<String>,
     pub info: Option<TcpInfo>,
+    /// The socket's memory (`ss -m` skmem), bytes.
+    pub skmem: Option<SkMem>,
 }
 
-/// The request: every established TCP socket of `family`, with tcp_info and congestion control.
+/// Part of the INET_DIAG_SKMEMINFO attribute (`SK_MEMINFO_*` of include/uapi/linux/sock_diag.h):
+/// what `ss -tm` prints as `skmem:(r…,rb…,t…,tb…,…,w…)`, in bytes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SkMem {
+    /// `r`: memory held by received data (sk_rmem_alloc).
+    pub rmem_alloc: u32,
+    /// `rb`: the receive buffer (SO_RCVBUF, sk_rcvbuf).
+    pub rcvbuf: u32,
+    /// `tb`: the send buffer (SO_SNDBUF, sk_sndbuf).
+    pub sndbuf: u32,
+    /// `w`: memory queued for sending (sk_wmem_queued).
+    pub wmem_queued: u32,
+}
+
+impl SkMem {
+    /// The attribute's array of u32, in SK_MEMINFO order; None when too short for the four.
+    fn from_bytes(data: &[u8]) -> Option<Self> {
+        (data.len() >= 24).then(|| Self {
+            rmem_alloc: u32_at(data, 0),
+            rcvbuf: u32_at(data, 4),
+            sndbuf: u32_at(data, 12),
+            wmem_queued: u32_at(data, 20),
+        })
+    }
+}
+
+/// The request: every established TCP socket of `family`, with tcp_info, congestion control
+/// and socket memory.
 fn request(family: u8, seq: u32) -> Vec<u8> {
     let len = NLMSG_HDRLEN + REQ_LEN;
     let mut m = Vec::with_capacity(len);
@@ -54,7 +84,7 @@ fn request(family: u8, seq: u32) -> Vec<u8> {
     // inet_diag_req_v2
     m.push(family);
     m.push(libc::IPPROTO_TCP as u8);
-    m.push((1u8 << (INET_DIAG_INFO - 1)) | (1u8 << (INET_DIAG_CONG - 1)));
+    m.push((1u8 << (INET_DIAG_INFO - 1)) | (1u8 << (INET_DIAG_CONG - 1)) | (1u8 << (INET_DIAG_SKMEMINFO - 1)));
     m.push(0);
     m.extend_from_slice(&(1u32 << TCP_ESTABLISHED).to_ne_bytes());
     m.resize(len, 0); // the socket id: all wildcards
@@ -103,6 +133,7 @@ fn parse_diag_msg(p: &[u8]) -> Option<Socket> {
         inode: u32_at(p, 68),
         cong: None,
         info: None,
+        skmem: None,
     };
     let mut at = DIAG_MSG_LEN;
     while at + 4 <= p.len() {
@@ -114,6 +145,7 @@ fn parse_diag_msg(p: &[u8]) -> Option<Socket> {
         let data = &p[at + 4..at + len];
         match kind {
             INET_DIAG_INFO => s.info = Some(TcpInfo::from_bytes(data)),
+            INET_DIAG_SKMEMINFO => s.skmem = SkMem::from_bytes(data),
             INET_DIAG_CONG => {
                 let end = data.iter().position(|&b| b == 0).unwrap_or(data.len());
                 s.cong = Some(String::from_utf8_lossy(&data[..end]).into_owned());
@@ -240,7 +272,7 @@ mod tests {
         assert_eq!(u32_at(&r, 8), 7);
         assert_eq!(r[16], 2);
         assert_eq!(r[17], 6);
-        assert_eq!(r[18], 0b1010);
+        assert_eq!(r[18], 0b100_1010);
         assert_eq!(u32_at(&r, 20), 2);
     }
 
@@ -263,6 +295,12 @@ mod tests {
         p.extend_from_slice(&76u16.to_ne_bytes());
         p.extend_from_slice(&INET_DIAG_INFO.to_ne_bytes());
         p.extend_from_slice(&info);
+        // INET_DIAG_SKMEMINFO: nine u32 (r, rb, t, tb, f, w, o, bl, d).
+        p.extend_from_slice(&40u16.to_ne_bytes());
+        p.extend_from_slice(&INET_DIAG_SKMEMINFO.to_ne_bytes());
+        for v in [10u32, 131_072, 0, 16_384, 0, 4_096, 0, 0, 0] {
+            p.extend_from_slice(&v.to_ne_bytes());
+        }
 
         let mut dgram = Vec::new();
         dgram.extend_from_slice(&u32::try_from(NLMSG_HDRLEN + p.len()).expect("len").to_ne_bytes());
@@ -282,6 +320,11 @@ mod tests {
         assert_eq!(s.uid, 1000);
         assert_eq!(s.cong.as_deref(), Some("bbr"));
         assert_eq!(s.info.expect("info").tcpi_rtt, 50_000);
+        let m = s.skmem.expect("skmem");
+        assert_eq!(
+            (m.rmem_alloc, m.rcvbuf, m.sndbuf, m.wmem_queued),
+            (10, 131_072, 16_384, 4_096)
+        );
 
         // An error message is an error; a truncated one too.
         let mut err = Vec::new();
@@ -291,6 +334,23 @@ mod tests {
         err.extend_from_slice(&(-libc::EPERM).to_ne_bytes());
         assert!(parse_datagram(&err, &mut out).is_err());
         assert!(parse_datagram(&err[..18], &mut out).is_err());
+    }
+
+    fn so_rcvbuf(s: &std::net::TcpStream) -> libc::c_int {
+        let mut v: libc::c_int = 0;
+        let mut len = libc::socklen_t::try_from(size_of::<libc::c_int>()).expect("len");
+        // SAFETY: `v` and `len` are valid for writes of the sizes given.
+        let r = unsafe {
+            libc::getsockopt(
+                s.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_RCVBUF,
+                (&raw mut v).cast(),
+                &raw mut len,
+            )
+        };
+        assert_eq!(r, 0, "getsockopt SO_RCVBUF");
+        v
     }
 
     #[test]
@@ -308,5 +368,9 @@ mod tests {
         let info = mine.info.expect("tcp_info");
         assert!(info.tcpi_bytes_acked >= 50_000, "{info:?}");
         assert!(mine.cong.is_some());
+        // The receive buffer the kernel reports is the one SO_RCVBUF reads (both are sk_rcvbuf).
+        let peer = all.iter().find(|x| x.peer == local).expect("the accepted socket");
+        let rb = peer.skmem.expect("skmem").rcvbuf;
+        assert_eq!(i64::from(rb), i64::from(so_rcvbuf(&s)), "{peer:?}");
     }
 }

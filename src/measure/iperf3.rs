@@ -1,0 +1,659 @@
+//! The TCP path test against an iperf3 server: run the real `iperf3` client with `-J` and turn
+//! its JSON into a [`TcpTest`] (peer [`TestPeer::Iperf3`]).
+//!
+//! The command is `iperf3 -c ADDR -p PORT -J -t SECS [-C CC] -b RATE`. iperf3 cannot take a
+//! time (`-t`) and a byte count (`-n`) together, so the byte bound is kept with the rate
+//! instead: RATE = max_bytes × 8 / SECS bit/s, so that SECS seconds at that rate send at most
+//! max_bytes. A test that ran at that cap was held back by it, and says so in its notes.
+//!
+//! The client runs in tcptune's process group (never `setsid`): a Ctrl-C at the terminal
+//! reaches it too. It is killed when it runs past its time + [`GRACE`] (a server that accepts
+//! and then stalls, a path that drops the connect).
+//!
+//! # What iperf3 reports, and what is read from it (iperf 3.12, Linux)
+//! * `end.streams[0].sender`: bytes, seconds, retransmits, min/max_rtt (µs: the smoothed RTT
+//!   sampled once per interval, so the lowest sits above the path's minimum by the queue at
+//!   those moments), max_snd_cwnd, max_snd_wnd (the largest window the receiver advertised,
+//!   bytes); `end.streams[0].receiver` the bytes the server got.
+//! * `end.sender_tcp_congestion`; `start.tcp_mss` (with `-M`) or `start.tcp_mss_default`: the
+//!   control connection's MSS on this path, which estimates the segments (segments = ⌈bytes /
+//!   MSS⌉: iperf3 counts bytes, not segments).
+//! * `intervals[]` (1 s each): the best interval's rate is the delivery rate; the highest
+//!   interval RTT is the loaded RTT; the steady state is every interval after the first one
+//!   within 10 % of the best rate (that first one holds the end of slow start and the losses
+//!   of its overshoot into the queue).
+//!
+//! Not reported: the receiver's buffer (so no window share), TCP_INFO's limited-by times.
+//!
+//! # Window-limited rule
+//! Linux's receive autotuning keeps the advertised window about twice the data a flow has in
+//! flight as long as nothing caps it. So the test counts as window-limited when the largest
+//! window the receiver advertised (max_snd_wnd) was at most [`WINDOW_LIMIT_FACTOR`] × the most
+//! it had in flight by the readings (best interval rate × highest interval RTT): a window that
+//! close to the flight held it back, and its rate is a lower bound of the path's.
+
+use std::io::Read as _;
+use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::evidence::{TcpTest, TestPeer};
+use crate::error::Error;
+
+/// How long past its test time the client may take (connect, the server's results) before it is
+/// killed.
+pub const GRACE: Duration = Duration::from_secs(15);
+
+/// See the module docs: max_snd_wnd ≤ this × the peak flight means window-limited.
+pub const WINDOW_LIMIT_FACTOR: f64 = 1.25;
+
+/// An interval within this share of the best rate ends the startup.
+const STARTUP_DONE: f64 = 0.9;
+
+/// Longest error text quoted from iperf3, in characters.
+const MAX_QUOTE: usize = 200;
+
+/// Most bytes read from the client's stdout (a 10-s test prints about 10 KB).
+const MAX_OUTPUT: u64 = 16 << 20;
+
+/// One iperf3 test to run.
+#[derive(Debug, Clone)]
+pub struct Iperf3Request {
+    pub addr: IpAddr,
+    pub port: u16,
+    /// How long to send; whole seconds (iperf3's `-t`), rounded up, at least 1.
+    pub time: Duration,
+    /// At most this many bytes: kept as the rate cap `-b max_bytes × 8 / SECS`.
+    pub max_bytes: u64,
+    /// The congestion control for the test flow (`-C`); None: the system's default.
+    pub cc: Option<String>,
+    /// The client program, normally "iperf3" (looked up in PATH).
+    pub program: PathBuf,
+}
+
+impl Iperf3Request {
+    /// A request with the default program "iperf3" and no congestion control chosen.
+    pub fn new(addr: IpAddr, port: u16, time: Duration, max_bytes: u64) -> Self {
+        Self {
+            addr,
+            port,
+            time,
+            max_bytes,
+            cc: None,
+            program: PathBuf::from("iperf3"),
+        }
+    }
+
+    /// `-t`: the time in whole seconds, rounded up, at least 1.
+    pub fn secs(&self) -> u64 {
+        let whole = self.time.as_secs() + u64::from(self.time.subsec_nanos() > 0);
+        whole.max(1)
+    }
+
+    /// `-b`: the rate in bit/s that keeps the byte bound over [`Self::secs`], at least 1
+    /// (iperf3 reads 0 as "unlimited").
+    pub fn rate_bps(&self) -> u64 {
+        let bits = u128::from(self.max_bytes) * 8 / u128::from(self.secs());
+        u64::try_from(bits).unwrap_or(u64::MAX).max(1)
+    }
+
+    /// The client's arguments.
+    pub fn args(&self) -> Vec<String> {
+        let mut a = vec![
+            "-c".to_string(),
+            self.addr.to_string(),
+            "-p".to_string(),
+            self.port.to_string(),
+            "-J".to_string(),
+            "-t".to_string(),
+            self.secs().to_string(),
+        ];
+        if let Some(cc) = &self.cc {
+            a.push("-C".to_string());
+            a.push(cc.clone());
+        }
+        a.push("-b".to_string());
+        a.push(self.rate_bps().to_string());
+        a
+    }
+}
+
+/// Run the test: the iperf3 client against the server at `req.addr`:`req.port`.
+///
+/// Errors: iperf3 not installed, or its own error (connection refused, the server busy) →
+/// a measurement error quoting it; killed past its time + [`GRACE`] → a measurement error;
+/// another failure to start it → a system error.
+pub fn run(req: &Iperf3Request) -> Result<TcpTest, Error> {
+    run_within(req, GRACE)
+}
+
+fn run_within(req: &Iperf3Request, grace: Duration) -> Result<TcpTest, Error> {
+    if req.max_bytes == 0 {
+        return Err(Error::usage("the iperf3 test needs a byte bound above 0"));
+    }
+    let program = req.program.display().to_string();
+    let mut child = Command::new(&req.program)
+        .args(req.args())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                Error::measurement(format!(
+                    "iperf3 is not installed (Debian: apt-get install iperf3): {} not found",
+                    crate::text::comment(&program)
+                ))
+            } else {
+                Error::system(format!("cannot start {}: {e}", crate::text::comment(&program)))
+            }
+        })?;
+    let stdout = child.stdout.take().map(reader);
+    let stderr = child.stderr.take().map(reader);
+    let limit = Duration::from_secs(req.secs()) + grace;
+    let start = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) if start.elapsed() < limit => std::thread::sleep(Duration::from_millis(50)),
+            Ok(None) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+            Err(e) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(Error::system(format!("waiting for iperf3: {e}")));
+            }
+        }
+    };
+    let out = stdout.map(join).unwrap_or_default();
+    let err = stderr.map(join).unwrap_or_default();
+    let Some(status) = status else {
+        return Err(Error::measurement(format!(
+            "iperf3 did not finish within {} s (the test's {} s + {} s): stopped it",
+            limit.as_secs(),
+            req.secs(),
+            grace.as_secs()
+        )));
+    };
+    let json: Value = match serde_json::from_slice(&out) {
+        Ok(v) => v,
+        Err(_) => {
+            let why = String::from_utf8_lossy(if err.is_empty() { &out } else { &err }).into_owned();
+            let why = why
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("no output")
+                .trim()
+                .to_string();
+            return Err(Error::measurement(format!(
+                "iperf3 gave no JSON result ({status}): {}",
+                quote(&why)
+            )));
+        }
+    };
+    parse(&json, req)
+}
+
+fn reader<R: std::io::Read + Send + 'static>(r: R) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = r.take(MAX_OUTPUT).read_to_end(&mut buf);
+        buf
+    })
+}
+
+fn join(h: std::thread::JoinHandle<Vec<u8>>) -> Vec<u8> {
+    h.join().unwrap_or_default()
+}
+
+/// A text from iperf3 as one line of at most [`MAX_QUOTE`] characters, control characters escaped.
+fn quote(s: &str) -> String {
+    let one = crate::text::comment(s.trim());
+    if one.chars().count() > MAX_QUOTE {
+        let cut: String = one.chars().take(MAX_QUOTE).collect();
+        format!("{cut}…")
+    } else {
+        one
+    }
+}
+
+fn f64_of(v: &Value, key: &str) -> Option<f64> {
+    v.get(key).and_then(Value::as_f64)
+}
+
+fn u64_of(v: &Value, key: &str) -> Option<u64> {
+    v.get(key).and_then(|x| {
+        x.as_u64().or_else(|| {
+            x.as_f64()
+                .filter(|f| *f >= 0.0 && f.is_finite())
+                .map(|f| f.round() as u64)
+        })
+    })
+}
+
+/// One interval of the test flow.
+struct Interval {
+    bytes: u64,
+    bps: f64,
+    retransmits: Option<u64>,
+    rtt_us: Option<f64>,
+    snd_wnd: Option<u64>,
+}
+
+/// The JSON of `iperf3 -c … -J` (stdout) → the test, or iperf3's own error.
+pub fn parse_json(text: &str, req: &Iperf3Request) -> Result<TcpTest, Error> {
+    let v: Value =
+        serde_json::from_str(text).map_err(|e| Error::measurement(format!("iperf3's JSON does not parse: {e}")))?;
+    parse(&v, req)
+}
+
+#[allow(clippy::cast_precision_loss)]
+fn parse(v: &Value, req: &Iperf3Request) -> Result<TcpTest, Error> {
+    if let Some(e) = v.get("error") {
+        let msg = e.as_str().map_or_else(|| e.to_string(), str::to_string);
+        return Err(Error::measurement(format!("iperf3: {}", quote(&msg))));
+    }
+    let end = v.get("end").unwrap_or(&Value::Null);
+    let stream = end.get("streams").and_then(|s| s.get(0)).unwrap_or(&Value::Null);
+    let Some(sender) = stream.get("sender") else {
+        return Err(Error::measurement(
+            "iperf3's result has no sender stream (end.streams[0].sender)",
+        ));
+    };
+    let start = v.get("start").unwrap_or(&Value::Null);
+    let mss = u64_of(start, "tcp_mss")
+        .or_else(|| u64_of(start, "tcp_mss_default"))
+        .filter(|m| *m > 0);
+    let intervals: Vec<Interval> = v
+        .get("intervals")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|i| i.get("streams")?.get(0))
+                .filter(|s| s.get("omitted").and_then(Value::as_bool) != Some(true))
+                .map(|s| Interval {
+                    bytes: u64_of(s, "bytes").unwrap_or(0),
+                    bps: f64_of(s, "bits_per_second").unwrap_or(0.0),
+                    retransmits: u64_of(s, "retransmits"),
+                    rtt_us: f64_of(s, "rtt").filter(|r| *r > 0.0),
+                    snd_wnd: u64_of(s, "snd_wnd"),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+
+    let mut t = TcpTest {
+        peer: Some(TestPeer::Iperf3),
+        addr: SocketAddr::new(req.addr, req.port).to_string(),
+        cc: end
+            .get("sender_tcp_congestion")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .or_else(|| req.cc.clone()),
+        limit_s: req.secs() as f64,
+        limit_bytes: req.max_bytes,
+        duration_s: f64_of(sender, "seconds").unwrap_or(0.0),
+        bytes: u64_of(sender, "bytes").unwrap_or(0),
+        ..TcpTest::default()
+    };
+    // Goodput from what the server received, over the time it took (end − start: its
+    // "seconds" repeats the sender's), when it reported it: the sender's count includes what
+    // still sat in its buffer at the end.
+    let received = stream
+        .get("receiver")
+        .and_then(|r| {
+            let secs = match (f64_of(r, "end"), f64_of(r, "start")) {
+                (Some(e), Some(s)) if e > s => e - s,
+                _ => f64_of(r, "seconds")?,
+            };
+            Some((u64_of(r, "bytes")?, secs))
+        })
+        .filter(|(b, s)| *b > 0 && *s > 0.0);
+    t.goodput_bps = match received {
+        Some((b, s)) => b as f64 * 8.0 / s,
+        None if t.duration_s > 0.0 => t.bytes as f64 * 8.0 / t.duration_s,
+        None => 0.0,
+    };
+    let best = intervals.iter().map(|i| i.bps).fold(0.0, f64::max);
+    t.delivery_rate_bps = (best > 0.0).then_some(best);
+    t.retrans_segs = u64_of(sender, "retransmits");
+    if let Some(mss) = mss {
+        t.segs_out = Some(t.bytes.div_ceil(mss));
+        t.notes.push(format!(
+            "segments estimated as bytes / MSS ({mss} bytes): iperf3 counts bytes, not segments"
+        ));
+    }
+    // The steady state: after the first interval within 10 % of the best.
+    if let Some(first) = intervals
+        .iter()
+        .position(|i| best > 0.0 && i.bps >= STARTUP_DONE * best)
+    {
+        let steady = &intervals[first + 1..];
+        if let (Some(mss), false) = (mss, steady.is_empty()) {
+            let bytes: u64 = steady.iter().map(|i| i.bytes).sum();
+            t.steady_segs_out = Some(bytes.div_ceil(mss));
+            t.steady_retrans_segs = steady.iter().map(|i| i.retransmits).sum();
+        }
+    }
+    t.min_rtt_ms = f64_of(sender, "min_rtt").filter(|r| *r > 0.0).map(|us| us / 1000.0);
+    let max_interval_rtt = intervals
+        .iter()
+        .filter_map(|i| i.rtt_us)
+        .fold(None, |m: Option<f64>, r| Some(m.map_or(r, |m| m.max(r))));
+    let loaded_us = max_interval_rtt.or_else(|| f64_of(sender, "max_rtt").filter(|r| *r > 0.0));
+    t.loaded_rtt_ms = loaded_us.map(|us| us / 1000.0);
+    t.receiver_window = u64_of(sender, "max_snd_wnd")
+        .filter(|w| *w > 0)
+        .or_else(|| intervals.iter().filter_map(|i| i.snd_wnd).max().filter(|w| *w > 0));
+    t.notes
+        .push("iperf3 does not report the receiver's buffer: no window share (tcptune serve measures it)".to_string());
+    if let (Some(w), Some(rtt_us), true) = (t.receiver_window, loaded_us, best > 0.0) {
+        let flight = best / 8.0 * rtt_us / 1e6;
+        if (w as f64) <= WINDOW_LIMIT_FACTOR * flight {
+            t.window_limited = true;
+            t.notes.push(format!(
+                "window-limited: the receiver advertised at most {w} bytes, about the {:.0} bytes \
+                 in flight at the best rate and highest RTT; the rate is a lower bound",
+                flight
+            ));
+        }
+    }
+    let cap = req.rate_bps() as f64;
+    if t.goodput_bps >= STARTUP_DONE * cap || best >= STARTUP_DONE * cap {
+        t.notes.push(format!(
+            "ran at its byte bound's rate cap (-b {} = {} bytes over {} s): the path may be faster",
+            crate::text::rate(cap),
+            req.max_bytes,
+            req.secs()
+        ));
+    }
+    Ok(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LAB: &str = include_str!("../../tests/fixtures/iperf3/lab-20ms-100mbit-loss.json");
+    const REFUSED: &str = include_str!("../../tests/fixtures/iperf3/refused.json");
+    const BUSY: &str = include_str!("../../tests/fixtures/iperf3/busy.json");
+
+    fn req() -> Iperf3Request {
+        Iperf3Request::new(
+            "198.18.0.2".parse().expect("ip"),
+            5201,
+            Duration::from_secs(5),
+            93_750_000,
+        )
+    }
+
+    #[test]
+    fn the_command_keeps_the_byte_bound_with_the_rate() {
+        let mut r = req();
+        // 93,750,000 bytes × 8 over 5 s = 150 Mbit/s.
+        assert_eq!(r.rate_bps(), 150_000_000);
+        assert_eq!(r.args().join(" "), "-c 198.18.0.2 -p 5201 -J -t 5 -b 150000000");
+        r.time = Duration::from_millis(2_100);
+        r.cc = Some("bbr".into());
+        assert_eq!(r.secs(), 3, "rounded up");
+        assert_eq!(r.rate_bps(), 250_000_000);
+        assert_eq!(r.args().join(" "), "-c 198.18.0.2 -p 5201 -J -t 3 -C bbr -b 250000000");
+        r.time = Duration::ZERO;
+        r.max_bytes = 1;
+        assert_eq!((r.secs(), r.rate_bps()), (1, 8));
+        r.max_bytes = 0;
+        assert_eq!(r.rate_bps(), 1, "never 0: iperf3 reads -b 0 as unlimited");
+        r.addr = "::1".parse().expect("ip");
+        assert!(r.args().join(" ").starts_with("-c ::1 -p 5201"));
+    }
+
+    /// A real run: iperf 3.12 over the lab's delay line (20 ms, 100 Mbit/s, 0.05 % random loss),
+    /// `-t 5 -b 150000000 -C cubic`.
+    #[test]
+    fn reads_a_real_result() {
+        let t = parse_json(LAB, &req()).expect("parse");
+        assert_eq!(t.peer, Some(TestPeer::Iperf3));
+        assert_eq!(t.addr, "198.18.0.2:5201");
+        assert_eq!(t.cc.as_deref(), Some("cubic"));
+        assert_eq!(t.bytes, 25_559_040);
+        assert!((t.duration_s - 5.000_232).abs() < 1e-9);
+        // The best interval (the first): 7,602,176 bytes in 1.000077 s.
+        let best = t.delivery_rate_bps.expect("rate");
+        assert!((best - 60_812_724.860_644_82).abs() < 1.0, "{best}");
+        assert_eq!(t.segs_out, Some(25_559_040_u64.div_ceil(1448)));
+        assert_eq!(t.retrans_segs, Some(7));
+        // Steady: intervals 2..5 (6684672 + 3276800 + 3145728 + 4849664 bytes; 2 + 3 + 0 + 0).
+        assert_eq!(t.steady_segs_out, Some(17_956_864_u64.div_ceil(1448)));
+        assert_eq!(t.steady_retrans_segs, Some(5));
+        let loss = t.loss_pct().expect("loss");
+        assert!((loss - 0.0403).abs() < 0.001, "{loss}");
+        assert_eq!(t.min_rtt_ms, Some(20.374));
+        assert_eq!(t.loaded_rtt_ms, Some(20.53));
+        assert_eq!(t.receiver_window, Some(8_348_672));
+        assert_eq!((t.receiver_buffer, t.window_share), (None, None));
+        assert_eq!((t.rwnd_limited_pct, t.sndbuf_limited_pct), (None, None));
+        assert!(!t.window_limited, "an 8 MB window for 156 KB in flight: {:?}", t.notes);
+        // What the server received (25,163,448 bytes in 5.017972 s), as its bits_per_second.
+        let g = t.goodput_bps;
+        assert!((g - 40_117_319.108_197_5).abs() < 1.0, "{g}");
+        assert!(t.notes.iter().any(|n| n.contains("MSS (1448 bytes)")), "{:?}", t.notes);
+        assert!(t.notes.iter().any(|n| n.contains("no window share")));
+        assert!(
+            !t.notes.iter().any(|n| n.contains("rate cap")),
+            "41 of 150 Mbit/s: {:?}",
+            t.notes
+        );
+    }
+
+    #[test]
+    fn a_small_window_or_the_rate_cap_is_said() {
+        let mut v: Value = serde_json::from_str(LAB).expect("json");
+        // The receiver's window just above the flight: 60.8 Mbit/s × 20.53 ms = 156 KB.
+        v["end"]["streams"][0]["sender"]["max_snd_wnd"] = 180_000.into();
+        let t = parse(&v, &req()).expect("parse");
+        assert!(t.window_limited, "{:?}", t.notes);
+        assert!(t.notes.iter().any(|n| n.starts_with("window-limited")));
+        v["end"]["streams"][0]["sender"]["max_snd_wnd"] = 400_000.into();
+        assert!(!parse(&v, &req()).expect("parse").window_limited);
+        // Capped at 40 Mbit/s (25 MB over 5 s): the test ran at its cap.
+        let mut r = req();
+        r.max_bytes = 25_000_000;
+        let t = parse(&v, &r).expect("parse");
+        assert!(
+            t.notes.iter().any(|n| n.contains("rate cap (-b 40 Mbit/s")),
+            "{:?}",
+            t.notes
+        );
+    }
+
+    #[test]
+    fn iperf3_errors_are_quoted_on_one_line() {
+        let e = parse_json(REFUSED, &req()).expect_err("refused");
+        assert!(matches!(e, Error::Measurement { .. }));
+        assert_eq!(e.to_string(), "iperf3: unable to connect to server: Connection refused");
+        let e = parse_json(BUSY, &req()).expect_err("busy");
+        assert_eq!(
+            e.to_string(),
+            "iperf3: the server is busy running a test. try again later"
+        );
+        let long = format!(r#"{{"error": "line one\nline two {}"}}"#, "x".repeat(500));
+        let msg = parse_json(&long, &req()).expect_err("long").to_string();
+        assert!(!msg.contains('\n') && msg.contains("line one\\u{a}line two"), "{msg}");
+        assert!(msg.chars().count() <= "iperf3: ".len() + MAX_QUOTE + 1, "{msg}");
+        let e = parse_json(r#"{"start": {}, "end": {}}"#, &req()).expect_err("no stream");
+        assert!(e.to_string().contains("no sender stream"));
+        assert!(parse_json("not json", &req()).is_err());
+    }
+
+    #[test]
+    fn a_missing_program_is_one_clear_line() {
+        let mut r = req();
+        r.program = PathBuf::from("/nonexistent/tcptune-test/iperf3");
+        let e = run(&r).expect_err("missing");
+        assert!(matches!(e, Error::Measurement { .. }), "{e:?}");
+        let msg = e.to_string();
+        assert!(
+            msg.starts_with("iperf3 is not installed (Debian: apt-get install iperf3)")
+                && msg.contains("/nonexistent/tcptune-test/iperf3")
+                && !msg.contains('\n'),
+            "{msg}"
+        );
+    }
+
+    /// A client that never finishes is killed at its time + the grace, not waited for.
+    #[test]
+    fn a_hung_client_is_killed() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("iperf3");
+        std::fs::write(&path, "#!/bin/sh\nexec sleep 60\n").expect("script");
+        std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).expect("chmod");
+        let mut r = req();
+        r.program = path;
+        r.time = Duration::from_secs(1);
+        let t = Instant::now();
+        // Another test's fork may still hold the script open for writing a moment (ETXTBSY).
+        let e = loop {
+            match run_within(&r, Duration::ZERO) {
+                Err(Error::System { msg, .. }) if msg.contains("busy") && t.elapsed() < Duration::from_secs(5) => {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                other => break other.expect_err("hung"),
+            }
+        };
+        assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+        assert_eq!(
+            e.to_string(),
+            "iperf3 did not finish within 1 s (the test's 1 s + 0 s): stopped it"
+        );
+    }
+
+    fn free_port() -> u16 {
+        std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .expect("a free port")
+    }
+
+    /// A one-shot iperf3 server (`-s -1`), killed on drop.
+    struct Server(std::process::Child);
+
+    impl Server {
+        fn start(addr: &str, port: u16, netns: Option<&str>) -> Server {
+            let mut cmd = match netns {
+                Some(ns) => {
+                    let mut c = Command::new("ip");
+                    c.args(["netns", "exec", ns, "iperf3"]);
+                    c
+                }
+                None => Command::new("iperf3"),
+            };
+            // Owned at once: a panic below kills it on drop.
+            let server = Server(
+                cmd.args(["-s", "-1", "-B", addr, "-p", &port.to_string()])
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .spawn()
+                    .expect("iperf3 -s (the Debian package iperf3)"),
+            );
+            // Wait until it listens.
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while !listening(netns, addr, port) {
+                assert!(Instant::now() < deadline, "iperf3 -s did not listen on {addr}:{port}");
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            server
+        }
+    }
+
+    fn listening(netns: Option<&str>, addr: &str, port: u16) -> bool {
+        let filter = format!("src {addr}:{port}");
+        let out = match netns {
+            Some(ns) => Command::new("ip")
+                .args(["netns", "exec", ns, "ss", "-Htln", &filter])
+                .output(),
+            None => Command::new("ss").args(["-Htln", &filter]).output(),
+        };
+        out.is_ok_and(|o| !o.stdout.is_empty())
+    }
+
+    impl Drop for Server {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+
+    fn check_real(t: &TcpTest) {
+        assert_eq!(t.peer, Some(TestPeer::Iperf3));
+        assert!(t.bytes > 0, "{t:?}");
+        assert!(t.segs_out.is_some_and(|s| s > 0), "{t:?}");
+        assert!(t.min_rtt_ms.is_some_and(|r| r > 0.0), "{t:?}");
+        assert!(t.delivery_rate_bps.is_some_and(|r| r > 0.0), "{t:?}");
+        assert!(t.goodput_bps > 0.0, "{t:?}");
+        assert!(t.cc.is_some(), "{t:?}");
+        assert!(t.duration_s >= 1.9 && t.duration_s < 3.0, "{t:?}");
+        // 2 s at the cap: at most the byte bound (and iperf3's last block).
+        assert!(t.bytes <= t.limit_bytes + (1 << 20), "{t:?}");
+    }
+
+    /// The real iperf3 server and client on loopback, 2 s capped at 400 Mbit/s.
+    #[test]
+    fn against_a_real_iperf3_server() {
+        let port = free_port();
+        let _server = Server::start("127.0.0.1", port, None);
+        let r = Iperf3Request::new(
+            "127.0.0.1".parse().expect("ip"),
+            port,
+            Duration::from_secs(2),
+            100_000_000,
+        );
+        let t = run(&r).expect("iperf3 test");
+        check_real(&t);
+        assert!(
+            t.notes.iter().any(|n| n.contains("rate cap")),
+            "loopback outruns 400 Mbit/s: {:?}",
+            t.notes
+        );
+        // The server is gone (-1): now the client's own error comes back.
+        drop(_server);
+        let e = run(&r).expect_err("nobody listens");
+        assert!(e.to_string().starts_with("iperf3: unable to connect"), "{e}");
+    }
+
+    /// Two network namespaces joined by a veth pair (198.18.0.0/15): the test crosses a real
+    /// link, with the congestion control asked for; the client runs in namespace a (a thread
+    /// moved there, whose child iperf3 starts there too).
+    #[test]
+    #[cfg(target_os = "linux")]
+    #[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
+    fn across_a_veth_pair_in_namespaces() {
+        let id = std::process::id();
+        let ns = crate::measure::passive::testns::Pair::create(&format!("tt-ia-{id}"), &format!("tt-ib-{id}"));
+        let _server = Server::start("198.18.9.2", 5201, Some(&ns.b));
+        let a = ns.a.clone();
+        let t = std::thread::spawn(move || {
+            crate::measure::passive::testns::enter(&a);
+            let mut r = Iperf3Request::new(
+                "198.18.9.2".parse().expect("ip"),
+                5201,
+                Duration::from_secs(2),
+                250_000_000,
+            );
+            r.cc = Some("reno".into());
+            run(&r)
+        })
+        .join()
+        .expect("client thread")
+        .expect("iperf3 test");
+        println!("veth: {t:?}");
+        check_real(&t);
+        assert_eq!(t.cc.as_deref(), Some("reno"));
+        assert_eq!(t.addr, "198.18.9.2:5201");
+    }
+}
