@@ -232,8 +232,11 @@ for p in $paths; do
 			for pair in "$NS_A:$ADDR_B" "$NS_B:$ADDR_A"; do
 				ns=${pair%%:*} peer=${pair#*:}
 				ip netns exec "$ns" "$bin" advise --host "$peer" "${extra[@]}" --format sysctl >"$state/$ns.conf"
-				chosen=$(awk '$1 ~ /^net\.ipv4\.tcp_(congestion_control|rmem|wmem)$/ { sub(/^net\.ipv4\./, ""); printf "%s%s", sep, $0; sep = "; " }' "$state/$ns.conf")
-				echo "wan.sh: $label, $setting, advice in $ns (peer $peer): ${chosen:-no change to cc, tcp_rmem or tcp_wmem}" >&2
+				# Its lines for these keys, those it leaves as they run ("# net... (already running:
+				# no change)") included.
+				chosen=$(awk '{ sub(/^# /, "") } /^net\.ipv4\.tcp_(congestion_control|rmem|wmem) = / {
+					sub(/^net\.ipv4\./, ""); sub(/  +/, " "); printf "%s%s", sep, $0; sep = "; " }' "$state/$ns.conf")
+				echo "wan.sh: $label, $setting, advice in $ns (peer $peer): ${chosen:-no cc, tcp_rmem or tcp_wmem line}" >&2
 			done
 			stop_run
 			for ns in "$NS_A" "$NS_B"; do
