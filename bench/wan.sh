@@ -1,39 +1,70 @@
 #!/usr/bin/env bash
 # Effectiveness benchmark: does tcptune's advice reach line rate with little memory?
 #
-#   bench/wan.sh [--time auto|SECONDS] [--omit 5] [--paths "25ms:500mbit 150ms:500mbit 600ms:500mbit 40ms:50mbit"]
-#                [--settings "stock esnet tcptune"] [--queue BYTES]
+#   bench/wan.sh [--time auto|SECONDS] [--omit 5] [--paths "RTT:RATE[:MOD...] ..."]
+#                [--settings "stock tuned fasterdata bbr64 tcptune tcptune+test"] [--queue BYTES]
 #
 # For each path it builds the lab (lab/lab.sh: two namespaces, an emulated WAN with one-way
-# delay RTT/2, a RATE bottleneck and a drop-tail queue of one BDP unless --queue), applies one
-# setting on BOTH ends, and runs
-# a single-stream iperf3 (A sends to B) for --time seconds after the first --omit omitted.
+# delay RTT/2, a RATE bottleneck and a drop-tail queue of one BDP unless told otherwise),
+# applies one setting on BOTH ends, and runs a single-stream iperf3 (A sends to B) for --time
+# seconds after the first --omit omitted.
 # --time auto (the default) is max(25 s, 200 x RTT): slow start needs about log2(BDP / 10
 # segments) ≈ 12 round trips, 7.5 s at 600 ms, so past the 5 s omitted a 25 s run at 600 ms
 # would measure the ramp, not the buffers; 200 RTTs keep it to a few percent, as it is of any
-# transfer worth tuning for (1 TB at 500 Mbit/s takes 4.4 hours). Settings:
-#   stock   tcp_rmem 4096 131072 6291456, tcp_wmem 4096 16384 4194304 (kernel defaults)
-#   esnet   ESnet fasterdata static values: tcp_rmem 4096 87380 67108864, tcp_wmem 4096 65536 67108864
-#   tcptune `tcptune advise --host <peer>` run in each namespace, applied there with `tcptune apply`
-#           (starting from stock), reverted afterwards with `tcptune revert`
-#   tcptune+loss   the same with `advise --loss-recovery` (5 × BDP both ways)
-#   SETTING@CC     any of these with the namespaces' default congestion control set to CC
-#                  (e.g. esnet@cubic); otherwise stock and esnet run the host's default
+# transfer worth tuning for (1 TB at 500 Mbit/s takes 4.4 hours).
+#
+# Paths: RTT:RATE followed by any of these modifiers, each after a colon:
+#   loss=PCT   random loss, PCT percent in each direction (the delay line's --loss)
+#   queue=F    the bottleneck's drop-tail queue is F × BDP (default 1 × BDP, or --queue BYTES)
+#   nort       the delay line runs without real-time priority (--rt-prio 0): its threads wake
+#              late and release packets in bursts, as a busy router or a NIC's interrupt
+#              coalescing does
+# e.g. 150ms:500mbit:loss=0.01 or 75ms:1gbit:queue=0.1:nort. A path with loss= or nort needs the
+# delay line, so its lab uses lab.sh's tun backend. Extra delay-line options for every path:
+# DELAYLINE_ARGS (appended after the path's own).
+#
+# Settings (every run starts from the kernel's stock buffers, tcp_rmem 4096 131072 6291456 and
+# tcp_wmem 4096 16384 4194304, and cubic, on both ends, so the host's own values never leak in):
+#   stock        those kernel defaults, cubic (the default algorithm of the distributions' kernels)
+#   tuned        TuneD's network-throughput profile (profiles/network-throughput/tuned.conf in
+#                redhat-performance/tuned): tcp_rmem 4096 131072 16777216, tcp_wmem 4096 16384
+#                16777216 (16 MiB maxima); it sets no congestion control: cubic
+#   fasterdata   ESnet fasterdata's host tuning: tcp_rmem 4096 87380 67108864, tcp_wmem 4096 65536
+#                67108864 (64 MiB maxima), cubic; its fq qdisc is left out (this lab's kernel has
+#                none). Alias: esnet
+#   bbr64        the "bbr + 64 MiB" scripts, fq-less: bbr, tcp_rmem 4096 131072 67108864,
+#                tcp_wmem 4096 16384 67108864
+#   tcptune      `tcptune advise --host <peer> --format sysctl` in each namespace, with no tcptune
+#                serve running on the peer (the advice has no TCP path test), applied there with
+#                `tcptune apply`, reverted afterwards with `tcptune revert`
+#   tcptune+test the same, with `tcptune serve --bind <addr> --port 5301` running in both
+#                namespaces while the advice is made, so advise runs its TCP path test against
+#                the peer; TEST_TIME (e.g. TEST_TIME=5s) is passed as `advise --test-time`
+#   tcptune+loss the same as tcptune with `advise --loss-recovery`
+#   xF, xR/W     maxima F × BDP both ways, or rmem R × BDP and wmem W × BDP, cubic (experiments)
+#   SETTING@CC   any of these with the congestion control CC instead (e.g. fasterdata@bbr)
+# The tcptune settings print the advice's congestion control and buffer maxima on stderr.
 # The namespaces stand for whole hosts, where root may choose any congestion control the
 # kernel offers, but a child namespace may choose only those in the host's
 # net.ipv4.tcp_allowed_congestion_control: the run widens that list to every available
 # algorithm and puts it back on exit (Ctrl-C included). The table's cc column is the sender's.
-# Random loss on the path: DELAYLINE_ARGS="--loss 0.01" (percent, each direction). iperf3
-# options: IPERF_ARGS (e.g. "-C cubic").
-# It prints a Markdown table: path, BDP, setting, cc, seconds, throughput, % of the goodput limit
-# (rate × MSS/MTU, MSS = MTU − 52 with timestamps), retransmits, tcp_rmem[2]/BDP (receiver),
-# tcp_wmem[2]/BDP (sender). Needs root and iperf3. Traffic stays inside the lab namespaces.
+# iperf3 options: IPERF_ARGS (e.g. "-C cubic").
+#
+# It prints a header line on stderr (date, kernel, CPU) and a Markdown table on stdout: path,
+# BDP, setting, cc, seconds, throughput, % of the goodput limit (rate × MSS/MTU, MSS = MTU − 52
+# with timestamps), retransmits, tcp_rmem[2]/BDP (receiver), tcp_wmem[2]/BDP (sender), and the
+# socket memory the transfer really used, sampled with `ss -tmn` every 0.5 s: the receiver's
+# peak skmem r (receive queue and out-of-order queue, in truesize) and the sender's peak skmem w
+# (queued for sending, unacknowledged data included), both × BDP. Needs root and iperf3.
+# Traffic stays inside the lab namespaces.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 time_s=auto omit_s=5 queue=""
-paths="25ms:500mbit 150ms:500mbit 600ms:500mbit 40ms:50mbit"
-settings="stock esnet tcptune"
+paths="25ms:500mbit 150ms:500mbit 600ms:500mbit 40ms:50mbit
+	150ms:500mbit:loss=0.001 150ms:500mbit:loss=0.01 150ms:500mbit:loss=0.1
+	150ms:500mbit:queue=0.1 25ms:1gbit 75ms:1gbit 75ms:1gbit:nort"
+settings="stock tuned fasterdata bbr64 tcptune tcptune+test"
 while (($#)); do
 	case $1 in
 	--time) time_s=$2; shift 2 ;;
@@ -44,18 +75,11 @@ while (($#)); do
 	*) echo "usage: see the header of $0" >&2; exit 2 ;;
 	esac
 done
+die() {
+	echo "wan.sh: $*" >&2
+	exit 2
+}
 command -v iperf3 >/dev/null || { echo "wan.sh: iperf3 is needed (apt-get install iperf3)" >&2; exit 1; }
-
-cargo build --quiet --release -p tcptune -p delayline
-export DELAYLINE_BIN="$PWD/target/release/delayline"
-bin="$PWD/target/release/tcptune"
-lab="wan$$"
-state="$(mktemp -d)"
-allowed_cc=$(sysctl -n net.ipv4.tcp_allowed_congestion_control)
-trap 'bash lab/lab.sh down "$lab" >/dev/null 2>&1 || true; rm -rf "$state"
-	sysctl -qw net.ipv4.tcp_allowed_congestion_control="$allowed_cc" || true' EXIT
-trap 'exit 130' INT TERM
-sysctl -qw net.ipv4.tcp_allowed_congestion_control="$(sysctl -n net.ipv4.tcp_available_congestion_control)"
 
 to_bps() { # 500mbit -> 500000000
 	awk -v s="${1,,}" 'BEGIN { n = s + 0; u = substr(s, length(n "") + 1)
@@ -65,50 +89,157 @@ to_s() { # 150ms -> 0.15
 	awk -v s="$1" 'BEGIN { n = s + 0; u = substr(s, length(n "") + 1)
 		f = (u == "ms") ? 1e-3 : (u == "us") ? 1e-6 : 1; printf "%.9f", n * f }'
 }
+is_number() { [[ $1 =~ ^[0-9]+(\.[0-9]+)?$ ]]; }
+
+# Check every path and setting before the first (long) run.
+for p in $paths; do
+	IFS=: read -r -a f <<<"$p"
+	((${#f[@]} >= 2)) || die "bad path '$p' (RTT:RATE[:loss=PCT][:queue=F][:nort])"
+	for m in "${f[@]:2}"; do
+		case $m in
+		loss=* | queue=*) is_number "${m#*=}" || die "bad modifier '$m' in path '$p' (a number)" ;;
+		nort) ;;
+		*) die "unknown modifier '$m' in path '$p' (loss=PCT, queue=F, nort)" ;;
+		esac
+	done
+done
+for setting in $settings; do
+	case ${setting%@*} in
+	stock | tuned | fasterdata | esnet | bbr64 | tcptune | tcptune+test | tcptune+loss) ;;
+	x*) [[ ${setting%@*} =~ ^x[0-9.]+(/[0-9.]+)?$ ]] || die "bad setting '$setting' (xF or xR/W)" ;;
+	*) die "unknown setting '$setting' (stock tuned fasterdata bbr64 tcptune tcptune+test tcptune+loss xF SETTING@CC)" ;;
+	esac
+done
+
+cargo build --quiet --release -p tcptune -p delayline
+export DELAYLINE_BIN="$PWD/target/release/delayline"
+bin="$PWD/target/release/tcptune"
+lab="wan$$"
+state="$(mktemp -d)"
+allowed_cc=$(sysctl -n net.ipv4.tcp_allowed_congestion_control)
+user_dl=${DELAYLINE_ARGS:-}
+sampler='' cli=''
+servers=()
+# Stops what a run started (the skmem sampler, tcptune serve, iperf3): on the way out, and
+# between runs.
+stop_run() {
+	local pid
+	for pid in $sampler $cli "${servers[@]}"; do
+		kill "$pid" 2>/dev/null || true
+	done
+	for pid in $sampler $cli "${servers[@]}"; do
+		wait "$pid" 2>/dev/null || true
+	done
+	sampler='' cli=''
+	servers=()
+}
+trap 'stop_run; bash lab/lab.sh down "$lab" >/dev/null 2>&1 || true; rm -rf "$state"
+	sysctl -qw net.ipv4.tcp_allowed_congestion_control="$allowed_cc" || true' EXIT
+trap 'exit 130' INT TERM
+sysctl -qw net.ipv4.tcp_allowed_congestion_control="$(sysctl -n net.ipv4.tcp_available_congestion_control)"
 
 set_both() { # key value
 	ip netns exec "$NS_A" sysctl -qw "$1=$2"
 	ip netns exec "$NS_B" sysctl -qw "$1=$2"
 }
 
-echo "| path | BDP | setting | cc | seconds | throughput | % of goodput limit | retransmits | tcp_rmem[2]/BDP (rx) | tcp_wmem[2]/BDP (tx) |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
+# The largest skmem field $2 (r or w) among the iperf3 connections in namespace $1: the data
+# flow's, as the control connection holds next to nothing.
+skmem() {
+	ip netns exec "$1" ss -tmnH '( sport = :5201 or dport = :5201 )' 2>/dev/null |
+		{ grep -o 'skmem:([^)]*)' || true; } |
+		awk -v f="$2" -F'[(),]' '{ for (i = 2; i <= NF; i++) if ($i ~ "^" f "[0-9]+$") { v = substr($i, 2) + 0; if (v > m) m = v } }
+			END { print m + 0 }'
+}
+
+# tcptune serve on port 5301 (tcptune's default, where advise looks for it) in namespace $1.
+start_serve() { # ns addr
+	ip netns exec "$1" "$bin" serve --bind "$2" --port 5301 >"$state/serve-$1.log" 2>&1 &
+	servers+=($!)
+	for _ in $(seq 50); do
+		ip netns exec "$1" ss -tlnH 'sport = :5301' 2>/dev/null | grep -q . && return 0
+		sleep 0.1
+	done
+	echo "wan.sh: tcptune serve did not start in $1:" >&2
+	cat "$state/serve-$1.log" >&2
+	exit 1
+}
+
+echo "wan.sh: $(date -u '+%Y-%m-%d %H:%M UTC'), Linux $(uname -r), $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo) ($(nproc) CPUs)" >&2
+echo "| path | BDP | setting | cc | seconds | throughput | % of goodput limit | retransmits | tcp_rmem[2]/BDP (rx) | tcp_wmem[2]/BDP (tx) | peak skmem r/BDP (rx) | peak skmem w/BDP (tx) |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 for p in $paths; do
-	rtt=${p%%:*} rate=${p#*:}
+	IFS=: read -r -a f <<<"$p"
+	rtt=${f[0]} rate=${f[1]}
 	bps=$(to_bps "$rate") secs=$(to_s "$rtt")
 	bdp=$(awk -v b="$bps" -v s="$secs" 'BEGIN { printf "%.0f", b / 8 * s }')
+	# The bottleneck's drop-tail queue holds one BDP unless told otherwise: the classic router
+	# sizing rule (Villamizar & Song 1994).
+	q=${queue:-$bdp} dl='' label="$rtt / $rate" up=()
+	for m in "${f[@]:2}"; do
+		case $m in
+		loss=*) dl+=" --loss ${m#*=}" label+=", ${m#*=} % loss" up=(--backend tun) ;;
+		queue=*)
+			q=$(awk -v f="${m#*=}" -v b="$bdp" 'BEGIN { printf "%.0f", f * b }')
+			label+=", queue ${m#*=} × BDP"
+			;;
+		nort) dl+=" --rt-prio 0" label+=", no rt-prio" up=(--backend tun) ;;
+		esac
+	done
 	t=$time_s
 	[[ $t == auto ]] && t=$(awk -v s="$secs" 'BEGIN { t = 200 * s; t = (t > int(t)) ? int(t) + 1 : t; print (t > 25) ? t : 25 }')
 	for setting in $settings; do
 		s=${setting%@*} cc=''
 		[[ $setting == *@* ]] && cc=${setting#*@}
-		# The bottleneck's drop-tail queue holds one BDP unless --queue says otherwise: the
-		# classic router sizing rule (Villamizar & Song 1994).
-		bash lab/lab.sh up "$lab" --rtt "$rtt" --rate "$rate" --queue "${queue:-$bdp}" >/dev/null
+		DELAYLINE_ARGS="${dl# } $user_dl" bash lab/lab.sh up "$lab" --rtt "$rtt" --rate "$rate" --queue "$q" "${up[@]}" >/dev/null
 		eval "$(bash lab/lab.sh env "$lab")"
 		mtu=$MTU
-		# Every run starts from the kernel's stock values.
+		# Every run starts from the kernel's stock values and cubic.
 		set_both net.ipv4.tcp_rmem "4096 131072 6291456"
 		set_both net.ipv4.tcp_wmem "4096 16384 4194304"
+		set_both net.ipv4.tcp_congestion_control cubic
 		case $s in
 		stock) ;;
-		esnet)
+		tuned)
+			set_both net.ipv4.tcp_rmem "4096 131072 16777216"
+			set_both net.ipv4.tcp_wmem "4096 16384 16777216"
+			;;
+		fasterdata | esnet)
 			set_both net.ipv4.tcp_rmem "4096 87380 67108864"
 			set_both net.ipv4.tcp_wmem "4096 65536 67108864"
 			;;
+		bbr64)
+			set_both net.ipv4.tcp_rmem "4096 131072 67108864"
+			set_both net.ipv4.tcp_wmem "4096 16384 67108864"
+			set_both net.ipv4.tcp_congestion_control bbr
+			;;
 		x*) # xF or xR/W: maxima F (or rmem R, wmem W) x BDP, for experiments (x2.2, x2.5/2)
-			f=${s#x} fr=${f%/*} fw=${f#*/}
+			fx=${s#x} fr=${fx%/*} fw=${fx#*/}
 			vr=$(awk -v f="$fr" -v b="$bdp" 'BEGIN { printf "%.0f", f * b }')
 			vw=$(awk -v f="$fw" -v b="$bdp" 'BEGIN { printf "%.0f", f * b }')
 			set_both net.ipv4.tcp_rmem "4096 131072 $vr"
 			set_both net.ipv4.tcp_wmem "4096 16384 $vw"
 			;;
-		tcptune | tcptune+loss)
+		tcptune*)
 			extra=()
 			[[ $s == tcptune+loss ]] && extra=(--loss-recovery)
+			if [[ $s == tcptune+test ]]; then
+				start_serve "$NS_A" "$ADDR_A"
+				start_serve "$NS_B" "$ADDR_B"
+				[[ -n ${TEST_TIME:-} ]] && extra=(--test-time "$TEST_TIME")
+			fi
+			# Both ends are advised before either applies, so each advice sees the stock peer.
 			for pair in "$NS_A:$ADDR_B" "$NS_B:$ADDR_A"; do
 				ns=${pair%%:*} peer=${pair#*:}
 				ip netns exec "$ns" "$bin" advise --host "$peer" "${extra[@]}" --format sysctl >"$state/$ns.conf"
+				# Its lines for these keys, those it leaves as they run ("# net... (already running:
+				# no change)") included.
+				chosen=$(awk '{ sub(/^# /, "") } /^net\.ipv4\.tcp_(congestion_control|rmem|wmem) = / {
+					sub(/^net\.ipv4\./, ""); sub(/  +/, " "); printf "%s%s", sep, $0; sep = "; " }' "$state/$ns.conf")
+				echo "wan.sh: $label, $setting, advice in $ns (peer $peer): ${chosen:-no cc, tcp_rmem or tcp_wmem line}" >&2
+			done
+			stop_run
+			for ns in "$NS_A" "$NS_B"; do
 				# Advice that changes nothing (the running values suffice) has no key lines.
 				if grep -q '^[a-z]' "$state/$ns.conf"; then
 					ip netns exec "$ns" "$bin" --state-dir "$state/$ns" apply "$state/$ns.conf" >/dev/null
@@ -124,10 +255,25 @@ for p in $paths; do
 		sleep 0.5
 		# In the background so that Ctrl-C ends the run at once: bash runs the INT trap during
 		# `wait`, but not after a foreground iperf3 that handled the signal and exited 0 (it would
-		# print a bogus row and go on to the next run). The EXIT trap's lab teardown kills it.
+		# print a bogus row and go on to the next run). The EXIT trap stops it.
 		ip netns exec "$NS_A" iperf3 -c "$ADDR_B" -B "$ADDR_A" -t "$t" -O "$omit_s" ${IPERF_ARGS:-} -J >"$state/iperf.json" &
-		wait $! || true
+		cli=$!
+		# Socket memory in use, every 0.5 s while the client runs: one line "r w" per sample.
+		(
+			nap=''
+			trap 'kill $nap 2>/dev/null; exit 0' TERM
+			while kill -0 "$cli" 2>/dev/null; do
+				echo "$(skmem "$NS_B" r) $(skmem "$NS_A" w)"
+				sleep 0.5 &
+				nap=$!
+				wait "$nap"
+			done
+		) >"$state/skmem" &
+		sampler=$!
+		wait "$cli" || true
 		wait "$srv" 2>/dev/null || true
+		stop_run
+		read -r peak_r peak_w < <(awk '$1 > r { r = $1 } $2 > w { w = $2 } END { print r + 0, w + 0 }' "$state/skmem")
 		read -r got retr used < <(python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -139,12 +285,13 @@ print(e.get("sum_received", {}).get("bits_per_second", 0), e.get("sum_sent", {})
 			for ns in "$NS_A" "$NS_B"; do
 				if [[ -d $state/$ns ]]; then ip netns exec "$ns" "$bin" --state-dir "$state/$ns" revert >/dev/null; fi
 			done
+			rm -rf "${state:?}/$NS_A" "${state:?}/$NS_B"
 		fi
-		awk -v r="$rtt" -v rate="$rate" -v b="$bps" -v bdp="$bdp" -v s="$setting" -v got="$got" -v retr="$retr" \
-			-v mtu="$mtu" -v rx="$rx" -v tx="$tx" -v cc="$used" -v t="$t" 'BEGIN {
+		awk -v path="$label" -v b="$bps" -v bdp="$bdp" -v s="$setting" -v got="$got" -v retr="$retr" \
+			-v mtu="$mtu" -v rx="$rx" -v tx="$tx" -v cc="$used" -v t="$t" -v pr="$peak_r" -v pw="$peak_w" 'BEGIN {
 			limit = b * (mtu - 52) / mtu
-			printf "| %s / %s | %d B (%.2f MiB) | %s | %s | %d | %.1f Mbit/s | %.1f %% | %d | %.2f | %.2f |\n",
-				r, rate, bdp, bdp / 1048576, s, cc, t, got / 1e6, got / limit * 100, retr, rx / bdp, tx / bdp }'
+			printf "| %s | %d B (%.2f MiB) | %s | %s | %d | %.1f Mbit/s | %.1f %% | %d | %.2f | %.2f | %.2f | %.2f |\n",
+				path, bdp, bdp / 1048576, s, cc, t, got / 1e6, got / limit * 100, retr, rx / bdp, tx / bdp, pr / bdp, pw / bdp }'
 		bash lab/lab.sh down "$lab" >/dev/null
 	done
 done
