@@ -114,7 +114,11 @@ pub fn for_window_share(s: Sizing, share: f64) -> Sizing {
     if !(share > 0.0) || (share - 0.5).abs() < 1e-9 {
         return s;
     }
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_precision_loss)]
+    #[allow(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        clippy::cast_precision_loss
+    )]
     // Less a millionth, so 0.5 / 0.35 landing a hair above a whole step does not add a step.
     let want = ((s.buffer as f64 * 0.5 / share - 1e-6).ceil() as u64)
         .div_ceil(ROUND_TO)

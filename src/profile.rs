@@ -57,7 +57,10 @@ pub const FACTS: &[(&str, &str)] = &[
         "loss_recovery",
         "1 when the buffers are sized for loss recovery: a lossy, shallow-queue or unmeasured path, or --loss-recovery",
     ),
-    ("notsent_lowat", "tcp_notsent_lowat for the path rate (10 ms of it, 128 KiB..4 MiB), bytes"),
+    (
+        "notsent_lowat",
+        "tcp_notsent_lowat for the path rate (10 ms of it, 128 KiB..4 MiB), bytes",
+    ),
     (
         "window_share",
         "the receive-window share the receive buffer is sized for (measured, else 0.5)",

@@ -178,7 +178,7 @@ _tcptune() {
             return 0
             ;;
         tcptune__subcmd__advise)
-            opts="-4 -6 -h --host --rtt --bandwidth --profile --probes --port --interval --timeout --no-capacity --allow-lower --loss-recovery --flows --os --format --sysctl-dir --sysctl-cmd --state-dir --fake-prober --help"
+            opts="-4 -6 -h --host --rtt --bandwidth --profile --probes --port --interval --timeout --no-capacity --allow-lower --loss-recovery --clean-path --no-path-test --iperf3 --test-port --test-time --test-bytes --flows --os --format --sysctl-dir --sysctl-cmd --state-dir --fake-prober --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -213,6 +213,18 @@ _tcptune() {
                     return 0
                     ;;
                 --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --test-port)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --test-time)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --test-bytes)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -252,7 +264,7 @@ _tcptune() {
             return 0
             ;;
         tcptune__subcmd__apply)
-            opts="-4 -6 -h --dry-run --persist --for --wait --persist-root --host --rtt --bandwidth --profile --probes --port --interval --timeout --no-capacity --allow-lower --loss-recovery --flows --os --format --sysctl-dir --sysctl-cmd --state-dir --fake-prober --help"
+            opts="-4 -6 -h --dry-run --persist --for --wait --persist-root --host --rtt --bandwidth --profile --probes --port --interval --timeout --no-capacity --allow-lower --loss-recovery --clean-path --no-path-test --iperf3 --test-port --test-time --test-bytes --flows --os --format --sysctl-dir --sysctl-cmd --state-dir --fake-prober --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -299,6 +311,18 @@ _tcptune() {
                     return 0
                     ;;
                 --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --test-port)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --test-time)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --test-bytes)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

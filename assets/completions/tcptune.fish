@@ -76,6 +76,9 @@ complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l probes -d 'Pr
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l port -d 'TCP port for the connect-timing fallback when ICMP is blocked (repeatable) [default: 443, 22, 80]' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l interval -d 'Spacing between probes' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l timeout -d 'How long to wait for each probe\'s answer' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l test-port -d 'Port of the path test\'s server [default: 5301 (tcptune serve), 5201 (iperf3)]' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l test-time -d 'Longest path test (at most 60s)' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l test-bytes -d 'Most bytes a path test sends' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l flows -d 'Concurrent bulk flows expected, for the memory check' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l os -d 'OS to advise for / operate on [default: the running OS]' -r -f -a "linux\t''
 freebsd\t''
@@ -92,7 +95,10 @@ complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -s 4 -d 'Use IPv
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -s 6 -d 'Use IPv6 only'
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l no-capacity -d 'Skip the packet-train estimate of the bottleneck rate (ICMP trains of MTU-sized echo requests sent after the round-trip probes; not sent when --bandwidth is given)'
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l allow-lower -d 'Also recommend values lower than the running ones'
-complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l loss-recovery -d 'Advise for a path with random loss: BBR instead of CUBIC (which collapses on random loss), and both buffer maxima at 5 x BDP instead of the loss-free 2 x BDP + headroom (receive) and 2.5 x BDP (send), so BBR keeps the rate while lost segments are repaired'
+complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l loss-recovery -d 'Advise for a path with random loss whatever the evidence says: BBR instead of CUBIC (which collapses on random loss), and both buffer maxima at 5 x BDP instead of the loss-free 2 x BDP + headroom (receive) and 2.5 x BDP (send)'
+complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l clean-path -d 'Advise for a path known to be clean (no random loss, a bottleneck queue of a BDP or more: a dedicated circuit, a lab) whatever the evidence says: CUBIC and 2 x BDP'
+complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l no-path-test -d 'Skip the TCP path test (a bounded transfer to `tcptune serve` on the host, which measures loss, queue depth, delivery rate and the receiver\'s window share)'
+complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l iperf3 -d 'Run the path test against an iperf3 server on the host (with the iperf3 client) instead of tcptune serve'
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l for -d 'A timed experiment: a detached process reverts the snapshot after DURATION (90s, 10m, 2h)' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l wait -d 'Seconds to wait for another apply or revert to finish (0: refuse at once)' -r
@@ -105,6 +111,9 @@ complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l probes -d 'Pro
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l port -d 'TCP port for the connect-timing fallback when ICMP is blocked (repeatable) [default: 443, 22, 80]' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l interval -d 'Spacing between probes' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l timeout -d 'How long to wait for each probe\'s answer' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l test-port -d 'Port of the path test\'s server [default: 5301 (tcptune serve), 5201 (iperf3)]' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l test-time -d 'Longest path test (at most 60s)' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l test-bytes -d 'Most bytes a path test sends' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l flows -d 'Concurrent bulk flows expected, for the memory check' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l os -d 'OS to advise for / operate on [default: the running OS]' -r -f -a "linux\t''
 freebsd\t''
@@ -123,7 +132,10 @@ complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -s 4 -d 'Use IPv4
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -s 6 -d 'Use IPv6 only'
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l no-capacity -d 'Skip the packet-train estimate of the bottleneck rate (ICMP trains of MTU-sized echo requests sent after the round-trip probes; not sent when --bandwidth is given)'
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l allow-lower -d 'Also recommend values lower than the running ones'
-complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l loss-recovery -d 'Advise for a path with random loss: BBR instead of CUBIC (which collapses on random loss), and both buffer maxima at 5 x BDP instead of the loss-free 2 x BDP + headroom (receive) and 2.5 x BDP (send), so BBR keeps the rate while lost segments are repaired'
+complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l loss-recovery -d 'Advise for a path with random loss whatever the evidence says: BBR instead of CUBIC (which collapses on random loss), and both buffer maxima at 5 x BDP instead of the loss-free 2 x BDP + headroom (receive) and 2.5 x BDP (send)'
+complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l clean-path -d 'Advise for a path known to be clean (no random loss, a bottleneck queue of a BDP or more: a dedicated circuit, a lab) whatever the evidence says: CUBIC and 2 x BDP'
+complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l no-path-test -d 'Skip the TCP path test (a bounded transfer to `tcptune serve` on the host, which measures loss, queue depth, delivery rate and the receiver\'s window share)'
+complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l iperf3 -d 'Run the path test against an iperf3 server on the host (with the iperf3 client) instead of tcptune serve'
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tcptune -n "__fish_tcptune_using_subcommand revert" -l wait -d 'Seconds to wait for another apply or revert to finish (0: refuse at once)' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand revert" -l persist-root -d 'Tests only: the directory standing for / in --persist paths (as given to apply)' -r -F

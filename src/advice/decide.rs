@@ -388,7 +388,8 @@ mod tests {
         assert_eq!(d.class, PathClass::Lossy);
         assert!(d.loss_recovery);
         assert!(
-            d.why_class.starts_with("0.011 % retransmitted after startup (44 of 400000 segments) over 9.8 s"),
+            d.why_class
+                .starts_with("0.011 % retransmitted after startup (44 of 400000 segments) over 9.8 s"),
             "{}",
             d.why_class
         );
@@ -403,7 +404,8 @@ mod tests {
         assert_eq!(d.class, PathClass::Clean);
         assert!(!d.loss_recovery);
         assert!(
-            d.why_class.contains("no retransmission after startup in 400000 segments")
+            d.why_class
+                .contains("no retransmission after startup in 400000 segments")
                 && d.why_class.contains("a bottleneck queue of about 0.95 × BDP")
                 && d.why_class.ends_with("→ cubic and 2 × BDP + headroom"),
             "{}",
@@ -435,7 +437,11 @@ mod tests {
         }
         let d = decide(&path, Some(&ev), Override::None, None);
         assert_eq!(d.class, PathClass::Clean, "{}", d.why_class);
-        assert!(d.why_class.contains("too little to hold CUBIC below the BDP"), "{}", d.why_class);
+        assert!(
+            d.why_class.contains("too little to hold CUBIC below the BDP"),
+            "{}",
+            d.why_class
+        );
     }
 
     #[test]
@@ -499,7 +505,11 @@ mod tests {
         };
         let d = decide(&long_path(), Some(&ev), Override::None, None);
         assert_eq!(d.class, PathClass::Lossy);
-        assert!(d.why_class.contains("live flows to it retransmitted 0.0098 %"), "{}", d.why_class);
+        assert!(
+            d.why_class.contains("live flows to it retransmitted 0.0098 %"),
+            "{}",
+            d.why_class
+        );
 
         let ev = Evidence {
             passive: Some(Passive {
@@ -513,7 +523,12 @@ mod tests {
         };
         let d = decide(&long_path(), Some(&ev), Override::None, None);
         assert_eq!(d.class, PathClass::Lossy);
-        assert!(d.why_class.contains("slow-start threshold of 640 segments (0.10 × BDP)"), "{}", d.why_class);
+        assert!(
+            d.why_class
+                .contains("slow-start threshold of 640 segments (0.10 × BDP)"),
+            "{}",
+            d.why_class
+        );
         // A threshold above half the BDP is not evidence of loss on this path.
         let ev = Evidence {
             passive: Some(Passive {
@@ -525,7 +540,10 @@ mod tests {
             }),
             ..Evidence::default()
         };
-        assert_eq!(decide(&long_path(), Some(&ev), Override::None, None).class, PathClass::Unmeasured);
+        assert_eq!(
+            decide(&long_path(), Some(&ev), Override::None, None).class,
+            PathClass::Unmeasured
+        );
     }
 
     #[test]
@@ -535,7 +553,10 @@ mod tests {
             t.window_share = Some(0.35);
         }
         let d = decide(&long_path(), Some(&ev), Override::None, None);
-        assert_eq!((d.window_share, d.window_share_source.as_str()), (0.35, "the far end (path test)"));
+        assert_eq!(
+            (d.window_share, d.window_share_source.as_str()),
+            (0.35, "the far end (path test)")
+        );
         ev.passive = Some(Passive {
             flows: vec![LiveFlow {
                 bytes_received: 1 << 20,
@@ -546,7 +567,10 @@ mod tests {
             ..Passive::default()
         });
         let d = decide(&long_path(), Some(&ev), Override::None, None);
-        assert_eq!((d.window_share, d.window_share_source.as_str()), (0.56, "this host's live flows"));
+        assert_eq!(
+            (d.window_share, d.window_share_source.as_str()),
+            (0.56, "this host's live flows")
+        );
         // Loopback-like readings near 1 and misreadings are kept within bounds.
         if let Some(t) = ev.test.as_mut() {
             t.window_share = Some(0.05);

@@ -44,7 +44,11 @@ fn highest_rate(path: &Path, m: &HostMeasurement) -> u64 {
 
 /// The socket buffer the path test asks for on both ends, bytes.
 pub fn test_buffer(path: &Path, m: &HostMeasurement) -> u64 {
-    #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    #[allow(
+        clippy::cast_precision_loss,
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss
+    )]
     let b = (highest_rate(path, m) as f64 / 8.0 * path.rtt.as_secs_f64() * TEST_BUFFER_BDPS) as u64;
     b.clamp(TEST_BUFFER_MIN, TEST_BUFFER_MAX)
 }
@@ -76,13 +80,24 @@ pub fn settle_rate(path: &mut Path, m: &HostMeasurement, ev: Option<&Evidence>) 
     if let Some((t, r)) = test.and_then(|t| t.delivery_rate_bps.filter(|r| *r > 0.0).map(|r| (t, r))) {
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
         let r = r.round() as u64;
-        let trains = train_range(m).map(|t| format!("; the packet trains read {t}")).unwrap_or_default();
+        let trains = train_range(m)
+            .map(|t| format!("; the packet trains read {t}"))
+            .unwrap_or_default();
         let (rate, how) = if t.window_limited {
             let rate = r.max(path.rate.bps());
-            (rate, format!("a lower bound, as the test was held by its window: sized for {}", show(rate)))
+            (
+                rate,
+                format!(
+                    "a lower bound, as the test was held by its window: sized for {}",
+                    show(rate)
+                ),
+            )
         } else {
             match link {
-                Some(l) if l < r => (l, format!("the link speed of {ifname}, {}, is lower: sized for that", show(l))),
+                Some(l) if l < r => (
+                    l,
+                    format!("the link speed of {ifname}, {}, is lower: sized for that", show(l)),
+                ),
                 _ => (r, "sized for that".to_string()),
             }
         };

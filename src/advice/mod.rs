@@ -218,7 +218,6 @@ pub fn advise(req: &AdviceRequest, sys: &System<'_>, prober: &dyn PathProber) ->
     };
     let sizing = bdp::for_window_share(sizing, decision.window_share);
 
-
     let mut warnings = Vec::new();
     let mut needs_raise = false;
     let fact_value = |f: &str| match f {
@@ -384,7 +383,9 @@ mod tests {
         assert_eq!(a.decision.class, decide::PathClass::Unmeasured);
         assert_eq!(a.sizing.buffer, 46_923_776);
         assert!(
-            a.notes.iter().any(|n| n.starts_with("no TCP path test: no tcptune serve on 198.18.0.1")),
+            a.notes
+                .iter()
+                .any(|n| n.starts_with("no TCP path test: no tcptune serve on 198.18.0.1")),
             "{:?}",
             a.notes
         );
@@ -396,24 +397,45 @@ mod tests {
         let a = advise(&args(&["h"], None), &ctx(), &p("rtt=150ms,rate=500mbit,loss=0.01")).expect("advice");
         assert_eq!(a.decision.class, decide::PathClass::Lossy);
         assert!(a.sizing.loss_recovery);
-        let cc = a.settings.iter().find(|s| s.key == "net.ipv4.tcp_congestion_control").expect("cc");
+        let cc = a
+            .settings
+            .iter()
+            .find(|s| s.key == "net.ipv4.tcp_congestion_control")
+            .expect("cc");
         assert_eq!(cc.value, "bbr");
-        assert!(cc.reason.contains("evidence: 0.010 % retransmitted after startup (100 of 1000000 segments)"), "{}", cc.reason);
+        assert!(
+            cc.reason
+                .contains("evidence: 0.010 % retransmitted after startup (100 of 1000000 segments)"),
+            "{}",
+            cc.reason
+        );
         let a = advise(&args(&["h"], None), &ctx(), &p("rtt=150ms,rate=500mbit,queue=0.1")).expect("advice");
         assert_eq!(a.decision.class, decide::PathClass::Shallow);
-        let cc = a.settings.iter().find(|s| s.key == "net.ipv4.tcp_congestion_control").expect("cc");
+        let cc = a
+            .settings
+            .iter()
+            .find(|s| s.key == "net.ipv4.tcp_congestion_control")
+            .expect("cc");
         assert_eq!(cc.value, "bbr");
         // Clean and deep, with a receiver that advertises 35 % of its buffer: CUBIC, and the
         // receive buffer grows by 0.5 / 0.35 over the 2 × sizing.
         let a = advise(&args(&["h"], None), &ctx(), &p("rtt=150ms,rate=500mbit,share=0.35")).expect("advice");
         assert_eq!(a.decision.class, decide::PathClass::Clean);
-        let cc = a.settings.iter().find(|s| s.key == "net.ipv4.tcp_congestion_control").expect("cc");
+        let cc = a
+            .settings
+            .iter()
+            .find(|s| s.key == "net.ipv4.tcp_congestion_control")
+            .expect("cc");
         assert_eq!(cc.value, "cubic");
         assert_eq!(a.sizing.window_share, 0.35);
         // 20,643,840 × 0.5 / 0.35 = 29,491,200 exactly, a whole number of 64 KiB steps.
         assert_eq!(a.sizing.buffer, 29_491_200);
         let rmem = a.settings.iter().find(|s| s.key == "net.ipv4.tcp_rmem").expect("rmem");
-        assert!(rmem.reason.contains("window share: the far end advertised 35 %"), "{}", rmem.reason);
+        assert!(
+            rmem.reason.contains("window share: the far end advertised 35 %"),
+            "{}",
+            rmem.reason
+        );
     }
 
     #[test]
@@ -488,10 +510,19 @@ mod tests {
 
         // No TCP test: the trains' reading sizes nothing (bursty forwarding fools them both
         // ways); the assumed rate does, and the note says why.
-        let a = advise(&args(&["198.18.0.2"], None), &ctx(), &FakeProber { test: None, ..p.clone() }).expect("advice");
+        let a = advise(
+            &args(&["198.18.0.2"], None),
+            &ctx(),
+            &FakeProber {
+                test: None,
+                ..p.clone()
+            },
+        )
+        .expect("advice");
         assert_eq!((a.bandwidth_bps, a.bandwidth_source), (1_000_000_000, Source::Assumed));
         assert!(
-            a.notes[1].starts_with("198.18.0.2: no TCP test confirmed the packet trains' 50 Mbit/s (they read 50 Mbit/s)")
+            a.notes[1]
+                .starts_with("198.18.0.2: no TCP test confirmed the packet trains' 50 Mbit/s (they read 50 Mbit/s)")
                 && a.notes[1].contains("sized for the ASSUMED 1 Gbit/s"),
             "{:?}",
             a.notes

@@ -229,6 +229,9 @@ mod tests {
         assert_eq!(serde_json::from_str::<ServerResult>(&line).expect("parse"), r);
         // A version-1 server's result (no path-test fields) still reads.
         let old = r#"{"bytes":1,"duration_us":2,"os":"linux","rcvbuf_key":null,"rcvbuf_value":null,"rcv_wnd":null}"#;
-        assert_eq!(serde_json::from_str::<ServerResult>(old).expect("v1").window_share, None);
+        assert_eq!(
+            serde_json::from_str::<ServerResult>(old).expect("v1").window_share,
+            None
+        );
     }
 }

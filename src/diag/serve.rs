@@ -430,8 +430,7 @@ fn open_data_channel(control: &mut TcpStream, rcvbuf_wanted: u64) -> Result<TcpS
     use super::sockopt::{self, Buffer};
     let local = control.local_addr().map_err(|e| format!("socket setup failed: {e}"))?;
     let client = control.peer_addr().map_err(|e| format!("socket setup failed: {e}"))?;
-    let listener =
-        TcpListener::bind(SocketAddr::new(local.ip(), 0)).map_err(|e| format!("no data listener: {e}"))?;
+    let listener = TcpListener::bind(SocketAddr::new(local.ip(), 0)).map_err(|e| format!("no data listener: {e}"))?;
     // Forced or left to autotuning: a plain SO_RCVBUF would cap it at rmem_max.
     let forced = if rcvbuf_wanted > 0 {
         sockopt::force_buffer(&listener, Buffer::Receive, rcvbuf_wanted)
@@ -462,7 +461,12 @@ fn open_data_channel(control: &mut TcpStream, rcvbuf_wanted: u64) -> Result<TcpS
                 return Ok(d);
             }
             Ok(_) => {}
-            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::Interrupted) => {
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::Interrupted
+                ) =>
+            {
                 if Instant::now() >= deadline {
                     return Err(format!(
                         "no data connection within {} s",

@@ -27,7 +27,11 @@ fn setsockopt_int(fd: &impl AsRawFd, level: libc::c_int, name: libc::c_int, valu
             libc::socklen_t::try_from(size_of::<libc::c_int>()).unwrap_or(4),
         )
     };
-    if rc == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
 }
 
 fn getsockopt_int(fd: &impl AsRawFd, level: libc::c_int, name: libc::c_int) -> io::Result<libc::c_int> {
@@ -35,7 +39,11 @@ fn getsockopt_int(fd: &impl AsRawFd, level: libc::c_int, name: libc::c_int) -> i
     let mut len = libc::socklen_t::try_from(size_of::<libc::c_int>()).unwrap_or(4);
     // SAFETY: `value` is writable for `len` bytes and `len` points to its size.
     let rc = unsafe { libc::getsockopt(fd.as_raw_fd(), level, name, (&raw mut value).cast(), &raw mut len) };
-    if rc == 0 { Ok(value) } else { Err(io::Error::last_os_error()) }
+    if rc == 0 {
+        Ok(value)
+    } else {
+        Err(io::Error::last_os_error())
+    }
 }
 
 /// The size the kernel gives the buffer now (Linux: twice what was asked, the bookkeeping
@@ -87,7 +95,11 @@ pub fn set_congestion(fd: &impl AsRawFd, name: &str) -> io::Result<()> {
             libc::socklen_t::try_from(name.len()).unwrap_or(0),
         )
     };
-    if rc == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
 }
 
 #[cfg(not(target_os = "linux"))]

@@ -206,11 +206,19 @@ impl PathProber for FakeProber {
             .or(self.speed_bps)
             .unwrap_or(1_000_000_000);
         let segs: u64 = 1_000_000;
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_precision_loss)]
+        #[allow(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            clippy::cast_precision_loss
+        )]
         let retrans = (f.loss_pct / 100.0 * segs as f64).round() as u64;
         #[allow(clippy::cast_precision_loss)]
         let test = TcpTest {
-            peer: Some(if req.mode == TestMode::Iperf3 { TestPeer::Iperf3 } else { TestPeer::Tcptune }),
+            peer: Some(if req.mode == TestMode::Iperf3 {
+                TestPeer::Iperf3
+            } else {
+                TestPeer::Tcptune
+            }),
             addr: std::net::SocketAddr::new(m.addr, req.port()).to_string(),
             cc: req.cc.clone(),
             limit_s: req.time.as_secs_f64(),

@@ -298,7 +298,12 @@ pub trait PathProber {
     /// The TCP evidence about the path to a measured host: the path test where a peer
     /// answers, else what this host's kernel knows. A test that fails is an error only when
     /// the user asked for that peer explicitly (`--iperf3`); otherwise `test_skipped` says why.
-    fn evidence(&self, m: &HostMeasurement, req: &EvidenceRequest, opts: &ProbeOptions) -> Result<evidence::Evidence, Error>;
+    fn evidence(
+        &self,
+        m: &HostMeasurement,
+        req: &EvidenceRequest,
+        opts: &ProbeOptions,
+    ) -> Result<evidence::Evidence, Error>;
 }
 
 /// The real prober: DNS, ICMP (surge-ping), TCP connect, netlink/sysfs.
@@ -309,7 +314,12 @@ pub trait PathProber {
 pub struct SystemProber;
 
 impl PathProber for SystemProber {
-    fn evidence(&self, m: &HostMeasurement, req: &EvidenceRequest, opts: &ProbeOptions) -> Result<evidence::Evidence, Error> {
+    fn evidence(
+        &self,
+        m: &HostMeasurement,
+        req: &EvidenceRequest,
+        opts: &ProbeOptions,
+    ) -> Result<evidence::Evidence, Error> {
         gather_evidence(m, req, opts)
     }
 

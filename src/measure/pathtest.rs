@@ -237,7 +237,9 @@ pub fn run(req: &PathTestRequest, on_progress: &mut dyn FnMut(u64, Duration)) ->
     let mut last_progress = start;
     let every = Duration::from_millis(20);
     while start.elapsed() < granted && sent < req.max_bytes {
-        let n = usize::try_from(req.max_bytes - sent).unwrap_or(usize::MAX).min(chunk.len());
+        let n = usize::try_from(req.max_bytes - sent)
+            .unwrap_or(usize::MAX)
+            .min(chunk.len());
         match s.write(&chunk[..n]) {
             Ok(n) => sent += n as u64,
             Err(e)
@@ -296,7 +298,8 @@ pub fn run(req: &PathTestRequest, on_progress: &mut dyn FnMut(u64, Duration)) ->
         }
     }
     if sent >= req.max_bytes {
-        test.notes.push(format!("stopped at its byte bound, {}", text::bytes(req.max_bytes)));
+        test.notes
+            .push(format!("stopped at its byte bound, {}", text::bytes(req.max_bytes)));
     }
     Ok(test)
 }
@@ -352,7 +355,10 @@ mod tests {
 
     #[test]
     fn a_test_too_short_for_steady_state_uses_the_whole_test() {
-        let samples = [sample(100, Some(100.0), 10.0, 100, 0), sample(200, Some(100.0), 12.0, 200, 1)];
+        let samples = [
+            sample(100, Some(100.0), 10.0, 100, 0),
+            sample(200, Some(100.0), 12.0, 200, 1),
+        ];
         let mut t = TcpTest::default();
         read_samples(&samples, 100.0, &mut t);
         assert_eq!(t.steady_segs_out, None);

@@ -330,9 +330,9 @@ fn apply_then_revert_restores_and_a_second_revert_does_nothing() {
 
 #[test]
 fn applying_fresh_advice_and_nothing_to_change() {
-    // A host running bbr: the advice for a loss-free path switches it to cubic.
+    // A host running bbr: the advice for a path known to be clean switches it to cubic.
     let sys = Fake::linux(&[("net.ipv4.tcp_congestion_control", Some("bbr"))]);
-    let out = sys.run(&["apply", "--rtt", "150ms", "--bandwidth", "500mbit"]);
+    let out = sys.run(&["apply", "--clean-path", "--rtt", "150ms", "--bandwidth", "500mbit"]);
     assert_code(&out, 0);
     assert_eq!(sys.value("net.ipv4.tcp_rmem"), "4096 131072 20643840");
     assert_eq!(sys.value("net.ipv4.tcp_congestion_control"), "cubic");
@@ -344,7 +344,7 @@ fn applying_fresh_advice_and_nothing_to_change() {
             .starts_with("advice: RTT 150 ms")
     );
     // Again: the advice is now "no change", so no snapshot.
-    let out = sys.run(&["apply", "--rtt", "150ms", "--bandwidth", "500mbit"]);
+    let out = sys.run(&["apply", "--clean-path", "--rtt", "150ms", "--bandwidth", "500mbit"]);
     assert_code(&out, 0);
     assert!(out.stdout.is_empty());
     assert!(text(&out.stderr).contains("nothing to change"), "{}", text(&out.stderr));
@@ -892,6 +892,7 @@ fn freebsd_persist_uses_sysctl_conf_and_loader_conf() {
     );
     let out = sys.run(&[
         "apply",
+        "--clean-path",
         "--rtt",
         "150ms",
         "--bandwidth",

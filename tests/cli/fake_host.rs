@@ -5,8 +5,9 @@ use predicates::prelude::*;
 
 use super::{json, linux_tree, setting, tcptune};
 
-/// 150 ms at 500 Mbit/s (link speed and packet trains): BDP 9,375,000 bytes.
-const PATH: &str = "rtt=150ms,rate=500mbit";
+/// 150 ms at 500 Mbit/s (link speed and packet trains), and a path test that saw no loss and a
+/// queue of one BDP (a clean path): BDP 9,375,000 bytes.
+const PATH: &str = "rtt=150ms,rate=500mbit,loss=0";
 
 #[test]
 fn advise_host_takes_rtt_and_rate_from_the_fake_path() {

@@ -200,6 +200,7 @@ fn profile_text_cannot_inject_lines_or_shell_commands() {
         tcptune()
             .args([
                 "advise",
+                "--clean-path",
                 "--os",
                 "linux",
                 "--rtt",

@@ -294,7 +294,15 @@ fn advise_linux_against_fake_tree() {
     let dir = linux_tree(&[]);
     let v = json(
         tcptune()
-            .args(["advise", "--rtt", "150ms", "--bandwidth", "500mbit", "--sysctl-dir"])
+            .args([
+                "advise",
+                "--clean-path",
+                "--rtt",
+                "150ms",
+                "--bandwidth",
+                "500mbit",
+                "--sysctl-dir",
+            ])
             .arg(dir.path()),
     );
     assert_eq!(v["rtt_ms"].as_f64(), Some(150.0));
@@ -321,7 +329,13 @@ fn advise_linux_against_fake_tree() {
     let cc = setting(&v, "net.ipv4.tcp_congestion_control");
     assert_eq!(cc["value"], "cubic");
     assert_eq!(cc["action"]["kind"], "keep", "{cc:#}");
-    assert!(cc["reason"].as_str().expect("r").contains("--loss-recovery"), "{cc:#}");
+    assert!(
+        cc["reason"]
+            .as_str()
+            .expect("r")
+            .contains("evidence: --clean-path given"),
+        "{cc:#}"
+    );
     assert!(!has_setting(&v, "net.core.default_qdisc"));
     // < 10 Gbit/s: the input backlog is fine.
     assert!(!has_setting(&v, "net.core.netdev_max_backlog"));
@@ -332,7 +346,15 @@ fn advise_switches_a_bbr_host_to_cubic_for_a_loss_free_path() {
     let advise = |dir: &TempDir| {
         json(
             tcptune()
-                .args(["advise", "--rtt", "150ms", "--bandwidth", "500mbit", "--sysctl-dir"])
+                .args([
+                    "advise",
+                    "--clean-path",
+                    "--rtt",
+                    "150ms",
+                    "--bandwidth",
+                    "500mbit",
+                    "--sysctl-dir",
+                ])
                 .arg(dir.path()),
         )
     };
@@ -417,7 +439,15 @@ fn advise_never_lowers_a_running_value() {
     let run = |extra: &[&str]| {
         json(
             tcptune()
-                .args(["advise", "--rtt", "150ms", "--bandwidth", "500mbit", "--sysctl-dir"])
+                .args([
+                    "advise",
+                    "--clean-path",
+                    "--rtt",
+                    "150ms",
+                    "--bandwidth",
+                    "500mbit",
+                    "--sysctl-dir",
+                ])
                 .arg(dir.path())
                 .args(extra),
         )
@@ -509,6 +539,7 @@ fn advise_absent_key_is_commented_not_emitted() {
     let out = tcptune()
         .args([
             "advise",
+            "--clean-path",
             "--rtt",
             "150ms",
             "--bandwidth",
@@ -534,6 +565,7 @@ fn advise_shell_and_table_formats() {
     tcptune()
         .args([
             "advise",
+            "--clean-path",
             "--rtt",
             "150ms",
             "--bandwidth",
@@ -551,6 +583,7 @@ fn advise_shell_and_table_formats() {
     tcptune()
         .args([
             "advise",
+            "--clean-path",
             "--rtt",
             "150ms",
             "--bandwidth",
@@ -641,6 +674,7 @@ fn advise_freebsd_with_fake_sysctl() {
             .env("FAKE_SYSCTL_DIR", dir.path())
             .args([
                 "advise",
+                "--clean-path",
                 "--os",
                 "freebsd",
                 "--rtt",
@@ -669,6 +703,7 @@ fn advise_freebsd_with_fake_sysctl() {
         .env("FAKE_SYSCTL_DIR", dir.path())
         .args([
             "advise",
+            "--clean-path",
             "--os",
             "freebsd",
             "--rtt",
@@ -691,9 +726,50 @@ fn advise_freebsd_with_fake_sysctl() {
     }
 }
 
+/// With nothing measured (a given path, no TCP test), the advice is for the class that does
+/// no harm on either kind of path: BBR and 5 × BDP, and it says how to measure.
+#[test]
+fn advise_without_evidence_sizes_for_the_best_worst_case() {
+    let dir = linux_tree(&[]);
+    let v = json(
+        tcptune()
+            .args(["advise", "--rtt", "150ms", "--bandwidth", "500mbit", "--sysctl-dir"])
+            .arg(dir.path()),
+    );
+    assert_eq!(v["decision"]["class"], "unmeasured");
+    assert_eq!(setting(&v, "net.ipv4.tcp_rmem")["value"], "4096 131072 46923776");
+    assert_eq!(setting(&v, "net.ipv4.tcp_wmem")["value"], "4096 16384 46923776");
+    let cc = setting(&v, "net.ipv4.tcp_congestion_control");
+    assert_eq!(cc["value"], "bbr", "{cc:#}");
+    assert!(
+        cc["reason"]
+            .as_str()
+            .expect("r")
+            .contains("were not measured (no TCP test) → bbr and 5 × BDP"),
+        "{cc:#}"
+    );
+    assert_eq!(setting(&v, "net.ipv4.tcp_notsent_lowat")["value"], "625000");
+    let notes = v["notes"].as_array().expect("notes");
+    assert!(
+        notes.iter().any(|n| n
+            .as_str()
+            .is_some_and(|n| n.contains("run `tcptune serve` on the far end"))),
+        "{notes:#?}"
+    );
+}
+
 #[test]
 fn advise_for_another_os_has_null_current() {
-    let v = json(tcptune().args(["advise", "--os", "macos", "--rtt", "75ms", "--bandwidth", "1gbit"]));
+    let v = json(tcptune().args([
+        "advise",
+        "--clean-path",
+        "--os",
+        "macos",
+        "--rtt",
+        "75ms",
+        "--bandwidth",
+        "1gbit",
+    ]));
     assert!(v["current_from"].is_null());
     let s = setting(&v, "net.inet.tcp.autorcvbufmax");
     assert!(s["current"].is_null());

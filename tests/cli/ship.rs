@@ -290,7 +290,16 @@ fn profiles_export_edit_advise_round_trip() {
     let advise = |profile: &Path| {
         json(
             tcptune()
-                .args(["advise", "--os", "linux", "--rtt", "150ms", "--bandwidth", "500mbit"])
+                .args([
+                    "advise",
+                    "--clean-path",
+                    "--os",
+                    "linux",
+                    "--rtt",
+                    "150ms",
+                    "--bandwidth",
+                    "500mbit",
+                ])
                 .arg("--profile")
                 .arg(profile)
                 .arg("--sysctl-dir")
@@ -367,6 +376,7 @@ fn profile_mistakes_name_file_line_and_field() {
             .current_dir(dir.path())
             .args([
                 "advise",
+                "--clean-path",
                 "--rtt",
                 "150ms",
                 "--bandwidth",
@@ -481,7 +491,7 @@ const CASES: &[Case] = &[
             "mine.toml",
         ],
         code: 2,
-        stderr: "tcptune: profile mine.toml, line 7: setting net.ipv4.tcp_rmem: value: unknown fact `bufer`\nhint: the facts are bdp, buffer, send_buffer, headroom_pct, rate_bps, rtt_ms, sizing_rtt_ms, mtu, flows, needs_raise, loss_recovery, cc_bbr, cc_cubic, cc_htcp, qdisc_fq\n",
+        stderr: "tcptune: profile mine.toml, line 7: setting net.ipv4.tcp_rmem: value: unknown fact `bufer`\nhint: the facts are bdp, buffer, send_buffer, headroom_pct, rate_bps, rtt_ms, sizing_rtt_ms, mtu, flows, needs_raise, loss_recovery, notsent_lowat, window_share, cc_bbr, cc_cubic, cc_htcp, qdisc_fq\n",
     },
 ];
 
