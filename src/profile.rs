@@ -58,6 +58,10 @@ pub const FACTS: &[(&str, &str)] = &[
         "1 when the buffers are sized for loss recovery: a lossy, shallow-queue or unmeasured path, or --loss-recovery",
     ),
     (
+        "class_measured",
+        "1 when the path class (clean, lossy, shallow) was measured or given (--loss-recovery, --clean-path), not assumed",
+    ),
+    (
         "notsent_lowat",
         "tcp_notsent_lowat for the path rate (10 ms of it, 128 KiB..4 MiB), bytes",
     ),

@@ -281,6 +281,10 @@ pub fn advise(req: &AdviceRequest, sys: &System<'_>, prober: &dyn PathProber) ->
         #[allow(clippy::cast_precision_loss)]
         ("notsent_lowat", decision.notsent_lowat as f64),
         ("window_share", sizing.window_share),
+        (
+            "class_measured",
+            f64::from(u8::from(decision.class != decide::PathClass::Unmeasured)),
+        ),
     ] {
         facts.insert(k.to_string(), v);
     }

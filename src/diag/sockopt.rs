@@ -81,6 +81,41 @@ pub fn force_buffer(_fd: &impl AsRawFd, _which: Buffer, _bytes: u64) -> io::Resu
     Ok(None)
 }
 
+/// `SO_MAX_PACING_RATE` (asm-generic/socket.h, the value on x86-64, arm64 and the other
+/// generic-ABI architectures); libc does not export it for every target.
+#[cfg(target_os = "linux")]
+const SO_MAX_PACING_RATE: libc::c_int = 47;
+
+/// Caps the rate the kernel paces this socket at (Linux `SO_MAX_PACING_RATE`; BBR and fq
+/// honour it), bytes per second.
+#[cfg(target_os = "linux")]
+pub fn set_max_pacing_rate(fd: &impl AsRawFd, bytes_per_s: u64) -> io::Result<()> {
+    let v = libc::c_uint::try_from(bytes_per_s).unwrap_or(libc::c_uint::MAX - 1);
+    // SAFETY: `v` lives across the call and the length passed is its size.
+    let rc = unsafe {
+        libc::setsockopt(
+            fd.as_raw_fd(),
+            libc::SOL_SOCKET,
+            SO_MAX_PACING_RATE,
+            (&raw const v).cast(),
+            libc::socklen_t::try_from(size_of::<libc::c_uint>()).unwrap_or(4),
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn set_max_pacing_rate(_fd: &impl AsRawFd, _bytes_per_s: u64) -> io::Result<()> {
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        "SO_MAX_PACING_RATE is Linux's",
+    ))
+}
+
 /// Sets the socket's congestion control (Linux `TCP_CONGESTION`). A normal user may choose
 /// only the algorithms in `net.ipv4.tcp_allowed_congestion_control`.
 #[cfg(target_os = "linux")]

@@ -12,7 +12,12 @@
 //! It runs BBR where the kernel allows it: BBR's startup fills the bottleneck queue (so the
 //! RTT growth shows its depth) and keeps its rate through random loss (so a 10-s test sends
 //! enough segments to see 0.001 % loss); a loss-based test flow would crawl on exactly the
-//! paths the test must recognise.
+//! paths the test must recognise. Two phases: unpaced until the delivery rate has stopped
+//! growing for [`PLATEAU_RTTS`] round trips (startup: the rate and the queue depth), then
+//! paced at [`PACED_SHARE`] of that rate (`SO_MAX_PACING_RATE`), so that the flow keeps no
+//! queue and any segment it loses is the path's random loss — not BBR overfilling a queue
+//! shallower than its 2 × BDP window (BBR v1 drops 1–2 % of its segments behind a queue of
+//! 0.75 × BDP in tcptune's lab, where the path itself drops nothing).
 //!
 //! # Platform specific behavior
 //! Without TCP_INFO (FreeBSD, macOS) only the goodput and the receiver's readings come back.
@@ -32,10 +37,13 @@ pub const DEFAULT_TIME: Duration = Duration::from_secs(10);
 pub const DEFAULT_MAX_BYTES: u64 = 2 << 30;
 /// How long the server may take to drain and answer after the data.
 const RESULT_TIMEOUT: Duration = Duration::from_secs(30);
-/// Samples after the delivery rate first reached 90 % of its best that still count as startup,
-/// in round trips: BBR leaves startup 3 rounds after the rate stops growing and drains for
-/// about one more; a loss it caused by overfilling the queue is repaired a round later.
-const STARTUP_TAIL_RTTS: f64 = 6.0;
+/// Round trips without a 10 % higher delivery rate that end startup (BBR's own rule is 3).
+pub const PLATEAU_RTTS: f64 = 4.0;
+/// The paced phase runs at this share of the startup's rate: below the bottleneck, no queue.
+pub const PACED_SHARE: f64 = 0.9;
+/// Round trips after pacing starts that still count as startup: losses of the unpaced phase
+/// are detected and repaired a round or two later.
+const STEADY_AFTER_RTTS: f64 = 2.0;
 /// Limited by its own buffers or the receiver's window for more than this share of the busy
 /// time: the test's rate is a lower bound.
 const WINDOW_LIMITED_PCT: f64 = 20.0;
@@ -86,6 +94,8 @@ pub struct Sample {
     pub srtt_ms: f64,
     pub segs_out: u64,
     pub retrans: u64,
+    /// The flow's lowest RTT so far, ms.
+    pub min_rtt_ms: f64,
 }
 
 impl Sample {
@@ -98,36 +108,80 @@ impl Sample {
             srtt_ms: i.rtt_ms(),
             segs_out: u64::from(i.tcpi_data_segs_out),
             retrans: u64::from(i.tcpi_total_retrans),
+            min_rtt_ms: i.min_rtt_ms(),
         }
     }
 }
 
-/// What the samples say: filled into `t` (the sender's readings of a [`TcpTest`]).
-pub fn read_samples(samples: &[Sample], min_rtt_ms: f64, t: &mut TcpTest) {
-    let best = samples.iter().filter_map(|s| s.delivery_bps).fold(0.0_f64, f64::max);
+/// Watches the samples for the end of startup: the delivery rate has not grown by 10 % for
+/// [`PLATEAU_RTTS`] round trips.
+#[derive(Debug, Default)]
+struct Plateau {
+    best: f64,
+    best_at: Duration,
+}
+
+impl Plateau {
+    /// After `s`: the rate to pace at from now on, bytes per second, once startup is over.
+    fn see(&mut self, s: &Sample, history: &[Sample]) -> Option<u64> {
+        let r = s.delivery_bps?;
+        if r > self.best * 1.1 {
+            self.best = r;
+            self.best_at = s.t;
+            return None;
+        }
+        let rtt = Duration::from_secs_f64((s.min_rtt_ms / 1000.0).max(0.001));
+        if s.t < self.best_at + rtt.mul_f64(PLATEAU_RTTS) {
+            return None;
+        }
+        let mut rates: Vec<f64> = history
+            .iter()
+            .filter(|h| h.t >= self.best_at)
+            .filter_map(|h| h.delivery_bps)
+            .collect();
+        rates.sort_by(f64::total_cmp);
+        let median = rates.get(rates.len() / 2).copied().unwrap_or(r);
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        Some((median / 8.0 * PACED_SHARE) as u64)
+    }
+}
+
+/// What the samples say, filled into `t` (the sender's readings of a [`TcpTest`]); `paced_at`:
+/// when the paced phase began, if it did.
+pub fn read_samples(samples: &[Sample], min_rtt_ms: f64, paced_at: Option<Duration>, t: &mut TcpTest) {
+    let unpaced = |s: &&Sample| paced_at.is_none_or(|p| s.t < p);
+    let best = samples
+        .iter()
+        .filter(unpaced)
+        .filter_map(|s| s.delivery_bps)
+        .fold(0.0_f64, f64::max);
     if best > 0.0 {
-        // Startup is over once the rate reached 90 % of its best, plus a few round trips.
+        // The rate: the median of the unpaced readings from the first within 10 % of the
+        // best on, so one ack burst does not set it.
         let plateau = samples
             .iter()
+            .filter(unpaced)
             .find(|s| s.delivery_bps.is_some_and(|r| r >= 0.9 * best))
             .map(|s| s.t);
         if let Some(p) = plateau {
             let mut rates: Vec<f64> = samples
                 .iter()
+                .filter(unpaced)
                 .filter(|s| s.t >= p)
                 .filter_map(|s| s.delivery_bps)
                 .collect();
             rates.sort_by(f64::total_cmp);
-            // The median of the readings after startup: one ack burst does not set the rate.
             t.delivery_rate_bps = rates.get(rates.len() / 2).copied();
-            let tail = Duration::from_secs_f64((min_rtt_ms / 1000.0 * STARTUP_TAIL_RTTS).max(0.0));
-            let last = samples.last();
-            if let (Some(base), Some(last)) = (samples.iter().find(|s| s.t >= p + tail), last)
-                && last.t > base.t
-            {
-                t.steady_segs_out = Some(last.segs_out.saturating_sub(base.segs_out));
-                t.steady_retrans_segs = Some(last.retrans.saturating_sub(base.retrans));
-            }
+        }
+    }
+    // Loss: in the paced phase, after the unpaced phase's losses are repaired.
+    if let (Some(p), Some(last)) = (paced_at, samples.last()) {
+        let after = p + Duration::from_secs_f64((min_rtt_ms / 1000.0 * STEADY_AFTER_RTTS).max(0.0));
+        if let Some(base) = samples.iter().find(|s| s.t >= after)
+            && last.t > base.t
+        {
+            t.steady_segs_out = Some(last.segs_out.saturating_sub(base.segs_out));
+            t.steady_retrans_segs = Some(last.retrans.saturating_sub(base.retrans));
         }
     }
     if let Some(last) = samples.last() {
@@ -232,7 +286,9 @@ pub fn run(req: &PathTestRequest, on_progress: &mut dyn FnMut(u64, Duration)) ->
     let chunk = vec![0u8; 128 * 1024];
     let start = Instant::now();
     let mut sent = 0u64;
-    let mut samples = Vec::new();
+    let mut samples: Vec<Sample> = Vec::new();
+    let mut plateau = Plateau::default();
+    let mut paced_at: Option<Duration> = None;
     let mut last_sample = start;
     let mut last_progress = start;
     let every = Duration::from_millis(20);
@@ -253,7 +309,18 @@ pub fn run(req: &PathTestRequest, on_progress: &mut dyn FnMut(u64, Duration)) ->
         if now.duration_since(last_sample) >= every {
             last_sample = now;
             if let Some(i) = info(&s) {
-                samples.push(Sample::of(now - start, &i));
+                let sample = Sample::of(now - start, &i);
+                if paced_at.is_none()
+                    && let Some(rate) = plateau.see(&sample, &samples)
+                {
+                    match sockopt::set_max_pacing_rate(&s, rate) {
+                        Ok(()) => paced_at = Some(sample.t),
+                        // Unpaced to the end: the loss then includes what the flow's own
+                        // queue overflow cost (said below).
+                        Err(_) => plateau.best = f64::INFINITY,
+                    }
+                }
+                samples.push(sample);
             }
         }
         if now.duration_since(last_progress) >= Duration::from_millis(250) {
@@ -290,7 +357,13 @@ pub fn run(req: &PathTestRequest, on_progress: &mut dyn FnMut(u64, Duration)) ->
     if let Some(i) = &end {
         let min_rtt = i.min_rtt_ms();
         test.min_rtt_ms = (min_rtt > 0.0).then(|| text::ms(min_rtt));
-        read_samples(&samples, min_rtt, &mut test);
+        read_samples(&samples, min_rtt, paced_at, &mut test);
+        if paced_at.is_none() {
+            test.notes.push(
+                "the flow did not leave startup within the test (or could not be paced): its retransmissions include what it lost overfilling the queue; a longer --test-time separates them"
+                    .into(),
+            );
+        }
         if let Some(b) = i.breakdown(u64::try_from(elapsed.as_micros()).ok()) {
             test.rwnd_limited_pct = Some(b.rwnd_limited_pct);
             test.sndbuf_limited_pct = Some(b.sndbuf_limited_pct);
@@ -325,13 +398,14 @@ mod tests {
             srtt_ms: srtt,
             segs_out: segs,
             retrans,
+            min_rtt_ms: 50.0,
         }
     }
 
     #[test]
     fn startup_losses_are_not_the_paths_loss() {
         // 50 ms path: the rate reaches 500 Mbit/s at 1 s; the queue overflows in startup (40
-        // retransmissions by 1.2 s), then 2 more in steady state.
+        // retransmissions by 1.2 s); paced from 1.3 s, 2 more after that.
         let samples = [
             sample(0, None, 50.0, 10, 0),
             sample(500, Some(200.0), 60.0, 20_000, 0),
@@ -342,15 +416,40 @@ mod tests {
             sample(5000, Some(495.0), 51.0, 250_000, 42),
         ];
         let mut t = TcpTest::default();
-        read_samples(&samples, 50.0, &mut t);
+        read_samples(&samples, 50.0, Some(Duration::from_millis(1300)), &mut t);
         assert_eq!((t.segs_out, t.retrans_segs), (Some(250_000), Some(42)));
-        // Steady from 1 s + 6 × 50 ms = 1.3 s: the 1.4 s sample on.
+        // Steady from 1.3 s + 2 × 50 ms = 1.4 s: the 1.4 s sample on.
         assert_eq!((t.steady_segs_out, t.steady_retrans_segs), (Some(170_000), Some(2)));
         assert_eq!(t.loaded_rtt_ms, Some(98.0));
-        // Median of 480, 500, 470, 490, 495.
-        assert_eq!(t.delivery_rate_bps, Some(490e6));
+        // The unpaced readings from 1 s: median of 480, 500.
+        assert_eq!(t.delivery_rate_bps, Some(500e6));
         let loss = t.loss_pct().expect("loss");
         assert!((loss - 2.0 / 1700.0).abs() < 1e-9, "{loss}");
+    }
+
+    #[test]
+    fn startup_ends_when_the_rate_stops_growing_for_four_round_trips() {
+        let mut p = Plateau::default();
+        let mut h = Vec::new();
+        let mut paced = None;
+        for (ms, rate) in [
+            (100, 50.0),
+            (200, 200.0),
+            (300, 400.0),
+            (350, 420.0),
+            (400, 430.0),
+            (500, 410.0),
+            (560, 420.0),
+        ] {
+            let s = sample(ms, Some(rate), 60.0, 0, 0);
+            if paced.is_none() {
+                paced = p.see(&s, &h).map(|r| (ms, r));
+            }
+            h.push(s);
+        }
+        // 400 Mbit/s at 300 ms is the last 10 % growth; 4 × 50 ms later, at 500 ms: paced at
+        // 0.9 × the median of 400, 420, 430, 410 (420 Mbit/s) = 47.25 MB/s.
+        assert_eq!(paced, Some((500, 47_250_000)));
     }
 
     #[test]
@@ -360,7 +459,7 @@ mod tests {
             sample(200, Some(100.0), 12.0, 200, 1),
         ];
         let mut t = TcpTest::default();
-        read_samples(&samples, 100.0, &mut t);
+        read_samples(&samples, 100.0, None, &mut t);
         assert_eq!(t.steady_segs_out, None);
         assert_eq!(t.loss_pct(), Some(0.5));
     }

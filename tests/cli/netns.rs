@@ -88,6 +88,7 @@ fn advice_from_inside_a_netns_is_accepted_by_sysctl_p() {
         bin,
         &[
             "advise",
+            "--clean-path",
             "--rtt",
             "150ms",
             "--bandwidth",
@@ -125,7 +126,16 @@ fn advice_from_inside_a_netns_is_accepted_by_sysctl_p() {
     // Now the running values cover the path: advice is "no change".
     let out = ns.exec(
         bin,
-        &["advise", "--rtt", "150ms", "--bandwidth", "500mbit", "--format", "json"],
+        &[
+            "advise",
+            "--clean-path",
+            "--rtt",
+            "150ms",
+            "--bandwidth",
+            "500mbit",
+            "--format",
+            "json",
+        ],
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(v["changes"], 0, "{v:#}");
