@@ -232,10 +232,12 @@ pub fn decide(path: &PathFacts, ev: Option<&Evidence>, word: Override, host: Opt
         evidence.insert(0, "--clean-path given".into());
         "cubic and 2 × BDP + headroom"
     } else if lossy || shallow || loss_recovery {
-        d.class = if lossy || (loss_recovery && !shallow) {
-            PathClass::Lossy
-        } else {
+        // A shallow queue first: behind one, the test's own flow loses segments too, so its
+        // retransmissions are not the path's alone.
+        d.class = if shallow && !loss_recovery {
             PathClass::Shallow
+        } else {
+            PathClass::Lossy
         };
         d.loss_recovery = true;
         "bbr and 5 × BDP"

@@ -39,11 +39,15 @@ pub const DEFAULT_MAX_BYTES: u64 = 2 << 30;
 const RESULT_TIMEOUT: Duration = Duration::from_secs(30);
 /// Round trips without a 10 % higher delivery rate that end startup (BBR's own rule is 3).
 pub const PLATEAU_RTTS: f64 = 4.0;
-/// The paced phase runs at this share of the startup's rate: below the bottleneck, no queue.
-pub const PACED_SHARE: f64 = 0.9;
+/// The paced phase runs at this share of the startup's rate: below the bottleneck, so the
+/// queue startup left drains (a BDP of it in 5 round trips) and no new one builds.
+pub const PACED_SHARE: f64 = 0.8;
 /// Round trips after pacing starts that still count as startup: losses of the unpaced phase
-/// are detected and repaired a round or two later.
+/// are detected and repaired a round or two later...
 const STEADY_AFTER_RTTS: f64 = 2.0;
+/// ... and the queue startup filled must have drained: the smoothed RTT back within this
+/// factor of the minimum (until then the repairs of startup's losses go on).
+const DRAINED_RTT: f64 = 1.2;
 /// Limited by its own buffers or the receiver's window for more than this share of the busy
 /// time: the test's rate is a lower bound.
 const WINDOW_LIMITED_PCT: f64 = 20.0;
@@ -174,10 +178,13 @@ pub fn read_samples(samples: &[Sample], min_rtt_ms: f64, paced_at: Option<Durati
             t.delivery_rate_bps = rates.get(rates.len() / 2).copied();
         }
     }
-    // Loss: in the paced phase, after the unpaced phase's losses are repaired.
+    // Loss: in the paced phase, once the queue startup filled has drained and its losses are
+    // repaired.
     if let (Some(p), Some(last)) = (paced_at, samples.last()) {
         let after = p + Duration::from_secs_f64((min_rtt_ms / 1000.0 * STEADY_AFTER_RTTS).max(0.0));
-        if let Some(base) = samples.iter().find(|s| s.t >= after)
+        if let Some(base) = samples
+            .iter()
+            .find(|s| s.t >= after && s.srtt_ms <= min_rtt_ms * DRAINED_RTT)
             && last.t > base.t
         {
             t.steady_segs_out = Some(last.segs_out.saturating_sub(base.segs_out));
@@ -412,13 +419,16 @@ mod tests {
             sample(1000, Some(480.0), 95.0, 60_000, 0),
             sample(1200, Some(500.0), 98.0, 70_000, 40),
             sample(1400, Some(470.0), 60.0, 80_000, 40),
+            // Still draining the queue: not yet steady.
+            sample(1450, Some(470.0), 61.0, 85_000, 40),
             sample(3000, Some(490.0), 52.0, 150_000, 41),
             sample(5000, Some(495.0), 51.0, 250_000, 42),
         ];
         let mut t = TcpTest::default();
         read_samples(&samples, 50.0, Some(Duration::from_millis(1300)), &mut t);
         assert_eq!((t.segs_out, t.retrans_segs), (Some(250_000), Some(42)));
-        // Steady from 1.3 s + 2 × 50 ms = 1.4 s: the 1.4 s sample on.
+        // Steady from 1.3 s + 2 × 50 ms = 1.4 s, once the RTT is within 1.2 × 50 ms: the 1.4 s
+        // sample on (the one at 1.45 s, 61 ms, would not have been).
         assert_eq!((t.steady_segs_out, t.steady_retrans_segs), (Some(170_000), Some(2)));
         assert_eq!(t.loaded_rtt_ms, Some(98.0));
         // The unpaced readings from 1 s: median of 480, 500.
@@ -448,8 +458,8 @@ mod tests {
             h.push(s);
         }
         // 400 Mbit/s at 300 ms is the last 10 % growth; 4 × 50 ms later, at 500 ms: paced at
-        // 0.9 × the median of 400, 420, 430, 410 (420 Mbit/s) = 47.25 MB/s.
-        assert_eq!(paced, Some((500, 47_250_000)));
+        // 0.8 × the median of 400, 420, 430, 410 (420 Mbit/s) = 42 MB/s.
+        assert_eq!(paced, Some((500, 42_000_000)));
     }
 
     #[test]
