@@ -205,6 +205,7 @@ pub fn advise(req: &AdviceRequest, sys: &System<'_>, prober: &dyn PathProber) ->
             rate_bps: path.rate.bps() as f64,
             rtt_ms: path.rtt.as_millis_f64(),
             mss,
+            linux: sys.os == Os::Linux,
         },
         evidence.as_ref(),
         decide::Override::from_flags(a.loss_recovery, a.clean_path),

@@ -331,9 +331,11 @@ fn advise_host_measures_the_bottleneck_rate() {
     // The far end's window share, read from the test's own flow.
     let share = test["window_share"].as_f64().expect("the receiver's window share");
     assert!(share > 0.2 && share <= 1.0, "{share}: {test:#}");
+    // A share only ever raises the receive maximum (decide::MAX_SHARE is one half).
+    let used = share.min(0.5);
     assert_eq!(
         v["sizing"]["window_share"].as_f64(),
-        Some((share * 1000.0).round() / 1000.0),
+        Some((used * 1000.0).round() / 1000.0),
         "{v:#}"
     );
     // lab.sh's queue here is 25 ms at 50 Mbit/s, 0.6 × BDP, and the line drops nothing.
