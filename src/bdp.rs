@@ -111,7 +111,7 @@ pub struct Sizing {
 /// as window instead of the one half the factors assume (rounded up to the step, within
 /// Linux's limit).
 pub fn for_window_share(s: Sizing, share: f64) -> Sizing {
-    if !(share > 0.0) || (share - 0.5).abs() < 1e-9 {
+    if share.is_nan() || share <= 0.0 || (share - 0.5).abs() < 1e-9 {
         return s;
     }
     #[allow(

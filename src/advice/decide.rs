@@ -336,14 +336,14 @@ fn passive_evidence(p: &Passive, bdp_segs: f64, evidence: &mut Vec<String>, loss
         ));
     }
     #[allow(clippy::cast_precision_loss)]
-    if let Some(ss) = p.metrics.as_ref().and_then(|m| m.ssthresh) {
-        if (ss as f64) < bdp_segs / 2.0 {
-            *lossy = true;
-            evidence.push(format!(
-                "the kernel keeps a slow-start threshold of {ss} segments ({:.2} × BDP) for it: earlier flows lost packets",
-                ss as f64 / bdp_segs
-            ));
-        }
+    if let Some(ss) = p.metrics.as_ref().and_then(|m| m.ssthresh)
+        && (ss as f64) < bdp_segs / 2.0
+    {
+        *lossy = true;
+        evidence.push(format!(
+            "the kernel keeps a slow-start threshold of {ss} segments ({:.2} × BDP) for it: earlier flows lost packets",
+            ss as f64 / bdp_segs
+        ));
     }
 }
 

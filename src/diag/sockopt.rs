@@ -16,6 +16,7 @@ pub enum Buffer {
     Send,
 }
 
+#[cfg(target_os = "linux")]
 fn setsockopt_int(fd: &impl AsRawFd, level: libc::c_int, name: libc::c_int, value: libc::c_int) -> io::Result<()> {
     // SAFETY: `value` lives across the call and the length passed is its size.
     let rc = unsafe {

@@ -108,7 +108,7 @@ impl Sample {
         Self {
             t,
             delivery_bps: (i.tcpi_delivery_rate > 0 && !i.delivery_rate_app_limited())
-                .then(|| i.tcpi_delivery_rate as f64 * 8.0),
+                .then_some(i.tcpi_delivery_rate as f64 * 8.0),
             srtt_ms: i.rtt_ms(),
             segs_out: u64::from(i.tcpi_data_segs_out),
             retrans: u64::from(i.tcpi_total_retrans),
@@ -270,10 +270,10 @@ pub fn run(req: &PathTestRequest, on_progress: &mut dyn FnMut(u64, Duration)) ->
     // everything sent from here on, which is everything.
     let mut s = socket.map_err(|e| failed(format!("cannot connect the data connection to {data_addr}: {e}")))?;
     drop(c);
-    if let Some(cc) = &req.cc {
-        if let Err(e) = sockopt::set_congestion(&s, cc) {
-            test.notes.push(format!("could not run the test with {cc} ({e})"));
-        }
+    if let Some(cc) = &req.cc
+        && let Err(e) = sockopt::set_congestion(&s, cc)
+    {
+        test.notes.push(format!("could not run the test with {cc} ({e})"));
     }
     test.cc = sockopt::congestion(&s);
     if req.buffer > 0 {

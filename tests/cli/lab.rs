@@ -242,7 +242,7 @@ impl Server {
     /// Starts `cmd` in namespace `ns` and waits until something listens on `port` there
     /// (read with ss: a test connection would be `iperf3 -s -1`'s one client).
     fn start(ns: &str, cmd: &[&str], port: u16) -> Self {
-        let child = Std::new("ip")
+        let mut child = Std::new("ip")
             .args(["netns", "exec", ns])
             .args(cmd)
             .stdout(std::process::Stdio::null())
@@ -260,6 +260,8 @@ impl Server {
             }
             std::thread::sleep(Duration::from_millis(50));
         }
+        let _ = child.kill();
+        let _ = child.wait();
         panic!("{cmd:?} did not listen on port {port}");
     }
 
@@ -365,7 +367,7 @@ fn advise_host_measures_the_bottleneck_rate() {
     // iperf3 counts what its sender wrote per 1-s interval (the best one here), which runs
     // ahead of the bottleneck while the socket buffer fills: an upper reading.
     assert!(
-        rate >= 0.9 * 50e6 && rate <= 1.25 * 50e6,
+        (0.9 * 50e6..=1.25 * 50e6).contains(&rate),
         "iperf3's best interval {rate}: {test:#}"
     );
 }
