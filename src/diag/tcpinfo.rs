@@ -179,6 +179,18 @@ pub fn get(sock: &impl std::os::fd::AsRawFd) -> std::io::Result<TcpInfo> {
     Ok(TcpInfo::from_bytes(&buf[..n]))
 }
 
+/// TCP_INFO of a connected socket where the OS has Linux's (with the limited-by counters);
+/// None elsewhere or when the kernel refuses.
+#[cfg(target_os = "linux")]
+pub fn read(sock: &impl std::os::fd::AsRawFd) -> Option<TcpInfo> {
+    get(sock).ok()
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn read(_sock: &impl std::os::fd::AsRawFd) -> Option<TcpInfo> {
+    None
+}
+
 /// What a sending flow was limited by most of the time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]

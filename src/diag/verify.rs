@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use super::proto::{self, Answer, Hello, ServerResult, Status};
-use super::tcpinfo::{LimitedBy, TcpInfo};
+use super::tcpinfo::LimitedBy;
 use super::verdict::{AdviceFacts, BufferFacts, VerdictFacts, advice, last_field, settle_verdict};
 use crate::advice::{ASSUMED_RATE_BPS, Source, System};
 use crate::bdp::{self, Sizing};
@@ -186,7 +186,7 @@ pub fn verify(a: &VerifyRequest, sender: &System<'_>, on_phase: &mut dyn FnMut(P
         }
     }
     let elapsed = start.elapsed();
-    let info = sender_info(&s);
+    let info = super::tcpinfo::read(&s);
     on_phase(Phase::Sent);
     s.shutdown(std::net::Shutdown::Write)?;
     s.set_read_timeout(Some(RESULT_TIMEOUT))?;
@@ -313,14 +313,4 @@ pub fn verify(a: &VerifyRequest, sender: &System<'_>, on_phase: &mut dyn FnMut(P
         receiver_window: result.rcv_wnd,
         advice,
     })
-}
-
-#[cfg(target_os = "linux")]
-fn sender_info(s: &TcpStream) -> Option<TcpInfo> {
-    crate::diag::tcpinfo::get(s).ok()
-}
-
-#[cfg(not(target_os = "linux"))]
-fn sender_info(_s: &TcpStream) -> Option<TcpInfo> {
-    None
 }

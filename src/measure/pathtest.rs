@@ -315,7 +315,7 @@ pub fn run(req: &PathTestRequest, on_progress: &mut dyn FnMut(u64, Duration)) ->
         let now = Instant::now();
         if now.duration_since(last_sample) >= every {
             last_sample = now;
-            if let Some(i) = info(&s) {
+            if let Some(i) = crate::diag::tcpinfo::read(&s) {
                 let sample = Sample::of(now - start, &i);
                 if paced_at.is_none()
                     && let Some(rate) = plateau.see(&sample, &samples)
@@ -336,7 +336,7 @@ pub fn run(req: &PathTestRequest, on_progress: &mut dyn FnMut(u64, Duration)) ->
         }
     }
     let elapsed = start.elapsed();
-    let end = info(&s);
+    let end = crate::diag::tcpinfo::read(&s);
     if let Some(i) = &end {
         samples.push(Sample::of(elapsed, i));
     }
@@ -382,16 +382,6 @@ pub fn run(req: &PathTestRequest, on_progress: &mut dyn FnMut(u64, Duration)) ->
             .push(format!("stopped at its byte bound, {}", text::bytes(req.max_bytes)));
     }
     Ok(test)
-}
-
-#[cfg(target_os = "linux")]
-fn info(s: &TcpStream) -> Option<TcpInfo> {
-    crate::diag::tcpinfo::get(s).ok()
-}
-
-#[cfg(not(target_os = "linux"))]
-fn info(_s: &TcpStream) -> Option<TcpInfo> {
-    None
 }
 
 #[cfg(test)]
