@@ -48,7 +48,8 @@
 # kernel offers, but a child namespace may choose only those in the host's
 # net.ipv4.tcp_allowed_congestion_control: the run widens that list to every available
 # algorithm and puts it back on exit (Ctrl-C included). The table's cc column is the sender's.
-# iperf3 options: IPERF_ARGS (e.g. "-C cubic").
+# iperf3 options: IPERF_ARGS (e.g. "-C cubic"). For experiments, POST_SYSCTL="key=value ..." is set on
+# both namespaces after the setting (e.g. POST_SYSCTL="net.ipv4.tcp_notsent_lowat=4294967295").
 #
 # It prints a header line on stderr (date, kernel, CPU) and a Markdown table on stdout: path,
 # BDP, setting, cc, seconds, throughput, % of the goodput limit (rate × MSS/MTU, MSS = MTU − 52
@@ -248,6 +249,7 @@ for p in $paths; do
 			;;
 		esac
 		[[ -n $cc ]] && set_both net.ipv4.tcp_congestion_control "$cc"
+		for kv in ${POST_SYSCTL:-}; do set_both "${kv%%=*}" "${kv#*=}"; done
 		rx=$(ip netns exec "$NS_B" sysctl -n net.ipv4.tcp_rmem | awk '{ print $3 }')
 		tx=$(ip netns exec "$NS_A" sysctl -n net.ipv4.tcp_wmem | awk '{ print $3 }')
 		ip netns exec "$NS_B" iperf3 -s -1 -B "$ADDR_B" >/dev/null 2>&1 &
