@@ -165,7 +165,13 @@ pub fn decide(path: &PathFacts, ev: Option<&Evidence>, word: Override, host: Opt
     let mut deep = false;
 
     if let Some(t) = test {
-        if let Some(p) = t.loss_pct() {
+        if t.steady_loss_pct().is_none() && t.segs_out.is_some() {
+            evidence.push(format!(
+                "loss not measured: the test flow did not leave startup within {} s (a longer --test-time lets it)",
+                t.duration_s
+            ));
+        }
+        if let Some(p) = t.steady_loss_pct() {
             d.loss_pct = Some(p);
             let (segs, retr) = steady_counts(t);
             let w = cubic_window_segments(path.rtt_ms / 1000.0, p / 100.0);
@@ -278,9 +284,15 @@ pub fn decide(path: &PathFacts, ev: Option<&Evidence>, word: Override, host: Opt
         } else {
             "the path's loss and queue depth were not measured (no TCP test)".into()
         });
-        d.how_to_measure = Some(format!(
-            "to measure them, run `tcptune serve` on {on} (as root, so the test is not held by its buffers) and advise again with --host, or run an iperf3 server there and add --iperf3"
-        ));
+        d.how_to_measure = Some(if test.is_some() {
+            format!(
+                "to measure them, advise again with a longer --test-time (e.g. 30s on a long path), with `tcptune serve` on {on} running as root so the test is not held by its buffers"
+            )
+        } else {
+            format!(
+                "to measure them, run `tcptune serve` on {on} (as root, so the test is not held by its buffers) and advise again with --host, or run an iperf3 server there and add --iperf3"
+            )
+        });
     }
     d.why_class = format!("{} → {by}", evidence.join("; "));
 
@@ -315,12 +327,9 @@ pub fn decide(path: &PathFacts, ev: Option<&Evidence>, word: Override, host: Opt
     d
 }
 
-/// The steady-state counts of a test, else its whole-test counts.
+/// The steady-state counts of a test (only called when it has them).
 fn steady_counts(t: &TcpTest) -> (u64, u64) {
-    match (t.steady_segs_out, t.steady_retrans_segs) {
-        (Some(s), Some(r)) if s > 0 => (s, r),
-        _ => (t.segs_out.unwrap_or(0), t.retrans_segs.unwrap_or(0)),
-    }
+    (t.steady_segs_out.unwrap_or(0), t.steady_retrans_segs.unwrap_or(0))
 }
 
 /// What the passive evidence says about loss (it cannot show the queue).
@@ -462,6 +471,29 @@ mod tests {
         assert_eq!(d.class, PathClass::Clean, "{}", d.why_class);
         assert!(
             d.why_class.contains("too little to hold CUBIC below the BDP"),
+            "{}",
+            d.why_class
+        );
+    }
+
+    #[test]
+    fn a_test_that_never_left_startup_does_not_measure_loss() {
+        // 600 ms: 10 s of test end inside startup; its 8.9 % retransmitted is its own overshoot.
+        let mut ev = test(0, 0, 1.0);
+        if let Some(t) = ev.test.as_mut() {
+            t.steady_segs_out = None;
+            t.steady_retrans_segs = None;
+            t.segs_out = Some(196_612);
+            t.retrans_segs = Some(17_522);
+            t.duration_s = 10.016;
+        }
+        let d = decide(&long_path(), Some(&ev), Override::None, Some("h"));
+        assert_eq!(d.class, PathClass::Unmeasured, "{}", d.why_class);
+        assert_eq!(d.loss_pct, None);
+        assert_eq!(d.queue_bdp, Some(1.0));
+        assert!(
+            d.why_class
+                .starts_with("loss not measured: the test flow did not leave startup within 10.016 s"),
             "{}",
             d.why_class
         );

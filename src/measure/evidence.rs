@@ -70,6 +70,17 @@ pub struct TcpTest {
 }
 
 impl TcpTest {
+    /// Retransmitted share of the data segments after startup, %: None when the test ended
+    /// before startup did (its retransmissions then include the flow's own queue overflow,
+    /// which says nothing about the path's random loss).
+    pub fn steady_loss_pct(&self) -> Option<f64> {
+        match (self.steady_segs_out, self.steady_retrans_segs) {
+            #[allow(clippy::cast_precision_loss)]
+            (Some(s), Some(r)) if s > 0 => Some(100.0 * r as f64 / s as f64),
+            _ => None,
+        }
+    }
+
     /// Retransmitted share of the data segments after startup (else over the whole test), %.
     pub fn loss_pct(&self) -> Option<f64> {
         let (segs, retr) = match (self.steady_segs_out, self.steady_retrans_segs) {
@@ -168,6 +179,7 @@ mod tests {
         assert_eq!(t.loss_pct(), Some(0.01));
         t.steady_segs_out = Some(0);
         assert_eq!(t.loss_pct(), Some(0.3), "no steady segments: the whole test");
+        assert_eq!(t.steady_loss_pct(), None, "but no reading of the path's loss");
         assert_eq!(TcpTest::default().loss_pct(), None);
     }
 
