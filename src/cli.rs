@@ -133,7 +133,8 @@ pub enum Command {
     RevertTimer(RevertTimerArgs),
     /// Diagnose this host for bulk TCP: window scaling, SACK, congestion control, MTU, offloads, loss, memory, conflicts
     Check(CheckArgs),
-    /// Receive throughput tests from `tcptune verify` (this end receives)
+    /// Receive throughput tests from `tcptune verify` and the path tests of `advise --host` (this end
+    /// receives; run it as root so a path test may force its buffers)
     Serve(ServeArgs),
     /// Send a throughput test to `tcptune serve` and say what limits it (this end sends)
     Verify(VerifyArgs),
