@@ -144,6 +144,55 @@ fn field_name(b: &BufferFacts) -> String {
     }
 }
 
+/// One end's buffer, as the advice line about it names it.
+struct Side<'a> {
+    /// "receive window limited 49% of the time (its window at the end: …)".
+    limited: String,
+    facts: &'a BufferFacts,
+    /// "the receiver's net.ipv4.tcp_rmem[2]", "net.ipv4.tcp_wmem[2] here".
+    whose: String,
+    /// Why a buffer that covers the need still limited the flow.
+    still_growing: &'static str,
+    /// "raise net.ipv4.tcp_rmem[2] on the receiver".
+    raise: String,
+    /// The key the raise command names when the peer did not say.
+    default_key: &'static str,
+}
+
+/// The advice line about a buffer that limited the flow: it covers the need (so it was still
+/// growing), or it is short but not the verdict, or it is short and the verdict (raise it).
+fn buffer_line(side: &Side<'_>, buffer_verdict: bool, sized: &str) -> String {
+    let b = side.facts;
+    let needed = text::bytes(b.needed);
+    match b.max {
+        Some(m) if m >= b.needed => format!(
+            "{}, though {} ({}) covers the {needed} needed: {}",
+            side.limited,
+            side.whose,
+            text::bytes(m),
+            side.still_growing
+        ),
+        cur if !buffer_verdict => format!(
+            "{}: not what limits this flow; {}{} is under the {needed} needed ({sized})",
+            side.limited,
+            side.whose,
+            cur.map(|m| format!(" ({})", text::bytes(m))).unwrap_or_default(),
+        ),
+        cur => format!(
+            "{}: {}{} to {needed} ({sized}): {}",
+            side.limited,
+            side.raise,
+            cur.map(|m| format!(" (now {})", text::bytes(m))).unwrap_or_default(),
+            raise_cmd(
+                &b.os,
+                b.key.as_deref().unwrap_or(side.default_key),
+                b.value.as_deref(),
+                b.needed
+            )
+        ),
+    }
+}
+
 /// The advice lines for a flow, following its verdict.
 pub fn advice(f: &AdviceFacts<'_>) -> Vec<String> {
     let mut out = Vec::new();
@@ -177,52 +226,34 @@ pub fn advice(f: &AdviceFacts<'_>) -> Vec<String> {
                 )
             })
             .unwrap_or_default();
-        match r.max {
-            Some(m) if m >= r.needed => out.push(format!(
-                "receive window limited {:.0}% of the time{window}, though the receiver's {field} ({}) covers the {} needed: its window was still growing (autotuning ramps up over the first round trips: test longer with --time), or the receiving program sets a small SO_RCVBUF",
-                b.rwnd_limited_pct,
-                text::bytes(m),
-                text::bytes(r.needed)
-            )),
-            cur if !buffer_verdict => out.push(format!(
-                "receive window limited {:.0}% of the time{window}: not what limits this flow; the receiver's {field}{} is under the {} needed ({sized})",
-                b.rwnd_limited_pct,
-                cur.map(|m| format!(" ({})", text::bytes(m))).unwrap_or_default(),
-                text::bytes(r.needed),
-            )),
-            cur => out.push(format!(
-                "receive window limited {:.0}% of the time{window}: raise {field} on the receiver{} to {} ({sized}): {}",
-                b.rwnd_limited_pct,
-                cur.map(|m| format!(" (now {})", text::bytes(m))).unwrap_or_default(),
-                text::bytes(r.needed),
-                raise_cmd(&r.os, r.key.as_deref().unwrap_or("net.ipv4.tcp_rmem"), r.value.as_deref(), r.needed)
-            )),
-        }
+        out.push(buffer_line(
+            &Side {
+                limited: format!("receive window limited {:.0}% of the time{window}", b.rwnd_limited_pct),
+                facts: r,
+                whose: format!("the receiver's {field}"),
+                still_growing: "its window was still growing (autotuning ramps up over the first round trips: test longer with --time), or the receiving program sets a small SO_RCVBUF",
+                raise: format!("raise {field} on the receiver"),
+                default_key: "net.ipv4.tcp_rmem",
+            },
+            buffer_verdict,
+            &sized,
+        ));
     }
     if b.sndbuf_limited_pct >= NOTABLE_PCT || b.limited_by == LimitedBy::SendBuffer {
         let s = f.sender;
         let field = field_name(s);
-        match s.max {
-            Some(m) if m >= s.needed => out.push(format!(
-                "send buffer limited {:.0}% of the time, though {field} here ({}) covers the {} needed: the buffer was still growing; test longer with --time",
-                b.sndbuf_limited_pct,
-                text::bytes(m),
-                text::bytes(s.needed)
-            )),
-            cur if !buffer_verdict => out.push(format!(
-                "send buffer limited {:.0}% of the time: not what limits this flow; {field} here{} is under the {} needed ({sized})",
-                b.sndbuf_limited_pct,
-                cur.map(|m| format!(" ({})", text::bytes(m))).unwrap_or_default(),
-                text::bytes(s.needed),
-            )),
-            cur => out.push(format!(
-                "send buffer limited {:.0}% of the time: raise {field} here on the sender{} to {} ({sized}): {}",
-                b.sndbuf_limited_pct,
-                cur.map(|m| format!(" (now {})", text::bytes(m))).unwrap_or_default(),
-                text::bytes(s.needed),
-                raise_cmd(&s.os, s.key.as_deref().unwrap_or("net.ipv4.tcp_wmem"), s.value.as_deref(), s.needed)
-            )),
-        }
+        out.push(buffer_line(
+            &Side {
+                limited: format!("send buffer limited {:.0}% of the time", b.sndbuf_limited_pct),
+                facts: s,
+                whose: format!("{field} here"),
+                still_growing: "the buffer was still growing; test longer with --time",
+                raise: format!("raise {field} here on the sender"),
+                default_key: "net.ipv4.tcp_wmem",
+            },
+            buffer_verdict,
+            &sized,
+        ));
     }
     match b.limited_by {
         LimitedBy::Network => {
