@@ -398,15 +398,14 @@ mod tests {
 
     #[test]
     fn the_path_test_decides_the_class_and_the_window_share() {
+        fn setting<'a>(a: &'a Advice, key: &str) -> &'a Setting {
+            a.settings.iter().find(|s| s.key == key).expect(key)
+        }
         let p = |spec: &str| FakeProber::from_spec(spec).expect("spec");
         let a = advise(&args(&["h"], None), &ctx(), &p("rtt=150ms,rate=500mbit,loss=0.01")).expect("advice");
         assert_eq!(a.decision.class, decide::PathClass::Lossy);
         assert!(a.sizing.loss_recovery);
-        let cc = a
-            .settings
-            .iter()
-            .find(|s| s.key == "net.ipv4.tcp_congestion_control")
-            .expect("cc");
+        let cc = setting(&a, "net.ipv4.tcp_congestion_control");
         assert_eq!(cc.value, "bbr");
         assert!(
             cc.reason
@@ -416,26 +415,18 @@ mod tests {
         );
         let a = advise(&args(&["h"], None), &ctx(), &p("rtt=150ms,rate=500mbit,queue=0.1")).expect("advice");
         assert_eq!(a.decision.class, decide::PathClass::Shallow);
-        let cc = a
-            .settings
-            .iter()
-            .find(|s| s.key == "net.ipv4.tcp_congestion_control")
-            .expect("cc");
+        let cc = setting(&a, "net.ipv4.tcp_congestion_control");
         assert_eq!(cc.value, "bbr");
         // Clean and deep, with a receiver that advertises 35 % of its buffer: CUBIC, and the
         // receive buffer grows by 0.5 / 0.35 over the 2 × sizing.
         let a = advise(&args(&["h"], None), &ctx(), &p("rtt=150ms,rate=500mbit,share=0.35")).expect("advice");
         assert_eq!(a.decision.class, decide::PathClass::Clean);
-        let cc = a
-            .settings
-            .iter()
-            .find(|s| s.key == "net.ipv4.tcp_congestion_control")
-            .expect("cc");
+        let cc = setting(&a, "net.ipv4.tcp_congestion_control");
         assert_eq!(cc.value, "cubic");
         assert_eq!(a.sizing.window_share, 0.35);
         // 20,643,840 × 0.5 / 0.35 = 29,491,200 exactly, a whole number of 64 KiB steps.
         assert_eq!(a.sizing.buffer, 29_491_200);
-        let rmem = a.settings.iter().find(|s| s.key == "net.ipv4.tcp_rmem").expect("rmem");
+        let rmem = setting(&a, "net.ipv4.tcp_rmem");
         assert!(
             rmem.reason.contains("window share: the far end advertised 35 %"),
             "{}",

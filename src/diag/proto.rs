@@ -23,6 +23,11 @@
 //! limited-by counters are — is on the side that prints the verdict. Anything that does not start
 //! with the magic is not a tcptune client: the server closes that connection and keeps serving.
 
+use std::io::{BufRead as _, Read as _, Write as _};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 pub const MAGIC: [u8; 8] = *b"tcptune\0";
@@ -179,6 +184,52 @@ pub struct ServerResult {
     pub rcv_buf: Option<u64>,
     #[serde(default)]
     pub window_share: Option<f64>,
+}
+
+/// Why a line of JSON from the peer could not be read.
+#[derive(Debug)]
+pub enum LineError {
+    Io(std::io::Error),
+    Json(serde_json::Error),
+}
+
+/// Reads one line of JSON of at most `max` bytes (a [`DataChannel`], a [`ServerResult`]).
+pub fn read_json_line<T: DeserializeOwned>(s: &TcpStream, max: usize) -> Result<T, LineError> {
+    let mut line = String::new();
+    std::io::BufReader::new(s.take(max as u64))
+        .read_line(&mut line)
+        .map_err(LineError::Io)?;
+    serde_json::from_str(line.trim()).map_err(LineError::Json)
+}
+
+/// The client's data phase: writes to `s` until `granted` has passed or `max_bytes` went out,
+/// calling `tick(bytes sent, time sending)` after every write. `s` must have a short write
+/// timeout (its length is how late the test may end with the send buffer full). Returns the
+/// bytes sent and the time it took; a write error comes with the bytes sent before it.
+pub fn send_data(
+    s: &TcpStream,
+    granted: Duration,
+    max_bytes: u64,
+    tick: &mut dyn FnMut(u64, Duration),
+) -> Result<(u64, Duration), (u64, std::io::Error)> {
+    let chunk = vec![0u8; 128 * 1024];
+    let start = Instant::now();
+    let mut sent = 0u64;
+    let mut w = s;
+    while start.elapsed() < granted && sent < max_bytes {
+        let n = usize::try_from(max_bytes - sent).unwrap_or(usize::MAX).min(chunk.len());
+        match w.write(&chunk[..n]) {
+            Ok(n) => sent += n as u64,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut | std::io::ErrorKind::Interrupted
+                ) => {}
+            Err(e) => return Err((sent, e)),
+        }
+        tick(sent, start.elapsed());
+    }
+    Ok((sent, start.elapsed()))
 }
 
 #[cfg(test)]

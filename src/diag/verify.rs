@@ -6,7 +6,7 @@
 //! On FreeBSD and macOS the test runs and reports goodput and the connect-time RTT, but there are
 //! no limited-by counters: those fields are null.
 
-use std::io::{BufRead as _, Read as _, Write as _};
+use std::io::{Read as _, Write as _};
 use std::net::{IpAddr, SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
@@ -169,33 +169,16 @@ pub fn verify(a: &VerifyRequest, sender: &System<'_>, on_phase: &mut dyn FnMut(P
     on_phase(Phase::Sending { to: sa, granted });
     // Short write timeouts so the test stops on time even with the send buffer full.
     s.set_write_timeout(Some(Duration::from_millis(50)))?;
-    let chunk = vec![0u8; 128 * 1024];
-    let start = Instant::now();
-    let mut sent = 0u64;
-    while start.elapsed() < granted {
-        match s.write(&chunk) {
-            Ok(n) => sent += n as u64,
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut | std::io::ErrorKind::Interrupted
-                ) => {}
-            Err(e) => {
-                return Err(measurement(format!("the test to {sa} broke off after {}: {e}", text::bytes(sent))).into());
-            }
-        }
-    }
-    let elapsed = start.elapsed();
+    let (_, elapsed) = proto::send_data(&s, granted, u64::MAX, &mut |_, _| {})
+        .map_err(|(sent, e)| measurement(format!("the test to {sa} broke off after {}: {e}", text::bytes(sent))))?;
     let info = super::tcpinfo::read(&s);
     on_phase(Phase::Sent);
     s.shutdown(std::net::Shutdown::Write)?;
     s.set_read_timeout(Some(RESULT_TIMEOUT))?;
-    let mut line = String::new();
-    std::io::BufReader::new((&s).take(proto::MAX_RESULT as u64))
-        .read_line(&mut line)
-        .map_err(|e| measurement(format!("no result from {sa}: {e}")))?;
-    let result: ServerResult = serde_json::from_str(line.trim())
-        .map_err(|e| measurement(format!("{sa} sent a result tcptune cannot read ({e})")))?;
+    let result: ServerResult = proto::read_json_line(&s, proto::MAX_RESULT).map_err(|e| match e {
+        proto::LineError::Io(e) => measurement(format!("no result from {sa}: {e}")),
+        proto::LineError::Json(e) => measurement(format!("{sa} sent a result tcptune cannot read ({e})")),
+    })?;
 
     #[allow(clippy::cast_precision_loss)]
     let throughput = if result.duration_us == 0 {

@@ -80,16 +80,6 @@ impl TcpTest {
             _ => None,
         }
     }
-
-    /// Retransmitted share of the data segments after startup (else over the whole test), %.
-    pub fn loss_pct(&self) -> Option<f64> {
-        let (segs, retr) = match (self.steady_segs_out, self.steady_retrans_segs) {
-            (Some(s), Some(r)) if s > 0 => (s, r),
-            _ => (self.segs_out?, self.retrans_segs?),
-        };
-        #[allow(clippy::cast_precision_loss)]
-        (segs > 0).then(|| 100.0 * retr as f64 / segs as f64)
-    }
 }
 
 /// One live TCP flow of this host to the host advised for (INET_DIAG), as `inspect` sees it.
@@ -167,20 +157,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn loss_prefers_the_steady_state() {
+    fn loss_is_read_only_after_startup() {
         let mut t = TcpTest {
             segs_out: Some(100_000),
             retrans_segs: Some(300),
             ..TcpTest::default()
         };
-        assert_eq!(t.loss_pct(), Some(0.3));
+        assert_eq!(
+            t.steady_loss_pct(),
+            None,
+            "the whole test is no reading of the path's loss"
+        );
         t.steady_segs_out = Some(80_000);
         t.steady_retrans_segs = Some(8);
-        assert_eq!(t.loss_pct(), Some(0.01));
+        assert_eq!(t.steady_loss_pct(), Some(0.01));
         t.steady_segs_out = Some(0);
-        assert_eq!(t.loss_pct(), Some(0.3), "no steady segments: the whole test");
-        assert_eq!(t.steady_loss_pct(), None, "but no reading of the path's loss");
-        assert_eq!(TcpTest::default().loss_pct(), None);
+        assert_eq!(t.steady_loss_pct(), None, "no steady segments");
+        assert_eq!(TcpTest::default().steady_loss_pct(), None);
     }
 
     #[test]

@@ -431,7 +431,7 @@ mod tests {
         // Steady: intervals 2..5 (6684672 + 3276800 + 3145728 + 4849664 bytes; 2 + 3 + 0 + 0).
         assert_eq!(t.steady_segs_out, Some(17_956_864_u64.div_ceil(1448)));
         assert_eq!(t.steady_retrans_segs, Some(5));
-        let loss = t.loss_pct().expect("loss");
+        let loss = t.steady_loss_pct().expect("loss");
         assert!((loss - 0.0403).abs() < 0.001, "{loss}");
         assert_eq!(t.min_rtt_ms, Some(20.374));
         assert_eq!(t.loaded_rtt_ms, Some(20.53));

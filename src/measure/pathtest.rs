@@ -22,9 +22,9 @@
 //! # Platform specific behavior
 //! Without TCP_INFO (FreeBSD, macOS) only the goodput and the receiver's readings come back.
 
-use std::io::{BufRead as _, Read as _, Write as _};
+use std::io::{Read as _, Write as _};
 use std::net::{IpAddr, SocketAddr, TcpStream};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::evidence::{TcpTest, TestPeer};
 use crate::diag::proto::{self, Answer, DataChannel, Hello, ServerResult, Status};
@@ -243,12 +243,10 @@ pub fn run(req: &PathTestRequest, on_progress: &mut dyn FnMut(u64, Duration)) ->
             )));
         }
     }
-    let mut line = String::new();
-    std::io::BufReader::new((&c).take(proto::MAX_CHANNEL_LINE as u64))
-        .read_line(&mut line)
-        .map_err(|e| failed(format!("no data port ({e})")))?;
-    let channel: DataChannel =
-        serde_json::from_str(line.trim()).map_err(|e| failed(format!("sent a data port tcptune cannot read ({e})")))?;
+    let channel: DataChannel = proto::read_json_line(&c, proto::MAX_CHANNEL_LINE).map_err(|e| match e {
+        proto::LineError::Io(e) => failed(format!("no data port ({e})")),
+        proto::LineError::Json(e) => failed(format!("sent a data port tcptune cannot read ({e})")),
+    })?;
     let mut test = TcpTest {
         peer: Some(TestPeer::Tcptune),
         addr: sa.to_string(),
@@ -268,7 +266,7 @@ pub fn run(req: &PathTestRequest, on_progress: &mut dyn FnMut(u64, Duration)) ->
     // The options go on before the data; the congestion control before the connect would be
     // better but std has no unconnected TCP socket: setting it now changes the algorithm for
     // everything sent from here on, which is everything.
-    let mut s = socket.map_err(|e| failed(format!("cannot connect the data connection to {data_addr}: {e}")))?;
+    let s = socket.map_err(|e| failed(format!("cannot connect the data connection to {data_addr}: {e}")))?;
     drop(c);
     if let Some(cc) = &req.cc
         && let Err(e) = sockopt::set_congestion(&s, cc)
@@ -290,33 +288,17 @@ pub fn run(req: &PathTestRequest, on_progress: &mut dyn FnMut(u64, Duration)) ->
     s.set_write_timeout(Some(Duration::from_millis(20)))
         .map_err(|e| failed(format!("socket setup failed: {e}")))?;
     let granted = Duration::from_millis(u64::from(answer.granted_ms));
-    let chunk = vec![0u8; 128 * 1024];
-    let start = Instant::now();
-    let mut sent = 0u64;
     let mut samples: Vec<Sample> = Vec::new();
     let mut plateau = Plateau::default();
     let mut paced_at: Option<Duration> = None;
-    let mut last_sample = start;
-    let mut last_progress = start;
+    let mut last_sample = Duration::ZERO;
+    let mut last_progress = Duration::ZERO;
     let every = Duration::from_millis(20);
-    while start.elapsed() < granted && sent < req.max_bytes {
-        let n = usize::try_from(req.max_bytes - sent)
-            .unwrap_or(usize::MAX)
-            .min(chunk.len());
-        match s.write(&chunk[..n]) {
-            Ok(n) => sent += n as u64,
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut | std::io::ErrorKind::Interrupted
-                ) => {}
-            Err(e) => return Err(failed(format!("the test broke off after {}: {e}", text::bytes(sent)))),
-        }
-        let now = Instant::now();
-        if now.duration_since(last_sample) >= every {
-            last_sample = now;
+    let mut tick = |sent: u64, t: Duration| {
+        if t.saturating_sub(last_sample) >= every {
+            last_sample = t;
             if let Some(i) = crate::diag::tcpinfo::read(&s) {
-                let sample = Sample::of(now - start, &i);
+                let sample = Sample::of(t, &i);
                 if paced_at.is_none()
                     && let Some(rate) = plateau.see(&sample, &samples)
                 {
@@ -330,12 +312,13 @@ pub fn run(req: &PathTestRequest, on_progress: &mut dyn FnMut(u64, Duration)) ->
                 samples.push(sample);
             }
         }
-        if now.duration_since(last_progress) >= Duration::from_millis(250) {
-            last_progress = now;
-            on_progress(sent, now - start);
+        if t.saturating_sub(last_progress) >= Duration::from_millis(250) {
+            last_progress = t;
+            on_progress(sent, t);
         }
-    }
-    let elapsed = start.elapsed();
+    };
+    let (sent, elapsed) = proto::send_data(&s, granted, req.max_bytes, &mut tick)
+        .map_err(|(sent, e)| failed(format!("the test broke off after {}: {e}", text::bytes(sent))))?;
     let end = crate::diag::tcpinfo::read(&s);
     if let Some(i) = &end {
         samples.push(Sample::of(elapsed, i));
@@ -345,12 +328,10 @@ pub fn run(req: &PathTestRequest, on_progress: &mut dyn FnMut(u64, Duration)) ->
         .map_err(|e| failed(format!("ending the test: {e}")))?;
     s.set_read_timeout(Some(RESULT_TIMEOUT))
         .map_err(|e| failed(format!("socket setup failed: {e}")))?;
-    let mut line = String::new();
-    std::io::BufReader::new((&s).take(proto::MAX_RESULT as u64))
-        .read_line(&mut line)
-        .map_err(|e| failed(format!("no result ({e})")))?;
-    let result: ServerResult =
-        serde_json::from_str(line.trim()).map_err(|e| failed(format!("sent a result tcptune cannot read ({e})")))?;
+    let result: ServerResult = proto::read_json_line(&s, proto::MAX_RESULT).map_err(|e| match e {
+        proto::LineError::Io(e) => failed(format!("no result ({e})")),
+        proto::LineError::Json(e) => failed(format!("sent a result tcptune cannot read ({e})")),
+    })?;
 
     test.duration_s = text::ms(elapsed.as_secs_f64());
     test.bytes = result.bytes;
@@ -423,7 +404,7 @@ mod tests {
         assert_eq!(t.loaded_rtt_ms, Some(98.0));
         // The unpaced readings from 1 s: median of 480, 500.
         assert_eq!(t.delivery_rate_bps, Some(500e6));
-        let loss = t.loss_pct().expect("loss");
+        let loss = t.steady_loss_pct().expect("loss");
         assert!((loss - 2.0 / 1700.0).abs() < 1e-9, "{loss}");
     }
 
@@ -453,7 +434,7 @@ mod tests {
     }
 
     #[test]
-    fn a_test_too_short_for_steady_state_uses_the_whole_test() {
+    fn a_test_too_short_for_steady_state_reads_no_loss() {
         let samples = [
             sample(100, Some(100.0), 10.0, 100, 0),
             sample(200, Some(100.0), 12.0, 200, 1),
@@ -461,7 +442,9 @@ mod tests {
         let mut t = TcpTest::default();
         read_samples(&samples, 100.0, None, &mut t);
         assert_eq!(t.steady_segs_out, None);
-        assert_eq!(t.loss_pct(), Some(0.5));
+        // The whole test's counts are kept, but they are no reading of the path's loss.
+        assert_eq!((t.segs_out, t.retrans_segs), (Some(200), Some(1)));
+        assert_eq!(t.steady_loss_pct(), None);
     }
 
     #[test]
