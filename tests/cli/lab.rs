@@ -340,7 +340,7 @@ fn advise_host_measures_the_bottleneck_rate() {
         Some((used * 1000.0).round() / 1000.0),
         "{v:#}"
     );
-    // lab.sh's queue here is 25 ms at 50 Mbit/s, 0.6 × BDP, and the line drops nothing.
+    // lab.sh's default queue here is its floor, 1000 × 1500 B = 6 × BDP, and the line drops nothing.
     assert_eq!(test["steady_retrans_segs"], 0, "{test:#}");
     assert!(v["decision"]["queue_bdp"].as_f64().is_some_and(|q| q >= 0.5), "{v:#}");
     assert_eq!(v["decision"]["class"], "clean", "{v:#}");
