@@ -114,6 +114,18 @@ pub enum Format {
     Json,
     /// `sysctl -w` commands
     Shell,
+    /// advise: an Ansible playbook (ansible.posix.sysctl), with a revert tagged `revert`
+    Ansible,
+    /// advise: a TuneD profile (tuned.conf; --output DIR writes the profile directory)
+    Tuned,
+    /// advise: a Kubernetes Pod with the sysctls a pod may set; node-wide keys listed apart
+    K8s,
+}
+
+/// A format's name as `--format` takes it.
+pub fn format_name(f: Format) -> String {
+    f.to_possible_value()
+        .map_or_else(String::new, |v| v.get_name().to_string())
 }
 
 #[derive(Debug, Subcommand)]
@@ -310,6 +322,21 @@ pub struct AdviseArgs {
     /// Concurrent bulk flows expected, for the memory check
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub flows: u32,
+    /// Write the output to PATH instead of stdout (--format tuned: the profile directory,
+    /// e.g. /etc/tuned/tcptune, whose name is the profile's)
+    #[arg(long, value_name = "PATH")]
+    pub output: Option<PathBuf>,
+    /// --format tuned: stack the profile on this TuneD profile (`include=`); its settings for
+    /// the same keys are overridden by tcptune's
+    #[arg(long, value_name = "PROFILE")]
+    pub tuned_include: Option<String>,
+    /// --format k8s: the kubelet's --allowed-unsafe-sysctls list (names, or prefixes ending in
+    /// '*'); the unsafe keys it allows go into the pod, the others stay comments
+    #[arg(long, value_name = "LIST", value_parser = crate::fleet::k8s::parse_patterns)]
+    pub allowed_unsafe_sysctls: Option<crate::fleet::k8s::Allowlist>,
+    /// Tests only: the directory standing for / in the sysctl.d files consulted
+    #[arg(long, value_name = "DIR", hide = true)]
+    pub persist_root: Option<PathBuf>,
 }
 
 static INTERVAL_ARG: std::sync::OnceLock<String> = std::sync::OnceLock::new();

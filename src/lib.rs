@@ -23,6 +23,7 @@ pub mod cmd;
 pub mod diag;
 pub mod error;
 pub mod expr;
+pub mod fleet;
 pub mod fsutil;
 pub mod host;
 pub mod input;
@@ -209,7 +210,7 @@ impl Context {
             f @ (Format::Table | Format::Json) => Ok(f),
             f => Err(error::Error::usage(format!(
                 "{command} prints --format table or json, not {}",
-                f.to_possible_value_name()
+                cli::format_name(f)
             ))
             .into()),
         }
@@ -219,18 +220,6 @@ impl Context {
 /// Colour only on a terminal, and never when NO_COLOR is set to anything non-empty (no-color.org).
 fn color_allowed(tty: bool, no_color: Option<&std::ffi::OsStr>) -> bool {
     tty && no_color.is_none_or(std::ffi::OsStr::is_empty)
-}
-
-trait PossibleValueName {
-    fn to_possible_value_name(self) -> String;
-}
-
-impl PossibleValueName for Format {
-    fn to_possible_value_name(self) -> String {
-        use clap::ValueEnum as _;
-        self.to_possible_value()
-            .map_or_else(String::new, |v| v.get_name().to_string())
-    }
 }
 
 /// What `tcptune` alone prints: the three commands a newcomer needs, not a usage error.

@@ -41,9 +41,12 @@ pub fn json<T: serde::Serialize>(out: &mut dyn Write, value: &T) -> anyhow::Resu
 }
 
 pub mod advice;
+pub mod ansible;
 pub mod calc;
 pub mod check;
 pub mod inspect;
+pub mod k8s;
 pub mod profiles;
 pub mod progress;
+pub mod tuned;
 pub mod verify;

@@ -1,26 +1,72 @@
 //! `tcptune advise`: turn a path (given, or measured with `--host`) into sysctl advice
 //! for an OS, showing the running values beside the recommendation. The advice is
-//! [`crate::advice`]'s; this command turns the arguments into a request and renders the result.
+//! [`crate::advice`]'s; this command turns the arguments into a request and renders the result
+//! — for people, for sysctl, or for a fleet's configuration engine ([`crate::fleet`]).
 
 use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use crate::Context;
 use crate::advice::{self, Advice};
 use crate::cli::{AdviseArgs, Format};
+use crate::error::Error;
+use crate::fleet::{self, Engine};
 use crate::measure::PathProber;
 use crate::output;
 
+/// The TuneD profile name when `--output` does not give one.
+const TUNED_NAME: &str = "tcptune";
+
 pub fn run(a: &AdviseArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
-    let advice = advise_from_args(a, ctx, ctx.prober())?;
     let format = ctx
         .format
         .unwrap_or(if ctx.stdout_tty { Format::Table } else { Format::Sysctl });
+    // Everything the format cannot take is refused before anything is measured.
+    let engine = engine(format);
+    check_flags(a, engine, ctx)?;
+    let advice = advise_from_args(a, ctx, ctx.prober())?;
+    let mut text = Vec::new();
+    let dropin = crate::persist::LINUX_FILE;
+    let sysctl_file = format!("/{dropin}");
+    let root = a.persist_root.clone().unwrap_or_else(|| PathBuf::from("/"));
     match format {
-        Format::Json => output::json(out, &advice)?,
-        Format::Sysctl => output::advice::write_sysctl(out, &advice)?,
-        Format::Shell => output::advice::write_shell(out, &advice)?,
-        Format::Table => output::advice::write_table(out, &advice, ctx.stdout_tty, ctx.color)?,
+        Format::Json => output::json(&mut text, &advice)?,
+        Format::Sysctl => output::advice::write_sysctl(&mut text, &advice)?,
+        Format::Shell => output::advice::write_shell(&mut text, &advice)?,
+        Format::Table => output::advice::write_table(&mut text, &advice, ctx.stdout_tty, ctx.color)?,
+        Format::Ansible => output::ansible::write(&mut text, &advice, &fleet::entries(&advice)?, &sysctl_file)?,
+        Format::Tuned => {
+            let entries = fleet::entries(&advice)?;
+            let keys: Vec<&str> = entries.iter().filter(|e| e.is_set()).map(|e| e.key.as_str()).collect();
+            // Only this machine's files are known; advice for another system warns of none.
+            let overridden = if ctx.local { fleet::tuned_overrides(&root, &keys) } else { Vec::new() };
+            output::tuned::write(
+                &mut text,
+                &advice,
+                &entries,
+                &tuned_name(a)?,
+                a.tuned_include.as_deref(),
+                &overridden,
+            )?;
+        }
+        Format::K8s => output::k8s::write(
+            &mut text,
+            &advice,
+            &fleet::entries(&advice)?,
+            &a.allowed_unsafe_sysctls.clone().unwrap_or_default(),
+        )?,
+    }
+    match &a.output {
+        None => out.write_all(&text)?,
+        Some(path) => {
+            let written = write_output(path, format, &text)?;
+            eprintln!("tcptune: wrote {}", written.display());
+            if format == Format::Tuned {
+                let name = tuned_name(a)?;
+                eprintln!("tcptune: activate it with `tuned-adm profile {name}` (or `tuned-adm profile ACTIVE {name}` to keep the profile you run)");
+            }
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -32,4 +78,84 @@ pub fn advise_from_args(a: &AdviseArgs, ctx: &Context, prober: &dyn PathProber) 
         &ctx.system(),
         prober,
     )
+}
+
+fn engine(format: Format) -> Option<Engine> {
+    match format {
+        Format::Ansible => Some(Engine::Ansible),
+        Format::Tuned => Some(Engine::Tuned),
+        Format::K8s => Some(Engine::K8s),
+        Format::Sysctl | Format::Table | Format::Json | Format::Shell => None,
+    }
+}
+
+/// Refuses what the chosen format cannot take: an OS its engine does not run on, another
+/// format's options, a profile name TuneD would not load.
+fn check_flags(a: &AdviseArgs, engine: Option<Engine>, ctx: &Context) -> Result<(), Error> {
+    if let Some(e) = engine {
+        e.check_os(ctx.os)?;
+    }
+    if a.tuned_include.is_some() && engine != Some(Engine::Tuned) {
+        return Err(Error::usage("--tuned-include applies to --format tuned only"));
+    }
+    if a.allowed_unsafe_sysctls.is_some() && engine != Some(Engine::K8s) {
+        return Err(Error::usage("--allowed-unsafe-sysctls applies to --format k8s only"));
+    }
+    if let Some(inc) = &a.tuned_include {
+        for name in inc.split([',', ';']).map(str::trim) {
+            fleet::check_tuned_name(name, "--tuned-include")?;
+        }
+    }
+    if engine == Some(Engine::Tuned) {
+        tuned_name(a)?;
+    }
+    Ok(())
+}
+
+/// The TuneD profile's name: the `--output` directory's, else "tcptune".
+fn tuned_name(a: &AdviseArgs) -> Result<String, Error> {
+    let Some(dir) = &a.output else {
+        return Ok(TUNED_NAME.to_string());
+    };
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    fleet::check_tuned_name(&name, "--output directory")?;
+    Ok(name)
+}
+
+/// Writes `text` to `path` (`--format tuned`: to `path/tuned.conf`, creating the directory)
+/// atomically, never through a symlink, and only where root could trust the directory
+/// ([`crate::fsutil`]). Returns the file written.
+fn write_output(path: &Path, format: Format, text: &[u8]) -> Result<PathBuf, Error> {
+    let sys = |what: &str, p: &Path, e: std::io::Error| Error::system(format!("cannot {what} {}: {e}", p.display()));
+    let file = if format == Format::Tuned {
+        crate::fsutil::check_trusted_parent(path, "--output directory")?;
+        match std::fs::symlink_metadata(path) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => {
+                return Err(Error::usage(format!(
+                    "--output {}: not a directory (--format tuned writes a profile directory)",
+                    path.display()
+                )));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                std::fs::create_dir_all(path).map_err(|e| sys("create", path, e))?;
+            }
+            Err(e) => return Err(sys("read", path, e)),
+        }
+        crate::fsutil::check_trusted_dir(path, "--output directory")?;
+        path.join("tuned.conf")
+    } else if path.is_dir() {
+        return Err(Error::usage(format!(
+            "--output {}: a directory; name the file to write",
+            path.display()
+        )));
+    } else {
+        path.to_path_buf()
+    };
+    crate::fsutil::check_trusted_parent(&file, "--output")?;
+    crate::snapshot::write_atomic(&file, text, 0o644).map_err(|e| sys("write", &file, e))?;
+    Ok(file)
 }

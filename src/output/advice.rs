@@ -31,7 +31,7 @@ fn send_rule(s: &Sizing) -> &'static str {
     }
 }
 
-fn header(out: &mut dyn Write, a: &Advice) -> std::io::Result<()> {
+pub(crate) fn header(out: &mut dyn Write, a: &Advice) -> std::io::Result<()> {
     writeln!(
         out,
         "# tcptune {} advice for {}, generated {}",

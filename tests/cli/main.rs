@@ -3,6 +3,7 @@
 
 mod apply;
 mod diag;
+mod fleet;
 mod fake_host;
 mod hostile;
 mod lab;

@@ -1,0 +1,222 @@
+//! Handing the advice to the configuration engine a fleet already runs: Ansible
+//! (`ansible.posix.sysctl`), TuneD (a profile's `[sysctl]` section) and Kubernetes (a pod's
+//! `securityContext.sysctls`). This module owns what each engine can take — which OS, which
+//! keys, under which names — and turns an [`Advice`] into the entries to hand over; the
+//! renderers in `output::{ansible, tuned, k8s}` only write them in each engine's syntax.
+//!
+//! The advice is the desired state of every host the engine manages, not a diff against this
+//! machine: a setting this machine already runs ([`Action::Keep`]) is handed over like one it
+//! lacks. What cannot be set where the advice was made ([`Action::Unavailable`]: absent, or
+//! read-only in this network namespace) and FreeBSD's boot-time tunables are handed over as
+//! comments that say why, as in the sysctl format.
+
+pub mod k8s;
+
+use crate::advice::Advice;
+use crate::error::Error;
+use crate::platform::Os;
+use crate::profile::{Action, Stage};
+
+/// A configuration engine tcptune writes for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Engine {
+    Ansible,
+    Tuned,
+    K8s,
+}
+
+impl Engine {
+    /// The `--format` name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Ansible => "ansible",
+            Self::Tuned => "tuned",
+            Self::K8s => "k8s",
+        }
+    }
+
+    /// Refuses an OS the engine cannot configure, before anything is measured.
+    ///
+    /// # Platform specific behavior
+    /// TuneD and Kubernetes pods are Linux only. `ansible.posix.sysctl` works on Linux and
+    /// FreeBSD (it reloads with `sysctl -p FILE` or `/etc/rc.d/sysctl reload`); on macOS,
+    /// whose sysctl(8) has no `-p`, the playbook sets each value with `sysctl -w` instead
+    /// of reloading the file.
+    pub fn check_os(self, os: Os) -> Result<(), Error> {
+        match (self, os) {
+            (_, Os::Linux) | (Self::Ansible, _) => Ok(()),
+            (Self::Tuned, _) => Err(Error::usage(format!(
+                "--format tuned writes a TuneD profile, and TuneD runs only on Linux, not {os}"
+            ))
+            .with_hint(format!("for {os} use --format sysctl (/etc/sysctl.conf) or --format ansible"))),
+            (Self::K8s, _) => Err(Error::usage(format!(
+                "--format k8s writes Linux pod sysctls; Kubernetes pods do not run on {os}"
+            ))
+            .with_hint(format!("for {os} use --format sysctl (/etc/sysctl.conf) or --format ansible"))),
+        }
+    }
+}
+
+/// One setting as handed to an engine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    pub key: String,
+    pub value: String,
+    /// The advice's reason, one line.
+    pub reason: String,
+    pub note: Option<String>,
+    /// None: set it. Some(why): written as a comment only (why it is not set).
+    pub left_out: Option<String>,
+}
+
+impl Entry {
+    pub fn is_set(&self) -> bool {
+        self.left_out.is_none()
+    }
+}
+
+/// The advice's settings as entries for an engine, in the advice's order. Keys and values
+/// are checked again as a sysctl file's are (they end up inside YAML, INI and Jinja
+/// templates, which must never read them as anything but data).
+pub fn entries(advice: &Advice) -> Result<Vec<Entry>, Error> {
+    advice
+        .settings
+        .iter()
+        .map(|s| {
+            match s.stage {
+                Stage::Runtime => crate::sysctl_file::check_key(&s.key, advice.os)
+                    .and_then(|()| crate::sysctl_file::check_value(&s.key, &s.value, advice.os).map(drop)),
+                Stage::Boot => crate::profile::check_boot_line(&s.key, &s.value),
+            }
+            .map_err(|e| Error::usage(format!("cannot hand this setting to a configuration engine: {e}")))?;
+            let left_out = match (&s.action, s.stage) {
+                (_, Stage::Boot) => Some("boot-time tunable: set it in /boot/loader.conf and reboot".to_string()),
+                (Action::Set | Action::Keep, Stage::Runtime) => None,
+                (Action::Unavailable(why), Stage::Runtime) => Some(format!("not set where this advice was made: {why}")),
+            };
+            Ok(Entry {
+                key: s.key.clone(),
+                value: s.value.clone(),
+                reason: s.reason.clone(),
+                note: s.note.clone(),
+                left_out,
+            })
+        })
+        .collect()
+}
+
+/// A one-line title for the path, for playbook names, profile summaries and manifests.
+pub fn title(advice: &Advice) -> String {
+    format!(
+        "TCP buffers for RTT {} ms at {} (BDP {} bytes)",
+        advice.rtt_ms,
+        crate::units::Bitrate::from_bps(advice.bandwidth_bps),
+        advice.sizing.bdp
+    )
+}
+
+/// Whether `name` is a TuneD profile name TuneD will load (its loader drops any other:
+/// `tuned/profiles/loader.py` `safe_name`, `^[a-zA-Z0-9_.-]+$`).
+pub fn check_tuned_name(name: &str, what: &str) -> Result<(), Error> {
+    let ok = !name.is_empty()
+        && name != "."
+        && name != ".."
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'));
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::usage(format!(
+            "{what} \"{}\" is not a TuneD profile name: letters, digits, '_', '.', '-' only",
+            crate::text::comment(name)
+        )))
+    }
+}
+
+/// The files TuneD's `reapply_sysctl` applies after a profile that set one of `keys`, one
+/// line each: TuneD (`plugin_sysctl.py`) reads the `*.conf` of /run/sysctl.d and
+/// /etc/sysctl.d by name (a /run name masks the same /etc name), then /etc/sysctl.conf.
+pub fn tuned_overrides(root: &std::path::Path, keys: &[&str]) -> Vec<String> {
+    let mut by_name = std::collections::BTreeMap::new();
+    for dir in ["run/sysctl.d", "etc/sysctl.d"] {
+        let Ok(list) = std::fs::read_dir(root.join(dir)) else {
+            continue;
+        };
+        for e in list.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name.ends_with(".conf") {
+                by_name.entry(name).or_insert_with(|| e.path());
+            }
+        }
+    }
+    let mut files: Vec<std::path::PathBuf> = by_name.into_values().collect();
+    files.push(root.join("etc/sysctl.conf"));
+    let mut out = Vec::new();
+    for p in files {
+        let Ok(text) = std::fs::read_to_string(&p) else {
+            continue;
+        };
+        for l in crate::host::linux::conf_lines(&text) {
+            if keys.contains(&l.key.as_str()) {
+                out.push(format!(
+                    "{}:{} sets {} = {}; TuneD's reapply_sysctl applies it after the profile, so it wins",
+                    p.display(),
+                    l.line,
+                    l.key,
+                    l.value
+                ));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tuned_and_k8s_are_linux_only_and_ansible_goes_everywhere() {
+        for os in [Os::Freebsd, Os::Macos] {
+            for e in [Engine::Tuned, Engine::K8s] {
+                let err = e.check_os(os).expect_err("refused");
+                assert_eq!(err.exit_code(), crate::error::exit::USAGE);
+                assert!(err.to_string().contains(os.name()), "{err}");
+            }
+            Engine::Ansible.check_os(os).expect("ansible.posix.sysctl knows BSD");
+        }
+        for e in [Engine::Ansible, Engine::Tuned, Engine::K8s] {
+            e.check_os(Os::Linux).expect("linux");
+        }
+    }
+
+    #[test]
+    fn tuned_names_are_what_its_loader_accepts() {
+        for ok in ["tcptune", "tcptune-wan_2.0"] {
+            check_tuned_name(ok, "profile").expect(ok);
+        }
+        for bad in ["", "..", "a b", "x/y", "tcptune;rm", "prof\u{202e}"] {
+            assert!(check_tuned_name(bad, "profile").is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn tuned_overrides_name_the_files_reapplied_after_the_profile() {
+        let root = tempfile::tempdir().expect("tmp");
+        let w = |rel: &str, text: &str| {
+            let p = root.path().join(rel);
+            std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+            std::fs::write(p, text).expect("write");
+        };
+        w("etc/sysctl.d/70-x.conf", "net.ipv4.tcp_rmem = 4096 87380 6291456\nnet.ipv4.tcp_sack = 1\n");
+        w("usr/lib/sysctl.d/50-default.conf", "net.ipv4.tcp_rmem = 1 2 3\n");
+        w("etc/sysctl.conf", "# nothing\nnet.core.rmem_max=1\n");
+        let o = tuned_overrides(root.path(), &["net.ipv4.tcp_rmem", "net.core.rmem_max"]);
+        assert_eq!(o.len(), 2, "{o:?}");
+        assert!(o[0].contains("70-x.conf:1 sets net.ipv4.tcp_rmem"), "{o:?}");
+        assert!(o[1].contains("sysctl.conf:2 sets net.core.rmem_max = 1"), "{o:?}");
+        // /usr/lib/sysctl.d is not reapplied by TuneD.
+        assert!(!o.iter().any(|l| l.contains("50-default")), "{o:?}");
+    }
+}
