@@ -133,7 +133,7 @@ pub enum Command {
     /// Bandwidth-delay product and throughput calculator
     Calc(CalcArgs),
     /// Recommend sysctl settings for a path
-    Advise(AdviseArgs),
+    Advise(AdviseCmdArgs),
     /// Apply a sysctl file or fresh advice to the running kernel, snapshotting first
     Apply(ApplyArgs),
     /// Put back the values a snapshot replaced
@@ -322,6 +322,20 @@ pub struct AdviseArgs {
     /// Concurrent bulk flows expected, for the memory check
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub flows: u32,
+}
+
+/// `tcptune advise`: the advice's arguments (shared with apply and check) and where and how
+/// the advice is written (advise's own).
+#[derive(Debug, Args)]
+pub struct AdviseCmdArgs {
+    #[command(flatten)]
+    pub advice: AdviseArgs,
+    #[command(flatten, next_help_heading = "Output for a fleet")]
+    pub output: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct OutputArgs {
     /// Write the output to PATH instead of stdout (--format tuned: the profile directory,
     /// e.g. /etc/tuned/tcptune, whose name is the profile's)
     #[arg(long, value_name = "PATH")]
@@ -552,7 +566,7 @@ mod tests {
     #[test]
     fn probe_defaults_are_measures() {
         use clap::Parser as _;
-        let Some(Command::Advise(a)) = Cli::parse_from(["tcptune", "advise"]).command else {
+        let Some(Command::Advise(AdviseCmdArgs { advice: a, .. })) = Cli::parse_from(["tcptune", "advise"]).command else {
             unreachable!("advise")
         };
         let p = a.request(None).probe;

@@ -20,10 +20,37 @@ command -v ip >/dev/null || need+=(iproute2)
 command -v sysctl >/dev/null || need+=(procps)
 command -v ping >/dev/null || need+=(iputils-ping)
 command -v iperf3 >/dev/null || need+=(iperf3)
+# The fleet formats are checked by their own engines: TuneD's profile loader (Debian's tuned,
+# Python package tuned.profiles) and, from PyPI in a venv, ansible-playbook (with
+# ansible.posix) and kubernetes-validate (offline Kubernetes API schemas, with PyYAML).
+/usr/bin/python3 -c 'import tuned.profiles' 2>/dev/null || need+=(tuned)
+/usr/bin/python3 -c 'import ensurepip, venv' 2>/dev/null || need+=(python3-venv)
 if ((${#need[@]})); then
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
-    apt-get install -y -qq "${need[@]}" >/dev/null
+    # Install, never start: tuned's daemon would apply its recommended profile to this
+    # machine. policy-rc.d (exit 101) tells the package scripts not to start services.
+    policy=
+    if [[ ! -e /usr/sbin/policy-rc.d ]]; then
+        policy=/usr/sbin/policy-rc.d
+        trap 'rm -f "$policy"' EXIT
+        printf '#!/bin/sh\nexit 101\n' >"$policy"
+        chmod 0755 "$policy"
+    fi
+    apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+    if [[ -n $policy ]]; then
+        rm -f "$policy"
+        trap - EXIT
+    fi
+fi
+
+export TCPTUNE_FLEET_VENV="${TCPTUNE_FLEET_VENV:-$PWD/target/fleet-venv}"
+fleet_pkgs=(ansible==12.3.0 kubernetes-validate==1.37.0)
+if [[ "$(cat "$TCPTUNE_FLEET_VENV/.tcptune-pkgs" 2>/dev/null)" != "${fleet_pkgs[*]}" ]]; then
+    rm -rf "$TCPTUNE_FLEET_VENV"
+    /usr/bin/python3 -m venv "$TCPTUNE_FLEET_VENV"
+    "$TCPTUNE_FLEET_VENV/bin/pip" install -q --disable-pip-version-check "${fleet_pkgs[@]}"
+    echo "${fleet_pkgs[*]}" >"$TCPTUNE_FLEET_VENV/.tcptune-pkgs"
 fi
 
 cargo test --workspace --locked --features privileged-tests "$@"

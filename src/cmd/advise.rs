@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use crate::Context;
 use crate::advice::{self, Advice};
-use crate::cli::{AdviseArgs, Format};
+use crate::cli::{AdviseArgs, AdviseCmdArgs, Format, OutputArgs};
 use crate::error::Error;
 use crate::fleet::{self, Engine};
 use crate::measure::PathProber;
@@ -18,14 +18,15 @@ use crate::output;
 /// The TuneD profile name when `--output` does not give one.
 const TUNED_NAME: &str = "tcptune";
 
-pub fn run(a: &AdviseArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+pub fn run(args: &AdviseCmdArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+    let a = &args.output;
     let format = ctx
         .format
         .unwrap_or(if ctx.stdout_tty { Format::Table } else { Format::Sysctl });
     // Everything the format cannot take is refused before anything is measured.
     let engine = engine(format);
     check_flags(a, engine, ctx)?;
-    let advice = advise_from_args(a, ctx, ctx.prober())?;
+    let advice = advise_from_args(&args.advice, ctx, ctx.prober())?;
     let mut text = Vec::new();
     let dropin = crate::persist::LINUX_FILE;
     let sysctl_file = format!("/{dropin}");
@@ -91,7 +92,7 @@ fn engine(format: Format) -> Option<Engine> {
 
 /// Refuses what the chosen format cannot take: an OS its engine does not run on, another
 /// format's options, a profile name TuneD would not load.
-fn check_flags(a: &AdviseArgs, engine: Option<Engine>, ctx: &Context) -> Result<(), Error> {
+fn check_flags(a: &OutputArgs, engine: Option<Engine>, ctx: &Context) -> Result<(), Error> {
     if let Some(e) = engine {
         e.check_os(ctx.os)?;
     }
@@ -113,7 +114,7 @@ fn check_flags(a: &AdviseArgs, engine: Option<Engine>, ctx: &Context) -> Result<
 }
 
 /// The TuneD profile's name: the `--output` directory's, else "tcptune".
-fn tuned_name(a: &AdviseArgs) -> Result<String, Error> {
+fn tuned_name(a: &OutputArgs) -> Result<String, Error> {
     let Some(dir) = &a.output else {
         return Ok(TUNED_NAME.to_string());
     };
