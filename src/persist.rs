@@ -38,7 +38,7 @@ fn dropin_number(name: &str) -> Option<u8> {
 }
 
 /// The sysctl.d drop-in `apply --persist` writes on Linux, chosen against what is installed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct DropIn {
     /// Under the root, e.g. `ROOT/etc/sysctl.d/71-tcptune.conf`.
     pub path: PathBuf,
@@ -73,7 +73,7 @@ pub struct DropIn {
 pub fn choose_dropin(root: &Path, keys: &[&str]) -> DropIn {
     let dir = root.join(SYSCTL_D);
     let main = root.join("etc/sysctl.conf");
-    let setters = setters(&host::sysctl_conf_files(root), keys);
+    let setters = setters(host::read_sysctl_conf_files(root), keys);
     let name_of = |p: &Path| {
         p.file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -104,8 +104,9 @@ pub fn choose_dropin(root: &Path, keys: &[&str]) -> DropIn {
         .collect();
     existing.sort_unstable();
     let masks = |name: &str| {
-        host::SYSCTL_D_DIRS[1..]
+        host::SYSCTL_D_DIRS
             .iter()
+            .filter(|d| **d != SYSCTL_D)
             .any(|d| std::fs::symlink_metadata(root.join(d).join(name)).is_ok())
     };
     let (nn, why) = if let Some(&nn) = existing.iter().rev().find(|&&n| beats(&dropin_name(n))) {
@@ -129,11 +130,11 @@ pub fn choose_dropin(root: &Path, keys: &[&str]) -> DropIn {
         }
         (nn, why)
     } else {
-        let b = bar_why.unwrap_or_default();
-        (
-            LAST,
-            format!("no NN-tcptune.conf sorts after {b}: 99 is the last number, and that file still wins"),
-        )
+        let why = match bar_why {
+            Some(b) => format!("no NN-tcptune.conf sorts after {b}: 99 is the last number, and that file still wins"),
+            None => "every other NN-tcptune.conf name is taken in another sysctl.d directory".to_string(),
+        };
+        (LAST, why)
     };
 
     let name = dropin_name(nn);
@@ -159,17 +160,16 @@ pub fn sysctl_file(os: Os, root: &Path, keys: &[&str]) -> PathBuf {
     }
 }
 
-/// Each of `files` that sets one of `keys`, with those lines (unreadable files skipped).
-fn setters(files: &[PathBuf], keys: &[&str]) -> Vec<(PathBuf, Vec<host::ConfLine>)> {
+/// Each of `files` (path, text) that sets one of `keys`, with those lines.
+fn setters(files: Vec<(PathBuf, String)>, keys: &[&str]) -> Vec<(PathBuf, Vec<host::ConfLine>)> {
     files
-        .iter()
-        .filter_map(|p| {
-            let text = std::fs::read_to_string(p).ok()?;
+        .into_iter()
+        .filter_map(|(p, text)| {
             let lines: Vec<host::ConfLine> = host::conf_lines(&text)
                 .into_iter()
                 .filter(|l| keys.contains(&l.key.as_str()))
                 .collect();
-            (!lines.is_empty()).then(|| (p.clone(), lines))
+            (!lines.is_empty()).then_some((p, lines))
         })
         .collect()
 }
@@ -305,7 +305,11 @@ pub fn missing(path: &Path, wanted: &[(String, String)]) -> Vec<(String, String)
 pub fn overrides(os: Os, root: &Path, keys: &[&str]) -> Vec<String> {
     match os {
         Os::Linux => choose_dropin(root, keys).overridden_by,
-        Os::Freebsd => override_lines(&setters(&[root.join("etc/sysctl.conf.local")], keys), "sysctl.conf"),
+        Os::Freebsd => {
+            let local = root.join("etc/sysctl.conf.local");
+            let text = std::fs::read_to_string(&local).map(|t| (local, t));
+            override_lines(&setters(text.into_iter().collect(), keys), "sysctl.conf")
+        }
         Os::Macos => Vec::new(),
     }
 }
