@@ -3,7 +3,8 @@
 //!
 //! tcptune adds one marked block per snapshot and records each file's whole content
 //! before and after in the snapshot, so `revert` can put back exactly what was there:
-//! * Linux: `/etc/sysctl.d/60-tcptune.conf` (created if absent);
+//! * Linux: a drop-in `/etc/sysctl.d/NN-tcptune.conf` (created if absent), numbered by
+//!   [`choose_dropin`] so that no installed sysctl.d file read after it sets the same keys;
 //! * FreeBSD, macOS: `/etc/sysctl.conf`; FreeBSD boot-time tunables in `/boot/loader.conf`.
 //!
 //! All paths hang off a root (normally `/`), so tests can point them at a temporary tree.
@@ -15,16 +16,180 @@ use crate::host::linux as host;
 use crate::platform::Os;
 use crate::snapshot::FileChange;
 
-/// The Linux file tcptune owns. `60-` sorts after distribution defaults (`50-*`), before
-/// the local `99-sysctl.conf`.
-pub const LINUX_FILE: &str = "etc/sysctl.d/60-tcptune.conf";
+/// Where tcptune's Linux drop-in lives, under the root.
+const SYSCTL_D: &str = "etc/sysctl.d";
+/// The numbers a drop-in may take. From 60: after systemd's `50-default.conf` and the
+/// distributions' `50-*` files, before the local `99-sysctl.conf`; up to 99, the last two-digit one.
+const FIRST: u8 = 60;
+const LAST: u8 = 99;
 
-/// The file that holds runtime sysctls at boot, under `root`.
-pub fn sysctl_file(os: Os, root: &Path) -> PathBuf {
+/// `NN-tcptune.conf`.
+fn dropin_name(nn: u8) -> String {
+    format!("{nn:02}-tcptune.conf")
+}
+
+/// NN when `name` is `NN-tcptune.conf`, NN two digits from [`FIRST`] to [`LAST`].
+fn dropin_number(name: &str) -> Option<u8> {
+    let nn = name.strip_suffix("-tcptune.conf")?;
+    if nn.len() != 2 || !nn.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    nn.parse().ok().filter(|n| (FIRST..=LAST).contains(n))
+}
+
+/// The sysctl.d drop-in `apply --persist` writes on Linux, chosen against what is installed.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct DropIn {
+    /// Under the root, e.g. `ROOT/etc/sysctl.d/71-tcptune.conf`.
+    pub path: PathBuf,
+    /// `71-tcptune.conf`.
+    pub name: String,
+    /// One line: why this number.
+    pub why: String,
+    /// One line per (file, line) read at boot after the chosen file that sets one of the keys:
+    /// `PATH:LINE sets KEY = VALUE; it is read after NAME and wins at boot`.
+    pub overridden_by: Vec<String>,
+}
+
+/// The drop-in under `root` for `keys`, numbered so that what is installed does not undo it.
+///
+/// The files are [`host::sysctl_conf_files`], in the order systemd-sysctl and procps
+/// `sysctl --system` read them at boot: the sysctl.d directories merged by file name (an
+/// earlier directory masks the same name in a later one), sorted by name byte for byte, then
+/// /etc/sysctl.conf. A later file wins whatever it says, so a *conflict* is any file, other
+/// than tcptune's own `etc/sysctl.d/NN-tcptune.conf`, with a line that sets one of `keys`.
+///
+/// The choice is `NN-tcptune.conf`, NN two digits from 60 (after systemd's `50-default.conf`
+/// and the distributions' `50-*` files, before the local `99-sysctl.conf`) to 99:
+/// * tcptune's existing drop-in with the highest NN, if it sorts after every conflicting
+///   sysctl.d file name (`apply --persist` keeps adding to one file);
+/// * else the smallest NN whose name sorts after every conflicting sysctl.d file name, skipping
+///   a name another sysctl.d directory holds (the new file would mask that one);
+/// * else 99: the conflicts that sort after it stay in `overridden_by`.
+///
+/// /etc/sysctl.conf, and a sysctl.d entry that is a symlink to it (Debian's `99-sysctl.conf`),
+/// are not beaten by number: procps reads /etc/sysctl.conf last. What they set is in
+/// `overridden_by` with every other file read after the chosen one.
+pub fn choose_dropin(root: &Path, keys: &[&str]) -> DropIn {
+    let dir = root.join(SYSCTL_D);
+    let main = root.join("etc/sysctl.conf");
+    let setters = setters(host::read_sysctl_conf_files(root), keys);
+    let name_of = |p: &Path| {
+        p.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+    let own = |p: &Path| p.parent() == Some(dir.as_path()) && dropin_number(&name_of(p)).is_some();
+    // The last conflicting sysctl.d file: the name to sort after.
+    let bar = setters
+        .iter()
+        .filter(|(p, _)| *p != main && !own(p))
+        .max_by_key(|(p, _)| name_of(p));
+    let beats = |name: &str| bar.is_none_or(|(p, _)| name > name_of(p).as_str());
+    let bar_why = bar.map(|(p, lines)| {
+        let mut ks: Vec<&str> = Vec::new();
+        for l in lines {
+            if !ks.contains(&l.key.as_str()) {
+                ks.push(&l.key);
+            }
+        }
+        format!("{}, which sets {}", name_of(p), ks.join(", "))
+    });
+
+    let mut existing: Vec<u8> = std::fs::read_dir(&dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| dropin_number(&e.file_name().to_string_lossy()))
+        .collect();
+    existing.sort_unstable();
+    let masks = |name: &str| {
+        host::SYSCTL_D_DIRS
+            .iter()
+            .filter(|d| **d != SYSCTL_D)
+            .any(|d| std::fs::symlink_metadata(root.join(d).join(name)).is_ok())
+    };
+    let (nn, why) = if let Some(&nn) = existing.iter().rev().find(|&&n| beats(&dropin_name(n))) {
+        let why = match &bar_why {
+            Some(b) => format!("tcptune's existing drop-in, read after {b}"),
+            None => "tcptune's existing drop-in; no other sysctl.d file sets these keys".to_string(),
+        };
+        (nn, why)
+    } else if let Some(nn) = (FIRST..=LAST).find(|&n| beats(&dropin_name(n)) && !masks(&dropin_name(n))) {
+        let skipped: Vec<String> = (FIRST..nn).map(dropin_name).filter(|n| beats(n) && masks(n)).collect();
+        let mut why = match &bar_why {
+            Some(b) => format!("read after {b}"),
+            None => "after systemd's 50-default.conf and the distribution's 50-* files; no other sysctl.d file sets these keys"
+                .to_string(),
+        };
+        if !skipped.is_empty() {
+            why.push_str(&format!(
+                " (not {}: another sysctl.d directory has that name, which the new file would mask)",
+                skipped.join(", ")
+            ));
+        }
+        (nn, why)
+    } else {
+        let why = match bar_why {
+            Some(b) => format!("no NN-tcptune.conf sorts after {b}: 99 is the last number, and that file still wins"),
+            None => "every other NN-tcptune.conf name is taken in another sysctl.d directory".to_string(),
+        };
+        (LAST, why)
+    };
+
+    let name = dropin_name(nn);
+    // Read after ours: a sysctl.d name that sorts after it, and /etc/sysctl.conf.
+    let later: Vec<(PathBuf, Vec<host::ConfLine>)> = setters
+        .into_iter()
+        .filter(|(p, _)| *p == main || name_of(p) > name)
+        .collect();
+    DropIn {
+        path: dir.join(&name),
+        overridden_by: override_lines(&later, &name),
+        name,
+        why,
+    }
+}
+
+/// The file that holds runtime sysctls at boot, under `root`. Linux: the drop-in
+/// [`choose_dropin`] picks for `keys`.
+pub fn sysctl_file(os: Os, root: &Path, keys: &[&str]) -> PathBuf {
     match os {
-        Os::Linux => root.join(LINUX_FILE),
+        Os::Linux => choose_dropin(root, keys).path,
         Os::Freebsd | Os::Macos => root.join("etc/sysctl.conf"),
     }
+}
+
+/// Each of `files` (path, text) that sets one of `keys`, with those lines.
+fn setters(files: Vec<(PathBuf, String)>, keys: &[&str]) -> Vec<(PathBuf, Vec<host::ConfLine>)> {
+    files
+        .into_iter()
+        .filter_map(|(p, text)| {
+            let lines: Vec<host::ConfLine> = host::conf_lines(&text)
+                .into_iter()
+                .filter(|l| keys.contains(&l.key.as_str()))
+                .collect();
+            (!lines.is_empty()).then_some((p, lines))
+        })
+        .collect()
+}
+
+/// One warning per line of `later` (files read after `ours`).
+fn override_lines(later: &[(PathBuf, Vec<host::ConfLine>)], ours: &str) -> Vec<String> {
+    later
+        .iter()
+        .flat_map(|(p, lines)| {
+            lines.iter().map(move |l| {
+                format!(
+                    "{}:{} sets {} = {}; it is read after {ours} and wins at boot",
+                    p.display(),
+                    l.line,
+                    l.key,
+                    l.value
+                )
+            })
+        })
+        .collect()
 }
 
 /// FreeBSD's loader tunables (boot-time only).
@@ -135,57 +300,32 @@ pub fn missing(path: &Path, wanted: &[(String, String)]) -> Vec<(String, String)
 }
 
 /// Files read at boot *after* tcptune's that set one of `keys`: they win. One warning each.
+/// Linux: [`choose_dropin`]'s `overridden_by`; FreeBSD: /etc/sysctl.conf.local, which
+/// rc.d/sysctl reads after /etc/sysctl.conf; macOS: none.
 pub fn overrides(os: Os, root: &Path, keys: &[&str]) -> Vec<String> {
-    let mut later: Vec<PathBuf> = Vec::new();
     match os {
-        Os::Linux => {
-            // Everything applied after tcptune's file: sysctl.d names that sort after ours, and
-            // /etc/sysctl.conf, which procps `sysctl --system` reads last.
-            let ours = Path::new(LINUX_FILE).file_name().unwrap_or_default();
-            let main = root.join("etc/sysctl.conf");
-            later.extend(
-                host::sysctl_conf_files(root)
-                    .into_iter()
-                    .filter(|p| *p == main || p.file_name().is_some_and(|n| n > ours)),
-            );
+        Os::Linux => choose_dropin(root, keys).overridden_by,
+        Os::Freebsd => {
+            let local = root.join("etc/sysctl.conf.local");
+            let text = std::fs::read_to_string(&local).map(|t| (local, t));
+            override_lines(&setters(text.into_iter().collect(), keys), "sysctl.conf")
         }
-        // rc.d/sysctl reads /etc/sysctl.conf.local after /etc/sysctl.conf.
-        Os::Freebsd => later.push(root.join("etc/sysctl.conf.local")),
-        Os::Macos => {}
+        Os::Macos => Vec::new(),
     }
-    let mut seen = Vec::new();
-    let mut out = Vec::new();
-    for p in later {
-        let canon = std::fs::canonicalize(&p).unwrap_or_else(|_| p.clone());
-        if seen.contains(&canon) {
-            continue;
-        }
-        seen.push(canon);
-        let Ok(text) = std::fs::read_to_string(&p) else {
-            continue;
-        };
-        for l in host::conf_lines(&text) {
-            if keys.contains(&l.key.as_str()) {
-                out.push(format!(
-                    "{}:{} sets {} = {}; it is read after tcptune's file and wins at boot",
-                    p.display(),
-                    l.line,
-                    l.key,
-                    l.value
-                ));
-            }
-        }
-    }
-    out
 }
 
 /// The files `apply --persist` may write under `root` for `os`, as named and as resolved
 /// (apply writes through a symlink such as /etc/sysctl.conf -> sysctl.d/99-sysctl.conf).
+/// Linux: every name [`choose_dropin`] can pick, `etc/sysctl.d/NN-tcptune.conf` with NN from
+/// 60 to 99 (60 is the one tcptune always used before, so older snapshots still revert).
 pub fn allowed_files(os: Os, root: &Path) -> Vec<PathBuf> {
-    let mut named = vec![sysctl_file(os, root)];
-    if os == Os::Freebsd {
-        named.push(loader_file(root));
-    }
+    let named: Vec<PathBuf> = match os {
+        Os::Linux => (FIRST..=LAST)
+            .map(|n| root.join(SYSCTL_D).join(dropin_name(n)))
+            .collect(),
+        Os::Freebsd => vec![root.join("etc/sysctl.conf"), loader_file(root)],
+        Os::Macos => vec![root.join("etc/sysctl.conf")],
+    };
     let mut out = named.clone();
     out.extend(named.iter().filter_map(|p| std::fs::canonicalize(p).ok()));
     out
@@ -312,32 +452,197 @@ mod tests {
         assert!(missing(&p, &[kv("cc_htcp_load", "\"YES\"")]).is_empty());
     }
 
+    /// A file under `root`, its directories made.
+    fn put(root: &Path, rel: &str, text: &str) {
+        let p = root.join(rel);
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        std::fs::write(p, text).expect("write");
+    }
+
+    const RMEM: &str = "net.ipv4.tcp_rmem";
+    const KEYS: [&str; 2] = ["net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem"];
+
     #[test]
-    fn later_files_that_set_the_same_key_are_found() {
+    fn the_drop_in_is_numbered_after_what_sets_the_same_keys() {
+        // Nothing installed: 60, after systemd's 50-default.conf.
         let root = tempfile::tempdir().expect("tempdir");
-        let w = |rel: &str, text: &str| {
-            let p = root.path().join(rel);
-            std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
-            std::fs::write(p, text).expect("write");
+        let r = root.path();
+        let d = choose_dropin(r, &KEYS);
+        assert_eq!(d.name, "60-tcptune.conf");
+        assert_eq!(d.path, r.join("etc/sysctl.d/60-tcptune.conf"));
+        assert!(d.why.contains("50-default.conf"), "{}", d.why);
+        assert!(d.overridden_by.is_empty());
+
+        // Files that set other keys, early files, comments: still 60.
+        put(r, "usr/lib/sysctl.d/50-default.conf", "net.ipv4.tcp_sack = 1\n");
+        put(
+            r,
+            "etc/sysctl.d/80-other.conf",
+            "# net.ipv4.tcp_rmem = 1 2 3\nnet.core.rmem_max = 1\n",
+        );
+        put(r, "usr/lib/sysctl.d/55-early.conf", "net.ipv4.tcp_rmem = 1 2 3\n");
+        assert_eq!(choose_dropin(r, &KEYS).name, "60-tcptune.conf");
+
+        // A conflict at 70: 71, which sorts after 70-x.conf; the reason names the file and key.
+        put(r, "etc/sysctl.d/70-x.conf", "-net/ipv4/tcp_rmem = 4096 87380 6291456\n");
+        let d = choose_dropin(r, &KEYS);
+        assert_eq!(d.name, "71-tcptune.conf");
+        assert_eq!(d.why, "read after 70-x.conf, which sets net.ipv4.tcp_rmem");
+        assert!(d.overridden_by.is_empty(), "{:?}", d.overridden_by);
+        // Byte order, as the loaders sort: 70-tcptune.conf already sorts after 70-abc.conf.
+        assert_eq!(choose_dropin(r, &["net.core.rmem_max"]).name, "80-tcptune.conf");
+        put(r, "run/sysctl.d/70-abc.conf", "net.ipv4.tcp_wmem = 1 2 3\n");
+        assert_eq!(choose_dropin(r, &["net.ipv4.tcp_wmem"]).name, "70-tcptune.conf");
+        // A name another directory holds is skipped: the new file would mask it.
+        put(r, "usr/lib/sysctl.d/71-tcptune.conf", "net.core.somaxconn = 4096\n");
+        let d = choose_dropin(r, &KEYS);
+        assert_eq!(d.name, "72-tcptune.conf");
+        assert!(d.why.contains("not 71-tcptune.conf"), "{}", d.why);
+    }
+
+    #[test]
+    fn a_conflict_masked_by_an_earlier_directory_does_not_count() {
+        let root = tempfile::tempdir().expect("tempdir");
+        let r = root.path();
+        put(r, "usr/lib/sysctl.d/80-y.conf", "net.ipv4.tcp_rmem = 1 2 3\n");
+        assert_eq!(choose_dropin(r, &KEYS).name, "81-tcptune.conf");
+        put(r, "etc/sysctl.d/80-y.conf", "net.core.somaxconn = 4096\n");
+        let d = choose_dropin(r, &KEYS);
+        assert_eq!(d.name, "60-tcptune.conf");
+        assert!(d.overridden_by.is_empty(), "{:?}", d.overridden_by);
+    }
+
+    #[test]
+    fn etc_sysctl_conf_is_not_beaten_by_number() {
+        // Debian: /etc/sysctl.d/99-sysctl.conf -> ../sysctl.conf, which procps also reads last.
+        let root = tempfile::tempdir().expect("tempdir");
+        let r = root.path();
+        put(
+            r,
+            "etc/sysctl.conf",
+            "# local\nnet.ipv4.tcp_rmem = 4096 87380 6291456\n",
+        );
+        std::fs::create_dir_all(r.join("etc/sysctl.d")).expect("mkdir");
+        std::os::unix::fs::symlink("../sysctl.conf", r.join("etc/sysctl.d/99-sysctl.conf")).expect("symlink");
+        let d = choose_dropin(r, &KEYS);
+        assert_eq!(d.name, "60-tcptune.conf");
+        assert_eq!(
+            d.overridden_by,
+            vec![format!(
+                "{}:2 sets net.ipv4.tcp_rmem = 4096 87380 6291456; it is read after 60-tcptune.conf and wins at boot",
+                r.join("etc/sysctl.conf").display()
+            )]
+        );
+        assert_eq!(overrides(Os::Linux, r, &KEYS), d.overridden_by, "one implementation");
+    }
+
+    #[test]
+    fn a_name_no_number_beats_gets_99_and_a_warning() {
+        let root = tempfile::tempdir().expect("tempdir");
+        let r = root.path();
+        put(r, "etc/sysctl.d/70-x.conf", "net.ipv4.tcp_rmem = 1 2 3\n");
+        put(
+            r,
+            "etc/sysctl.d/zz-local.conf",
+            "net.ipv4.tcp_wmem = 4 5 6\nnet.ipv4.tcp_rmem = 7 8 9\n",
+        );
+        let d = choose_dropin(r, &KEYS);
+        assert_eq!(d.name, "99-tcptune.conf");
+        assert!(d.why.contains("zz-local.conf"), "{}", d.why);
+        assert_eq!(d.overridden_by.len(), 2, "{:?}", d.overridden_by);
+        assert!(
+            d.overridden_by[0].ends_with(
+                "zz-local.conf:1 sets net.ipv4.tcp_wmem = 4 5 6; it is read after 99-tcptune.conf and wins at boot"
+            ),
+            "{:?}",
+            d.overridden_by
+        );
+        assert!(d.overridden_by[1].contains("zz-local.conf:2 sets net.ipv4.tcp_rmem"));
+    }
+
+    #[test]
+    fn an_existing_drop_in_that_still_wins_is_kept() {
+        let root = tempfile::tempdir().expect("tempdir");
+        let r = root.path();
+        put(r, "etc/sysctl.d/70-x.conf", "net.ipv4.tcp_rmem = 1 2 3\n");
+        // tcptune's own files are no conflict; the highest that beats 70-x.conf is kept.
+        put(r, "etc/sysctl.d/60-tcptune.conf", "net.ipv4.tcp_rmem = 4 5 6\n");
+        put(r, "etc/sysctl.d/75-tcptune.conf", "net.ipv4.tcp_rmem = 4 5 6\n");
+        put(r, "etc/sysctl.d/72-tcptune.conf", "");
+        let d = choose_dropin(r, &KEYS);
+        assert_eq!(d.name, "75-tcptune.conf");
+        assert_eq!(
+            d.why,
+            "tcptune's existing drop-in, read after 70-x.conf, which sets net.ipv4.tcp_rmem"
+        );
+        // Outnumbered by a new conflict: a new file after it.
+        put(r, "etc/sysctl.d/80-z.conf", "net.ipv4.tcp_wmem = 1 2 3\n");
+        let d = choose_dropin(r, &KEYS);
+        assert_eq!(d.name, "81-tcptune.conf");
+        assert!(d.overridden_by.is_empty(), "{:?}", d.overridden_by);
+        // Names that only look like tcptune's are ordinary files.
+        put(r, "etc/sysctl.d/5-tcptune.conf", "");
+        put(r, "etc/sysctl.d/85-tcptune.conf.bak", "net.ipv4.tcp_rmem = 1 2 3\n");
+        put(r, "etc/sysctl.d/90-tcptune.local.conf", "net.ipv4.tcp_rmem = 1 2 3\n");
+        assert_eq!(choose_dropin(r, &KEYS).name, "91-tcptune.conf");
+    }
+
+    #[test]
+    fn freebsd_overrides_read_sysctl_conf_local() {
+        let root = tempfile::tempdir().expect("tempdir");
+        let r = root.path();
+        put(
+            r,
+            "etc/sysctl.conf.local",
+            "kern.ipc.maxsockbuf=1\nnet.inet.tcp.sendbuf_max=2\n",
+        );
+        put(r, "etc/sysctl.d/99-x.conf", "net.ipv4.tcp_rmem = 1 2 3\n");
+        let w = overrides(Os::Freebsd, r, &["net.inet.tcp.sendbuf_max", RMEM]);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].ends_with(
+                "sysctl.conf.local:2 sets net.inet.tcp.sendbuf_max = 2; it is read after sysctl.conf and wins at boot"
+            ),
+            "{w:?}"
+        );
+        assert!(overrides(Os::Macos, r, &[RMEM]).is_empty());
+    }
+
+    #[test]
+    fn only_tcptunes_own_drop_ins_pass_the_record_check() {
+        let root = tempfile::tempdir().expect("tempdir");
+        let r = root.path();
+        let b = block(Os::Linux, "0001-x", &[kv(RMEM, "4096 131072 20643840")], false);
+        let record = |rel: &str| {
+            let mut fc = append(&r.join(rel), &b).expect("append");
+            fc.path = r.join(rel);
+            check_record(Os::Linux, r, "0001-x", &fc)
         };
-        w("etc/sysctl.d/50-early.conf", "net.ipv4.tcp_rmem = 1 2 3\n");
-        w("etc/sysctl.d/99-late.conf", "# x\nnet/ipv4/tcp_rmem = 4 5 6\n");
-        w("usr/lib/sysctl.d/99-late.conf", "net.ipv4.tcp_wmem = 4 5 6\n"); // masked by /etc
-        w("usr/lib/sysctl.d/70-vendor.conf", "-net.ipv4.tcp_wmem=7 8 9\n");
-        w("etc/sysctl.conf", "net.core.rmem_max = 1\n");
-        let keys = ["net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem", "net.core.rmem_max"];
-        let w = overrides(Os::Linux, root.path(), &keys);
-        assert_eq!(w.len(), 3, "{w:#?}");
-        assert!(
-            w[0].contains("70-vendor.conf:1 sets net.ipv4.tcp_wmem = 7 8 9"),
-            "{w:?}"
+        assert_eq!(record("etc/sysctl.d/71-tcptune.conf"), Ok(()));
+        assert_eq!(record("etc/sysctl.d/60-tcptune.conf"), Ok(()), "snapshots from before");
+        assert_eq!(record("etc/sysctl.d/99-tcptune.conf"), Ok(()));
+        for bad in [
+            "etc/sysctl.d/71-other.conf",
+            "etc/71-tcptune.conf",
+            "etc/sysctl.d/59-tcptune.conf",
+            "etc/sysctl.d/7-tcptune.conf",
+            "etc/sysctl.d/100-tcptune.conf",
+            "usr/lib/sysctl.d/71-tcptune.conf",
+            "etc/sysctl.conf",
+        ] {
+            let e = record(bad).expect_err(bad);
+            assert!(e.contains("is not a file tcptune persists to on linux"), "{bad}: {e}");
+        }
+        // Through a symlink: the resolved path is what apply records, and it passes too.
+        put(r, "var/target.conf", "");
+        std::fs::create_dir_all(r.join("etc/sysctl.d")).expect("mkdir");
+        std::os::unix::fs::symlink(r.join("var/target.conf"), r.join("etc/sysctl.d/72-tcptune.conf")).expect("symlink");
+        let fc = append(&r.join("etc/sysctl.d/72-tcptune.conf"), &b).expect("append");
+        assert_eq!(
+            fc.path,
+            std::fs::canonicalize(r.join("var/target.conf")).expect("canon")
         );
-        assert!(
-            w[1].contains("etc/sysctl.d/99-late.conf:2 sets net.ipv4.tcp_rmem"),
-            "{w:?}"
-        );
-        assert!(w[2].contains("etc/sysctl.conf:1 sets net.core.rmem_max"), "{w:?}");
-        assert!(overrides(Os::Freebsd, root.path(), &keys).is_empty());
+        assert_eq!(check_record(Os::Linux, r, "0001-x", &fc), Ok(()));
     }
 
     #[test]

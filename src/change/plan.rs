@@ -284,21 +284,46 @@ pub fn preflight(env: &Env, input: &Input, dry_run: bool) -> anyhow::Result<Plan
 }
 
 /// The `--persist` file changes for snapshot `id`; what else on the system would override
-/// them at boot goes to the plan's warnings, what this OS does not persist to its notes.
+/// them at boot goes to the plan's warnings, what this OS does not persist and (Linux) which
+/// drop-in was chosen and why to its notes.
 pub fn persist_plan(os: Os, root: &Path, id: &str, input: &Input, plan: &mut Plan) -> anyhow::Result<Vec<FileChange>> {
-    let files = persist_files(os, root, id, input, plan)?;
-    let keys: Vec<&str> = plan
+    let keys: Vec<String> = plan
         .changes
         .iter()
-        .map(|c| c.key.as_str())
-        .chain(plan.unchanged.iter().map(|(k, _)| k.as_str()))
+        .map(|c| c.key.clone())
+        .chain(plan.unchanged.iter().map(|(k, _)| k.clone()))
         .collect();
-    let warnings = persist::overrides(os, root, &keys);
+    let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+    let (file, chosen, warnings) = match os {
+        Os::Linux => {
+            let d = persist::choose_dropin(root, &keys);
+            (
+                d.path,
+                Some(format!("--persist chose {}: {}", d.name, d.why)),
+                d.overridden_by,
+            )
+        }
+        Os::Freebsd | Os::Macos => (
+            persist::sysctl_file(os, root, &keys),
+            None,
+            persist::overrides(os, root, &keys),
+        ),
+    };
+    let files = persist_files(os, root, &file, chosen, id, input, plan)?;
     plan.warnings.extend(warnings);
     Ok(files)
 }
 
-fn persist_files(os: Os, root: &Path, id: &str, input: &Input, plan: &mut Plan) -> anyhow::Result<Vec<FileChange>> {
+/// `sysctl`: the file for the runtime values; `chosen`: a note for when a block goes into it.
+fn persist_files(
+    os: Os,
+    root: &Path,
+    sysctl: &Path,
+    chosen: Option<String>,
+    id: &str,
+    input: &Input,
+    plan: &mut Plan,
+) -> anyhow::Result<Vec<FileChange>> {
     // Persist the whole wanted state, also the keys that already had their value.
     let lines: Vec<(String, String)> = input
         .entries
@@ -308,10 +333,10 @@ fn persist_files(os: Os, root: &Path, id: &str, input: &Input, plan: &mut Plan) 
         .collect();
     let io = |p: &Path, e: &std::io::Error| crate::snapshot::io_error(e, &format!("cannot read {}", p.display()));
     let mut files = Vec::new();
-    let p = persist::sysctl_file(os, root);
-    let lines = persist::missing(&p, &lines);
+    let lines = persist::missing(sysctl, &lines);
     if !lines.is_empty() {
-        files.push(persist::append(&p, &persist::block(os, id, &lines, false)).map_err(|e| io(&p, &e))?);
+        files.push(persist::append(sysctl, &persist::block(os, id, &lines, false)).map_err(|e| io(sysctl, &e))?);
+        plan.notes.extend(chosen);
     }
     // Loading a congestion-control module at boot serves only the algorithm switch left out.
     let boot: Vec<(String, String)> = input

@@ -768,7 +768,11 @@ fn persist_adds_a_block_and_revert_removes_exactly_it() {
     let ours = d.join("60-tcptune.conf");
     let mine = "# my own settings, no final newline\nnet.ipv4.tcp_sack = 1";
     write(&ours, mine);
-    write(&d.join("99-sysctl.conf"), "net.ipv4.tcp_rmem = 4096 87380 6291456\n");
+    // /etc/sysctl.conf is read last whatever the drop-in's number: a warning, still 60.
+    write(
+        &root.path().join("etc/sysctl.conf"),
+        "net.ipv4.tcp_rmem = 4096 87380 6291456\n",
+    );
     write(&d.join("10-early.conf"), "net.ipv4.tcp_wmem = 4096 87380 6291456\n");
     let f = sys.file(
         "t.conf",
@@ -780,10 +784,17 @@ fn persist_adds_a_block_and_revert_removes_exactly_it() {
     let id = text(&out.stdout).trim().to_string();
     let err = text(&out.stderr);
     assert!(
-        err.contains("99-sysctl.conf:1 sets net.ipv4.tcp_rmem = 4096 87380 6291456; it is read after tcptune's file and wins at boot"),
+        err.contains("etc/sysctl.conf:1 sets net.ipv4.tcp_rmem = 4096 87380 6291456; it is read after 60-tcptune.conf and wins at boot"),
         "{err}"
     );
-    assert!(!err.contains("10-early"), "an earlier file does not win: {err}");
+    assert!(
+        !err.lines().any(|l| l.starts_with("warning:") && l.contains("10-early")),
+        "an earlier file does not win: {err}"
+    );
+    assert!(
+        err.contains("note: --persist chose 60-tcptune.conf: tcptune's existing drop-in, read after 10-early.conf"),
+        "{err}"
+    );
     let after = std::fs::read_to_string(&ours).expect("read");
     assert_eq!(
         after,
@@ -820,6 +831,75 @@ fn persist_adds_a_block_and_revert_removes_exactly_it() {
         std::fs::read_to_string(&ours).expect("read"),
         "net.core.somaxconn = 8192\n"
     );
+    assert_eq!(sys.value("net.ipv4.tcp_rmem"), "4096 131072 6291456");
+}
+
+#[test]
+fn persist_numbers_the_drop_in_after_a_file_that_sets_the_same_key() {
+    let sys = Fake::linux(&[]);
+    let root = tempfile::tempdir().expect("tempdir");
+    let d = root.path().join("etc/sysctl.d");
+    std::fs::create_dir_all(&d).expect("mkdir");
+    let theirs = "net.ipv4.tcp_rmem = 4096 87380 6291456\n";
+    write(&d.join("70-x.conf"), theirs);
+    let f = sys.file(
+        "t.conf",
+        "net.ipv4.tcp_rmem = 4096 131072 20643840\nnet.ipv4.tcp_wmem = 4096 16384 20643840\n",
+    );
+    let root_s = root.path().to_str().expect("utf8");
+
+    // The dry run says where the block would go, and why; nothing is written.
+    let out = sys.run_file(&["apply", "--dry-run", "--persist", "--persist-root", root_s], &f);
+    assert_code(&out, 0);
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("note: --persist chose 71-tcptune.conf: read after 70-x.conf, which sets net.ipv4.tcp_rmem"),
+        "{err}"
+    );
+    assert!(text(&out.stdout).contains("71-tcptune.conf"), "{}", text(&out.stdout));
+    assert!(!d.join("71-tcptune.conf").exists());
+
+    let out = sys.run_file(&["apply", "--persist", "--persist-root", root_s], &f);
+    assert_code(&out, 0);
+    let id = text(&out.stdout).trim().to_string();
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("--persist chose 71-tcptune.conf: read after 70-x.conf"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("warning:"),
+        "70-x.conf is read before tcptune's file: {err}"
+    );
+    assert!(!d.join("60-tcptune.conf").exists());
+    let ours = d.join("71-tcptune.conf");
+    assert_eq!(
+        std::fs::read_to_string(&ours).expect("read"),
+        format!(
+            "# BEGIN tcptune {id}: added by `tcptune apply --persist`; `tcptune revert {id}` removes this block\n\
+             net.ipv4.tcp_rmem = 4096 131072 20643840\nnet.ipv4.tcp_wmem = 4096 16384 20643840\n# END tcptune {id}\n"
+        )
+    );
+    // Again: the same file is chosen, and it already says it all.
+    let out = sys.run_file(&["apply", "--persist", "--persist-root", root_s], &f);
+    assert_code(&out, 0);
+    assert!(text(&out.stderr).contains("nothing to change"), "{}", text(&out.stderr));
+
+    // A file installed later that sorts after tcptune's is named in a warning.
+    write(&d.join("80-y.conf"), "net.ipv4.tcp_wmem = 1 2 3\n");
+    let out = sys.run_file(&["apply", "--dry-run", "--persist", "--persist-root", root_s], &f);
+    assert_code(&out, 0);
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("note: --persist chose 81-tcptune.conf: read after 80-y.conf"),
+        "{err}"
+    );
+    std::fs::remove_file(d.join("80-y.conf")).expect("rm");
+
+    // Revert takes the block out: the file tcptune created is gone, 70-x.conf untouched.
+    assert_code(&sys.run(&["revert", "--persist-root", root_s]), 0);
+    assert!(!ours.exists());
+    assert_eq!(std::fs::read_to_string(d.join("70-x.conf")).expect("read"), theirs);
     assert_eq!(sys.value("net.ipv4.tcp_rmem"), "4096 131072 6291456");
 }
 

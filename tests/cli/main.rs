@@ -9,6 +9,7 @@ mod hostile;
 mod lab;
 mod netns;
 mod ship;
+mod sysctld;
 mod trust;
 
 use std::path::{Path, PathBuf};
