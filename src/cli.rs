@@ -169,7 +169,8 @@ pub struct ApplyArgs {
     /// Show each change (key: current -> new) and write nothing, not even a snapshot
     #[arg(long)]
     pub dry_run: bool,
-    /// Also make the values survive a reboot (Linux: /etc/sysctl.d/60-tcptune.conf;
+    /// Also make the values survive a reboot (Linux: /etc/sysctl.d/NN-tcptune.conf, NN 60 or
+    /// later than any installed file that sets the same keys;
     /// FreeBSD/macOS: a marked block in /etc/sysctl.conf, boot tunables in /boot/loader.conf)
     #[arg(long)]
     pub persist: bool,

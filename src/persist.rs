@@ -51,6 +51,18 @@ pub struct DropIn {
     pub overridden_by: Vec<String>,
 }
 
+/// The drop-in to name when the installed files are not known (advice for another system):
+/// 60, after the distributions' `50-*` files.
+pub fn unknown_dropin() -> DropIn {
+    let name = "60-tcptune.conf".to_string();
+    DropIn {
+        path: Path::new("/").join(SYSCTL_D).join(&name),
+        why: "after systemd's 50-default.conf and the distributions' 50-* files; the target's installed files are not known here".into(),
+        name,
+        overridden_by: Vec::new(),
+    }
+}
+
 /// The drop-in under `root` for `keys`, numbered so that what is installed does not undo it.
 ///
 /// The files are [`host::sysctl_conf_files`], in the order systemd-sysctl and procps

@@ -14,6 +14,8 @@ use crate::error::Error;
 use crate::fleet::{self, Engine};
 use crate::measure::PathProber;
 use crate::output;
+use crate::persist::{self, DropIn};
+use crate::profile::{Action, Stage};
 
 /// The TuneD profile name when `--output` does not give one.
 const TUNED_NAME: &str = "tcptune";
@@ -28,15 +30,14 @@ pub fn run(args: &AdviseCmdArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::
     check_flags(a, engine, ctx)?;
     let advice = advise_from_args(&args.advice, ctx, ctx.prober())?;
     let mut text = Vec::new();
-    let dropin = crate::persist::LINUX_FILE;
-    let sysctl_file = format!("/{dropin}");
     let root = a.persist_root.clone().unwrap_or_else(|| PathBuf::from("/"));
+    let dropin = dropin(&advice, ctx, &root);
     match format {
-        Format::Json => output::json(&mut text, &advice)?,
-        Format::Sysctl => output::advice::write_sysctl(&mut text, &advice)?,
+        Format::Json => output::advice::write_json(&mut text, &advice, dropin.as_ref())?,
+        Format::Sysctl => output::advice::write_sysctl(&mut text, &advice, dropin.as_ref())?,
         Format::Shell => output::advice::write_shell(&mut text, &advice)?,
-        Format::Table => output::advice::write_table(&mut text, &advice, ctx.stdout_tty, ctx.color)?,
-        Format::Ansible => output::ansible::write(&mut text, &advice, &fleet::entries(&advice)?, &sysctl_file)?,
+        Format::Table => output::advice::write_table(&mut text, &advice, dropin.as_ref(), ctx.stdout_tty, ctx.color)?,
+        Format::Ansible => output::ansible::write(&mut text, &advice, &fleet::entries(&advice)?, dropin.as_ref())?,
         Format::Tuned => {
             let entries = fleet::entries(&advice)?;
             let keys: Vec<&str> = entries.iter().filter(|e| e.is_set()).map(|e| e.key.as_str()).collect();
@@ -79,6 +80,25 @@ pub fn advise_from_args(a: &AdviseArgs, ctx: &Context, prober: &dyn PathProber) 
         &ctx.system(),
         prober,
     )
+}
+
+/// Linux: the sysctl.d drop-in to keep the advice in, numbered against this machine's
+/// installed files when the advice is for this machine.
+fn dropin(advice: &Advice, ctx: &Context, root: &Path) -> Option<DropIn> {
+    if advice.os != crate::platform::Os::Linux {
+        return None;
+    }
+    let keys: Vec<&str> = advice
+        .settings
+        .iter()
+        .filter(|s| s.stage == Stage::Runtime && matches!(s.action, Action::Set | Action::Keep))
+        .map(|s| s.key.as_str())
+        .collect();
+    Some(if ctx.local {
+        persist::choose_dropin(root, &keys)
+    } else {
+        persist::unknown_dropin()
+    })
 }
 
 fn engine(format: Format) -> Option<Engine> {

@@ -186,7 +186,9 @@ fn sections(r: &mut Roff) {
     for (file, what) in [
         (
             "/etc/sysctl.d/60-tcptune.conf",
-            "Linux: where the advice is meant to go (advise ... | sudo tee it, then sudo sysctl -p it). The name is a suggestion.",
+            "Linux: where the advice is meant to go (advise ... | sudo tee it, then sudo sysctl -p it). The number is chosen against what is \
+             installed: advise's \"# save as\" line and apply --persist use a later one (up to 99) when an installed sysctl.d file \
+             that sets the same keys would be read after 60, and warn of any file that still overrides it.",
         ),
         ("/etc/sysctl.conf", "FreeBSD and macOS: where runtime settings persist."),
         (

@@ -6,6 +6,7 @@ use std::io::Write;
 
 use crate::advice::{Advice, Source};
 use crate::bdp::Sizing;
+use crate::persist::DropIn;
 use crate::platform::Os;
 use crate::profile::{Action, Stage};
 use crate::units::Bitrate;
@@ -109,9 +110,40 @@ pub(crate) fn header(out: &mut dyn Write, a: &Advice) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Where a drop-in lives on the target, whatever root it was chosen under.
+pub fn dropin_file(d: &DropIn) -> String {
+    format!("/etc/sysctl.d/{}", d.name)
+}
+
+/// The drop-in lines of the sysctl format: where to save it, why that number, what would win.
+fn dropin_lines(out: &mut dyn Write, d: &DropIn) -> std::io::Result<()> {
+    let c = crate::text::comment;
+    let file = dropin_file(d);
+    writeln!(out, "# save as {file} ({}); load it now: sysctl -p {file}", c(&d.why))?;
+    for w in &d.overridden_by {
+        writeln!(out, "# warning: {}", c(w))?;
+    }
+    Ok(())
+}
+
+/// The advice as JSON, with the sysctl.d drop-in (Linux) as `sysctl_d`.
+pub fn write_json(out: &mut dyn Write, a: &Advice, dropin: Option<&DropIn>) -> anyhow::Result<()> {
+    let mut v = serde_json::to_value(a)?;
+    if let (Some(d), Some(map)) = (dropin, v.as_object_mut()) {
+        map.insert(
+            "sysctl_d".into(),
+            serde_json::json!({ "file": dropin_file(d), "why": d.why, "overridden_by": d.overridden_by }),
+        );
+    }
+    super::json(out, &v)
+}
+
 /// `key = value` lines and `#` comments: valid for /etc/sysctl.d (Linux) or /etc/sysctl.conf.
-pub fn write_sysctl(out: &mut dyn Write, a: &Advice) -> anyhow::Result<()> {
+pub fn write_sysctl(out: &mut dyn Write, a: &Advice, dropin: Option<&DropIn>) -> anyhow::Result<()> {
     header(out, a)?;
+    if let Some(d) = dropin {
+        dropin_lines(out, d)?;
+    }
     // FreeBSD's rc.d/sysctl and macOS read `key=value`; Linux's sysctl -p also takes spaces.
     let sep = if a.os == Os::Linux { " = " } else { "=" };
     if a.changes == 0 {
@@ -165,7 +197,7 @@ pub fn write_shell(out: &mut dyn Write, a: &Advice) -> anyhow::Result<()> {
 }
 
 /// The path, the buffers, the measured hosts and the settings, for people.
-pub fn write_table(out: &mut dyn Write, a: &Advice, tty: bool, color: bool) -> anyhow::Result<()> {
+pub fn write_table(out: &mut dyn Write, a: &Advice, dropin: Option<&DropIn>, tty: bool, color: bool) -> anyhow::Result<()> {
     let host = a.host.as_deref().map(|h| format!(" to {h}")).unwrap_or_default();
     let assumed = if a.bandwidth_source == Source::Assumed {
         " (ASSUMED)"
@@ -257,6 +289,12 @@ pub fn write_table(out: &mut dyn Write, a: &Advice, tty: bool, color: bool) -> a
     }
     for w in &a.warnings {
         writeln!(out, "warning: {w}")?;
+    }
+    if let Some(d) = dropin {
+        writeln!(out, "keep it: {} ({})", dropin_file(d), d.why)?;
+        for w in &d.overridden_by {
+            writeln!(out, "warning: {w}")?;
+        }
     }
     Ok(())
 }

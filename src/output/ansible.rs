@@ -12,6 +12,7 @@ use std::io::Write;
 
 use crate::advice::Advice;
 use crate::fleet::{self, Entry};
+use crate::persist::DropIn;
 use crate::platform::Os;
 
 /// Where apply records the values it replaces, on each managed host.
@@ -22,14 +23,15 @@ pub fn quoted(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
 }
 
-/// The playbook. `sysctl_file` is the file the module keeps the settings in on Linux (a
-/// tcptune drop-in; FreeBSD and macOS keep them in /etc/sysctl.conf, which their loaders read).
-pub fn write(out: &mut dyn Write, a: &Advice, entries: &[Entry], sysctl_file: &str) -> anyhow::Result<()> {
+/// The playbook. On Linux the module keeps the settings in `dropin` (numbered against the
+/// files of the machine the advice was made on); FreeBSD and macOS keep them in
+/// /etc/sysctl.conf, which their loaders read.
+pub fn write(out: &mut dyn Write, a: &Advice, entries: &[Entry], dropin: Option<&DropIn>) -> anyhow::Result<()> {
     let c = crate::text::comment;
     super::advice::header(out, a)?;
-    let sysctl_file = match a.os {
-        Os::Linux => sysctl_file,
-        Os::Freebsd | Os::Macos => "/etc/sysctl.conf",
+    let sysctl_file = match (a.os, dropin) {
+        (Os::Linux, Some(d)) => super::advice::dropin_file(d),
+        _ => "/etc/sysctl.conf".to_string(),
     };
     // macOS's sysctl(8) has no -p: set each value now (sysctl_set) and keep the file for boot.
     let reload = a.os != Os::Macos;
@@ -46,6 +48,12 @@ pub fn write(out: &mut dyn Write, a: &Advice, entries: &[Entry], sysctl_file: &s
         out,
         "# they replace are recorded on each host in {PRIOR_FILE} (-e tcptune_prior_file=...)."
     )?;
+    if let Some(d) = dropin {
+        writeln!(out, "# The drop-in's number: {} (on the host this advice was made on).", c(&d.why))?;
+        for w in &d.overridden_by {
+            writeln!(out, "# warning: {}", c(w))?;
+        }
+    }
     let set: Vec<&Entry> = entries.iter().filter(|e| e.is_set()).collect();
     writeln!(out, "---")?;
     writeln!(out, "- name: {}", quoted(&format!("tcptune: {}", fleet::title(a))))?;
@@ -53,7 +61,7 @@ pub fn write(out: &mut dyn Write, a: &Advice, entries: &[Entry], sysctl_file: &s
     writeln!(out, "  become: true")?;
     writeln!(out, "  gather_facts: false")?;
     writeln!(out, "  vars:")?;
-    writeln!(out, "    tcptune_sysctl_file: {}", quoted(sysctl_file))?;
+    writeln!(out, "    tcptune_sysctl_file: {}", quoted(&sysctl_file))?;
     writeln!(out, "    tcptune_prior_file: {}", quoted(PRIOR_FILE))?;
     if set.is_empty() {
         writeln!(out, "    tcptune_keys: []")?;

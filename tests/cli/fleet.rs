@@ -393,3 +393,41 @@ fn what_k8s_puts_in_a_pod_the_kernel_lets_a_child_namespace_write_and_the_rest_i
         assert_eq!(in_pod, writable, "{k}: in the pod {in_pod}, writable in a child namespace {writable}");
     }
 }
+
+#[test]
+fn the_drop_in_is_numbered_against_the_installed_files_and_what_overrides_it_is_named() {
+    let root = tempfile::tempdir().expect("tmp");
+    let d = root.path().join("etc/sysctl.d");
+    std::fs::create_dir_all(&d).expect("mkdir");
+    // "70-tcptune.conf" sorts after "70-nic.conf", byte for byte, as the loaders sort.
+    std::fs::write(d.join("70-nic.conf"), "net.ipv4.tcp_rmem = 4096 87380 16777216\n").expect("write");
+    // /etc/sysctl.conf is read last whatever the number: it can only be named.
+    std::fs::write(root.path().join("etc/sysctl.conf"), "net.ipv4.tcp_wmem = 4096 65536 16777216\n").expect("write");
+    let run = |format: &str| {
+        let out = tcptune()
+            .args(["advise", "--format", format, "--persist-root"])
+            .arg(root.path())
+            .args(PATH)
+            .output()
+            .expect("run");
+        assert!(out.status.success(), "{}", text(&out));
+        String::from_utf8(out.stdout).expect("utf8")
+    };
+    let sysctl = run("sysctl");
+    assert!(
+        sysctl.contains("# save as /etc/sysctl.d/70-tcptune.conf (read after 70-nic.conf, which sets net.ipv4.tcp_rmem)"),
+        "{sysctl}"
+    );
+    assert!(
+        sysctl.lines().any(|l| l.starts_with("# warning: ") && l.contains("etc/sysctl.conf:1 sets net.ipv4.tcp_wmem")),
+        "{sysctl}"
+    );
+    let v: Value = serde_json::from_str(&run("json")).expect("json");
+    assert_eq!(v["sysctl_d"]["file"], "/etc/sysctl.d/70-tcptune.conf", "{v}");
+    assert_eq!(v["sysctl_d"]["overridden_by"].as_array().map(Vec::len), Some(1), "{v}");
+    let book = run("ansible");
+    assert!(book.contains("tcptune_sysctl_file: \"/etc/sysctl.d/70-tcptune.conf\""), "{book}");
+    // TuneD reapplies /etc/sysctl.d after its profile: both files win over it.
+    let tuned = run("tuned");
+    assert_eq!(tuned.lines().filter(|l| l.starts_with("# warning: ") && l.contains("reapply_sysctl")).count(), 2, "{tuned}");
+}
