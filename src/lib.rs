@@ -231,7 +231,7 @@ tcptune sizes TCP buffers so that one flow can fill a long, fast path.
   2. What should change on this machine, and why? (measures the path to HOST)
        tcptune advise --host HOST
   3. Keep it: save the advice where sysctl reads it at boot, read it, load it
-     (its \"# save as\" line names the number if an installed file needs a later one)
+     (its \"# save as\" line says if installed files need a later number)
        tcptune advise --host HOST | sudo tee /etc/sysctl.d/60-tcptune.conf
        sudo sysctl -p /etc/sysctl.d/60-tcptune.conf
   4. Or change the running kernel now, and put it back exactly later

@@ -151,7 +151,7 @@ _tcptune() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "sysctl table json shell" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "sysctl table json shell ansible tuned k8s" -- "${cur}"))
                     return 0
                     ;;
                 --sysctl-dir)
@@ -178,7 +178,7 @@ _tcptune() {
             return 0
             ;;
         tcptune__subcmd__advise)
-            opts="-4 -6 -h --host --rtt --bandwidth --profile --probes --port --interval --timeout --no-capacity --allow-lower --loss-recovery --clean-path --no-path-test --iperf3 --test-port --test-time --test-bytes --flows --os --format --sysctl-dir --sysctl-cmd --state-dir --fake-prober --help"
+            opts="-4 -6 -h --host --rtt --bandwidth --profile --probes --port --interval --timeout --no-capacity --allow-lower --loss-recovery --clean-path --no-path-test --iperf3 --test-port --test-time --test-bytes --flows --output --tuned-include --allowed-unsafe-sysctls --persist-root --os --format --sysctl-dir --sysctl-cmd --state-dir --fake-prober --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -232,12 +232,28 @@ _tcptune() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tuned-include)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --allowed-unsafe-sysctls)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --persist-root)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --os)
                     COMPREPLY=($(compgen -W "linux freebsd macos" -- "${cur}"))
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "sysctl table json shell" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "sysctl table json shell ansible tuned k8s" -- "${cur}"))
                     return 0
                     ;;
                 --sysctl-dir)
@@ -335,7 +351,7 @@ _tcptune() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "sysctl table json shell" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "sysctl table json shell ansible tuned k8s" -- "${cur}"))
                     return 0
                     ;;
                 --sysctl-dir)
@@ -405,7 +421,7 @@ _tcptune() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "sysctl table json shell" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "sysctl table json shell ansible tuned k8s" -- "${cur}"))
                     return 0
                     ;;
                 --sysctl-dir)
@@ -455,7 +471,7 @@ _tcptune() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "sysctl table json shell" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "sysctl table json shell ansible tuned k8s" -- "${cur}"))
                     return 0
                     ;;
                 --sysctl-dir)
@@ -493,7 +509,7 @@ _tcptune() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "sysctl table json shell" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "sysctl table json shell ansible tuned k8s" -- "${cur}"))
                     return 0
                     ;;
                 --sysctl-dir)
@@ -791,7 +807,7 @@ _tcptune() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "sysctl table json shell" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "sysctl table json shell ansible tuned k8s" -- "${cur}"))
                     return 0
                     ;;
                 --sysctl-dir)
@@ -829,7 +845,7 @@ _tcptune() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "sysctl table json shell" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "sysctl table json shell ansible tuned k8s" -- "${cur}"))
                     return 0
                     ;;
                 --sysctl-dir)
@@ -867,7 +883,7 @@ _tcptune() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "sysctl table json shell" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "sysctl table json shell ansible tuned k8s" -- "${cur}"))
                     return 0
                     ;;
                 --sysctl-dir)
@@ -905,7 +921,7 @@ _tcptune() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "sysctl table json shell" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "sysctl table json shell ansible tuned k8s" -- "${cur}"))
                     return 0
                     ;;
                 --sysctl-dir)
@@ -1013,7 +1029,7 @@ _tcptune() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "sysctl table json shell" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "sysctl table json shell ansible tuned k8s" -- "${cur}"))
                     return 0
                     ;;
                 --sysctl-dir)
@@ -1051,7 +1067,7 @@ _tcptune() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "sysctl table json shell" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "sysctl table json shell ansible tuned k8s" -- "${cur}"))
                     return 0
                     ;;
                 --sysctl-dir)
@@ -1097,7 +1113,7 @@ _tcptune() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "sysctl table json shell" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "sysctl table json shell ansible tuned k8s" -- "${cur}"))
                     return 0
                     ;;
                 --sysctl-dir)
@@ -1135,7 +1151,7 @@ _tcptune() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "sysctl table json shell" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "sysctl table json shell ansible tuned k8s" -- "${cur}"))
                     return 0
                     ;;
                 --sysctl-dir)
@@ -1181,7 +1197,7 @@ _tcptune() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "sysctl table json shell" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "sysctl table json shell ansible tuned k8s" -- "${cur}"))
                     return 0
                     ;;
                 --sysctl-dir)
@@ -1219,7 +1235,7 @@ _tcptune() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "sysctl table json shell" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "sysctl table json shell ansible tuned k8s" -- "${cur}"))
                     return 0
                     ;;
                 --sysctl-dir)
@@ -1273,7 +1289,7 @@ _tcptune() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "sysctl table json shell" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "sysctl table json shell ansible tuned k8s" -- "${cur}"))
                     return 0
                     ;;
                 --sysctl-dir)

@@ -30,7 +30,10 @@ macos\t''"
 complete -c tcptune -n "__fish_tcptune_needs_command" -l format -d 'Output format [advise: table on a terminal, else sysctl; others: table]' -r -f -a "sysctl\t'`key = value` lines, valid for /etc/sysctl.d (Linux) or /etc/sysctl.conf (BSD)'
 table\t'A table for people'
 json\t'JSON for programs'
-shell\t'`sysctl -w` commands'"
+shell\t'`sysctl -w` commands'
+ansible\t'advise: an Ansible playbook (ansible.posix.sysctl), with a revert tagged `revert`'
+tuned\t'advise: a TuneD profile (tuned.conf; --output DIR writes the profile directory)'
+k8s\t'advise: a Kubernetes Pod with the sysctls a pod may set; node-wide keys listed apart'"
 complete -c tcptune -n "__fish_tcptune_needs_command" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
 complete -c tcptune -n "__fish_tcptune_needs_command" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
 complete -c tcptune -n "__fish_tcptune_needs_command" -l state-dir -d 'Where snapshots live' -r -F
@@ -62,7 +65,10 @@ macos\t''"
 complete -c tcptune -n "__fish_tcptune_using_subcommand calc" -l format -d 'Output format [advise: table on a terminal, else sysctl; others: table]' -r -f -a "sysctl\t'`key = value` lines, valid for /etc/sysctl.d (Linux) or /etc/sysctl.conf (BSD)'
 table\t'A table for people'
 json\t'JSON for programs'
-shell\t'`sysctl -w` commands'"
+shell\t'`sysctl -w` commands'
+ansible\t'advise: an Ansible playbook (ansible.posix.sysctl), with a revert tagged `revert`'
+tuned\t'advise: a TuneD profile (tuned.conf; --output DIR writes the profile directory)'
+k8s\t'advise: a Kubernetes Pod with the sysctls a pod may set; node-wide keys listed apart'"
 complete -c tcptune -n "__fish_tcptune_using_subcommand calc" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand calc" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand calc" -l state-dir -d 'Where snapshots live' -r -F
@@ -80,13 +86,20 @@ complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l test-port -d 
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l test-time -d 'Longest path test (at most 60s)' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l test-bytes -d 'Most bytes a path test sends' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l flows -d 'Concurrent bulk flows expected, for the memory check' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l output -d 'Write the output to PATH instead of stdout (--format tuned: the profile directory, e.g. /etc/tuned/tcptune, whose name is the profile\'s)' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l tuned-include -d '--format tuned: stack the profile on this TuneD profile (`include=`); its settings for the same keys are overridden by tcptune\'s' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l allowed-unsafe-sysctls -d '--format k8s: the kubelet\'s --allowed-unsafe-sysctls list (names, or prefixes ending in \'*\'); the unsafe keys it allows go into the pod, the others stay comments' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l persist-root -d 'Tests only: the directory standing for / in the sysctl.d files consulted' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l os -d 'OS to advise for / operate on [default: the running OS]' -r -f -a "linux\t''
 freebsd\t''
 macos\t''"
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l format -d 'Output format [advise: table on a terminal, else sysctl; others: table]' -r -f -a "sysctl\t'`key = value` lines, valid for /etc/sysctl.d (Linux) or /etc/sysctl.conf (BSD)'
 table\t'A table for people'
 json\t'JSON for programs'
-shell\t'`sysctl -w` commands'"
+shell\t'`sysctl -w` commands'
+ansible\t'advise: an Ansible playbook (ansible.posix.sysctl), with a revert tagged `revert`'
+tuned\t'advise: a TuneD profile (tuned.conf; --output DIR writes the profile directory)'
+k8s\t'advise: a Kubernetes Pod with the sysctls a pod may set; node-wide keys listed apart'"
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l state-dir -d 'Where snapshots live' -r -F
@@ -121,13 +134,16 @@ macos\t''"
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l format -d 'Output format [advise: table on a terminal, else sysctl; others: table]' -r -f -a "sysctl\t'`key = value` lines, valid for /etc/sysctl.d (Linux) or /etc/sysctl.conf (BSD)'
 table\t'A table for people'
 json\t'JSON for programs'
-shell\t'`sysctl -w` commands'"
+shell\t'`sysctl -w` commands'
+ansible\t'advise: an Ansible playbook (ansible.posix.sysctl), with a revert tagged `revert`'
+tuned\t'advise: a TuneD profile (tuned.conf; --output DIR writes the profile directory)'
+k8s\t'advise: a Kubernetes Pod with the sysctls a pod may set; node-wide keys listed apart'"
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l state-dir -d 'Where snapshots live' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l fake-prober -d 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine\'s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l dry-run -d 'Show each change (key: current -> new) and write nothing, not even a snapshot'
-complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l persist -d 'Also make the values survive a reboot (Linux: /etc/sysctl.d/60-tcptune.conf; FreeBSD/macOS: a marked block in /etc/sysctl.conf, boot tunables in /boot/loader.conf)'
+complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l persist -d 'Also make the values survive a reboot (Linux: /etc/sysctl.d/NN-tcptune.conf, NN 60 or later than any installed file that sets the same keys; FreeBSD/macOS: a marked block in /etc/sysctl.conf, boot tunables in /boot/loader.conf)'
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -s 4 -d 'Use IPv4 only'
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -s 6 -d 'Use IPv6 only'
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l no-capacity -d 'Skip the packet-train estimate of the bottleneck rate (ICMP trains of MTU-sized echo requests sent after the round-trip probes; not sent when --bandwidth is given)'
@@ -145,7 +161,10 @@ macos\t''"
 complete -c tcptune -n "__fish_tcptune_using_subcommand revert" -l format -d 'Output format [advise: table on a terminal, else sysctl; others: table]' -r -f -a "sysctl\t'`key = value` lines, valid for /etc/sysctl.d (Linux) or /etc/sysctl.conf (BSD)'
 table\t'A table for people'
 json\t'JSON for programs'
-shell\t'`sysctl -w` commands'"
+shell\t'`sysctl -w` commands'
+ansible\t'advise: an Ansible playbook (ansible.posix.sysctl), with a revert tagged `revert`'
+tuned\t'advise: a TuneD profile (tuned.conf; --output DIR writes the profile directory)'
+k8s\t'advise: a Kubernetes Pod with the sysctls a pod may set; node-wide keys listed apart'"
 complete -c tcptune -n "__fish_tcptune_using_subcommand revert" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand revert" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand revert" -l state-dir -d 'Where snapshots live' -r -F
@@ -159,7 +178,10 @@ macos\t''"
 complete -c tcptune -n "__fish_tcptune_using_subcommand snapshots" -l format -d 'Output format [advise: table on a terminal, else sysctl; others: table]' -r -f -a "sysctl\t'`key = value` lines, valid for /etc/sysctl.d (Linux) or /etc/sysctl.conf (BSD)'
 table\t'A table for people'
 json\t'JSON for programs'
-shell\t'`sysctl -w` commands'"
+shell\t'`sysctl -w` commands'
+ansible\t'advise: an Ansible playbook (ansible.posix.sysctl), with a revert tagged `revert`'
+tuned\t'advise: a TuneD profile (tuned.conf; --output DIR writes the profile directory)'
+k8s\t'advise: a Kubernetes Pod with the sysctls a pod may set; node-wide keys listed apart'"
 complete -c tcptune -n "__fish_tcptune_using_subcommand snapshots" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand snapshots" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand snapshots" -l state-dir -d 'Where snapshots live' -r -F
@@ -171,7 +193,10 @@ macos\t''"
 complete -c tcptune -n "__fish_tcptune_using_subcommand revert-timer" -l format -d 'Output format [advise: table on a terminal, else sysctl; others: table]' -r -f -a "sysctl\t'`key = value` lines, valid for /etc/sysctl.d (Linux) or /etc/sysctl.conf (BSD)'
 table\t'A table for people'
 json\t'JSON for programs'
-shell\t'`sysctl -w` commands'"
+shell\t'`sysctl -w` commands'
+ansible\t'advise: an Ansible playbook (ansible.posix.sysctl), with a revert tagged `revert`'
+tuned\t'advise: a TuneD profile (tuned.conf; --output DIR writes the profile directory)'
+k8s\t'advise: a Kubernetes Pod with the sysctls a pod may set; node-wide keys listed apart'"
 complete -c tcptune -n "__fish_tcptune_using_subcommand revert-timer" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand revert-timer" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand revert-timer" -l state-dir -d 'Where snapshots live' -r -F
@@ -186,7 +211,10 @@ macos\t''"
 complete -c tcptune -n "__fish_tcptune_using_subcommand check" -l format -d 'Output format [advise: table on a terminal, else sysctl; others: table]' -r -f -a "sysctl\t'`key = value` lines, valid for /etc/sysctl.d (Linux) or /etc/sysctl.conf (BSD)'
 table\t'A table for people'
 json\t'JSON for programs'
-shell\t'`sysctl -w` commands'"
+shell\t'`sysctl -w` commands'
+ansible\t'advise: an Ansible playbook (ansible.posix.sysctl), with a revert tagged `revert`'
+tuned\t'advise: a TuneD profile (tuned.conf; --output DIR writes the profile directory)'
+k8s\t'advise: a Kubernetes Pod with the sysctls a pod may set; node-wide keys listed apart'"
 complete -c tcptune -n "__fish_tcptune_using_subcommand check" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand check" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand check" -l state-dir -d 'Where snapshots live' -r -F
@@ -200,7 +228,10 @@ macos\t''"
 complete -c tcptune -n "__fish_tcptune_using_subcommand serve" -l format -d 'Output format [advise: table on a terminal, else sysctl; others: table]' -r -f -a "sysctl\t'`key = value` lines, valid for /etc/sysctl.d (Linux) or /etc/sysctl.conf (BSD)'
 table\t'A table for people'
 json\t'JSON for programs'
-shell\t'`sysctl -w` commands'"
+shell\t'`sysctl -w` commands'
+ansible\t'advise: an Ansible playbook (ansible.posix.sysctl), with a revert tagged `revert`'
+tuned\t'advise: a TuneD profile (tuned.conf; --output DIR writes the profile directory)'
+k8s\t'advise: a Kubernetes Pod with the sysctls a pod may set; node-wide keys listed apart'"
 complete -c tcptune -n "__fish_tcptune_using_subcommand serve" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand serve" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand serve" -l state-dir -d 'Where snapshots live' -r -F
@@ -217,7 +248,10 @@ macos\t''"
 complete -c tcptune -n "__fish_tcptune_using_subcommand verify" -l format -d 'Output format [advise: table on a terminal, else sysctl; others: table]' -r -f -a "sysctl\t'`key = value` lines, valid for /etc/sysctl.d (Linux) or /etc/sysctl.conf (BSD)'
 table\t'A table for people'
 json\t'JSON for programs'
-shell\t'`sysctl -w` commands'"
+shell\t'`sysctl -w` commands'
+ansible\t'advise: an Ansible playbook (ansible.posix.sysctl), with a revert tagged `revert`'
+tuned\t'advise: a TuneD profile (tuned.conf; --output DIR writes the profile directory)'
+k8s\t'advise: a Kubernetes Pod with the sysctls a pod may set; node-wide keys listed apart'"
 complete -c tcptune -n "__fish_tcptune_using_subcommand verify" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand verify" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand verify" -l state-dir -d 'Where snapshots live' -r -F
@@ -231,7 +265,10 @@ macos\t''"
 complete -c tcptune -n "__fish_tcptune_using_subcommand inspect" -l format -d 'Output format [advise: table on a terminal, else sysctl; others: table]' -r -f -a "sysctl\t'`key = value` lines, valid for /etc/sysctl.d (Linux) or /etc/sysctl.conf (BSD)'
 table\t'A table for people'
 json\t'JSON for programs'
-shell\t'`sysctl -w` commands'"
+shell\t'`sysctl -w` commands'
+ansible\t'advise: an Ansible playbook (ansible.posix.sysctl), with a revert tagged `revert`'
+tuned\t'advise: a TuneD profile (tuned.conf; --output DIR writes the profile directory)'
+k8s\t'advise: a Kubernetes Pod with the sysctls a pod may set; node-wide keys listed apart'"
 complete -c tcptune -n "__fish_tcptune_using_subcommand inspect" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand inspect" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand inspect" -l state-dir -d 'Where snapshots live' -r -F
@@ -243,7 +280,10 @@ macos\t''"
 complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and not __fish_seen_subcommand_from list show export help" -l format -d 'Output format [advise: table on a terminal, else sysctl; others: table]' -r -f -a "sysctl\t'`key = value` lines, valid for /etc/sysctl.d (Linux) or /etc/sysctl.conf (BSD)'
 table\t'A table for people'
 json\t'JSON for programs'
-shell\t'`sysctl -w` commands'"
+shell\t'`sysctl -w` commands'
+ansible\t'advise: an Ansible playbook (ansible.posix.sysctl), with a revert tagged `revert`'
+tuned\t'advise: a TuneD profile (tuned.conf; --output DIR writes the profile directory)'
+k8s\t'advise: a Kubernetes Pod with the sysctls a pod may set; node-wide keys listed apart'"
 complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and not __fish_seen_subcommand_from list show export help" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and not __fish_seen_subcommand_from list show export help" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and not __fish_seen_subcommand_from list show export help" -l state-dir -d 'Where snapshots live' -r -F
@@ -259,7 +299,10 @@ macos\t''"
 complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from list" -l format -d 'Output format [advise: table on a terminal, else sysctl; others: table]' -r -f -a "sysctl\t'`key = value` lines, valid for /etc/sysctl.d (Linux) or /etc/sysctl.conf (BSD)'
 table\t'A table for people'
 json\t'JSON for programs'
-shell\t'`sysctl -w` commands'"
+shell\t'`sysctl -w` commands'
+ansible\t'advise: an Ansible playbook (ansible.posix.sysctl), with a revert tagged `revert`'
+tuned\t'advise: a TuneD profile (tuned.conf; --output DIR writes the profile directory)'
+k8s\t'advise: a Kubernetes Pod with the sysctls a pod may set; node-wide keys listed apart'"
 complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from list" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from list" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from list" -l state-dir -d 'Where snapshots live' -r -F
@@ -271,7 +314,10 @@ macos\t''"
 complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from show" -l format -d 'Output format [advise: table on a terminal, else sysctl; others: table]' -r -f -a "sysctl\t'`key = value` lines, valid for /etc/sysctl.d (Linux) or /etc/sysctl.conf (BSD)'
 table\t'A table for people'
 json\t'JSON for programs'
-shell\t'`sysctl -w` commands'"
+shell\t'`sysctl -w` commands'
+ansible\t'advise: an Ansible playbook (ansible.posix.sysctl), with a revert tagged `revert`'
+tuned\t'advise: a TuneD profile (tuned.conf; --output DIR writes the profile directory)'
+k8s\t'advise: a Kubernetes Pod with the sysctls a pod may set; node-wide keys listed apart'"
 complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from show" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from show" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from show" -l state-dir -d 'Where snapshots live' -r -F
@@ -283,7 +329,10 @@ macos\t''"
 complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from export" -l format -d 'Output format [advise: table on a terminal, else sysctl; others: table]' -r -f -a "sysctl\t'`key = value` lines, valid for /etc/sysctl.d (Linux) or /etc/sysctl.conf (BSD)'
 table\t'A table for people'
 json\t'JSON for programs'
-shell\t'`sysctl -w` commands'"
+shell\t'`sysctl -w` commands'
+ansible\t'advise: an Ansible playbook (ansible.posix.sysctl), with a revert tagged `revert`'
+tuned\t'advise: a TuneD profile (tuned.conf; --output DIR writes the profile directory)'
+k8s\t'advise: a Kubernetes Pod with the sysctls a pod may set; node-wide keys listed apart'"
 complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from export" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from export" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from export" -l state-dir -d 'Where snapshots live' -r -F
@@ -299,7 +348,10 @@ macos\t''"
 complete -c tcptune -n "__fish_tcptune_using_subcommand man" -l format -d 'Output format [advise: table on a terminal, else sysctl; others: table]' -r -f -a "sysctl\t'`key = value` lines, valid for /etc/sysctl.d (Linux) or /etc/sysctl.conf (BSD)'
 table\t'A table for people'
 json\t'JSON for programs'
-shell\t'`sysctl -w` commands'"
+shell\t'`sysctl -w` commands'
+ansible\t'advise: an Ansible playbook (ansible.posix.sysctl), with a revert tagged `revert`'
+tuned\t'advise: a TuneD profile (tuned.conf; --output DIR writes the profile directory)'
+k8s\t'advise: a Kubernetes Pod with the sysctls a pod may set; node-wide keys listed apart'"
 complete -c tcptune -n "__fish_tcptune_using_subcommand man" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand man" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand man" -l state-dir -d 'Where snapshots live' -r -F
@@ -311,7 +363,10 @@ macos\t''"
 complete -c tcptune -n "__fish_tcptune_using_subcommand completions" -l format -d 'Output format [advise: table on a terminal, else sysctl; others: table]' -r -f -a "sysctl\t'`key = value` lines, valid for /etc/sysctl.d (Linux) or /etc/sysctl.conf (BSD)'
 table\t'A table for people'
 json\t'JSON for programs'
-shell\t'`sysctl -w` commands'"
+shell\t'`sysctl -w` commands'
+ansible\t'advise: an Ansible playbook (ansible.posix.sysctl), with a revert tagged `revert`'
+tuned\t'advise: a TuneD profile (tuned.conf; --output DIR writes the profile directory)'
+k8s\t'advise: a Kubernetes Pod with the sysctls a pod may set; node-wide keys listed apart'"
 complete -c tcptune -n "__fish_tcptune_using_subcommand completions" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand completions" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand completions" -l state-dir -d 'Where snapshots live' -r -F
