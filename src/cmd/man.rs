@@ -245,6 +245,21 @@ fn sections(r: &mut Roff) {
             "Advice for another OS (freebsd, macos), against its stock values.",
         ),
         (
+            "tcptune advise --host HOST --format ansible > tcptune.yml",
+            "An Ansible playbook (ansible.posix.sysctl) for a pool of hosts; ansible-playbook tcptune.yml --tags revert \
+             puts back what each host ran before.",
+        ),
+        (
+            "sudo tcptune advise --host HOST --format tuned --output /etc/tuned/tcptune",
+            "A TuneD profile; activate it with tuned-adm profile tcptune. Files in /etc/sysctl.d that set the same keys \
+             win over it (TuneD's reapply_sysctl) and are named.",
+        ),
+        (
+            "tcptune advise --host HOST --format k8s > pod.yaml",
+            "A Pod with the sysctls a pod may set (tcp_rmem, tcp_wmem: Kubernetes 1.32); node-wide keys listed to set \
+             on the nodes; --allowed-unsafe-sysctls LIST adds the unsafe ones your kubelet allows.",
+        ),
+        (
             "tcptune profiles export linux > my.toml",
             "A starting point for your own rules; then tcptune advise --profile my.toml ...",
         ),
