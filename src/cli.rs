@@ -567,7 +567,8 @@ mod tests {
     #[test]
     fn probe_defaults_are_measures() {
         use clap::Parser as _;
-        let Some(Command::Advise(AdviseCmdArgs { advice: a, .. })) = Cli::parse_from(["tcptune", "advise"]).command else {
+        let Some(Command::Advise(AdviseCmdArgs { advice: a, .. })) = Cli::parse_from(["tcptune", "advise"]).command
+        else {
             unreachable!("advise")
         };
         let p = a.request(None).probe;

@@ -42,7 +42,11 @@ pub fn run(args: &AdviseCmdArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::
             let entries = fleet::entries(&advice)?;
             let keys: Vec<&str> = entries.iter().filter(|e| e.is_set()).map(|e| e.key.as_str()).collect();
             // Only this machine's files are known; advice for another system warns of none.
-            let overridden = if ctx.local { fleet::tuned_overrides(&root, &keys) } else { Vec::new() };
+            let overridden = if ctx.local {
+                fleet::tuned_overrides(&root, &keys)
+            } else {
+                Vec::new()
+            };
             output::tuned::write(
                 &mut text,
                 &advice,
@@ -66,7 +70,9 @@ pub fn run(args: &AdviseCmdArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::
             eprintln!("tcptune: wrote {}", written.display());
             if format == Format::Tuned {
                 let name = tuned_name(a)?;
-                eprintln!("tcptune: activate it with `tuned-adm profile {name}` (or `tuned-adm profile ACTIVE {name}` to keep the profile you run)");
+                eprintln!(
+                    "tcptune: activate it with `tuned-adm profile {name}` (or `tuned-adm profile ACTIVE {name}` to keep the profile you run)"
+                );
             }
         }
     }

@@ -31,13 +31,15 @@ fn toml_only(ctx: &Context, what: &str) -> Result<(), Error> {
     match ctx.format {
         None => Ok(()),
         // A template has no values until a path is given: the engines' formats come from advise.
-        Some(f @ (Format::Ansible | Format::Tuned | Format::K8s | Format::Sysctl | Format::Shell)) => Err(Error::usage(
-            format!("profiles {what} prints the TOML template, which has no values until advise sizes it for a path"),
-        )
-        .with_hint(format!(
-            "tcptune advise --profile NAME --rtt 150ms --bandwidth 500mbit --format {}",
-            crate::cli::format_name(f)
-        ))),
+        Some(f @ (Format::Ansible | Format::Tuned | Format::K8s | Format::Sysctl | Format::Shell)) => {
+            Err(Error::usage(format!(
+                "profiles {what} prints the TOML template, which has no values until advise sizes it for a path"
+            ))
+            .with_hint(format!(
+                "tcptune advise --profile NAME --rtt 150ms --bandwidth 500mbit --format {}",
+                crate::cli::format_name(f)
+            )))
+        }
         Some(_) => Err(
             Error::usage(format!("profiles {what} prints TOML and takes no --format"))
                 .with_hint("--format table|json applies to `tcptune profiles list`"),

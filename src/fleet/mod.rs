@@ -48,11 +48,15 @@ impl Engine {
             (Self::Tuned, _) => Err(Error::usage(format!(
                 "--format tuned writes a TuneD profile, and TuneD runs only on Linux, not {os}"
             ))
-            .with_hint(format!("for {os} use --format sysctl (/etc/sysctl.conf) or --format ansible"))),
+            .with_hint(format!(
+                "for {os} use --format sysctl (/etc/sysctl.conf) or --format ansible"
+            ))),
             (Self::K8s, _) => Err(Error::usage(format!(
                 "--format k8s writes Linux pod sysctls; Kubernetes pods do not run on {os}"
             ))
-            .with_hint(format!("for {os} use --format sysctl (/etc/sysctl.conf) or --format ansible"))),
+            .with_hint(format!(
+                "for {os} use --format sysctl (/etc/sysctl.conf) or --format ansible"
+            ))),
         }
     }
 }
@@ -92,7 +96,9 @@ pub fn entries(advice: &Advice) -> Result<Vec<Entry>, Error> {
             let left_out = match (&s.action, s.stage) {
                 (_, Stage::Boot) => Some("boot-time tunable: set it in /boot/loader.conf and reboot".to_string()),
                 (Action::Set | Action::Keep, Stage::Runtime) => None,
-                (Action::Unavailable(why), Stage::Runtime) => Some(format!("not set where this advice was made: {why}")),
+                (Action::Unavailable(why), Stage::Runtime) => {
+                    Some(format!("not set where this advice was made: {why}"))
+                }
             };
             Ok(Entry {
                 key: s.key.clone(),
@@ -209,7 +215,10 @@ mod tests {
             std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
             std::fs::write(p, text).expect("write");
         };
-        w("etc/sysctl.d/70-x.conf", "net.ipv4.tcp_rmem = 4096 87380 6291456\nnet.ipv4.tcp_sack = 1\n");
+        w(
+            "etc/sysctl.d/70-x.conf",
+            "net.ipv4.tcp_rmem = 4096 87380 6291456\nnet.ipv4.tcp_sack = 1\n",
+        );
         w("usr/lib/sysctl.d/50-default.conf", "net.ipv4.tcp_rmem = 1 2 3\n");
         w("etc/sysctl.conf", "# nothing\nnet.core.rmem_max=1\n");
         let o = tuned_overrides(root.path(), &["net.ipv4.tcp_rmem", "net.core.rmem_max"]);

@@ -197,7 +197,13 @@ pub fn write_shell(out: &mut dyn Write, a: &Advice) -> anyhow::Result<()> {
 }
 
 /// The path, the buffers, the measured hosts and the settings, for people.
-pub fn write_table(out: &mut dyn Write, a: &Advice, dropin: Option<&DropIn>, tty: bool, color: bool) -> anyhow::Result<()> {
+pub fn write_table(
+    out: &mut dyn Write,
+    a: &Advice,
+    dropin: Option<&DropIn>,
+    tty: bool,
+    color: bool,
+) -> anyhow::Result<()> {
     let host = a.host.as_deref().map(|h| format!(" to {h}")).unwrap_or_default();
     let assumed = if a.bandwidth_source == Source::Assumed {
         " (ASSUMED)"

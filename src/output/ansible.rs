@@ -36,7 +36,10 @@ pub fn write(out: &mut dyn Write, a: &Advice, entries: &[Entry], dropin: Option<
     // macOS's sysctl(8) has no -p: set each value now (sysctl_set) and keep the file for boot.
     let reload = a.os != Os::Macos;
     writeln!(out, "#")?;
-    writeln!(out, "# Ansible playbook (collection ansible.posix). Apply to your inventory:")?;
+    writeln!(
+        out,
+        "# Ansible playbook (collection ansible.posix). Apply to your inventory:"
+    )?;
     writeln!(out, "#   ansible-playbook -i INVENTORY tcptune.yml")?;
     writeln!(out, "# Put back the values each host ran before its first apply:")?;
     writeln!(out, "#   ansible-playbook -i INVENTORY tcptune.yml --tags revert")?;
@@ -49,7 +52,11 @@ pub fn write(out: &mut dyn Write, a: &Advice, entries: &[Entry], dropin: Option<
         "# they replace are recorded on each host in {PRIOR_FILE} (-e tcptune_prior_file=...)."
     )?;
     if let Some(d) = dropin {
-        writeln!(out, "# The drop-in's number: {} (on the host this advice was made on).", c(&d.why))?;
+        writeln!(
+            out,
+            "# The drop-in's number: {} (on the host this advice was made on).",
+            c(&d.why)
+        )?;
         for w in &d.overridden_by {
             writeln!(out, "# warning: {}", c(w))?;
         }
@@ -135,11 +142,18 @@ pub fn write(out: &mut dyn Write, a: &Advice, entries: &[Entry], dropin: Option<
         }
     }
     writeln!(out)?;
-    writeln!(out, "    # Revert (--tags revert): the record, then tcptune's lines out, then the old values back.")?;
+    writeln!(
+        out,
+        "    # Revert (--tags revert): the record, then tcptune's lines out, then the old values back."
+    )?;
     task(
         out,
         "Revert: read the values recorded before the first apply",
-        &["ansible.builtin.slurp:", "  src: \"{{ tcptune_prior_file }}\"", "register: tcptune_recorded"],
+        &[
+            "ansible.builtin.slurp:",
+            "  src: \"{{ tcptune_prior_file }}\"",
+            "register: tcptune_recorded",
+        ],
         "[never, revert]",
     )?;
     match a.os {
@@ -147,7 +161,11 @@ pub fn write(out: &mut dyn Write, a: &Advice, entries: &[Entry], dropin: Option<
         Os::Linux => task(
             out,
             "Revert: remove tcptune's drop-in",
-            &["ansible.builtin.file:", "  path: \"{{ tcptune_sysctl_file }}\"", "  state: absent"],
+            &[
+                "ansible.builtin.file:",
+                "  path: \"{{ tcptune_sysctl_file }}\"",
+                "  state: absent",
+            ],
             "[never, revert]",
         )?,
         // /etc/sysctl.conf is shared: take out tcptune's keys only.
@@ -182,7 +200,11 @@ pub fn write(out: &mut dyn Write, a: &Advice, entries: &[Entry], dropin: Option<
     task(
         out,
         "Revert: forget the record, so the next apply records afresh",
-        &["ansible.builtin.file:", "  path: \"{{ tcptune_prior_file }}\"", "  state: absent"],
+        &[
+            "ansible.builtin.file:",
+            "  path: \"{{ tcptune_prior_file }}\"",
+            "  state: absent",
+        ],
         "[never, revert]",
     )?;
     Ok(())

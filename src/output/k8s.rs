@@ -13,7 +13,12 @@ use super::ansible::quoted;
 
 /// The manifest. `allowed_unsafe` is the kubelet's `--allowed-unsafe-sysctls` list as the
 /// user gave it: unsafe keys it matches go into the pod, the rest stay comments.
-pub fn write(out: &mut dyn Write, a: &Advice, entries: &[Entry], allowed_unsafe: &k8s::Allowlist) -> anyhow::Result<()> {
+pub fn write(
+    out: &mut dyn Write,
+    a: &Advice,
+    entries: &[Entry],
+    allowed_unsafe: &k8s::Allowlist,
+) -> anyhow::Result<()> {
     let c = crate::text::comment;
     super::advice::header(out, a)?;
     let scoped: Vec<(&Entry, Scope)> = entries.iter().map(|e| (e, k8s::scope(&e.key))).collect();
@@ -37,7 +42,9 @@ pub fn write(out: &mut dyn Write, a: &Advice, entries: &[Entry], allowed_unsafe:
     let safe: Vec<String> = scoped
         .iter()
         .filter_map(|(e, s)| match s {
-            Scope::Safe { since, kernel } if e.is_set() => Some(format!("{} (Kubernetes >= {since}, node kernel >= {kernel})", e.key)),
+            Scope::Safe { since, kernel } if e.is_set() => {
+                Some(format!("{} (Kubernetes >= {since}, node kernel >= {kernel})", e.key))
+            }
             _ => None,
         })
         .collect();
@@ -74,7 +81,10 @@ pub fn write(out: &mut dyn Write, a: &Advice, entries: &[Entry], allowed_unsafe:
             out,
             "# Set on the node (node-wide: a pod's network namespace cannot change them), e.g. with tcptune apply"
         )?;
-        writeln!(out, "# on each node, or --format ansible or --format tuned for the node pool:")?;
+        writeln!(
+            out,
+            "# on each node, or --format ansible or --format tuned for the node pool:"
+        )?;
         for (e, _) in &node {
             writeln!(out, "#   {} = {}  ({})", e.key, e.value, c(&e.reason))?;
         }
@@ -103,13 +113,19 @@ pub fn write(out: &mut dyn Write, a: &Advice, entries: &[Entry], allowed_unsafe:
     for (e, s) in pod {
         writeln!(out, "      # {}", c(&e.reason))?;
         if *s == Scope::Unsafe {
-            writeln!(out, "      # unsafe: the kubelet must allow it (--allowed-unsafe-sysctls)")?;
+            writeln!(
+                out,
+                "      # unsafe: the kubelet must allow it (--allowed-unsafe-sysctls)"
+            )?;
         }
         writeln!(out, "      - name: {}", quoted(&e.key))?;
         writeln!(out, "        value: {}", quoted(&e.value))?;
     }
     writeln!(out, "  containers:")?;
-    writeln!(out, "    # replace with your transfer workload; this one only keeps the pod up to look at its sysctls")?;
+    writeln!(
+        out,
+        "    # replace with your transfer workload; this one only keeps the pod up to look at its sysctls"
+    )?;
     writeln!(out, "    - name: transfer")?;
     writeln!(out, "      image: busybox:stable")?;
     writeln!(out, "      command: [\"sleep\", \"infinity\"]")?;

@@ -39,7 +39,10 @@ pub fn write(
         "# /run/sysctl.d, /etc/sysctl.d and /etc/sysctl.conf again, so a key set there wins over this profile."
     )?;
     if overridden_by.is_empty() {
-        writeln!(out, "# None of those sets these keys on the host this advice was made on.")?;
+        writeln!(
+            out,
+            "# None of those sets these keys on the host this advice was made on."
+        )?;
     }
     for w in overridden_by {
         writeln!(out, "# warning: {}", c(w))?;

@@ -70,7 +70,12 @@ fn wanted(json: &str) -> Vec<(String, String)> {
 
 #[test]
 fn formats_for_an_engine_that_cannot_run_there_are_refused_in_one_line() {
-    for (format, os) in [("k8s", "freebsd"), ("k8s", "macos"), ("tuned", "freebsd"), ("tuned", "macos")] {
+    for (format, os) in [
+        ("k8s", "freebsd"),
+        ("k8s", "macos"),
+        ("tuned", "freebsd"),
+        ("tuned", "macos"),
+    ] {
         let out = tcptune()
             .args(["advise", "--format", format, "--os", os])
             .args(PATH)
@@ -80,7 +85,13 @@ fn formats_for_an_engine_that_cannot_run_there_are_refused_in_one_line() {
         assert!(out.stdout.is_empty(), "nothing on stdout");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.starts_with("tcptune: ") && err.contains(os), "{err}");
-        assert_eq!(err.lines().filter(|l| !l.starts_with("hint:") && !l.trim().is_empty()).count(), 1, "{err}");
+        assert_eq!(
+            err.lines()
+                .filter(|l| !l.starts_with("hint:") && !l.trim().is_empty())
+                .count(),
+            1,
+            "{err}"
+        );
     }
     // Another format's options, a name TuneD would not load, a kubelet list that is not one.
     for args in [
@@ -129,7 +140,11 @@ fn ansible_for_freebsd_and_macos_keeps_sysctl_conf_and_macos_does_not_reload() {
 
 #[test]
 fn k8s_puts_in_the_pod_only_what_a_pod_may_set() {
-    let out = tcptune().args(["advise", "--format", "k8s"]).args(PATH).output().expect("run");
+    let out = tcptune()
+        .args(["advise", "--format", "k8s"])
+        .args(PATH)
+        .output()
+        .expect("run");
     assert!(out.status.success(), "{}", text(&out));
     let t = String::from_utf8(out.stdout).expect("utf8");
     let pod: Vec<&str> = t
@@ -140,11 +155,23 @@ fn k8s_puts_in_the_pod_only_what_a_pod_may_set() {
         .collect();
     assert_eq!(pod, ["\"net.ipv4.tcp_rmem\"", "\"net.ipv4.tcp_wmem\""], "{t}");
     // Node-wide caps listed apart, unsafe ones named with the kubelet flag.
-    assert!(t.contains("Set on the node") && t.contains("#   net.core.rmem_max = "), "{t}");
-    assert!(t.contains("--allowed-unsafe-sysctls=") && t.contains("net.ipv4.tcp_congestion_control"), "{t}");
+    assert!(
+        t.contains("Set on the node") && t.contains("#   net.core.rmem_max = "),
+        "{t}"
+    );
+    assert!(
+        t.contains("--allowed-unsafe-sysctls=") && t.contains("net.ipv4.tcp_congestion_control"),
+        "{t}"
+    );
     // The kubelet's list brings the unsafe key it names into the pod, and nothing node-wide.
     let out = tcptune()
-        .args(["advise", "--format", "k8s", "--allowed-unsafe-sysctls", "net.ipv4.tcp_congestion_control,net.core.*"])
+        .args([
+            "advise",
+            "--format",
+            "k8s",
+            "--allowed-unsafe-sysctls",
+            "net.ipv4.tcp_congestion_control,net.core.*",
+        ])
         .args(PATH)
         .output()
         .expect("run");
@@ -166,7 +193,10 @@ fn tuned_output_is_a_profile_directory_named_by_it() {
         .stdout("")
         .stderr(predicate::str::contains("tuned-adm profile wan-dtn"));
     let conf = std::fs::read_to_string(profile.join("tuned.conf")).expect("tuned.conf");
-    assert!(conf.contains("\n[main]\nsummary=tcptune: ") && conf.contains("\n[sysctl]\n"), "{conf}");
+    assert!(
+        conf.contains("\n[main]\nsummary=tcptune: ") && conf.contains("\n[sysctl]\n"),
+        "{conf}"
+    );
     assert!(!conf.contains("include="), "no parent profile unless asked: {conf}");
     // A name TuneD would drop is refused before anything is written.
     let bad = dir.path().join("wan dtn");
@@ -182,7 +212,10 @@ fn tuned_output_is_a_profile_directory_named_by_it() {
 // ------------------------------------------------------------------ the engines themselves
 
 #[test]
-#[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root and the clients tests/run.sh installs")]
+#[cfg_attr(
+    not(feature = "privileged-tests"),
+    ignore = "privileged: needs root and the clients tests/run.sh installs"
+)]
 fn ansible_playbook_applies_the_advice_in_a_netns_and_its_revert_restores_it() {
     let venv = venv();
     let ns = Netns::new("ansible");
@@ -191,7 +224,11 @@ fn ansible_playbook_applies_the_advice_in_a_netns_and_its_revert_restores_it() {
     // Stock maxima, so that the advice changes something.
     ns.exec(
         "sysctl",
-        &["-w", "net.ipv4.tcp_rmem=4096 131072 6291456", "net.ipv4.tcp_wmem=4096 16384 4194304"],
+        &[
+            "-w",
+            "net.ipv4.tcp_rmem=4096 131072 6291456",
+            "net.ipv4.tcp_wmem=4096 16384 4194304",
+        ],
     );
     let host_rmem = fields(&std::fs::read_to_string("/proc/sys/net/ipv4/tcp_rmem").expect("host"));
 
@@ -203,7 +240,11 @@ fn ansible_playbook_applies_the_advice_in_a_netns_and_its_revert_restores_it() {
     let want = wanted(&advise("json"));
     assert!(want.iter().any(|(k, _)| k == "net.ipv4.tcp_rmem"), "{want:?}");
     let before: Vec<String> = want.iter().map(|(k, _)| ns.sysctl(k)).collect();
-    assert_ne!(before, want.iter().map(|(_, v)| v.clone()).collect::<Vec<_>>(), "the advice must change something");
+    assert_ne!(
+        before,
+        want.iter().map(|(_, v)| v.clone()).collect::<Vec<_>>(),
+        "the advice must change something"
+    );
 
     let dir = tempfile::tempdir().expect("tmp");
     let book = dir.path().join("tcptune.yml");
@@ -235,7 +276,11 @@ fn ansible_playbook_applies_the_advice_in_a_netns_and_its_revert_restores_it() {
             .env("ANSIBLE_REMOTE_TEMP", dir.path().join("ansible-tmp"))
             .output()
             .expect("ansible-playbook");
-        assert!(out.status.success(), "ansible-playbook {extra:?} failed:\n{}", text(&out));
+        assert!(
+            out.status.success(),
+            "ansible-playbook {extra:?} failed:\n{}",
+            text(&out)
+        );
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
 
@@ -262,11 +307,18 @@ fn ansible_playbook_applies_the_advice_in_a_netns_and_its_revert_restores_it() {
 }
 
 #[test]
-#[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root and the clients tests/run.sh installs")]
+#[cfg_attr(
+    not(feature = "privileged-tests"),
+    ignore = "privileged: needs root and the clients tests/run.sh installs"
+)]
 fn tuned_loads_the_profile_with_its_own_loader_and_reads_the_advice() {
     let dir = tempfile::tempdir().expect("tmp");
     let want = {
-        let out = tcptune().args(["advise", "--format", "json"]).args(PATH).output().expect("run");
+        let out = tcptune()
+            .args(["advise", "--format", "json"])
+            .args(PATH)
+            .output()
+            .expect("run");
         wanted(&String::from_utf8(out.stdout).expect("utf8"))
     };
     let load = |name: &str| {
@@ -289,29 +341,51 @@ fn tuned_loads_the_profile_with_its_own_loader_and_reads_the_advice() {
         let out = load(name);
         assert!(out.status.success(), "TuneD's loader: {}", text(&out));
         let v: Value = serde_json::from_slice(&out.stdout).expect("json");
-        assert!(v["summary"].as_str().expect("summary").contains("RTT 150 ms at 500 Mbit/s"), "{v}");
+        assert!(
+            v["summary"]
+                .as_str()
+                .expect("summary")
+                .contains("RTT 150 ms at 500 Mbit/s"),
+            "{v}"
+        );
         let sysctl = v["units"]["sysctl"].as_object().expect("[sysctl]");
         for (k, val) in &want {
-            assert_eq!(sysctl.get(k).and_then(Value::as_str).map(fields).as_deref(), Some(val.as_str()), "{k}: {v}");
+            assert_eq!(
+                sysctl.get(k).and_then(Value::as_str).map(fields).as_deref(),
+                Some(val.as_str()),
+                "{k}: {v}"
+            );
         }
         match include {
             // Exactly the advice, nothing else.
             None => assert_eq!(sysctl.len(), want.len(), "{v}"),
             // network-throughput's own tcp_rmem is overridden; its parents' settings come along.
-            Some(_) => assert!(sysctl.contains_key("vm.dirty_ratio") && v["units"].get("cpu").is_some(), "{v}"),
+            Some(_) => assert!(
+                sysctl.contains_key("vm.dirty_ratio") && v["units"].get("cpu").is_some(),
+                "{v}"
+            ),
         }
     }
     // The loader can refuse: a line without '=' in a section.
     let broken = dir.path().join("broken");
     std::fs::create_dir(&broken).expect("mkdir");
     let conf = std::fs::read_to_string(dir.path().join("tcptune/tuned.conf")).expect("read");
-    std::fs::write(broken.join("tuned.conf"), conf.replace("[sysctl]\n", "[sysctl]\nnet.ipv4.tcp_rmem\n[sysctl]\n"))
-        .expect("write");
-    assert!(!load("broken").status.success(), "TuneD's loader refuses a broken profile");
+    std::fs::write(
+        broken.join("tuned.conf"),
+        conf.replace("[sysctl]\n", "[sysctl]\nnet.ipv4.tcp_rmem\n[sysctl]\n"),
+    )
+    .expect("write");
+    assert!(
+        !load("broken").status.success(),
+        "TuneD's loader refuses a broken profile"
+    );
 }
 
 #[test]
-#[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root and the clients tests/run.sh installs")]
+#[cfg_attr(
+    not(feature = "privileged-tests"),
+    ignore = "privileged: needs root and the clients tests/run.sh installs"
+)]
 fn the_pod_validates_against_the_kubernetes_schema_and_holds_only_allowed_sysctls() {
     let venv = venv();
     let dir = tempfile::tempdir().expect("tmp");
@@ -323,10 +397,15 @@ fn the_pod_validates_against_the_kubernetes_schema_and_holds_only_allowed_sysctl
             .expect("kubernetes-validate")
     };
     let safe: Vec<&str> = vec!["net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem"];
-    for (name, allow) in [("pod.yaml", None), ("pod-unsafe.yaml", Some("net.ipv4.tcp_congestion_control"))] {
+    for (name, allow) in [
+        ("pod.yaml", None),
+        ("pod-unsafe.yaml", Some("net.ipv4.tcp_congestion_control")),
+    ] {
         let file = dir.path().join(name);
         let mut cmd = tcptune();
-        cmd.args(["advise", "--format", "k8s", "--output"]).arg(&file).args(PATH);
+        cmd.args(["advise", "--format", "k8s", "--output"])
+            .arg(&file)
+            .args(PATH);
         if let Some(a) = allow {
             cmd.args(["--allowed-unsafe-sysctls", a]);
         }
@@ -342,22 +421,35 @@ fn the_pod_validates_against_the_kubernetes_schema_and_holds_only_allowed_sysctl
         let list: Vec<(String, String)> = serde_json::from_slice(&out.stdout).expect("json");
         let names: Vec<&str> = list.iter().map(|(n, _)| n.as_str()).collect();
         for n in &names {
-            assert!(safe.contains(n) || Some(*n) == allow, "{n} is neither safe nor allowed: {names:?}");
+            assert!(
+                safe.contains(n) || Some(*n) == allow,
+                "{n} is neither safe nor allowed: {names:?}"
+            );
         }
         for s in &safe {
             assert!(names.contains(s), "{s} missing: {names:?}");
         }
-        assert_eq!(names.contains(&"net.ipv4.tcp_congestion_control"), allow.is_some(), "{names:?}");
+        assert_eq!(
+            names.contains(&"net.ipv4.tcp_congestion_control"),
+            allow.is_some(),
+            "{names:?}"
+        );
     }
     // The validator can fail: a misspelt field.
     let text_ok = std::fs::read_to_string(dir.path().join("pod.yaml")).expect("read");
     let bad = dir.path().join("bad.yaml");
     std::fs::write(&bad, text_ok.replace("    sysctls:", "    sysctl:")).expect("write");
-    assert!(!validate(&bad).status.success(), "strict validation rejects an unknown field");
+    assert!(
+        !validate(&bad).status.success(),
+        "strict validation rejects an unknown field"
+    );
 }
 
 #[test]
-#[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root and the clients tests/run.sh installs")]
+#[cfg_attr(
+    not(feature = "privileged-tests"),
+    ignore = "privileged: needs root and the clients tests/run.sh installs"
+)]
 fn what_k8s_puts_in_a_pod_the_kernel_lets_a_child_namespace_write_and_the_rest_it_does_not() {
     let venv = venv();
     let ns = Netns::new("k8sscope");
@@ -365,7 +457,14 @@ fn what_k8s_puts_in_a_pod_the_kernel_lets_a_child_namespace_write_and_the_rest_i
     let file = dir.path().join("pod.yaml");
     // Every namespaced key allowed: the pod gets all that tcptune calls per-namespace.
     tcptune()
-        .args(["advise", "--format", "k8s", "--allowed-unsafe-sysctls", "net.*", "--output"])
+        .args([
+            "advise",
+            "--format",
+            "k8s",
+            "--allowed-unsafe-sysctls",
+            "net.*",
+            "--output",
+        ])
         .arg(&file)
         .args(PATH)
         .assert()
@@ -377,7 +476,11 @@ fn what_k8s_puts_in_a_pod_the_kernel_lets_a_child_namespace_write_and_the_rest_i
         .expect("python");
     let pod: Vec<(String, String)> = serde_json::from_slice(&out.stdout).expect("json");
     let all = {
-        let out = tcptune().args(["advise", "--format", "json"]).args(PATH).output().expect("run");
+        let out = tcptune()
+            .args(["advise", "--format", "json"])
+            .args(PATH)
+            .output()
+            .expect("run");
         wanted(&String::from_utf8(out.stdout).expect("utf8"))
     };
     assert!(pod.len() >= 2 && pod.len() < all.len(), "{pod:?} of {all:?}");
@@ -386,11 +489,17 @@ fn what_k8s_puts_in_a_pod_the_kernel_lets_a_child_namespace_write_and_the_rest_i
         // kernel refuses the write.
         let proc = format!("/proc/sys/{}", k.replace('.', "/"));
         let writable = ns
-            .exec("sh", &["-c", "v=$(cat \"$1\") && printf '%s\\n' \"$v\" > \"$1\"", "sh", &proc])
+            .exec(
+                "sh",
+                &["-c", "v=$(cat \"$1\") && printf '%s\\n' \"$v\" > \"$1\"", "sh", &proc],
+            )
             .status
             .success();
         let in_pod = pod.iter().any(|(n, _)| n == k);
-        assert_eq!(in_pod, writable, "{k}: in the pod {in_pod}, writable in a child namespace {writable}");
+        assert_eq!(
+            in_pod, writable,
+            "{k}: in the pod {in_pod}, writable in a child namespace {writable}"
+        );
     }
 }
 
@@ -402,7 +511,11 @@ fn the_drop_in_is_numbered_against_the_installed_files_and_what_overrides_it_is_
     // "70-tcptune.conf" sorts after "70-nic.conf", byte for byte, as the loaders sort.
     std::fs::write(d.join("70-nic.conf"), "net.ipv4.tcp_rmem = 4096 87380 16777216\n").expect("write");
     // /etc/sysctl.conf is read last whatever the number: it can only be named.
-    std::fs::write(root.path().join("etc/sysctl.conf"), "net.ipv4.tcp_wmem = 4096 65536 16777216\n").expect("write");
+    std::fs::write(
+        root.path().join("etc/sysctl.conf"),
+        "net.ipv4.tcp_wmem = 4096 65536 16777216\n",
+    )
+    .expect("write");
     let run = |format: &str| {
         let out = tcptune()
             .args(["advise", "--format", format, "--persist-root"])
@@ -415,19 +528,32 @@ fn the_drop_in_is_numbered_against_the_installed_files_and_what_overrides_it_is_
     };
     let sysctl = run("sysctl");
     assert!(
-        sysctl.contains("# save as /etc/sysctl.d/70-tcptune.conf (read after 70-nic.conf, which sets net.ipv4.tcp_rmem)"),
+        sysctl
+            .contains("# save as /etc/sysctl.d/70-tcptune.conf (read after 70-nic.conf, which sets net.ipv4.tcp_rmem)"),
         "{sysctl}"
     );
     assert!(
-        sysctl.lines().any(|l| l.starts_with("# warning: ") && l.contains("etc/sysctl.conf:1 sets net.ipv4.tcp_wmem")),
+        sysctl
+            .lines()
+            .any(|l| l.starts_with("# warning: ") && l.contains("etc/sysctl.conf:1 sets net.ipv4.tcp_wmem")),
         "{sysctl}"
     );
     let v: Value = serde_json::from_str(&run("json")).expect("json");
     assert_eq!(v["sysctl_d"]["file"], "/etc/sysctl.d/70-tcptune.conf", "{v}");
     assert_eq!(v["sysctl_d"]["overridden_by"].as_array().map(Vec::len), Some(1), "{v}");
     let book = run("ansible");
-    assert!(book.contains("tcptune_sysctl_file: \"/etc/sysctl.d/70-tcptune.conf\""), "{book}");
+    assert!(
+        book.contains("tcptune_sysctl_file: \"/etc/sysctl.d/70-tcptune.conf\""),
+        "{book}"
+    );
     // TuneD reapplies /etc/sysctl.d after its profile: both files win over it.
     let tuned = run("tuned");
-    assert_eq!(tuned.lines().filter(|l| l.starts_with("# warning: ") && l.contains("reapply_sysctl")).count(), 2, "{tuned}");
+    assert_eq!(
+        tuned
+            .lines()
+            .filter(|l| l.starts_with("# warning: ") && l.contains("reapply_sysctl"))
+            .count(),
+        2,
+        "{tuned}"
+    );
 }

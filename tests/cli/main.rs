@@ -3,8 +3,8 @@
 
 mod apply;
 mod diag;
-mod fleet;
 mod fake_host;
+mod fleet;
 mod hostile;
 mod lab;
 mod netns;
