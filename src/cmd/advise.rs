@@ -27,7 +27,7 @@ pub fn run(args: &AdviseCmdArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::
         .unwrap_or(if ctx.stdout_tty { Format::Table } else { Format::Sysctl });
     // Everything the format cannot take is refused before anything is measured.
     let engine = engine(format);
-    check_flags(a, engine, ctx)?;
+    check_flags(a, format, engine, ctx)?;
     let advice = advise_from_args(&args.advice, ctx, ctx.prober())?;
     let mut text = Vec::new();
     let root = a.persist_root.clone().unwrap_or_else(|| PathBuf::from("/"));
@@ -66,7 +66,7 @@ pub fn run(args: &AdviseCmdArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::
     match &a.output {
         None => out.write_all(&text)?,
         Some(path) => {
-            let written = write_output(path, format, &text)?;
+            let written = write_output(path, format, &text, dropin.as_ref())?;
             eprintln!("tcptune: wrote {}", written.display());
             if format == Format::Tuned {
                 let name = tuned_name(a)?;
@@ -118,7 +118,7 @@ fn engine(format: Format) -> Option<Engine> {
 
 /// Refuses what the chosen format cannot take: an OS its engine does not run on, another
 /// format's options, a profile name TuneD would not load.
-fn check_flags(a: &OutputArgs, engine: Option<Engine>, ctx: &Context) -> Result<(), Error> {
+fn check_flags(a: &OutputArgs, format: Format, engine: Option<Engine>, ctx: &Context) -> Result<(), Error> {
     if let Some(e) = engine {
         e.check_os(ctx.os)?;
     }
@@ -136,7 +136,21 @@ fn check_flags(a: &OutputArgs, engine: Option<Engine>, ctx: &Context) -> Result<
     if engine == Some(Engine::Tuned) {
         tuned_name(a)?;
     }
+    if let Some(p) = &a.output
+        && p.is_dir()
+        && !(format == Format::Tuned || (format == Format::Sysctl && ctx.os == crate::platform::Os::Linux))
+    {
+        return Err(output_dir_refused(p));
+    }
     Ok(())
+}
+
+fn output_dir_refused(path: &Path) -> Error {
+    Error::usage(format!(
+        "--output {}: a directory; name the file to write (a directory is taken by --format tuned, and by \
+         --format sysctl on Linux, which writes the numbered drop-in there)",
+        path.display()
+    ))
 }
 
 /// The TuneD profile's name: the `--output` directory's, else "tcptune".
@@ -155,7 +169,7 @@ fn tuned_name(a: &OutputArgs) -> Result<String, Error> {
 /// Writes `text` to `path` (`--format tuned`: to `path/tuned.conf`, creating the directory)
 /// atomically, never through a symlink, and only where root could trust the directory
 /// ([`crate::fsutil`]). Returns the file written.
-fn write_output(path: &Path, format: Format, text: &[u8]) -> Result<PathBuf, Error> {
+fn write_output(path: &Path, format: Format, text: &[u8], dropin: Option<&DropIn>) -> Result<PathBuf, Error> {
     let sys = |what: &str, p: &Path, e: std::io::Error| Error::system(format!("cannot {what} {}: {e}", p.display()));
     let file = if format == Format::Tuned {
         crate::fsutil::check_trusted_parent(path, "--output directory")?;
@@ -175,10 +189,11 @@ fn write_output(path: &Path, format: Format, text: &[u8]) -> Result<PathBuf, Err
         crate::fsutil::check_trusted_dir(path, "--output directory")?;
         path.join("tuned.conf")
     } else if path.is_dir() {
-        return Err(Error::usage(format!(
-            "--output {}: a directory; name the file to write",
-            path.display()
-        )));
+        // A sysctl.d directory: the drop-in, numbered against the installed files.
+        match (format, dropin) {
+            (Format::Sysctl, Some(d)) => path.join(&d.name),
+            _ => return Err(output_dir_refused(path)),
+        }
     } else {
         path.to_path_buf()
     };

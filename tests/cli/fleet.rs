@@ -556,4 +556,24 @@ fn the_drop_in_is_numbered_against_the_installed_files_and_what_overrides_it_is_
         2,
         "{tuned}"
     );
+    // --output a sysctl.d directory: the numbered drop-in is written there.
+    tcptune()
+        .args(["advise", "--format", "sysctl", "--persist-root"])
+        .arg(root.path())
+        .arg("--output")
+        .arg(&d)
+        .args(PATH)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("70-tcptune.conf"));
+    let kept = std::fs::read_to_string(d.join("70-tcptune.conf")).expect("the drop-in");
+    assert!(kept.contains("\nnet.ipv4.tcp_rmem = "), "{kept}");
+    // Other formats want a file name, and say so before measuring anything.
+    tcptune()
+        .args(["advise", "--format", "ansible", "--output"])
+        .arg(&d)
+        .args(PATH)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("a directory; name the file"));
 }
