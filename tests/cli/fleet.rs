@@ -66,6 +66,28 @@ fn wanted(json: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The example path's advice on this machine, as (key, value) to be set.
+fn host_advice() -> Vec<(String, String)> {
+    let out = tcptune()
+        .args(["advise", "--format", "json"])
+        .args(PATH)
+        .output()
+        .expect("run");
+    assert!(out.status.success(), "{}", text(&out));
+    wanted(&String::from_utf8(out.stdout).expect("utf8"))
+}
+
+/// `spec.securityContext.sysctls` of a Pod manifest, read by PyYAML.
+fn pod_sysctls(venv: &Path, file: &Path) -> Vec<(String, String)> {
+    let out = Std::new(venv.join("bin/python"))
+        .arg(script("pod_sysctls.py"))
+        .arg(file)
+        .output()
+        .expect("python");
+    assert!(out.status.success(), "{}", text(&out));
+    serde_json::from_slice(&out.stdout).expect("json")
+}
+
 // ------------------------------------------------------------------ refusals (no root)
 
 #[test]
@@ -313,14 +335,7 @@ fn ansible_playbook_applies_the_advice_in_a_netns_and_its_revert_restores_it() {
 )]
 fn tuned_loads_the_profile_with_its_own_loader_and_reads_the_advice() {
     let dir = tempfile::tempdir().expect("tmp");
-    let want = {
-        let out = tcptune()
-            .args(["advise", "--format", "json"])
-            .args(PATH)
-            .output()
-            .expect("run");
-        wanted(&String::from_utf8(out.stdout).expect("utf8"))
-    };
+    let want = host_advice();
     let load = |name: &str| {
         Std::new("/usr/bin/python3")
             .arg(script("tuned_load.py"))
@@ -412,13 +427,7 @@ fn the_pod_validates_against_the_kubernetes_schema_and_holds_only_allowed_sysctl
         cmd.assert().success();
         let out = validate(&file);
         assert!(out.status.success(), "kubernetes-validate: {}", text(&out));
-        let out = Std::new(venv.join("bin/python"))
-            .arg(script("pod_sysctls.py"))
-            .arg(&file)
-            .output()
-            .expect("python");
-        assert!(out.status.success(), "{}", text(&out));
-        let list: Vec<(String, String)> = serde_json::from_slice(&out.stdout).expect("json");
+        let list = pod_sysctls(&venv, &file);
         let names: Vec<&str> = list.iter().map(|(n, _)| n.as_str()).collect();
         for n in &names {
             assert!(
@@ -469,20 +478,8 @@ fn what_k8s_puts_in_a_pod_the_kernel_lets_a_child_namespace_write_and_the_rest_i
         .args(PATH)
         .assert()
         .success();
-    let out = Std::new(venv.join("bin/python"))
-        .arg(script("pod_sysctls.py"))
-        .arg(&file)
-        .output()
-        .expect("python");
-    let pod: Vec<(String, String)> = serde_json::from_slice(&out.stdout).expect("json");
-    let all = {
-        let out = tcptune()
-            .args(["advise", "--format", "json"])
-            .args(PATH)
-            .output()
-            .expect("run");
-        wanted(&String::from_utf8(out.stdout).expect("utf8"))
-    };
+    let pod = pod_sysctls(&venv, &file);
+    let all = host_advice();
     assert!(pod.len() >= 2 && pod.len() < all.len(), "{pod:?} of {all:?}");
     for (k, _) in &all {
         // Written back through /proc/sys itself: procps `sysctl -w` exits 0 even when the
