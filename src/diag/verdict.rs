@@ -31,7 +31,9 @@ pub(crate) fn last_field(v: &str) -> Option<u64> {
     v.split(' ').next_back().and_then(|x| x.parse().ok())
 }
 
-/// What the verdict is settled from, beside the kernel's counters.
+/// What the flow showed beside the kernel's counters: the verdict is settled from it, and the
+/// advice ([`AdviceFacts::flow`]) is written from it.
+#[derive(Clone, Copy)]
 pub struct VerdictFacts<'a> {
     pub throughput_bps: f64,
     pub sizing_rtt_ms: f64,
@@ -98,18 +100,13 @@ pub fn settle_verdict(b: &Breakdown, f: &VerdictFacts<'_>) -> LimitedBy {
     }
 }
 
-/// What the advice is computed from.
+/// What the advice is computed from: the flow's facts (the verdict's), its counters and its
+/// retransmissions.
+#[derive(Clone, Copy)]
 pub struct AdviceFacts<'a> {
+    pub flow: VerdictFacts<'a>,
     pub breakdown: Option<&'a Breakdown>,
-    pub throughput_bps: f64,
-    pub sizing_rtt_ms: f64,
-    pub rate: Bitrate,
-    pub rate_source: Source,
-    pub receiver: &'a BufferFacts,
-    pub sender: &'a BufferFacts,
     pub retransmitted_pct: Option<f64>,
-    /// The receiver's advertised window at the end (tcpi_snd_wnd), bytes.
-    pub peer_window: Option<u64>,
 }
 
 /// `sysctl -w net.ipv4.tcp_rmem="4096 131072 N"`: the running min and default kept, the maximum raised.
@@ -199,24 +196,25 @@ pub fn advice(f: &AdviceFacts<'_>) -> Vec<String> {
     let Some(b) = f.breakdown else {
         out.push(format!(
             "measured {} goodput; this OS gives no limited-by counters (Linux TCP_INFO): run verify from a Linux sender to learn what limits the flow",
-            text::rate(f.throughput_bps)
+            text::rate(f.flow.throughput_bps)
         ));
         return out;
     };
-    let rate = match f.rate_source {
-        Source::Assumed => format!("{} (ASSUMED: give --bandwidth)", f.rate),
-        _ => f.rate.to_string(),
+    let rate = match f.flow.rate_source {
+        Source::Assumed => format!("{} (ASSUMED: give --bandwidth)", f.flow.rate),
+        _ => f.flow.rate.to_string(),
     };
-    let sized = format!("sized like advise for {} ms at {rate}", text::ms(f.sizing_rtt_ms));
-    let rtt = crate::units::Duration::from_millis_f64(f.sizing_rtt_ms);
+    let sized = format!("sized like advise for {} ms at {rate}", text::ms(f.flow.sizing_rtt_ms));
+    let rtt = crate::units::Duration::from_millis_f64(f.flow.sizing_rtt_ms);
     // Advice to raise a buffer only under a buffer verdict: under "network" it would contradict
     // the verdict's own line (settle_verdict decides which it is).
     let buffer_verdict = matches!(b.limited_by, LimitedBy::ReceiveWindow | LimitedBy::SendBuffer);
     // The verdict's own buffer always gets its line, even with a small share.
     if b.rwnd_limited_pct >= NOTABLE_PCT || b.limited_by == LimitedBy::ReceiveWindow {
-        let r = f.receiver;
+        let r = f.flow.receiver;
         let field = field_name(r);
         let window = f
+            .flow
             .peer_window
             .map(|w| {
                 format!(
@@ -240,7 +238,7 @@ pub fn advice(f: &AdviceFacts<'_>) -> Vec<String> {
         ));
     }
     if b.sndbuf_limited_pct >= NOTABLE_PCT || b.limited_by == LimitedBy::SendBuffer {
-        let s = f.sender;
+        let s = f.flow.sender;
         let field = field_name(s);
         out.push(buffer_line(
             &Side {
@@ -265,7 +263,7 @@ pub fn advice(f: &AdviceFacts<'_>) -> Vec<String> {
             out.push(format!(
                 "network limited {:.0}% of the time (the congestion window decided): the buffers are not what limits this flow; {} is what the path and the congestion control give one flow{loss}",
                 b.network_limited_pct,
-                text::rate(f.throughput_bps)
+                text::rate(f.flow.throughput_bps)
             ));
         }
         LimitedBy::Application => out.push(format!(
@@ -297,15 +295,14 @@ mod tests {
         let recv = bf("linux", "net.ipv4.tcp_rmem", "4096 131072 262144", 13_762_560);
         let send = bf("linux", "net.ipv4.tcp_wmem", "4096 16384 16777216", 15_663_104);
         let f = AdviceFacts {
+            flow: VerdictFacts {
+                throughput_bps: 40e6,
+                rate: Bitrate::from_bps(1_000_000_000),
+                rate_source: Source::Assumed,
+                ..facts(&recv, &send, Some(131_072))
+            },
             breakdown: Some(&b),
-            throughput_bps: 40e6,
-            sizing_rtt_ms: 50.0,
-            rate: Bitrate::from_bps(1_000_000_000),
-            rate_source: Source::Assumed,
-            receiver: &recv,
-            sender: &send,
             retransmitted_pct: None,
-            peer_window: Some(131_072),
         };
         let a = advice(&f);
         assert_eq!(a.len(), 1, "{a:?}");
@@ -324,7 +321,13 @@ mod tests {
 
         // FreeBSD receiver: one value, and maxsockbuf to let it be reached.
         let recv = bf("freebsd", "net.inet.tcp.recvbuf_max", "2097152", 13_762_560);
-        let a = advice(&AdviceFacts { receiver: &recv, ..f });
+        let a = advice(&AdviceFacts {
+            flow: VerdictFacts {
+                receiver: &recv,
+                ..f.flow
+            },
+            ..f
+        });
         assert!(
             a[0].contains("net.inet.tcp.recvbuf_max=13762560 kern.ipc.maxsockbuf=15482880"),
             "{}",
@@ -338,15 +341,12 @@ mod tests {
         let send = bf("linux", "net.ipv4.tcp_wmem", "4096 16384 262144", 15_663_104);
         let b = Breakdown::compute(3_000_000, 0, 2_700_000, Some(3_000_000)).expect("b");
         let f = AdviceFacts {
+            flow: VerdictFacts {
+                rate: Bitrate::from_bps(1_000_000_000),
+                ..facts(&recv, &send, None)
+            },
             breakdown: Some(&b),
-            throughput_bps: 30e6,
-            sizing_rtt_ms: 50.0,
-            rate: Bitrate::from_bps(1_000_000_000),
-            rate_source: Source::Given,
-            receiver: &recv,
-            sender: &send,
             retransmitted_pct: Some(0.0),
-            peer_window: None,
         };
         let a = advice(&f);
         assert_eq!(a.len(), 1);
@@ -383,15 +383,13 @@ mod tests {
         let send = bf("linux", "net.ipv4.tcp_wmem", "4096 16384 33554432", 15_663_104);
         let b = Breakdown::compute(3_000_000, 450_000, 0, Some(3_000_000)).expect("b");
         let a = advice(&AdviceFacts {
+            flow: VerdictFacts {
+                throughput_bps: 500e6,
+                rate: Bitrate::from_bps(1_000_000_000),
+                ..facts(&recv, &send, None)
+            },
             breakdown: Some(&b),
-            throughput_bps: 500e6,
-            sizing_rtt_ms: 50.0,
-            rate: Bitrate::from_bps(1_000_000_000),
-            rate_source: Source::Given,
-            receiver: &recv,
-            sender: &send,
             retransmitted_pct: None,
-            peer_window: None,
         });
         assert!(a[0].contains("still growing"), "{a:?}");
         // 15 %: worth a line, but below the verdict's threshold: the network is the limit.
@@ -423,15 +421,9 @@ mod tests {
         b.limited_by = settle_verdict(&b, &facts(&recv, &send, Some(10_000_000)));
         assert_eq!(b.limited_by, LimitedBy::ReceiveWindow);
         let a = advice(&AdviceFacts {
+            flow: facts(&recv, &send, Some(190_000)),
             breakdown: Some(&b),
-            throughput_bps: 30e6,
-            sizing_rtt_ms: 50.0,
-            rate: Bitrate::from_bps(100_000_000),
-            rate_source: Source::Given,
-            receiver: &recv,
-            sender: &send,
             retransmitted_pct: None,
-            peer_window: Some(190_000),
         });
         assert_eq!(a.len(), 1, "{a:?}");
         assert!(a[0].starts_with("receive window limited 10% of the time"), "{a:?}");
@@ -452,15 +444,12 @@ mod tests {
         );
         b.limited_by = LimitedBy::ReceiveWindow;
         let a = advice(&AdviceFacts {
+            flow: VerdictFacts {
+                throughput_bps: 20e6,
+                ..facts(&recv, &send, Some(131_072))
+            },
             breakdown: Some(&b),
-            throughput_bps: 20e6,
-            sizing_rtt_ms: 50.0,
-            rate: Bitrate::from_bps(100_000_000),
-            rate_source: Source::Given,
-            receiver: &recv,
-            sender: &send,
             retransmitted_pct: None,
-            peer_window: Some(131_072),
         });
         assert_eq!(a.len(), 1, "{a:?}");
         assert!(a[0].starts_with("receive window limited 4% of the time"), "{a:?}");
@@ -520,15 +509,9 @@ mod tests {
         assert_eq!(settle_verdict(&b, &assumed), LimitedBy::Network);
         b.limited_by = settle_verdict(&b, &assumed);
         let a = advice(&AdviceFacts {
+            flow: f,
             breakdown: Some(&b),
-            throughput_bps: 89.1e6,
-            sizing_rtt_ms: 50.0,
-            rate: Bitrate::from_bps(100_000_000),
-            rate_source: Source::Given,
-            receiver: &recv,
-            sender: &send,
             retransmitted_pct: None,
-            peer_window: Some(858_752),
         });
         assert_eq!(a.len(), 2, "{a:?}");
         assert!(a[0].contains("not what limits this flow"), "{a:?}");

@@ -230,21 +230,19 @@ pub fn verify(a: &VerifyRequest, sender: &System<'_>, on_phase: &mut dyn FnMut(P
         needed: sizing.send_buffer,
     };
     let peer_window = info.map(|i| u64::from(i.tcpi_snd_wnd)).filter(|&w| w > 0);
+    let flow = VerdictFacts {
+        throughput_bps: throughput,
+        sizing_rtt_ms: sizing_rtt,
+        rate,
+        rate_source,
+        receiver: &receiver,
+        sender: &sender,
+        peer_window,
+        #[allow(clippy::cast_precision_loss)]
+        delivery_rate_bps: info.map(|i| i.tcpi_delivery_rate as f64 * 8.0),
+    };
     let breakdown = breakdown.map(|mut b| {
-        b.limited_by = settle_verdict(
-            &b,
-            &VerdictFacts {
-                throughput_bps: throughput,
-                sizing_rtt_ms: sizing_rtt,
-                rate,
-                rate_source,
-                receiver: &receiver,
-                sender: &sender,
-                peer_window,
-                #[allow(clippy::cast_precision_loss)]
-                delivery_rate_bps: info.map(|i| i.tcpi_delivery_rate as f64 * 8.0),
-            },
-        );
+        b.limited_by = settle_verdict(&b, &flow);
         b
     });
     #[allow(clippy::cast_precision_loss)]
@@ -257,18 +255,11 @@ pub fn verify(a: &VerifyRequest, sender: &System<'_>, on_phase: &mut dyn FnMut(P
         bdp_bytes: text::number(bdp::bdp_exact(rate, rtt)),
         sizing,
     };
-    let facts = AdviceFacts {
+    let advice = advice(&AdviceFacts {
+        flow,
         breakdown: breakdown.as_ref(),
-        throughput_bps: throughput,
-        sizing_rtt_ms: sizing_rtt,
-        rate,
-        rate_source,
-        receiver: &receiver,
-        sender: &sender,
         retransmitted_pct,
-        peer_window,
-    };
-    let advice = advice(&facts);
+    });
     #[allow(clippy::cast_precision_loss)]
     Ok(VerifyReport {
         host: a.host.clone(),
