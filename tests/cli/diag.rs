@@ -258,21 +258,7 @@ impl Drop for Server {
 #[test]
 fn serve_once_and_verify_over_loopback() {
     let mut server = Server::start(None, &["--bind", "127.0.0.1", "--port", "0", "--once"]);
-    let port = server.addr.port().to_string();
-    let out = tcptune()
-        .args([
-            "verify",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            &port,
-            "--time",
-            "1s",
-            "--format",
-            "json",
-        ])
-        .output()
-        .expect("run");
+    let (out, _) = verify_loopback(&server);
     let v = parse(&out);
     assert!(out.status.success());
     assert_one_verdict(&v);
