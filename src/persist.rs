@@ -173,7 +173,7 @@ pub fn sysctl_file(os: Os, root: &Path, keys: &[&str]) -> PathBuf {
 }
 
 /// Each of `files` (path, text) that sets one of `keys`, with those lines.
-fn setters(files: Vec<(PathBuf, String)>, keys: &[&str]) -> Vec<(PathBuf, Vec<host::ConfLine>)> {
+pub(crate) fn setters(files: Vec<(PathBuf, String)>, keys: &[&str]) -> Vec<(PathBuf, Vec<host::ConfLine>)> {
     files
         .into_iter()
         .filter_map(|(p, text)| {
@@ -188,18 +188,17 @@ fn setters(files: Vec<(PathBuf, String)>, keys: &[&str]) -> Vec<(PathBuf, Vec<ho
 
 /// One warning per line of `later` (files read after `ours`).
 fn override_lines(later: &[(PathBuf, Vec<host::ConfLine>)], ours: &str) -> Vec<String> {
-    later
+    setter_lines(later, &format!("it is read after {ours} and wins at boot"))
+}
+
+/// One line per setting of `setters`: `PATH:LINE sets KEY = VALUE; {why}`.
+pub(crate) fn setter_lines(setters: &[(PathBuf, Vec<host::ConfLine>)], why: &str) -> Vec<String> {
+    setters
         .iter()
         .flat_map(|(p, lines)| {
-            lines.iter().map(move |l| {
-                format!(
-                    "{}:{} sets {} = {}; it is read after {ours} and wins at boot",
-                    p.display(),
-                    l.line,
-                    l.key,
-                    l.value
-                )
-            })
+            lines
+                .iter()
+                .map(move |l| format!("{}:{} sets {} = {}; {why}", p.display(), l.line, l.key, l.value))
         })
         .collect()
 }

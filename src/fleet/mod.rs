@@ -144,38 +144,16 @@ pub fn check_tuned_name(name: &str, what: &str) -> Result<(), Error> {
 /// line each: TuneD (`plugin_sysctl.py`) reads the `*.conf` of /run/sysctl.d and
 /// /etc/sysctl.d by name (a /run name masks the same /etc name), then /etc/sysctl.conf.
 pub fn tuned_overrides(root: &std::path::Path, keys: &[&str]) -> Vec<String> {
-    let mut by_name = std::collections::BTreeMap::new();
-    for dir in ["run/sysctl.d", "etc/sysctl.d"] {
-        let Ok(list) = std::fs::read_dir(root.join(dir)) else {
-            continue;
-        };
-        for e in list.flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            if name.ends_with(".conf") {
-                by_name.entry(name).or_insert_with(|| e.path());
-            }
-        }
-    }
-    let mut files: Vec<std::path::PathBuf> = by_name.into_values().collect();
+    let mut files = crate::host::linux::conf_files_in(root, &["run/sysctl.d", "etc/sysctl.d"]);
     files.push(root.join("etc/sysctl.conf"));
-    let mut out = Vec::new();
-    for p in files {
-        let Ok(text) = std::fs::read_to_string(&p) else {
-            continue;
-        };
-        for l in crate::host::linux::conf_lines(&text) {
-            if keys.contains(&l.key.as_str()) {
-                out.push(format!(
-                    "{}:{} sets {} = {}; TuneD's reapply_sysctl applies it after the profile, so it wins",
-                    p.display(),
-                    l.line,
-                    l.key,
-                    l.value
-                ));
-            }
-        }
-    }
-    out
+    let texts = files
+        .into_iter()
+        .filter_map(|p| std::fs::read_to_string(&p).ok().map(|t| (p, t)))
+        .collect();
+    crate::persist::setter_lines(
+        &crate::persist::setters(texts, keys),
+        "TuneD's reapply_sysctl applies it after the profile, so it wins",
+    )
 }
 
 #[cfg(test)]

@@ -73,19 +73,7 @@ pub const SYSCTL_D_DIRS: [&str; 5] = [
 /// file reached under two names (/etc/sysctl.d/99-sysctl.conf is usually a symlink to
 /// /etc/sysctl.conf) is listed once, at its last place: that is where it wins.
 pub fn sysctl_conf_files(root: &Path) -> Vec<PathBuf> {
-    let mut by_name: BTreeMap<String, PathBuf> = BTreeMap::new();
-    for dir in SYSCTL_D_DIRS {
-        let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
-            continue;
-        };
-        for e in entries.flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            if name.ends_with(".conf") {
-                by_name.entry(name).or_insert_with(|| e.path());
-            }
-        }
-    }
-    let mut files: Vec<PathBuf> = by_name.into_values().collect();
+    let mut files = conf_files_in(root, &SYSCTL_D_DIRS);
     let main = root.join("etc/sysctl.conf");
     if main.is_file() {
         files.push(main);
@@ -100,6 +88,24 @@ pub fn sysctl_conf_files(root: &Path) -> Vec<PathBuf> {
         .filter(|(i, _)| !canon[i + 1..].contains(&canon[*i]))
         .map(|(_, f)| f)
         .collect()
+}
+
+/// The `*.conf` files of `dirs` (under `root`) sorted by file name, a name in an earlier
+/// directory masking the same name in a later one: how sysctl.d directories are merged.
+pub fn conf_files_in(root: &Path, dirs: &[&str]) -> Vec<PathBuf> {
+    let mut by_name: BTreeMap<String, PathBuf> = BTreeMap::new();
+    for dir in dirs {
+        let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name.ends_with(".conf") {
+                by_name.entry(name).or_insert_with(|| e.path());
+            }
+        }
+    }
+    by_name.into_values().collect()
 }
 
 /// Every file of [`sysctl_conf_files`] with its text (unreadable ones skipped).
