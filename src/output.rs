@@ -40,6 +40,11 @@ pub fn json<T: serde::Serialize>(out: &mut dyn Write, value: &T) -> anyhow::Resu
     Ok(())
 }
 
+/// A YAML double-quoted scalar (JSON's string syntax is YAML's), for the playbook and the Pod.
+pub fn yaml_quoted(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
+}
+
 pub mod advice;
 pub mod ansible;
 pub mod calc;

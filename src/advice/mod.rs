@@ -155,6 +155,18 @@ pub struct Advice {
     pub app_ceilings: Vec<ceilings::AppCeiling>,
 }
 
+impl Advice {
+    /// The keys the advice sets at runtime, whether or not this machine runs their value
+    /// already: what a configuration file (a sysctl.d drop-in, a playbook, a profile) holds.
+    pub fn kept_keys(&self) -> Vec<&str> {
+        self.settings
+            .iter()
+            .filter(|s| s.stage == Stage::Runtime && matches!(s.action, Action::Set | Action::Keep))
+            .map(|s| s.key.as_str())
+            .collect()
+    }
+}
+
 /// Compute the advice for `req` on `sys`. The prober is a seam: tests (and the hidden
 /// `--fake-prober` flag) pass a fake.
 pub fn advise(req: &AdviceRequest, sys: &System<'_>, prober: &dyn PathProber) -> anyhow::Result<Advice> {

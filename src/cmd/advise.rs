@@ -15,7 +15,6 @@ use crate::fleet::{self, Engine};
 use crate::measure::PathProber;
 use crate::output;
 use crate::persist::{self, DropIn};
-use crate::profile::{Action, Stage};
 
 /// The TuneD profile name when `--output` does not give one.
 const TUNED_NAME: &str = "tcptune";
@@ -29,9 +28,13 @@ pub fn run(args: &AdviseCmdArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::
     let engine = engine(format);
     check_flags(a, format, engine, ctx)?;
     let advice = advise_from_args(&args.advice, ctx, ctx.prober())?;
-    let mut text = Vec::new();
     let root = a.persist_root.clone().unwrap_or_else(|| PathBuf::from("/"));
-    let dropin = dropin(&advice, ctx, &root);
+    let keys = advice.kept_keys();
+    // The installed sysctl.d files are read only for the formats that name a drop-in.
+    let dropin = matches!(format, Format::Json | Format::Sysctl | Format::Table | Format::Ansible)
+        .then(|| dropin(&advice, ctx, &root, &keys))
+        .flatten();
+    let mut text = Vec::new();
     match format {
         Format::Json => output::advice::write_json(&mut text, &advice, dropin.as_ref())?,
         Format::Sysctl => output::advice::write_sysctl(&mut text, &advice, dropin.as_ref())?,
@@ -39,8 +42,6 @@ pub fn run(args: &AdviseCmdArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::
         Format::Table => output::advice::write_table(&mut text, &advice, dropin.as_ref(), ctx.stdout_tty, ctx.color)?,
         Format::Ansible => output::ansible::write(&mut text, &advice, &fleet::entries(&advice)?, dropin.as_ref())?,
         Format::Tuned => {
-            let entries = fleet::entries(&advice)?;
-            let keys: Vec<&str> = entries.iter().filter(|e| e.is_set()).map(|e| e.key.as_str()).collect();
             // Only this machine's files are known; advice for another system warns of none.
             let overridden = if ctx.local {
                 fleet::tuned_overrides(&root, &keys)
@@ -50,7 +51,7 @@ pub fn run(args: &AdviseCmdArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::
             output::tuned::write(
                 &mut text,
                 &advice,
-                &entries,
+                &fleet::entries(&advice)?,
                 &tuned_name(a)?,
                 a.tuned_include.as_deref(),
                 &overridden,
@@ -88,20 +89,14 @@ pub fn advise_from_args(a: &AdviseArgs, ctx: &Context, prober: &dyn PathProber) 
     )
 }
 
-/// Linux: the sysctl.d drop-in to keep the advice in, numbered against this machine's
-/// installed files when the advice is for this machine.
-fn dropin(advice: &Advice, ctx: &Context, root: &Path) -> Option<DropIn> {
+/// Linux: the sysctl.d drop-in to keep `keys` in, numbered against this machine's installed
+/// files when the advice is for this machine.
+fn dropin(advice: &Advice, ctx: &Context, root: &Path, keys: &[&str]) -> Option<DropIn> {
     if advice.os != crate::platform::Os::Linux {
         return None;
     }
-    let keys: Vec<&str> = advice
-        .settings
-        .iter()
-        .filter(|s| s.stage == Stage::Runtime && matches!(s.action, Action::Set | Action::Keep))
-        .map(|s| s.key.as_str())
-        .collect();
     Some(if ctx.local {
-        persist::choose_dropin(root, &keys)
+        persist::choose_dropin(root, keys)
     } else {
         persist::unknown_dropin()
     })

@@ -10,6 +10,7 @@
 
 use std::io::Write;
 
+use super::yaml_quoted as quoted;
 use crate::advice::Advice;
 use crate::fleet::{self, Entry};
 use crate::persist::DropIn;
@@ -17,11 +18,6 @@ use crate::platform::Os;
 
 /// Where apply records the values it replaces, on each managed host.
 pub const PRIOR_FILE: &str = "/var/lib/tcptune/ansible-prior.conf";
-
-/// A YAML double-quoted scalar (JSON's string syntax is YAML's).
-pub fn quoted(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
-}
 
 /// The playbook. On Linux the module keeps the settings in `dropin` (numbered against the
 /// files of the machine the advice was made on); FreeBSD and macOS keep them in
@@ -81,6 +77,7 @@ pub fn write(out: &mut dyn Write, a: &Advice, entries: &[Entry], dropin: Option<
     writeln!(out, "  tasks:")?;
     task(
         out,
+        &[],
         "Read the values this advice replaces",
         &[
             "ansible.builtin.command:",
@@ -94,6 +91,7 @@ pub fn write(out: &mut dyn Write, a: &Advice, entries: &[Entry], dropin: Option<
     )?;
     task(
         out,
+        &[],
         "Make the directory of the record",
         &[
             "ansible.builtin.file:",
@@ -105,6 +103,7 @@ pub fn write(out: &mut dyn Write, a: &Advice, entries: &[Entry], dropin: Option<
     )?;
     task(
         out,
+        &[],
         "Record them, on the first apply only (revert puts them back)",
         &[
             "ansible.builtin.copy:",
@@ -116,31 +115,34 @@ pub fn write(out: &mut dyn Write, a: &Advice, entries: &[Entry], dropin: Option<
         "[apply]",
     )?;
     for e in entries {
-        writeln!(out)?;
-        writeln!(out, "    # {}", c(&e.reason))?;
+        let mut comments = vec![c(&e.reason)];
         if let Some(n) = &e.note {
-            writeln!(out, "    # note: {}", c(n))?;
+            comments.push(format!("note: {}", c(n)));
         }
-        let lines = [
-            format!("- name: {}", quoted(&format!("{} = {}", e.key, e.value))),
-            "  ansible.posix.sysctl:".to_string(),
-            format!("    name: {}", quoted(&e.key)),
-            format!("    value: {}", quoted(&e.value)),
-            "    sysctl_file: \"{{ tcptune_sysctl_file }}\"".to_string(),
-            "    sysctl_set: true".to_string(),
-            format!("    reload: {reload}"),
-            "    state: present".to_string(),
-            "  tags: [apply]".to_string(),
-        ];
         match &e.left_out {
             None => {
-                for l in &lines {
-                    writeln!(out, "    {l}")?;
-                }
+                let body = [
+                    "ansible.posix.sysctl:".to_string(),
+                    format!("  name: {}", quoted(&e.key)),
+                    format!("  value: {}", quoted(&e.value)),
+                    "  sysctl_file: \"{{ tcptune_sysctl_file }}\"".to_string(),
+                    "  sysctl_set: true".to_string(),
+                    format!("  reload: {reload}"),
+                    "  state: present".to_string(),
+                ];
+                let body: Vec<&str> = body.iter().map(String::as_str).collect();
+                task(out, &comments, &format!("{} = {}", e.key, e.value), &body, "[apply]")?;
             }
-            Some(why) => writeln!(out, "    # left out: {} = {}: {}", e.key, e.value, c(why))?,
+            Some(why) => {
+                writeln!(out)?;
+                for l in &comments {
+                    writeln!(out, "    # {l}")?;
+                }
+                writeln!(out, "    # left out: {} = {}: {}", e.key, e.value, c(why))?;
+            }
         }
     }
+
     writeln!(out)?;
     writeln!(
         out,
@@ -148,6 +150,7 @@ pub fn write(out: &mut dyn Write, a: &Advice, entries: &[Entry], dropin: Option<
     )?;
     task(
         out,
+        &[],
         "Revert: read the values recorded before the first apply",
         &[
             "ansible.builtin.slurp:",
@@ -160,6 +163,7 @@ pub fn write(out: &mut dyn Write, a: &Advice, entries: &[Entry], dropin: Option<
         // tcptune's own drop-in: remove it whole.
         Os::Linux => task(
             out,
+            &[],
             "Revert: remove tcptune's drop-in",
             &[
                 "ansible.builtin.file:",
@@ -171,6 +175,7 @@ pub fn write(out: &mut dyn Write, a: &Advice, entries: &[Entry], dropin: Option<
         // /etc/sysctl.conf is shared: take out tcptune's keys only.
         Os::Freebsd | Os::Macos => task(
             out,
+            &[],
             "Revert: take tcptune's keys out of the sysctl file",
             &[
                 "ansible.posix.sysctl:",
@@ -185,6 +190,7 @@ pub fn write(out: &mut dyn Write, a: &Advice, entries: &[Entry], dropin: Option<
     }
     task(
         out,
+        &[],
         "Revert: set the recorded values again",
         &[
             "ansible.posix.sysctl:",
@@ -199,6 +205,7 @@ pub fn write(out: &mut dyn Write, a: &Advice, entries: &[Entry], dropin: Option<
     )?;
     task(
         out,
+        &[],
         "Revert: forget the record, so the next apply records afresh",
         &[
             "ansible.builtin.file:",
@@ -210,9 +217,13 @@ pub fn write(out: &mut dyn Write, a: &Advice, entries: &[Entry], dropin: Option<
     Ok(())
 }
 
-/// One task: `- name:` then its body lines, indented under the play's `tasks:`.
-fn task(out: &mut dyn Write, name: &str, body: &[&str], tags: &str) -> std::io::Result<()> {
+/// One task after a blank line: its comment lines, `- name:`, its body lines, its tags,
+/// indented under the play's `tasks:`.
+fn task(out: &mut dyn Write, comments: &[String], name: &str, body: &[&str], tags: &str) -> std::io::Result<()> {
     writeln!(out)?;
+    for l in comments {
+        writeln!(out, "    # {l}")?;
+    }
     writeln!(out, "    - name: {}", quoted(name))?;
     for l in body {
         writeln!(out, "      {l}")?;

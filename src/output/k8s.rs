@@ -9,7 +9,7 @@ use crate::advice::Advice;
 use crate::fleet::k8s::{self, Scope};
 use crate::fleet::{self, Entry};
 
-use super::ansible::quoted;
+use super::yaml_quoted as quoted;
 
 /// The manifest. `allowed_unsafe` is the kubelet's `--allowed-unsafe-sysctls` list as the
 /// user gave it: unsafe keys it matches go into the pod, the rest stay comments.
