@@ -299,7 +299,12 @@ mod tests {
         );
         let share = open.window_share().expect("window share");
         assert!(share > 0.0 && share <= 1.0, "{share}");
-        assert_eq!(open.loss_pct(1), Some(0.0), "{f:?}");
+        // The flow's own counters, whatever they are: a veth flow at tens of Gbit/s can lose
+        // segments at the receiving CPU's backlog (netdev_max_backlog) when the machine is busy,
+        // so "no loss" is no property of this code; the share it reports must be the kernel's.
+        #[allow(clippy::cast_precision_loss)]
+        let kernel_share = 100.0 * f.bytes_retrans as f64 / f.bytes_sent as f64;
+        assert_eq!(open.loss_pct(1), Some(kernel_share), "{f:?}");
 
         assert!(closed.flows.is_empty(), "{closed:?}");
         let m = closed
