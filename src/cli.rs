@@ -216,7 +216,7 @@ pub struct RevertTimerArgs {
 /// `--test-time`: a duration from 1 s to 60 s, the longest test a server grants.
 fn parse_test_time(s: &str) -> Result<std::time::Duration, String> {
     let d = s.parse::<Duration>().map_err(|e| e.to_string())?.as_std();
-    let max = std::time::Duration::from_millis(u64::from(crate::diag::proto::MAX_DURATION_MS));
+    let max = std::time::Duration::from_millis(u64::from(crate::tcp::proto::MAX_DURATION_MS));
     if d < std::time::Duration::from_secs(1) || d > max {
         return Err(format!("invalid test time \"{s}\": expected 1s to {}s", max.as_secs()));
     }
@@ -497,7 +497,7 @@ pub struct ServeArgs {
     #[arg(long, value_name = "ADDR", default_value = "0.0.0.0")]
     pub bind: std::net::IpAddr,
     /// TCP port to listen on (0: any free port)
-    #[arg(long, value_name = "N", default_value_t = crate::diag::proto::DEFAULT_PORT)]
+    #[arg(long, value_name = "N", default_value_t = crate::tcp::proto::DEFAULT_PORT)]
     pub port: u16,
     /// Exit after one test
     #[arg(long)]
@@ -515,7 +515,7 @@ pub struct VerifyArgs {
     #[arg(long, value_name = "HOST")]
     pub host: String,
     /// Its port
-    #[arg(long, value_name = "N", default_value_t = crate::diag::proto::DEFAULT_PORT, value_parser = clap::value_parser!(u16).range(1..))]
+    #[arg(long, value_name = "N", default_value_t = crate::tcp::proto::DEFAULT_PORT, value_parser = clap::value_parser!(u16).range(1..))]
     pub port: u16,
     /// How long to send (at most 60s)
     #[arg(long, value_name = "DUR", default_value = "10s")]

@@ -35,6 +35,7 @@ pub mod profile;
 pub mod signals;
 pub mod snapshot;
 pub mod sysctl_file;
+pub mod tcp;
 pub mod text;
 pub mod units;
 

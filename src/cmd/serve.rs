@@ -9,9 +9,9 @@ use std::sync::Arc;
 
 use crate::Context;
 use crate::cli::ServeArgs;
-use crate::diag::proto;
 use crate::diag::serve::{BindError, ServeRequest, Server};
 use crate::error::Error;
+use crate::tcp::proto;
 
 pub fn run(a: &ServeArgs, ctx: &Context, _out: &mut dyn std::io::Write) -> anyhow::Result<ExitCode> {
     let req = ServeRequest {

@@ -8,10 +8,10 @@ use std::time::Duration;
 
 use crate::Context;
 use crate::cli::{Format, VerifyArgs};
-use crate::diag::proto;
 use crate::diag::verify::{self, Phase, VerifyRequest};
 use crate::error::Error;
 use crate::output;
+use crate::tcp::proto;
 
 pub fn run(a: &VerifyArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let format = ctx.report_format("verify")?;

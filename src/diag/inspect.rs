@@ -10,7 +10,7 @@ use std::net::SocketAddr;
 use serde::Serialize;
 
 use crate::bdp;
-use crate::diag::tcpinfo::{LimitedBy, TcpInfo};
+use crate::tcp::tcpinfo::{LimitedBy, TcpInfo};
 use crate::text;
 use crate::units::{Bytes, Duration};
 
@@ -191,7 +191,7 @@ fn peer_addresses(host: &str) -> anyhow::Result<Vec<std::net::IpAddr>> {
 pub fn flows(host: Option<&str>, port: Option<u16>) -> anyhow::Result<Vec<Flow>> {
     use anyhow::Context as _;
     let peers = host.map(peer_addresses).transpose()?;
-    let sockets: Vec<_> = crate::diag::sockdiag::tcp_sockets()
+    let sockets: Vec<_> = crate::tcp::sockdiag::tcp_sockets()
         .context("reading the TCP sockets (sock_diag netlink)")?
         .into_iter()
         .filter(|s| peers.as_ref().is_none_or(|p| p.contains(&s.peer.ip())))

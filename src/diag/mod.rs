@@ -1,21 +1,14 @@
-//! Diagnosis: what the kernel knows about TCP flows, read for `serve`/`verify`
-//! and `inspect`. Host facts for `check` live in [`crate::host`].
+//! Diagnosis of TCP flows: the `verify` throughput test and the `serve` end it talks to, and
+//! `inspect`'s view of live flows. The socket facts they read (the wire protocol, TCP_INFO,
+//! socket options, INET_DIAG) are [`crate::tcp`]'s; host facts for `check` live in
+//! [`crate::host`].
 //!
-//! * [`tcpinfo`]: `struct tcp_info` (TCP_INFO, INET_DIAG_INFO) and the limited-by breakdown.
-//! * [`proto`]: the wire protocol between `tcptune verify` and `tcptune serve`.
 //! * [`verify`]: the throughput test, this end sending; [`verdict`]: what limited the flow.
-//! * [`serve`]: the receiving end of that test, one test at a time, every wait bounded.
-//! * [`sockdiag`] (Linux): live TCP sockets through sock_diag netlink (INET_DIAG);
-//!   [`inspect`]: the flows they make, with what limits each.
-//!
-//! Parsing is pure and tested with fixtures; the I/O sits in small functions beside it.
+//! * [`serve`]: the receiving end of that test and of `advise`'s path test, one test at a
+//!   time, every wait bounded.
+//! * [`inspect`]: the live flows INET_DIAG lists, with what limits each.
 
 pub mod inspect;
-pub mod proto;
 pub mod serve;
-#[cfg(target_os = "linux")]
-pub mod sockdiag;
-pub mod sockopt;
-pub mod tcpinfo;
 pub mod verdict;
 pub mod verify;

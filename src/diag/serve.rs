@@ -1,4 +1,4 @@
-//! The receiving end of `tcptune verify` (protocol in [`super::proto`]): the accept loop, a
+//! The receiving end of `tcptune verify` (protocol in [`crate::tcp::proto`]): the accept loop, a
 //! thread per connection, the deadlines that bound every wait, the limit on connections still
 //! owing their hello, and the rate limit on lines about refused clients. No printing: lines
 //! go to the caller's [`Log`], and what to tell a user about a failed bind is the caller's.
@@ -24,10 +24,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, mpsc};
 use std::time::{Duration, Instant};
 
-use super::proto::{self, Answer, Hello, ServerResult, Status};
 use crate::advice::System;
 use crate::error::Error;
 use crate::profile::Profile;
+use crate::tcp::proto::{self, Answer, Hello, ServerResult, Status};
 use crate::text;
 
 /// How long a new connection has, in all, to send its 16-byte hello.
@@ -427,7 +427,7 @@ const DATA_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// buffer it asked for set before any handshake (so the window scale allows all of it), tells
 /// the client its port, and takes one connection from the client's address.
 fn open_data_channel(control: &mut TcpStream, rcvbuf_wanted: u64) -> Result<TcpStream, String> {
-    use super::sockopt::{self, Buffer};
+    use crate::tcp::sockopt::{self, Buffer};
     let local = control.local_addr().map_err(|e| format!("socket setup failed: {e}"))?;
     let client = control.peer_addr().map_err(|e| format!("socket setup failed: {e}"))?;
     let listener = TcpListener::bind(SocketAddr::new(local.ip(), 0)).map_err(|e| format!("no data listener: {e}"))?;
@@ -578,7 +578,10 @@ fn handle(mut s: TcpStream, id: u64, shared: &Shared, facts: &ReceiverFacts) -> 
                     let w = advertised_window(&s);
                     rcv_wnd = rcv_wnd.max(w);
                     if path_test {
-                        share.sample(w, super::sockopt::buffer(&s, super::sockopt::Buffer::Receive).ok());
+                        share.sample(
+                            w,
+                            crate::tcp::sockopt::buffer(&s, crate::tcp::sockopt::Buffer::Receive).ok(),
+                        );
                     }
                 }
             }
@@ -650,7 +653,7 @@ impl ShareSampler {
 /// The receive window this end advertises now (Linux 6.2+), bytes.
 #[cfg(target_os = "linux")]
 fn advertised_window(s: &TcpStream) -> Option<u64> {
-    crate::diag::tcpinfo::get(s)
+    crate::tcp::tcpinfo::get(s)
         .ok()
         .map(|i| u64::from(i.tcpi_rcv_wnd))
         .filter(|&w| w > 0)

@@ -7,8 +7,8 @@ use serde::Serialize;
 
 use crate::advice::Source;
 use crate::bdp;
-use crate::diag::tcpinfo::{Breakdown, LimitedBy};
 use crate::platform::Os;
+use crate::tcp::tcpinfo::{Breakdown, LimitedBy};
 use crate::text;
 use crate::units::{Bitrate, Bytes};
 

@@ -12,14 +12,14 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use super::proto::{self, Answer, Hello, ServerResult, Status};
-use super::tcpinfo::LimitedBy;
 use super::verdict::{AdviceFacts, BufferFacts, VerdictFacts, advice, last_field, settle_verdict};
 use crate::advice::{ASSUMED_RATE_BPS, Source, System};
 use crate::bdp::{self, Sizing};
 use crate::error::Error;
 use crate::platform::Os;
 use crate::profile::Profile;
+use crate::tcp::proto::{self, Answer, Hello, ServerResult, Status};
+use crate::tcp::tcpinfo::LimitedBy;
 use crate::text;
 use crate::units::Bitrate;
 
@@ -171,7 +171,7 @@ pub fn verify(a: &VerifyRequest, sender: &System<'_>, on_phase: &mut dyn FnMut(P
     s.set_write_timeout(Some(Duration::from_millis(50)))?;
     let (_, elapsed) = proto::send_data(&s, granted, u64::MAX, &mut |_, _| {})
         .map_err(|(sent, e)| measurement(format!("the test to {sa} broke off after {}: {e}", text::bytes(sent))))?;
-    let info = super::tcpinfo::read(&s);
+    let info = crate::tcp::tcpinfo::read(&s);
     on_phase(Phase::Sent);
     s.shutdown(std::net::Shutdown::Write)?;
     s.set_read_timeout(Some(RESULT_TIMEOUT))?;

@@ -178,7 +178,7 @@ pub async fn ping(addr: IpAddr, opts: &ProbeOptions, slot: PingSlot, on_probe: i
         let payload = &payload;
         let on_probe = &on_probe;
         async move {
-            tokio::time::sleep_until(super::tcp::send_time(start, opts.interval, i)).await;
+            tokio::time::sleep_until(super::connect::send_time(start, opts.interval, i)).await;
             let mut pinger = client.pinger(addr, PingIdentifier(slot.ident)).await;
             pinger.timeout(opts.timeout);
             let seq = PingSequence(slot.seq_base.wrapping_add((i & 0xffff) as u16));

@@ -9,6 +9,7 @@
 //! measurement error of a [`Failure`] kind, without a hint; the caller words what a user can
 //! do about it (the command line's flags are the CLI's, not this layer's).
 
+pub mod connect;
 pub mod evidence;
 pub mod fake;
 pub mod icmp;
@@ -17,7 +18,6 @@ pub mod link;
 pub mod passive;
 pub mod pathtest;
 pub mod resolve;
-pub mod tcp;
 pub mod train;
 
 use std::net::IpAddr;
@@ -284,7 +284,7 @@ impl EvidenceRequest {
     pub fn port(&self) -> u16 {
         self.port.unwrap_or(match self.mode {
             TestMode::Iperf3 => Self::DEFAULT_IPERF3_PORT,
-            _ => crate::diag::proto::DEFAULT_PORT,
+            _ => crate::tcp::proto::DEFAULT_PORT,
         })
     }
 }
@@ -552,8 +552,8 @@ async fn measure_rtt(
 
     let ports = opts.effective_ports();
     progress.start_tcp(host);
-    match tcp::connect_probe(addr, &ports, opts, |n| progress.set(n)).await {
-        tcp::TcpResult::Answered { port, stats, refused } => {
+    match connect::connect_probe(addr, &ports, opts, |n| progress.set(n)).await {
+        connect::TcpResult::Answered { port, stats, refused } => {
             notes.push(format!("{why_fallback}; used TCP connect timing to port {port}"));
             if refused > 0 {
                 notes.push(format!(
@@ -562,7 +562,7 @@ async fn measure_rtt(
             }
             Ok((stats, notes))
         }
-        tcp::TcpResult::NoAnswer {
+        connect::TcpResult::NoAnswer {
             per_port,
             timeouts,
             errors,
@@ -818,8 +818,8 @@ pub(crate) mod tests {
         let lo = IpAddr::from([127, 0, 0, 1]);
         let opts = quick(5);
 
-        match rt.block_on(tcp::connect_probe(lo, &[open], &opts, |_| {})) {
-            tcp::TcpResult::Answered { port, stats, refused } => {
+        match rt.block_on(connect::connect_probe(lo, &[open], &opts, |_| {})) {
+            connect::TcpResult::Answered { port, stats, refused } => {
                 assert_eq!(port, open);
                 assert_eq!(refused, 0);
                 assert_eq!(stats.method, Method::TcpConnect { port: open });
@@ -829,8 +829,8 @@ pub(crate) mod tests {
             other => panic!("open port: {other:?}"),
         }
         // A closed port answers with RST: still one round trip per probe.
-        match rt.block_on(tcp::connect_probe(lo, &[closed], &opts, |_| {})) {
-            tcp::TcpResult::Answered { port, stats, refused } => {
+        match rt.block_on(connect::connect_probe(lo, &[closed], &opts, |_| {})) {
+            connect::TcpResult::Answered { port, stats, refused } => {
                 assert_eq!(port, closed);
                 assert_eq!(refused, 5);
                 assert_eq!(stats.received, 5);
@@ -838,8 +838,8 @@ pub(crate) mod tests {
             other => panic!("closed port: {other:?}"),
         }
         // The first port of the list that answers is used.
-        match rt.block_on(tcp::connect_probe(lo, &[closed, open], &opts, |_| {})) {
-            tcp::TcpResult::Answered { port, .. } => assert_eq!(port, closed),
+        match rt.block_on(connect::connect_probe(lo, &[closed, open], &opts, |_| {})) {
+            connect::TcpResult::Answered { port, .. } => assert_eq!(port, closed),
             other => panic!("list: {other:?}"),
         }
         drop(listener);

@@ -20,7 +20,7 @@ use super::evidence::{DestMetrics, Passive};
 #[cfg(target_os = "linux")]
 pub fn gather(addr: IpAddr) -> Passive {
     let mut p = Passive::default();
-    match crate::diag::sockdiag::tcp_sockets() {
+    match crate::tcp::sockdiag::tcp_sockets() {
         Ok(sockets) => {
             p.flows = live_flows(&sockets, addr);
             if p.flows.is_empty() {
@@ -47,7 +47,7 @@ pub fn gather(_addr: IpAddr) -> Passive {
 
 /// The established flows among `sockets` whose peer is `addr`, the busiest first.
 #[cfg(target_os = "linux")]
-pub fn live_flows(sockets: &[crate::diag::sockdiag::Socket], addr: IpAddr) -> Vec<super::evidence::LiveFlow> {
+pub fn live_flows(sockets: &[crate::tcp::sockdiag::Socket], addr: IpAddr) -> Vec<super::evidence::LiveFlow> {
     let some_us = |us: u32| (us != 0 && us != u32::MAX).then(|| f64::from(us) / 1000.0);
     let mut flows: Vec<super::evidence::LiveFlow> = sockets
         .iter()

@@ -1,5 +1,5 @@
 //! The TCP path test of `advise --host`: a bounded transfer from this host to `tcptune serve`
-//! on the far end (protocol version 2, [`crate::diag::proto`]), read from the sender's TCP_INFO
+//! on the far end (protocol version 2, [`crate::tcp::proto`]), read from the sender's TCP_INFO
 //! as it runs, and turned into a [`TcpTest`]: delivery rate, retransmitted share after startup,
 //! RTT growth under load, what limited the flow, and the receiver's window share.
 //!
@@ -27,9 +27,9 @@ use std::net::{IpAddr, SocketAddr, TcpStream};
 use std::time::Duration;
 
 use super::evidence::{TcpTest, TestPeer};
-use crate::diag::proto::{self, Answer, DataChannel, Hello, ServerResult, Status};
-use crate::diag::sockopt::{self, Buffer};
-use crate::diag::tcpinfo::TcpInfo;
+use crate::tcp::proto::{self, Answer, DataChannel, Hello, ServerResult, Status};
+use crate::tcp::sockopt::{self, Buffer};
+use crate::tcp::tcpinfo::TcpInfo;
 use crate::text;
 
 /// Default bounds of a test: time and bytes, whichever comes first.
@@ -297,7 +297,7 @@ pub fn run(req: &PathTestRequest, on_progress: &mut dyn FnMut(u64, Duration)) ->
     let mut tick = |sent: u64, t: Duration| {
         if t.saturating_sub(last_sample) >= every {
             last_sample = t;
-            if let Some(i) = crate::diag::tcpinfo::read(&s) {
+            if let Some(i) = crate::tcp::tcpinfo::read(&s) {
                 let sample = Sample::of(t, &i);
                 if paced_at.is_none()
                     && let Some(rate) = plateau.see(&sample, &samples)
@@ -319,7 +319,7 @@ pub fn run(req: &PathTestRequest, on_progress: &mut dyn FnMut(u64, Duration)) ->
     };
     let (sent, elapsed) = proto::send_data(&s, granted, req.max_bytes, &mut tick)
         .map_err(|(sent, e)| failed(format!("the test broke off after {}: {e}", text::bytes(sent))))?;
-    let end = crate::diag::tcpinfo::read(&s);
+    let end = crate::tcp::tcpinfo::read(&s);
     if let Some(i) = &end {
         samples.push(Sample::of(elapsed, i));
     }

@@ -2,8 +2,8 @@
 
 use std::io::Write;
 
-use crate::diag::tcpinfo::LimitedBy;
 use crate::diag::verify::VerifyReport;
+use crate::tcp::tcpinfo::LimitedBy;
 
 /// The goodput, RTT, limited-by shares, verdict and advice lines, for people.
 pub fn write_table(out: &mut dyn Write, r: &VerifyReport) -> anyhow::Result<()> {
