@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::platform::Os;
+use crate::os::Os;
 use crate::units::{Bitrate, Bytes, Duration};
 
 /// Units, exit codes and examples after `tcptune --help`, from the same tables as the man page.

@@ -28,13 +28,13 @@ pub mod fsutil;
 pub mod host;
 pub mod input;
 pub mod measure;
+pub mod os;
 pub mod output;
 pub mod persist;
-pub mod platform;
 pub mod profile;
 pub mod signals;
 pub mod snapshot;
-pub mod sysctl_file;
+pub mod sysctl;
 pub mod tcp;
 pub mod text;
 pub mod units;
@@ -45,7 +45,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use cli::{Cli, Command, Format};
-use platform::{Os, SysctlBackend};
+use os::Os;
+use sysctl::SysctlBackend;
 
 /// Everything the subcommands need from the raw arguments and the environment, resolved
 /// once here; subcommands never read env vars or probe the terminal themselves.
@@ -84,19 +85,19 @@ impl Context {
         let sysctl_dir = g.sysctl_dir.as_ref().map(absolute);
         let backend: Option<Box<dyn SysctlBackend>> = match os {
             Os::Linux => match &sysctl_dir {
-                Some(dir) => Some(Box::new(platform::linux::ProcSys::new(dir))),
-                None if running == Os::Linux => Some(Box::new(platform::linux::ProcSys::new("/proc/sys"))),
+                Some(dir) => Some(Box::new(sysctl::linux::ProcSys::new(dir))),
+                None if running == Os::Linux => Some(Box::new(sysctl::linux::ProcSys::new("/proc/sys"))),
                 None => None,
             },
             Os::Freebsd | Os::Macos => match &g.sysctl_cmd {
                 // Root runs this program for every read and write: under sudo it must be one
                 // that only root could have put there.
-                Some(cmd) if platform::is_root() => Some(Box::new(platform::bsd::SysctlCmd::new(
+                Some(cmd) if host::is_root() => Some(Box::new(sysctl::bsd::SysctlCmd::new(
                     os,
                     fsutil::check_trusted_program(cmd, "the --sysctl-cmd program")?,
                 ))),
-                Some(cmd) => Some(Box::new(platform::bsd::SysctlCmd::new(os, cmd))),
-                None if running == os => Some(Box::new(platform::bsd::SysctlCmd::new(os, "sysctl"))),
+                Some(cmd) => Some(Box::new(sysctl::bsd::SysctlCmd::new(os, cmd))),
+                None if running == os => Some(Box::new(sysctl::bsd::SysctlCmd::new(os, "sysctl"))),
                 None => None,
             },
         };

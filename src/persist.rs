@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::host::linux as host;
-use crate::platform::Os;
+use crate::os::Os;
 use crate::snapshot::FileChange;
 
 /// Where tcptune's Linux drop-in lives, under the root.
@@ -298,13 +298,13 @@ pub fn missing(path: &Path, wanted: &[(String, String)]) -> Vec<(String, String)
     let text = std::fs::read_to_string(path).unwrap_or_default();
     let mut last: BTreeMap<String, String> = BTreeMap::new();
     for l in host::conf_lines(&text) {
-        last.insert(l.key, crate::platform::normalize_value(l.value.trim_matches('"')));
+        last.insert(l.key, crate::sysctl::normalize_value(l.value.trim_matches('"')));
     }
     wanted
         .iter()
         .filter(|(k, v)| {
             last.get(k)
-                .is_none_or(|have| *have != crate::platform::normalize_value(v.trim_matches('"')))
+                .is_none_or(|have| *have != crate::sysctl::normalize_value(v.trim_matches('"')))
         })
         .cloned()
         .collect()
@@ -349,7 +349,7 @@ pub fn allowed_files(os: Os, root: &Path) -> Vec<PathBuf> {
 /// take tcptune's block out of tcptune's file, whoever wrote the snapshot.
 pub fn check_record(os: Os, root: &Path, id: &str, fc: &FileChange) -> Result<(), String> {
     let path = fc.path.display().to_string();
-    let path = crate::sysctl_file::excerpt(&path);
+    let path = crate::sysctl::file::excerpt(&path);
     if !allowed_files(os, root).contains(&fc.path) {
         return Err(format!("{path} is not a file tcptune persists to on {os}"));
     }
@@ -367,7 +367,8 @@ pub fn check_record(os: Os, root: &Path, id: &str, fc: &FileChange) -> Result<()
         if loader {
             crate::profile::check_boot_line(k, v)?;
         } else {
-            crate::sysctl_file::check_key(k, os).and_then(|()| crate::sysctl_file::check_value(k, v, os).map(drop))?;
+            crate::sysctl::file::check_key(k, os)
+                .and_then(|()| crate::sysctl::file::check_value(k, v, os).map(drop))?;
         }
     }
     // The block must be exactly what `block` makes of those lines (its two marker lines

@@ -12,7 +12,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
 use crate::expr::{self, Env};
-use crate::platform::{Access, KeyState, Os, same_value};
+use crate::os::Os;
+use crate::sysctl::{Access, KeyState, same_value};
 use crate::units::Bytes;
 
 /// Shipped profiles, by name.
@@ -239,7 +240,7 @@ impl Profile {
         let names: Vec<&str> = SHIPPED.iter().map(|(n, _)| *n).collect();
         Err(Error::usage(format!(
             "unknown profile \"{}\": expected one of {} or a path to a .toml file",
-            crate::sysctl_file::excerpt(name_or_path),
+            crate::sysctl::file::excerpt(name_or_path),
             names.join(", ")
         ))
         .with_hint(LIST_HINT))
@@ -310,18 +311,18 @@ impl Profile {
         for (k, v) in self.caps.iter().chain(&self.stock) {
             let line = cap_lines.get(k).copied().unwrap_or(0);
             plain("caps/stock key", line, k)?;
-            plain(&crate::sysctl_file::excerpt(k), line, v)?;
+            plain(&crate::sysctl::file::excerpt(k), line, v)?;
         }
         for (key, value) in &self.stock {
             if !self.os.is_network_key(key) {
                 return Err(Error::usage(format!(
                     "profile {origin}: stock: {} is not a networking sysctl key for {}",
-                    crate::sysctl_file::excerpt(key),
+                    crate::sysctl::file::excerpt(key),
                     self.os
                 ))
                 .with_hint(key_hint(self.os)));
             }
-            crate::sysctl_file::check_value(key, value, self.os)
+            crate::sysctl::file::check_value(key, value, self.os)
                 .map_err(|m| Error::usage(format!("profile {origin}: stock: {m}")).with_hint(FILE_HINT))?;
         }
         for e in &self.settings {
@@ -334,7 +335,7 @@ impl Profile {
             ] {
                 if let Some(t) = t {
                     plain(
-                        &format!("setting {}: {field}", crate::sysctl_file::excerpt(&e.key)),
+                        &format!("setting {}: {field}", crate::sysctl::file::excerpt(&e.key)),
                         e.lines.of(field),
                         t,
                     )?;
@@ -383,7 +384,7 @@ impl Profile {
                     if e.value.contains('{') {
                         Ok(())
                     } else {
-                        crate::sysctl_file::check_value(&e.key, &e.value, self.os).map(|_| ())
+                        crate::sysctl::file::check_value(&e.key, &e.value, self.os).map(|_| ())
                     }
                 })
             {
@@ -461,7 +462,7 @@ impl Profile {
             // What was filled in is checked like a line of a sysctl file (or loader.conf):
             // an expression's result or a running value must not change the grammar.
             match e.stage {
-                Stage::Runtime => crate::sysctl_file::check_value(&e.key, &value, self.os).map(|_| ()),
+                Stage::Runtime => crate::sysctl::file::check_value(&e.key, &value, self.os).map(|_| ()),
                 Stage::Boot => boot_kind(self.os, &e.key)
                     .ok_or_else(|| "not a boot-time tunable".to_string())
                     .and_then(|k| check_boot_value(k, &value)),
@@ -568,12 +569,12 @@ fn check_boot_value(kind: BootKind, v: &str) -> Result<(), String> {
         BootKind::Number if !v.is_empty() && v.len() <= 20 && v.bytes().all(|b| b.is_ascii_digit()) => Ok(()),
         BootKind::Number => Err(format!(
             "expected a whole number, found \"{}\"",
-            crate::sysctl_file::excerpt(v)
+            crate::sysctl::file::excerpt(v)
         )),
         BootKind::ModuleLoad if matches!(v, "\"YES\"" | "\"NO\"" | "YES" | "NO") => Ok(()),
         BootKind::ModuleLoad => Err(format!(
             "expected \"YES\" or \"NO\", found {}",
-            crate::sysctl_file::excerpt(v)
+            crate::sysctl::file::excerpt(v)
         )),
     }
 }
@@ -584,7 +585,7 @@ pub fn check_boot_line(key: &str, value: &str) -> Result<(), String> {
     let kind = boot_kind(Os::Freebsd, key).ok_or_else(|| {
         format!(
             "{}: not a networking boot-time tunable tcptune writes",
-            crate::sysctl_file::excerpt(key)
+            crate::sysctl::file::excerpt(key)
         )
     })?;
     check_boot_value(kind, value).map_err(|m| format!("{key}: {m}"))
@@ -1010,7 +1011,7 @@ mod tests {
                         for s in settings {
                             prop_assert!(!s.key.chars().chain(s.value.chars()).chain(s.reason.chars()).any(is_unsafe_char), "{s:?}");
                             match s.stage {
-                                Stage::Runtime => prop_assert!(crate::sysctl_file::check_value(&s.key, &s.value, p.os).is_ok(), "{s:?}"),
+                                Stage::Runtime => prop_assert!(crate::sysctl::file::check_value(&s.key, &s.value, p.os).is_ok(), "{s:?}"),
                                 Stage::Boot => prop_assert!(boot_kind(p.os, &s.key).is_some(), "{s:?}"),
                             }
                         }

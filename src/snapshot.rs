@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
 use crate::fsutil;
-use crate::platform::Os;
+use crate::os::Os;
 
 /// A snapshot file larger than this is not read: real ones are a few KiB (the `--persist`
 /// files they carry are small config files).

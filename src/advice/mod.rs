@@ -20,8 +20,9 @@ use crate::bdp::{self, Sizing};
 use crate::error::Error;
 use crate::measure::evidence::Evidence;
 use crate::measure::{EvidenceRequest, HostMeasurement, PathProber, ProbeOptions, TestMode};
-use crate::platform::{KeyState, Os, SysctlBackend};
+use crate::os::Os;
 use crate::profile::{Action, Profile, Setting, Stage};
+use crate::sysctl::{KeyState, SysctlBackend};
 use crate::text;
 use crate::units::{Bitrate, Duration};
 
@@ -187,7 +188,7 @@ pub fn advise(req: &AdviceRequest, sys: &System<'_>, prober: &dyn PathProber) ->
     let backend = sys.backend;
     let read = |k: &str| backend.map(|b| b.read(k));
     let avail = read("net.ipv4.tcp_available_congestion_control").and_then(|k| k.value().map(str::to_string));
-    let offers = |cc: &str| avail.as_deref().map(|v| crate::platform::offers(v, cc));
+    let offers = |cc: &str| avail.as_deref().map(|v| crate::sysctl::offers(v, cc));
     // Unknown (advising for another system): assumed, as every distribution kernel ships it.
     let cc_bbr = offers("bbr").unwrap_or(true);
 
@@ -309,7 +310,7 @@ pub fn advise(req: &AdviceRequest, sys: &System<'_>, prober: &dyn PathProber) ->
         for s in &mut settings {
             if s.key == "net.ipv4.tcp_congestion_control"
                 && s.action == Action::Set
-                && let Some(why) = crate::platform::linux::cc_refused_here(b, &s.value)
+                && let Some(why) = crate::host::linux::cc_refused_here(b, &s.value)
             {
                 s.action = Action::Unavailable(why);
             }
@@ -344,7 +345,7 @@ pub fn advise(req: &AdviceRequest, sys: &System<'_>, prober: &dyn PathProber) ->
         bandwidth_source: path.rate_source,
         bdp_bytes: text::number(bdp::bdp_exact(path.rate, path.rtt)),
         sizing,
-        current_from: backend.map(crate::platform::SysctlBackend::describe),
+        current_from: backend.map(crate::sysctl::SysctlBackend::describe),
         settings,
         changes,
         warnings,

@@ -3,7 +3,8 @@
 
 use super::{HostReport, System};
 use crate::bdp::Sizing;
-use crate::platform::{KeyState, Os};
+use crate::os::Os;
+use crate::sysctl::KeyState;
 use crate::text;
 
 /// Lost probes to a host that answers: the path may drop data at random too, and the advice

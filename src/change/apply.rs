@@ -23,8 +23,8 @@ use super::revert::{RevertOpts, revert};
 use super::write::{before_any_write, undo_after_failed_save, write_all};
 use super::{Env, timer};
 use crate::error::Error;
+use crate::os::Os;
 use crate::persist;
-use crate::platform::Os;
 use crate::signals;
 use crate::snapshot::{FileChange, Identity, Snapshot, State};
 

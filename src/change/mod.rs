@@ -27,8 +27,9 @@ pub use apply::{ApplyRequest, Transaction, commit, dry_run, prepare, report};
 pub use plan::{Input, Plan, preflight};
 pub use revert::{Outcome, RevertOpts, revert};
 
-use crate::platform::{Os, SysctlBackend};
+use crate::os::Os;
 use crate::snapshot::Store;
+use crate::sysctl::SysctlBackend;
 
 /// Where a change happens, resolved by the command from its context.
 pub struct Env<'a> {

@@ -7,11 +7,12 @@ use std::path::Path;
 
 use super::Env;
 use crate::error::Error;
+use crate::os::Os;
 use crate::persist;
-use crate::platform::{Access, KeyState, Os, normalize_value, same_value};
 use crate::profile::{Action, Setting, Stage};
 use crate::snapshot::{Change, FileChange};
-use crate::sysctl_file::{self, Assignment};
+use crate::sysctl::{self, file::Assignment};
+use crate::sysctl::{Access, KeyState, normalize_value, same_value};
 
 /// What to apply, before any value is read.
 #[derive(Debug)]
@@ -33,11 +34,11 @@ impl Input {
     pub fn from_file(file: Option<&Path>, os: Os) -> anyhow::Result<Self> {
         let (text, source, origin) = match file {
             None => {
-                let t = crate::input::read_stdin(sysctl_file::MAX_FILE_BYTES)?;
+                let t = crate::input::read_stdin(sysctl::file::MAX_FILE_BYTES)?;
                 (t, "stdin".to_string(), "stdin".to_string())
             }
             Some(file) => {
-                let t = crate::input::read_regular(file, sysctl_file::MAX_FILE_BYTES, "sysctl file")?;
+                let t = crate::input::read_regular(file, sysctl::file::MAX_FILE_BYTES, "sysctl file")?;
                 let shown = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
                 (
                     t,
@@ -46,7 +47,7 @@ impl Input {
                 )
             }
         };
-        let entries = sysctl_file::parse(&text, os).map_err(|errs| {
+        let entries = sysctl::file::parse(&text, os).map_err(|errs| {
             let all: Vec<String> = errs
                 .iter()
                 .map(|e| {
@@ -82,8 +83,8 @@ impl Input {
             match (&s.action, s.stage) {
                 (_, Stage::Boot) => boot.push((s.key.clone(), s.value.clone())),
                 (Action::Set, Stage::Runtime) => {
-                    sysctl_file::check_key(&s.key, os)
-                        .and_then(|()| sysctl_file::check_value(&s.key, &s.value, os))
+                    sysctl::file::check_key(&s.key, os)
+                        .and_then(|()| sysctl::file::check_value(&s.key, &s.value, os))
                         .map_err(|m| Error::usage(format!("advice: {m}")))?;
                     entries.push(Assignment {
                         line: 0,
@@ -192,15 +193,15 @@ pub fn preflight(env: &Env, input: &Input, dry_run: bool) -> anyhow::Result<Plan
             }
         };
         let (cur, access) = current;
-        if let Err(m) = sysctl_file::check_against_current(os, &a.key, &a.value, &cur)
-            .and_then(|()| sysctl_file::check_restorable(&a.key, &cur))
+        if let Err(m) = sysctl::file::check_against_current(os, &a.key, &a.value, &cur)
+            .and_then(|()| sysctl::file::check_restorable(&a.key, &cur))
         {
             bad_input.push(format!("{} {m}", at(a)));
             continue;
         }
-        if let Some(list) = sysctl_file::congestion_control_lists(os, &a.key)
+        if let Some(list) = sysctl::file::congestion_control_lists(os, &a.key)
             && let Some(avail) = backend.read(list).value().map(str::to_string)
-            && !sysctl_file::offers(&avail, &a.value)
+            && !sysctl::file::offers(&avail, &a.value)
         {
             let load = match os {
                 Os::Linux => format!("modprobe tcp_{}", a.value),
@@ -228,7 +229,7 @@ pub fn preflight(env: &Env, input: &Input, dry_run: bool) -> anyhow::Result<Plan
         // The kernel refuses some congestion controls in a child namespace although the key
         // is writable: found here, before the snapshot, rather than by a rollback.
         let cc_refused = (env.local && os == Os::Linux && a.key == "net.ipv4.tcp_congestion_control")
-            .then(|| crate::platform::linux::cc_refused_here(backend, &a.value))
+            .then(|| crate::host::linux::cc_refused_here(backend, &a.value))
             .flatten();
         if access == Access::NeedsRoot {
             // Not the key's fault but the caller's: a `-` line does not turn this into a
@@ -242,7 +243,7 @@ pub fn preflight(env: &Env, input: &Input, dry_run: bool) -> anyhow::Result<Plan
         } else if access == Access::ReadOnly || cc_refused.is_some() {
             let why = if let Some(why) = cc_refused {
                 format!("{} = {}: {why}", a.key, a.value)
-            } else if env.local && os == Os::Linux && crate::platform::linux::runs_in_child_netns(backend) {
+            } else if env.local && os == Os::Linux && crate::host::linux::runs_in_child_netns(backend) {
                 format!("{} is read-only in this network namespace; set it on the host", a.key)
             } else {
                 format!("{} is read-only, even for root", a.key)

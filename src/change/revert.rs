@@ -17,11 +17,12 @@ use serde::Serialize;
 
 use super::Env;
 use crate::error::Error;
+use crate::os::Os;
 use crate::persist::{self, Undo};
-use crate::platform::{KeyState, Os, normalize_value, same_value};
 use crate::signals;
 use crate::snapshot::{Change, Identity, Snapshot, State};
-use crate::sysctl_file;
+use crate::sysctl;
+use crate::sysctl::{KeyState, normalize_value, same_value};
 
 #[derive(Debug, Clone, Copy)]
 pub struct RevertOpts<'a> {
@@ -140,8 +141,8 @@ pub fn decide(c: &Change, now: &str, state: State, other_boot: bool, force: bool
 /// A snapshot says what revert writes: hold it to the rules apply follows.
 fn check_contents(snap: &Snapshot, persist_root: &std::path::Path) -> anyhow::Result<()> {
     for c in &snap.changes {
-        sysctl_file::check_key(&c.key, snap.os)
-            .and_then(|()| sysctl_file::check_restorable(&c.key, &c.prior))
+        sysctl::file::check_key(&c.key, snap.os)
+            .and_then(|()| sysctl::file::check_restorable(&c.key, &c.prior))
             .map_err(|m| Error::usage(format!("snapshot {} is damaged: {m}", snap.id)))?;
     }
     for f in &snap.persist {

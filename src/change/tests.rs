@@ -8,8 +8,8 @@ use super::revert::{Decision, decide, revert_in};
 use super::write::{roll_back, write_all};
 use super::*;
 use crate::error::{Error, exit};
-use crate::platform::{Access, KeyState};
 use crate::snapshot::{Change, Identity, Snapshot, State};
+use crate::sysctl::{Access, KeyState};
 
 /// A kernel in memory. Writing `net.x.vector` keeps the first field of the new value,
 /// then fails, as proc_dointvec does when a later field is out of range; `net.x.clamped`

@@ -4,8 +4,9 @@
 
 use super::Env;
 use crate::error::{Error, exit};
-use crate::platform::{Os, SysctlBackend, normalize_value, same_value};
+use crate::os::Os;
 use crate::snapshot::{FileChange, Snapshot, State};
+use crate::sysctl::{SysctlBackend, normalize_value, same_value};
 
 /// Steps 4 and 5 of an apply: write, read back, persist; undo everything on the first failure.
 /// A value the kernel stored differently (clamped or rounded) is recorded in the change as
@@ -179,7 +180,7 @@ fn write_failure(os: Os, backend: &dyn SysctlBackend, key: &str, new: &str, e: &
     let msg = if os == Os::Linux
         && key == "net.ipv4.tcp_congestion_control"
         && code == exit::NOT_PERMITTED
-        && crate::platform::is_root()
+        && crate::host::is_root()
     {
         let allowed = backend
             .read("net.ipv4.tcp_allowed_congestion_control")
@@ -187,7 +188,7 @@ fn write_failure(os: Os, backend: &dyn SysctlBackend, key: &str, new: &str, e: &
             .map_or_else(|| "?".to_string(), str::to_string);
         format!(
             "the kernel refused {key} = {new}: {}",
-            crate::platform::linux::cc_not_allowed(new, &allowed)
+            crate::host::linux::cc_not_allowed(new, &allowed)
         )
     } else {
         format!("{e:#}")

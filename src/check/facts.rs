@@ -18,7 +18,7 @@ pub fn setters(files: &[(PathBuf, String)]) -> Setters {
         for l in crate::host::linux::conf_lines(text) {
             out.entry(l.key)
                 .or_default()
-                .push((path.clone(), crate::platform::normalize_value(&l.value)));
+                .push((path.clone(), crate::sysctl::normalize_value(&l.value)));
         }
     }
     out

@@ -139,7 +139,7 @@ pub fn tcp_memory(m: &MemoryFacts) -> Option<Finding> {
             ),
             format!(
                 "raise net.ipv4.tcp_mem[2] to at least {pages_needed} pages ({}), or expect fewer concurrent flows",
-                crate::platform::Os::Linux.set_command("net.ipv4.tcp_mem", &value)
+                crate::os::Os::Linux.set_command("net.ipv4.tcp_mem", &value)
             ),
         ));
     }

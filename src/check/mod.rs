@@ -23,7 +23,7 @@ use serde::Serialize;
 
 use crate::bdp::Sizing;
 use crate::measure::LinkFacts;
-use crate::platform::Os;
+use crate::os::Os;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]

@@ -3,7 +3,7 @@
 //! path needs. Each reads values through [`Read`] and pushes findings.
 
 use super::{Finding, PathNeeds, RateSource, Read, ceiling};
-use crate::platform::Os;
+use crate::os::Os;
 use crate::profile::Profile;
 use crate::text;
 use crate::units::Bitrate;
@@ -69,7 +69,7 @@ pub fn linux_sysctls(read: &Read<'_>, rtt_ms: Option<f64>, f: &mut Vec<Finding>)
     }
     if let Some(cc) = read("net.ipv4.tcp_congestion_control") {
         let avail = read("net.ipv4.tcp_available_congestion_control").unwrap_or_default();
-        let has_bbr = crate::platform::offers(&avail, "bbr");
+        let has_bbr = crate::sysctl::offers(&avail, "bbr");
         let listed = if avail.is_empty() {
             "unknown".to_string()
         } else {

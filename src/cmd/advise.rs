@@ -92,7 +92,7 @@ pub fn advise_from_args(a: &AdviseArgs, ctx: &Context, prober: &dyn PathProber) 
 /// Linux: the sysctl.d drop-in to keep `keys` in, numbered against this machine's installed
 /// files when the advice is for this machine.
 fn dropin(advice: &Advice, ctx: &Context, root: &Path, keys: &[&str]) -> Option<DropIn> {
-    if advice.os != crate::platform::Os::Linux {
+    if advice.os != crate::os::Os::Linux {
         return None;
     }
     Some(if ctx.local {
@@ -133,7 +133,7 @@ fn check_flags(a: &OutputArgs, format: Format, engine: Option<Engine>, ctx: &Con
     }
     if let Some(p) = &a.output
         && p.is_dir()
-        && !(format == Format::Tuned || (format == Format::Sysctl && ctx.os == crate::platform::Os::Linux))
+        && !(format == Format::Tuned || (format == Format::Sysctl && ctx.os == crate::os::Os::Linux))
     {
         return Err(output_dir_refused(p));
     }

@@ -11,7 +11,7 @@ use crate::Context;
 use crate::change::{self, ApplyRequest, Input, Plan};
 use crate::cli::{ApplyArgs, Format};
 use crate::error::Error;
-use crate::platform::Os;
+use crate::os::Os;
 use crate::snapshot::{FileChange, Store};
 use crate::units::Bitrate;
 
@@ -22,7 +22,7 @@ pub fn run(a: &ApplyArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<
     for n in &input.notes {
         eprintln!("note: {n}");
     }
-    if ctx.local && ctx.os != Os::Linux && !a.dry_run && !crate::platform::is_root() {
+    if ctx.local && ctx.os != Os::Linux && !a.dry_run && !crate::host::is_root() {
         return Err(
             Error::not_permitted("changing kernel settings needs root: run tcptune apply with sudo")
                 .with_hint("--dry-run shows the changes without root")

@@ -18,8 +18,9 @@ use crate::check::{self, CheckRequest, PathNeeds, RateSource, Report};
 use crate::cli::{CheckArgs, Format};
 use crate::error::{Error, exit};
 use crate::measure::{PathProber, ProbeOptions};
+use crate::os::Os;
 use crate::output;
-use crate::platform::{KeyState, Os};
+use crate::sysctl::KeyState;
 
 pub fn run(a: &CheckArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let format = ctx.report_format("check")?;

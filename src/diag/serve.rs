@@ -667,7 +667,7 @@ fn advertised_window(_s: &TcpStream) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::platform::Os;
+    use crate::os::Os;
 
     /// A `once` server on loopback in a thread; its lines collected.
     type Lines = Arc<Mutex<Vec<String>>>;

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::advice::Source;
 use crate::bdp;
-use crate::platform::Os;
+use crate::os::Os;
 use crate::tcp::tcpinfo::{Breakdown, LimitedBy};
 use crate::text;
 use crate::units::{Bitrate, Bytes};

@@ -16,7 +16,7 @@ use super::verdict::{AdviceFacts, BufferFacts, VerdictFacts, advice, last_field,
 use crate::advice::{ASSUMED_RATE_BPS, Source, System};
 use crate::bdp::{self, Sizing};
 use crate::error::Error;
-use crate::platform::Os;
+use crate::os::Os;
 use crate::profile::Profile;
 use crate::tcp::proto::{self, Answer, Hello, ServerResult, Status};
 use crate::tcp::tcpinfo::LimitedBy;

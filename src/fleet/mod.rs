@@ -14,7 +14,7 @@ pub mod k8s;
 
 use crate::advice::Advice;
 use crate::error::Error;
-use crate::platform::Os;
+use crate::os::Os;
 use crate::profile::{Action, Stage};
 
 /// A configuration engine tcptune writes for.
@@ -88,8 +88,8 @@ pub fn entries(advice: &Advice) -> Result<Vec<Entry>, Error> {
         .iter()
         .map(|s| {
             match s.stage {
-                Stage::Runtime => crate::sysctl_file::check_key(&s.key, advice.os)
-                    .and_then(|()| crate::sysctl_file::check_value(&s.key, &s.value, advice.os).map(drop)),
+                Stage::Runtime => crate::sysctl::file::check_key(&s.key, advice.os)
+                    .and_then(|()| crate::sysctl::file::check_value(&s.key, &s.value, advice.os).map(drop)),
                 Stage::Boot => crate::profile::check_boot_line(&s.key, &s.value),
             }
             .map_err(|e| Error::usage(format!("cannot hand this setting to a configuration engine: {e}")))?;

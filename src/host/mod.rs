@@ -6,13 +6,19 @@
 //! * [`ethtool`] (Linux): NIC offloads through the SIOCETHTOOL ioctl.
 //! * here: the page size and the RAM, which every OS has.
 //!
-//! Sysctl values are not here: they go through [`crate::platform::SysctlBackend`], which may
+//! Sysctl values are not here: they go through [`crate::sysctl::SysctlBackend`], which may
 //! point at another tree or machine. This module reads this machine only, and decides nothing:
 //! it returns what it found (None where it could not tell) and the callers judge.
 
 #[cfg(target_os = "linux")]
 pub mod ethtool;
 pub mod linux;
+
+/// Whether this process runs with root's effective uid (what writing sysctls needs).
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
 
 /// The size of a memory page in bytes (`sysconf(_SC_PAGESIZE)`): what `net.ipv4.tcp_mem` and
 /// /proc/net/sockstat count in. 4 KiB on x86-64, often 16 KiB or 64 KiB on arm64 and ppc64.

@@ -482,7 +482,7 @@ mod tests {
         let log: std::sync::Arc<dyn Log> = std::sync::Arc::new(|_: &str| {});
         let run = std::thread::spawn(move || {
             let sys = crate::advice::System {
-                os: crate::platform::Os::Linux,
+                os: crate::os::Os::Linux,
                 backend: None,
                 local: false,
             };
@@ -520,7 +520,7 @@ mod tests {
         let share = t.window_share.expect("Linux 6.2+ reports the advertised window");
         assert!(share > 0.05 && share <= 1.0, "{share}");
         let buf = t.receiver_buffer.expect("its buffer");
-        if crate::platform::is_root() {
+        if crate::host::is_root() {
             // Forced before the handshake: 4 MiB asked, reported doubled.
             assert_eq!(buf, 8 << 20, "{t:?}");
             assert!(t.notes.is_empty(), "{:?}", t.notes);

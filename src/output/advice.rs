@@ -6,8 +6,8 @@ use std::io::Write;
 
 use crate::advice::{Advice, Source};
 use crate::bdp::Sizing;
+use crate::os::Os;
 use crate::persist::DropIn;
-use crate::platform::Os;
 use crate::profile::{Action, Stage};
 use crate::units::Bitrate;
 

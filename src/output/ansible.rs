@@ -13,8 +13,8 @@ use std::io::Write;
 use super::yaml_quoted as quoted;
 use crate::advice::Advice;
 use crate::fleet::{self, Entry};
+use crate::os::Os;
 use crate::persist::DropIn;
-use crate::platform::Os;
 
 /// Where apply records the values it replaces, on each managed host.
 pub const PRIOR_FILE: &str = "/var/lib/tcptune/ansible-prior.conf";

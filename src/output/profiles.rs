@@ -4,7 +4,7 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use crate::platform::Os;
+use crate::os::Os;
 
 /// One shipped profile, as `profiles list` shows it.
 #[derive(Debug, Serialize)]

@@ -17,7 +17,7 @@
 //! `..`, glob patterns, quotes, non-ASCII, negative numbers, integers that overflow the
 //! kernel's type, a key set twice, and files over [`MAX_FILE_BYTES`].
 
-use crate::platform::Os;
+use crate::os::Os;
 
 /// Larger input is refused: a sysctl file is a few hundred bytes.
 pub const MAX_FILE_BYTES: usize = 1 << 20;
@@ -450,9 +450,9 @@ pub fn congestion_control_lists(os: Os, key: &str) -> Option<&'static str> {
     }
 }
 
-// "Is this algorithm offered" has one home, in platform (below this module and check);
+// "Is this algorithm offered" has one home, in the sysctl store (below this module and check);
 // apply calls it by this path.
-pub use crate::platform::offers;
+pub use crate::sysctl::offers;
 
 #[cfg(test)]
 mod tests {

@@ -4,8 +4,9 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use super::{KeyState, Os, SysctlBackend, normalize_value};
+use super::{KeyState, SysctlBackend, normalize_value};
 use crate::error::Error;
+use crate::os::Os;
 
 pub struct SysctlCmd {
     os: Os,

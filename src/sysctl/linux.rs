@@ -5,8 +5,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 
-use super::{Access, KeyState, Os, SysctlBackend, normalize_value};
+use super::{Access, KeyState, SysctlBackend, normalize_value};
 use crate::error::Error;
+use crate::os::Os;
 
 pub struct ProcSys {
     root: PathBuf,
@@ -177,47 +178,6 @@ fn access_of(m: &std::fs::Metadata) -> Access {
     let may =
         uid == 0 || (m.uid() == uid && mode & 0o200 != 0) || (m.gid() == gid && mode & 0o020 != 0) || mode & 0o002 != 0;
     if may { Access::Writable } else { Access::NeedsRoot }
-}
-
-/// Whether this process is in a child network namespace, where something must be decided:
-/// the host's answer ([`crate::host::linux::in_child_netns`]: its namespace differs from PID
-/// 1's) or, where PID 1's cannot be seen (not root, or a container), net.core.rmem_max
-/// read-only by its mode bits — a host-wide key that child namespaces show as 0444, to every
-/// user alike, so a normal user and root reach the same answer. Only meaningful when `backend`
-/// is this machine's /proc/sys.
-pub fn runs_in_child_netns(backend: &dyn SysctlBackend) -> bool {
-    crate::host::linux::in_child_netns(Path::new(crate::host::linux::PROC)).unwrap_or_else(|| {
-        matches!(
-            backend.read("net.core.rmem_max"),
-            KeyState::Present {
-                access: Access::ReadOnly,
-                ..
-            }
-        )
-    })
-}
-
-/// Why `cc` cannot become the default congestion control of this machine's network
-/// namespace, when the kernel would refuse it before anything is written: a child namespace
-/// may choose only the algorithms in net.ipv4.tcp_allowed_congestion_control (EPERM even for
-/// root; tcp_set_default_congestion_control), and that list is the host's, read-only there.
-/// `backend` must be this machine's /proc/sys.
-pub fn cc_refused_here(backend: &dyn SysctlBackend, cc: &str) -> Option<String> {
-    let allowed = backend.read("net.ipv4.tcp_allowed_congestion_control");
-    let allowed = allowed.value()?;
-    let current = backend.read("net.ipv4.tcp_congestion_control");
-    if current.value() == Some(cc) || super::offers(allowed, cc) || !runs_in_child_netns(backend) {
-        return None;
-    }
-    Some(cc_not_allowed(cc, allowed))
-}
-
-/// What to say of `cc` outside a child namespace's `allowed` algorithms.
-pub fn cc_not_allowed(cc: &str, allowed: &str) -> String {
-    format!(
-        "a child network namespace may choose only the algorithms in net.ipv4.tcp_allowed_congestion_control ({allowed}): \
-         add {cc} to that list on the host, or set it there"
-    )
 }
 
 fn write_error(key: &str, e: &std::io::Error) -> anyhow::Error {
