@@ -17,7 +17,8 @@
 //!   2.2 × 95.8 %. So the sender gets `2.5 × BDP`.
 //! * Both are rounded to 64 KiB steps and never exceed 2.5 × BDP, nor what the kernel accepts
 //!   (`int` fields on Linux: 2^31 − 1).
-use crate::units::{Bitrate, Bytes, Duration};
+use crate::units::{Bitrate, Bytes, Span};
+use std::time::Duration;
 
 /// Receive buffer, as a multiple of the BDP before headroom (see module docs).
 pub const BUFFER_FACTOR: f64 = 2.0;
@@ -45,14 +46,14 @@ pub const MATHIS_C: f64 = 1.224_744_871_391_589;
 pub const MAX_BDP_BYTES: u64 = 1 << 53;
 
 /// Rate × RTT in bit·ns, or None when it does not fit u128 (rates and RTTs near u64::MAX).
-fn bits_ns(rate: Bitrate, rtt: Duration) -> Option<u128> {
+fn bits_ns(rate: Bitrate, rtt: Span) -> Option<u128> {
     u128::from(rate.bps()).checked_mul(rtt.as_std().as_nanos())
 }
 
 /// Refuse a rate and RTT whose BDP is beyond [`MAX_BDP_BYTES`]: every figure derived from
 /// it would be rounded or overflow. Callers check this before [`size_buffers`] and
 /// [`bdp_exact`], which saturate rather than panic.
-pub fn check_path(rate: Bitrate, rtt: Duration) -> Result<(), String> {
+pub fn check_path(rate: Bitrate, rtt: Span) -> Result<(), String> {
     match bits_ns(rate, rtt).map(|b| b.div_ceil(8_000_000_000)) {
         Some(b) if b <= u128::from(MAX_BDP_BYTES) => Ok(()),
         _ => Err(format!(
@@ -64,7 +65,7 @@ pub fn check_path(rate: Bitrate, rtt: Duration) -> Result<(), String> {
 
 /// BDP in bytes, exactly `rate / 8 × RTT` (may have a fractional part). Saturates at
 /// u128::MAX bit·ns for inputs [`check_path`] refuses.
-pub fn bdp_exact(rate: Bitrate, rtt: Duration) -> f64 {
+pub fn bdp_exact(rate: Bitrate, rtt: Span) -> f64 {
     // u128 arithmetic in nanoseconds keeps this exact up to f64's final rounding.
     let bits_ns = bits_ns(rate, rtt).unwrap_or(u128::MAX);
     #[allow(clippy::cast_precision_loss)]
@@ -73,14 +74,14 @@ pub fn bdp_exact(rate: Bitrate, rtt: Duration) -> f64 {
 }
 
 /// BDP in whole bytes, rounded up; u64::MAX when it does not fit (see [`check_path`]).
-pub fn bdp_bytes(rate: Bitrate, rtt: Duration) -> u64 {
+pub fn bdp_bytes(rate: Bitrate, rtt: Span) -> u64 {
     bits_ns(rate, rtt)
         .and_then(|b| u64::try_from(b.div_ceil(8_000_000_000)).ok())
         .unwrap_or(u64::MAX)
 }
 
 /// The headroom fraction for an RTT minimum and its mean deviation (None: not measured).
-pub fn headroom(rtt_min: Duration, mdev: Option<Duration>) -> f64 {
+pub fn headroom(rtt_min: Span, mdev: Option<Span>) -> f64 {
     let min = rtt_min.as_secs_f64();
     let jitter = mdev.map_or(0.0, |m| 2.0 * m.as_secs_f64() / min.max(1e-9));
     jitter.clamp(MIN_HEADROOM, MAX_HEADROOM)
@@ -131,7 +132,7 @@ pub fn for_window_share(s: Sizing, share: f64) -> Sizing {
     }
 }
 
-pub fn size_buffers(rate: Bitrate, rtt_min: Duration, mdev: Option<Duration>) -> Sizing {
+pub fn size_buffers(rate: Bitrate, rtt_min: Span, mdev: Option<Span>) -> Sizing {
     let h = headroom(rtt_min, mdev);
     let bdp = bdp_bytes(rate, rtt_min);
     let exact = bdp_exact(rate, rtt_min);
@@ -157,7 +158,7 @@ pub fn size_buffers(rate: Bitrate, rtt_min: Duration, mdev: Option<Duration>) ->
 
 /// [`size_buffers`] for a path with random loss: both maxima [`LOSS_FACTOR`] × BDP, rounded
 /// up to the step (the RTT headroom is well inside that).
-pub fn size_for_loss(rate: Bitrate, rtt_min: Duration, mdev: Option<Duration>) -> Sizing {
+pub fn size_for_loss(rate: Bitrate, rtt_min: Span, mdev: Option<Span>) -> Sizing {
     let s = size_buffers(rate, rtt_min, mdev);
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
     let want = ((bdp_exact(rate, rtt_min) * LOSS_FACTOR).ceil() as u64)
@@ -174,7 +175,7 @@ pub fn size_for_loss(rate: Bitrate, rtt_min: Duration, mdev: Option<Duration>) -
 }
 
 /// Highest throughput a window allows at an RTT: window × 8 / RTT, in bit/s.
-pub fn max_throughput_bps(window: Bytes, rtt: Duration) -> f64 {
+pub fn max_throughput_bps(window: Bytes, rtt: Span) -> f64 {
     #[allow(clippy::cast_precision_loss)]
     let w = window.get() as f64;
     w * 8.0 / rtt.as_secs_f64()
@@ -182,17 +183,17 @@ pub fn max_throughput_bps(window: Bytes, rtt: Duration) -> f64 {
 
 /// Longest RTT at which a window still fills a rate: window × 8 / rate. An error when that
 /// is longer than any RTT tcptune takes as input (2^64 s), e.g. 16 EiB at 1 bit/s.
-pub fn max_rtt_for(window: Bytes, rate: Bitrate) -> Result<Duration, String> {
+pub fn max_rtt_for(window: Bytes, rate: Bitrate) -> Result<Span, String> {
     #[allow(clippy::cast_precision_loss)]
     let secs = window.get() as f64 * 8.0 / rate.bps().max(1) as f64;
-    std::time::Duration::try_from_secs_f64(secs)
-        .map(Duration::from_std)
+    Duration::try_from_secs_f64(secs)
+        .map(Span::from_std)
         .map_err(|_| format!("{window} at {rate} would take {secs:.3e} s per window: not a network path"))
 }
 
 /// Mathis et al. (1997) ceiling for a single Reno-style flow: MSS/RTT × C/√p, in bit/s.
 /// `loss` is a fraction (0.0001 = 0.01 %).
-pub fn mathis_bps(mss: Bytes, rtt: Duration, loss: f64) -> f64 {
+pub fn mathis_bps(mss: Bytes, rtt: Span, loss: f64) -> f64 {
     #[allow(clippy::cast_precision_loss)]
     let mss = mss.get() as f64;
     mss * 8.0 / rtt.as_secs_f64() * MATHIS_C / loss.sqrt()
@@ -220,7 +221,7 @@ mod tests {
     #[test]
     fn loss_recovery_is_five_bdp_both_ways() {
         let rate = Bitrate::from_bps(500_000_000);
-        let rtt = Duration::from_std(std::time::Duration::from_millis(150));
+        let rtt = Span::from_std(Duration::from_millis(150));
         let s = size_for_loss(rate, rtt, None);
         assert_eq!((s.buffer, s.send_buffer), (46_923_776, 46_923_776));
         assert!(s.loss_recovery && !s.clamped);
@@ -229,7 +230,7 @@ mod tests {
         // 10 Gbit/s × 600 ms: 3.75 GB × 5 is far past the int limit.
         let big = size_for_loss(
             Bitrate::from_bps(10_000_000_000),
-            Duration::from_std(std::time::Duration::from_millis(600)),
+            Span::from_std(Duration::from_millis(600)),
             None,
         );
         assert!(big.clamped && big.buffer == LINUX_INT_MAX && big.send_buffer == LINUX_INT_MAX);
@@ -238,7 +239,7 @@ mod tests {
     fn rate(s: &str) -> Bitrate {
         s.parse().expect("rate")
     }
-    fn dur(s: &str) -> Duration {
+    fn dur(s: &str) -> Span {
         s.parse().expect("duration")
     }
 
@@ -322,14 +323,14 @@ mod tests {
         assert!((t - 167_772_160.0).abs() < 1.0, "{t}");
         let r = max_rtt_for(Bytes::new(3_125_000), rate("1gbit")).expect("fits");
         assert!((r.as_millis_f64() - 25.0).abs() < 1e-6);
-        // 16 EiB at 1 bit/s: 1.5e20 s, more than any Duration. Used to panic.
+        // 16 EiB at 1 bit/s: 1.5e20 s, more than any Span. Used to panic.
         let e = max_rtt_for(Bytes::new(u64::MAX), rate("1bit")).expect_err("absurd");
         assert!(e.contains("not a network path"), "{e}");
     }
 
     #[test]
     fn absurd_paths_are_refused_not_wrapped() {
-        let max_rtt = Duration::from_std(std::time::Duration::new(u64::MAX, 999_999_999));
+        let max_rtt = Span::from_std(Duration::new(u64::MAX, 999_999_999));
         let max_rate = Bitrate::from_bps(u64::MAX);
         // u64::MAX bit/s × u64::MAX s overflows u128: once a silent wrap (release) or a
         // panic (debug); now refused, and the helpers saturate.
@@ -342,11 +343,9 @@ mod tests {
         assert!(check_path(rate("1000tbit"), dur("1000000000s")).is_err());
         // The edge: 2^53 bytes is accepted, one nanosecond more is not.
         let ns_at_limit = u128::from(MAX_BDP_BYTES) * 8; // at 1 Gbit/s, 1 bit per ns
-        let at = Duration::from_std(std::time::Duration::from_nanos(
-            u64::try_from(ns_at_limit).expect("fits"),
-        ));
+        let at = Span::from_std(Duration::from_nanos(u64::try_from(ns_at_limit).expect("fits")));
         assert_eq!(check_path(rate("1gbit"), at), Ok(()));
-        let over = Duration::from_std(at.as_std() + std::time::Duration::from_nanos(1));
+        let over = Span::from_std(at.as_std() + Duration::from_nanos(1));
         assert!(check_path(rate("1gbit"), over).is_err());
         // Tiny paths are fine: 1 bit/s at 1 ns.
         assert_eq!(check_path(rate("1bit"), dur("0.000000001s")), Ok(()));
@@ -358,7 +357,7 @@ mod tests {
         #[test]
         fn arithmetic_never_panics(bps in 1u64.., secs in proptest::prelude::any::<u64>(), nanos in 0u32..1_000_000_000,
                                    window in proptest::prelude::any::<u64>(), loss in 1e-9f64..=1.0, mss in 1u64..=65535) {
-            let (r, d) = (Bitrate::from_bps(bps), Duration::from_std(std::time::Duration::new(secs, nanos)));
+            let (r, d) = (Bitrate::from_bps(bps), Span::from_std(Duration::new(secs, nanos)));
             let ok = check_path(r, d).is_ok();
             let b = bdp_bytes(r, d);
             let exact = bdp_exact(r, d);
@@ -373,7 +372,7 @@ mod tests {
             proptest::prop_assert!(s.buffer <= LINUX_INT_MAX && s.send_buffer <= LINUX_INT_MAX);
             let _ = size_for_loss(r, d, Some(d));
             let _ = max_rtt_for(Bytes::new(window), r);
-            if d.as_std() > std::time::Duration::ZERO {
+            if d.as_std() > Duration::ZERO {
                 let _ = max_throughput_bps(Bytes::new(window), d);
                 let _ = mathis_bps(Bytes::new(mss), d, loss);
             }

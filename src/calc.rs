@@ -7,13 +7,13 @@ use serde::Serialize;
 use crate::bdp;
 use crate::error::Error;
 use crate::text;
-use crate::units::{Bitrate, Bytes, Duration};
+use crate::units::{Bitrate, Bytes, Span};
 
 /// What was given.
 #[derive(Debug, Clone, Copy)]
 pub struct CalcRequest {
     pub bandwidth: Option<Bitrate>,
-    pub rtt: Option<Duration>,
+    pub rtt: Option<Span>,
     pub window: Option<Bytes>,
     /// Packet loss in percent (0 < p <= 100), for the Mathis bound.
     pub loss_pct: Option<f64>,

@@ -1,11 +1,12 @@
 //! The command line, as clap types only. The contract is ../shared/CLI.md.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::os::Os;
-use crate::units::{Bitrate, Bytes, Duration};
+use crate::units::{Bitrate, Bytes, Span};
 
 /// Units, exit codes and examples after `tcptune --help`, from the same tables as the man page.
 fn after_help() -> String {
@@ -176,7 +177,7 @@ pub struct ApplyArgs {
     pub persist: bool,
     /// A timed experiment: a detached process reverts the snapshot after DURATION (90s, 10m, 2h)
     #[arg(long = "for", value_name = "DURATION", value_parser = parse_for, conflicts_with = "persist")]
-    pub for_: Option<std::time::Duration>,
+    pub for_: Option<Duration>,
     /// Seconds to wait for another apply or revert to finish (0: refuse at once)
     #[arg(long, value_name = "SECS", default_value_t = 10)]
     pub wait: u64,
@@ -214,20 +215,20 @@ pub struct RevertTimerArgs {
 }
 
 /// `--test-time`: a duration from 1 s to 60 s, the longest test a server grants.
-fn parse_test_time(s: &str) -> Result<std::time::Duration, String> {
-    let d = s.parse::<Duration>().map_err(|e| e.to_string())?.as_std();
-    let max = std::time::Duration::from_millis(u64::from(crate::tcp::proto::MAX_DURATION_MS));
-    if d < std::time::Duration::from_secs(1) || d > max {
+fn parse_test_time(s: &str) -> Result<Duration, String> {
+    let d = s.parse::<Span>().map_err(|e| e.to_string())?.as_std();
+    let max = Duration::from_millis(u64::from(crate::tcp::proto::MAX_DURATION_MS));
+    if d < Duration::from_secs(1) || d > max {
         return Err(format!("invalid test time \"{s}\": expected 1s to {}s", max.as_secs()));
     }
     Ok(d)
 }
 
 /// `--for`: "90s", "10m", "1h30m" (humantime), at least one second, at most a week.
-fn parse_for(s: &str) -> Result<std::time::Duration, String> {
+fn parse_for(s: &str) -> Result<Duration, String> {
     let d = humantime::parse_duration(s)
         .map_err(|e| format!("invalid duration \"{s}\": {e}; expected e.g. 90s, 10m, 2h"))?;
-    if d < std::time::Duration::from_secs(1) || d > std::time::Duration::from_secs(7 * 24 * 3600) {
+    if d < Duration::from_secs(1) || d > Duration::from_secs(7 * 24 * 3600) {
         return Err(format!("invalid duration \"{s}\": expected 1s to 7 days"));
     }
     Ok(d)
@@ -243,7 +244,7 @@ pub struct CalcArgs {
     pub bandwidth: Option<Bitrate>,
     /// Round-trip time (25ms, 0.15s)
     #[arg(long, short = 'r', value_name = "DUR", allow_hyphen_values = true)]
-    pub rtt: Option<Duration>,
+    pub rtt: Option<Span>,
     /// TCP window or buffer (64KiB, 4MiB, 65536)
     #[arg(long, short = 'w', value_name = "SIZE", allow_hyphen_values = true)]
     pub window: Option<Bytes>,
@@ -262,7 +263,7 @@ pub struct AdviseArgs {
     pub host: Vec<String>,
     /// Path round-trip time, instead of measuring it (150ms)
     #[arg(long, value_name = "DUR", allow_hyphen_values = true)]
-    pub rtt: Option<Duration>,
+    pub rtt: Option<Span>,
     /// Path rate, instead of the link speed (500mbit, 1gbit)
     #[arg(long, value_name = "RATE", allow_hyphen_values = true)]
     pub bandwidth: Option<Bitrate>,
@@ -283,10 +284,10 @@ pub struct AdviseArgs {
     pub ipv6: bool,
     /// Spacing between probes
     #[arg(long, value_name = "DUR", default_value = probe_default(&INTERVAL_ARG, crate::measure::DEFAULT_INTERVAL))]
-    pub interval: Duration,
+    pub interval: Span,
     /// How long to wait for each probe's answer
     #[arg(long, value_name = "DUR", default_value = probe_default(&TIMEOUT_ARG, crate::measure::DEFAULT_TIMEOUT))]
-    pub timeout: Duration,
+    pub timeout: Span,
     /// Skip the packet-train estimate of the bottleneck rate (ICMP trains of MTU-sized echo
     /// requests sent after the round-trip probes; not sent when --bandwidth is given)
     #[arg(long)]
@@ -316,7 +317,7 @@ pub struct AdviseArgs {
     pub test_port: Option<u16>,
     /// Longest path test (at most 60s)
     #[arg(long, value_name = "DUR", default_value = "10s", value_parser = parse_test_time)]
-    pub test_time: std::time::Duration,
+    pub test_time: Duration,
     /// Most bytes a path test sends
     #[arg(long, value_name = "SIZE", default_value = "2GiB")]
     pub test_bytes: Bytes,
@@ -359,7 +360,7 @@ static TIMEOUT_ARG: std::sync::OnceLock<String> = std::sync::OnceLock::new();
 
 /// A probe default as the command line writes it (`20ms`, `1s`), from measure's constant, so
 /// `--help` and the probes agree by construction.
-fn probe_default(cell: &'static std::sync::OnceLock<String>, d: std::time::Duration) -> &'static str {
+fn probe_default(cell: &'static std::sync::OnceLock<String>, d: Duration) -> &'static str {
     cell.get_or_init(|| {
         if d.subsec_nanos() == 0 {
             format!("{}s", d.as_secs())
@@ -519,7 +520,7 @@ pub struct VerifyArgs {
     pub port: u16,
     /// How long to send (at most 60s)
     #[arg(long, value_name = "DUR", default_value = "10s")]
-    pub time: Duration,
+    pub time: Span,
     /// Path rate, for sizing the advice (500mbit, 1gbit)
     #[arg(long, value_name = "RATE", allow_hyphen_values = true)]
     pub bandwidth: Option<Bitrate>,
@@ -580,8 +581,8 @@ mod tests {
 
     #[test]
     fn for_durations() {
-        assert_eq!(parse_for("10m"), Ok(std::time::Duration::from_secs(600)));
-        assert_eq!(parse_for("1h30m"), Ok(std::time::Duration::from_secs(5400)));
+        assert_eq!(parse_for("10m"), Ok(Duration::from_secs(600)));
+        assert_eq!(parse_for("1h30m"), Ok(Duration::from_secs(5400)));
         assert!(parse_for("10").is_err());
         assert!(parse_for("10ms").is_err());
         assert!(parse_for("30d").is_err());

@@ -38,6 +38,7 @@ pub const MEANINGS: &[(&str, &str)] = &[
 ];
 use std::fmt;
 use std::str::FromStr;
+use std::time::Duration;
 
 use serde::{Serialize, Serializer};
 
@@ -465,21 +466,22 @@ impl Serialize for Bytes {
 }
 
 // ---------------------------------------------------------------------------
-// Duration
+// Span
 // ---------------------------------------------------------------------------
 
-/// A duration (wraps [`std::time::Duration`]).
+/// A span of time as the command line writes it (`25ms`, `1.5s`): parsed and shown with its
+/// unit; wraps a [`Duration`].
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Duration(std::time::Duration);
+pub struct Span(Duration);
 
-impl Duration {
-    /// Wraps a `std::time::Duration`.
-    pub fn from_std(d: std::time::Duration) -> Self {
-        Duration(d)
+impl Span {
+    /// Wraps a `Duration`.
+    pub fn from_std(d: Duration) -> Self {
+        Span(d)
     }
 
-    /// The wrapped `std::time::Duration`.
-    pub fn as_std(self) -> std::time::Duration {
+    /// The wrapped `Duration`.
+    pub fn as_std(self) -> Duration {
         self.0
     }
 
@@ -494,16 +496,16 @@ impl Duration {
     }
 
     /// From float milliseconds, saturating: NaN and values ≤ 0 give zero,
-    /// values too large give `std::time::Duration::MAX`. Never panics.
+    /// values too large give `Duration::MAX`. Never panics.
     pub fn from_millis_f64(ms: f64) -> Self {
         if ms.is_nan() || ms <= 0.0 {
-            return Duration(std::time::Duration::ZERO);
+            return Span(Duration::ZERO);
         }
-        Duration(std::time::Duration::try_from_secs_f64(ms / 1000.0).unwrap_or(std::time::Duration::MAX))
+        Span(Duration::try_from_secs_f64(ms / 1000.0).unwrap_or(Duration::MAX))
     }
 }
 
-impl FromStr for Duration {
+impl FromStr for Span {
     type Err = UnitError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
@@ -514,11 +516,11 @@ impl FromStr for Duration {
         let secs =
             u64::try_from(ns / 1_000_000_000).map_err(|_| UnitError::new(UnitKind::Duration, s, "value too large"))?;
         let nanos = (ns % 1_000_000_000) as u32;
-        Ok(Duration(std::time::Duration::new(secs, nanos)))
+        Ok(Span(Duration::new(secs, nanos)))
     }
 }
 
-impl fmt::Display for Duration {
+impl fmt::Display for Span {
     /// `250 µs` under 1 ms, `75.123 ms` under 1 s, `1.5 s` from 1 s, `12 ns`
     /// under 1 µs; exact (as many decimals as needed).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -533,7 +535,7 @@ impl fmt::Display for Duration {
     }
 }
 
-impl Serialize for Duration {
+impl Serialize for Span {
     /// Serialized as float milliseconds.
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_f64(self.as_millis_f64())
@@ -558,7 +560,7 @@ mod tests {
         s.parse::<Bytes>().map(Bytes::get)
     }
     fn dur_ns(s: &str) -> Result<u128, UnitError> {
-        s.parse::<Duration>().map(|d| d.as_std().as_nanos())
+        s.parse::<Span>().map(|d| d.as_std().as_nanos())
     }
 
     #[test]
@@ -713,10 +715,7 @@ mod tests {
         for &(s, want) in cases {
             assert_eq!(dur_ns(s), Ok(want), "{s}");
         }
-        assert_eq!(
-            "0.025s".parse::<Duration>().unwrap().as_std(),
-            std::time::Duration::from_millis(25)
-        );
+        assert_eq!("0.025s".parse::<Span>().unwrap().as_std(), Duration::from_millis(25));
     }
 
     #[test]
@@ -751,7 +750,7 @@ mod tests {
 
     #[test]
     fn duration_display() {
-        let ms = |v: u64| Duration::from_std(std::time::Duration::from_nanos(v));
+        let ms = |v: u64| Span::from_std(Duration::from_nanos(v));
         let cases: &[(u64, &str)] = &[
             (150 * MS, "150 ms"),
             (25 * MS, "25 ms"),
@@ -771,17 +770,14 @@ mod tests {
 
     #[test]
     fn duration_float_helpers() {
-        let d: Duration = "25ms".parse().unwrap();
+        let d: Span = "25ms".parse().unwrap();
         assert_eq!(d.as_millis_f64(), 25.0);
         assert_eq!(d.as_secs_f64(), 0.025);
-        assert_eq!(Duration::from_millis_f64(25.0).as_std().as_micros(), 25_000);
-        assert_eq!(Duration::from_millis_f64(-1.0).as_std(), std::time::Duration::ZERO);
-        assert_eq!(Duration::from_millis_f64(f64::NAN).as_std(), std::time::Duration::ZERO);
-        assert_eq!(
-            Duration::from_millis_f64(f64::INFINITY).as_std(),
-            std::time::Duration::MAX
-        );
-        assert_eq!(Duration::from_millis_f64(1e300).as_std(), std::time::Duration::MAX);
+        assert_eq!(Span::from_millis_f64(25.0).as_std().as_micros(), 25_000);
+        assert_eq!(Span::from_millis_f64(-1.0).as_std(), Duration::ZERO);
+        assert_eq!(Span::from_millis_f64(f64::NAN).as_std(), Duration::ZERO);
+        assert_eq!(Span::from_millis_f64(f64::INFINITY).as_std(), Duration::MAX);
+        assert_eq!(Span::from_millis_f64(1e300).as_std(), Duration::MAX);
     }
 
     #[test]
@@ -977,7 +973,7 @@ mod tests {
         }
         assert_eq!(Bitrate::from_bps(5).serialize(Cap).unwrap(), V::U(5));
         assert_eq!(Bytes::new(7).serialize(Cap).unwrap(), V::U(7));
-        let d: Duration = "25ms".parse().unwrap();
+        let d: Span = "25ms".parse().unwrap();
         assert_eq!(d.serialize(Cap).unwrap(), V::F(25.0));
     }
 
@@ -1014,22 +1010,22 @@ mod tests {
 
             #[test]
             fn duration_round_trip(ns in 1u64..=10_000_000_000_000) {
-                let d = Duration::from_std(std::time::Duration::from_nanos(ns));
-                prop_assert_eq!(d.to_string().parse::<Duration>(), Ok(d));
+                let d = Span::from_std(Duration::from_nanos(ns));
+                prop_assert_eq!(d.to_string().parse::<Span>(), Ok(d));
             }
 
             #[test]
             fn duration_round_trip_full_range(secs in any::<u64>(), nanos in 0u32..1_000_000_000) {
                 prop_assume!(secs > 0 || nanos > 0);
-                let d = Duration::from_std(std::time::Duration::new(secs, nanos));
-                prop_assert_eq!(d.to_string().parse::<Duration>(), Ok(d));
+                let d = Span::from_std(Duration::new(secs, nanos));
+                prop_assert_eq!(d.to_string().parse::<Span>(), Ok(d));
             }
 
             #[test]
             fn arbitrary_strings_never_panic(s in ".*") {
                 let _ = s.parse::<Bitrate>();
                 let _ = s.parse::<Bytes>();
-                let _ = s.parse::<Duration>();
+                let _ = s.parse::<Span>();
             }
 
             #[test]
@@ -1037,7 +1033,7 @@ mod tests {
                 for r in [
                     s.parse::<Bitrate>().map(|_| ()),
                     s.parse::<Bytes>().map(|_| ()),
-                    s.parse::<Duration>().map(|_| ()),
+                    s.parse::<Span>().map(|_| ()),
                 ] {
                     if let Err(e) = r {
                         let m = e.to_string();
@@ -1049,7 +1045,7 @@ mod tests {
             #[test]
             fn bare_numbers_rejected(s in "-?[0-9]{1,30}(\\.[0-9]{1,12})?") {
                 prop_assert!(s.parse::<Bitrate>().is_err());
-                prop_assert!(s.parse::<Duration>().is_err());
+                prop_assert!(s.parse::<Span>().is_err());
             }
 
             #[test]
@@ -1083,7 +1079,7 @@ mod tests {
                         Ok(b) => prop_assert_eq!(b.to_string().parse::<Bytes>(), Ok(b)),
                         Err(e) => prop_assert!(!e.to_string().contains('\n'), "{e}"),
                     }
-                    match t.parse::<Duration>() {
+                    match t.parse::<Span>() {
                         Ok(d) => {
                             let _ = (d.as_millis_f64(), d.to_string());
                         }

@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 use crate::bdp;
-use crate::units::{Bytes, Duration};
+use crate::units::{Bytes, Span};
 
 /// A transfer tool's own flow-control window.
 pub struct AppWindow {
@@ -40,7 +40,7 @@ pub struct AppCeiling {
 }
 
 /// Every known tool's ceiling at `rtt`, against the path's `rate_bps`.
-pub fn ceilings(rtt: Duration, rate_bps: u64) -> Vec<AppCeiling> {
+pub fn ceilings(rtt: Span, rate_bps: u64) -> Vec<AppCeiling> {
     APP_WINDOWS
         .iter()
         .map(|w| {
@@ -79,8 +79,8 @@ pub fn note(c: &AppCeiling, rate_bps: u64) -> Option<String> {
 mod tests {
     use super::*;
 
-    fn ms(v: f64) -> Duration {
-        Duration::from_millis_f64(v)
+    fn ms(v: f64) -> Span {
+        Span::from_millis_f64(v)
     }
 
     #[test]

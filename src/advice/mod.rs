@@ -24,7 +24,7 @@ use crate::os::Os;
 use crate::profile::{Action, Profile, Setting, Stage};
 use crate::sysctl::{KeyState, SysctlBackend};
 use crate::text;
-use crate::units::{Bitrate, Duration};
+use crate::units::{Bitrate, Span};
 
 pub use path::ASSUMED_RATE_BPS;
 
@@ -35,7 +35,7 @@ pub struct AdviceRequest {
     /// Hosts to measure the path to; empty when `rtt` and `bandwidth` are both given.
     pub hosts: Vec<String>,
     /// The path's RTT, instead of measuring it.
-    pub rtt: Option<Duration>,
+    pub rtt: Option<Span>,
     /// The path's rate, instead of measuring it (no packet trains are sent then).
     pub bandwidth: Option<Bitrate>,
     /// A shipped profile name or a TOML file; None: the OS's shipped profile.
@@ -107,9 +107,9 @@ pub enum Source {
 /// The path the advice is for.
 #[derive(Debug, Clone)]
 pub struct Path {
-    pub rtt: Duration,
+    pub rtt: Span,
     pub rtt_source: Source,
-    pub mdev: Option<Duration>,
+    pub mdev: Option<Span>,
     pub rate: Bitrate,
     pub rate_source: Source,
     pub mtu: Option<u32>,

@@ -7,7 +7,7 @@ use crate::bdp;
 use crate::error::Error;
 use crate::measure::{HostMeasurement, PathProber, ProbeOptions};
 use crate::text;
-use crate::units::{Bitrate, Duration};
+use crate::units::{Bitrate, Span};
 
 /// When the egress link does not report its speed (virtio, TUN, many clouds), this is assumed.
 pub const ASSUMED_RATE_BPS: u64 = 1_000_000_000;
@@ -50,9 +50,9 @@ pub fn resolve(a: &AdviceRequest, prober: &dyn PathProber) -> Result<(Path, Vec<
             Some(r) => (r, Source::Given, None),
             // Microsecond resolution, so rtt_ms in the output reproduces bdp_bytes exactly.
             None => (
-                Duration::from_millis_f64(text::ms(m.rtt.min_ms)),
+                Span::from_millis_f64(text::ms(m.rtt.min_ms)),
                 Source::Measured,
-                Some(Duration::from_millis_f64(m.rtt.mdev_ms)),
+                Some(Span::from_millis_f64(m.rtt.mdev_ms)),
             ),
         };
         let (rate, rate_source) = match a.bandwidth {

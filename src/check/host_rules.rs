@@ -8,7 +8,7 @@ use super::{Finding, PathNeeds, Read};
 use crate::bdp;
 use crate::host::linux::TcpCounters;
 use crate::text;
-use crate::units::{Bytes, Duration};
+use crate::units::{Bytes, Span};
 
 /// Every finding on the machine itself, in the order the table shows them: per interface
 /// (MTU, offloads, duplex, pacing), then retransmissions, TCP memory, sysctl files, daemons.
@@ -84,7 +84,7 @@ pub fn retransmissions(c: Option<TcpCounters>, rtt_ms: Option<f64>) -> Option<Fi
         return Some(Finding::ok(id, base));
     }
     let rtt = rtt_ms.filter(|r| *r > 0.0).unwrap_or(100.0);
-    let mathis = bdp::mathis_bps(Bytes::new(1448), Duration::from_millis_f64(rtt), pct / 100.0);
+    let mathis = bdp::mathis_bps(Bytes::new(1448), Span::from_millis_f64(rtt), pct / 100.0);
     let msg = format!(
         "{base}: at that loss one loss-based (Reno/CUBIC) flow reaches about {} at {} ms RTT (Mathis)",
         text::rate(mathis),

@@ -173,7 +173,7 @@ fn ceiling(window: u64, rtt_ms: Option<f64>) -> String {
     let rtt = rtt_ms.filter(|r| *r > 0.0).unwrap_or(100.0);
     let bps = crate::bdp::max_throughput_bps(
         crate::units::Bytes::new(window),
-        crate::units::Duration::from_millis_f64(rtt),
+        crate::units::Span::from_millis_f64(rtt),
     );
     format!("at most {} at {} ms RTT", crate::text::rate(bps), crate::text::ms(rtt))
 }
@@ -289,7 +289,7 @@ mod tests {
             bandwidth_source: RateSource::Given,
             sizing: crate::bdp::size_buffers(
                 crate::units::Bitrate::from_bps(100_000_000),
-                crate::units::Duration::from_millis_f64(50.0),
+                crate::units::Span::from_millis_f64(50.0),
                 None,
             ),
             settings: Vec::new(),

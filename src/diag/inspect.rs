@@ -12,7 +12,7 @@ use serde::Serialize;
 use crate::bdp;
 use crate::tcp::tcpinfo::{LimitedBy, TcpInfo};
 use crate::text;
-use crate::units::{Bytes, Duration};
+use crate::units::{Bytes, Span};
 
 /// One flow. The `*_limited_pct` fields are shares of the sender's busy time, as `ss -i` shows
 /// them; null for a flow that has sent nothing (it only receives).
@@ -75,7 +75,7 @@ fn application_note(owner: Option<&Process>, min_rtt_ms: f64) -> String {
         && OPENSSH.contains(&p.name.as_str())
         && let Some(w) = crate::advice::ceilings::APP_WINDOWS.first()
     {
-        let rtt = Duration::from_millis_f64(min_rtt_ms.max(0.001));
+        let rtt = Span::from_millis_f64(min_rtt_ms.max(0.001));
         note.push_str(&format!(
             ": OpenSSH keeps its own {} window ({}), at most {} at {} ms whatever the kernel allows; use {}",
             Bytes::new(w.window_bytes).iec(),
@@ -113,7 +113,7 @@ pub fn flow(local: SocketAddr, peer: SocketAddr, cc: Option<String>, i: &TcpInfo
             b.limited_by
         }
     });
-    let rtt = Duration::from_millis_f64(f64::from(i.tcpi_rtt.max(1)) / 1000.0);
+    let rtt = Span::from_millis_f64(f64::from(i.tcpi_rtt.max(1)) / 1000.0);
     let peer_window = Some(u64::from(i.tcpi_snd_wnd)).filter(|&w| w > 0);
     let note = b.and_then(|b| {
         if b.rwnd_limited_pct >= NOTE_PCT {

@@ -205,7 +205,7 @@ pub fn advice(f: &AdviceFacts<'_>) -> Vec<String> {
         _ => f.flow.rate.to_string(),
     };
     let sized = format!("sized like advise for {} ms at {rate}", text::ms(f.flow.sizing_rtt_ms));
-    let rtt = crate::units::Duration::from_millis_f64(f.flow.sizing_rtt_ms);
+    let rtt = crate::units::Span::from_millis_f64(f.flow.sizing_rtt_ms);
     // Advice to raise a buffer only under a buffer verdict: under "network" it would contradict
     // the verdict's own line (settle_verdict decides which it is).
     let buffer_verdict = matches!(b.limited_by, LimitedBy::ReceiveWindow | LimitedBy::SendBuffer);

@@ -204,7 +204,7 @@ pub fn verify(a: &VerifyRequest, sender: &System<'_>, on_phase: &mut dyn FnMut(P
             Source::Assumed,
         ),
     };
-    let rtt = crate::units::Duration::from_millis_f64(sizing_rtt);
+    let rtt = crate::units::Span::from_millis_f64(sizing_rtt);
     let sizing = bdp::size_buffers(rate, rtt, None);
     let receiver_os: Os = match result.os.as_str() {
         "freebsd" => Os::Freebsd,

@@ -12,7 +12,7 @@ use super::{
     train::{self, CapacityEstimate},
 };
 use crate::error::Error;
-use crate::units::{Bitrate, Duration};
+use crate::units::{Bitrate, Span};
 
 /// Every host answers `probes` ICMP probes of exactly `rtt_ms` over interface `fake0`
 /// (MTU 1500, full duplex, `speed_bps`), and — when [`ProbeOptions::capacity`] is on — five
@@ -86,7 +86,7 @@ impl FakeProber {
             let rate = || value.parse::<Bitrate>().map(Bitrate::bps).map_err(|e| e.to_string());
             match key.trim() {
                 "rtt" if value == "unreachable" => rtt_ms = Some(f64::NAN),
-                "rtt" => rtt_ms = Some(value.parse::<Duration>().map_err(|e| e.to_string())?.as_millis_f64()),
+                "rtt" => rtt_ms = Some(value.parse::<Span>().map_err(|e| e.to_string())?.as_millis_f64()),
                 "speed" => speed_bps = Some(rate()?),
                 "capacity" => capacity_bps = Some(rate()?),
                 "rate" => {

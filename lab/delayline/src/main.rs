@@ -36,7 +36,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread;
 
 use clap::Parser;
-use tcptune::units::{Bitrate, Bytes, Duration};
+use tcptune::units::{Bitrate, Bytes, Span};
 
 /// Size of `struct virtio_net_hdr` (the default vnet header size of TUN).
 const VNET_HDR_LEN: usize = 10;
@@ -130,7 +130,7 @@ fn delay_ns(s: &str) -> Result<u64, String> {
     if s == "0" {
         return Ok(0);
     }
-    let d: Duration = s.parse().map_err(|e: tcptune::units::UnitError| e.to_string())?;
+    let d: Span = s.parse().map_err(|e: tcptune::units::UnitError| e.to_string())?;
     let ns = d.as_std().as_nanos();
     if ns > 3_600_000_000_000 {
         return Err(format!("duration '{s}' is longer than an hour"));
