@@ -20,6 +20,16 @@
 use crate::units::{Bitrate, Bytes, Span};
 use std::time::Duration;
 
+/// Where a path's RTT or rate came from: given by the user, measured, or assumed for want of
+/// either. It says how far a number (and a verdict sized from it) can be trusted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Source {
+    Given,
+    Measured,
+    Assumed,
+}
+
 /// Receive buffer, as a multiple of the BDP before headroom (see module docs).
 pub const BUFFER_FACTOR: f64 = 2.0;
 /// Send buffer, as a multiple of the BDP (headroom included), and the most either buffer gets.

@@ -9,8 +9,9 @@
 //! test was held by its window); with no TCP test the buffers are sized for the link speed,
 //! else the assumed rate — never shrunk nor inflated by an unconfirmed train reading.
 
+use super::Path;
 use super::decide::{Decision, PathClass};
-use super::{Path, Source};
+use crate::bdp::Source;
 use crate::measure::HostMeasurement;
 use crate::measure::evidence::{Evidence, TestPeer};
 use crate::profile::{Profile, Setting};

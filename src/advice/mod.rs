@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::bdp::{self, Sizing};
+use crate::bdp::{self, Sizing, Source};
 use crate::error::Error;
 use crate::measure::evidence::Evidence;
 use crate::measure::{EvidenceRequest, HostMeasurement, PathProber, ProbeOptions, TestMode};
@@ -94,14 +94,6 @@ pub struct System<'a> {
     pub os: Os,
     pub backend: Option<&'a dyn SysctlBackend>,
     pub local: bool,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Source {
-    Given,
-    Measured,
-    Assumed,
 }
 
 /// The path the advice is for.

@@ -2,8 +2,9 @@
 //! (the minimum RTT over the probes; the packet-train rate capped by the link speed, else the
 //! link speed, else an assumed 1 Gbit/s), and the host with the largest BDP among several.
 
-use super::{AdviceRequest, HostReport, Path, Source};
+use super::{AdviceRequest, HostReport, Path};
 use crate::bdp;
+use crate::bdp::Source;
 use crate::error::Error;
 use crate::measure::{HostMeasurement, PathProber, ProbeOptions};
 use crate::text;

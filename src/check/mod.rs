@@ -115,14 +115,6 @@ pub struct CheckRequest {
     pub path: Option<PathNeeds>,
 }
 
-/// Where the path's rate came from: it changes how much a buffer verdict can be trusted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RateSource {
-    Given,
-    Measured,
-    Assumed,
-}
-
 /// What one path needs of the buffers: the advice for it, reduced to what the rules read.
 #[derive(Debug, Clone)]
 pub struct PathNeeds {
@@ -130,7 +122,8 @@ pub struct PathNeeds {
     pub host: Option<String>,
     pub rtt_ms: f64,
     pub bandwidth_bps: u64,
-    pub bandwidth_source: RateSource,
+    /// Where the rate came from: it changes how much a buffer verdict can be trusted.
+    pub bandwidth_source: crate::bdp::Source,
     pub sizing: Sizing,
     /// The advised value of each key, for the fixes.
     pub settings: Vec<(String, String)>,
@@ -286,7 +279,7 @@ mod tests {
             host: Some("peer".into()),
             rtt_ms: 50.0,
             bandwidth_bps: 100_000_000,
-            bandwidth_source: RateSource::Given,
+            bandwidth_source: crate::bdp::Source::Given,
             sizing: crate::bdp::size_buffers(
                 crate::units::Bitrate::from_bps(100_000_000),
                 crate::units::Span::from_millis_f64(50.0),

@@ -2,7 +2,8 @@
 //! control, PMTU black-hole detection, autotuning — and on the buffer maxima against what a
 //! path needs. Each reads values through [`Read`] and pushes findings.
 
-use super::{Finding, PathNeeds, RateSource, Read, ceiling};
+use super::{Finding, PathNeeds, Read, ceiling};
+use crate::bdp::Source;
 use crate::os::Os;
 use crate::profile::Profile;
 use crate::text;
@@ -221,9 +222,9 @@ pub fn buffers(os: Os, read: &Read<'_>, needs: &PathNeeds, f: &mut Vec<Finding>)
     let host = needs.host.as_deref().unwrap_or("the host");
     let rate = Bitrate::from_bps(needs.bandwidth_bps);
     let rate_note = match needs.bandwidth_source {
-        RateSource::Assumed => format!("{rate} ASSUMED — give --bandwidth"),
-        RateSource::Given => format!("{rate} given"),
-        RateSource::Measured => format!("{rate} link speed"),
+        Source::Assumed => format!("{rate} ASSUMED — give --bandwidth"),
+        Source::Given => format!("{rate} given"),
+        Source::Measured => format!("{rate} link speed"),
     };
     let path = format!("the path to {host} (RTT {} ms, {rate_note})", needs.rtt_ms);
     for (key, fact) in &profile.caps {

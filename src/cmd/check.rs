@@ -13,8 +13,8 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use crate::Context;
-use crate::advice::{self, Advice, AdviceRequest, Source};
-use crate::check::{self, CheckRequest, PathNeeds, RateSource, Report};
+use crate::advice::{self, Advice, AdviceRequest};
+use crate::check::{self, CheckRequest, PathNeeds, Report};
 use crate::cli::{CheckArgs, Format};
 use crate::error::{Error, exit};
 use crate::measure::{PathProber, ProbeOptions};
@@ -99,11 +99,7 @@ fn path_needs(adv: &Advice) -> PathNeeds {
         host: adv.host.clone(),
         rtt_ms: adv.rtt_ms,
         bandwidth_bps: adv.bandwidth_bps,
-        bandwidth_source: match adv.bandwidth_source {
-            Source::Given => RateSource::Given,
-            Source::Measured => RateSource::Measured,
-            Source::Assumed => RateSource::Assumed,
-        },
+        bandwidth_source: adv.bandwidth_source,
         sizing: adv.sizing,
         settings: adv.settings.iter().map(|s| (s.key.clone(), s.value.clone())).collect(),
         link: adv.hosts.first().map(|h| h.measurement.link.clone()),

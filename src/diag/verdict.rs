@@ -5,8 +5,8 @@
 
 use serde::Serialize;
 
-use crate::advice::Source;
 use crate::bdp;
+use crate::bdp::Source;
 use crate::os::Os;
 use crate::tcp::tcpinfo::{Breakdown, LimitedBy};
 use crate::text;

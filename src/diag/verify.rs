@@ -13,7 +13,8 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use super::verdict::{AdviceFacts, BufferFacts, VerdictFacts, advice, last_field, settle_verdict};
-use crate::advice::{ASSUMED_RATE_BPS, Source, System};
+use crate::advice::{ASSUMED_RATE_BPS, System};
+use crate::bdp::Source;
 use crate::bdp::{self, Sizing};
 use crate::error::Error;
 use crate::os::Os;

@@ -4,8 +4,9 @@
 
 use std::io::Write;
 
-use crate::advice::{Advice, Source};
+use crate::advice::Advice;
 use crate::bdp::Sizing;
+use crate::bdp::Source;
 use crate::os::Os;
 use crate::persist::DropIn;
 use crate::profile::{Action, Stage};
