@@ -7,9 +7,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use crate::Context;
 use crate::advice::{self, Advice};
 use crate::cli::{AdviseArgs, AdviseCmdArgs, Format, OutputArgs};
+use crate::cmd::Context;
 use crate::error::Error;
 use crate::fleet::{self, Engine};
 use crate::measure::PathProber;
@@ -21,9 +21,11 @@ const TUNED_NAME: &str = "tcptune";
 
 pub fn run(args: &AdviseCmdArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let a = &args.output;
-    let format = ctx
-        .format
-        .unwrap_or(if ctx.stdout_tty { Format::Table } else { Format::Sysctl });
+    let format = ctx.format.unwrap_or(if ctx.term.stdout_tty {
+        Format::Table
+    } else {
+        Format::Sysctl
+    });
     // Everything the format cannot take is refused before anything is measured.
     let engine = engine(format);
     check_flags(a, format, engine, ctx)?;
@@ -39,7 +41,9 @@ pub fn run(args: &AdviseCmdArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::
         Format::Json => output::advice::write_json(&mut text, &advice, dropin.as_ref())?,
         Format::Sysctl => output::advice::write_sysctl(&mut text, &advice, dropin.as_ref())?,
         Format::Shell => output::advice::write_shell(&mut text, &advice)?,
-        Format::Table => output::advice::write_table(&mut text, &advice, dropin.as_ref(), ctx.stdout_tty, ctx.color)?,
+        Format::Table => {
+            output::advice::write_table(&mut text, &advice, dropin.as_ref(), ctx.term.stdout_tty, ctx.term.color)?
+        }
         Format::Ansible => output::ansible::write(&mut text, &advice, &fleet::entries(&advice)?, dropin.as_ref())?,
         Format::Tuned => {
             // Only this machine's files are known; advice for another system warns of none.
@@ -83,7 +87,7 @@ pub fn run(args: &AdviseCmdArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::
 /// The advice for these arguments on the context's system, probed by the context's prober.
 pub fn advise_from_args(a: &AdviseArgs, ctx: &Context, prober: &dyn PathProber) -> anyhow::Result<Advice> {
     advice::advise(
-        &a.request(output::progress::probes(ctx.stderr_tty)),
+        &a.request(output::progress::probes(ctx.term.stderr_tty)),
         &ctx.system(),
         prober,
     )

@@ -7,9 +7,9 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::Context;
 use crate::change::{self, ApplyRequest, Input, Plan};
 use crate::cli::{ApplyArgs, Format};
+use crate::cmd::Context;
 use crate::error::Error;
 use crate::os::Os;
 use crate::snapshot::{FileChange, Store};
@@ -121,7 +121,7 @@ fn gather(a: &ApplyArgs, ctx: &Context) -> anyhow::Result<Input> {
         (Some(file), false) => Input::from_file((file.as_os_str() != "-").then_some(file.as_path()), ctx.os),
         (None, true) => {
             let advice = crate::advice::advise(
-                &adv.request(crate::output::progress::probes(ctx.stderr_tty)),
+                &adv.request(crate::output::progress::probes(ctx.term.stderr_tty)),
                 &ctx.system(),
                 ctx.prober(),
             )?;

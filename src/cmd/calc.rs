@@ -4,9 +4,9 @@
 
 use std::io::Write;
 
-use crate::Context;
 use crate::calc::{self, CalcRequest};
 use crate::cli::{CalcArgs, Format};
+use crate::cmd::Context;
 use crate::output;
 
 pub fn run(a: &CalcArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<std::process::ExitCode> {
@@ -22,7 +22,7 @@ pub fn run(a: &CalcArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<s
     if format == Format::Json {
         output::json(out, &r)?;
     } else {
-        output::calc::write_table(out, &req, &r, ctx.stdout_tty, ctx.color)?;
+        output::calc::write_table(out, &req, &r, ctx.term.stdout_tty, ctx.term.color)?;
     }
     Ok(std::process::ExitCode::SUCCESS)
 }

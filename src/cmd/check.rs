@@ -12,10 +12,10 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use crate::Context;
 use crate::advice::{self, Advice, AdviceRequest};
 use crate::check::{self, CheckRequest, PathNeeds, Report};
 use crate::cli::{CheckArgs, Format};
+use crate::cmd::Context;
 use crate::error::{Error, exit};
 use crate::measure::{PathProber, ProbeOptions};
 use crate::os::Os;
@@ -27,7 +27,7 @@ pub fn run(a: &CheckArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<
     let report = report(a, ctx, ctx.prober())?;
     match format {
         Format::Json => output::json(out, &report)?,
-        _ => output::check::write_table(out, &report, ctx.stdout_tty, ctx.color)?,
+        _ => output::check::write_table(out, &report, ctx.term.stdout_tty, ctx.term.color)?,
     }
     Ok(if report.summary.warn + report.summary.fail > 0 {
         ExitCode::from(exit::CHECK_FOUND_PROBLEMS)
@@ -55,7 +55,7 @@ pub fn report(a: &CheckArgs, ctx: &Context, prober: &dyn PathProber) -> anyhow::
                 bandwidth: a.bandwidth,
                 flows: a.flows,
                 probe: ProbeOptions {
-                    progress: output::progress::probes(ctx.stderr_tty),
+                    progress: output::progress::probes(ctx.term.stderr_tty),
                     ..ProbeOptions::default()
                 },
                 ..AdviceRequest::for_hosts(vec![h.clone()])

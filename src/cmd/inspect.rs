@@ -8,8 +8,8 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use crate::Context;
 use crate::cli::{Format, InspectArgs};
+use crate::cmd::Context;
 use crate::diag::inspect::{self, Report};
 use crate::output;
 
@@ -22,7 +22,7 @@ pub fn run(a: &InspectArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Resul
     };
     match format {
         Format::Json => output::json(out, &report)?,
-        _ => output::inspect::write_table(out, &report, ctx.stdout_tty, ctx.color)?,
+        _ => output::inspect::write_table(out, &report, ctx.term.stdout_tty, ctx.term.color)?,
     }
     Ok(ExitCode::SUCCESS)
 }

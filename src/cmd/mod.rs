@@ -6,6 +6,7 @@ pub mod apply;
 pub mod calc;
 pub mod check;
 pub mod completions;
+pub mod context;
 pub mod inspect;
 pub mod man;
 pub mod profiles;
@@ -14,7 +15,61 @@ pub mod serve;
 pub mod snapshots;
 pub mod verify;
 
+use std::process::ExitCode;
+
+pub use context::{Context, Terminal};
+
+use crate::cli::{Cli, Command};
 use crate::error::{Error, Failure};
+
+/// What `tcptune` alone prints: the three commands a newcomer needs, not a usage error.
+pub const GUIDE: &str = "\
+tcptune sizes TCP buffers so that one flow can fill a long, fast path.
+
+  1. What does the path need?
+       tcptune calc --bandwidth 500mbit --rtt 150ms
+  2. What should change on this machine, and why? (measures the path to HOST)
+       tcptune advise --host HOST
+  3. Keep it: save the advice where sysctl reads it at boot, read it, load it
+     (its \"# save as\" line says if installed files need a later number)
+       tcptune advise --host HOST | sudo tee /etc/sysctl.d/60-tcptune.conf
+       sudo sysctl -p /etc/sysctl.d/60-tcptune.conf
+  4. Or change the running kernel now, and put it back exactly later
+       sudo tcptune apply --host HOST
+       sudo tcptune revert
+
+Know the path, or nothing answers? Give it: --rtt 150ms --bandwidth 500mbit
+FreeBSD, macOS: the advice goes in /etc/sysctl.conf; advise for them: --os macos
+More: tcptune --help, tcptune profiles, man tcptune (or: tcptune man | man -l -)";
+
+/// Run one parsed command line.
+pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let ctx = Context::from_cli(&cli)?;
+    let mut out = std::io::stdout().lock();
+    let done = match &cli.command {
+        None => {
+            use std::io::Write as _;
+            writeln!(out, "{GUIDE}")?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::Calc(a)) => calc::run(a, &ctx, &mut out),
+        Some(Command::Advise(a)) => advise::run(a, &ctx, &mut out),
+        Some(Command::Apply(a)) => apply::run(a, &ctx, &mut out),
+        Some(Command::Revert(a)) => revert::run(a, &ctx, &mut out),
+        Some(Command::Snapshots) => snapshots::run(&ctx, &mut out),
+        Some(Command::RevertTimer(a)) => revert::run_timer(a, &ctx),
+        Some(Command::Check(a)) => check::run(a, &ctx, &mut out),
+        Some(Command::Serve(a)) => serve::run(a, &ctx, &mut out),
+        Some(Command::Verify(a)) => verify::run(a, &ctx, &mut out),
+        Some(Command::Inspect(a)) => inspect::run(a, &ctx, &mut out),
+        Some(Command::Profiles(a)) => profiles::run(a, &ctx, &mut out),
+        Some(Command::Man) => man::run(&mut out),
+        Some(Command::Completions(a)) => completions::run(a, &mut out),
+    };
+    // The layers below state why a path could not be measured; the way around it, in flags,
+    // is the command line's to say.
+    done.map_err(with_flag_hint)
+}
 
 /// Hint of the "no reply at all" error.
 pub const NO_REPLY_HINT: &str = "allow ICMP (sysctl net.ipv4.ping_group_range='0 2147483647' or run as root), open a TCP port and pass --port, or give --rtt";

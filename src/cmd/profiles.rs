@@ -5,8 +5,8 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use crate::Context;
 use crate::cli::{Format, ProfilesArgs, ProfilesCommand};
+use crate::cmd::Context;
 use crate::error::Error;
 use crate::output::{self, profiles::Listed};
 use crate::profile::{Profile, SHIPPED};
@@ -67,7 +67,7 @@ fn list(ctx: &Context, out: &mut dyn Write) -> anyhow::Result<()> {
         .collect::<Result<Vec<_>, Error>>()?;
     match ctx.report_format("profiles list")? {
         Format::Json => output::json(out, &serde_json::json!({ "profiles": rows }))?,
-        _ => output::profiles::write_table(out, &rows, ctx.stdout_tty, ctx.color)?,
+        _ => output::profiles::write_table(out, &rows, ctx.term.stdout_tty, ctx.term.color)?,
     }
     Ok(())
 }

@@ -6,9 +6,9 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::time::{Duration, SystemTime};
 
-use crate::Context;
 use crate::change::{self, RevertOpts, timer};
 use crate::cli::{Format, RevertArgs, RevertTimerArgs};
+use crate::cmd::Context;
 use crate::error::Error;
 use crate::snapshot::{Identity, Store};
 

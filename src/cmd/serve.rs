@@ -7,8 +7,8 @@ use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use crate::Context;
 use crate::cli::ServeArgs;
+use crate::cmd::Context;
 use crate::diag::serve::{BindError, ServeRequest, Server};
 use crate::error::Error;
 use crate::tcp::proto;

@@ -6,8 +6,8 @@ use std::process::ExitCode;
 
 use serde::Serialize;
 
-use crate::Context;
 use crate::cli::Format;
+use crate::cmd::Context;
 use crate::snapshot::{Identity, Snapshot, State, Store};
 
 #[derive(Debug, Serialize)]
@@ -89,7 +89,7 @@ pub fn run(ctx: &Context, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         eprintln!("no snapshots in {}", store.dir().display());
         return Ok(ExitCode::SUCCESS);
     }
-    let mut t = crate::output::table(ctx.stdout_tty, ctx.color);
+    let mut t = crate::output::table(ctx.term.stdout_tty, ctx.term.color);
     t.set_header(["id", "time", "state", "keys", "notes"]);
     for e in &entries {
         let mut notes = Vec::new();

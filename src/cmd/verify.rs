@@ -6,8 +6,8 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use crate::Context;
 use crate::cli::{Format, VerifyArgs};
+use crate::cmd::Context;
 use crate::diag::verify::{self, Phase, VerifyRequest};
 use crate::error::Error;
 use crate::output;
@@ -31,7 +31,7 @@ pub fn run(a: &VerifyArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result
     };
     let mut spinner = None;
     let r = verify::verify(&req, &ctx.system(), &mut |phase| match phase {
-        Phase::Sending { to, granted } if ctx.stderr_tty => {
+        Phase::Sending { to, granted } if ctx.term.stderr_tty => {
             spinner = Some(output::progress::sending(to, granted));
         }
         Phase::Sending { .. } => {}

@@ -218,7 +218,7 @@ fn no_arguments_prints_the_guide_not_an_error() {
     assert_eq!(out.status.code(), Some(0));
     assert!(out.stderr.is_empty());
     let text = String::from_utf8(out.stdout).expect("utf8");
-    assert_eq!(text, format!("{}\n", tcptune::GUIDE));
+    assert_eq!(text, format!("{}\n", tcptune::cmd::GUIDE));
     // The three commands, in the order a newcomer runs them.
     let calc = text.find("tcptune calc --bandwidth").expect("calc");
     let advise = text.find("tcptune advise --host HOST\n").expect("advise");
