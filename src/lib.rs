@@ -12,13 +12,14 @@
 //! | domain | `advice`, `change`, `calc`, `check` | decisions over values the caller gathered |
 //! | evidence | `measure`, `diag`, `persist`, `snapshot`, `profile` | probes, tests, state and rules on disk |
 //! | TCP and the host | `tcp`, `host`, `sysctl`, `fsutil`, `input`, `signals` | sockets, this machine, the sysctl store |
-//! | model | `units`, `text`, `bdp`, `expr`, `os`, `error` | pure: no I/O |
+//! | model | `units`, `text`, `bdp`, `ceilings`, `expr`, `os`, `error` | pure: no I/O |
 //!
 //! The domain never prints and takes no clap type.
 
 pub mod advice;
 pub mod bdp;
 pub mod calc;
+pub mod ceilings;
 pub mod change;
 pub mod check;
 pub mod cli;

@@ -6,7 +6,6 @@
 //! - [`path`]: which RTT and rate the advice is for (given, measured, or assumed).
 //! - [`warnings`]: memory budget, lost probes, BBR's ProbeRTT on long paths.
 
-pub mod ceilings;
 pub mod decide;
 pub mod evidence;
 pub mod path;
@@ -145,7 +144,7 @@ pub struct Advice {
     /// What the evidence decided, and why.
     pub decision: decide::Decision,
     /// What common transfer tools can reach on this path with their own windows.
-    pub app_ceilings: Vec<ceilings::AppCeiling>,
+    pub app_ceilings: Vec<crate::ceilings::AppCeiling>,
 }
 
 impl Advice {
@@ -323,8 +322,12 @@ pub fn advise(req: &AdviceRequest, sys: &System<'_>, prober: &dyn PathProber) ->
         .iter()
         .filter(|s| s.action == Action::Set && s.stage == Stage::Runtime)
         .count();
-    let app_ceilings = ceilings::ceilings(path.rtt, path.rate.bps());
-    notes.extend(app_ceilings.iter().filter_map(|c| ceilings::note(c, path.rate.bps())));
+    let app_ceilings = crate::ceilings::ceilings(path.rtt, path.rate.bps());
+    notes.extend(
+        app_ceilings
+            .iter()
+            .filter_map(|c| crate::ceilings::note(c, path.rate.bps())),
+    );
     Ok(Advice {
         tcptune_version: env!("CARGO_PKG_VERSION"),
         generated: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),

@@ -73,7 +73,7 @@ fn application_note(owner: Option<&Process>, min_rtt_ms: f64) -> String {
     );
     if let Some(p) = owner
         && OPENSSH.contains(&p.name.as_str())
-        && let Some(w) = crate::advice::ceilings::APP_WINDOWS.first()
+        && let Some(w) = crate::ceilings::APP_WINDOWS.first()
     {
         let rtt = Span::from_millis_f64(min_rtt_ms.max(0.001));
         note.push_str(&format!(
