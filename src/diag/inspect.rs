@@ -59,7 +59,7 @@ pub struct Process {
 }
 
 /// OpenSSH's programs: a flow they own is held to OpenSSH's own window
-/// ([`crate::advice::ceilings`]) whatever the kernel's buffers.
+/// ([`crate::ceilings`]) whatever the kernel's buffers.
 const OPENSSH: &[&str] = &["ssh", "sshd", "sshd-session", "scp", "sftp", "sftp-server"];
 
 /// Why an application-limited flow is limited, naming its program when known.
