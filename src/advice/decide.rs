@@ -1,7 +1,8 @@
 //! The decision table: from the TCP evidence about a path (a path test, else what this host's
 //! kernel knows) to the class the advice is sized for, the congestion control, the receive
 //! window share the receive buffer is sized with, the rate, and `tcp_notsent_lowat` — each
-//! with the evidence behind it, in words the advice prints.
+//! with the evidence behind it as typed [`Observation`]s. The words are
+//! [`super::words`]'s: a renderer chooses its own, and tests assert on types.
 //!
 //! | evidence | class | congestion control, buffers |
 //! |---|---|---|
@@ -26,7 +27,6 @@
 use serde::Serialize;
 
 use crate::measure::evidence::{Evidence, Passive, TcpTest};
-use crate::text;
 
 /// A queue the test filled to at least this share of the BDP is deep: CUBIC's window, capped by
 /// the receive buffer at about 1.1–1.25 × BDP, then never overflows it.
@@ -103,8 +103,81 @@ impl PathFacts {
     }
 }
 
-/// The decision, and why.
-#[derive(Debug, Clone, Serialize)]
+/// One piece of evidence behind the class, as measured: [`super::words`] says it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Observation {
+    /// `--loss-recovery` or `--clean-path`.
+    Given(Override),
+    /// The test flow was still in startup when the test ended: no loss reading.
+    StartupNotLeft { test_s: f64 },
+    /// Loss after startup that holds CUBIC's average window (RFC 9438) below the BDP.
+    LossHoldsCubic {
+        pct: f64,
+        retransmitted: u64,
+        segments: u64,
+        test_s: f64,
+        /// What CUBIC would hold at that loss, bit/s and × BDP.
+        cubic_bps: f64,
+        cubic_bdps: f64,
+    },
+    /// Loss after startup too small to hold CUBIC below the BDP.
+    LossTooSmall {
+        pct: f64,
+        retransmitted: u64,
+        segments: u64,
+    },
+    /// No retransmission after startup; `bound_pct`: the loss it rules out at 95 %.
+    NoRetransmission { segments: u64, test_s: f64, bound_pct: f64 },
+    /// The RTT grew under load: a bottleneck queue of `bdps` × BDP.
+    Queue { min_ms: f64, loaded_ms: f64, bdps: f64 },
+    /// The test was held by its window, so its flat RTT says nothing of the queue.
+    HeldByWindow,
+    /// The test gave no RTT under load.
+    NoLoadedRtt,
+    /// This host's live flows to the far end retransmitted `pct` of `sent_bytes`.
+    PassiveLoss { pct: f64, sent_bytes: u64 },
+    /// The kernel keeps a slow-start threshold below half the BDP for the far end.
+    CachedSsthresh { segments: u64, bdps: f64 },
+    /// A test ran, but loss and queue depth were not both measured.
+    NotBothMeasured,
+    /// No TCP test ran: neither loss nor queue depth was measured.
+    NotMeasured,
+}
+
+/// The sizing rule the class chose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rule {
+    /// BBR (Linux) and 5 × BDP: for loss, a shallow queue, or `--loss-recovery`.
+    LossRecovery,
+    /// CUBIC (Linux) and 2 × BDP + headroom: a clean path with a deep queue.
+    Clean,
+    /// Nothing measured: [`UNMEASURED_IS_LOSSY`]'s rule, the best worst case.
+    Unmeasured,
+}
+
+/// Where the receive-window share came from.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ShareSource {
+    /// This host's live flows advertise this share of their receive buffer.
+    ThisHost(f64),
+    /// The far end's `tcptune serve` read this share in the path test.
+    FarEnd(f64),
+    /// Not measured: [`ASSUMED_SHARE`].
+    Assumed,
+}
+
+/// How to measure what was not.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MeasureHint {
+    /// A test ran but did not measure both: a longer one, with a root `serve` at `on`.
+    LongerTest { on: String },
+    /// No test ran: `tcptune serve` (or iperf3) at `on`.
+    RunServe { on: String },
+}
+
+/// The decision, and the evidence behind it. Its JSON carries the words too
+/// ([`super::words::DecisionJson`]).
+#[derive(Debug, Clone)]
 pub struct Decision {
     pub class: PathClass,
     /// Sized and tuned for loss recovery: BBR and 5 × BDP (else CUBIC and 2 × BDP).
@@ -112,19 +185,28 @@ pub struct Decision {
     /// Loss after startup, %, and the queue the test filled, × BDP: as measured, if they were.
     pub loss_pct: Option<f64>,
     pub queue_bdp: Option<f64>,
-    /// The receive-window share the receive buffer is sized with, and where it came from.
+    /// The receive-window share the receive buffer is sized with (the reading, bounded), and
+    /// where it came from.
     pub window_share: f64,
-    pub window_share_source: String,
+    pub share_source: ShareSource,
     /// The rate a TCP test confirmed, bit/s: the sizing uses it instead of the packet trains.
     pub tcp_rate_bps: Option<u64>,
     /// tcp_notsent_lowat for this rate, bytes.
     pub notsent_lowat: u64,
-    /// The evidence behind the congestion control and the buffer class, in one line.
-    pub why_class: String,
-    /// The evidence behind the receive-window share.
-    pub why_share: String,
-    /// How to measure what was not (empty when everything was).
-    pub how_to_measure: Option<String>,
+    /// The evidence behind the congestion control and the buffer class, in order.
+    pub observations: Vec<Observation>,
+    /// The rule the class chose.
+    pub rule: Rule,
+    /// Whether the advice is for Linux (the rule's words name its algorithms).
+    pub linux: bool,
+    /// How to measure what was not (None when everything was).
+    pub how_to_measure: Option<MeasureHint>,
+}
+
+impl Serialize for Decision {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        super::words::DecisionJson::of(self).serialize(s)
+    }
 }
 
 /// The average window CUBIC holds at loss rate `p` (a fraction) and `rtt_s`, in segments: the
@@ -139,220 +221,201 @@ pub fn cubic_window_segments(rtt_s: f64, p: f64) -> f64 {
     cubic.max(reno)
 }
 
-/// Decides for `path` from `ev`, unless the user's `word` says otherwise.
+/// What the evidence showed, before the user's word: the observations and the readings.
+#[derive(Debug, Default)]
+struct Reading {
+    observations: Vec<Observation>,
+    loss_pct: Option<f64>,
+    queue_bdp: Option<f64>,
+    tcp_rate_bps: Option<u64>,
+    /// Loss that holds CUBIC below the BDP (test or passive).
+    lossy: bool,
+    /// A queue under [`QUEUE_DEEP_BDP`] × BDP.
+    shallow: bool,
+    /// Loss measured after startup and too small to matter (or none).
+    clean_loss: bool,
+    /// A queue of at least [`QUEUE_DEEP_BDP`] × BDP.
+    deep: bool,
+}
+
+/// Decides for `path` from `ev`, unless the user's `word` says otherwise; `host`: the far
+/// end, named in how to measure what was not.
 pub fn decide(path: &PathFacts, ev: Option<&Evidence>, word: Override, host: Option<&str>) -> Decision {
-    let loss_recovery = word == Override::Lossy;
     let test = ev.and_then(|e| e.test.as_ref());
     let passive = ev.and_then(|e| e.passive.as_ref());
-    let bdp_segs = path.bdp_segments();
-    let mut d = Decision {
-        class: PathClass::Unmeasured,
-        loss_recovery: UNMEASURED_IS_LOSSY,
-        loss_pct: None,
-        queue_bdp: None,
-        window_share: ASSUMED_SHARE,
-        window_share_source: "assumed".into(),
-        tcp_rate_bps: None,
-        notsent_lowat: notsent_lowat(path.rate_bps),
-        why_class: String::new(),
-        why_share: String::new(),
-        how_to_measure: None,
-    };
-    let mut evidence: Vec<String> = Vec::new();
-    let mut lossy = false;
-    let mut shallow = false;
-    let mut clean_loss = false;
-    let mut deep = false;
-
+    let mut r = Reading::default();
     if let Some(t) = test {
-        if t.steady_loss_pct().is_none() && t.segs_out.is_some() {
-            evidence.push(format!(
-                "loss not measured: the test flow did not leave startup within {} s (a longer --test-time lets it)",
-                t.duration_s
-            ));
-        }
-        if let Some(p) = t.steady_loss_pct() {
-            d.loss_pct = Some(p);
-            let (segs, retr) = steady_counts(t);
-            let w = cubic_window_segments(path.rtt_ms / 1000.0, p / 100.0);
-            if retr > 0 && w < bdp_segs {
-                lossy = true;
-                evidence.push(format!(
-                    "{} retransmitted after startup ({} of {} segments) over {} s: CUBIC would hold about {} ({:.2} × BDP) at that loss",
-                    pct(p),
-                    retr,
-                    segs,
-                    t.duration_s,
-                    text::rate(w * f64::from(path.mss) * 8.0 / (path.rtt_ms / 1000.0)),
-                    w / bdp_segs
-                ));
-            } else if retr > 0 {
-                clean_loss = true;
-                evidence.push(format!(
-                    "{} retransmitted after startup ({} of {} segments): too little to hold CUBIC below the BDP",
-                    pct(p),
-                    retr,
-                    segs
-                ));
-            } else {
-                clean_loss = true;
-                #[allow(clippy::cast_precision_loss)]
-                evidence.push(format!(
-                    "no retransmission after startup in {} segments over {} s (loss below {} at 95 %)",
-                    segs,
-                    t.duration_s,
-                    pct(300.0 / segs.max(1) as f64)
-                ));
-            }
-        }
-        match (t.min_rtt_ms, t.loaded_rtt_ms) {
-            (Some(min), Some(loaded)) if min > 0.0 && !t.window_limited => {
-                let q = ((loaded - min) / min).max(0.0);
-                d.queue_bdp = Some((q * 100.0).round() / 100.0);
-                let what = format!(
-                    "the RTT grew from {} to {} ms under load: a bottleneck queue of about {:.2} × BDP",
-                    text::ms(min),
-                    text::ms(loaded),
-                    q
-                );
-                if q < QUEUE_DEEP_BDP {
-                    shallow = true;
-                } else {
-                    deep = true;
-                }
-                evidence.push(what);
-            }
-            _ if t.window_limited => evidence.push(
-                "the test was held by its window, so it could not fill the bottleneck queue: queue depth not measured"
-                    .into(),
-            ),
-            _ => evidence.push("the test gave no RTT under load: queue depth not measured".into()),
-        }
-        if let Some(r) = t.delivery_rate_bps.filter(|r| *r > 0.0) {
-            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-            let r = r.round() as u64;
-            // A window-limited test shows only a lower bound; the caller takes the larger.
-            d.tcp_rate_bps = Some(r);
-        }
+        read_test(t, path, &mut r);
     } else if let Some(p) = passive {
-        passive_evidence(p, bdp_segs, &mut evidence, &mut lossy, &mut d);
+        read_passive(p, path.bdp_segments(), &mut r);
     }
+    let (class, rule) = classify(&r, word);
+    let mut observations = r.observations;
+    match word {
+        Override::None => {}
+        w => observations.insert(0, Observation::Given(w)),
+    }
+    let mut how_to_measure = None;
+    if class == PathClass::Unmeasured && word == Override::None {
+        let on = host.map_or_else(|| "the far end".to_string(), str::to_string);
+        if test.is_some() {
+            observations.push(Observation::NotBothMeasured);
+            how_to_measure = Some(MeasureHint::LongerTest { on });
+        } else {
+            observations.push(Observation::NotMeasured);
+            how_to_measure = Some(MeasureHint::RunServe { on });
+        }
+    }
+    let share_source = share_source(passive, test);
+    Decision {
+        class,
+        loss_recovery: match rule {
+            Rule::LossRecovery => true,
+            Rule::Clean => false,
+            Rule::Unmeasured => UNMEASURED_IS_LOSSY,
+        },
+        loss_pct: r.loss_pct,
+        queue_bdp: r.queue_bdp,
+        window_share: share_of(share_source).clamp(MIN_SHARE, MAX_SHARE),
+        share_source,
+        tcp_rate_bps: r.tcp_rate_bps,
+        notsent_lowat: notsent_lowat(path.rate_bps),
+        observations,
+        rule,
+        linux: path.linux,
+        how_to_measure,
+    }
+}
 
-    let (lossy_words, clean_words, default_words) = if path.linux {
-        (
-            "bbr and 5 × BDP",
-            "cubic and 2 × BDP + headroom",
-            "bbr and 5 × BDP, the best worst case over clean, lossy and shallow lab paths",
-        )
-    } else {
-        (
-            "5 × BDP (loss recovery)",
-            "2 × BDP + headroom",
-            "5 × BDP (loss recovery), the best worst case over clean, lossy and shallow lab paths",
-        )
-    };
-    let by = if word == Override::Clean {
-        d.class = PathClass::Clean;
-        d.loss_recovery = false;
-        evidence.insert(0, "--clean-path given".into());
-        clean_words
-    } else if lossy || shallow || loss_recovery {
-        // A shallow queue first: behind one, the test's own flow loses segments too, so its
-        // retransmissions are not the path's alone.
-        d.class = if shallow && !loss_recovery {
+/// The class and its rule from what was read and the user's word. A shallow queue before
+/// loss: behind one, the test's own flow loses segments too, so its retransmissions are not
+/// the path's alone.
+fn classify(r: &Reading, word: Override) -> (PathClass, Rule) {
+    if word == Override::Clean {
+        (PathClass::Clean, Rule::Clean)
+    } else if r.lossy || r.shallow || word == Override::Lossy {
+        let class = if r.shallow && word != Override::Lossy {
             PathClass::Shallow
         } else {
             PathClass::Lossy
         };
-        d.loss_recovery = true;
-        lossy_words
-    } else if clean_loss && deep {
-        d.class = PathClass::Clean;
-        d.loss_recovery = false;
-        clean_words
+        (class, Rule::LossRecovery)
+    } else if r.clean_loss && r.deep {
+        (PathClass::Clean, Rule::Clean)
     } else {
-        d.loss_recovery = UNMEASURED_IS_LOSSY;
-        default_words
-    };
-    if loss_recovery {
-        evidence.insert(0, "--loss-recovery given".into());
+        (PathClass::Unmeasured, Rule::Unmeasured)
     }
-    if d.class == PathClass::Unmeasured && word == Override::None {
-        let on = host.map_or_else(|| "the far end".to_string(), str::to_string);
-        evidence.push(if test.is_some() {
-            "loss and queue depth not both measured".into()
-        } else {
-            "the path's loss and queue depth were not measured (no TCP test)".into()
-        });
-        d.how_to_measure = Some(if test.is_some() {
-            format!(
-                "to measure them, advise again with a longer --test-time (e.g. 30s on a long path), with `tcptune serve` on {on} running as root so the test is not held by its buffers"
-            )
-        } else {
-            format!(
-                "to measure them, run `tcptune serve` on {on} (as root, so the test is not held by its buffers) and advise again with --host, or run an iperf3 server there and add --iperf3"
-            )
-        });
-    }
-    d.why_class = format!("{} → {by}", evidence.join("; "));
-
-    // The receive-window share: this host's own (live flows) first, else the far end's.
-    let own = passive.and_then(Passive::window_share);
-    let far = test.and_then(|t| t.window_share);
-    let (share, why) = match (own, far) {
-        (Some(s), _) => (s, format!("this host's live flows advertise {} of their receive buffer", share_pct(s))),
-        (None, Some(s)) => (
-            s,
-            format!(
-                "the far end advertised {} of its receive buffer as window (its driver's payload/truesize); this host is assumed alike",
-                share_pct(s)
-            ),
-        ),
-        (None, None) => (
-            ASSUMED_SHARE,
-            "the receive-window share was not measured: assumed one half (Linux's scaling_ratio for typical 1500-byte frames)".into(),
-        ),
-    };
-    d.window_share = share.clamp(MIN_SHARE, MAX_SHARE);
-    d.window_share_source = match (own, far) {
-        (Some(_), _) => "this host's live flows".into(),
-        (None, Some(_)) => "the far end (path test)".into(),
-        _ => "assumed".into(),
-    };
-    d.why_share = if (d.window_share - share).abs() > f64::EPSILON {
-        format!("{why}, used as {}", share_pct(d.window_share))
-    } else {
-        why
-    };
-    d
 }
 
-/// The steady-state counts of a test (only called when it has them).
-fn steady_counts(t: &TcpTest) -> (u64, u64) {
-    (t.steady_segs_out.unwrap_or(0), t.steady_retrans_segs.unwrap_or(0))
+/// What a TCP test shows: loss after startup, the queue its RTT growth filled, its rate.
+fn read_test(t: &TcpTest, path: &PathFacts, r: &mut Reading) {
+    if t.steady_loss_pct().is_none() && t.segs_out.is_some() {
+        r.observations
+            .push(Observation::StartupNotLeft { test_s: t.duration_s });
+    }
+    if let Some(p) = t.steady_loss_pct() {
+        read_loss(t, p, path, r);
+    }
+    match (t.min_rtt_ms, t.loaded_rtt_ms) {
+        (Some(min), Some(loaded)) if min > 0.0 && !t.window_limited => {
+            let q = ((loaded - min) / min).max(0.0);
+            r.queue_bdp = Some((q * 100.0).round() / 100.0);
+            if q < QUEUE_DEEP_BDP {
+                r.shallow = true;
+            } else {
+                r.deep = true;
+            }
+            r.observations.push(Observation::Queue {
+                min_ms: min,
+                loaded_ms: loaded,
+                bdps: q,
+            });
+        }
+        _ if t.window_limited => r.observations.push(Observation::HeldByWindow),
+        _ => r.observations.push(Observation::NoLoadedRtt),
+    }
+    if let Some(rate) = t.delivery_rate_bps.filter(|x| *x > 0.0) {
+        // A window-limited test shows only a lower bound; the caller takes the larger.
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let rate = rate.round() as u64;
+        r.tcp_rate_bps = Some(rate);
+    }
+}
+
+/// The loss after startup, `p` %, against what would hold CUBIC below the BDP.
+fn read_loss(t: &TcpTest, p: f64, path: &PathFacts, r: &mut Reading) {
+    r.loss_pct = Some(p);
+    let (segments, retransmitted) = (t.steady_segs_out.unwrap_or(0), t.steady_retrans_segs.unwrap_or(0));
+    let bdp_segs = path.bdp_segments();
+    let w = cubic_window_segments(path.rtt_ms / 1000.0, p / 100.0);
+    r.observations.push(if retransmitted > 0 && w < bdp_segs {
+        r.lossy = true;
+        Observation::LossHoldsCubic {
+            pct: p,
+            retransmitted,
+            segments,
+            test_s: t.duration_s,
+            cubic_bps: w * f64::from(path.mss) * 8.0 / (path.rtt_ms / 1000.0),
+            cubic_bdps: w / bdp_segs,
+        }
+    } else if retransmitted > 0 {
+        r.clean_loss = true;
+        Observation::LossTooSmall {
+            pct: p,
+            retransmitted,
+            segments,
+        }
+    } else {
+        r.clean_loss = true;
+        #[allow(clippy::cast_precision_loss)]
+        let bound_pct = 300.0 / segments.max(1) as f64;
+        Observation::NoRetransmission {
+            segments,
+            test_s: t.duration_s,
+            bound_pct,
+        }
+    });
 }
 
 /// What the passive evidence says about loss (it cannot show the queue).
-fn passive_evidence(p: &Passive, bdp_segs: f64, evidence: &mut Vec<String>, lossy: &mut bool, d: &mut Decision) {
+fn read_passive(p: &Passive, bdp_segs: f64, r: &mut Reading) {
     if let Some(l) = p.loss_pct(PASSIVE_MIN_BYTES).filter(|l| *l > 0.0) {
-        *lossy = true;
-        d.loss_pct = Some(l);
-        let sent: u64 = p.flows.iter().map(|f| f.bytes_sent).sum();
-        evidence.push(format!(
-            "this host's live flows to it retransmitted {} of {} sent",
-            pct(l),
-            text::bytes(sent)
-        ));
+        r.lossy = true;
+        r.loss_pct = Some(l);
+        r.observations.push(Observation::PassiveLoss {
+            pct: l,
+            sent_bytes: p.flows.iter().map(|f| f.bytes_sent).sum(),
+        });
     }
     #[allow(clippy::cast_precision_loss)]
     if let Some(ss) = p.metrics.as_ref().and_then(|m| m.ssthresh)
         && (ss as f64) < bdp_segs / 2.0
     {
-        *lossy = true;
-        evidence.push(format!(
-            "the kernel keeps a slow-start threshold of {ss} segments ({:.2} × BDP) for it: earlier flows lost packets",
-            ss as f64 / bdp_segs
-        ));
+        r.lossy = true;
+        r.observations.push(Observation::CachedSsthresh {
+            segments: ss,
+            bdps: ss as f64 / bdp_segs,
+        });
+    }
+}
+
+/// The receive-window share: this host's own (live flows) first, else the far end's.
+fn share_source(passive: Option<&Passive>, test: Option<&TcpTest>) -> ShareSource {
+    match (
+        passive.and_then(Passive::window_share),
+        test.and_then(|t| t.window_share),
+    ) {
+        (Some(s), _) => ShareSource::ThisHost(s),
+        (None, Some(s)) => ShareSource::FarEnd(s),
+        (None, None) => ShareSource::Assumed,
+    }
+}
+
+/// The share as read (before the bounds).
+pub fn share_of(s: ShareSource) -> f64 {
+    match s {
+        ShareSource::ThisHost(x) | ShareSource::FarEnd(x) => x,
+        ShareSource::Assumed => ASSUMED_SHARE,
     }
 }
 
@@ -362,25 +425,10 @@ fn notsent_lowat(rate_bps: f64) -> u64 {
     b.clamp(NOTSENT_LOWAT_MIN, NOTSENT_LOWAT_MAX)
 }
 
-/// "0.011 %": enough digits for small shares.
-fn pct(p: f64) -> String {
-    let digits = if p >= 1.0 {
-        1
-    } else if p >= 0.01 {
-        3
-    } else {
-        4
-    };
-    format!("{p:.digits$} %")
-}
-
-fn share_pct(s: f64) -> String {
-    format!("{:.0} %", s * 100.0)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::advice::words::{how_to_measure, share_source, why_class, why_share};
     use crate::measure::evidence::{DestMetrics, LiveFlow};
 
     /// 150 ms / 500 Mbit/s, MSS 1448.
@@ -418,15 +466,28 @@ mod tests {
         let d = decide(&long_path(), Some(&test(400_000, 44, 1.0)), Override::None, Some("h"));
         assert_eq!(d.class, PathClass::Lossy);
         assert!(d.loss_recovery);
+        assert_eq!(d.rule, Rule::LossRecovery);
         assert!(
-            d.why_class
-                .starts_with("0.011 % retransmitted after startup (44 of 400000 segments) over 9.8 s"),
-            "{}",
-            d.why_class
+            matches!(
+                d.observations[0],
+                Observation::LossHoldsCubic {
+                    retransmitted: 44,
+                    segments: 400_000,
+                    cubic_bdps,
+                    ..
+                } if cubic_bdps < 1.0
+            ),
+            "{:?}",
+            d.observations
         );
-        assert!(d.why_class.ends_with("→ bbr and 5 × BDP"), "{}", d.why_class);
+        assert!(
+            why_class(&d).starts_with("0.011 % retransmitted after startup (44 of 400000 segments) over 9.8 s"),
+            "{}",
+            why_class(&d)
+        );
+        assert!(why_class(&d).ends_with("→ bbr and 5 × BDP"), "{}", why_class(&d));
         assert_eq!(d.tcp_rate_bps, Some(480_000_000));
-        assert_eq!(d.how_to_measure, None);
+        assert_eq!(how_to_measure(&d), None);
     }
 
     #[test]
@@ -435,12 +496,11 @@ mod tests {
         assert_eq!(d.class, PathClass::Clean);
         assert!(!d.loss_recovery);
         assert!(
-            d.why_class
-                .contains("no retransmission after startup in 400000 segments")
-                && d.why_class.contains("a bottleneck queue of about 0.95 × BDP")
-                && d.why_class.ends_with("→ cubic and 2 × BDP + headroom"),
+            why_class(&d).contains("no retransmission after startup in 400000 segments")
+                && why_class(&d).contains("a bottleneck queue of about 0.95 × BDP")
+                && why_class(&d).ends_with("→ cubic and 2 × BDP + headroom"),
             "{}",
-            d.why_class
+            why_class(&d)
         );
     }
 
@@ -468,11 +528,11 @@ mod tests {
             t.loaded_rtt_ms = Some(50.0);
         }
         let d = decide(&path, Some(&ev), Override::None, None);
-        assert_eq!(d.class, PathClass::Clean, "{}", d.why_class);
+        assert_eq!(d.class, PathClass::Clean, "{}", why_class(&d));
         assert!(
-            d.why_class.contains("too little to hold CUBIC below the BDP"),
+            why_class(&d).contains("too little to hold CUBIC below the BDP"),
             "{}",
-            d.why_class
+            why_class(&d)
         );
     }
 
@@ -488,14 +548,13 @@ mod tests {
             t.duration_s = 10.016;
         }
         let d = decide(&long_path(), Some(&ev), Override::None, Some("h"));
-        assert_eq!(d.class, PathClass::Unmeasured, "{}", d.why_class);
+        assert_eq!(d.class, PathClass::Unmeasured, "{}", why_class(&d));
         assert_eq!(d.loss_pct, None);
         assert_eq!(d.queue_bdp, Some(1.0));
         assert!(
-            d.why_class
-                .starts_with("loss not measured: the test flow did not leave startup within 10.016 s"),
+            why_class(&d).starts_with("loss not measured: the test flow did not leave startup within 10.016 s"),
             "{}",
-            d.why_class
+            why_class(&d)
         );
     }
 
@@ -509,8 +568,8 @@ mod tests {
         assert_eq!(d.class, PathClass::Unmeasured);
         assert_eq!(d.loss_recovery, UNMEASURED_IS_LOSSY);
         assert_eq!(d.queue_bdp, None);
-        assert!(d.why_class.contains("held by its window"), "{}", d.why_class);
-        assert!(d.how_to_measure.is_some());
+        assert!(why_class(&d).contains("held by its window"), "{}", why_class(&d));
+        assert!(how_to_measure(&d).is_some());
     }
 
     #[test]
@@ -520,8 +579,12 @@ mod tests {
             ..long_path()
         };
         let d = decide(&bsd, Some(&test(400_000, 44, 1.0)), Override::None, None);
-        assert!(d.why_class.ends_with("→ 5 × BDP (loss recovery)"), "{}", d.why_class);
-        assert!(!d.why_class.contains("bbr"), "{}", d.why_class);
+        assert!(
+            why_class(&d).ends_with("→ 5 × BDP (loss recovery)"),
+            "{}",
+            why_class(&d)
+        );
+        assert!(!why_class(&d).contains("bbr"), "{}", why_class(&d));
     }
 
     #[test]
@@ -529,15 +592,26 @@ mod tests {
         let d = decide(&long_path(), None, Override::None, Some("198.18.0.2"));
         assert_eq!(d.class, PathClass::Unmeasured);
         assert_eq!(d.loss_recovery, UNMEASURED_IS_LOSSY);
-        assert!(d.why_class.contains("not measured (no TCP test)"), "{}", d.why_class);
         assert!(
-            d.how_to_measure
+            why_class(&d).contains("not measured (no TCP test)"),
+            "{}",
+            why_class(&d)
+        );
+        assert!(
+            how_to_measure(&d)
                 .as_deref()
                 .is_some_and(|h| h.contains("tcptune serve` on 198.18.0.2") && h.contains("--iperf3")),
             "{:?}",
-            d.how_to_measure
+            how_to_measure(&d)
         );
-        assert_eq!((d.window_share, d.window_share_source.as_str()), (0.5, "assumed"));
+        assert_eq!((d.window_share, share_source(d.share_source)), (0.5, "assumed"));
+        assert_eq!(d.observations.last(), Some(&Observation::NotMeasured));
+        assert_eq!(
+            d.how_to_measure,
+            Some(MeasureHint::RunServe {
+                on: "198.18.0.2".into()
+            })
+        );
     }
 
     #[test]
@@ -545,14 +619,20 @@ mod tests {
         let d = decide(&long_path(), Some(&test(400_000, 0, 1.0)), Override::Lossy, None);
         assert_eq!(d.class, PathClass::Lossy);
         assert!(d.loss_recovery);
-        assert!(d.why_class.starts_with("--loss-recovery given; "), "{}", d.why_class);
+        assert!(
+            why_class(&d).starts_with("--loss-recovery given; "),
+            "{}",
+            why_class(&d)
+        );
         // And --clean-path overrides a lossy one.
         let d = decide(&long_path(), Some(&test(400_000, 44, 1.0)), Override::Clean, None);
         assert_eq!(d.class, PathClass::Clean);
         assert!(!d.loss_recovery);
-        assert!(d.why_class.starts_with("--clean-path given; "), "{}", d.why_class);
+        assert!(why_class(&d).starts_with("--clean-path given; "), "{}", why_class(&d));
+        assert_eq!(d.observations[0], Observation::Given(Override::Clean));
         let d = decide(&long_path(), None, Override::Clean, None);
-        assert_eq!((d.class, d.how_to_measure), (PathClass::Clean, None));
+        assert_eq!((d.class, how_to_measure(&d)), (PathClass::Clean, None));
+        assert_eq!((d.rule, d.observations.len()), (Rule::Clean, 1));
     }
 
     #[test]
@@ -572,9 +652,9 @@ mod tests {
         let d = decide(&long_path(), Some(&ev), Override::None, None);
         assert_eq!(d.class, PathClass::Lossy);
         assert!(
-            d.why_class.contains("live flows to it retransmitted 0.0098 %"),
+            why_class(&d).contains("live flows to it retransmitted 0.0098 %"),
             "{}",
-            d.why_class
+            why_class(&d)
         );
 
         let ev = Evidence {
@@ -590,10 +670,9 @@ mod tests {
         let d = decide(&long_path(), Some(&ev), Override::None, None);
         assert_eq!(d.class, PathClass::Lossy);
         assert!(
-            d.why_class
-                .contains("slow-start threshold of 640 segments (0.10 × BDP)"),
+            why_class(&d).contains("slow-start threshold of 640 segments (0.10 × BDP)"),
             "{}",
-            d.why_class
+            why_class(&d)
         );
         // A threshold above half the BDP is not evidence of loss on this path.
         let ev = Evidence {
@@ -620,7 +699,7 @@ mod tests {
         }
         let d = decide(&long_path(), Some(&ev), Override::None, None);
         assert_eq!(
-            (d.window_share, d.window_share_source.as_str()),
+            (d.window_share, share_source(d.share_source)),
             (0.35, "the far end (path test)")
         );
         ev.passive = Some(Passive {
@@ -635,10 +714,10 @@ mod tests {
         let d = decide(&long_path(), Some(&ev), Override::None, None);
         // 0.56 would lower the maximum under the measured rules: a share only raises it.
         assert_eq!(
-            (d.window_share, d.window_share_source.as_str()),
+            (d.window_share, share_source(d.share_source)),
             (0.5, "this host's live flows")
         );
-        assert!(d.why_share.ends_with("used as 50 %"), "{}", d.why_share);
+        assert!(why_share(&d).ends_with("used as 50 %"), "{}", why_share(&d));
         // Misreadings are kept within bounds.
         if let Some(t) = ev.test.as_mut() {
             t.window_share = Some(0.05);
@@ -646,7 +725,7 @@ mod tests {
         ev.passive = None;
         let d = decide(&long_path(), Some(&ev), Override::None, None);
         assert_eq!(d.window_share, MIN_SHARE);
-        assert!(d.why_share.ends_with("used as 25 %"), "{}", d.why_share);
+        assert!(why_share(&d).ends_with("used as 25 %"), "{}", why_share(&d));
     }
 
     #[test]

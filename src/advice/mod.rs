@@ -1,15 +1,21 @@
 //! The advice: a path (given, or measured to hosts) turned into sysctl settings for an OS,
 //! with the running values beside each recommendation and the warnings and notes that go
-//! with it. No clap types and no printing: [`advise`] takes an [`AdviceRequest`] and the
-//! facts of the [`System`] advised for; the renderers are [`crate::output::advice`]'s.
+//! with it. No clap types and no printing, and nothing read from the machine advised: [`advise`]
+//! takes an [`AdviceRequest`], the [`Profile`] and the machine's [`Facts`] (gathered by the
+//! caller, see [`keys_read`]) and runs its steps — measure the path, decide its class, size
+//! the buffers, render the profile, annotate — each a function below. The renderers are
+//! [`crate::output::advice`]'s.
 //!
 //! - [`path`]: which RTT and rate the advice is for (given, measured, or assumed).
+//! - [`rate`]: the rate once a TCP test has (or has not) confirmed it; the test's buffer.
+//! - [`decide`]: the path's class from the TCP evidence, typed; [`words`] says it.
 //! - [`warnings`]: memory budget, lost probes, BBR's ProbeRTT on long paths.
 
 pub mod decide;
-pub mod evidence;
 pub mod path;
+pub mod rate;
 pub mod warnings;
+pub mod words;
 
 use std::collections::BTreeMap;
 
@@ -17,11 +23,12 @@ use serde::Serialize;
 
 use crate::bdp::{self, Sizing, Source};
 use crate::error::Error;
+use crate::host::{Facts, facts};
 use crate::measure::evidence::Evidence;
 use crate::measure::{EvidenceRequest, HostMeasurement, PathProber, ProbeOptions, TestMode};
 use crate::os::Os;
 use crate::profile::{Action, Profile, Setting, Stage};
-use crate::sysctl::{KeyState, SysctlBackend};
+use crate::sysctl::KeyState;
 use crate::text;
 use crate::units::{Bitrate, Span};
 
@@ -85,13 +92,12 @@ impl AdviceRequest {
     }
 }
 
-/// The system the advice is for: its OS, its running values (None when advising for another
-/// system), and whether it is this very machine (memory checks use its RAM, the qdisc check
-/// its modules).
+/// Transitional, for diag until it takes values: the system's OS, its running values, and
+/// whether it is this very machine.
 #[derive(Clone, Copy)]
 pub struct System<'a> {
     pub os: Os,
-    pub backend: Option<&'a dyn SysctlBackend>,
+    pub backend: Option<&'a dyn crate::sysctl::SysctlBackend>,
     pub local: bool,
 }
 
@@ -159,197 +165,279 @@ impl Advice {
     }
 }
 
-/// Compute the advice for `req` on `sys`. The prober is a seam: tests (and the hidden
-/// `--fake-prober` flag) pass a fake.
-pub fn advise(req: &AdviceRequest, sys: &System<'_>, prober: &dyn PathProber) -> anyhow::Result<Advice> {
-    let a = req;
-    let profile = match &a.profile {
+/// The profile `req` names (a shipped name or a file), else `os`'s shipped one, refused when
+/// it is for another OS: the caller loads it first, since it names the keys to gather.
+pub fn profile_for(req: &AdviceRequest, os: Os) -> Result<Profile, Error> {
+    let profile = match &req.profile {
         Some(p) => Profile::load(p)?,
-        None => Profile::for_os(sys.os),
+        None => Profile::for_os(os),
     };
-    if profile.os != sys.os {
+    if profile.os != os {
         return Err(Error::usage(format!(
-            "profile {} is for {}, but advice is for {} (use --os {})",
-            profile.name, profile.os, sys.os, profile.os
-        ))
-        .into());
+            "profile {} is for {}, but advice is for {os} (use --os {})",
+            profile.name, profile.os, profile.os
+        )));
     }
-    let (mut path, hosts, mut notes) = path::resolve(a, prober)?;
-    bdp::check_path(path.rate, path.rtt).map_err(Error::usage)?;
-    let backend = sys.backend;
-    let read = |k: &str| backend.map(|b| b.read(k));
-    let avail = read("net.ipv4.tcp_available_congestion_control").and_then(|k| k.value().map(str::to_string));
-    let offers = |cc: &str| avail.as_deref().map(|v| crate::sysctl::offers(v, cc));
-    // Unknown (advising for another system): assumed, as every distribution kernel ships it.
-    let cc_bbr = offers("bbr").unwrap_or(true);
+    Ok(profile)
+}
 
-    // The TCP evidence about the measured path the advice is for, and the rate it confirms.
-    let measured = hosts.iter().find(|h| path.host.as_deref() == Some(h.host.as_str()));
-    let evidence = match measured {
-        Some(h) => {
-            let req = EvidenceRequest {
-                buffer: evidence::test_buffer(&path, &h.measurement),
-                cc: cc_bbr.then(|| "bbr".to_string()),
-                ..a.test.clone()
-            };
-            Some(prober.evidence(&h.measurement, &req, &a.probe)?)
+/// The keys whose running values the advice reads with `profile`: what the caller gathers
+/// into [`Facts`] (which adds the congestion-control and memory keys itself).
+pub fn keys_read(profile: &Profile) -> Vec<String> {
+    let mut keys: Vec<String> = profile
+        .settings
+        .iter()
+        .filter(|e| e.stage == Stage::Runtime)
+        .map(|e| e.key.clone())
+        .collect();
+    keys.extend(profile.caps.keys().cloned());
+    keys.sort();
+    keys.dedup();
+    keys
+}
+
+/// What was measured of the path before any decision: the path advised for, every host's
+/// report, the TCP evidence about the path's host, and the notes so far.
+struct Seen {
+    path: Path,
+    hosts: Vec<HostReport>,
+    evidence: Option<Evidence>,
+    notes: Vec<String>,
+}
+
+/// Computes the advice for `req` with `profile` on the machine of `host`. The prober is a
+/// seam: tests (and the hidden `--fake-prober` flag) pass a fake.
+pub fn advise(req: &AdviceRequest, profile: &Profile, host: &Facts, prober: &dyn PathProber) -> anyhow::Result<Advice> {
+    let steps = Steps { req, profile, host };
+    let mut seen = steps.measure_path(prober)?;
+    let decision = steps.decide_class(&seen);
+    seen.notes.extend(words::notes(seen.evidence.as_ref(), &decision));
+    let sizing = size(&seen.path, &decision);
+    let raise = steps.needs_raise(&sizing);
+    let settings = steps.render(&seen.path, &sizing, &decision, raise)?;
+    Ok(steps.annotate(seen, decision, sizing, raise, settings))
+}
+
+/// What every step reads: the request, the profile and the machine's facts.
+struct Steps<'a> {
+    req: &'a AdviceRequest,
+    profile: &'a Profile,
+    host: &'a Facts,
+}
+
+impl Steps<'_> {
+    /// Step 1: the path (given, or measured to the hosts), the TCP evidence about the path's
+    /// host, and the rate that evidence settles.
+    fn measure_path(&self, prober: &dyn PathProber) -> anyhow::Result<Seen> {
+        let req = self.req;
+        let (mut path, hosts, mut notes) = path::resolve(req, prober)?;
+        bdp::check_path(path.rate, path.rtt).map_err(Error::usage)?;
+        let measured = hosts.iter().find(|h| path.host.as_deref() == Some(h.host.as_str()));
+        let evidence = match measured {
+            Some(h) => {
+                let test = EvidenceRequest {
+                    buffer: rate::test_buffer(&path, &h.measurement),
+                    // Unknown (advising for another system): assumed, as every distribution
+                    // kernel ships it.
+                    cc: self.host.offers("bbr").unwrap_or(true).then(|| "bbr".to_string()),
+                    ..req.test.clone()
+                };
+                Some(prober.evidence(&h.measurement, &test, &req.probe)?)
+            }
+            None => None,
+        };
+        if let Some(h) = measured
+            && req.bandwidth.is_none()
+        {
+            notes.extend(rate::settle_rate(&mut path, &h.measurement, evidence.as_ref()));
         }
-        None => None,
-    };
-    if let Some(h) = measured
-        && a.bandwidth.is_none()
-    {
-        notes.extend(evidence::settle_rate(&mut path, &h.measurement, evidence.as_ref()));
+        bdp::check_path(path.rate, path.rtt).map_err(Error::usage)?;
+        Ok(Seen {
+            path,
+            hosts,
+            evidence,
+            notes,
+        })
     }
-    bdp::check_path(path.rate, path.rtt).map_err(Error::usage)?;
-    let mss = path.mtu.unwrap_or(1500).saturating_sub(52).max(536);
-    #[allow(clippy::cast_precision_loss)]
-    let decision = decide::decide(
-        &decide::PathFacts {
+
+    /// Step 2: the path's class from the evidence and the user's word.
+    fn decide_class(&self, seen: &Seen) -> decide::Decision {
+        let path = &seen.path;
+        #[allow(clippy::cast_precision_loss)]
+        let facts = decide::PathFacts {
             rate_bps: path.rate.bps() as f64,
             rtt_ms: path.rtt.as_millis_f64(),
-            mss,
-            linux: sys.os == Os::Linux,
-        },
-        evidence.as_ref(),
-        decide::Override::from_flags(a.loss_recovery, a.clean_path),
-        path.host.as_deref(),
-    );
-    notes.extend(evidence::notes(evidence.as_ref(), &decision));
-    let sizing = if decision.loss_recovery {
-        bdp::size_for_loss(path.rate, path.rtt, path.mdev)
-    } else {
-        bdp::size_buffers(path.rate, path.rtt, path.mdev)
-    };
-    let sizing = bdp::for_window_share(sizing, decision.window_share);
-
-    let mut warnings = Vec::new();
-    let mut needs_raise = false;
-    let fact_value = |f: &str| match f {
-        "send_buffer" => sizing.send_buffer,
-        _ => sizing.buffer,
-    };
-    for (cap, fact) in &profile.caps {
-        let have = match read(cap) {
-            Some(KeyState::Present { value, .. }) => Some(value),
-            Some(_) => None,
-            None => profile.stock.get(cap).cloned(),
+            mss: path.mtu.unwrap_or(1500).saturating_sub(52).max(536),
+            linux: self.host.os == Os::Linux,
         };
-        let max = have
-            .as_deref()
-            .and_then(crate::profile::numeric_fields)
-            .and_then(|f| f.last().copied());
-        #[allow(clippy::cast_precision_loss)]
-        if max.is_none_or(|m| m < fact_value(fact) as f64) {
-            needs_raise = true;
-        }
+        decide::decide(
+            &facts,
+            seen.evidence.as_ref(),
+            decide::Override::from_flags(self.req.loss_recovery, self.req.clean_path),
+            path.host.as_deref(),
+        )
     }
-    if !needs_raise {
-        notes.push(format!(
-            "the running buffer maxima ({}) already cover this path (receive {}, send {}): no buffer change needed",
-            profile.caps.keys().cloned().collect::<Vec<_>>().join(", "),
-            text::bytes(sizing.buffer),
-            text::bytes(sizing.send_buffer)
-        ));
-    }
-    if sizing.clamped {
-        warnings.push(
-            "the path needs more buffer than Linux accepts (2^31 - 1 bytes); one flow cannot fill it: use parallel streams"
-                .to_string(),
-        );
-    }
-    // cubic is built into every distribution kernel: assumed where the list is unknown.
-    let cc_cubic = offers("cubic").unwrap_or(true);
-    let qdisc_fq = sys.local
-        && sys.os == Os::Linux
-        && crate::host::linux::has_module(std::path::Path::new(crate::host::linux::SYS_MODULE), "sch_fq");
-    warnings::memory(sys, a.flows, &sizing, &read, &mut warnings);
 
-    let mut facts: BTreeMap<String, f64> = BTreeMap::new();
-    #[allow(clippy::cast_precision_loss)]
-    for (k, v) in [
-        ("bdp", sizing.bdp as f64),
-        ("buffer", sizing.buffer as f64),
-        ("send_buffer", sizing.send_buffer as f64),
-        ("headroom_pct", (sizing.headroom_pct * 10.0).round() / 10.0),
-        ("rate_bps", path.rate.bps() as f64),
-        ("rtt_ms", path.rtt.as_millis_f64()),
-        ("sizing_rtt_ms", sizing.sizing_rtt_ms),
-        ("mtu", f64::from(path.mtu.unwrap_or(0))),
-        ("flows", f64::from(a.flows)),
-        ("needs_raise", f64::from(u8::from(needs_raise))),
-        ("loss_recovery", f64::from(u8::from(sizing.loss_recovery))),
-        ("cc_bbr", f64::from(u8::from(cc_bbr))),
-        ("cc_cubic", f64::from(u8::from(cc_cubic))),
-        ("cc_htcp", 1.0),
-        ("qdisc_fq", f64::from(u8::from(qdisc_fq))),
-        #[allow(clippy::cast_precision_loss)]
-        ("notsent_lowat", decision.notsent_lowat as f64),
-        ("window_share", sizing.window_share),
-        (
-            "class_measured",
-            f64::from(u8::from(decision.class != decide::PathClass::Unmeasured)),
-        ),
-    ] {
-        facts.insert(k.to_string(), v);
+    /// Whether the running buffer maxima (else the profile's stock values) fall short of the
+    /// sizing: the profile raises them only then.
+    fn needs_raise(&self, sizing: &Sizing) -> bool {
+        let fact_value = |f: &str| match f {
+            "send_buffer" => sizing.send_buffer,
+            _ => sizing.buffer,
+        };
+        self.profile.caps.iter().any(|(cap, fact)| {
+            let have = match self.host.read(cap) {
+                Some(KeyState::Present { value, .. }) => Some(value),
+                Some(_) => None,
+                None => self.profile.stock.get(cap).cloned(),
+            };
+            let max = have
+                .as_deref()
+                .and_then(crate::profile::numeric_fields)
+                .and_then(|f| f.last().copied());
+            #[allow(clippy::cast_precision_loss)]
+            max.is_none_or(|m| m < fact_value(fact) as f64)
+        })
     }
-    let mut settings = profile.render(&facts, &read, a.allow_lower)?;
-    evidence::explain(&mut settings, &profile, &decision);
-    // A child network namespace may not choose every algorithm the kernel offers; the
-    // advice says so rather than leave `apply` to refuse it.
-    if let Some(b) = backend.filter(|_| sys.local && sys.os == Os::Linux) {
+
+    /// Step 4: the profile rendered with the facts of the path, the sizing and the machine;
+    /// the evidence appended to the reasons it decided; a congestion control this namespace
+    /// may not choose marked unavailable rather than left for `apply` to refuse.
+    fn render(&self, path: &Path, sizing: &Sizing, d: &decide::Decision, raise: bool) -> Result<Vec<Setting>, Error> {
+        let numbers = self.profile_numbers(path, sizing, d, raise);
+        let mut settings = self
+            .profile
+            .render(&numbers, &|k| self.host.read(k), self.req.allow_lower)?;
+        words::explain(&mut settings, self.profile, d);
         for s in &mut settings {
-            if s.key == "net.ipv4.tcp_congestion_control"
+            if s.key == facts::CURRENT_CC
                 && s.action == Action::Set
-                && let Some(why) = crate::host::linux::cc_refused_here(b, &s.value)
+                && let Some(why) = self.host.cc_refused(&s.value)
             {
                 s.action = Action::Unavailable(why);
             }
         }
+        Ok(settings)
     }
-    if !sizing.loss_recovery {
-        warnings.extend(hosts.iter().filter_map(warnings::probe_loss));
+
+    /// The numbers a profile's expressions read.
+    fn profile_numbers(
+        &self,
+        path: &Path,
+        sizing: &Sizing,
+        d: &decide::Decision,
+        raise: bool,
+    ) -> BTreeMap<String, f64> {
+        let flag = |b: bool| f64::from(u8::from(b));
+        // Unknown (advising for another system): assumed, as every distribution kernel ships
+        // both.
+        let offers = |cc: &str| flag(self.host.offers(cc).unwrap_or(true));
+        #[allow(clippy::cast_precision_loss)]
+        let pairs = [
+            ("bdp", sizing.bdp as f64),
+            ("buffer", sizing.buffer as f64),
+            ("send_buffer", sizing.send_buffer as f64),
+            ("headroom_pct", (sizing.headroom_pct * 10.0).round() / 10.0),
+            ("rate_bps", path.rate.bps() as f64),
+            ("rtt_ms", path.rtt.as_millis_f64()),
+            ("sizing_rtt_ms", sizing.sizing_rtt_ms),
+            ("mtu", f64::from(path.mtu.unwrap_or(0))),
+            ("flows", f64::from(self.req.flows)),
+            ("needs_raise", flag(raise)),
+            ("loss_recovery", flag(sizing.loss_recovery)),
+            ("cc_bbr", offers("bbr")),
+            ("cc_cubic", offers("cubic")),
+            ("cc_htcp", 1.0),
+            ("qdisc_fq", flag(self.host.sch_fq == Some(true))),
+            ("notsent_lowat", d.notsent_lowat as f64),
+            ("window_share", sizing.window_share),
+            ("class_measured", flag(d.class != decide::PathClass::Unmeasured)),
+        ];
+        pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
     }
-    let cc = settings
-        .iter()
-        .find(|s| s.key == "net.ipv4.tcp_congestion_control" && s.action == Action::Set)
-        .map(|s| s.value.clone())
-        .or_else(|| read("net.ipv4.tcp_congestion_control").and_then(|k| k.value().map(str::to_string)));
-    if let Some(note) = warnings::probe_rtt_note(cc.as_deref(), path.rtt.as_millis_f64()) {
-        notes.push(note);
-    }
-    let changes = settings
-        .iter()
-        .filter(|s| s.action == Action::Set && s.stage == Stage::Runtime)
-        .count();
-    let app_ceilings = crate::ceilings::ceilings(path.rtt, path.rate.bps());
-    notes.extend(
-        app_ceilings
+
+    /// Step 5: the warnings and notes that go with the settings, and the advice.
+    fn annotate(
+        &self,
+        seen: Seen,
+        decision: decide::Decision,
+        sizing: Sizing,
+        raise: bool,
+        settings: Vec<Setting>,
+    ) -> Advice {
+        let Seen {
+            path,
+            hosts,
+            evidence,
+            mut notes,
+        } = seen;
+        if !raise {
+            notes.push(format!(
+                "the running buffer maxima ({}) already cover this path (receive {}, send {}): no buffer change needed",
+                self.profile.caps.keys().cloned().collect::<Vec<_>>().join(", "),
+                text::bytes(sizing.buffer),
+                text::bytes(sizing.send_buffer)
+            ));
+        }
+        let mut warnings = Vec::new();
+        if sizing.clamped {
+            warnings.push(
+                "the path needs more buffer than Linux accepts (2^31 - 1 bytes); one flow cannot fill it: use parallel streams"
+                    .to_string(),
+            );
+        }
+        warnings.extend(warnings::memory(self.host, self.req.flows, &sizing));
+        if !sizing.loss_recovery {
+            warnings.extend(hosts.iter().filter_map(warnings::probe_loss));
+        }
+        let cc = settings
             .iter()
-            .filter_map(|c| crate::ceilings::note(c, path.rate.bps())),
-    );
-    Ok(Advice {
-        tcptune_version: env!("CARGO_PKG_VERSION"),
-        generated: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
-        os: sys.os,
-        profile: profile.name.clone(),
-        host: path.host.clone(),
-        rtt_ms: text::ms(path.rtt.as_millis_f64()),
-        rtt_source: path.rtt_source,
-        bandwidth_bps: path.rate.bps(),
-        bandwidth_source: path.rate_source,
-        bdp_bytes: text::number(bdp::bdp_exact(path.rate, path.rtt)),
-        sizing,
-        current_from: backend.map(crate::sysctl::SysctlBackend::describe),
-        settings,
-        changes,
-        warnings,
-        notes,
-        hosts,
-        evidence,
-        decision,
-        app_ceilings,
-    })
+            .find(|s| s.key == facts::CURRENT_CC && s.action == Action::Set)
+            .map(|s| s.value.as_str())
+            .or_else(|| self.host.value(facts::CURRENT_CC));
+        notes.extend(warnings::probe_rtt_note(cc, path.rtt.as_millis_f64()));
+        let app_ceilings = crate::ceilings::ceilings(path.rtt, path.rate.bps());
+        notes.extend(
+            app_ceilings
+                .iter()
+                .filter_map(|c| crate::ceilings::note(c, path.rate.bps())),
+        );
+        Advice {
+            tcptune_version: env!("CARGO_PKG_VERSION"),
+            generated: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+            os: self.host.os,
+            profile: self.profile.name.clone(),
+            host: path.host.clone(),
+            rtt_ms: text::ms(path.rtt.as_millis_f64()),
+            rtt_source: path.rtt_source,
+            bandwidth_bps: path.rate.bps(),
+            bandwidth_source: path.rate_source,
+            bdp_bytes: text::number(bdp::bdp_exact(path.rate, path.rtt)),
+            sizing,
+            current_from: self.host.values_from().map(str::to_string),
+            changes: settings
+                .iter()
+                .filter(|s| s.action == Action::Set && s.stage == Stage::Runtime)
+                .count(),
+            settings,
+            warnings,
+            notes,
+            hosts,
+            evidence,
+            decision,
+            app_ceilings,
+        }
+    }
+}
+
+/// Step 3: the buffers for the class, the receive buffer for the measured window share.
+fn size(path: &Path, d: &decide::Decision) -> Sizing {
+    let sizing = if d.loss_recovery {
+        bdp::size_for_loss(path.rate, path.rtt, path.mdev)
+    } else {
+        bdp::size_buffers(path.rate, path.rtt, path.mdev)
+    };
+    bdp::for_window_share(sizing, d.window_share)
 }
 
 #[cfg(test)]
@@ -359,13 +447,9 @@ mod tests {
     use super::*;
     use crate::measure::fake::FakeProber;
 
-    /// Advice for Linux, no running values, not this machine.
-    fn ctx() -> System<'static> {
-        System {
-            os: Os::Linux,
-            backend: None,
-            local: false,
-        }
+    /// Advice for Linux with the shipped profile, nothing known of the machine.
+    fn advise_linux(req: &AdviceRequest, prober: &dyn PathProber) -> anyhow::Result<Advice> {
+        advise(req, &Profile::for_os(Os::Linux), &Facts::unknown(Os::Linux), prober)
     }
 
     fn args(hosts: &[&str], bandwidth: Option<&str>) -> AdviceRequest {
@@ -373,6 +457,110 @@ mod tests {
             bandwidth: bandwidth.map(|b| b.parse().expect("a rate")),
             ..AdviceRequest::for_hosts(hosts.iter().map(|h| (*h).to_string()).collect())
         }
+    }
+
+    /// The facts of a machine tcptune does not run on, built by hand: a child network
+    /// namespace whose host allows only reno and bbr, small tcp_mem, 1 GiB of RAM, no fq, and
+    /// TCP buffer maxima of `max` bytes.
+    fn hand_built(max: u64) -> Facts {
+        use crate::host::facts::{ALLOWED_CC, AVAILABLE_CC, CURRENT_CC, Running, TCP_MEM};
+        use crate::sysctl::Access;
+        let rw = |v: &str| KeyState::Present {
+            value: v.into(),
+            access: Access::Writable,
+        };
+        let ro = |v: &str| KeyState::Present {
+            value: v.into(),
+            access: Access::ReadOnly,
+        };
+        let values = [
+            ("net.ipv4.tcp_rmem", rw(&format!("4096 87380 {max}"))),
+            ("net.ipv4.tcp_wmem", rw(&format!("4096 16384 {max}"))),
+            ("net.core.rmem_max", ro("212992")),
+            ("net.core.wmem_max", ro("212992")),
+            (AVAILABLE_CC, rw("reno cubic bbr")),
+            (ALLOWED_CC, ro("reno bbr")),
+            (CURRENT_CC, rw("reno")),
+            (TCP_MEM, ro("100 200 300")),
+        ];
+        Facts {
+            os: Os::Linux,
+            running: Some(Running {
+                from: "hand-built".into(),
+                values: values.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+            }),
+            child_netns: Some(true),
+            sch_fq: Some(false),
+            page_size: 4096,
+            ram: Some(1 << 30),
+            kernel: Some("6.1.0-test".into()),
+        }
+    }
+
+    #[test]
+    fn the_advice_is_computed_from_the_facts_value_alone() {
+        // A given path (no probe, no store, no /proc): everything about the machine comes from
+        // the hand-built value.
+        let req = AdviceRequest {
+            rtt: Some("150ms".parse().expect("rtt")),
+            bandwidth: Some("500mbit".parse().expect("rate")),
+            clean_path: true,
+            flows: 100,
+            ..AdviceRequest::for_hosts(Vec::new())
+        };
+        let profile = Profile::for_os(Os::Linux);
+        let no_probe = FakeProber {
+            rtt_ms: f64::NAN,
+            speed_bps: None,
+            capacity_bps: None,
+            test: None,
+        };
+        let a = advise(&req, &profile, &hand_built(6_291_456), &no_probe).expect("advice");
+        let setting = |a: &Advice, key: &str| a.settings.iter().find(|s| s.key == key).cloned().expect(key);
+        assert_eq!(a.current_from.as_deref(), Some("hand-built"));
+        let rmem = setting(&a, "net.ipv4.tcp_rmem");
+        assert_eq!(rmem.current.as_deref(), Some("4096 87380 6291456"));
+        assert_eq!(rmem.action, Action::Set);
+        // Read-only in that namespace, by the value's access.
+        assert!(
+            matches!(&setting(&a, "net.core.rmem_max").action, Action::Unavailable(w) if w.contains("read-only")),
+            "{:?}",
+            setting(&a, "net.core.rmem_max")
+        );
+        // A clean path wants cubic, which that namespace's host does not allow.
+        let cc = setting(&a, "net.ipv4.tcp_congestion_control");
+        assert_eq!(cc.value, "cubic");
+        assert!(
+            matches!(&cc.action, Action::Unavailable(w) if w.contains("(reno bbr)")),
+            "{cc:?}"
+        );
+        // The memory budget is the value's: 300 pages of 4096 bytes, 1 GiB of RAM.
+        assert!(
+            a.warnings
+                .iter()
+                .any(|w| w.contains("exceed tcp_mem[2] (300 pages = 1228800 bytes")),
+            "{:?}",
+            a.warnings
+        );
+        assert!(
+            a.warnings
+                .iter()
+                .any(|w| w.contains("quarter of this host's RAM (1073741824 bytes")),
+            "{:?}",
+            a.warnings
+        );
+        // Other facts, other advice: a running maximum that already covers the path is kept.
+        let a = advise(&req, &profile, &hand_built(536_870_912), &no_probe).expect("advice");
+        let rmem = setting(&a, "net.ipv4.tcp_rmem");
+        assert_eq!(rmem.current.as_deref(), Some("4096 87380 536870912"));
+        // Each field at least the running one: the maximum kept, the default raised to the
+        // profile's 131072.
+        assert_eq!(rmem.value, "4096 131072 536870912");
+        assert!(
+            a.notes.iter().any(|n| n.contains("already cover this path")),
+            "{:?}",
+            a.notes
+        );
     }
 
     #[test]
@@ -384,7 +572,7 @@ mod tests {
             capacity_bps: Some(500_000_000),
             test: Some(crate::measure::fake::FakeTest::clean()),
         };
-        let a = advise(&args(&["peer.example"], None), &ctx(), &p).expect("advice");
+        let a = advise_linux(&args(&["peer.example"], None), &p).expect("advice");
         assert_eq!(a.rtt_source, Source::Measured);
         assert_eq!(a.bandwidth_source, Source::Measured);
         assert_eq!(a.bdp_bytes, serde_json::json!(9_375_000));
@@ -392,7 +580,7 @@ mod tests {
         assert_eq!(a.sizing.buffer, 20_643_840);
         assert_eq!(a.hosts.len(), 1);
         // No peer answers: not measured, sized for loss recovery.
-        let a = advise(&args(&["peer.example"], None), &ctx(), &FakeProber { test: None, ..p }).expect("advice");
+        let a = advise_linux(&args(&["peer.example"], None), &FakeProber { test: None, ..p }).expect("advice");
         assert_eq!(a.decision.class, decide::PathClass::Unmeasured);
         assert_eq!(a.sizing.buffer, 46_923_776);
         assert!(
@@ -410,7 +598,7 @@ mod tests {
             a.settings.iter().find(|s| s.key == key).expect(key)
         }
         let p = |spec: &str| FakeProber::from_spec(spec).expect("spec");
-        let a = advise(&args(&["h"], None), &ctx(), &p("rtt=150ms,rate=500mbit,loss=0.01")).expect("advice");
+        let a = advise_linux(&args(&["h"], None), &p("rtt=150ms,rate=500mbit,loss=0.01")).expect("advice");
         assert_eq!(a.decision.class, decide::PathClass::Lossy);
         assert!(a.sizing.loss_recovery);
         let cc = setting(&a, "net.ipv4.tcp_congestion_control");
@@ -421,13 +609,13 @@ mod tests {
             "{}",
             cc.reason
         );
-        let a = advise(&args(&["h"], None), &ctx(), &p("rtt=150ms,rate=500mbit,queue=0.1")).expect("advice");
+        let a = advise_linux(&args(&["h"], None), &p("rtt=150ms,rate=500mbit,queue=0.1")).expect("advice");
         assert_eq!(a.decision.class, decide::PathClass::Shallow);
         let cc = setting(&a, "net.ipv4.tcp_congestion_control");
         assert_eq!(cc.value, "bbr");
         // Clean and deep, with a receiver that advertises 35 % of its buffer: CUBIC, and the
         // receive buffer grows by 0.5 / 0.35 over the 2 × sizing.
-        let a = advise(&args(&["h"], None), &ctx(), &p("rtt=150ms,rate=500mbit,share=0.35")).expect("advice");
+        let a = advise_linux(&args(&["h"], None), &p("rtt=150ms,rate=500mbit,share=0.35")).expect("advice");
         assert_eq!(a.decision.class, decide::PathClass::Clean);
         let cc = setting(&a, "net.ipv4.tcp_congestion_control");
         assert_eq!(cc.value, "cubic");
@@ -450,7 +638,7 @@ mod tests {
             capacity_bps: None,
             test: None,
         };
-        let mut a = advise(&args(&["198.18.0.2"], None), &ctx(), &p).expect("advice");
+        let mut a = advise_linux(&args(&["198.18.0.2"], None), &p).expect("advice");
         let h = &mut a.hosts[0];
         assert_eq!(probe_loss_warning(h), None);
         let r = &h.measurement.rtt;
@@ -473,7 +661,7 @@ mod tests {
             capacity_bps: None,
             test: None,
         };
-        let a = advise(&args(&["198.18.0.9"], None), &ctx(), &p).expect("advice");
+        let a = advise_linux(&args(&["198.18.0.9"], None), &p).expect("advice");
         assert_eq!(a.bandwidth_source, Source::Assumed);
         assert_eq!(a.bandwidth_bps, ASSUMED_RATE_BPS);
         assert!(
@@ -483,7 +671,7 @@ mod tests {
             "{:?}",
             a.notes
         );
-        let a = advise(&args(&["198.18.0.9"], Some("100mbit")), &ctx(), &p).expect("advice");
+        let a = advise_linux(&args(&["198.18.0.9"], Some("100mbit")), &p).expect("advice");
         assert_eq!(a.bandwidth_source, Source::Given);
         assert_eq!(a.bandwidth_bps, 100_000_000);
     }
@@ -498,7 +686,7 @@ mod tests {
             capacity_bps: Some(50_000_000),
             test: Some(crate::measure::fake::FakeTest::clean()),
         };
-        let a = advise(&args(&["198.18.0.2"], None), &ctx(), &p).expect("advice");
+        let a = advise_linux(&args(&["198.18.0.2"], None), &p).expect("advice");
         assert_eq!((a.bandwidth_bps, a.bandwidth_source), (50_000_000, Source::Measured));
         assert_eq!(a.bdp_bytes, serde_json::json!(250_000));
         assert_eq!(
@@ -514,9 +702,8 @@ mod tests {
 
         // No TCP test: the trains' reading sizes nothing (bursty forwarding fools them both
         // ways); the assumed rate does, and the note says why.
-        let a = advise(
+        let a = advise_linux(
             &args(&["198.18.0.2"], None),
-            &ctx(),
             &FakeProber {
                 test: None,
                 ..p.clone()
@@ -532,9 +719,8 @@ mod tests {
             a.notes
         );
         // The TCP test's rate wins over trains that read 7 × too high.
-        let a = advise(
+        let a = advise_linux(
             &args(&["198.18.0.2"], None),
-            &ctx(),
             &FakeProber {
                 capacity_bps: Some(7_000_000_000),
                 test: Some(crate::measure::fake::FakeTest {
@@ -554,7 +740,7 @@ mod tests {
             capacity_bps: Some(300_000_000),
             ..p
         };
-        let a = advise(&args(&["198.18.0.2"], None), &ctx(), &p).expect("advice");
+        let a = advise_linux(&args(&["198.18.0.2"], None), &p).expect("advice");
         assert_eq!((a.bandwidth_bps, a.bandwidth_source), (100_000_000, Source::Measured));
         assert!(
             a.notes[0].ends_with("the link speed of fake0, 100 Mbit/s, is lower: used that"),
@@ -563,7 +749,7 @@ mod tests {
         );
 
         // --bandwidth: no trains at all.
-        let a = advise(&args(&["198.18.0.2"], Some("20mbit")), &ctx(), &p).expect("advice");
+        let a = advise_linux(&args(&["198.18.0.2"], Some("20mbit")), &p).expect("advice");
         assert_eq!((a.bandwidth_bps, a.bandwidth_source), (20_000_000, Source::Given));
         assert!(a.hosts[0].measurement.capacity.is_none());
         assert!(!a.notes.iter().any(|n| n.contains("trains")), "{:?}", a.notes);
@@ -571,7 +757,7 @@ mod tests {
         // --no-capacity: the link speed, as before.
         let mut no = args(&["198.18.0.2"], None);
         no.probe.capacity = false;
-        let a = advise(&no, &ctx(), &p).expect("advice");
+        let a = advise_linux(&no, &p).expect("advice");
         assert_eq!((a.bandwidth_bps, a.bandwidth_source), (100_000_000, Source::Measured));
         assert_eq!(a.notes[0], "198.18.0.2: rate from the link speed of fake0: 100 Mbit/s");
     }
@@ -650,7 +836,7 @@ mod tests {
             capacity_bps: Some(1_000_000_000),
             test: None,
         };
-        let a = advise(&args(&["198.18.0.9", "198.18.0.10"], None), &ctx(), &p).expect("advice");
+        let a = advise_linux(&args(&["198.18.0.9", "198.18.0.10"], None), &p).expect("advice");
         assert_eq!(a.hosts.len(), 2);
         assert_eq!(a.hosts[1].host, "198.18.0.10");
     }
@@ -663,7 +849,7 @@ mod tests {
             capacity_bps: None,
             test: None,
         };
-        let e = advise(&args(&["198.18.0.9"], None), &ctx(), &p).expect_err("unreachable");
+        let e = advise_linux(&args(&["198.18.0.9"], None), &p).expect_err("unreachable");
         let e = e.downcast_ref::<Error>().expect("typed");
         assert_eq!(e.exit_code(), 4);
         let p = FakeProber {
@@ -672,7 +858,7 @@ mod tests {
             capacity_bps: None,
             test: None,
         };
-        let e = advise(&args(&["nonexistent.invalid"], None), &ctx(), &p).expect_err("unresolvable");
+        let e = advise_linux(&args(&["nonexistent.invalid"], None), &p).expect_err("unresolvable");
         assert_eq!(e.downcast_ref::<Error>().expect("typed").exit_code(), 4);
     }
 }

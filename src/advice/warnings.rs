@@ -1,10 +1,10 @@
 //! The warnings and notes that come with the advice, as data: the command prints them.
 //! The memory budget is [`crate::check::memory`]'s, the one `check` words too.
 
-use super::{HostReport, System};
+use super::HostReport;
 use crate::bdp::Sizing;
+use crate::host::Facts;
 use crate::os::Os;
-use crate::sysctl::KeyState;
 use crate::text;
 
 /// Lost probes to a host that answers: the path may drop data at random too, and the advice
@@ -44,29 +44,23 @@ pub fn probe_rtt_note(cc: Option<&str>, rtt_ms: f64) -> Option<String> {
     ))
 }
 
-/// Buffers × flows against what the kernel lets TCP use (tcp_mem, in pages of this machine's
+/// Buffers × flows against what the kernel lets TCP use (tcp_mem, in pages of the machine's
 /// size) and the RAM there is: the one budget `check` uses too ([`crate::check::memory`]).
-pub fn memory(
-    sys: &System<'_>,
-    flows: u32,
-    sizing: &Sizing,
-    read: &dyn Fn(&str) -> Option<KeyState>,
-    warnings: &mut Vec<String>,
-) {
-    let tcp_mem = (sys.os == Os::Linux)
-        .then(|| read("net.ipv4.tcp_mem").and_then(|k| k.value().map(str::to_string)))
-        .flatten();
+pub fn memory(host: &Facts, flows: u32, sizing: &Sizing) -> Vec<String> {
     let facts = crate::check::memory::MemoryFacts {
-        tcp_mem,
+        tcp_mem: (host.os == Os::Linux)
+            .then(|| host.value(crate::host::facts::TCP_MEM).map(str::to_string))
+            .flatten(),
         per_flow: sizing.buffer.max(sizing.send_buffer),
         flows,
-        ram: if sys.local { crate::host::ram() } else { None },
+        ram: host.ram,
         in_use_pages: None,
-        page_size: crate::host::page_size(),
+        page_size: host.page_size,
     };
     let Some(b) = crate::check::memory::budget(&facts) else {
-        return;
+        return Vec::new();
     };
+    let mut warnings = Vec::new();
     if b.exceeds_tcp_mem()
         && let Some((_, pages)) = b.tcp_mem_pages
     {
@@ -85,4 +79,5 @@ pub fn memory(
             text::bytes(ram)
         ));
     }
+    warnings
 }

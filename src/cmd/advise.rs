@@ -7,12 +7,11 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use crate::advice::{self, Advice};
-use crate::cli::{AdviseArgs, AdviseCmdArgs, Format, OutputArgs};
+use crate::advice::Advice;
+use crate::cli::{AdviseCmdArgs, Format, OutputArgs};
 use crate::cmd::Context;
 use crate::error::Error;
 use crate::fleet::{self, Engine};
-use crate::measure::PathProber;
 use crate::output;
 use crate::persist::{self, DropIn};
 
@@ -29,7 +28,7 @@ pub fn run(args: &AdviseCmdArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::
     // Everything the format cannot take is refused before anything is measured.
     let engine = engine(format);
     check_flags(a, format, engine, ctx)?;
-    let advice = advise_from_args(&args.advice, ctx, ctx.prober())?;
+    let advice = super::advice_for(&args.advice.request(output::progress::probes(ctx.term.stderr_tty)), ctx)?;
     let root = a.persist_root.clone().unwrap_or_else(|| PathBuf::from("/"));
     let keys = advice.kept_keys();
     // The installed sysctl.d files are read only for the formats that name a drop-in.
@@ -82,15 +81,6 @@ pub fn run(args: &AdviseCmdArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The advice for these arguments on the context's system, probed by the context's prober.
-pub fn advise_from_args(a: &AdviseArgs, ctx: &Context, prober: &dyn PathProber) -> anyhow::Result<Advice> {
-    advice::advise(
-        &a.request(output::progress::probes(ctx.term.stderr_tty)),
-        &ctx.system(),
-        prober,
-    )
 }
 
 /// Linux: the sysctl.d drop-in to keep `keys` in, numbered against this machine's installed

@@ -120,11 +120,7 @@ fn gather(a: &ApplyArgs, ctx: &Context) -> anyhow::Result<Input> {
         .into()),
         (Some(file), false) => Input::from_file((file.as_os_str() != "-").then_some(file.as_path()), ctx.os),
         (None, true) => {
-            let advice = crate::advice::advise(
-                &adv.request(crate::output::progress::probes(ctx.term.stderr_tty)),
-                &ctx.system(),
-                ctx.prober(),
-            )?;
+            let advice = super::advice_for(&adv.request(crate::output::progress::probes(ctx.term.stderr_tty)), ctx)?;
             let host = advice.host.as_deref().map(|h| format!(" to {h}")).unwrap_or_default();
             let source = format!(
                 "advice{host}: RTT {} ms, {} (profile {})",

@@ -12,19 +12,19 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use crate::advice::{self, Advice, AdviceRequest};
+use crate::advice::{Advice, AdviceRequest};
 use crate::check::{self, CheckRequest, PathNeeds, Report};
 use crate::cli::{CheckArgs, Format};
 use crate::cmd::Context;
 use crate::error::{Error, exit};
-use crate::measure::{PathProber, ProbeOptions};
+use crate::measure::ProbeOptions;
 use crate::os::Os;
 use crate::output;
 use crate::sysctl::KeyState;
 
 pub fn run(a: &CheckArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let format = ctx.report_format("check")?;
-    let report = report(a, ctx, ctx.prober())?;
+    let report = report(a, ctx)?;
     match format {
         Format::Json => output::json(out, &report)?,
         _ => output::check::write_table(out, &report, ctx.term.stdout_tty, ctx.term.color)?,
@@ -36,8 +36,8 @@ pub fn run(a: &CheckArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<
     })
 }
 
-/// The diagnosis for these arguments. The prober is a seam for `--host` (tests pass a fake).
-pub fn report(a: &CheckArgs, ctx: &Context, prober: &dyn PathProber) -> anyhow::Result<Report> {
+/// The diagnosis for these arguments (`--host` measured with the context's prober).
+pub fn report(a: &CheckArgs, ctx: &Context) -> anyhow::Result<Report> {
     let Some(backend) = ctx.backend.as_deref() else {
         return Err(Error::usage(format!(
             "check reads the running values of {}: run it there (or give --sysctl-dir / --sysctl-cmd)",
@@ -60,7 +60,7 @@ pub fn report(a: &CheckArgs, ctx: &Context, prober: &dyn PathProber) -> anyhow::
                 },
                 ..AdviceRequest::for_hosts(vec![h.clone()])
             };
-            Some(path_needs(&advice::advise(&req, &ctx.system(), prober)?))
+            Some(path_needs(&super::advice_for(&req, ctx)?))
         }
         None => None,
     };

@@ -152,6 +152,13 @@ impl Context {
         }
     }
 
+    /// The facts of the system advice is for, with the running values of `keys`: this
+    /// context's store (or nothing known, advising for another OS) and, when it is this very
+    /// machine, its namespace, modules and RAM.
+    pub fn host_facts(&self, keys: &[String]) -> host::Facts {
+        host::facts::gather(self.os, self.backend.as_deref(), self.local, keys)
+    }
+
     /// The path prober for `--host`: the real one, or the fake the hidden `--fake-prober`
     /// selects (CLI tests).
     pub fn prober(&self) -> &dyn measure::PathProber {

@@ -19,6 +19,7 @@ use std::process::ExitCode;
 
 pub use context::{Context, Terminal};
 
+use crate::advice;
 use crate::cli::{Cli, Command};
 use crate::error::{Error, Failure};
 
@@ -69,6 +70,14 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     // The layers below state why a path could not be measured; the way around it, in flags,
     // is the command line's to say.
     done.map_err(with_flag_hint)
+}
+
+/// The advice for `req` on this context's system: its profile loaded, the facts it reads
+/// gathered once, then computed ([`advice::advise`] reads nothing of the machine itself).
+pub fn advice_for(req: &advice::AdviceRequest, ctx: &Context) -> anyhow::Result<advice::Advice> {
+    let profile = advice::profile_for(req, ctx.os)?;
+    let facts = ctx.host_facts(&advice::keys_read(&profile));
+    advice::advise(req, &profile, &facts, ctx.prober())
 }
 
 /// Hint of the "no reply at all" error.

@@ -4,6 +4,7 @@
 //!   apply in what order and what they set, processes by name, TCP counters, default routes,
 //!   interfaces) and rtnetlink qdiscs.
 //! * [`ethtool`] (Linux): NIC offloads through the SIOCETHTOOL ioctl.
+//! * [`facts`]: the facts advice is computed from, gathered into one value ([`Facts`]).
 //! * here: the page size and the RAM, which every OS has.
 //!
 //! Sysctl values are not here: they go through [`crate::sysctl::SysctlBackend`], which may
@@ -12,7 +13,10 @@
 
 #[cfg(target_os = "linux")]
 pub mod ethtool;
+pub mod facts;
 pub mod linux;
+
+pub use facts::Facts;
 
 /// Whether this process runs with root's effective uid (what writing sysctls needs).
 pub fn is_root() -> bool {

@@ -1,6 +1,5 @@
-//! Where the TCP evidence meets the advice: the buffer the path test runs with, the rate the
-//! advice is sized for once a TCP test has (or has not) confirmed it, the notes that report
-//! the test, and the evidence appended to the reasons of the settings it decided.
+//! The rate the advice is sized for, once a TCP test has (or has not) confirmed it, and the
+//! buffer the path test runs with.
 //!
 //! Rate robustness: packet trains mis-read bursty paths both ways (a forwarder releasing
 //! packets in bursts made them read 0.6× and, with another burst size, 7× a 1 Gbit/s link in
@@ -10,11 +9,9 @@
 //! else the assumed rate — never shrunk nor inflated by an unconfirmed train reading.
 
 use super::Path;
-use super::decide::{Decision, PathClass};
 use crate::bdp::Source;
 use crate::measure::HostMeasurement;
-use crate::measure::evidence::{Evidence, TestPeer};
-use crate::profile::{Profile, Setting};
+use crate::measure::evidence::Evidence;
 use crate::text;
 use crate::units::Bitrate;
 
@@ -130,78 +127,4 @@ pub fn settle_rate(path: &mut Path, m: &HostMeasurement, ev: Option<&Evidence>) 
         show(c.bps),
         train_range(m).unwrap_or_default()
     )]
-}
-
-/// The notes that report the evidence and what was not measured.
-pub fn notes(ev: Option<&Evidence>, d: &Decision) -> Vec<String> {
-    let mut notes = Vec::new();
-    if let Some(ev) = ev {
-        if let Some(t) = &ev.test {
-            let peer = match t.peer {
-                Some(TestPeer::Iperf3) => "iperf3",
-                _ => "tcptune serve",
-            };
-            let mut parts = vec![format!(
-                "{} in {} s ({})",
-                text::bytes(t.bytes),
-                t.duration_s,
-                text::rate(t.goodput_bps)
-            )];
-            if let Some(cc) = &t.cc {
-                parts.push(format!("with {cc}"));
-            }
-            if let Some(p) = d.loss_pct {
-                parts.push(format!("{p:.4} % retransmitted after startup"));
-            }
-            if let (Some(min), Some(loaded)) = (t.min_rtt_ms, t.loaded_rtt_ms) {
-                parts.push(format!("RTT {min} ms, {loaded} ms under load"));
-            }
-            if let Some(s) = t.window_share {
-                parts.push(format!("the receiver advertised {:.0} % of its buffer", s * 100.0));
-            }
-            notes.push(format!(
-                "TCP path test to {} ({peer}, at most {} s or {}): {}",
-                t.addr,
-                t.limit_s,
-                text::bytes(t.limit_bytes),
-                parts.join(", ")
-            ));
-            notes.extend(t.notes.iter().map(|n| format!("path test: {n}")));
-        } else if let Some(why) = &ev.test_skipped {
-            notes.push(format!("no TCP path test: {why}"));
-        }
-        if let Some(p) = &ev.passive {
-            notes.extend(p.notes.iter().map(|n| format!("passive evidence: {n}")));
-        }
-    }
-    notes.push(format!(
-        "path class {}: {}",
-        match d.class {
-            PathClass::Clean => "clean",
-            PathClass::Lossy => "lossy",
-            PathClass::Shallow => "shallow queue",
-            PathClass::Unmeasured => "not measured",
-        },
-        d.why_class
-    ));
-    if let Some(h) = &d.how_to_measure {
-        notes.push(h.clone());
-    }
-    notes
-}
-
-/// Appends the evidence to the reasons of the settings it decided: the buffer maxima (and,
-/// for the receive buffer, the window share) and the congestion control.
-pub fn explain(settings: &mut [Setting], profile: &Profile, d: &Decision) {
-    for s in settings {
-        let fact = profile.caps.get(&s.key).map(String::as_str);
-        let cc = s.key.ends_with("congestion_control") || s.key.ends_with("cc.algorithm");
-        if fact.is_none() && !cc {
-            continue;
-        }
-        s.reason.push_str(&format!("; evidence: {}", d.why_class));
-        if fact == Some("buffer") {
-            s.reason.push_str(&format!("; window share: {}", d.why_share));
-        }
-    }
 }

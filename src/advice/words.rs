@@ -1,0 +1,263 @@
+//! The advice's words: what the typed decision ([`super::decide`]) and the path test's evidence
+//! say, for people — the reasons appended to the settings, the notes, and the worded fields of
+//! the decision's JSON. The decision itself holds no sentence.
+
+use serde::Serialize;
+
+use super::decide::{Decision, MeasureHint, Observation, Override, PathClass, Rule, ShareSource, share_of};
+use crate::measure::evidence::{Evidence, TestPeer};
+use crate::profile::{Profile, Setting};
+use crate::text;
+
+/// The decision as its JSON shows it: the typed fields and their words.
+#[derive(Debug, Serialize)]
+pub struct DecisionJson {
+    pub class: PathClass,
+    pub loss_recovery: bool,
+    pub loss_pct: Option<f64>,
+    pub queue_bdp: Option<f64>,
+    pub window_share: f64,
+    pub window_share_source: &'static str,
+    pub tcp_rate_bps: Option<u64>,
+    pub notsent_lowat: u64,
+    pub why_class: String,
+    pub why_share: String,
+    pub how_to_measure: Option<String>,
+}
+
+impl DecisionJson {
+    pub fn of(d: &Decision) -> Self {
+        Self {
+            class: d.class,
+            loss_recovery: d.loss_recovery,
+            loss_pct: d.loss_pct,
+            queue_bdp: d.queue_bdp,
+            window_share: d.window_share,
+            window_share_source: share_source(d.share_source),
+            tcp_rate_bps: d.tcp_rate_bps,
+            notsent_lowat: d.notsent_lowat,
+            why_class: why_class(d),
+            why_share: why_share(d),
+            how_to_measure: how_to_measure(d),
+        }
+    }
+}
+
+/// The evidence behind the class and the rule it chose, in one line: "E1; E2 → bbr and 5 × BDP".
+pub fn why_class(d: &Decision) -> String {
+    let evidence: Vec<String> = d.observations.iter().map(observation).collect();
+    format!("{} → {}", evidence.join("; "), rule(d.rule, d.linux))
+}
+
+/// What the rule sizes and chooses, in the OS's terms.
+fn rule(r: Rule, linux: bool) -> &'static str {
+    match (r, linux) {
+        (Rule::LossRecovery, true) => "bbr and 5 × BDP",
+        (Rule::Clean, true) => "cubic and 2 × BDP + headroom",
+        (Rule::Unmeasured, true) => "bbr and 5 × BDP, the best worst case over clean, lossy and shallow lab paths",
+        (Rule::LossRecovery, false) => "5 × BDP (loss recovery)",
+        (Rule::Clean, false) => "2 × BDP + headroom",
+        (Rule::Unmeasured, false) => {
+            "5 × BDP (loss recovery), the best worst case over clean, lossy and shallow lab paths"
+        }
+    }
+}
+
+/// One observation, for people.
+pub fn observation(o: &Observation) -> String {
+    match o {
+        Observation::Given(Override::Clean) => "--clean-path given".into(),
+        Observation::Given(Override::Lossy) => "--loss-recovery given".into(),
+        Observation::Given(Override::None) => String::new(),
+        Observation::StartupNotLeft { test_s } => format!(
+            "loss not measured: the test flow did not leave startup within {test_s} s (a longer --test-time lets it)"
+        ),
+        Observation::LossHoldsCubic {
+            pct: p,
+            retransmitted,
+            segments,
+            test_s,
+            cubic_bps,
+            cubic_bdps,
+        } => format!(
+            "{} retransmitted after startup ({retransmitted} of {segments} segments) over {test_s} s: CUBIC would hold about {} ({cubic_bdps:.2} × BDP) at that loss",
+            pct(*p),
+            text::rate(*cubic_bps),
+        ),
+        Observation::LossTooSmall {
+            pct: p,
+            retransmitted,
+            segments,
+        } => format!(
+            "{} retransmitted after startup ({retransmitted} of {segments} segments): too little to hold CUBIC below the BDP",
+            pct(*p)
+        ),
+        Observation::NoRetransmission {
+            segments,
+            test_s,
+            bound_pct,
+        } => format!(
+            "no retransmission after startup in {segments} segments over {test_s} s (loss below {} at 95 %)",
+            pct(*bound_pct)
+        ),
+        Observation::Queue {
+            min_ms,
+            loaded_ms,
+            bdps,
+        } => format!(
+            "the RTT grew from {} to {} ms under load: a bottleneck queue of about {bdps:.2} × BDP",
+            text::ms(*min_ms),
+            text::ms(*loaded_ms)
+        ),
+        Observation::HeldByWindow => {
+            "the test was held by its window, so it could not fill the bottleneck queue: queue depth not measured"
+                .into()
+        }
+        Observation::NoLoadedRtt => "the test gave no RTT under load: queue depth not measured".into(),
+        Observation::PassiveLoss { pct: p, sent_bytes } => format!(
+            "this host's live flows to it retransmitted {} of {} sent",
+            pct(*p),
+            text::bytes(*sent_bytes)
+        ),
+        Observation::CachedSsthresh { segments, bdps } => format!(
+            "the kernel keeps a slow-start threshold of {segments} segments ({bdps:.2} × BDP) for it: earlier flows lost packets"
+        ),
+        Observation::NotBothMeasured => "loss and queue depth not both measured".into(),
+        Observation::NotMeasured => "the path's loss and queue depth were not measured (no TCP test)".into(),
+    }
+}
+
+/// Where the receive-window share came from, as the JSON names it.
+pub fn share_source(s: ShareSource) -> &'static str {
+    match s {
+        ShareSource::ThisHost(_) => "this host's live flows",
+        ShareSource::FarEnd(_) => "the far end (path test)",
+        ShareSource::Assumed => "assumed",
+    }
+}
+
+/// The evidence behind the receive-window share, and the share used when the reading was
+/// out of bounds.
+pub fn why_share(d: &Decision) -> String {
+    let read = share_of(d.share_source);
+    let why = match d.share_source {
+        ShareSource::ThisHost(s) => format!(
+            "this host's live flows advertise {} of their receive buffer",
+            share_pct(s)
+        ),
+        ShareSource::FarEnd(s) => format!(
+            "the far end advertised {} of its receive buffer as window (its driver's payload/truesize); this host is assumed alike",
+            share_pct(s)
+        ),
+        ShareSource::Assumed => {
+            "the receive-window share was not measured: assumed one half (Linux's scaling_ratio for typical 1500-byte frames)".into()
+        }
+    };
+    if (d.window_share - read).abs() > f64::EPSILON {
+        format!("{why}, used as {}", share_pct(d.window_share))
+    } else {
+        why
+    }
+}
+
+/// How to measure what was not, for people.
+pub fn how_to_measure(d: &Decision) -> Option<String> {
+    Some(match d.how_to_measure.as_ref()? {
+        MeasureHint::LongerTest { on } => format!(
+            "to measure them, advise again with a longer --test-time (e.g. 30s on a long path), with `tcptune serve` on {on} running as root so the test is not held by its buffers"
+        ),
+        MeasureHint::RunServe { on } => format!(
+            "to measure them, run `tcptune serve` on {on} (as root, so the test is not held by its buffers) and advise again with --host, or run an iperf3 server there and add --iperf3"
+        ),
+    })
+}
+
+/// The class as the notes name it.
+fn class_name(c: PathClass) -> &'static str {
+    match c {
+        PathClass::Clean => "clean",
+        PathClass::Lossy => "lossy",
+        PathClass::Shallow => "shallow queue",
+        PathClass::Unmeasured => "not measured",
+    }
+}
+
+/// The notes that report the evidence and what was not measured.
+pub fn notes(ev: Option<&Evidence>, d: &Decision) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let Some(ev) = ev {
+        if let Some(t) = &ev.test {
+            let peer = match t.peer {
+                Some(TestPeer::Iperf3) => "iperf3",
+                _ => "tcptune serve",
+            };
+            let mut parts = vec![format!(
+                "{} in {} s ({})",
+                text::bytes(t.bytes),
+                t.duration_s,
+                text::rate(t.goodput_bps)
+            )];
+            if let Some(cc) = &t.cc {
+                parts.push(format!("with {cc}"));
+            }
+            if let Some(p) = d.loss_pct {
+                parts.push(format!("{p:.4} % retransmitted after startup"));
+            }
+            if let (Some(min), Some(loaded)) = (t.min_rtt_ms, t.loaded_rtt_ms) {
+                parts.push(format!("RTT {min} ms, {loaded} ms under load"));
+            }
+            if let Some(s) = t.window_share {
+                parts.push(format!("the receiver advertised {:.0} % of its buffer", s * 100.0));
+            }
+            notes.push(format!(
+                "TCP path test to {} ({peer}, at most {} s or {}): {}",
+                t.addr,
+                t.limit_s,
+                text::bytes(t.limit_bytes),
+                parts.join(", ")
+            ));
+            notes.extend(t.notes.iter().map(|n| format!("path test: {n}")));
+        } else if let Some(why) = &ev.test_skipped {
+            notes.push(format!("no TCP path test: {why}"));
+        }
+        if let Some(p) = &ev.passive {
+            notes.extend(p.notes.iter().map(|n| format!("passive evidence: {n}")));
+        }
+    }
+    notes.push(format!("path class {}: {}", class_name(d.class), why_class(d)));
+    notes.extend(how_to_measure(d));
+    notes
+}
+
+/// Appends the evidence to the reasons of the settings it decided: the buffer maxima (and,
+/// for the receive buffer, the window share) and the congestion control.
+pub fn explain(settings: &mut [Setting], profile: &Profile, d: &Decision) {
+    let (class, share) = (why_class(d), why_share(d));
+    for s in settings {
+        let fact = profile.caps.get(&s.key).map(String::as_str);
+        let cc = s.key.ends_with("congestion_control") || s.key.ends_with("cc.algorithm");
+        if fact.is_none() && !cc {
+            continue;
+        }
+        s.reason.push_str(&format!("; evidence: {class}"));
+        if fact == Some("buffer") {
+            s.reason.push_str(&format!("; window share: {share}"));
+        }
+    }
+}
+
+/// "0.011 %": enough digits for small shares.
+fn pct(p: f64) -> String {
+    let digits = if p >= 1.0 {
+        1
+    } else if p >= 0.01 {
+        3
+    } else {
+        4
+    };
+    format!("{p:.digits$} %")
+}
+
+fn share_pct(s: f64) -> String {
+    format!("{:.0} %", s * 100.0)
+}
