@@ -1,4 +1,5 @@
-//! The command line, as clap types only. The contract is ../shared/CLI.md.
+//! The command line, as clap types only. The contract is docs/CLI.md (kept true by
+//! tests/cli/contract.rs).
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -1,4 +1,4 @@
-//! Errors that callers branch on, and their mapping to the exit codes fixed in CLI.md.
+//! Errors that callers branch on, and their mapping to the exit codes fixed in docs/CLI.md.
 
 use std::process::ExitCode;
 
