@@ -83,19 +83,12 @@ impl Facts {
         self.value(AVAILABLE_CC).map(|list| crate::sysctl::offers(list, cc))
     }
 
-    /// Why `cc` cannot become the default congestion control here, when the kernel would
-    /// refuse it before anything is written: a child network namespace may choose only the
-    /// algorithms in net.ipv4.tcp_allowed_congestion_control (EPERM even for root;
-    /// tcp_set_default_congestion_control), a list that is the host's, read-only there.
+    /// Why `cc` cannot become the default congestion control on that machine, when the kernel
+    /// would refuse it before anything is written ([`super::linux::cc_refused`]).
     pub fn cc_refused(&self, cc: &str) -> Option<String> {
-        if self.child_netns != Some(true) {
-            return None;
-        }
-        let allowed = self.value(ALLOWED_CC)?;
-        if self.value(CURRENT_CC) == Some(cc) || crate::sysctl::offers(allowed, cc) {
-            return None;
-        }
-        Some(super::linux::cc_not_allowed(cc, allowed))
+        super::linux::cc_refused(cc, self.value(ALLOWED_CC)?, self.value(CURRENT_CC), || {
+            self.child_netns == Some(true)
+        })
     }
 }
 
