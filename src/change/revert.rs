@@ -1,7 +1,7 @@
 //! Putting back the values a snapshot replaced, in reverse order, checking each by reading
 //! it back; undoing its `--persist` file changes; marking it `reverted`.
 //!
-//! Which keys it writes ([`decide`], per key):
+//! Which keys it writes ([`judge`], per key):
 //! * a key already at its prior value: none (so a second revert changes nothing);
 //! * a key at the value the apply left: the prior value;
 //! * a key someone changed since: nothing at all is written, unless `--force` — the whole
@@ -96,9 +96,11 @@ pub fn finished(snap: &Snapshot) -> Option<String> {
     Some(format!("snapshot {} is {}{when}", snap.id, snap.state.name()))
 }
 
-/// What revert does with one key, given its value now.
+/// What revert does with one key, given its value now: restore it, leave it, or stop the
+/// whole revert on a conflict. (Named apart from advice's `decide`/`Decision`, which decide
+/// what to advise.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Decision {
+pub enum Verdict {
     /// Already at its prior value: nothing to write.
     Unchanged,
     /// From an earlier boot: the value tcptune set ended at the reboot; what runs now is
@@ -114,27 +116,27 @@ pub enum Decision {
     Conflict,
 }
 
-impl Decision {
+impl Verdict {
     pub fn writes(self) -> bool {
         matches!(self, Self::Restore | Self::RestoreInterrupted | Self::RestoreForced)
     }
 }
 
-/// The decision ladder for one key of `snap`, whose value is `now`; `other_boot` when the
+/// The verdict ladder for one key of `snap`, whose value is `now`; `other_boot` when the
 /// snapshot comes from an earlier boot. The first rung that matches wins.
-pub fn decide(c: &Change, now: &str, state: State, other_boot: bool, force: bool) -> Decision {
+pub fn judge(c: &Change, now: &str, state: State, other_boot: bool, force: bool) -> Verdict {
     if same_value(now, &c.prior) {
-        Decision::Unchanged
+        Verdict::Unchanged
     } else if other_boot && !force {
-        Decision::Ended
+        Verdict::Ended
     } else if same_value(now, c.in_effect()) || same_value(now, &c.new) {
-        Decision::Restore
+        Verdict::Restore
     } else if state == State::Applying {
-        Decision::RestoreInterrupted
+        Verdict::RestoreInterrupted
     } else if force {
-        Decision::RestoreForced
+        Verdict::RestoreForced
     } else {
-        Decision::Conflict
+        Verdict::Conflict
     }
 }
 
@@ -274,25 +276,25 @@ pub(super) fn revert_in(env: &Env, mut snap: Snapshot, opts: RevertOpts, here: &
             from: normalize_value(&now),
             to: c.prior.clone(),
         };
-        match decide(c, &now, snap.state, other_boot, opts.force) {
-            Decision::Unchanged => unchanged.push(c.key.clone()),
-            Decision::Ended => {}
-            Decision::Restore => steps.push(step),
-            Decision::RestoreInterrupted => {
+        match judge(c, &now, snap.state, other_boot, opts.force) {
+            Verdict::Unchanged => unchanged.push(c.key.clone()),
+            Verdict::Ended => {}
+            Verdict::Restore => steps.push(step),
+            Verdict::RestoreInterrupted => {
                 warnings.push(format!(
                     "{} holds {}, neither its prior value nor the one being written; restored because the apply was interrupted",
                     c.key, step.from
                 ));
                 steps.push(step);
             }
-            Decision::RestoreForced => {
+            Verdict::RestoreForced => {
                 warnings.push(format!(
                     "{} was changed since the apply (now {}); restoring {} anyway (--force)",
                     c.key, step.from, c.prior
                 ));
                 steps.push(step);
             }
-            Decision::Conflict => {
+            Verdict::Conflict => {
                 let by = newer
                     .iter()
                     .find(|s| {
