@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use crate::change::{self, ApplyRequest, Input, Plan};
 use crate::cli::{ApplyArgs, Format};
 use crate::cmd::Context;
+use crate::cmd::store::{Intent, open_store};
 use crate::error::Error;
 use crate::os::Os;
 use crate::snapshot::{FileChange, Store};
@@ -45,16 +46,9 @@ pub fn run(a: &ApplyArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<
     // Fail before waiting for the lock: nothing the kernel would refuse gets that far.
     change::preflight(&env, &input, false)?;
 
-    store.ensure()?;
-    let _lock = store.lock(std::time::Duration::from_secs(a.wait), &|pid| {
-        let who = pid.map_or_else(String::new, |p| format!(" (pid {p})"));
-        eprintln!("waiting up to {} s for another tcptune{who} to finish...", a.wait);
-    })?;
-    let (snaps, bad) = store.list()?;
-    for (p, why) in &bad {
-        eprintln!("warning: skipping {}: {why}", p.display());
-    }
-    let t = change::prepare(&env, &input, &req, &snaps)?;
+    // Its lock is held until this returns, past the last kernel write.
+    let opened = open_store(&store, Intent::Change { wait_s: a.wait })?;
+    let t = change::prepare(&env, &input, &req, &opened.snapshots)?;
     for n in &t.plan.notes {
         eprintln!("note: {n}");
     }

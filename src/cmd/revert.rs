@@ -9,6 +9,7 @@ use std::time::{Duration, SystemTime};
 use crate::change::{self, RevertOpts, timer};
 use crate::cli::{Format, RevertArgs, RevertTimerArgs};
 use crate::cmd::Context;
+use crate::cmd::store::{Intent, open_store};
 use crate::error::Error;
 use crate::snapshot::{Identity, Store};
 
@@ -27,24 +28,18 @@ pub fn run(a: &RevertArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result
         }
         return nothing(out, format, &format!("no snapshots in {}", store.dir().display()));
     }
-    let _lock = if a.dry_run {
-        None
+    let intent = if a.dry_run {
+        Intent::Read
     } else {
-        store.ensure()?;
-        Some(store.lock(Duration::from_secs(a.wait), &|pid| {
-            let who = pid.map_or_else(String::new, |p| format!(" (pid {p})"));
-            eprintln!("waiting up to {} s for another tcptune{who} to finish...", a.wait);
-        })?)
+        Intent::Change { wait_s: a.wait }
     };
-    let (snaps, bad) = store.list()?;
-    for (p, why) in &bad {
-        eprintln!("warning: skipping {}: {why}", p.display());
-    }
+    // Its lock (none for a dry run) is held until this returns, past the revert's record.
+    let opened = open_store(&store, intent)?;
     let snap = match &a.id {
         Some(q) => store.find(q)?,
         None => {
             let here = Identity::current(ctx.os);
-            match change::revert::latest(&snaps, ctx.os, &backend.describe(), &here) {
+            match change::revert::latest(&opened.snapshots, ctx.os, &backend.describe(), &here) {
                 Ok(s) => s.clone(),
                 Err(why) => return nothing(out, format, &why),
             }

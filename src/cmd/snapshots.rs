@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use crate::cli::Format;
 use crate::cmd::Context;
+use crate::cmd::store::{Intent, open_store};
 use crate::snapshot::{Identity, Snapshot, State, Store};
 
 #[derive(Debug, Serialize)]
@@ -51,10 +52,7 @@ impl Entry<'_> {
 pub fn run(ctx: &Context, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let format = ctx.report_format("snapshots")?;
     let store = Store::new(&ctx.state_dir);
-    let (snaps, bad) = store.list()?;
-    for (p, why) in &bad {
-        eprintln!("warning: skipping {}: {why}", p.display());
-    }
+    let snaps = open_store(&store, Intent::Read)?.snapshots;
     let here = Identity::current(ctx.os);
     let entries: Vec<Entry<'_>> = snaps
         .iter()
