@@ -16,6 +16,7 @@
 use serde::Serialize;
 
 use super::Env;
+use super::write::{put_file, write_checked};
 use crate::error::Error;
 use crate::os::Os;
 use crate::persist::{self, Undo};
@@ -425,30 +426,11 @@ fn plan_files(snap: &Snapshot, warnings: &mut Vec<String>) -> anyhow::Result<(Ve
 /// Write every key back (each read back) and every file; what failed, worded. A failure does
 /// not stop the others: every value put back is one fewer left changed.
 fn write_back(backend: &dyn SysctlBackend, restored: &[Restored], files: &[FileStep]) -> Vec<String> {
-    let mut failed = Vec::new();
-    for s in restored {
-        let r = backend
-            .write(&s.key, &s.to)
-            .map_err(|e| format!("{e:#}"))
-            .and_then(|()| match backend.read(&s.key).value() {
-                Some(v) if same_value(v, &s.to) => Ok(()),
-                Some(v) => Err(format!("{}: reads {v} after writing {}", s.key, s.to)),
-                None => Err(format!("{}: cannot read it back", s.key)),
-            });
-        if let Err(e) = r {
-            failed.push(e);
-        }
-    }
-    for (path, content) in files {
-        let r = match content {
-            Some(t) => crate::snapshot::write_atomic(path, t.as_bytes(), 0o644),
-            None => crate::snapshot::remove_durably(path),
-        };
-        if let Err(e) = r {
-            failed.push(format!("{}: {e}", path.display()));
-        }
-    }
-    failed
+    let keys = restored
+        .iter()
+        .map(|s| write_checked(backend, &s.key, &s.to, "writing"));
+    let files = files.iter().map(|(path, content)| put_file(path, content.as_deref()));
+    keys.chain(files).filter_map(Result::err).collect()
 }
 
 /// Mark the snapshot reverted, or note in its history what could not be restored.
