@@ -7,7 +7,7 @@
 //! * [`write`]: writes with read-back (clamped values recorded), and the rollback of a
 //!   failed apply, vectors the kernel kept in part included;
 //! * [`apply`]: the order of an apply, its snapshot durable before the first write;
-//! * [`revert`]: the decision per key, and executing a revert;
+//! * [`revert`]: the verdict per key, and executing a revert;
 //! * [`timer`]: the `apply --for` process that reverts by itself.
 //!
 //! It works on a [`SysctlBackend`] and a snapshot [`Store`], with typed requests. It prints

@@ -159,129 +159,195 @@ fn many(make: fn(String) -> Error, all: &[String], tail: &str) -> anyhow::Error 
 
 /// Read every current value and check every new one against the running system.
 pub fn preflight(env: &Env, input: &Input, dry_run: bool) -> anyhow::Result<Plan> {
-    let (os, backend) = (env.os, env.backend);
     let mut plan = Plan::default();
-    let mut bad_input = Vec::new();
-    let mut denied = Vec::new();
-    let mut needs_root: Vec<String> = Vec::new();
-    let at = |a: &Assignment| {
-        if a.line == 0 {
-            input.origin.clone()
-        } else {
-            format!("{}{}:", input.origin, a.line)
-        }
-    };
+    let mut refusals = Refusals::default();
     for a in &input.entries {
-        let skip_note = |why: &str| format!("{} = {} ({} starts with '-'): {why}", a.key, a.value, at(a));
-        let current = match backend.read(&a.key) {
-            KeyState::Present { value, access } => (value, access),
-            KeyState::Absent if a.ignore_errors => {
-                plan.skipped.push(skip_note("no such key here"));
-                continue;
-            }
-            KeyState::Absent => {
-                bad_input.push(format!(
-                    "{} {}: no such key on this kernel (or in this network namespace)",
-                    at(a),
-                    a.key
-                ));
-                continue;
-            }
-            KeyState::Unreadable(why) => {
-                denied.push(format!("{} cannot read {}: {why}", at(a), a.key));
-                continue;
-            }
-        };
-        let (cur, access) = current;
-        if let Err(m) = sysctl::file::check_against_current(os, &a.key, &a.value, &cur)
-            .and_then(|()| sysctl::file::check_restorable(&a.key, &cur))
-        {
-            bad_input.push(format!("{} {m}", at(a)));
-            continue;
-        }
-        if let Some(list) = sysctl::file::congestion_control_lists(os, &a.key)
-            && let Some(avail) = backend.read(list).value().map(str::to_string)
-            && !sysctl::file::offers(&avail, &a.value)
-        {
-            let load = match os {
-                Os::Linux => format!("modprobe tcp_{}", a.value),
-                Os::Freebsd => format!("kldload cc_{}", a.value),
-                Os::Macos => String::new(),
-            };
-            let msg = format!(
-                "{}: {} is not offered by this kernel ({list}: {}); load it first ({load})",
-                a.key,
-                a.value,
-                normalize_value(&avail)
-            );
-            if input.from_advice {
-                plan.skipped.push(msg);
+        match assess(env, input, a, dry_run) {
+            Assessed::Skipped(note) => plan.skipped.push(note),
+            Assessed::CcNotOffered(note) => {
+                plan.skipped.push(note);
                 plan.skipped_cc = Some(a.value.clone());
-            } else {
-                bad_input.push(format!("{} {msg}", at(a)));
             }
-            continue;
-        }
-        if same_value(&cur, &a.value) {
-            plan.unchanged.push((a.key.clone(), a.value.clone()));
-            continue;
-        }
-        // The kernel refuses some congestion controls in a child namespace although the key
-        // is writable: found here, before the snapshot, rather than by a rollback.
-        let cc_refused = (env.local && os == Os::Linux && a.key == "net.ipv4.tcp_congestion_control")
-            .then(|| crate::host::linux::cc_refused_here(backend, &a.value))
-            .flatten();
-        if access == Access::NeedsRoot {
-            // Not the key's fault but the caller's: a `-` line does not turn this into a
-            // note, or a normal user's apply would "succeed" having changed nothing.
-            if !dry_run {
-                needs_root.push(a.key.clone());
-                continue;
+            Assessed::BadInput(m) => refusals.bad_input.push(m),
+            Assessed::Denied(m) => refusals.denied.push(m),
+            Assessed::NeedsRoot => refusals.needs_root.push(a.key.clone()),
+            Assessed::Unchanged => plan.unchanged.push((a.key.clone(), a.value.clone())),
+            Assessed::Change { prior, refused } => {
+                if let Some(why) = refused {
+                    plan.refused.push((a.key.clone(), why));
+                }
+                plan.changes.push(Change {
+                    key: a.key.clone(),
+                    prior,
+                    new: a.value.clone(),
+                    applied: None,
+                });
             }
-            let why = format!("{}: changing it needs root (run tcptune apply with sudo)", a.key);
-            plan.refused.push((a.key.clone(), why));
-        } else if access == Access::ReadOnly || cc_refused.is_some() {
-            let why = if let Some(why) = cc_refused {
-                format!("{} = {}: {why}", a.key, a.value)
-            } else if env.local && os == Os::Linux && crate::host::linux::runs_in_child_netns(backend) {
-                format!("{} is read-only in this network namespace; set it on the host", a.key)
-            } else {
-                format!("{} is read-only, even for root", a.key)
-            };
-            if a.ignore_errors {
-                plan.skipped.push(skip_note(&why));
-                continue;
-            } else if !dry_run {
-                denied.push(format!("{} {why}", at(a)));
-                continue;
-            }
-            plan.refused.push((a.key.clone(), why));
         }
-        plan.changes.push(Change {
-            key: a.key.clone(),
-            prior: cur,
-            new: a.value.clone(),
-            applied: None,
-        });
     }
-    if !bad_input.is_empty() {
-        return Err(many(Error::usage, &bad_input, "nothing was written"));
-    }
-    if !denied.is_empty() {
-        return Err(many(Error::not_permitted, &denied, "nothing was written"));
-    }
-    if let Some(first) = needs_root.first() {
-        let more = match needs_root.len() {
-            1 => String::new(),
-            n => format!(" and {} more", n - 1),
-        };
-        return Err(Error::not_permitted(format!(
-            "changing {first}{more} needs root: run tcptune apply with sudo; nothing was written"
-        ))
-        .with_hint("--dry-run shows the changes without root")
-        .into());
-    }
+    refusals.check()?;
     Ok(plan)
+}
+
+/// What the preflight makes of one line of the input.
+enum Assessed {
+    /// Left out, with a note: a `-` line whose key is absent or read-only.
+    Skipped(String),
+    /// Advice's congestion control, which this kernel does not offer: left out, with a note.
+    CcNotOffered(String),
+    /// The line is wrong for this system (exit 2).
+    BadInput(String),
+    /// The kernel would refuse it, even to root (exit 3).
+    Denied(String),
+    /// Only root may change it, and this is a real apply (exit 3).
+    NeedsRoot,
+    /// Already at the wanted value.
+    Unchanged,
+    /// To change from `prior`; in a dry run, `refused` says why the kernel would not take it.
+    Change { prior: String, refused: Option<String> },
+}
+
+/// Everything that stops an apply, gathered over the whole input so that one error names
+/// them all.
+#[derive(Default)]
+struct Refusals {
+    bad_input: Vec<String>,
+    denied: Vec<String>,
+    needs_root: Vec<String>,
+}
+
+impl Refusals {
+    /// The error for the first kind present: bad input, then what the kernel denies, then
+    /// what needs root.
+    fn check(self) -> anyhow::Result<()> {
+        if !self.bad_input.is_empty() {
+            return Err(many(Error::usage, &self.bad_input, "nothing was written"));
+        }
+        if !self.denied.is_empty() {
+            return Err(many(Error::not_permitted, &self.denied, "nothing was written"));
+        }
+        if let Some(first) = self.needs_root.first() {
+            let more = match self.needs_root.len() {
+                1 => String::new(),
+                n => format!(" and {} more", n - 1),
+            };
+            return Err(Error::not_permitted(format!(
+                "changing {first}{more} needs root: run tcptune apply with sudo; nothing was written"
+            ))
+            .with_hint("--dry-run shows the changes without root")
+            .into());
+        }
+        Ok(())
+    }
+}
+
+impl Input {
+    /// Where line `a` came from, for messages: "FILE:LINE:", or the origin alone.
+    fn at(&self, a: &Assignment) -> String {
+        if a.line == 0 {
+            self.origin.clone()
+        } else {
+            format!("{}{}:", self.origin, a.line)
+        }
+    }
+
+    /// The note for a `-` line left out, and why.
+    fn skip_note(&self, a: &Assignment, why: &str) -> String {
+        format!("{} = {} ({} starts with '-'): {why}", a.key, a.value, self.at(a))
+    }
+}
+
+/// One line against the running system: its key read, its value checked against the current
+/// one and what the kernel offers, then whether the caller may write it.
+fn assess(env: &Env, input: &Input, a: &Assignment, dry_run: bool) -> Assessed {
+    let (cur, access) = match env.backend.read(&a.key) {
+        KeyState::Present { value, access } => (value, access),
+        KeyState::Absent if a.ignore_errors => return Assessed::Skipped(input.skip_note(a, "no such key here")),
+        KeyState::Absent => {
+            return Assessed::BadInput(format!(
+                "{} {}: no such key on this kernel (or in this network namespace)",
+                input.at(a),
+                a.key
+            ));
+        }
+        KeyState::Unreadable(why) => return Assessed::Denied(format!("{} cannot read {}: {why}", input.at(a), a.key)),
+    };
+    if let Err(m) = sysctl::file::check_against_current(env.os, &a.key, &a.value, &cur)
+        .and_then(|()| sysctl::file::check_restorable(&a.key, &cur))
+    {
+        return Assessed::BadInput(format!("{} {m}", input.at(a)));
+    }
+    if let Some(msg) = cc_not_offered(env, a) {
+        return if input.from_advice {
+            Assessed::CcNotOffered(msg)
+        } else {
+            Assessed::BadInput(format!("{} {msg}", input.at(a)))
+        };
+    }
+    if same_value(&cur, &a.value) {
+        return Assessed::Unchanged;
+    }
+    assess_access(env, input, a, cur, access, dry_run)
+}
+
+/// Why the congestion control `a` sets is not one this kernel offers, with how to load it;
+/// None for any other key, or one it offers.
+fn cc_not_offered(env: &Env, a: &Assignment) -> Option<String> {
+    let list = sysctl::file::congestion_control_lists(env.os, &a.key)?;
+    let avail = env.backend.read(list).value().map(str::to_string)?;
+    if sysctl::file::offers(&avail, &a.value) {
+        return None;
+    }
+    let load = match env.os {
+        Os::Linux => format!("modprobe tcp_{}", a.value),
+        Os::Freebsd => format!("kldload cc_{}", a.value),
+        Os::Macos => String::new(),
+    };
+    Some(format!(
+        "{}: {} is not offered by this kernel ({list}: {}); load it first ({load})",
+        a.key,
+        a.value,
+        normalize_value(&avail)
+    ))
+}
+
+/// A change from `cur`, unless the caller may not make it: a real apply stops, a dry run
+/// shows it as refused, and a `-` line leaves out a key the kernel will not take.
+fn assess_access(env: &Env, input: &Input, a: &Assignment, cur: String, access: Access, dry_run: bool) -> Assessed {
+    let (os, backend) = (env.os, env.backend);
+    // The kernel refuses some congestion controls in a child namespace although the key
+    // is writable: found here, before the snapshot, rather than by a rollback.
+    let cc_refused = (env.local && os == Os::Linux && a.key == "net.ipv4.tcp_congestion_control")
+        .then(|| crate::host::linux::cc_refused_here(backend, &a.value))
+        .flatten();
+    let refused = if access == Access::NeedsRoot {
+        // Not the key's fault but the caller's: a `-` line does not turn this into a
+        // note, or a normal user's apply would "succeed" having changed nothing.
+        if !dry_run {
+            return Assessed::NeedsRoot;
+        }
+        Some(format!(
+            "{}: changing it needs root (run tcptune apply with sudo)",
+            a.key
+        ))
+    } else if access == Access::ReadOnly || cc_refused.is_some() {
+        let why = if let Some(why) = cc_refused {
+            format!("{} = {}: {why}", a.key, a.value)
+        } else if env.local && os == Os::Linux && crate::host::linux::runs_in_child_netns(backend) {
+            format!("{} is read-only in this network namespace; set it on the host", a.key)
+        } else {
+            format!("{} is read-only, even for root", a.key)
+        };
+        if a.ignore_errors {
+            return Assessed::Skipped(input.skip_note(a, &why));
+        } else if !dry_run {
+            return Assessed::Denied(format!("{} {why}", input.at(a)));
+        }
+        Some(why)
+    } else {
+        None
+    };
+    Assessed::Change { prior: cur, refused }
 }
 
 /// The `--persist` file changes for snapshot `id`; what else on the system would override

@@ -1,7 +1,7 @@
 //! Putting back the values a snapshot replaced, in reverse order, checking each by reading
 //! it back; undoing its `--persist` file changes; marking it `reverted`.
 //!
-//! Which keys it writes ([`decide`], per key):
+//! Which keys it writes ([`judge`], per key):
 //! * a key already at its prior value: none (so a second revert changes nothing);
 //! * a key at the value the apply left: the prior value;
 //! * a key someone changed since: nothing at all is written, unless `--force` — the whole
@@ -16,13 +16,14 @@
 use serde::Serialize;
 
 use super::Env;
+use super::write::{put_file, write_checked};
 use crate::error::Error;
 use crate::os::Os;
 use crate::persist::{self, Undo};
 use crate::signals;
 use crate::snapshot::{Change, Identity, Snapshot, State};
 use crate::sysctl;
-use crate::sysctl::{KeyState, normalize_value, same_value};
+use crate::sysctl::{KeyState, SysctlBackend, normalize_value, same_value};
 
 #[derive(Debug, Clone, Copy)]
 pub struct RevertOpts<'a> {
@@ -96,9 +97,11 @@ pub fn finished(snap: &Snapshot) -> Option<String> {
     Some(format!("snapshot {} is {}{when}", snap.id, snap.state.name()))
 }
 
-/// What revert does with one key, given its value now.
+/// What revert does with one key, given its value now: restore it, leave it, or stop the
+/// whole revert on a conflict. (Named apart from advice's `decide`/`Decision`, which decide
+/// what to advise.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Decision {
+pub enum Verdict {
     /// Already at its prior value: nothing to write.
     Unchanged,
     /// From an earlier boot: the value tcptune set ended at the reboot; what runs now is
@@ -114,27 +117,27 @@ pub enum Decision {
     Conflict,
 }
 
-impl Decision {
+impl Verdict {
     pub fn writes(self) -> bool {
         matches!(self, Self::Restore | Self::RestoreInterrupted | Self::RestoreForced)
     }
 }
 
-/// The decision ladder for one key of `snap`, whose value is `now`; `other_boot` when the
+/// The verdict ladder for one key of `snap`, whose value is `now`; `other_boot` when the
 /// snapshot comes from an earlier boot. The first rung that matches wins.
-pub fn decide(c: &Change, now: &str, state: State, other_boot: bool, force: bool) -> Decision {
+pub fn judge(c: &Change, now: &str, state: State, other_boot: bool, force: bool) -> Verdict {
     if same_value(now, &c.prior) {
-        Decision::Unchanged
+        Verdict::Unchanged
     } else if other_boot && !force {
-        Decision::Ended
+        Verdict::Ended
     } else if same_value(now, c.in_effect()) || same_value(now, &c.new) {
-        Decision::Restore
+        Verdict::Restore
     } else if state == State::Applying {
-        Decision::RestoreInterrupted
+        Verdict::RestoreInterrupted
     } else if force {
-        Decision::RestoreForced
+        Verdict::RestoreForced
     } else {
-        Decision::Conflict
+        Verdict::Conflict
     }
 }
 
@@ -238,94 +241,147 @@ pub fn revert(env: &Env, snap: Snapshot, opts: RevertOpts) -> anyhow::Result<Out
 
 /// [`revert`] as seen from `here` (tests give another boot or namespace).
 pub(super) fn revert_in(env: &Env, mut snap: Snapshot, opts: RevertOpts, here: &Identity) -> anyhow::Result<Outcome> {
-    let (backend, store) = (env.backend, env.store);
-    let target = backend.describe();
     check_contents(&snap, opts.persist_root)?;
-    let mut warnings = check_place(env, &snap, &target, here, opts.force)?;
+    let mut warnings = check_place(env, &snap, &env.backend.describe(), here, opts.force)?;
     let other_boot = !snap.same_boot(here);
+    let (restored, unchanged) = plan_keys(env, &snap, here, other_boot, opts.force, &mut warnings)?;
+    let (files, file_steps) = plan_files(&snap, &mut warnings)?;
+    let mut outcome = Outcome {
+        snapshot: snap.id.clone(),
+        state: snap.state,
+        dry_run: opts.dry_run,
+        restored,
+        unchanged,
+        files,
+        warnings,
+    };
+    if opts.dry_run {
+        return Ok(outcome);
+    }
+    // A signal now would leave values restored and the record saying otherwise.
+    let deferred = signals::Deferred::new();
+    let failed = write_back(env.backend, &outcome.restored, &file_steps);
+    record(&mut snap, &opts, other_boot, outcome.restored.len(), &failed);
+    let saved = env.store.save(&snap);
+    drop(deferred);
+    outcome.state = snap.state;
+    check_done(env, &snap, &failed, saved)?;
+    Ok(outcome)
+}
 
-    // Plan: which keys to write back.
-    let newer: Vec<Snapshot> = store
+/// A file's content to write back (`None`: remove the file), by path.
+type FileStep = (std::path::PathBuf, Option<String>);
+
+/// The snapshots taken here after `snap` and still in effect: one of them may be what
+/// changed a key since, and a conflict names it.
+fn newer_here(env: &Env, snap: &Snapshot, here: &Identity) -> Vec<Snapshot> {
+    env.store
         .list()
         .map(|(all, _)| all)
         .unwrap_or_default()
         .into_iter()
         .filter(|s| s.seq > snap.seq && s.state.needs_revert() && s.same_place(snap.os, &snap.target, here))
-        .collect();
-    let mut steps: Vec<Restored> = Vec::new();
+        .collect()
+}
+
+/// The keys to write back, in reverse order of the apply, and those already at their prior
+/// value; the verdict's warnings go to `warnings`. A key someone else changed stops the whole
+/// revert here, before anything is written, naming every such key.
+fn plan_keys(
+    env: &Env,
+    snap: &Snapshot,
+    here: &Identity,
+    other_boot: bool,
+    force: bool,
+    warnings: &mut Vec<String>,
+) -> anyhow::Result<(Vec<Restored>, Vec<String>)> {
+    let newer = newer_here(env, snap, here);
+    let mut restore = Vec::new();
     let mut unchanged = Vec::new();
     let mut conflicts = Vec::new();
     for c in snap.changes.iter().rev() {
-        let now = match backend.read(&c.key) {
-            KeyState::Present { value, .. } => value,
-            KeyState::Absent => {
-                warnings.push(format!(
-                    "{} is no longer present (module unloaded?): its prior value {} cannot be written back",
-                    c.key, c.prior
-                ));
-                continue;
-            }
-            KeyState::Unreadable(why) => {
-                return Err(Error::not_permitted(format!("cannot read {}: {why}", c.key)).into());
-            }
+        let Some(now) = read_now(env, c, warnings)? else {
+            continue;
         };
         let step = Restored {
             key: c.key.clone(),
             from: normalize_value(&now),
             to: c.prior.clone(),
         };
-        match decide(c, &now, snap.state, other_boot, opts.force) {
-            Decision::Unchanged => unchanged.push(c.key.clone()),
-            Decision::Ended => {}
-            Decision::Restore => steps.push(step),
-            Decision::RestoreInterrupted => {
+        match judge(c, &now, snap.state, other_boot, force) {
+            Verdict::Unchanged => unchanged.push(c.key.clone()),
+            Verdict::Ended => {}
+            Verdict::Restore => restore.push(step),
+            Verdict::RestoreInterrupted => {
                 warnings.push(format!(
                     "{} holds {}, neither its prior value nor the one being written; restored because the apply was interrupted",
                     c.key, step.from
                 ));
-                steps.push(step);
+                restore.push(step);
             }
-            Decision::RestoreForced => {
+            Verdict::RestoreForced => {
                 warnings.push(format!(
                     "{} was changed since the apply (now {}); restoring {} anyway (--force)",
                     c.key, step.from, c.prior
                 ));
-                steps.push(step);
+                restore.push(step);
             }
-            Decision::Conflict => {
-                let by = newer
-                    .iter()
-                    .find(|s| {
-                        s.changes
-                            .iter()
-                            .any(|n| n.key == c.key && same_value(n.in_effect(), &now))
-                    })
-                    .map(|s| format!(", set by snapshot {}: revert that first", s.id))
-                    .unwrap_or_default();
-                conflicts.push(format!(
-                    "{} is now {} (tcptune set {}; before, it was {}){by}",
-                    c.key,
-                    step.from,
-                    c.in_effect(),
-                    c.prior
-                ));
-            }
+            Verdict::Conflict => conflicts.push(conflict(c, &step.from, &now, &newer)),
         }
     }
     if !conflicts.is_empty() {
-        let n = conflicts.len();
-        let first = format!(
-            "{n} value(s) changed since snapshot {} was applied: {}",
+        return Err(Error::not_permitted(format!(
+            "{} value(s) changed since snapshot {} was applied: {}",
+            conflicts.len(),
             snap.id,
             conflicts.join("; ")
-        );
-        return Err(Error::not_permitted(first)
-            .with_hint("nothing was changed; --force restores the prior values anyway")
-            .into());
+        ))
+        .with_hint("nothing was changed; --force restores the prior values anyway")
+        .into());
     }
+    Ok((restore, unchanged))
+}
 
+/// The running value of `c`'s key; `None` (and a warning) when the key is gone.
+fn read_now(env: &Env, c: &Change, warnings: &mut Vec<String>) -> anyhow::Result<Option<String>> {
+    match env.backend.read(&c.key) {
+        KeyState::Present { value, .. } => Ok(Some(value)),
+        KeyState::Absent => {
+            warnings.push(format!(
+                "{} is no longer present (module unloaded?): its prior value {} cannot be written back",
+                c.key, c.prior
+            ));
+            Ok(None)
+        }
+        KeyState::Unreadable(why) => Err(Error::not_permitted(format!("cannot read {}: {why}", c.key)).into()),
+    }
+}
+
+/// One conflict, for the refusal: the key's value now (`shown` as normalised, `now` as
+/// read), what tcptune set, what it was before, and the newer snapshot that set it, if one did.
+fn conflict(c: &Change, shown: &str, now: &str, newer: &[Snapshot]) -> String {
+    let by = newer
+        .iter()
+        .find(|s| {
+            s.changes
+                .iter()
+                .any(|n| n.key == c.key && same_value(n.in_effect(), now))
+        })
+        .map(|s| format!(", set by snapshot {}: revert that first", s.id))
+        .unwrap_or_default();
+    format!(
+        "{} is now {shown} (tcptune set {}; before, it was {}){by}",
+        c.key,
+        c.in_effect(),
+        c.prior
+    )
+}
+
+/// What undoing each `--persist` file change means now (for the outcome), and the writes
+/// that do it; a file edited since is noted in `warnings`.
+fn plan_files(snap: &Snapshot, warnings: &mut Vec<String>) -> anyhow::Result<(Vec<FileOutcome>, Vec<FileStep>)> {
     let mut files = Vec::new();
-    let mut file_steps = Vec::new();
+    let mut steps = Vec::new();
     for f in &snap.persist {
         let current = match std::fs::read_to_string(&f.path) {
             Ok(t) => Some(t),
@@ -361,68 +417,44 @@ pub(super) fn revert_in(env: &Env, mut snap: Snapshot, opts: RevertOpts, here: &
             },
         });
         if let Some(c) = content {
-            file_steps.push((f.path.clone(), c));
+            steps.push((f.path.clone(), c));
         }
     }
-    let mut outcome = Outcome {
-        snapshot: snap.id.clone(),
-        state: snap.state,
-        dry_run: opts.dry_run,
-        restored: steps,
-        unchanged,
-        files,
-        warnings,
-    };
-    if opts.dry_run {
-        return Ok(outcome);
-    }
+    Ok((files, steps))
+}
 
-    let deferred = signals::Deferred::new();
-    let mut failed = Vec::new();
-    for s in &outcome.restored {
-        let r = backend
-            .write(&s.key, &s.to)
-            .map_err(|e| format!("{e:#}"))
-            .and_then(|()| match backend.read(&s.key).value() {
-                Some(v) if same_value(v, &s.to) => Ok(()),
-                Some(v) => Err(format!("{}: reads {v} after writing {}", s.key, s.to)),
-                None => Err(format!("{}: cannot read it back", s.key)),
-            });
-        if let Err(e) = r {
-            failed.push(e);
-        }
-    }
-    for (path, content) in &file_steps {
-        let r = match content {
-            Some(t) => crate::snapshot::write_atomic(path, t.as_bytes(), 0o644),
-            None => crate::snapshot::remove_durably(path),
-        };
-        if let Err(e) = r {
-            failed.push(format!("{}: {e}", path.display()));
-        }
-    }
-    if failed.is_empty() {
-        let how = if other_boot && !opts.force {
-            " (runtime values had ended at reboot)"
-        } else if opts.force {
-            " (--force)"
-        } else {
-            ""
-        };
-        snap.mark(
-            State::Reverted,
-            format!(
-                "reverted by {}: {} key(s) restored{how}",
-                opts.by,
-                outcome.restored.len()
-            ),
-        );
-    } else {
+/// Write every key back (each read back) and every file; what failed, worded. A failure does
+/// not stop the others: every value put back is one fewer left changed.
+fn write_back(backend: &dyn SysctlBackend, restored: &[Restored], files: &[FileStep]) -> Vec<String> {
+    let keys = restored
+        .iter()
+        .map(|s| write_checked(backend, &s.key, &s.to, "writing"));
+    let files = files.iter().map(|(path, content)| put_file(path, content.as_deref()));
+    keys.chain(files).filter_map(Result::err).collect()
+}
+
+/// Mark the snapshot reverted, or note in its history what could not be restored.
+fn record(snap: &mut Snapshot, opts: &RevertOpts, other_boot: bool, restored: usize, failed: &[String]) {
+    if !failed.is_empty() {
         snap.note(format!("{}: revert incomplete: {}", opts.by, failed.join("; ")));
+        return;
     }
-    let saved = store.save(&snap);
-    drop(deferred);
-    outcome.state = snap.state;
+    let how = if other_boot && !opts.force {
+        " (runtime values had ended at reboot)"
+    } else if opts.force {
+        " (--force)"
+    } else {
+        ""
+    };
+    snap.mark(
+        State::Reverted,
+        format!("reverted by {}: {restored} key(s) restored{how}", opts.by),
+    );
+}
+
+/// The error to report after the writes: what could not be restored, else a record that
+/// could not be saved (`saved`).
+fn check_done(env: &Env, snap: &Snapshot, failed: &[String], saved: anyhow::Result<()>) -> anyhow::Result<()> {
     if !failed.is_empty() {
         return Err(
             Error::not_permitted(format!("could not restore everything: {}", failed.join("; ")))
@@ -445,9 +477,9 @@ pub(super) fn revert_in(env: &Env, mut snap: Snapshot, opts: RevertOpts, here: &
         ))
         .with_hint(format!(
             "free space in {} and run `{}` again: it will find the values restored and mark it",
-            store.dir().display(),
+            env.store.dir().display(),
             env.revert_command(&snap.id)
         ))
-    })?;
-    Ok(outcome)
+        .into()
+    })
 }

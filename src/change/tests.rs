@@ -4,7 +4,7 @@
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 
-use super::revert::{Decision, decide, revert_in};
+use super::revert::{Verdict, judge, revert_in};
 use super::write::{roll_back, write_all};
 use super::*;
 use crate::error::{Error, exit};
@@ -133,11 +133,11 @@ fn exit_code(e: &anyhow::Error) -> u8 {
 
 #[test]
 fn the_revert_ladder_per_key() {
-    use Decision::*;
     use State::{Applied, Applying};
-    // (case, now, state, other boot, --force, decision); the change is 10 -> 20, clamped to 15
+    use Verdict::*;
+    // (case, now, state, other boot, --force, verdict); the change is 10 -> 20, clamped to 15
     // where `applied` says so.
-    let cases: &[(&str, &str, State, bool, bool, Decision)] = &[
+    let cases: &[(&str, &str, State, bool, bool, Verdict)] = &[
         ("unchanged: already at prior", "10", Applied, false, false, Unchanged),
         ("unchanged beats --force", "10", Applied, false, true, Unchanged),
         ("unchanged beats another boot", "10", Applied, true, false, Unchanged),
@@ -183,12 +183,12 @@ fn the_revert_ladder_per_key() {
     ];
     for (case, now, state, other_boot, force, want) in cases {
         let c = change("net.core.rmem_max", "10", "20");
-        assert_eq!(decide(&c, now, *state, *other_boot, *force), *want, "{case}");
+        assert_eq!(judge(&c, now, *state, *other_boot, *force), *want, "{case}");
     }
     // A clamped value is what the apply left: restoring it is no conflict.
     let mut c = change("net.core.rmem_max", "10", "20");
     c.applied = Some("15".into());
-    assert_eq!(decide(&c, "15", Applied, false, false), Restore);
+    assert_eq!(judge(&c, "15", Applied, false, false), Restore);
     assert!(Restore.writes() && RestoreForced.writes() && RestoreInterrupted.writes());
     assert!(!Unchanged.writes() && !Ended.writes() && !Conflict.writes());
 }

@@ -5,7 +5,9 @@
 use super::Env;
 use crate::error::{Error, exit};
 use crate::os::Os;
-use crate::snapshot::{FileChange, Snapshot, State};
+use std::path::Path;
+
+use crate::snapshot::{Change, FileChange, Snapshot, State};
 use crate::sysctl::{SysctlBackend, normalize_value, same_value};
 
 /// Steps 4 and 5 of an apply: write, read back, persist; undo everything on the first failure.
@@ -97,49 +99,73 @@ pub fn roll_back(
     cause: Error,
 ) -> anyhow::Error {
     let backend = env.backend;
-    let mut failed = Vec::new();
-    for f in files.iter().rev() {
-        let r = match &f.before {
-            Some(t) => crate::snapshot::write_atomic(&f.path, t.as_bytes(), 0o644),
-            None => crate::snapshot::remove_durably(&f.path),
-        };
-        if let Err(e) = r {
-            failed.push(format!("{}: {e}", f.path.display()));
-        }
-    }
-    let mut partly = None;
-    if let Some(i) = failing
-        && let Some(c) = snap.changes.get(i)
-        && backend.read(&c.key).value().is_some_and(|v| !same_value(v, &c.prior))
-    {
-        // Linux stores a vector's fields one by one: it may have kept the first ones
-        // before refusing a later one.
-        partly = Some(i);
-    }
-    for c in snap.changes[..n]
+    let mut failed: Vec<String> = files
         .iter()
-        .chain(partly.and_then(|i| snap.changes.get(i)))
         .rev()
-    {
-        let r = backend
-            .write(&c.key, &c.prior)
-            .map_err(|e| format!("{e:#}"))
-            .and_then(|()| match backend.read(&c.key).value() {
-                Some(v) if same_value(v, &c.prior) => Ok(()),
-                Some(v) => Err(format!("{}: reads {v} after restoring {}", c.key, c.prior)),
-                None => Err(format!("{}: cannot read it back", c.key)),
-            });
-        if let Err(e) = r {
+        .filter_map(|f| put_file(&f.path, f.before.as_deref()).err())
+        .collect();
+    let partly = failing
+        .and_then(|i| snap.changes.get(i))
+        .filter(|c| kept_in_part(backend, c));
+    for c in snap.changes[..n].iter().chain(partly).rev() {
+        if let Err(e) = write_checked(backend, &c.key, &c.prior, "restoring") {
             failed.push(e);
         }
     }
+    let undone = what_was_undone(n, partly);
+    let (msg, hint) = record_rollback(env, snap, &cause, &undone, &failed);
+    let e = if cause.exit_code() == exit::USAGE {
+        Error::usage(msg)
+    } else {
+        Error::not_permitted(msg)
+    };
+    e.with_hint(hint).into()
+}
+
+/// Whether the failing change `c` left its key other than before: Linux stores a vector's
+/// fields one by one, and may have kept the first ones before refusing a later one.
+fn kept_in_part(backend: &dyn SysctlBackend, c: &Change) -> bool {
+    backend.read(&c.key).value().is_some_and(|v| !same_value(v, &c.prior))
+}
+
+/// Write `value` to `key` and read it back; Err: what went wrong, in one line (`doing`:
+/// "writing", "restoring").
+pub(super) fn write_checked(backend: &dyn SysctlBackend, key: &str, value: &str, doing: &str) -> Result<(), String> {
+    backend
+        .write(key, value)
+        .map_err(|e| format!("{e:#}"))
+        .and_then(|()| match backend.read(key).value() {
+            Some(v) if same_value(v, value) => Ok(()),
+            Some(v) => Err(format!("{key}: reads {v} after {doing} {value}")),
+            None => Err(format!("{key}: cannot read it back")),
+        })
+}
+
+/// Give `path` the content `content`, or remove it (`None`: it did not exist); Err: the path
+/// and what went wrong.
+pub(super) fn put_file(path: &Path, content: Option<&str>) -> Result<(), String> {
+    match content {
+        Some(t) => crate::snapshot::write_atomic(path, t.as_bytes(), 0o644),
+        None => crate::snapshot::remove_durably(path),
+    }
+    .map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// "undid the N change(s) made before it", and the failing key if it was restored too.
+fn what_was_undone(n: usize, partly: Option<&Change>) -> String {
     let mut undone = match n {
         0 => "no change had been made".to_string(),
         n => format!("undid the {n} change(s) made before it"),
     };
-    if let Some(c) = partly.and_then(|i| snap.changes.get(i)) {
+    if let Some(c) = partly {
         undone.push_str(&format!(" and restored {}, which the kernel had partly changed", c.key));
     }
+    undone
+}
+
+/// Mark the snapshot rolled back (or note what could not be undone) and save it; the
+/// message and hint of the error to report.
+fn record_rollback(env: &Env, snap: &mut Snapshot, cause: &Error, undone: &str, failed: &[String]) -> (String, String) {
     let (msg, hint) = if failed.is_empty() {
         snap.mark(State::RolledBack, format!("rolled back: {cause}"));
         (
@@ -163,12 +189,7 @@ pub fn roll_back(
         ),
         Err(e) => format!("{hint} (and the snapshot could not be updated: {e:#})"),
     };
-    let e = if cause.exit_code() == exit::USAGE {
-        Error::usage(msg)
-    } else {
-        Error::not_permitted(msg)
-    };
-    e.with_hint(hint).into()
+    (msg, hint)
 }
 
 /// The error for a failed write: the backend's one line, with what tcptune knows to add.

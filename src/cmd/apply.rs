@@ -7,9 +7,10 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::change::{self, ApplyRequest, Input, Plan};
+use crate::change::{self, ApplyRequest, Env, Input, Plan, Transaction};
 use crate::cli::{ApplyArgs, Format};
 use crate::cmd::Context;
+use crate::cmd::store::{Intent, open_store};
 use crate::error::Error;
 use crate::os::Os;
 use crate::snapshot::{FileChange, Store};
@@ -22,39 +23,19 @@ pub fn run(a: &ApplyArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<
     for n in &input.notes {
         eprintln!("note: {n}");
     }
-    if ctx.local && ctx.os != Os::Linux && !a.dry_run && !crate::host::is_root() {
-        return Err(
-            Error::not_permitted("changing kernel settings needs root: run tcptune apply with sudo")
-                .with_hint("--dry-run shows the changes without root")
-                .into(),
-        );
-    }
+    check_root(a, ctx)?;
     let store = Store::new(&ctx.state_dir);
     let env = ctx.change_env(backend, &store);
-    let req = ApplyRequest {
-        dry_run: a.dry_run,
-        persist: a.persist,
-        for_: a.for_,
-        persist_root: a.persist_root.clone().unwrap_or_else(|| PathBuf::from("/")),
-        timer_args: ctx.forward_args.clone(),
-    };
+    let req = request(a, ctx);
     if req.dry_run {
         let (plan, files) = change::dry_run(&env, &input, &req)?;
         return print_dry_run(out, format, &plan, &files);
     }
     // Fail before waiting for the lock: nothing the kernel would refuse gets that far.
     change::preflight(&env, &input, false)?;
-
-    store.ensure()?;
-    let _lock = store.lock(std::time::Duration::from_secs(a.wait), &|pid| {
-        let who = pid.map_or_else(String::new, |p| format!(" (pid {p})"));
-        eprintln!("waiting up to {} s for another tcptune{who} to finish...", a.wait);
-    })?;
-    let (snaps, bad) = store.list()?;
-    for (p, why) in &bad {
-        eprintln!("warning: skipping {}: {why}", p.display());
-    }
-    let t = change::prepare(&env, &input, &req, &snaps)?;
+    // Its lock is held until this returns, past the last kernel write.
+    let opened = open_store(&store, Intent::Change { wait_s: a.wait })?;
+    let t = change::prepare(&env, &input, &req, &opened.snapshots)?;
     for n in &t.plan.notes {
         eprintln!("note: {n}");
     }
@@ -62,18 +43,52 @@ pub fn run(a: &ApplyArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<
         eprintln!("skipped: {s}");
     }
     if t.is_empty() {
-        for w in &t.plan.warnings {
-            eprintln!("warning: {w}");
-        }
-        eprintln!("nothing to change: every value is already set (no snapshot taken)");
-        if format == Format::Json {
-            crate::output::json(out, &change::report(None, &t.plan, &[], false))?;
-        }
-        return Ok(ExitCode::SUCCESS);
+        return nothing_to_change(out, format, &t.plan);
     }
     let t = change::commit(&env, &req, t)?;
-    let (snap, plan) = (&t.snap, &t.plan);
+    print_applied(out, format, &env, &t)
+}
 
+/// A real apply off Linux needs root from the start: sysctl(8) reports every key writable,
+/// so the preflight cannot name the keys that need root as it does from /proc/sys modes.
+fn check_root(a: &ApplyArgs, ctx: &Context) -> anyhow::Result<()> {
+    if ctx.local && ctx.os != Os::Linux && !a.dry_run && !crate::host::is_root() {
+        return Err(
+            Error::not_permitted("changing kernel settings needs root: run tcptune apply with sudo")
+                .with_hint("--dry-run shows the changes without root")
+                .into(),
+        );
+    }
+    Ok(())
+}
+
+/// The typed form of the options that say how to apply.
+fn request(a: &ApplyArgs, ctx: &Context) -> ApplyRequest {
+    ApplyRequest {
+        dry_run: a.dry_run,
+        persist: a.persist,
+        for_: a.for_,
+        persist_root: a.persist_root.clone().unwrap_or_else(|| PathBuf::from("/")),
+        timer_args: ctx.forward_args.clone(),
+    }
+}
+
+/// Every value is already set: no snapshot was taken.
+fn nothing_to_change(out: &mut dyn Write, format: Format, plan: &Plan) -> anyhow::Result<ExitCode> {
+    for w in &plan.warnings {
+        eprintln!("warning: {w}");
+    }
+    eprintln!("nothing to change: every value is already set (no snapshot taken)");
+    if format == Format::Json {
+        crate::output::json(out, &change::report(None, plan, &[], false))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What the apply changed and how to undo it, on stderr; the snapshot id (or the JSON
+/// report) on stdout, for a script to keep.
+fn print_applied(out: &mut dyn Write, format: Format, env: &Env, t: &Transaction) -> anyhow::Result<ExitCode> {
+    let (snap, plan) = (&t.snap, &t.plan);
     for w in &plan.warnings {
         eprintln!("warning: {w}");
     }
@@ -97,7 +112,7 @@ pub fn run(a: &ApplyArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<
         "applied {} change(s); snapshot {} in {} ({undo})",
         snap.changes.len(),
         snap.id,
-        store.dir().display()
+        env.store.dir().display()
     );
     if format == Format::Json {
         crate::output::json(out, &change::report(Some(snap), plan, &snap.persist, false))?;

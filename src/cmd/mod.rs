@@ -13,6 +13,7 @@ pub mod profiles;
 pub mod revert;
 pub mod serve;
 pub mod snapshots;
+pub mod store;
 pub mod verify;
 
 use std::process::ExitCode;

@@ -6,53 +6,31 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::time::{Duration, SystemTime};
 
-use crate::change::{self, RevertOpts, timer};
+use crate::change::{self, Outcome, RevertOpts, timer};
 use crate::cli::{Format, RevertArgs, RevertTimerArgs};
 use crate::cmd::Context;
+use crate::cmd::store::{Intent, open_store};
 use crate::error::Error;
-use crate::snapshot::{Identity, Store};
+use crate::snapshot::{Identity, Snapshot, Store};
 
 pub fn run(a: &RevertArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let format = ctx.report_format("revert")?;
     let backend = ctx.changing_backend("revert")?;
     let store = Store::new(&ctx.state_dir);
     if !store.dir().join("snapshots").is_dir() {
-        // An id names something that must exist: an empty store is no excuse to say "done".
-        if let Some(q) = &a.id {
-            return Err(
-                Error::usage(format!("no snapshot {q}: no snapshots in {}", store.dir().display()))
-                    .with_hint("tcptune snapshots lists them; --state-dir DIR if apply used one")
-                    .into(),
-            );
-        }
-        return nothing(out, format, &format!("no snapshots in {}", store.dir().display()));
+        return empty_store(a, out, format, &store);
     }
-    let _lock = if a.dry_run {
-        None
+    let intent = if a.dry_run {
+        Intent::Read
     } else {
-        store.ensure()?;
-        Some(store.lock(Duration::from_secs(a.wait), &|pid| {
-            let who = pid.map_or_else(String::new, |p| format!(" (pid {p})"));
-            eprintln!("waiting up to {} s for another tcptune{who} to finish...", a.wait);
-        })?)
+        Intent::Change { wait_s: a.wait }
     };
-    let (snaps, bad) = store.list()?;
-    for (p, why) in &bad {
-        eprintln!("warning: skipping {}: {why}", p.display());
-    }
-    let snap = match &a.id {
-        Some(q) => store.find(q)?,
-        None => {
-            let here = Identity::current(ctx.os);
-            match change::revert::latest(&snaps, ctx.os, &backend.describe(), &here) {
-                Ok(s) => s.clone(),
-                Err(why) => return nothing(out, format, &why),
-            }
-        }
+    // Its lock (none for a dry run) is held until this returns, past the revert's record.
+    let opened = open_store(&store, intent)?;
+    let snap = match pick(a, ctx, &store, &opened.snapshots, &backend.describe())? {
+        Ok(snap) => snap,
+        Err(why) => return nothing(out, format, &why),
     };
-    if let Some(why) = change::revert::finished(&snap) {
-        return nothing(out, format, &why);
-    }
     let root = a.persist_root.clone().unwrap_or_else(|| "/".into());
     let opts = RevertOpts {
         force: a.force,
@@ -60,14 +38,50 @@ pub fn run(a: &RevertArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result
         by: "tcptune revert",
         persist_root: &root,
     };
-    let env = ctx.change_env(backend, &store);
-    let o = change::revert(&env, snap, opts)?;
+    let o = change::revert(&ctx.change_env(backend, &store), snap, opts)?;
+    print_outcome(out, format, a.dry_run, &o)
+}
+
+/// No snapshot directory: nothing to revert, unless an id was given.
+fn empty_store(a: &RevertArgs, out: &mut dyn Write, format: Format, store: &Store) -> anyhow::Result<ExitCode> {
+    // An id names something that must exist: an empty store is no excuse to say "done".
+    if let Some(q) = &a.id {
+        return Err(
+            Error::usage(format!("no snapshot {q}: no snapshots in {}", store.dir().display()))
+                .with_hint("tcptune snapshots lists them; --state-dir DIR if apply used one")
+                .into(),
+        );
+    }
+    nothing(out, format, &format!("no snapshots in {}", store.dir().display()))
+}
+
+/// The snapshot to revert: the one `a` names, else the latest taken here (on `target`).
+/// Inner Err: why there is nothing to revert.
+fn pick(
+    a: &RevertArgs,
+    ctx: &Context,
+    store: &Store,
+    snaps: &[Snapshot],
+    target: &str,
+) -> anyhow::Result<Result<Snapshot, String>> {
+    let snap = match &a.id {
+        Some(q) => store.find(q)?,
+        None => match change::revert::latest(snaps, ctx.os, target, &Identity::current(ctx.os)) {
+            Ok(s) => s.clone(),
+            Err(why) => return Ok(Err(why)),
+        },
+    };
+    Ok(change::revert::finished(&snap).map_or(Ok(snap), Err))
+}
+
+/// The outcome: JSON, or for a dry run what would change, on stdout; what was done on stderr.
+fn print_outcome(out: &mut dyn Write, format: Format, dry_run: bool, o: &Outcome) -> anyhow::Result<ExitCode> {
     for w in &o.warnings {
         eprintln!("warning: {w}");
     }
     if format == Format::Json {
-        crate::output::json(out, &o)?;
-    } else if a.dry_run {
+        crate::output::json(out, o)?;
+    } else if dry_run {
         for r in &o.restored {
             writeln!(out, "{}: {} \u{2192} {}", r.key, r.from, r.to)?;
         }
@@ -78,29 +92,29 @@ pub fn run(a: &RevertArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result
             writeln!(out, "# {}: {}", f.path.display(), f.outcome)?;
         }
     }
-    if a.dry_run {
+    if dry_run {
         eprintln!(
             "dry run: {} key(s) would be restored from snapshot {}; nothing was changed",
             o.restored.len(),
             o.snapshot
         );
-    } else {
-        for r in &o.restored {
-            eprintln!("{}: {} -> {}", r.key, r.from, r.to);
-        }
-        for f in &o.files {
-            eprintln!("{}: {}", f.path.display(), f.outcome);
-        }
-        eprintln!(
-            "reverted snapshot {}: {} key(s) restored{}",
-            o.snapshot,
-            o.restored.len(),
-            match o.unchanged.len() {
-                0 => String::new(),
-                n => format!(", {n} already at the prior value"),
-            }
-        );
+        return Ok(ExitCode::SUCCESS);
     }
+    for r in &o.restored {
+        eprintln!("{}: {} -> {}", r.key, r.from, r.to);
+    }
+    for f in &o.files {
+        eprintln!("{}: {}", f.path.display(), f.outcome);
+    }
+    eprintln!(
+        "reverted snapshot {}: {} key(s) restored{}",
+        o.snapshot,
+        o.restored.len(),
+        match o.unchanged.len() {
+            0 => String::new(),
+            n => format!(", {n} already at the prior value"),
+        }
+    );
     Ok(ExitCode::SUCCESS)
 }
 

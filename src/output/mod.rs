@@ -53,5 +53,6 @@ pub mod inspect;
 pub mod k8s;
 pub mod profiles;
 pub mod progress;
+pub mod snapshots;
 pub mod tuned;
 pub mod verify;

@@ -1,0 +1,50 @@
+//! Opening the snapshot store, one way for `apply`, `revert` and `snapshots`: a command that
+//! changes the kernel creates the store and takes its lock (saying so while another tcptune
+//! holds it); every one lists the snapshots and warns of each file it skips.
+//!
+//! The wait message and the warnings are the command line's words, so they live here and
+//! not in [`crate::snapshot`], which only states facts.
+
+use std::time::Duration;
+
+use crate::snapshot::{Lock, Snapshot, Store};
+
+/// What the command will do with the store.
+#[derive(Debug, Clone, Copy)]
+pub enum Intent {
+    /// Only read: nothing is created, no lock taken (`snapshots`, `revert --dry-run`).
+    Read,
+    /// Change the kernel: create the store if need be and take its lock, waiting up to
+    /// `wait_s` seconds (`--wait`) for another tcptune to finish.
+    Change { wait_s: u64 },
+}
+
+/// The store, opened for a command.
+#[derive(Debug)]
+pub struct Opened {
+    /// Every snapshot that could be read, oldest first.
+    pub snapshots: Vec<Snapshot>,
+    /// Held until this value is dropped; `None` for [`Intent::Read`].
+    pub lock: Option<Lock>,
+}
+
+/// Open `store` for `intent`: for a change, create it and take its lock, then list what it
+/// holds, with a warning on stderr for each file that is not a snapshot this tcptune reads.
+pub fn open_store(store: &Store, intent: Intent) -> anyhow::Result<Opened> {
+    let lock = match intent {
+        Intent::Read => None,
+        Intent::Change { wait_s } => {
+            store.ensure()?;
+            Some(store.lock(Duration::from_secs(wait_s), &|pid| {
+                let who = pid.map_or_else(String::new, |p| format!(" (pid {p})"));
+                eprintln!("waiting up to {wait_s} s for another tcptune{who} to finish...");
+            })?)
+        }
+    };
+    let (snapshots, unreadable) = store.list()?;
+    // One damaged or planted file must not hide the snapshots beside it, nor pass unseen.
+    for (path, why) in &unreadable {
+        eprintln!("warning: skipping {}: {why}", path.display());
+    }
+    Ok(Opened { snapshots, lock })
+}

@@ -1,0 +1,107 @@
+//! The `snapshots` listing: a table (id, time, state, keys, notes) or JSON, each snapshot
+//! whole beside what the listing says of it here and now (this boot, this namespace, its
+//! timer). The command gathers those facts into [`Entry`] values; this only words them.
+
+use std::io::Write;
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::snapshot::{Snapshot, State};
+
+/// One snapshot as listed.
+#[derive(Debug, Serialize)]
+pub struct Entry<'a> {
+    pub id: &'a str,
+    pub time: &'a str,
+    pub state: State,
+    pub reverted: bool,
+    pub keys: Vec<&'a str>,
+    /// Taken in this kernel boot, in this network namespace.
+    pub this_boot: bool,
+    pub this_netns: bool,
+    /// `apply --for`: expiry and whether its timer process is alive.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expires: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timer_running: Option<bool>,
+    #[serde(skip)]
+    pub snapshot: &'a Snapshot,
+}
+
+impl Entry<'_> {
+    /// The listing fields, then the rest of the snapshot (changes, persist, history...).
+    fn to_json(&self) -> serde_json::Value {
+        let mut v = serde_json::to_value(self.snapshot).unwrap_or_default();
+        if let (Some(obj), Ok(serde_json::Value::Object(extra))) = (v.as_object_mut(), serde_json::to_value(self)) {
+            for (k, x) in extra {
+                obj.insert(k, x);
+            }
+        }
+        v
+    }
+
+    /// The notes column: what sets this snapshot apart, and what its timer does.
+    fn notes(&self) -> String {
+        let mut notes = Vec::new();
+        if !self.this_boot {
+            notes.push("earlier boot".to_string());
+        }
+        if !self.this_netns {
+            notes.push("other netns".to_string());
+        }
+        if !self.snapshot.persist.is_empty() {
+            notes.push("persisted".to_string());
+        }
+        if let Some(x) = self.expires {
+            match self.timer_running {
+                Some(true) => notes.push(format!("reverts at {x}")),
+                Some(false) if self.snapshot.state.needs_revert() => {
+                    notes.push("timer gone: revert by hand".to_string());
+                }
+                _ => {}
+            }
+        }
+        notes.join("; ")
+    }
+}
+
+#[derive(Debug, Serialize)]
+struct Listing<'a> {
+    state_dir: &'a Path,
+    snapshots: Vec<serde_json::Value>,
+}
+
+/// `{"state_dir": ..., "snapshots": [...]}`, each snapshot whole with the listing's fields.
+pub fn write_json(out: &mut dyn Write, state_dir: &Path, entries: &[Entry]) -> anyhow::Result<()> {
+    super::json(
+        out,
+        &Listing {
+            state_dir,
+            snapshots: entries.iter().map(Entry::to_json).collect(),
+        },
+    )
+}
+
+/// One row per snapshot, oldest first.
+pub fn write_table(out: &mut dyn Write, entries: &[Entry], tty: bool, color: bool) -> anyhow::Result<()> {
+    let mut t = super::table(tty, color);
+    t.set_header(["id", "time", "state", "keys", "notes"]);
+    for e in entries {
+        t.add_row([
+            e.id.to_string(),
+            e.time.to_string(),
+            e.state.name().to_string(),
+            e.keys.join("\n"),
+            e.notes(),
+        ]);
+    }
+    // Ids, times and key names are read whole; the notes column takes what is left.
+    for i in 0..4 {
+        if let Some(c) = t.column_mut(i) {
+            c.set_constraint(comfy_table::ColumnConstraint::ContentWidth);
+        }
+    }
+    writeln!(out, "{t}")?;
+    Ok(())
+}
