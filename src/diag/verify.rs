@@ -6,7 +6,6 @@
 //! On FreeBSD and macOS the test runs and reports goodput and the connect-time RTT, but there are
 //! no limited-by counters: those fields are null.
 
-use std::io::{Read as _, Write as _};
 use std::net::{IpAddr, SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
@@ -19,7 +18,7 @@ use crate::bdp::{self, Sizing};
 use crate::error::Error;
 use crate::os::Os;
 use crate::profile::Profile;
-use crate::tcp::proto::{self, Answer, Hello, ServerResult, Status};
+use crate::tcp::proto::{self, ExchangeError, Hello, ServerResult};
 use crate::tcp::tcpinfo::LimitedBy;
 use crate::text;
 use crate::units::Bitrate;
@@ -93,6 +92,23 @@ fn measurement(msg: String) -> Error {
     Error::measurement(msg)
 }
 
+/// Why `sa` gave no test, for a user of `verify`.
+fn refused(sa: SocketAddr, e: ExchangeError) -> Error {
+    match e {
+        ExchangeError::Send(e) => measurement(format!("{sa} closed the connection: {e}")),
+        ExchangeError::NoAnswer(e) => measurement(format!("{sa} gave no answer ({e}): is it a tcptune serve?")),
+        ExchangeError::Garbled(e) => measurement(format!("{sa}: {e}")),
+        ExchangeError::Busy => {
+            measurement(format!("{sa} is busy with another test")).with_hint("try again when it is done")
+        }
+        ExchangeError::BadVersion(theirs) => Error::usage(format!(
+            "{sa} speaks tcptune protocol version {theirs}, this verify speaks {}",
+            proto::VERSION
+        ))
+        .with_hint("use the same tcptune version on both ends"),
+    }
+}
+
 /// Address of the host, and the link speed towards it when the user gave no rate.
 fn resolve(a: &VerifyRequest) -> Result<(IpAddr, Option<u64>), Error> {
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -124,7 +140,7 @@ pub fn verify(a: &VerifyRequest, sender: &System<'_>, on_phase: &mut dyn FnMut(P
     let (ip, link_speed) = resolve(a)?;
     let sa = SocketAddr::new(ip, a.port);
     let t0 = Instant::now();
-    let mut s = TcpStream::connect_timeout(&sa, CONNECT_TIMEOUT).map_err(|e| {
+    let s = TcpStream::connect_timeout(&sa, CONNECT_TIMEOUT).map_err(|e| {
         measurement(format!("cannot connect to {sa}: {e}")).with_hint(format!(
             "is `tcptune serve` running on {}, and is port {} open?",
             a.host, a.port
@@ -133,40 +149,12 @@ pub fn verify(a: &VerifyRequest, sender: &System<'_>, on_phase: &mut dyn FnMut(P
     let connect_ms = t0.elapsed().as_secs_f64() * 1000.0;
     s.set_read_timeout(Some(CONNECT_TIMEOUT))?;
     s.set_write_timeout(Some(CONNECT_TIMEOUT))?;
-    let want_ms = u32::try_from(a.time.as_millis())
-        .unwrap_or(proto::MAX_DURATION_MS)
-        .max(1);
-    s.write_all(
-        &Hello {
-            version: proto::PLAIN_VERSION,
-            flags: 0,
-            duration_ms: want_ms,
-        }
-        .encode(),
-    )
-    .map_err(|e| measurement(format!("{sa} closed the connection: {e}")))?;
-    let mut frame = [0u8; proto::HELLO_LEN];
-    s.read_exact(&mut frame)
-        .map_err(|e| measurement(format!("{sa} gave no answer ({e}): is it a tcptune serve?")))?;
-    let answer = Answer::decode(&frame).map_err(|e| measurement(format!("{sa}: {e}")))?;
-    match answer.status {
-        Status::Ok => {}
-        Status::Busy => {
-            return Err(measurement(format!("{sa} is busy with another test"))
-                .with_hint("try again when it is done")
-                .into());
-        }
-        Status::BadVersion => {
-            return Err(Error::usage(format!(
-                "{sa} speaks tcptune protocol version {}, this verify speaks {}",
-                answer.version,
-                proto::VERSION
-            ))
-            .with_hint("use the same tcptune version on both ends")
-            .into());
-        }
-    }
-    let granted = Duration::from_millis(u64::from(answer.granted_ms));
+    let hello = Hello {
+        version: proto::PLAIN_VERSION,
+        flags: 0,
+        duration_ms: proto::duration_ms(a.time),
+    };
+    let granted = proto::exchange_hello(&s, &hello, &[]).map_err(|e| refused(sa, e))?;
     on_phase(Phase::Sending { to: sa, granted });
     // Short write timeouts so the test stops on time even with the send buffer full.
     s.set_write_timeout(Some(Duration::from_millis(50)))?;

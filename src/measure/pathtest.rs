@@ -22,12 +22,11 @@
 //! # Platform specific behavior
 //! Without TCP_INFO (FreeBSD, macOS) only the goodput and the receiver's readings come back.
 
-use std::io::{Read as _, Write as _};
 use std::net::{IpAddr, SocketAddr, TcpStream};
 use std::time::Duration;
 
 use super::evidence::{TcpTest, TestPeer};
-use crate::tcp::proto::{self, Answer, DataChannel, Hello, ServerResult, Status};
+use crate::tcp::proto::{self, DataChannel, ExchangeError, Hello, ServerResult};
 use crate::tcp::sockopt::{self, Buffer};
 use crate::tcp::tcpinfo::TcpInfo;
 use crate::text;
@@ -207,42 +206,35 @@ fn no_peer(what: String) -> TestError {
     TestError::NoPeer(what)
 }
 
+/// Why `sa` gave no path test: most of it means no tcptune serve there, and the advice goes on
+/// without the test.
+fn refused(sa: SocketAddr, e: ExchangeError) -> TestError {
+    match e {
+        ExchangeError::Send(e) => no_peer(format!("{sa} closed the connection ({e})")),
+        ExchangeError::NoAnswer(e) => no_peer(format!("{sa} gave no tcptune answer ({e})")),
+        ExchangeError::Garbled(e) => no_peer(format!("{sa}: {e}")),
+        ExchangeError::Busy => TestError::Failed(format!("{sa}: busy with another test")),
+        ExchangeError::BadVersion(theirs) => no_peer(format!(
+            "{sa} runs an older tcptune serve (protocol {theirs}): update it for the path test"
+        )),
+    }
+}
+
 /// Runs the test; `on_progress(bytes sent, time sending)` is called a few times a second.
 pub fn run(req: &PathTestRequest, on_progress: &mut dyn FnMut(u64, Duration)) -> Result<TcpTest, TestError> {
     let sa = SocketAddr::new(req.addr, req.port);
-    let mut c = TcpStream::connect_timeout(&sa, req.connect_timeout)
+    let c = TcpStream::connect_timeout(&sa, req.connect_timeout)
         .map_err(|e| no_peer(format!("no tcptune serve on {sa} ({e})")))?;
     let failed = |what: String| TestError::Failed(format!("{sa}: {what}"));
     c.set_read_timeout(Some(Duration::from_secs(5)))
         .and_then(|()| c.set_write_timeout(Some(Duration::from_secs(5))))
         .map_err(|e| failed(format!("socket setup failed: {e}")))?;
-    let want_ms = u32::try_from(req.time.as_millis())
-        .unwrap_or(proto::MAX_DURATION_MS)
-        .max(1);
-    let mut hello = Hello {
+    let hello = Hello {
         version: proto::VERSION,
         flags: proto::FLAG_PATH_TEST,
-        duration_ms: want_ms,
-    }
-    .encode()
-    .to_vec();
-    hello.extend_from_slice(&req.buffer.to_be_bytes());
-    c.write_all(&hello)
-        .map_err(|e| no_peer(format!("{sa} closed the connection ({e})")))?;
-    let mut frame = [0u8; proto::HELLO_LEN];
-    c.read_exact(&mut frame)
-        .map_err(|e| no_peer(format!("{sa} gave no tcptune answer ({e})")))?;
-    let answer = Answer::decode(&frame).map_err(|e| no_peer(format!("{sa}: {e}")))?;
-    match answer.status {
-        Status::Ok => {}
-        Status::Busy => return Err(failed("busy with another test".into())),
-        Status::BadVersion => {
-            return Err(no_peer(format!(
-                "{sa} runs an older tcptune serve (protocol {}): update it for the path test",
-                answer.version
-            )));
-        }
-    }
+        duration_ms: proto::duration_ms(req.time),
+    };
+    let granted = proto::exchange_hello(&c, &hello, &req.buffer.to_be_bytes()).map_err(|e| refused(sa, e))?;
     let channel: DataChannel = proto::read_json_line(&c, proto::MAX_CHANNEL_LINE).map_err(|e| match e {
         proto::LineError::Io(e) => failed(format!("no data port ({e})")),
         proto::LineError::Json(e) => failed(format!("sent a data port tcptune cannot read ({e})")),
@@ -287,7 +279,6 @@ pub fn run(req: &PathTestRequest, on_progress: &mut dyn FnMut(u64, Duration)) ->
 
     s.set_write_timeout(Some(Duration::from_millis(20)))
         .map_err(|e| failed(format!("socket setup failed: {e}")))?;
-    let granted = Duration::from_millis(u64::from(answer.granted_ms));
     let mut samples: Vec<Sample> = Vec::new();
     let mut plateau = Plateau::default();
     let mut paced_at: Option<Duration> = None;
