@@ -24,9 +24,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, mpsc};
 use std::time::{Duration, Instant};
 
-use crate::advice::System;
 use crate::error::Error;
-use crate::profile::Profile;
+use super::BufferCap;
 use crate::tcp::proto::{self, Answer, Hello, ServerResult, Status};
 use crate::text;
 
@@ -81,33 +80,6 @@ pub struct Server {
     listener: TcpListener,
     addr: SocketAddr,
     once: bool,
-}
-
-/// What the receiver tells each client about itself.
-#[derive(Debug, Clone)]
-struct ReceiverFacts {
-    os: String,
-    rcvbuf_key: Option<String>,
-    rcvbuf_value: Option<String>,
-}
-
-impl ReceiverFacts {
-    fn read(sys: &System) -> Self {
-        let profile = Profile::for_os(sys.os);
-        let key = profile
-            .caps
-            .iter()
-            .find(|(_, fact)| fact.as_str() == "buffer")
-            .map(|(k, _)| k.clone());
-        let value = key
-            .as_deref()
-            .and_then(|k| sys.backend.and_then(|b| b.read(k).value().map(str::to_string)));
-        Self {
-            os: sys.os.to_string(),
-            rcvbuf_key: key,
-            rcvbuf_value: value,
-        }
-    }
 }
 
 /// State the accept loop and the connection threads share.
@@ -300,9 +272,10 @@ impl Server {
     }
 
     /// Serves tests until the process ends, or with `once` until one test has ended: Ok when
-    /// it ran to its end, a measurement error when it broke off. `sys` says what the receiver
-    /// tells each client about itself (read again for each test); lines go to `log`.
-    pub fn run(self, sys: &System, log: Arc<dyn Log>) -> Result<(), Error> {
+    /// it ran to its end, a measurement error when it broke off. `receiver` says what this end
+    /// tells each client about its receive buffer, called again for each test (the sysctls may
+    /// change between tests); lines go to `log`.
+    pub fn run(self, receiver: &dyn Fn() -> BufferCap, log: Arc<dyn Log>) -> Result<(), Error> {
         let shared = Arc::new(Shared::new(self.once, log));
         {
             let shared = Arc::clone(&shared);
@@ -314,12 +287,12 @@ impl Server {
                 }
             });
         }
-        let r = self.accept_loop(sys, &shared);
+        let r = self.accept_loop(receiver, &shared);
         shared.stopped.store(true, Ordering::SeqCst);
         r
     }
 
-    fn accept_loop(&self, sys: &System, shared: &Arc<Shared>) -> Result<(), Error> {
+    fn accept_loop(&self, receiver: &dyn Fn() -> BufferCap, shared: &Arc<Shared>) -> Result<(), Error> {
         // Tests that ended, for `once`.
         let (ended_tx, ended) = mpsc::channel::<(String, Outcome)>();
         loop {
@@ -358,7 +331,7 @@ impl Server {
                 }
             };
             // Read per test: the sysctls may change between tests.
-            let facts = ReceiverFacts::read(sys);
+            let facts = receiver();
             let worker = Arc::clone(shared);
             let ended_tx = ended_tx.clone();
             let once = self.once;
@@ -480,7 +453,7 @@ fn open_data_channel(control: &mut TcpStream, rcvbuf_wanted: u64) -> Result<TcpS
     }
 }
 
-fn handle(mut s: TcpStream, id: u64, shared: &Shared, facts: &ReceiverFacts) -> Outcome {
+fn handle(mut s: TcpStream, id: u64, shared: &Shared, facts: &BufferCap) -> Outcome {
     let hello = read_hello(&mut s, Instant::now() + HELLO_TIMEOUT);
     if !shared.settle(id) {
         return Outcome::Rejected(format!(
@@ -604,9 +577,9 @@ fn handle(mut s: TcpStream, id: u64, shared: &Shared, facts: &ReceiverFacts) -> 
     let result = ServerResult {
         bytes,
         duration_us: u64::try_from(duration.as_micros()).unwrap_or(u64::MAX),
-        os: facts.os.clone(),
-        rcvbuf_key: facts.rcvbuf_key.clone(),
-        rcvbuf_value: facts.rcvbuf_value.clone(),
+        os: facts.os.to_string(),
+        rcvbuf_key: facts.key.clone(),
+        rcvbuf_value: facts.value.clone(),
         rcv_wnd,
         rcv_buf: share.best.map(|(_, b)| b),
         window_share: share.best.map(|(s, _)| (s * 1000.0).round() / 1000.0),
@@ -684,14 +657,7 @@ mod tests {
         let lines = Arc::new(Mutex::new(Vec::new()));
         let sink = Arc::clone(&lines);
         let log: Arc<dyn Log> = Arc::new(move |l: &str| sink.lock().expect("lock").push(l.to_string()));
-        let run = std::thread::spawn(move || {
-            let sys = System {
-                os: Os::Linux,
-                backend: None,
-                local: false,
-            };
-            server.run(&sys, log)
-        });
+        let run = std::thread::spawn(move || server.run(&|| BufferCap::receive(Os::Linux, None), log));
         (addr, lines, run)
     }
 

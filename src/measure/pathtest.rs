@@ -472,12 +472,7 @@ mod tests {
         let addr = server.local_addr();
         let log: std::sync::Arc<dyn Log> = std::sync::Arc::new(|_: &str| {});
         let run = std::thread::spawn(move || {
-            let sys = crate::advice::System {
-                os: crate::os::Os::Linux,
-                backend: None,
-                local: false,
-            };
-            server.run(&sys, log)
+            server.run(&|| crate::diag::BufferCap::receive(crate::os::Os::Linux, None), log)
         });
         (addr, run)
     }
