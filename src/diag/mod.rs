@@ -50,7 +50,7 @@ impl BufferCap {
 }
 
 /// The key of `os`'s profile whose cap is the fact `fact`.
-fn cap_key(os: Os, fact: &str) -> Option<String> {
+pub(crate) fn cap_key(os: Os, fact: &str) -> Option<String> {
     Profile::for_os(os)
         .caps
         .into_iter()

@@ -12,12 +12,11 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use super::verdict::{AdviceFacts, BufferFacts, VerdictFacts, advice, last_field, settle_verdict};
-use crate::advice::{ASSUMED_RATE_BPS, System};
+use super::{BufferCap, cap_key};
 use crate::bdp::Source;
 use crate::bdp::{self, Sizing};
 use crate::error::Error;
 use crate::os::Os;
-use crate::profile::Profile;
 use crate::tcp::proto::{self, ExchangeError, Hello, ServerResult};
 use crate::tcp::tcpinfo::LimitedBy;
 use crate::text;
@@ -27,16 +26,24 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long the server may take to drain our buffer and answer after we stop.
 const RESULT_TIMEOUT: Duration = Duration::from_secs(90);
 
-/// The test to run.
+/// The test to run, with what it needs from beyond the socket, gathered by the caller.
 #[derive(Debug, Clone)]
 pub struct VerifyRequest {
-    /// The host running `tcptune serve`.
+    /// The host running `tcptune serve`, as the user named it.
     pub host: String,
+    /// Its address.
+    pub addr: IpAddr,
     pub port: u16,
     /// How long to send; the server grants at most [`proto::MAX_DURATION_MS`].
     pub time: Duration,
-    /// The path rate for sizing the advice; None: the link speed, else assumed.
+    /// The path rate for sizing the advice, when the user gave one.
     pub bandwidth: Option<Bitrate>,
+    /// Without `bandwidth`: the speed of this end's link towards the host, bit/s, when known.
+    pub link_speed_bps: Option<u64>,
+    /// The rate assumed when neither gives one (or the test's goodput, when higher), bit/s.
+    pub assumed_rate_bps: u64,
+    /// This end's send-buffer cap and its running value.
+    pub sender: BufferCap,
 }
 
 /// What the test is doing, for a progress display the command draws.
@@ -109,36 +116,9 @@ fn refused(sa: SocketAddr, e: ExchangeError) -> Error {
     }
 }
 
-/// Address of the host, and the link speed towards it when the user gave no rate.
-fn resolve(a: &VerifyRequest) -> Result<(IpAddr, Option<u64>), Error> {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| measurement(format!("cannot start a runtime: {e}")))?;
-    rt.block_on(async {
-        let addr = crate::measure::resolve::resolve(&a.host, None).await?;
-        let speed = if a.bandwidth.is_some() {
-            None
-        } else {
-            crate::measure::link::link_facts(addr).await.speed_bps
-        };
-        Ok((addr, speed))
-    })
-}
-
-/// The buffer key of `os` whose profile fact is `fact`, and its running value.
-fn buffer_key(os: Os, fact: &str) -> Option<String> {
-    Profile::for_os(os)
-        .caps
-        .into_iter()
-        .find(|(_, f)| f == fact)
-        .map(|(k, _)| k)
-}
-
-/// Run the test described by `a` from this end (`sender`: its OS and running values).
-pub fn verify(a: &VerifyRequest, sender: &System<'_>, on_phase: &mut dyn FnMut(Phase)) -> anyhow::Result<VerifyReport> {
-    let (ip, link_speed) = resolve(a)?;
-    let sa = SocketAddr::new(ip, a.port);
+/// Run the test described by `a` from this end.
+pub fn verify(a: &VerifyRequest, on_phase: &mut dyn FnMut(Phase)) -> anyhow::Result<VerifyReport> {
+    let sa = SocketAddr::new(a.addr, a.port);
     let t0 = Instant::now();
     let s = TcpStream::connect_timeout(&sa, CONNECT_TIMEOUT).map_err(|e| {
         measurement(format!("cannot connect to {sa}: {e}")).with_hint(format!(
@@ -184,12 +164,12 @@ pub fn verify(a: &VerifyRequest, sender: &System<'_>, on_phase: &mut dyn FnMut(P
     };
     let sizing_rtt = min_rtt_ms.unwrap_or(rtt_ms);
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    let (rate, rate_source) = match (a.bandwidth, link_speed) {
+    let (rate, rate_source) = match (a.bandwidth, a.link_speed_bps) {
         (Some(b), _) => (b, Source::Given),
         (None, Some(sp)) => (Bitrate::from_bps(sp), Source::Measured),
         // The path carries at least what this test got through.
         (None, None) => (
-            Bitrate::from_bps(ASSUMED_RATE_BPS.max(throughput as u64)),
+            Bitrate::from_bps(a.assumed_rate_bps.max(throughput as u64)),
             Source::Assumed,
         ),
     };
@@ -202,20 +182,16 @@ pub fn verify(a: &VerifyRequest, sender: &System<'_>, on_phase: &mut dyn FnMut(P
     };
     let receiver = BufferFacts {
         os: result.os.clone(),
-        key: result.rcvbuf_key.clone().or_else(|| buffer_key(receiver_os, "buffer")),
+        key: result.rcvbuf_key.clone().or_else(|| cap_key(receiver_os, "buffer")),
         max: result.rcvbuf_value.as_deref().and_then(last_field),
         value: result.rcvbuf_value.clone(),
         needed: sizing.buffer,
     };
-    let send_key = buffer_key(sender.os, "send_buffer");
-    let send_value = send_key
-        .as_deref()
-        .and_then(|k| sender.backend.and_then(|b| b.read(k).value().map(str::to_string)));
     let sender = BufferFacts {
-        os: sender.os.to_string(),
-        key: send_key,
-        max: send_value.as_deref().and_then(last_field),
-        value: send_value,
+        os: a.sender.os.to_string(),
+        key: a.sender.key.clone(),
+        max: a.sender.value.as_deref().and_then(last_field),
+        value: a.sender.value.clone(),
         needed: sizing.send_buffer,
     };
     let peer_window = info.map(|i| u64::from(i.tcpi_snd_wnd)).filter(|&w| w > 0);
