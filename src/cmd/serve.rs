@@ -32,10 +32,7 @@ pub fn run(a: &ServeArgs, ctx: &Context, _out: &mut dyn std::io::Write) -> anyho
     ));
     // What this end tells each client about its receive buffer, read again for each test.
     let receiver = || BufferCap::receive(ctx.os, ctx.backend.as_deref());
-    server.run(
-        &receiver,
-        Arc::new(|line: &str| say(&format!("tcptune serve: {line}"))),
-    )?;
+    server.run(&receiver, Arc::new(|line: &str| say(&format!("tcptune serve: {line}"))))?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -24,8 +24,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, mpsc};
 use std::time::{Duration, Instant};
 
-use crate::error::Error;
 use super::BufferCap;
+use crate::error::Error;
 use crate::tcp::proto::{self, Answer, Hello, ServerResult, Status};
 use crate::text;
 
