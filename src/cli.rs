@@ -215,12 +215,30 @@ pub struct RevertTimerArgs {
     pub id: String,
 }
 
-/// `--test-time`: a duration from 1 s to 60 s, the longest test a server grants.
+/// `advise --test-time`: 1 s (the path test needs round trips to leave startup) up to the
+/// longest test a server grants.
 fn parse_test_time(s: &str) -> Result<Duration, String> {
+    test_time(s, Duration::from_secs(1))
+}
+
+/// `verify --time`: any length above zero, as it always took, up to the longest test a server
+/// grants.
+fn parse_verify_time(s: &str) -> Result<Duration, String> {
+    test_time(s, Duration::ZERO)
+}
+
+/// A test's length, at least `min` and at most [`crate::tcp::proto::MAX_DURATION_MS`]: the one
+/// place a test's time is limited.
+fn test_time(s: &str, min: Duration) -> Result<Duration, String> {
     let d = s.parse::<Span>().map_err(|e| e.to_string())?.as_std();
     let max = Duration::from_millis(u64::from(crate::tcp::proto::MAX_DURATION_MS));
-    if d < Duration::from_secs(1) || d > max {
-        return Err(format!("invalid test time \"{s}\": expected 1s to {}s", max.as_secs()));
+    if d < min || d > max {
+        let range = if min.is_zero() {
+            format!("at most {}s", max.as_secs())
+        } else {
+            format!("{}s to {}s", min.as_secs(), max.as_secs())
+        };
+        return Err(format!("invalid test time \"{s}\": expected {range}"));
     }
     Ok(d)
 }
@@ -520,8 +538,8 @@ pub struct VerifyArgs {
     #[arg(long, value_name = "N", default_value_t = crate::tcp::proto::DEFAULT_PORT, value_parser = clap::value_parser!(u16).range(1..))]
     pub port: u16,
     /// How long to send (at most 60s)
-    #[arg(long, value_name = "DUR", default_value = "10s")]
-    pub time: Span,
+    #[arg(long, value_name = "DUR", default_value = "10s", value_parser = parse_verify_time)]
+    pub time: Duration,
     /// Path rate, for sizing the advice (500mbit, 1gbit)
     #[arg(long, value_name = "RATE", allow_hyphen_values = true)]
     pub bandwidth: Option<Bitrate>,
@@ -587,6 +605,26 @@ mod tests {
         assert!(parse_for("10").is_err());
         assert!(parse_for("10ms").is_err());
         assert!(parse_for("30d").is_err());
+    }
+
+    #[test]
+    fn test_times_share_one_limit() {
+        // The path test needs a second; verify takes any length, as it always did.
+        assert_eq!(parse_test_time("1s"), Ok(Duration::from_secs(1)));
+        assert!(parse_test_time("0.5s").is_err());
+        assert_eq!(parse_verify_time("0.5s"), Ok(Duration::from_millis(500)));
+        for parse in [parse_test_time, parse_verify_time] {
+            assert_eq!(parse("60s"), Ok(Duration::from_secs(60)));
+            assert!(parse("0s").is_err());
+        }
+        assert_eq!(
+            parse_test_time("61s"),
+            Err("invalid test time \"61s\": expected 1s to 60s".to_string())
+        );
+        assert_eq!(
+            parse_verify_time("60.5s"),
+            Err("invalid test time \"60.5s\": expected at most 60s".to_string())
+        );
     }
 
     #[test]

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use crate::cli::ServeArgs;
 use crate::cmd::Context;
+use crate::diag::BufferCap;
 use crate::diag::serve::{BindError, ServeRequest, Server};
 use crate::error::Error;
 use crate::tcp::proto;
@@ -29,10 +30,9 @@ pub fn run(a: &ServeArgs, ctx: &Context, _out: &mut dyn std::io::Write) -> anyho
         proto::MAX_DURATION_MS / 1000,
         if a.once { "; exits after one test" } else { "" }
     ));
-    server.run(
-        &ctx.system(),
-        Arc::new(|line: &str| say(&format!("tcptune serve: {line}"))),
-    )?;
+    // What this end tells each client about its receive buffer, read again for each test.
+    let receiver = || BufferCap::receive(ctx.os, ctx.backend.as_deref());
+    server.run(&receiver, Arc::new(|line: &str| say(&format!("tcptune serve: {line}"))))?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -5,7 +5,7 @@
 //! # Platform specific behavior
 //! Linux only (sock_diag netlink); elsewhere [`flows`] is a usage error.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 
 use serde::Serialize;
 
@@ -170,31 +170,31 @@ pub fn flow(local: SocketAddr, peer: SocketAddr, cc: Option<String>, i: &TcpInfo
     }
 }
 
-/// Every address `host` stands for (an IP literal, or what the resolver returns).
-#[cfg(target_os = "linux")]
-fn peer_addresses(host: &str) -> anyhow::Result<Vec<std::net::IpAddr>> {
-    if let Some(ip) = crate::measure::resolve::parse_literal(host) {
-        return Ok(vec![ip]);
+/// Whether this OS can list its flows: Linux can (sock_diag netlink); elsewhere the usage
+/// error says what to use instead. Callers ask before resolving a peer for [`flows`].
+pub fn supported() -> anyhow::Result<()> {
+    if cfg!(target_os = "linux") {
+        return Ok(());
     }
-    use std::net::ToSocketAddrs as _;
-    let addrs: Vec<std::net::IpAddr> = (host, 0)
-        .to_socket_addrs()
-        .map_err(|e| crate::error::Error::measurement(format!("cannot resolve \"{host}\": {e}")))?
-        .map(|a| a.ip())
-        .collect();
-    Ok(addrs)
+    Err(
+        crate::error::Error::usage("inspect reads the kernel's socket table through INET_DIAG, which only Linux has")
+            .with_hint(
+                "on FreeBSD, `sockstat -4 -c` and `tcpdrop`-style tools list flows; `tcptune verify` works everywhere",
+            )
+            .into(),
+    )
 }
 
-/// The established TCP flows of this network namespace, to `host` (any of its addresses) and
-/// with `port` at either end when given, the busiest first.
+/// The established TCP flows of this network namespace, to one of `peers` (the addresses of
+/// the host asked about, resolved by the caller) and with `port` at either end when given, the
+/// busiest first.
 #[cfg(target_os = "linux")]
-pub fn flows(host: Option<&str>, port: Option<u16>) -> anyhow::Result<Vec<Flow>> {
+pub fn flows(peers: Option<&[IpAddr]>, port: Option<u16>) -> anyhow::Result<Vec<Flow>> {
     use anyhow::Context as _;
-    let peers = host.map(peer_addresses).transpose()?;
     let sockets: Vec<_> = crate::tcp::sockdiag::tcp_sockets()
         .context("reading the TCP sockets (sock_diag netlink)")?
         .into_iter()
-        .filter(|s| peers.as_ref().is_none_or(|p| p.contains(&s.peer.ip())))
+        .filter(|s| peers.is_none_or(|p| p.contains(&s.peer.ip())))
         .filter(|s| port.is_none_or(|p| s.local.port() == p || s.peer.port() == p))
         .collect();
     let inodes = sockets.iter().map(|s| s.inode).collect();
@@ -219,14 +219,8 @@ pub fn flows(host: Option<&str>, port: Option<u16>) -> anyhow::Result<Vec<Flow>>
 }
 
 #[cfg(not(target_os = "linux"))]
-pub fn flows(_host: Option<&str>, _port: Option<u16>) -> anyhow::Result<Vec<Flow>> {
-    Err(
-        crate::error::Error::usage("inspect reads the kernel's socket table through INET_DIAG, which only Linux has")
-            .with_hint(
-                "on FreeBSD, `sockstat -4 -c` and `tcpdrop`-style tools list flows; `tcptune verify` works everywhere",
-            )
-            .into(),
-    )
+pub fn flows(_peers: Option<&[IpAddr]>, _port: Option<u16>) -> anyhow::Result<Vec<Flow>> {
+    supported().map(|()| Vec::new())
 }
 
 #[cfg(test)]

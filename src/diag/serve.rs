@@ -24,9 +24,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, mpsc};
 use std::time::{Duration, Instant};
 
-use crate::advice::System;
+use super::BufferCap;
 use crate::error::Error;
-use crate::profile::Profile;
 use crate::tcp::proto::{self, Answer, Hello, ServerResult, Status};
 use crate::text;
 
@@ -81,33 +80,6 @@ pub struct Server {
     listener: TcpListener,
     addr: SocketAddr,
     once: bool,
-}
-
-/// What the receiver tells each client about itself.
-#[derive(Debug, Clone)]
-struct ReceiverFacts {
-    os: String,
-    rcvbuf_key: Option<String>,
-    rcvbuf_value: Option<String>,
-}
-
-impl ReceiverFacts {
-    fn read(sys: &System) -> Self {
-        let profile = Profile::for_os(sys.os);
-        let key = profile
-            .caps
-            .iter()
-            .find(|(_, fact)| fact.as_str() == "buffer")
-            .map(|(k, _)| k.clone());
-        let value = key
-            .as_deref()
-            .and_then(|k| sys.backend.and_then(|b| b.read(k).value().map(str::to_string)));
-        Self {
-            os: sys.os.to_string(),
-            rcvbuf_key: key,
-            rcvbuf_value: value,
-        }
-    }
 }
 
 /// State the accept loop and the connection threads share.
@@ -300,9 +272,10 @@ impl Server {
     }
 
     /// Serves tests until the process ends, or with `once` until one test has ended: Ok when
-    /// it ran to its end, a measurement error when it broke off. `sys` says what the receiver
-    /// tells each client about itself (read again for each test); lines go to `log`.
-    pub fn run(self, sys: &System, log: Arc<dyn Log>) -> Result<(), Error> {
+    /// it ran to its end, a measurement error when it broke off. `receiver` says what this end
+    /// tells each client about its receive buffer, called again for each test (the sysctls may
+    /// change between tests); lines go to `log`.
+    pub fn run(self, receiver: &dyn Fn() -> BufferCap, log: Arc<dyn Log>) -> Result<(), Error> {
         let shared = Arc::new(Shared::new(self.once, log));
         {
             let shared = Arc::clone(&shared);
@@ -314,12 +287,12 @@ impl Server {
                 }
             });
         }
-        let r = self.accept_loop(sys, &shared);
+        let r = self.accept_loop(receiver, &shared);
         shared.stopped.store(true, Ordering::SeqCst);
         r
     }
 
-    fn accept_loop(&self, sys: &System, shared: &Arc<Shared>) -> Result<(), Error> {
+    fn accept_loop(&self, receiver: &dyn Fn() -> BufferCap, shared: &Arc<Shared>) -> Result<(), Error> {
         // Tests that ended, for `once`.
         let (ended_tx, ended) = mpsc::channel::<(String, Outcome)>();
         loop {
@@ -358,7 +331,7 @@ impl Server {
                 }
             };
             // Read per test: the sysctls may change between tests.
-            let facts = ReceiverFacts::read(sys);
+            let facts = receiver();
             let worker = Arc::clone(shared);
             let ended_tx = ended_tx.clone();
             let once = self.once;
@@ -480,136 +453,204 @@ fn open_data_channel(control: &mut TcpStream, rcvbuf_wanted: u64) -> Result<TcpS
     }
 }
 
-fn handle(mut s: TcpStream, id: u64, shared: &Shared, facts: &ReceiverFacts) -> Outcome {
-    let hello = read_hello(&mut s, Instant::now() + HELLO_TIMEOUT);
+/// Serves one connection, however it ends.
+fn handle(s: TcpStream, id: u64, shared: &Shared, facts: &BufferCap) -> Outcome {
+    match serve_test(s, id, shared, facts) {
+        Ok(done) => done,
+        Err(ended) => ended,
+    }
+}
+
+/// One connection's steps: its hello, the answer, a path test's data channel, the data, the
+/// result. Err: how it ended early.
+fn serve_test(mut s: TcpStream, id: u64, shared: &Shared, facts: &BufferCap) -> Result<Outcome, Outcome> {
+    let hello = read_client_hello(&mut s, id, shared)?;
+    let _busy = take_slot(&mut s, &hello, shared)?;
+    let (granted_ms, rcvbuf_wanted) = grant(&mut s, &hello)?;
+    if hello.path_test() {
+        // The control connection closes here: the data connection carries the rest.
+        s = open_data_channel(&mut s, rcvbuf_wanted).map_err(|why| Outcome::Aborted(format!("path test: {why}")))?;
+    }
+    let got = receive(&mut s, granted_ms, hello.path_test())?;
+    Ok(send_result(&mut s, facts, &got))
+}
+
+/// The client's hello, complete by its deadline. Refused: a connection pushed out meanwhile
+/// ([`Shared::admit`]), a hello late, cut short or not a tcptune hello.
+fn read_client_hello(s: &mut TcpStream, id: u64, shared: &Shared) -> Result<Hello, Outcome> {
+    let hello = read_hello(s, Instant::now() + HELLO_TIMEOUT);
     if !shared.settle(id) {
-        return Outcome::Rejected(format!(
+        return Err(Outcome::Rejected(format!(
             "its hello was not complete when {MAX_PENDING} newer connections were waiting for theirs"
-        ));
+        )));
     }
-    let frame = match hello {
-        Ok(f) => f,
-        Err(HelloError::Late) => {
-            return Outcome::Rejected(format!("no hello within {} s", HELLO_TIMEOUT.as_secs()));
-        }
-        Err(HelloError::Eof) => return Outcome::Rejected("went away before its hello".to_string()),
-        Err(HelloError::Io(_, e)) => return Outcome::Rejected(format!("reading the hello: {e}")),
-    };
-    if let Err(e) = s.set_write_timeout(Some(HELLO_TIMEOUT)) {
-        return Outcome::Rejected(format!("socket setup failed: {e}"));
+    let frame = hello.map_err(|e| hello_refused(e, format!("no hello within {} s", HELLO_TIMEOUT.as_secs())))?;
+    s.set_write_timeout(Some(HELLO_TIMEOUT))
+        .map_err(|e| Outcome::Rejected(format!("socket setup failed: {e}")))?;
+    Hello::decode(&frame).map_err(|e| Outcome::Rejected(e.to_string()))
+}
+
+/// Why a hello (or the bytes after it) could not be read; `late` says what was missing at the
+/// deadline.
+fn hello_refused(e: HelloError, late: String) -> Outcome {
+    match e {
+        HelloError::Late => Outcome::Rejected(late),
+        HelloError::Eof => Outcome::Rejected("went away before its hello".to_string()),
+        HelloError::Io(_, e) => Outcome::Rejected(format!("reading the hello: {e}")),
     }
-    let hello = match Hello::decode(&frame) {
-        Ok(h) => h,
-        Err(e) => return Outcome::Rejected(e.to_string()),
-    };
-    // Answer in the client's version where this server speaks it.
-    let version = hello.version.clamp(proto::PLAIN_VERSION, proto::VERSION);
-    let answer = |status, granted_ms| Answer {
-        version,
-        status,
-        granted_ms,
-    };
+}
+
+/// The one test slot, held until the guard drops. A version this server does not speak, and
+/// any test while another runs, are answered so and refused.
+fn take_slot<'a>(s: &mut TcpStream, hello: &Hello, shared: &'a Shared) -> Result<BusyGuard<'a>, Outcome> {
     if !(proto::PLAIN_VERSION..=proto::VERSION).contains(&hello.version) {
-        let _ = s.write_all(&answer(Status::BadVersion, 0).encode());
-        return Outcome::Rejected(format!(
+        let _ = s.write_all(&answer(hello, Status::BadVersion, 0).encode());
+        return Err(Outcome::Rejected(format!(
             "protocol version {} (this server speaks {})",
             hello.version,
             proto::VERSION
-        ));
+        )));
     }
     if shared.busy.swap(true, Ordering::SeqCst) {
-        let _ = s.write_all(&answer(Status::Busy, 0).encode());
-        return Outcome::Rejected("busy with another test".to_string());
+        let _ = s.write_all(&answer(hello, Status::Busy, 0).encode());
+        return Err(Outcome::Rejected("busy with another test".to_string()));
     }
-    let _busy = BusyGuard(shared);
+    Ok(BusyGuard(shared))
+}
+
+/// The answer to `hello`, in the client's version where this server speaks it.
+fn answer(hello: &Hello, status: Status, granted_ms: u32) -> Answer {
+    Answer {
+        version: hello.version.clamp(proto::PLAIN_VERSION, proto::VERSION),
+        status,
+        granted_ms,
+    }
+}
+
+/// Grants the test: reads the receive buffer a path test wants, then answers with the time
+/// granted. Returns that time (ms) and the buffer (bytes; 0 for a plain test or autotuning).
+fn grant(s: &mut TcpStream, hello: &Hello) -> Result<(u32, u64), Outcome> {
     let granted_ms = hello.duration_ms.min(proto::MAX_DURATION_MS);
     let mut rcvbuf_wanted = [0u8; proto::PATH_TEST_EXTRA];
     if hello.path_test() {
-        match read_by(&mut s, &mut rcvbuf_wanted, Instant::now() + HELLO_TIMEOUT) {
-            Ok(()) => {}
-            Err(HelloError::Late) => return Outcome::Rejected("path test: no buffer size after the hello".into()),
-            Err(HelloError::Eof) => return Outcome::Rejected("went away before its hello".to_string()),
-            Err(HelloError::Io(_, e)) => return Outcome::Rejected(format!("reading the hello: {e}")),
+        read_by(s, &mut rcvbuf_wanted, Instant::now() + HELLO_TIMEOUT)
+            .map_err(|e| hello_refused(e, "path test: no buffer size after the hello".into()))?;
+    }
+    s.write_all(&answer(hello, Status::Ok, granted_ms).encode())
+        .map_err(|e| Outcome::Aborted(format!("answering the hello: {e}")))?;
+    Ok((granted_ms, u64::from_be_bytes(rcvbuf_wanted)))
+}
+
+/// What the receive loop counted.
+struct Tally {
+    bytes: u64,
+    /// When the first payload byte came.
+    first: Option<Instant>,
+    /// The largest receive window this end advertised.
+    rcv_wnd: Option<u64>,
+    share: ShareSampler,
+    /// When the window was last sampled.
+    sampled: Instant,
+}
+
+impl Tally {
+    fn new() -> Self {
+        Self {
+            bytes: 0,
+            first: None,
+            rcv_wnd: None,
+            share: ShareSampler::default(),
+            sampled: Instant::now(),
         }
     }
-    if let Err(e) = s.write_all(&answer(Status::Ok, granted_ms).encode()) {
-        return Outcome::Aborted(format!("answering the hello: {e}"));
-    }
-    let path_test = hello.path_test();
-    if path_test {
-        match open_data_channel(&mut s, u64::from_be_bytes(rcvbuf_wanted)) {
-            // The control connection closes here: the data connection carries the rest.
-            Ok(d) => s = d,
-            Err(why) => return Outcome::Aborted(format!("path test: {why}")),
+
+    /// Counts `n` bytes just read from `s`, sampling its advertised window now and then.
+    fn add(&mut self, n: usize, s: &TcpStream, path_test: bool) {
+        let now = Instant::now();
+        self.first.get_or_insert(now);
+        self.bytes += n as u64;
+        // The path test samples more often: its window share is read at the peak.
+        let every = Duration::from_millis(if path_test { 20 } else { 100 });
+        if now.duration_since(self.sampled) >= every {
+            self.sampled = now;
+            let w = advertised_window(s);
+            self.rcv_wnd = self.rcv_wnd.max(w);
+            if path_test {
+                self.share.sample(
+                    w,
+                    crate::tcp::sockopt::buffer(s, crate::tcp::sockopt::Buffer::Receive).ok(),
+                );
+            }
         }
     }
+}
+
+/// Reads the data until the client ends it: by the granted time plus [`DRAIN_GRACE`], with the
+/// sender never silent for [`IDLE_TIMEOUT`].
+fn receive(s: &mut TcpStream, granted_ms: u32, path_test: bool) -> Result<Tally, Outcome> {
     // The whole test, drain included, ends here however the data trickles in.
     let deadline = Instant::now() + Duration::from_millis(u64::from(granted_ms)) + DRAIN_GRACE;
     let mut buf = vec![0u8; 256 * 1024];
-    let mut bytes = 0u64;
-    let mut first: Option<Instant> = None;
-    let mut rcv_wnd: Option<u64> = None;
-    let mut share = ShareSampler::default();
-    let mut sampled = Instant::now();
+    let mut got = Tally::new();
     let mut timeout = Duration::ZERO;
-    let past_deadline = || format!("not done {} s after the granted time", DRAIN_GRACE.as_secs());
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
-            return Outcome::Aborted(format!("{} after {}", past_deadline(), text::bytes(bytes)));
+            return Err(Outcome::Aborted(format!(
+                "{} after {}",
+                past_deadline(),
+                text::bytes(got.bytes)
+            )));
         }
         let wait = left.min(IDLE_TIMEOUT);
         if wait != timeout {
-            if let Err(e) = s.set_read_timeout(Some(wait)) {
-                return Outcome::Aborted(format!("socket setup failed: {e}"));
-            }
+            s.set_read_timeout(Some(wait))
+                .map_err(|e| Outcome::Aborted(format!("socket setup failed: {e}")))?;
             timeout = wait;
         }
         match s.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => {
-                let now = Instant::now();
-                first.get_or_insert(now);
-                bytes += n as u64;
-                // The path test samples more often: its window share is read at the peak.
-                let every = Duration::from_millis(if path_test { 20 } else { 100 });
-                if now.duration_since(sampled) >= every {
-                    sampled = now;
-                    let w = advertised_window(&s);
-                    rcv_wnd = rcv_wnd.max(w);
-                    if path_test {
-                        share.sample(
-                            w,
-                            crate::tcp::sockopt::buffer(&s, crate::tcp::sockopt::Buffer::Receive).ok(),
-                        );
-                    }
-                }
-            }
+            Ok(0) => return Ok(got),
+            Ok(n) => got.add(n, s, path_test),
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => {
-                let why = match e.kind() {
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut if wait < IDLE_TIMEOUT => {
-                        past_deadline()
-                    }
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => {
-                        format!("the sender went silent for {} s", IDLE_TIMEOUT.as_secs())
-                    }
-                    _ => e.to_string(),
-                };
-                return Outcome::Aborted(format!("{why} after {}", text::bytes(bytes)));
+                return Err(Outcome::Aborted(format!(
+                    "{} after {}",
+                    read_failed(&e, wait),
+                    text::bytes(got.bytes)
+                )));
             }
         }
     }
-    let duration = first.map_or(Duration::ZERO, |f| f.elapsed());
+}
+
+fn past_deadline() -> String {
+    format!("not done {} s after the granted time", DRAIN_GRACE.as_secs())
+}
+
+/// Why a read that waited `wait` ended the test.
+fn read_failed(e: &std::io::Error, wait: Duration) -> String {
+    match e.kind() {
+        // A wait cut short by the deadline timed out on the deadline, not on the sender.
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut if wait < IDLE_TIMEOUT => past_deadline(),
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => {
+            format!("the sender went silent for {} s", IDLE_TIMEOUT.as_secs())
+        }
+        _ => e.to_string(),
+    }
+}
+
+/// Sends the client the result (with what this end says of its buffer) and words the test.
+fn send_result(s: &mut TcpStream, facts: &BufferCap, got: &Tally) -> Outcome {
+    let duration = got.first.map_or(Duration::ZERO, |f| f.elapsed());
     let result = ServerResult {
-        bytes,
+        bytes: got.bytes,
         duration_us: u64::try_from(duration.as_micros()).unwrap_or(u64::MAX),
-        os: facts.os.clone(),
-        rcvbuf_key: facts.rcvbuf_key.clone(),
-        rcvbuf_value: facts.rcvbuf_value.clone(),
-        rcv_wnd,
-        rcv_buf: share.best.map(|(_, b)| b),
-        window_share: share.best.map(|(s, _)| (s * 1000.0).round() / 1000.0),
+        os: facts.os.to_string(),
+        rcvbuf_key: facts.key.clone(),
+        rcvbuf_value: facts.value.clone(),
+        rcv_wnd: got.rcv_wnd,
+        rcv_buf: got.share.best.map(|(_, b)| b),
+        window_share: got.share.best.map(|(s, _)| (s * 1000.0).round() / 1000.0),
     };
     let mut line = serde_json::to_string(&result).unwrap_or_default();
     line.push('\n');
@@ -621,11 +662,11 @@ fn handle(mut s: TcpStream, id: u64, shared: &Shared, facts: &ReceiverFacts) -> 
     let bps = if duration.is_zero() {
         0.0
     } else {
-        bytes as f64 * 8.0 / duration.as_secs_f64()
+        got.bytes as f64 * 8.0 / duration.as_secs_f64()
     };
     Outcome::Done(format!(
         "received {} in {:.2} s: {}",
-        text::bytes(bytes),
+        text::bytes(got.bytes),
         duration.as_secs_f64(),
         text::rate(bps)
     ))
@@ -684,14 +725,7 @@ mod tests {
         let lines = Arc::new(Mutex::new(Vec::new()));
         let sink = Arc::clone(&lines);
         let log: Arc<dyn Log> = Arc::new(move |l: &str| sink.lock().expect("lock").push(l.to_string()));
-        let run = std::thread::spawn(move || {
-            let sys = System {
-                os: Os::Linux,
-                backend: None,
-                local: false,
-            };
-            server.run(&sys, log)
-        });
+        let run = std::thread::spawn(move || server.run(&|| BufferCap::receive(Os::Linux, None), log));
         (addr, lines, run)
     }
 

@@ -190,69 +190,74 @@ fn buffer_line(side: &Side<'_>, buffer_verdict: bool, sized: &str) -> String {
     }
 }
 
-/// The advice lines for a flow, following its verdict.
+/// The advice lines for a flow, following its verdict: a line for each buffer that limited
+/// it notably (or is the verdict), then the verdict's own line when it is not a buffer.
 pub fn advice(f: &AdviceFacts<'_>) -> Vec<String> {
-    let mut out = Vec::new();
     let Some(b) = f.breakdown else {
-        out.push(format!(
+        return vec![format!(
             "measured {} goodput; this OS gives no limited-by counters (Linux TCP_INFO): run verify from a Linux sender to learn what limits the flow",
             text::rate(f.flow.throughput_bps)
-        ));
-        return out;
+        )];
     };
     let rate = match f.flow.rate_source {
         Source::Assumed => format!("{} (ASSUMED: give --bandwidth)", f.flow.rate),
         _ => f.flow.rate.to_string(),
     };
     let sized = format!("sized like advise for {} ms at {rate}", text::ms(f.flow.sizing_rtt_ms));
-    let rtt = crate::units::Span::from_millis_f64(f.flow.sizing_rtt_ms);
     // Advice to raise a buffer only under a buffer verdict: under "network" it would contradict
     // the verdict's own line (settle_verdict decides which it is).
     let buffer_verdict = matches!(b.limited_by, LimitedBy::ReceiveWindow | LimitedBy::SendBuffer);
+    let mut out = Vec::new();
     // The verdict's own buffer always gets its line, even with a small share.
     if b.rwnd_limited_pct >= NOTABLE_PCT || b.limited_by == LimitedBy::ReceiveWindow {
-        let r = f.flow.receiver;
-        let field = field_name(r);
-        let window = f
-            .flow
-            .peer_window
-            .map(|w| {
-                format!(
-                    " (its window at the end: {}, {} at this RTT)",
-                    text::bytes(w),
-                    text::rate(bdp::max_throughput_bps(Bytes::new(w), rtt))
-                )
-            })
-            .unwrap_or_default();
-        out.push(buffer_line(
-            &Side {
-                limited: format!("receive window limited {:.0}% of the time{window}", b.rwnd_limited_pct),
-                facts: r,
-                whose: format!("the receiver's {field}"),
-                still_growing: "its window was still growing (autotuning ramps up over the first round trips: test longer with --time), or the receiving program sets a small SO_RCVBUF",
-                raise: format!("raise {field} on the receiver"),
-                default_key: "net.ipv4.tcp_rmem",
-            },
-            buffer_verdict,
-            &sized,
-        ));
+        out.push(buffer_line(&receive_side(&f.flow, b), buffer_verdict, &sized));
     }
     if b.sndbuf_limited_pct >= NOTABLE_PCT || b.limited_by == LimitedBy::SendBuffer {
-        let s = f.flow.sender;
-        let field = field_name(s);
-        out.push(buffer_line(
-            &Side {
-                limited: format!("send buffer limited {:.0}% of the time", b.sndbuf_limited_pct),
-                facts: s,
-                whose: format!("{field} here"),
-                still_growing: "the buffer was still growing; test longer with --time",
-                raise: format!("raise {field} here on the sender"),
-                default_key: "net.ipv4.tcp_wmem",
-            },
-            buffer_verdict,
-            &sized,
-        ));
+        out.push(buffer_line(&send_side(&f.flow, b), buffer_verdict, &sized));
     }
+    out.extend(verdict_line(f, b));
+    out
+}
+
+/// The receiver's buffer, as the line about a limiting receive window names it.
+fn receive_side<'a>(flow: &VerdictFacts<'a>, b: &Breakdown) -> Side<'a> {
+    let rtt = crate::units::Span::from_millis_f64(flow.sizing_rtt_ms);
+    let field = field_name(flow.receiver);
+    let window = flow
+        .peer_window
+        .map(|w| {
+            format!(
+                " (its window at the end: {}, {} at this RTT)",
+                text::bytes(w),
+                text::rate(bdp::max_throughput_bps(Bytes::new(w), rtt))
+            )
+        })
+        .unwrap_or_default();
+    Side {
+        limited: format!("receive window limited {:.0}% of the time{window}", b.rwnd_limited_pct),
+        facts: flow.receiver,
+        whose: format!("the receiver's {field}"),
+        still_growing: "its window was still growing (autotuning ramps up over the first round trips: test longer with --time), or the receiving program sets a small SO_RCVBUF",
+        raise: format!("raise {field} on the receiver"),
+        default_key: "net.ipv4.tcp_rmem",
+    }
+}
+
+/// This end's send buffer, as the line about a limiting send buffer names it.
+fn send_side<'a>(flow: &VerdictFacts<'a>, b: &Breakdown) -> Side<'a> {
+    let field = field_name(flow.sender);
+    Side {
+        limited: format!("send buffer limited {:.0}% of the time", b.sndbuf_limited_pct),
+        facts: flow.sender,
+        whose: format!("{field} here"),
+        still_growing: "the buffer was still growing; test longer with --time",
+        raise: format!("raise {field} here on the sender"),
+        default_key: "net.ipv4.tcp_wmem",
+    }
+}
+
+/// The line of a verdict that is not a buffer's (their lines are the buffers' own).
+fn verdict_line(f: &AdviceFacts<'_>, b: &Breakdown) -> Option<String> {
     match b.limited_by {
         LimitedBy::Network => {
             let loss = f
@@ -260,19 +265,18 @@ pub fn advice(f: &AdviceFacts<'_>) -> Vec<String> {
                 .filter(|p| *p >= 0.1)
                 .map(|p| format!("; {p}% of the bytes were retransmitted: loss holds the congestion window down"))
                 .unwrap_or_default();
-            out.push(format!(
+            Some(format!(
                 "network limited {:.0}% of the time (the congestion window decided): the buffers are not what limits this flow; {} is what the path and the congestion control give one flow{loss}",
                 b.network_limited_pct,
                 text::rate(f.flow.throughput_bps)
-            ));
+            ))
         }
-        LimitedBy::Application => out.push(format!(
+        LimitedBy::Application => Some(format!(
             "the sender had nothing queued {:.0}% of the time: the application (here tcptune itself: a busy CPU) limited the flow, not TCP",
             b.app_limited_pct.unwrap_or(0.0)
         )),
-        LimitedBy::ReceiveWindow | LimitedBy::SendBuffer => {}
+        LimitedBy::ReceiveWindow | LimitedBy::SendBuffer => None,
     }
-    out
 }
 
 #[cfg(test)]

@@ -6,21 +6,19 @@
 //! On FreeBSD and macOS the test runs and reports goodput and the connect-time RTT, but there are
 //! no limited-by counters: those fields are null.
 
-use std::io::{Read as _, Write as _};
 use std::net::{IpAddr, SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
 use super::verdict::{AdviceFacts, BufferFacts, VerdictFacts, advice, last_field, settle_verdict};
-use crate::advice::{ASSUMED_RATE_BPS, System};
+use super::{BufferCap, cap_key};
 use crate::bdp::Source;
 use crate::bdp::{self, Sizing};
 use crate::error::Error;
 use crate::os::Os;
-use crate::profile::Profile;
-use crate::tcp::proto::{self, Answer, Hello, ServerResult, Status};
-use crate::tcp::tcpinfo::LimitedBy;
+use crate::tcp::proto::{self, ExchangeError, Hello, ServerResult};
+use crate::tcp::tcpinfo::{Breakdown, LimitedBy, TcpInfo};
 use crate::text;
 use crate::units::Bitrate;
 
@@ -28,16 +26,24 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long the server may take to drain our buffer and answer after we stop.
 const RESULT_TIMEOUT: Duration = Duration::from_secs(90);
 
-/// The test to run.
+/// The test to run, with what it needs from beyond the socket, gathered by the caller.
 #[derive(Debug, Clone)]
 pub struct VerifyRequest {
-    /// The host running `tcptune serve`.
+    /// The host running `tcptune serve`, as the user named it.
     pub host: String,
+    /// Its address.
+    pub addr: IpAddr,
     pub port: u16,
     /// How long to send; the server grants at most [`proto::MAX_DURATION_MS`].
     pub time: Duration,
-    /// The path rate for sizing the advice; None: the link speed, else assumed.
+    /// The path rate for sizing the advice, when the user gave one.
     pub bandwidth: Option<Bitrate>,
+    /// Without `bandwidth`: the speed of this end's link towards the host, bit/s, when known.
+    pub link_speed_bps: Option<u64>,
+    /// The rate assumed when neither gives one (or the test's goodput, when higher), bit/s.
+    pub assumed_rate_bps: u64,
+    /// This end's send-buffer cap and its running value.
+    pub sender: BufferCap,
 }
 
 /// What the test is doing, for a progress display the command draws.
@@ -89,42 +95,69 @@ pub struct VerifyReport {
     pub receiver_window: Option<u64>,
     pub advice: Vec<String>,
 }
+
 fn measurement(msg: String) -> Error {
     Error::measurement(msg)
 }
 
-/// Address of the host, and the link speed towards it when the user gave no rate.
-fn resolve(a: &VerifyRequest) -> Result<(IpAddr, Option<u64>), Error> {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| measurement(format!("cannot start a runtime: {e}")))?;
-    rt.block_on(async {
-        let addr = crate::measure::resolve::resolve(&a.host, None).await?;
-        let speed = if a.bandwidth.is_some() {
-            None
-        } else {
-            crate::measure::link::link_facts(addr).await.speed_bps
-        };
-        Ok((addr, speed))
-    })
+/// Why `sa` gave no test, for a user of `verify`.
+fn refused(sa: SocketAddr, e: ExchangeError) -> Error {
+    match e {
+        ExchangeError::Send(e) => measurement(format!("{sa} closed the connection: {e}")),
+        ExchangeError::NoAnswer(e) => measurement(format!("{sa} gave no answer ({e}): is it a tcptune serve?")),
+        ExchangeError::Garbled(e) => measurement(format!("{sa}: {e}")),
+        ExchangeError::Busy => {
+            measurement(format!("{sa} is busy with another test")).with_hint("try again when it is done")
+        }
+        ExchangeError::BadVersion(theirs) => Error::usage(format!(
+            "{sa} speaks tcptune protocol version {theirs}, this verify speaks {}",
+            proto::VERSION
+        ))
+        .with_hint("use the same tcptune version on both ends"),
+    }
 }
 
-/// The buffer key of `os` whose profile fact is `fact`, and its running value.
-fn buffer_key(os: Os, fact: &str) -> Option<String> {
-    Profile::for_os(os)
-        .caps
-        .into_iter()
-        .find(|(_, f)| f == fact)
-        .map(|(k, _)| k)
+/// Run the test described by `a` from this end.
+pub fn verify(a: &VerifyRequest, on_phase: &mut dyn FnMut(Phase)) -> anyhow::Result<VerifyReport> {
+    let sa = SocketAddr::new(a.addr, a.port);
+    let (s, connect_ms) = connect(a, sa)?;
+    let hello = Hello {
+        version: proto::PLAIN_VERSION,
+        flags: 0,
+        duration_ms: proto::duration_ms(a.time),
+    };
+    let granted = proto::exchange_hello(&s, &hello, &[]).map_err(|e| refused(sa, e))?;
+    on_phase(Phase::Sending { to: sa, granted });
+    let (elapsed, info) = send(&s, sa, granted)?;
+    on_phase(Phase::Sent);
+    let result = read_result(&s, sa)?;
+    Ok(report(
+        a,
+        &Test {
+            addr: sa,
+            connect_ms,
+            elapsed,
+            info,
+            result,
+        },
+    ))
 }
 
-/// Run the test described by `a` from this end (`sender`: its OS and running values).
-pub fn verify(a: &VerifyRequest, sender: &System<'_>, on_phase: &mut dyn FnMut(Phase)) -> anyhow::Result<VerifyReport> {
-    let (ip, link_speed) = resolve(a)?;
-    let sa = SocketAddr::new(ip, a.port);
+/// What a test that ran gave: this end's readings and the receiver's result.
+struct Test {
+    addr: SocketAddr,
+    connect_ms: f64,
+    /// The time spent sending.
+    elapsed: Duration,
+    /// The sender's TCP_INFO at the end of sending (Linux).
+    info: Option<TcpInfo>,
+    result: ServerResult,
+}
+
+/// The control connection, with how long the connect took (the RTT where TCP_INFO gives none).
+fn connect(a: &VerifyRequest, sa: SocketAddr) -> anyhow::Result<(TcpStream, f64)> {
     let t0 = Instant::now();
-    let mut s = TcpStream::connect_timeout(&sa, CONNECT_TIMEOUT).map_err(|e| {
+    let s = TcpStream::connect_timeout(&sa, CONNECT_TIMEOUT).map_err(|e| {
         measurement(format!("cannot connect to {sa}: {e}")).with_hint(format!(
             "is `tcptune serve` running on {}, and is port {} open?",
             a.host, a.port
@@ -133,148 +166,165 @@ pub fn verify(a: &VerifyRequest, sender: &System<'_>, on_phase: &mut dyn FnMut(P
     let connect_ms = t0.elapsed().as_secs_f64() * 1000.0;
     s.set_read_timeout(Some(CONNECT_TIMEOUT))?;
     s.set_write_timeout(Some(CONNECT_TIMEOUT))?;
-    let want_ms = u32::try_from(a.time.as_millis())
-        .unwrap_or(proto::MAX_DURATION_MS)
-        .max(1);
-    s.write_all(
-        &Hello {
-            version: proto::PLAIN_VERSION,
-            flags: 0,
-            duration_ms: want_ms,
-        }
-        .encode(),
-    )
-    .map_err(|e| measurement(format!("{sa} closed the connection: {e}")))?;
-    let mut frame = [0u8; proto::HELLO_LEN];
-    s.read_exact(&mut frame)
-        .map_err(|e| measurement(format!("{sa} gave no answer ({e}): is it a tcptune serve?")))?;
-    let answer = Answer::decode(&frame).map_err(|e| measurement(format!("{sa}: {e}")))?;
-    match answer.status {
-        Status::Ok => {}
-        Status::Busy => {
-            return Err(measurement(format!("{sa} is busy with another test"))
-                .with_hint("try again when it is done")
-                .into());
-        }
-        Status::BadVersion => {
-            return Err(Error::usage(format!(
-                "{sa} speaks tcptune protocol version {}, this verify speaks {}",
-                answer.version,
-                proto::VERSION
-            ))
-            .with_hint("use the same tcptune version on both ends")
-            .into());
-        }
-    }
-    let granted = Duration::from_millis(u64::from(answer.granted_ms));
-    on_phase(Phase::Sending { to: sa, granted });
+    Ok((s, connect_ms))
+}
+
+/// Sends for the `granted` time: how long it took, and the sender's TCP_INFO at the end.
+fn send(s: &TcpStream, sa: SocketAddr, granted: Duration) -> anyhow::Result<(Duration, Option<TcpInfo>)> {
     // Short write timeouts so the test stops on time even with the send buffer full.
     s.set_write_timeout(Some(Duration::from_millis(50)))?;
-    let (_, elapsed) = proto::send_data(&s, granted, u64::MAX, &mut |_, _| {})
+    let (_, elapsed) = proto::send_data(s, granted, u64::MAX, &mut |_, _| {})
         .map_err(|(sent, e)| measurement(format!("the test to {sa} broke off after {}: {e}", text::bytes(sent))))?;
-    let info = crate::tcp::tcpinfo::read(&s);
-    on_phase(Phase::Sent);
+    Ok((elapsed, crate::tcp::tcpinfo::read(s)))
+}
+
+/// Ends the data and waits for the receiver's result.
+fn read_result(s: &TcpStream, sa: SocketAddr) -> anyhow::Result<ServerResult> {
     s.shutdown(std::net::Shutdown::Write)?;
     s.set_read_timeout(Some(RESULT_TIMEOUT))?;
-    let result: ServerResult = proto::read_json_line(&s, proto::MAX_RESULT).map_err(|e| match e {
+    let result = proto::read_json_line(s, proto::MAX_RESULT).map_err(|e| match e {
         proto::LineError::Io(e) => measurement(format!("no result from {sa}: {e}")),
         proto::LineError::Json(e) => measurement(format!("{sa} sent a result tcptune cannot read ({e})")),
     })?;
+    Ok(result)
+}
 
-    #[allow(clippy::cast_precision_loss)]
-    let throughput = if result.duration_us == 0 {
-        0.0
-    } else {
-        result.bytes as f64 * 8.0 / (result.duration_us as f64 / 1e6)
-    };
-    let elapsed_us = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
-    let breakdown = info.and_then(|i| i.breakdown(Some(elapsed_us)));
-    let min_rtt_ms = info.map(|i| i.min_rtt_ms()).filter(|r| *r > 0.0);
-    let (rtt_ms, rtt_source) = match info.filter(|i| i.tcpi_rtt > 0) {
-        Some(i) => (i.rtt_ms(), "tcp_info"),
-        None => (connect_ms, "connect"),
-    };
-    let sizing_rtt = min_rtt_ms.unwrap_or(rtt_ms);
+/// What this end read of the flow.
+struct Readings {
+    /// The receiver's goodput, bit/s.
+    throughput: f64,
+    rtt_ms: f64,
+    rtt_source: &'static str,
+    min_rtt_ms: Option<f64>,
+    /// The RTT the buffers are sized for: the minimum where TCP_INFO gives it.
+    sizing_rtt_ms: f64,
+}
+
+impl Readings {
+    fn of(t: &Test) -> Self {
+        #[allow(clippy::cast_precision_loss)]
+        let throughput = if t.result.duration_us == 0 {
+            0.0
+        } else {
+            t.result.bytes as f64 * 8.0 / (t.result.duration_us as f64 / 1e6)
+        };
+        let min_rtt_ms = t.info.map(|i| i.min_rtt_ms()).filter(|r| *r > 0.0);
+        let (rtt_ms, rtt_source) = match t.info.filter(|i| i.tcpi_rtt > 0) {
+            Some(i) => (i.rtt_ms(), "tcp_info"),
+            None => (t.connect_ms, "connect"),
+        };
+        Self {
+            throughput,
+            rtt_ms,
+            rtt_source,
+            min_rtt_ms,
+            sizing_rtt_ms: min_rtt_ms.unwrap_or(rtt_ms),
+        }
+    }
+}
+
+/// The rate the advice is sized for, and where it came from.
+fn path_rate(a: &VerifyRequest, throughput: f64) -> (Bitrate, Source) {
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    let (rate, rate_source) = match (a.bandwidth, link_speed) {
+    match (a.bandwidth, a.link_speed_bps) {
         (Some(b), _) => (b, Source::Given),
         (None, Some(sp)) => (Bitrate::from_bps(sp), Source::Measured),
         // The path carries at least what this test got through.
         (None, None) => (
-            Bitrate::from_bps(ASSUMED_RATE_BPS.max(throughput as u64)),
+            Bitrate::from_bps(a.assumed_rate_bps.max(throughput as u64)),
             Source::Assumed,
         ),
-    };
-    let rtt = crate::units::Span::from_millis_f64(sizing_rtt);
-    let sizing = bdp::size_buffers(rate, rtt, None);
+    }
+}
+
+/// The receiver's buffer as its result tells it (its profile's key when it names none).
+fn receiver_facts(result: &ServerResult, needed: u64) -> BufferFacts {
     let receiver_os: Os = match result.os.as_str() {
         "freebsd" => Os::Freebsd,
         "macos" => Os::Macos,
         _ => Os::Linux,
     };
-    let receiver = BufferFacts {
+    BufferFacts {
         os: result.os.clone(),
-        key: result.rcvbuf_key.clone().or_else(|| buffer_key(receiver_os, "buffer")),
+        key: result.rcvbuf_key.clone().or_else(|| cap_key(receiver_os, "buffer")),
         max: result.rcvbuf_value.as_deref().and_then(last_field),
         value: result.rcvbuf_value.clone(),
-        needed: sizing.buffer,
-    };
-    let send_key = buffer_key(sender.os, "send_buffer");
-    let send_value = send_key
-        .as_deref()
-        .and_then(|k| sender.backend.and_then(|b| b.read(k).value().map(str::to_string)));
-    let sender = BufferFacts {
-        os: sender.os.to_string(),
-        key: send_key,
-        max: send_value.as_deref().and_then(last_field),
-        value: send_value,
-        needed: sizing.send_buffer,
-    };
-    let peer_window = info.map(|i| u64::from(i.tcpi_snd_wnd)).filter(|&w| w > 0);
+        needed,
+    }
+}
+
+fn sender_facts(cap: &BufferCap, needed: u64) -> BufferFacts {
+    BufferFacts {
+        os: cap.os.to_string(),
+        key: cap.key.clone(),
+        max: cap.value.as_deref().and_then(last_field),
+        value: cap.value.clone(),
+        needed,
+    }
+}
+
+/// The kernel's limited-by breakdown with the verdict settled for `flow`, and the share of the
+/// bytes retransmitted.
+fn verdict(t: &Test, flow: &VerdictFacts<'_>) -> (Option<Breakdown>, Option<f64>) {
+    let elapsed_us = u64::try_from(t.elapsed.as_micros()).unwrap_or(u64::MAX);
+    let breakdown = t.info.and_then(|i| i.breakdown(Some(elapsed_us))).map(|mut b| {
+        b.limited_by = settle_verdict(&b, flow);
+        b
+    });
+    #[allow(clippy::cast_precision_loss)]
+    let retransmitted_pct = t
+        .info
+        .filter(|i| i.tcpi_bytes_sent > 0)
+        .map(|i| (1000.0 * i.tcpi_bytes_retrans as f64 / i.tcpi_bytes_sent as f64).round() / 10.0);
+    (breakdown, retransmitted_pct)
+}
+
+/// The report of test `t`: the readings, the path's sizing, both ends' buffers, the verdict
+/// and the advice.
+fn report(a: &VerifyRequest, t: &Test) -> VerifyReport {
+    let r = Readings::of(t);
+    let (rate, rate_source) = path_rate(a, r.throughput);
+    let rtt = crate::units::Span::from_millis_f64(r.sizing_rtt_ms);
+    let sizing = bdp::size_buffers(rate, rtt, None);
+    let receiver = receiver_facts(&t.result, sizing.buffer);
+    let sender = sender_facts(&a.sender, sizing.send_buffer);
+    #[allow(clippy::cast_precision_loss)]
+    let delivery_rate_bps = t.info.map(|i| i.tcpi_delivery_rate as f64 * 8.0);
     let flow = VerdictFacts {
-        throughput_bps: throughput,
-        sizing_rtt_ms: sizing_rtt,
+        throughput_bps: r.throughput,
+        sizing_rtt_ms: r.sizing_rtt_ms,
         rate,
         rate_source,
         receiver: &receiver,
         sender: &sender,
-        peer_window,
-        #[allow(clippy::cast_precision_loss)]
-        delivery_rate_bps: info.map(|i| i.tcpi_delivery_rate as f64 * 8.0),
+        peer_window: t.info.map(|i| u64::from(i.tcpi_snd_wnd)).filter(|&w| w > 0),
+        delivery_rate_bps,
     };
-    let breakdown = breakdown.map(|mut b| {
-        b.limited_by = settle_verdict(&b, &flow);
-        b
+    let (breakdown, retransmitted_pct) = verdict(t, &flow);
+    let advice = advice(&AdviceFacts {
+        flow,
+        breakdown: breakdown.as_ref(),
+        retransmitted_pct,
     });
-    #[allow(clippy::cast_precision_loss)]
-    let retransmitted_pct = info
-        .filter(|i| i.tcpi_bytes_sent > 0)
-        .map(|i| (1000.0 * i.tcpi_bytes_retrans as f64 / i.tcpi_bytes_sent as f64).round() / 10.0);
     let path = PathFacts {
         bandwidth_bps: rate.bps(),
         bandwidth_source: rate_source,
         bdp_bytes: text::number(bdp::bdp_exact(rate, rtt)),
         sizing,
     };
-    let advice = advice(&AdviceFacts {
-        flow,
-        breakdown: breakdown.as_ref(),
-        retransmitted_pct,
-    });
-    #[allow(clippy::cast_precision_loss)]
-    Ok(VerifyReport {
+    VerifyReport {
         host: a.host.clone(),
-        addr: sa.to_string(),
+        addr: t.addr.to_string(),
         direction: "send",
-        duration_s: text::ms(elapsed.as_secs_f64()),
-        bytes: result.bytes,
-        throughput_bps: throughput.round(),
-        rtt_ms: text::ms(rtt_ms),
-        min_rtt_ms: min_rtt_ms.map(text::ms),
-        rtt_source,
-        cwnd: info.map(|i| i.tcpi_snd_cwnd),
-        mss: info.map(|i| i.tcpi_snd_mss),
-        delivery_rate_bps: info.map(|i| i.tcpi_delivery_rate as f64 * 8.0),
+        duration_s: text::ms(t.elapsed.as_secs_f64()),
+        bytes: t.result.bytes,
+        throughput_bps: r.throughput.round(),
+        rtt_ms: text::ms(r.rtt_ms),
+        min_rtt_ms: r.min_rtt_ms.map(text::ms),
+        rtt_source: r.rtt_source,
+        cwnd: t.info.map(|i| i.tcpi_snd_cwnd),
+        mss: t.info.map(|i| i.tcpi_snd_mss),
+        delivery_rate_bps,
         retransmitted_pct,
         busy_ms: breakdown.map(|b| b.busy_ms),
         rwnd_limited_pct: breakdown.map(|b| b.rwnd_limited_pct),
@@ -285,7 +335,7 @@ pub fn verify(a: &VerifyRequest, sender: &System<'_>, on_phase: &mut dyn FnMut(P
         path,
         receiver,
         sender,
-        receiver_window: result.rcv_wnd,
+        receiver_window: t.result.rcv_wnd,
         advice,
-    })
+    }
 }

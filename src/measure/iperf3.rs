@@ -253,7 +253,6 @@ pub fn parse_json(text: &str, req: &Iperf3Request) -> Result<TcpTest, Error> {
     parse(&v, req)
 }
 
-#[allow(clippy::cast_precision_loss)]
 fn parse(v: &Value, req: &Iperf3Request) -> Result<TcpTest, Error> {
     if let Some(e) = v.get("error") {
         let msg = e.as_str().map_or_else(|| e.to_string(), str::to_string);
@@ -270,24 +269,8 @@ fn parse(v: &Value, req: &Iperf3Request) -> Result<TcpTest, Error> {
     let mss = u64_of(start, "tcp_mss")
         .or_else(|| u64_of(start, "tcp_mss_default"))
         .filter(|m| *m > 0);
-    let intervals: Vec<Interval> = v
-        .get("intervals")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|i| i.get("streams")?.get(0))
-                .filter(|s| s.get("omitted").and_then(Value::as_bool) != Some(true))
-                .map(|s| Interval {
-                    bytes: u64_of(s, "bytes").unwrap_or(0),
-                    bps: f64_of(s, "bits_per_second").unwrap_or(0.0),
-                    retransmits: u64_of(s, "retransmits"),
-                    rtt_us: f64_of(s, "rtt").filter(|r| *r > 0.0),
-                    snd_wnd: u64_of(s, "snd_wnd"),
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-
+    let intervals = intervals(v);
+    #[allow(clippy::cast_precision_loss)]
     let mut t = TcpTest {
         peer: Some(TestPeer::Iperf3),
         addr: SocketAddr::new(req.addr, req.port).to_string(),
@@ -302,9 +285,49 @@ fn parse(v: &Value, req: &Iperf3Request) -> Result<TcpTest, Error> {
         bytes: u64_of(sender, "bytes").unwrap_or(0),
         ..TcpTest::default()
     };
-    // Goodput from what the server received, over the time it took (end − start: its
-    // "seconds" repeats the sender's), when it reported it: the sender's count includes what
-    // still sat in its buffer at the end.
+    t.goodput_bps = goodput(stream, &t);
+    let best = intervals.iter().map(|i| i.bps).fold(0.0, f64::max);
+    t.delivery_rate_bps = (best > 0.0).then_some(best);
+    t.retrans_segs = u64_of(sender, "retransmits");
+    if let Some(mss) = mss {
+        segments(&mut t, mss, &intervals, best);
+    }
+    let loaded_us = rtts(&mut t, sender, &intervals);
+    t.receiver_window = u64_of(sender, "max_snd_wnd")
+        .filter(|w| *w > 0)
+        .or_else(|| intervals.iter().filter_map(|i| i.snd_wnd).max().filter(|w| *w > 0));
+    t.notes
+        .push("iperf3 does not report the receiver's buffer: no window share (tcptune serve measures it)".to_string());
+    window_limited(&mut t, loaded_us, best);
+    rate_cap_note(&mut t, req, best);
+    Ok(t)
+}
+
+/// The test flow's intervals (`intervals[].streams[0]`), those iperf3 omitted left out.
+fn intervals(v: &Value) -> Vec<Interval> {
+    v.get("intervals")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|i| i.get("streams")?.get(0))
+                .filter(|s| s.get("omitted").and_then(Value::as_bool) != Some(true))
+                .map(|s| Interval {
+                    bytes: u64_of(s, "bytes").unwrap_or(0),
+                    bps: f64_of(s, "bits_per_second").unwrap_or(0.0),
+                    retransmits: u64_of(s, "retransmits"),
+                    rtt_us: f64_of(s, "rtt").filter(|r| *r > 0.0),
+                    snd_wnd: u64_of(s, "snd_wnd"),
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Goodput from what the server received, over the time it took (end − start: its
+/// "seconds" repeats the sender's), when it reported it: the sender's count includes what
+/// still sat in its buffer at the end. Else the sender's bytes over its time.
+#[allow(clippy::cast_precision_loss)]
+fn goodput(stream: &Value, t: &TcpTest) -> f64 {
     let received = stream
         .get("receiver")
         .and_then(|r| {
@@ -315,32 +338,36 @@ fn parse(v: &Value, req: &Iperf3Request) -> Result<TcpTest, Error> {
             Some((u64_of(r, "bytes")?, secs))
         })
         .filter(|(b, s)| *b > 0 && *s > 0.0);
-    t.goodput_bps = match received {
+    match received {
         Some((b, s)) => b as f64 * 8.0 / s,
         None if t.duration_s > 0.0 => t.bytes as f64 * 8.0 / t.duration_s,
         None => 0.0,
-    };
-    let best = intervals.iter().map(|i| i.bps).fold(0.0, f64::max);
-    t.delivery_rate_bps = (best > 0.0).then_some(best);
-    t.retrans_segs = u64_of(sender, "retransmits");
-    if let Some(mss) = mss {
-        t.segs_out = Some(t.bytes.div_ceil(mss));
-        t.notes.push(format!(
-            "segments estimated as bytes / MSS ({mss} bytes): iperf3 counts bytes, not segments"
-        ));
     }
-    // The steady state: after the first interval within 10 % of the best.
+}
+
+/// Segments estimated from bytes and the MSS: the whole test's, and the steady state's (after
+/// the first interval within 10 % of the `best` rate).
+fn segments(t: &mut TcpTest, mss: u64, intervals: &[Interval], best: f64) {
+    t.segs_out = Some(t.bytes.div_ceil(mss));
+    t.notes.push(format!(
+        "segments estimated as bytes / MSS ({mss} bytes): iperf3 counts bytes, not segments"
+    ));
     if let Some(first) = intervals
         .iter()
         .position(|i| best > 0.0 && i.bps >= STARTUP_DONE * best)
     {
         let steady = &intervals[first + 1..];
-        if let (Some(mss), false) = (mss, steady.is_empty()) {
+        if !steady.is_empty() {
             let bytes: u64 = steady.iter().map(|i| i.bytes).sum();
             t.steady_segs_out = Some(bytes.div_ceil(mss));
             t.steady_retrans_segs = steady.iter().map(|i| i.retransmits).sum();
         }
     }
+}
+
+/// The minimum and loaded RTTs; returns the loaded one in µs (the highest interval RTT, else
+/// the sender's max_rtt).
+fn rtts(t: &mut TcpTest, sender: &Value, intervals: &[Interval]) -> Option<f64> {
     t.min_rtt_ms = f64_of(sender, "min_rtt").filter(|r| *r > 0.0).map(|us| us / 1000.0);
     let max_interval_rtt = intervals
         .iter()
@@ -348,11 +375,12 @@ fn parse(v: &Value, req: &Iperf3Request) -> Result<TcpTest, Error> {
         .fold(None, |m: Option<f64>, r| Some(m.map_or(r, |m| m.max(r))));
     let loaded_us = max_interval_rtt.or_else(|| f64_of(sender, "max_rtt").filter(|r| *r > 0.0));
     t.loaded_rtt_ms = loaded_us.map(|us| us / 1000.0);
-    t.receiver_window = u64_of(sender, "max_snd_wnd")
-        .filter(|w| *w > 0)
-        .or_else(|| intervals.iter().filter_map(|i| i.snd_wnd).max().filter(|w| *w > 0));
-    t.notes
-        .push("iperf3 does not report the receiver's buffer: no window share (tcptune serve measures it)".to_string());
+    loaded_us
+}
+
+/// The window-limited rule of the module docs, with its note.
+#[allow(clippy::cast_precision_loss)]
+fn window_limited(t: &mut TcpTest, loaded_us: Option<f64>, best: f64) {
     if let (Some(w), Some(rtt_us), true) = (t.receiver_window, loaded_us, best > 0.0) {
         let flight = best / 8.0 * rtt_us / 1e6;
         if (w as f64) <= WINDOW_LIMIT_FACTOR * flight {
@@ -364,6 +392,11 @@ fn parse(v: &Value, req: &Iperf3Request) -> Result<TcpTest, Error> {
             ));
         }
     }
+}
+
+/// A test that ran at the rate cap keeping its byte bound was held back by it: a note says so.
+#[allow(clippy::cast_precision_loss)]
+fn rate_cap_note(t: &mut TcpTest, req: &Iperf3Request, best: f64) {
     let cap = req.rate_bps() as f64;
     if t.goodput_bps >= STARTUP_DONE * cap || best >= STARTUP_DONE * cap {
         t.notes.push(format!(
@@ -373,7 +406,6 @@ fn parse(v: &Value, req: &Iperf3Request) -> Result<TcpTest, Error> {
             req.secs()
         ));
     }
-    Ok(t)
 }
 
 #[cfg(test)]

@@ -655,6 +655,62 @@ mod linux {
         per_train: u32,
         timeout: Duration,
     ) -> Result<CapacityEstimate, String> {
+        let p = open_probe(addr, ip_size)?;
+        let k = per_train as usize;
+        let mut t = Trains::new(trains as usize, k);
+        let mut buf = vec![0u8; RECV_BUF];
+        loop {
+            let now = Instant::now();
+            if !t.all_sent() && now >= t.next_send {
+                send_train(&p, &mut t, now, per_train, addr)?;
+            }
+            let now = Instant::now();
+            if t.all_sent() && t.state.iter().all(|x| x.done(now, k, timeout)) {
+                if !another_round(&t.state, trains, per_train, p.ip_size) {
+                    break;
+                }
+                t.add_round(trains as usize);
+            }
+            let wait = if t.all_sent() {
+                POLL_SLICE
+            } else {
+                t.next_send.saturating_duration_since(now).min(POLL_SLICE)
+            };
+            poll_in(p.fd(), wait);
+            drain(&p, &mut t, &mut buf);
+        }
+        if t.no_stamp > 0 && t.state.iter().all(|x| x.count == 0) {
+            return Err("the kernel attached no receive timestamps to the replies".to_string());
+        }
+        summarize(&outcomes(&t.state), per_train, p.ip_size).map_err(|e| match t.errors.first() {
+            Some(first) => format!("{e} ({first})"),
+            None => e,
+        })
+    }
+
+    /// The connected socket of a measurement, and the shape of its echo requests.
+    struct Probe {
+        sock: Sock,
+        /// A raw socket: the identifier is ours to pick and to filter on.
+        raw: bool,
+        /// IP bytes of a request, at most the kernel's path MTU.
+        ip_size: usize,
+        /// The IP header's share of `ip_size`.
+        header: usize,
+        /// A raw socket's echo identifier; a ping socket's is set by the kernel.
+        ident: Option<u16>,
+        seq_base: u16,
+    }
+
+    impl Probe {
+        fn fd(&self) -> RawFd {
+            self.sock.fd.as_raw_fd()
+        }
+    }
+
+    /// The socket for trains to `addr` of `ip_size`-byte requests: kernel receive timestamps
+    /// on, buffers for a whole train, connected, the size capped at the path MTU.
+    fn open_probe(addr: IpAddr, ip_size: usize) -> Result<Probe, String> {
         let sock = open(addr)?;
         let fd = sock.fd.as_raw_fd();
         set_int(fd, libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, 1)
@@ -677,113 +733,140 @@ mod linux {
             Ok(m) if m > 0 => ip_size.min(m as usize),
             _ => ip_size,
         };
-        // A raw socket answers to the identifier we pick; a ping socket's is set by the kernel.
         let ident = raw.then(crate::measure::random_u16);
         let seq_base = crate::measure::random_u16();
-        let k = per_train as usize;
-        let mut n = trains as usize;
+        Ok(Probe {
+            sock,
+            raw,
+            ip_size,
+            header,
+            ident,
+            seq_base,
+        })
+    }
 
-        let mut state: Vec<Train> = (0..n)
-            .map(|_| Train {
+    /// The trains of a measurement, sent and answered so far.
+    struct Trains {
+        state: Vec<Train>,
+        /// Echo requests per train.
+        k: usize,
+        /// Trains sent.
+        next: usize,
+        next_send: Instant,
+        /// Send and ICMP errors, the first few, to explain a failure.
+        errors: Vec<String>,
+        /// Replies that came without a kernel timestamp.
+        no_stamp: usize,
+    }
+
+    impl Trains {
+        fn new(n: usize, k: usize) -> Self {
+            let mut t = Self {
+                state: Vec::new(),
+                k,
+                next: 0,
+                next_send: Instant::now(),
+                errors: Vec::new(),
+                no_stamp: 0,
+            };
+            t.add_round(n);
+            t
+        }
+
+        /// `n` more trains to send.
+        fn add_round(&mut self, n: usize) {
+            let k = self.k;
+            self.state.resize_with(self.state.len() + n, || Train {
                 replies: vec![None; k],
                 ..Train::default()
+            });
+        }
+
+        fn all_sent(&self) -> bool {
+            self.next == self.state.len()
+        }
+
+        /// Files the reply numbered `seq` under its train (a reply without a timestamp, to a
+        /// train not sent, or a duplicate is not kept).
+        fn record(&mut self, seq_base: u16, seq: u16, ip_bytes: usize, stamp: Option<i64>) {
+            let idx = usize::from(seq.wrapping_sub(seq_base));
+            let (ti, j) = (idx / self.k, idx % self.k);
+            let Some(at_ns) = stamp else {
+                self.no_stamp += 1;
+                return;
+            };
+            if ti >= self.next || self.state[ti].replies[j].is_some() {
+                return;
+            }
+            let t = &mut self.state[ti];
+            t.replies[j] = Some(Reply { ip_bytes, at_ns });
+            if t.count == 0 || at_ns < t.first_ns {
+                t.first_ns = at_ns;
+            }
+            t.last_ns = t.last_ns.max(at_ns);
+            t.count += 1;
+            t.last_reply_at = Some(Instant::now());
+        }
+    }
+
+    /// Sends the next train at `now` (one sendmmsg) and sets when the one after may go.
+    fn send_train(p: &Probe, t: &mut Trains, now: Instant, per_train: u32, addr: IpAddr) -> Result<(), String> {
+        let k = t.k;
+        let mut packets: Vec<Vec<u8>> = (0..k)
+            .map(|j| {
+                let seq = p.seq_base.wrapping_add(((t.next * k + j) & 0xffff) as u16);
+                echo_request(p.sock.v6, p.ident.unwrap_or(0), seq, p.ip_size - p.header)
             })
             .collect();
-        let mut buf = vec![0u8; RECV_BUF];
-        let mut next = 0usize;
-        let mut next_send = Instant::now();
-        let mut errors: Vec<String> = Vec::new();
-        let mut no_stamp = 0usize;
-        loop {
-            let now = Instant::now();
-            if next < n && now >= next_send {
-                let mut packets: Vec<Vec<u8>> = (0..k)
-                    .map(|j| {
-                        let seq = seq_base.wrapping_add(((next * k + j) & 0xffff) as u16);
-                        echo_request(sock.v6, ident.unwrap_or(0), seq, ip_size - header)
-                    })
-                    .collect();
-                let t0 = realtime_ns();
-                let sent = send_all(fd, &mut packets);
-                let t1 = realtime_ns();
-                let t = &mut state[next];
-                t.sent_at = Some(now);
-                t.send_span_ns = t1 - t0;
-                if let Err(e) = sent {
-                    if e.raw_os_error() == Some(libc::EMSGSIZE) {
-                        return Err(format!("{ip_size}-byte echo requests exceed the path MTU to {addr}"));
-                    }
-                    errors.push(format!("send: {e}"));
-                }
-                next += 1;
-                next_send = now + gap(&state, per_train, ip_size);
+        let t0 = realtime_ns();
+        let sent = send_all(p.fd(), &mut packets);
+        let t1 = realtime_ns();
+        let train = &mut t.state[t.next];
+        train.sent_at = Some(now);
+        train.send_span_ns = t1 - t0;
+        if let Err(e) = sent {
+            if e.raw_os_error() == Some(libc::EMSGSIZE) {
+                return Err(format!(
+                    "{}-byte echo requests exceed the path MTU to {addr}",
+                    p.ip_size
+                ));
             }
-            let now = Instant::now();
-            if next == n && state.iter().all(|t| t.done(now, k, timeout)) {
-                // Another round while the trains disagree — unless none was dispersed: then
-                // they all measured how fast this host sends, and so would another round.
-                let more = n < (super::MAX_ROUNDS * trains) as usize
-                    && summarize(&outcomes(&state), per_train, ip_size).is_ok_and(|e| e.dispersed > 0 && !e.agreed);
-                if !more {
+            t.errors.push(format!("send: {e}"));
+        }
+        t.next += 1;
+        t.next_send = now + gap(&t.state, per_train, p.ip_size);
+        Ok(())
+    }
+
+    /// Another round while the trains disagree — unless none was dispersed: then they all
+    /// measured how fast this host sends, and so would another round.
+    fn another_round(state: &[Train], trains: u32, per_train: u32, ip_size: usize) -> bool {
+        state.len() < (super::MAX_ROUNDS * trains) as usize
+            && summarize(&outcomes(state), per_train, ip_size).is_ok_and(|e| e.dispersed > 0 && !e.agreed)
+    }
+
+    /// Takes every reply waiting on the socket; kernel timestamps keep the arrival times exact.
+    fn drain(p: &Probe, t: &mut Trains, buf: &mut [u8]) {
+        for _ in 0..4096 {
+            match recv_one(p.fd(), buf) {
+                Ok(None) => break,
+                Ok(Some((len, stamp))) => {
+                    if let Some((seq, ip_bytes)) =
+                        parse_echo_reply(&buf[..len], p.sock.v6, p.raw && !p.sock.v6, p.ident)
+                    {
+                        t.record(p.seq_base, seq, ip_bytes, stamp);
+                    }
+                }
+                // ICMP errors reported on the connected socket (unreachable, ...).
+                Err(e) => {
+                    let e = e.to_string();
+                    if !t.errors.contains(&e) && t.errors.len() < 3 {
+                        t.errors.push(e);
+                    }
                     break;
                 }
-                n += trains as usize;
-                state.resize_with(n, || Train {
-                    replies: vec![None; k],
-                    ..Train::default()
-                });
-            }
-            let wait = if next < n {
-                next_send.saturating_duration_since(now).min(POLL_SLICE)
-            } else {
-                POLL_SLICE
-            };
-            poll_in(fd, wait);
-            // Drain everything that is there; kernel timestamps keep the arrival times exact.
-            for _ in 0..4096 {
-                match recv_one(fd, &mut buf) {
-                    Ok(None) => break,
-                    Ok(Some((len, stamp))) => {
-                        let Some((seq, ip_bytes)) = parse_echo_reply(&buf[..len], sock.v6, raw && !sock.v6, ident)
-                        else {
-                            continue;
-                        };
-                        let idx = usize::from(seq.wrapping_sub(seq_base));
-                        let (ti, j) = (idx / k, idx % k);
-                        let Some(at_ns) = stamp else {
-                            no_stamp += 1;
-                            continue;
-                        };
-                        if ti >= next || state[ti].replies[j].is_some() {
-                            continue;
-                        }
-                        let t = &mut state[ti];
-                        t.replies[j] = Some(Reply { ip_bytes, at_ns });
-                        if t.count == 0 || at_ns < t.first_ns {
-                            t.first_ns = at_ns;
-                        }
-                        t.last_ns = t.last_ns.max(at_ns);
-                        t.count += 1;
-                        t.last_reply_at = Some(Instant::now());
-                    }
-                    // ICMP errors reported on the connected socket (unreachable, ...).
-                    Err(e) => {
-                        let e = e.to_string();
-                        if !errors.contains(&e) && errors.len() < 3 {
-                            errors.push(e);
-                        }
-                        break;
-                    }
-                }
             }
         }
-        if no_stamp > 0 && state.iter().all(|t| t.count == 0) {
-            return Err("the kernel attached no receive timestamps to the replies".to_string());
-        }
-        summarize(&outcomes(&state), per_train, ip_size).map_err(|e| match errors.first() {
-            Some(first) => format!("{e} ({first})"),
-            None => e,
-        })
     }
 
     fn outcomes(state: &[Train]) -> Vec<TrainOutcome> {

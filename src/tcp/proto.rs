@@ -23,7 +23,7 @@
 //! limited-by counters are — is on the side that prints the verdict. Anything that does not start
 //! with the magic is not a tcptune client: the server closes that connection and keeps serving.
 
-use std::io::{BufRead as _, Read as _, Write as _};
+use std::io::{BufRead as _, Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
@@ -186,6 +186,44 @@ pub struct ServerResult {
     pub window_share: Option<f64>,
 }
 
+/// The hello's test duration for `time`: whole milliseconds, at least 1 (a hello of 0 ms is
+/// junk to the server), and the longest a server grants when it does not fit.
+pub fn duration_ms(time: Duration) -> u32 {
+    u32::try_from(time.as_millis()).unwrap_or(MAX_DURATION_MS).max(1)
+}
+
+/// Why the hello exchange gave no test: typed, so that each client words it for its own user
+/// (`verify` names the server, the path test says whether the advice goes on without it).
+#[derive(Debug)]
+pub enum ExchangeError {
+    /// The hello could not be sent: the peer closed the connection.
+    Send(std::io::Error),
+    /// No complete answer came back.
+    NoAnswer(std::io::Error),
+    /// The answer is not a tcptune answer.
+    Garbled(ProtoError),
+    /// The server is running another test.
+    Busy,
+    /// The server does not speak the hello's version; the version it answered in.
+    BadVersion(u16),
+}
+
+/// The client's half of the hello exchange: sends `hello`, then `extra` (a path test's
+/// buffer size) in the same write, and reads the answer. Ok: the time the server granted.
+pub fn exchange_hello(mut s: impl Read + Write, hello: &Hello, extra: &[u8]) -> Result<Duration, ExchangeError> {
+    let mut out = hello.encode().to_vec();
+    out.extend_from_slice(extra);
+    s.write_all(&out).map_err(ExchangeError::Send)?;
+    let mut frame = [0u8; HELLO_LEN];
+    s.read_exact(&mut frame).map_err(ExchangeError::NoAnswer)?;
+    let answer = Answer::decode(&frame).map_err(ExchangeError::Garbled)?;
+    match answer.status {
+        Status::Ok => Ok(Duration::from_millis(u64::from(answer.granted_ms))),
+        Status::Busy => Err(ExchangeError::Busy),
+        Status::BadVersion => Err(ExchangeError::BadVersion(answer.version)),
+    }
+}
+
 /// Why a line of JSON from the peer could not be read.
 #[derive(Debug)]
 pub enum LineError {
@@ -261,6 +299,82 @@ mod tests {
         let bad = frame(VERSION, 9, 10);
         assert_eq!(Answer::decode(&bad), Err(ProtoError::BadStatus(9)));
         assert_eq!(&h.encode()[..8], b"tcptune\0");
+    }
+
+    /// A peer that answers with `answer` and records what it was sent.
+    struct Peer {
+        sent: Vec<u8>,
+        answer: std::io::Cursor<Vec<u8>>,
+    }
+
+    impl Read for Peer {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            self.answer.read(buf)
+        }
+    }
+
+    impl Write for Peer {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.sent.extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn exchange(answer: &[u8], extra: &[u8]) -> (Result<Duration, ExchangeError>, Vec<u8>) {
+        let hello = Hello {
+            version: VERSION,
+            flags: FLAG_PATH_TEST,
+            duration_ms: duration_ms(Duration::from_secs(3)),
+        };
+        let mut peer = Peer {
+            sent: Vec::new(),
+            answer: std::io::Cursor::new(answer.to_vec()),
+        };
+        let r = exchange_hello(&mut peer, &hello, extra);
+        (r, peer.sent)
+    }
+
+    #[test]
+    fn the_hello_exchange_gives_the_granted_time_or_a_typed_refusal() {
+        let ok = Answer {
+            version: VERSION,
+            status: Status::Ok,
+            granted_ms: 2500,
+        };
+        let (r, sent) = exchange(&ok.encode(), &7u64.to_be_bytes());
+        assert_eq!(r.expect("granted"), Duration::from_millis(2500));
+        // One write: the hello, then the extra bytes.
+        assert_eq!(&sent[..HELLO_LEN], &frame(VERSION, FLAG_PATH_TEST, 3000));
+        assert_eq!(&sent[HELLO_LEN..], &7u64.to_be_bytes());
+
+        let busy = Answer {
+            status: Status::Busy,
+            ..ok
+        };
+        assert!(matches!(exchange(&busy.encode(), &[]).0, Err(ExchangeError::Busy)));
+        let old = Answer {
+            version: PLAIN_VERSION,
+            status: Status::BadVersion,
+            granted_ms: 0,
+        };
+        assert!(matches!(
+            exchange(&old.encode(), &[]).0,
+            Err(ExchangeError::BadVersion(1))
+        ));
+        assert!(matches!(
+            exchange(&ok.encode()[..9], &[]).0,
+            Err(ExchangeError::NoAnswer(_))
+        ));
+        assert!(matches!(
+            exchange(b"HTTP/1.1 400 Bad", &[]).0,
+            Err(ExchangeError::Garbled(ProtoError::BadMagic(_)))
+        ));
+        // A test time that does not fit a u32 of ms asks for the longest a server grants.
+        assert_eq!(duration_ms(Duration::from_secs(u64::MAX)), MAX_DURATION_MS);
+        assert_eq!(duration_ms(Duration::ZERO), 1);
     }
 
     #[test]

@@ -1,5 +1,5 @@
-//! `check`, `serve`/`verify` and `inspect`: fake trees for the sysctl logic, loopback for the
-//! protocol, and — as root — real kernels in network namespaces joined by the lab's emulated
+//! `check`, `serve`/`verify`, `advise`'s path test against `serve`, and `inspect`: fake trees
+//! for the sysctl logic, loopback for the protocol, and — as root — real kernels in network namespaces joined by the lab's emulated
 //! WAN path (lab/lab.sh). Traffic goes only to loopback and 198.18.0.0/15 inside namespaces
 //! these tests create.
 
@@ -434,6 +434,93 @@ fn serve_rate_limits_lines_about_refused_clients() {
     // Still serving.
     let (out, _) = verify_loopback(&server);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+// ---------------------------------------------------------------- the path test against serve
+
+/// `advise --host`'s path test (measure) against a real `tcptune serve` (diag), both called as
+/// the library: only here, above both layers, may one test use the two.
+mod path_test {
+    use std::net::{IpAddr, SocketAddr};
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use tcptune::diag::BufferCap;
+    use tcptune::diag::serve::{Log, ServeRequest, Server};
+    use tcptune::measure::evidence::TestPeer;
+    use tcptune::measure::pathtest::{PathTestRequest, run};
+    use tcptune::os::Os;
+
+    /// A `once` tcptune serve on loopback in a thread.
+    fn serve_once() -> (SocketAddr, std::thread::JoinHandle<Result<(), tcptune::error::Error>>) {
+        let server = Server::bind(&ServeRequest {
+            bind: IpAddr::from([127, 0, 0, 1]),
+            port: 0,
+            once: true,
+        })
+        .expect("bind");
+        let addr = server.local_addr();
+        let log: Arc<dyn Log> = Arc::new(|_: &str| {});
+        let run = std::thread::spawn(move || server.run(&|| BufferCap::receive(Os::Linux, None), log));
+        (addr, run)
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_path_test_against_tcptune_serve_reads_the_flow_and_the_receivers_window() {
+        let (addr, server) = serve_once();
+        let req = PathTestRequest {
+            addr: addr.ip(),
+            port: addr.port(),
+            time: Duration::from_millis(1500),
+            // Loopback moves gigabytes a second: the time bound ends this one.
+            max_bytes: 1 << 40,
+            buffer: 4 << 20,
+            cc: None,
+            connect_timeout: Duration::from_secs(1),
+        };
+        let mut calls = 0;
+        let t = run(&req, &mut |_, _| calls += 1).expect("a test");
+        server.join().expect("server thread").expect("the test ran to its end");
+        assert!(calls >= 2, "progress reported");
+        assert_eq!(t.peer, Some(TestPeer::Tcptune));
+        assert!(t.bytes > 1 << 20, "{t:?}");
+        assert!(t.goodput_bps > 1e6, "{t:?}");
+        assert!(t.segs_out.is_some_and(|s| s > 100), "{t:?}");
+        assert!(t.min_rtt_ms.is_some_and(|r| r > 0.0), "{t:?}");
+        assert!(t.delivery_rate_bps.is_some_and(|r| r > 1e6), "{t:?}");
+        assert!(t.cc.is_some());
+        // The receiver's share of its buffer, as the serve side read it: a fraction.
+        let share = t.window_share.expect("Linux 6.2+ reports the advertised window");
+        assert!(share > 0.05 && share <= 1.0, "{share}");
+        let buf = t.receiver_buffer.expect("its buffer");
+        if tcptune::host::is_root() {
+            // Forced before the handshake: 4 MiB asked, reported doubled.
+            assert_eq!(buf, 8 << 20, "{t:?}");
+            assert!(t.notes.is_empty(), "{:?}", t.notes);
+        } else {
+            assert!(t.notes.iter().any(|n| n.contains("could not force")), "{:?}", t.notes);
+        }
+    }
+
+    #[test]
+    fn the_byte_bound_stops_the_test() {
+        let (addr, server) = serve_once();
+        let req = PathTestRequest {
+            addr: addr.ip(),
+            port: addr.port(),
+            time: Duration::from_secs(20),
+            max_bytes: 3 << 20,
+            buffer: 0,
+            cc: None,
+            connect_timeout: Duration::from_secs(1),
+        };
+        let t = run(&req, &mut |_, _| {}).expect("a test");
+        server.join().expect("server thread").expect("ended");
+        assert_eq!(t.bytes, 3 << 20);
+        assert!(t.duration_s < 10.0, "{t:?}");
+        assert!(t.notes.iter().any(|n| n.contains("byte bound")), "{:?}", t.notes);
+    }
 }
 
 // ---------------------------------------------------------------- real kernels (root)
