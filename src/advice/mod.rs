@@ -92,15 +92,6 @@ impl AdviceRequest {
     }
 }
 
-/// Transitional, for diag until it takes values: the system's OS, its running values, and
-/// whether it is this very machine.
-#[derive(Clone, Copy)]
-pub struct System<'a> {
-    pub os: Os,
-    pub backend: Option<&'a dyn crate::sysctl::SysctlBackend>,
-    pub local: bool,
-}
-
 /// The path the advice is for.
 #[derive(Debug, Clone)]
 pub struct Path {

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use crate::cli::{self, Cli, Format};
 use crate::os::Os;
 use crate::sysctl::{self, SysctlBackend};
-use crate::{advice, change, error, fsutil, host, measure, snapshot};
+use crate::{change, error, fsutil, host, measure, snapshot};
 
 /// Where the output goes: facts about the terminal, kept apart from the services.
 #[derive(Debug, Clone, Copy)]
@@ -140,15 +140,6 @@ impl Context {
             backend,
             store,
             again_args: &self.again_args,
-        }
-    }
-
-    /// The system advice is for: the OS, its running values, whether it is this machine.
-    pub fn system(&self) -> advice::System<'_> {
-        advice::System {
-            os: self.os,
-            backend: self.backend.as_deref(),
-            local: self.local,
         }
     }
 

@@ -1,7 +1,7 @@
 //! TCP-level evidence about a path: what a TCP test through it showed ([`TcpTest`], from
 //! `tcptune serve` or an iperf3 server), or, with no peer to test against, what this host's
 //! kernel already knows about it ([`Passive`]: live flows and the per-destination metrics).
-//! The advice decides from these (`crate::advice::decide`); this module only holds them.
+//! The advice's decision table reads these; this module only holds them.
 
 use serde::Serialize;
 

@@ -8,6 +8,7 @@ mod fake_host;
 mod fleet;
 mod hostile;
 mod lab;
+mod layers;
 mod netns;
 mod ship;
 mod sysctld;
