@@ -292,121 +292,19 @@ impl Profile {
         Ok(p)
     }
 
+    /// Every check a profile must pass before it renders, in the order its errors are
+    /// reported: one line of printable text in every field first, then what each field means.
     fn validate(&self, cap_lines: &BTreeMap<String, usize>) -> Result<(), Error> {
-        let origin = &self.origin;
-        // Profile text ends up in sysctl files, loader.conf, shell commands and terminals:
-        // a newline in any field would start a line of its own there.
-        let plain = |what: &str, line: usize, t: &str| -> Result<(), Error> {
-            match t.chars().find(|c| is_unsafe_char(*c)) {
-                Some(c) => Err(Error::usage(format!(
-                    "profile {origin}, line {line}: {what}: control character {} refused",
-                    c.escape_unicode()
-                ))
-                .with_hint("profile text is one line of printable characters: no newlines, escapes or tabs")),
-                None => Ok(()),
-            }
-        };
-        plain("name", 0, &self.name)?;
-        plain("description", 0, &self.description)?;
-        for (k, v) in self.caps.iter().chain(&self.stock) {
-            let line = cap_lines.get(k).copied().unwrap_or(0);
-            plain("caps/stock key", line, k)?;
-            plain(&crate::sysctl::file::excerpt(k), line, v)?;
-        }
-        for (key, value) in &self.stock {
-            if !self.os.is_network_key(key) {
-                return Err(Error::usage(format!(
-                    "profile {origin}: stock: {} is not a networking sysctl key for {}",
-                    crate::sysctl::file::excerpt(key),
-                    self.os
-                ))
-                .with_hint(key_hint(self.os)));
-            }
-            crate::sysctl::file::check_value(key, value, self.os)
-                .map_err(|m| Error::usage(format!("profile {origin}: stock: {m}")).with_hint(FILE_HINT))?;
-        }
+        self.check_plain_head(cap_lines)?;
+        self.check_stock()?;
         for e in &self.settings {
-            for (field, t) in [
-                ("key", Some(&e.key)),
-                ("value", Some(&e.value)),
-                ("reason", Some(&e.reason)),
-                ("when", e.when.as_ref()),
-                ("note", e.note.as_ref()),
-            ] {
-                if let Some(t) = t {
-                    plain(
-                        &format!("setting {}: {field}", crate::sysctl::file::excerpt(&e.key)),
-                        e.lines.of(field),
-                        t,
-                    )?;
-                }
-            }
+            self.check_plain_setting(e)?;
         }
-        for (key, fact) in &self.caps {
-            if !FACTS.iter().any(|(f, _)| f == fact) {
-                return Err(Error::usage(format!(
-                    "profile {origin}, line {}: caps: {key} = \"{fact}\" is not a known fact",
-                    cap_lines.get(key).copied().unwrap_or(0)
-                ))
-                .with_hint(facts_hint()));
-            }
-        }
+        self.check_caps(cap_lines)?;
         for e in &self.settings {
-            let at = |field: &str, what: &str| {
-                Error::usage(format!(
-                    "profile {origin}, line {}: setting {}: {what}",
-                    e.lines.of(field),
-                    e.key
-                ))
-            };
-            match e.stage {
-                Stage::Runtime if !self.os.is_network_key(&e.key) => {
-                    return Err(at("key", &format!("key: not a networking sysctl key for {}", self.os))
-                        .with_hint(key_hint(self.os)));
-                }
-                Stage::Runtime => {}
-                Stage::Boot => {
-                    // The same care for /boot/loader.conf as for sysctl.conf: a boot entry
-                    // once wrote init_path and kern.securelevel there.
-                    let Some(kind) = boot_kind(self.os, &e.key) else {
-                        return Err(
-                            at("key", "key: not a networking boot-time tunable tcptune writes").with_hint(BOOT_HINT)
-                        );
-                    };
-                    if let Err(m) = check_boot_template(kind, &e.value) {
-                        return Err(at("value", &format!("value: {m}")).with_hint(BOOT_HINT));
-                    }
-                }
-            }
-            if e.stage == Stage::Runtime
-                && let Err(m) = check_runtime_template(&e.value).and_then(|()| {
-                    // Without holes the value is final: check it as apply will.
-                    if e.value.contains('{') {
-                        Ok(())
-                    } else {
-                        crate::sysctl::file::check_value(&e.key, &e.value, self.os).map(|_| ())
-                    }
-                })
-            {
-                return Err(at("value", &format!("value: {m}")).with_hint(FILE_HINT));
-            }
-            let mut exprs: Vec<(&str, String)> = Vec::new();
-            for (field, t) in [("value", &e.value), ("reason", &e.reason)] {
-                for hole in holes(t).map_err(|m| at(field, &format!("{field}: {m}")).with_hint(FILE_HINT))? {
-                    exprs.push((field, hole.trim_end_matches(":iec").to_string()));
-                }
-            }
-            if let Some(w) = &e.when {
-                exprs.push(("when", w.clone()));
-            }
-            for (field, src) in exprs {
-                let ex = expr::parse(&src).map_err(|m| at(field, &format!("{field}: {m}")).with_hint(FILE_HINT))?;
-                let mut vars = Vec::new();
-                ex.vars(&mut vars);
-                if let Some(v) = vars.iter().find(|v| !FACTS.iter().any(|(f, _)| f == v)) {
-                    return Err(at(field, &format!("{field}: unknown fact `{v}`")).with_hint(facts_hint()));
-                }
-            }
+            self.check_setting_key(e)?;
+            self.check_setting_value(e)?;
+            self.check_setting_facts(e)?;
         }
         Ok(())
     }
@@ -421,81 +319,259 @@ impl Profile {
     ) -> Result<Vec<Setting>, Error> {
         let mut out = Vec::new();
         for e in &self.settings {
-            let ks = if e.stage == Stage::Runtime { state(&e.key) } else { None };
-            let current = ks.as_ref().and_then(|k| k.value().map(str::to_string));
-            let baseline = current.clone().or_else(|| {
-                if ks.is_none() {
-                    self.stock.get(&e.key).cloned()
-                } else {
-                    None
-                }
-            });
-            let cur_fields = baseline.as_deref().and_then(numeric_fields);
-            let env = Env {
-                facts,
-                current: cur_fields.as_deref(),
-            };
-            let fail = |field: &'static str| {
-                move |m: String| {
-                    Error::usage(format!(
-                        "profile {}, line {}: setting {}: {field}: {m}",
-                        self.origin,
-                        e.lines.of(field),
-                        e.key
-                    ))
-                    .with_hint(FILE_HINT)
-                }
-            };
-            if let Some(w) = &e.when
-                && expr::parse(w).and_then(|x| x.eval(&env)).map_err(fail("when"))? == 0.0
-            {
-                continue;
+            if let Some(s) = self.render_setting(e, facts, state, allow_lower)? {
+                out.push(s);
             }
-            let rec = fill(&e.value, &env, false).map_err(fail("value"))?;
-            let rec = clamp_fields(self.os, &rec);
-            let value = match (e.policy, &cur_fields, numeric_fields(&rec)) {
-                (Policy::AtLeast, Some(cur), Some(want)) if !allow_lower && cur.len() == want.len() => {
-                    join_fields(&cur.iter().zip(&want).map(|(c, w)| c.max(*w)).collect::<Vec<_>>())
-                }
-                _ => rec,
-            };
-            // What was filled in is checked like a line of a sysctl file (or loader.conf):
-            // an expression's result or a running value must not change the grammar.
-            match e.stage {
-                Stage::Runtime => crate::sysctl::file::check_value(&e.key, &value, self.os).map(|_| ()),
-                Stage::Boot => boot_kind(self.os, &e.key)
-                    .ok_or_else(|| "not a boot-time tunable".to_string())
-                    .and_then(|k| check_boot_value(k, &value)),
-            }
-            .map_err(|m| fail("value")(format!("renders as an invalid value: {m}")))?;
-            let action = match &ks {
-                Some(KeyState::Absent) => Action::Unavailable("not present in this kernel or network namespace".into()),
-                Some(KeyState::Unreadable(why)) => Action::Unavailable(format!("unreadable: {why}")),
-                // Only the kernel's refusal makes a key unavailable: a key that needs root is
-                // advice for root to apply, whoever reads it.
-                Some(KeyState::Present {
-                    access: Access::ReadOnly,
-                    value: v,
-                }) if !same_value(v, &value) => {
-                    Action::Unavailable("read-only in this network namespace: set it on the host".into())
-                }
-                Some(KeyState::Present { value: v, .. }) if same_value(v, &value) => Action::Keep,
-                None if baseline.as_deref().is_some_and(|b| same_value(b, &value)) && e.stage == Stage::Runtime => {
-                    Action::Keep
-                }
-                _ => Action::Set,
-            };
-            out.push(Setting {
-                key: e.key.clone(),
-                value,
-                current,
-                reason: fill(&e.reason, &env, true).map_err(fail("reason"))?,
-                stage: e.stage,
-                action,
-                note: e.note.clone(),
-            });
         }
         Ok(out)
+    }
+}
+
+/// Validation, one kind of mistake each, in [`Profile::validate`]'s order.
+impl Profile {
+    /// The name, the description, and the keys and values of `caps` and `stock`.
+    fn check_plain_head(&self, cap_lines: &BTreeMap<String, usize>) -> Result<(), Error> {
+        let origin = &self.origin;
+        plain(origin, "name", 0, &self.name)?;
+        plain(origin, "description", 0, &self.description)?;
+        for (k, v) in self.caps.iter().chain(&self.stock) {
+            let line = cap_lines.get(k).copied().unwrap_or(0);
+            plain(origin, "caps/stock key", line, k)?;
+            plain(origin, &crate::sysctl::file::excerpt(k), line, v)?;
+        }
+        Ok(())
+    }
+
+    /// Stock values are networking keys with values a sysctl file may hold.
+    fn check_stock(&self) -> Result<(), Error> {
+        let origin = &self.origin;
+        for (key, value) in &self.stock {
+            if !self.os.is_network_key(key) {
+                return Err(Error::usage(format!(
+                    "profile {origin}: stock: {} is not a networking sysctl key for {}",
+                    crate::sysctl::file::excerpt(key),
+                    self.os
+                ))
+                .with_hint(key_hint(self.os)));
+            }
+            crate::sysctl::file::check_value(key, value, self.os)
+                .map_err(|m| Error::usage(format!("profile {origin}: stock: {m}")).with_hint(FILE_HINT))?;
+        }
+        Ok(())
+    }
+
+    /// Every text field of one setting.
+    fn check_plain_setting(&self, e: &Entry) -> Result<(), Error> {
+        for (field, t) in [
+            ("key", Some(&e.key)),
+            ("value", Some(&e.value)),
+            ("reason", Some(&e.reason)),
+            ("when", e.when.as_ref()),
+            ("note", e.note.as_ref()),
+        ] {
+            if let Some(t) = t {
+                plain(
+                    &self.origin,
+                    &format!("setting {}: {field}", crate::sysctl::file::excerpt(&e.key)),
+                    e.lines.of(field),
+                    t,
+                )?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Each cap names a fact.
+    fn check_caps(&self, cap_lines: &BTreeMap<String, usize>) -> Result<(), Error> {
+        for (key, fact) in &self.caps {
+            if !FACTS.iter().any(|(f, _)| f == fact) {
+                return Err(Error::usage(format!(
+                    "profile {}, line {}: caps: {key} = \"{fact}\" is not a known fact",
+                    self.origin,
+                    cap_lines.get(key).copied().unwrap_or(0)
+                ))
+                .with_hint(facts_hint()));
+            }
+        }
+        Ok(())
+    }
+
+    /// A runtime key is a networking sysctl; a boot key one of the tunables tcptune writes.
+    fn check_setting_key(&self, e: &Entry) -> Result<(), Error> {
+        match e.stage {
+            Stage::Runtime if !self.os.is_network_key(&e.key) => Err(self
+                .setting_error(e, "key", &format!("not a networking sysctl key for {}", self.os))
+                .with_hint(key_hint(self.os))),
+            Stage::Runtime => Ok(()),
+            // The same care for /boot/loader.conf as for sysctl.conf: a boot entry once wrote
+            // init_path and kern.securelevel there.
+            Stage::Boot if boot_kind(self.os, &e.key).is_none() => Err(self
+                .setting_error(e, "key", "not a networking boot-time tunable tcptune writes")
+                .with_hint(BOOT_HINT)),
+            Stage::Boot => Ok(()),
+        }
+    }
+
+    /// The value template's literal text keeps the grammar of its file; without holes it is
+    /// final and is checked as apply will check it.
+    fn check_setting_value(&self, e: &Entry) -> Result<(), Error> {
+        let (checked, hint) = match e.stage {
+            Stage::Runtime => (
+                check_runtime_template(&e.value).and_then(|()| {
+                    if e.value.contains('{') {
+                        Ok(())
+                    } else {
+                        crate::sysctl::file::check_value(&e.key, &e.value, self.os).map(|_| ())
+                    }
+                }),
+                FILE_HINT,
+            ),
+            // A key that is no boot-time tunable was refused by check_setting_key.
+            Stage::Boot => (
+                boot_kind(self.os, &e.key).map_or(Ok(()), |kind| check_boot_template(kind, &e.value)),
+                BOOT_HINT,
+            ),
+        };
+        checked.map_err(|m| self.setting_error(e, "value", &m).with_hint(hint))
+    }
+
+    /// Every hole of the value and the reason, and the `when`, parse and name known facts.
+    fn check_setting_facts(&self, e: &Entry) -> Result<(), Error> {
+        let at = |field: &str, m: &str| self.setting_error(e, field, m);
+        let mut exprs: Vec<(&str, String)> = Vec::new();
+        for (field, t) in [("value", &e.value), ("reason", &e.reason)] {
+            for hole in holes(t).map_err(|m| at(field, &m).with_hint(FILE_HINT))? {
+                exprs.push((field, hole.trim_end_matches(":iec").to_string()));
+            }
+        }
+        if let Some(w) = &e.when {
+            exprs.push(("when", w.clone()));
+        }
+        for (field, src) in exprs {
+            let ex = expr::parse(&src).map_err(|m| at(field, &m).with_hint(FILE_HINT))?;
+            let mut vars = Vec::new();
+            ex.vars(&mut vars);
+            if let Some(v) = vars.iter().find(|v| !FACTS.iter().any(|(f, _)| f == v)) {
+                return Err(at(field, &format!("unknown fact `{v}`")).with_hint(facts_hint()));
+            }
+        }
+        Ok(())
+    }
+
+    /// "profile ORIGIN, line N: setting KEY: FIELD: what", at the field's line.
+    fn setting_error(&self, e: &Entry, field: &str, what: &str) -> Error {
+        Error::usage(format!(
+            "profile {}, line {}: setting {}: {field}: {what}",
+            self.origin,
+            e.lines.of(field),
+            e.key
+        ))
+    }
+}
+
+/// Rendering, one setting at a time.
+impl Profile {
+    /// One setting for the facts and the running value of its key; None when its `when` is
+    /// false.
+    fn render_setting(
+        &self,
+        e: &Entry,
+        facts: &BTreeMap<String, f64>,
+        state: &dyn Fn(&str) -> Option<KeyState>,
+        allow_lower: bool,
+    ) -> Result<Option<Setting>, Error> {
+        let ks = if e.stage == Stage::Runtime { state(&e.key) } else { None };
+        let current = ks.as_ref().and_then(|k| k.value().map(str::to_string));
+        // The stock value stands in only when the running values are unknown, not for a key
+        // this system lacks.
+        let baseline = current.clone().or_else(|| {
+            if ks.is_none() {
+                self.stock.get(&e.key).cloned()
+            } else {
+                None
+            }
+        });
+        let cur_fields = baseline.as_deref().and_then(numeric_fields);
+        let env = Env {
+            facts,
+            current: cur_fields.as_deref(),
+        };
+        let fail = |field: &'static str| move |m: String| self.setting_error(e, field, &m).with_hint(FILE_HINT);
+        if let Some(w) = &e.when
+            && expr::parse(w).and_then(|x| x.eval(&env)).map_err(fail("when"))? == 0.0
+        {
+            return Ok(None);
+        }
+        let value = self.recommend(e, &env, allow_lower).map_err(fail("value"))?;
+        // What was filled in is checked like a line of a sysctl file (or loader.conf):
+        // an expression's result or a running value must not change the grammar.
+        self.check_rendered(e, &value)
+            .map_err(|m| fail("value")(format!("renders as an invalid value: {m}")))?;
+        let action = action(ks.as_ref(), baseline.as_deref(), &value, e.stage);
+        Ok(Some(Setting {
+            key: e.key.clone(),
+            value,
+            current,
+            reason: fill(&e.reason, &env, true).map_err(fail("reason"))?,
+            stage: e.stage,
+            action,
+            note: e.note.clone(),
+        }))
+    }
+
+    /// The value template filled in, within what Linux accepts, and — under the raise-only
+    /// policy — never below the running value, field by field.
+    fn recommend(&self, e: &Entry, env: &Env<'_>, allow_lower: bool) -> Result<String, String> {
+        let rec = clamp_fields(self.os, &fill(&e.value, env, false)?);
+        Ok(match (e.policy, env.current, numeric_fields(&rec)) {
+            (Policy::AtLeast, Some(cur), Some(want)) if !allow_lower && cur.len() == want.len() => {
+                join_fields(&cur.iter().zip(&want).map(|(c, w)| c.max(*w)).collect::<Vec<_>>())
+            }
+            _ => rec,
+        })
+    }
+
+    /// A rendered value as its file takes it: a sysctl value, or a boot-time tunable's.
+    fn check_rendered(&self, e: &Entry, value: &str) -> Result<(), String> {
+        match e.stage {
+            Stage::Runtime => crate::sysctl::file::check_value(&e.key, value, self.os).map(|_| ()),
+            Stage::Boot => boot_kind(self.os, &e.key)
+                .ok_or_else(|| "not a boot-time tunable".to_string())
+                .and_then(|k| check_boot_value(k, value)),
+        }
+    }
+}
+
+/// What to do with a rendered value, given the key's state here (None: unknown, compared
+/// with `baseline`, the stock value).
+fn action(ks: Option<&KeyState>, baseline: Option<&str>, value: &str, stage: Stage) -> Action {
+    match ks {
+        Some(KeyState::Absent) => Action::Unavailable("not present in this kernel or network namespace".into()),
+        Some(KeyState::Unreadable(why)) => Action::Unavailable(format!("unreadable: {why}")),
+        // Only the kernel's refusal makes a key unavailable: a key that needs root is
+        // advice for root to apply, whoever reads it.
+        Some(KeyState::Present {
+            access: Access::ReadOnly,
+            value: v,
+        }) if !same_value(v, value) => {
+            Action::Unavailable("read-only in this network namespace: set it on the host".into())
+        }
+        Some(KeyState::Present { value: v, .. }) if same_value(v, value) => Action::Keep,
+        None if baseline.is_some_and(|b| same_value(b, value)) && stage == Stage::Runtime => Action::Keep,
+        _ => Action::Set,
+    }
+}
+
+/// Profile text ends up in sysctl files, loader.conf, shell commands and terminals: a
+/// newline in any field would start a line of its own there.
+fn plain(origin: &str, what: &str, line: usize, t: &str) -> Result<(), Error> {
+    match t.chars().find(|c| is_unsafe_char(*c)) {
+        Some(c) => Err(Error::usage(format!(
+            "profile {origin}, line {line}: {what}: control character {} refused",
+            c.escape_unicode()
+        ))
+        .with_hint("profile text is one line of printable characters: no newlines, escapes or tabs")),
+        None => Ok(()),
     }
 }
 

@@ -2,7 +2,7 @@
 //! control, PMTU black-hole detection, autotuning — and on the buffer maxima against what a
 //! path needs. Each reads values through [`Read`] and pushes findings.
 
-use super::{Finding, PathNeeds, Read, ceiling};
+use super::{Finding, PathNeeds, Read, Status, ceiling};
 use crate::bdp::Source;
 use crate::os::Os;
 use crate::profile::Profile;
@@ -21,196 +21,270 @@ fn set_cmd(os: Os, key: &str, value: &str) -> String {
     format!("{}; {}", os.set_command(key, value), persist(os))
 }
 
+// ---------------------------------------------------------------- switches
+
+/// A switch that should be on: a key whose value 0 turns a TCP feature off. The words may
+/// name `{key}`, its running `{value}`, and the `{ceiling}` a 64 KiB window puts on the path.
+struct Switch {
+    id: &'static str,
+    key: &'static str,
+    /// How bad off is: Fail when it caps every transfer whatever the buffers, else Warn.
+    off: Status,
+    off_says: &'static str,
+    /// Added to the fix (set it to 1 now, persist it).
+    fix_note: &'static str,
+    on_says: &'static str,
+}
+
+impl Switch {
+    /// Pushes the finding for the running value; false when the key is absent (no finding).
+    fn judge(&self, os: Os, read: &Read<'_>, rtt_ms: Option<f64>, f: &mut Vec<Finding>) -> bool {
+        let Some(value) = read(self.key) else {
+            return false;
+        };
+        let ceiling = ceiling(65_535, rtt_ms);
+        let say = |t: &str| words(t, &[("key", self.key), ("value", &value), ("ceiling", &ceiling)]);
+        f.push(if value == "0" {
+            Finding {
+                id: self.id.to_string(),
+                status: self.off,
+                message: say(self.off_says),
+                fix: Some(format!("{}{}", set_cmd(os, self.key, "1"), self.fix_note)),
+            }
+        } else {
+            Finding::ok(self.id, say(self.on_says))
+        });
+        true
+    }
+}
+
+/// `t` with each `{name}` of `vars` replaced, in one pass: a value that itself holds
+/// `{...}` (a running value is the system's text) is never expanded again.
+fn words(t: &str, vars: &[(&str, &str)]) -> String {
+    let mut out = String::new();
+    let mut rest = t;
+    while let Some(i) = rest.find('{') {
+        let Some(j) = rest[i..].find('}') else { break };
+        out.push_str(&rest[..i]);
+        let name = &rest[i + 1..i + j];
+        match vars.iter().find(|(n, _)| *n == name) {
+            Some((_, v)) => out.push_str(v),
+            None => out.push_str(&rest[i..=i + j]),
+        }
+        rest = &rest[i + j + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
 // ---------------------------------------------------------------- Linux sysctls
 
 /// Congestion controls that suit bulk transfer over long paths.
 const GOOD_CC: &[&str] = &["bbr", "bbr2", "bbr3", "cubic", "htcp", "bic", "illinois", "dctcp"];
 
+/// RFC 7323 and SACK: on by default, and only ever off by someone's choice.
+const LINUX_SWITCHES: [Switch; 3] = [
+    Switch {
+        id: "window-scaling",
+        key: "net.ipv4.tcp_window_scaling",
+        off: Status::Fail,
+        off_says: "window scaling (RFC 7323) is off: the window stops at 64 KiB, {ceiling} — whatever the buffers",
+        fix_note: " (new connections only)",
+        on_says: "window scaling is on: windows can grow past 64 KiB",
+    },
+    Switch {
+        id: "sack",
+        key: "net.ipv4.tcp_sack",
+        off: Status::Warn,
+        off_says: "selective acknowledgements (SACK) are off: after several losses in one window the sender repairs one hole per round trip, which on a long path stalls the flow",
+        fix_note: "",
+        on_says: "SACK is on",
+    },
+    Switch {
+        id: "timestamps",
+        key: "net.ipv4.tcp_timestamps",
+        off: Status::Warn,
+        off_says: "TCP timestamps are off: fewer RTT samples, and no protection against wrapped sequence numbers (PAWS), which a fast path wraps in seconds",
+        fix_note: "",
+        on_says: "TCP timestamps are on",
+    },
+];
+
+const LINUX_MTU_PROBING: Switch = Switch {
+    id: "mtu-probing",
+    key: "net.ipv4.tcp_mtu_probing",
+    off: Status::Warn,
+    off_says: "tcp_mtu_probing is 0: if a firewall drops the ICMP \"fragmentation needed\" messages (a PMTU black hole), full-size segments stall for good",
+    fix_note: " (1 probes only once a black hole is detected)",
+    on_says: "tcp_mtu_probing is {value}: PMTU black holes are detected",
+};
+
 pub fn linux_sysctls(read: &Read<'_>, rtt_ms: Option<f64>, f: &mut Vec<Finding>) {
-    let os = Os::Linux;
-    match read("net.ipv4.tcp_window_scaling").as_deref() {
-        Some("0") => f.push(Finding::fail(
-            "window-scaling",
-            format!(
-                "window scaling (RFC 7323) is off: the window stops at 64 KiB, {} — whatever the buffers",
-                ceiling(65_535, rtt_ms)
-            ),
-            format!(
-                "{} (new connections only)",
-                set_cmd(os, "net.ipv4.tcp_window_scaling", "1")
-            ),
-        )),
-        Some(_) => f.push(Finding::ok(
-            "window-scaling",
-            "window scaling is on: windows can grow past 64 KiB",
-        )),
-        None => {}
-    }
-    // Features that are on by default and only ever off by someone's choice: warn with the fix.
-    let features: [(&str, &str, &str, &str); 2] = [
-        (
-            "net.ipv4.tcp_sack",
-            "sack",
-            "selective acknowledgements (SACK) are off: after several losses in one window the sender repairs one hole per round trip, which on a long path stalls the flow",
-            "SACK is on",
-        ),
-        (
-            "net.ipv4.tcp_timestamps",
-            "timestamps",
-            "TCP timestamps are off: fewer RTT samples, and no protection against wrapped sequence numbers (PAWS), which a fast path wraps in seconds",
-            "TCP timestamps are on",
-        ),
-    ];
-    for (key, id, off, on) in features {
-        match read(key).as_deref() {
-            Some("0") => f.push(Finding::warn(id, off, set_cmd(os, key, "1"))),
-            Some(_) => f.push(Finding::ok(id, on)),
-            None => {}
-        }
+    for s in &LINUX_SWITCHES {
+        s.judge(Os::Linux, read, rtt_ms, f);
     }
     if let Some(cc) = read("net.ipv4.tcp_congestion_control") {
         let avail = read("net.ipv4.tcp_available_congestion_control").unwrap_or_default();
-        let has_bbr = crate::sysctl::offers(&avail, "bbr");
-        let listed = if avail.is_empty() {
-            "unknown".to_string()
-        } else {
-            avail.clone()
-        };
-        if GOOD_CC.contains(&cc.as_str()) {
-            let hint = if cc == "bbr" {
-                String::new()
-            } else if has_bbr {
-                "; bbr is available and copes better with random loss on long paths".to_string()
-            } else {
-                "; bbr is not loaded (modprobe tcp_bbr)".to_string()
-            };
-            f.push(Finding::ok(
-                "congestion-control",
-                format!("{cc} in use (available: {listed}){hint}"),
-            ));
-        } else {
-            let to = if has_bbr { "bbr" } else { "cubic" };
-            f.push(Finding::warn(
-                "congestion-control",
-                format!("{cc} in use (available: {listed}): it halves the window on every loss and regrows it by one segment per round trip, hopeless on a long fat path"),
-                set_cmd(os, "net.ipv4.tcp_congestion_control", to),
-            ));
-        }
+        f.push(linux_congestion_control(&cc, &avail));
     }
-    match read("net.ipv4.tcp_mtu_probing").as_deref() {
-        Some("0") => f.push(Finding::warn(
-            "mtu-probing",
-            "tcp_mtu_probing is 0: if a firewall drops the ICMP \"fragmentation needed\" messages (a PMTU black hole), full-size segments stall for good",
-            format!("{} (1 probes only once a black hole is detected)", set_cmd(os, "net.ipv4.tcp_mtu_probing", "1")),
-        )),
-        Some(v) => f.push(Finding::ok("mtu-probing", format!("tcp_mtu_probing is {v}: PMTU black holes are detected"))),
-        None => {}
+    LINUX_MTU_PROBING.judge(Os::Linux, read, rtt_ms, f);
+}
+
+/// The congestion control in use against those that suit long fat paths, and bbr when
+/// `avail` offers it.
+fn linux_congestion_control(cc: &str, avail: &str) -> Finding {
+    let has_bbr = crate::sysctl::offers(avail, "bbr");
+    let listed = if avail.is_empty() { "unknown" } else { avail };
+    if GOOD_CC.contains(&cc) {
+        let hint = if cc == "bbr" {
+            ""
+        } else if has_bbr {
+            "; bbr is available and copes better with random loss on long paths"
+        } else {
+            "; bbr is not loaded (modprobe tcp_bbr)"
+        };
+        Finding::ok("congestion-control", format!("{cc} in use (available: {listed}){hint}"))
+    } else {
+        let to = if has_bbr { "bbr" } else { "cubic" };
+        Finding::warn(
+            "congestion-control",
+            format!(
+                "{cc} in use (available: {listed}): it halves the window on every loss and regrows it by one segment per round trip, hopeless on a long fat path"
+            ),
+            set_cmd(Os::Linux, "net.ipv4.tcp_congestion_control", to),
+        )
     }
 }
 
 // ---------------------------------------------------------------- FreeBSD / macOS sysctls
 
+const FREEBSD_SACK: Switch = Switch {
+    id: "sack",
+    key: "net.inet.tcp.sack.enable",
+    off: Status::Warn,
+    off_says: "SACK is off ({key} = 0): after several losses in one window the sender repairs one hole per round trip",
+    fix_note: "",
+    on_says: "SACK is on",
+};
+
+const MACOS_SACK: Switch = Switch {
+    key: "net.inet.tcp.sack",
+    ..FREEBSD_SACK
+};
+
+const PMTUD_BLACKHOLE: Switch = Switch {
+    id: "mtu-probing",
+    key: "net.inet.tcp.pmtud_blackhole_detection",
+    off: Status::Warn,
+    off_says: "{key} is 0: a PMTU black hole stalls full-size segments for good",
+    fix_note: "",
+    on_says: "{key} is {value}",
+};
+
+/// PMTU black-hole detection, under either of its two names: the first present is judged.
+const PMTU_BLACKHOLE: [Switch; 2] = [
+    PMTUD_BLACKHOLE,
+    Switch {
+        key: "net.inet.tcp.pmtu_blackhole_detection",
+        ..PMTUD_BLACKHOLE
+    },
+];
+
+const FREEBSD_AUTOTUNING: [Switch; 2] = [
+    Switch {
+        id: "autotuning:receive",
+        key: "net.inet.tcp.recvbuf_auto",
+        off: Status::Fail,
+        off_says: "receive buffer autotuning is off ({key} = 0): every connection keeps its initial buffer",
+        fix_note: "",
+        on_says: "receive buffer autotuning is on",
+    },
+    Switch {
+        id: "autotuning:send",
+        key: "net.inet.tcp.sendbuf_auto",
+        off: Status::Fail,
+        off_says: "send buffer autotuning is off ({key} = 0): every connection keeps its initial buffer",
+        fix_note: "",
+        on_says: "send buffer autotuning is on",
+    },
+];
+
+const MACOS_AUTOTUNING: [Switch; 2] = [
+    Switch {
+        key: "net.inet.tcp.doautorcvbuf",
+        ..FREEBSD_AUTOTUNING[0]
+    },
+    Switch {
+        key: "net.inet.tcp.doautosndbuf",
+        ..FREEBSD_AUTOTUNING[1]
+    },
+];
+
 pub fn bsd_sysctls(os: Os, read: &Read<'_>, rtt_ms: Option<f64>, f: &mut Vec<Finding>) {
-    // FreeBSD: 0 off, 1 both, 2 window scaling only, 3 timestamps only. macOS: 0 or 1.
-    if let Some(v) = read("net.inet.tcp.rfc1323") {
-        let n: u8 = v.parse().unwrap_or(1);
-        let (wscale, ts) = (n == 1 || n == 2, n == 1 || n == 3);
-        if wscale {
-            f.push(Finding::ok(
-                "window-scaling",
-                "window scaling is on (net.inet.tcp.rfc1323)",
-            ));
-        } else {
-            f.push(Finding::fail(
-                "window-scaling",
-                format!(
-                    "window scaling is off (net.inet.tcp.rfc1323 = {v}): the window stops at 64 KiB, {}",
-                    ceiling(65_535, rtt_ms)
-                ),
-                set_cmd(os, "net.inet.tcp.rfc1323", "1"),
-            ));
-        }
-        if ts {
-            f.push(Finding::ok(
-                "timestamps",
-                "TCP timestamps are on (net.inet.tcp.rfc1323)",
-            ));
-        } else {
-            f.push(Finding::warn(
-                "timestamps",
-                format!("TCP timestamps are off (net.inet.tcp.rfc1323 = {v}): fewer RTT samples and no PAWS"),
-                set_cmd(os, "net.inet.tcp.rfc1323", "1"),
-            ));
-        }
-    }
-    let sack_key = if os == Os::Macos {
-        "net.inet.tcp.sack"
+    let (sack, autotuning) = if os == Os::Macos {
+        (&MACOS_SACK, &MACOS_AUTOTUNING)
     } else {
-        "net.inet.tcp.sack.enable"
+        (&FREEBSD_SACK, &FREEBSD_AUTOTUNING)
     };
-    match read(sack_key).as_deref() {
-        Some("0") => f.push(Finding::warn(
-            "sack",
-            format!("SACK is off ({sack_key} = 0): after several losses in one window the sender repairs one hole per round trip"),
-            set_cmd(os, sack_key, "1"),
-        )),
-        Some(_) => f.push(Finding::ok("sack", "SACK is on")),
-        None => {}
+    if let Some(v) = read("net.inet.tcp.rfc1323") {
+        f.extend(rfc1323(os, &v, rtt_ms));
     }
+    sack.judge(os, read, rtt_ms, f);
     if let Some(cc) = read("net.inet.tcp.cc.algorithm") {
         let avail = read("net.inet.tcp.cc.available").unwrap_or_default();
-        if cc == "newreno" {
-            f.push(Finding::warn(
-                "congestion-control",
-                format!("newreno in use (available: {avail}): it regrows the window by one segment per round trip after each loss"),
-                "kldload cc_htcp; sysctl net.inet.tcp.cc.algorithm=htcp; add cc_htcp_load=\"YES\" to /boot/loader.conf",
-            ));
-        } else {
-            f.push(Finding::ok(
-                "congestion-control",
-                format!("{cc} in use (available: {avail})"),
-            ));
+        f.push(bsd_congestion_control(&cc, &avail));
+    }
+    for s in &PMTU_BLACKHOLE {
+        if s.judge(os, read, rtt_ms, f) {
+            break;
         }
     }
-    for key in [
-        "net.inet.tcp.pmtud_blackhole_detection",
-        "net.inet.tcp.pmtu_blackhole_detection",
-    ] {
-        match read(key).as_deref() {
-            Some("0") => f.push(Finding::warn(
-                "mtu-probing",
-                format!("{key} is 0: a PMTU black hole stalls full-size segments for good"),
-                set_cmd(os, key, "1"),
-            )),
-            Some(v) => f.push(Finding::ok("mtu-probing", format!("{key} is {v}"))),
-            None => continue,
-        }
-        break;
+    for s in autotuning {
+        s.judge(os, read, rtt_ms, f);
     }
-    let autotune: &[(&str, &str)] = if os == Os::Macos {
-        &[
-            ("net.inet.tcp.doautorcvbuf", "receive"),
-            ("net.inet.tcp.doautosndbuf", "send"),
-        ]
+}
+
+/// Window scaling and timestamps from the one key that switches both. FreeBSD: 0 off,
+/// 1 both, 2 window scaling only, 3 timestamps only. macOS: 0 or 1.
+fn rfc1323(os: Os, v: &str, rtt_ms: Option<f64>) -> [Finding; 2] {
+    let n: u8 = v.parse().unwrap_or(1);
+    let (wscale, ts) = (n == 1 || n == 2, n == 1 || n == 3);
+    let window_scaling = if wscale {
+        Finding::ok("window-scaling", "window scaling is on (net.inet.tcp.rfc1323)")
     } else {
-        &[
-            ("net.inet.tcp.recvbuf_auto", "receive"),
-            ("net.inet.tcp.sendbuf_auto", "send"),
-        ]
+        Finding::fail(
+            "window-scaling",
+            format!(
+                "window scaling is off (net.inet.tcp.rfc1323 = {v}): the window stops at 64 KiB, {}",
+                ceiling(65_535, rtt_ms)
+            ),
+            set_cmd(os, "net.inet.tcp.rfc1323", "1"),
+        )
     };
-    for (key, what) in autotune {
-        match read(key).as_deref() {
-            Some("0") => f.push(Finding::fail(
-                format!("autotuning:{what}"),
-                format!("{what} buffer autotuning is off ({key} = 0): every connection keeps its initial buffer"),
-                set_cmd(os, key, "1"),
-            )),
-            Some(_) => f.push(Finding::ok(
-                format!("autotuning:{what}"),
-                format!("{what} buffer autotuning is on"),
-            )),
-            None => {}
-        }
+    let timestamps = if ts {
+        Finding::ok("timestamps", "TCP timestamps are on (net.inet.tcp.rfc1323)")
+    } else {
+        Finding::warn(
+            "timestamps",
+            format!("TCP timestamps are off (net.inet.tcp.rfc1323 = {v}): fewer RTT samples and no PAWS"),
+            set_cmd(os, "net.inet.tcp.rfc1323", "1"),
+        )
+    };
+    [window_scaling, timestamps]
+}
+
+/// newreno regrows too slowly after a loss for a long path; anything else passes.
+fn bsd_congestion_control(cc: &str, avail: &str) -> Finding {
+    if cc == "newreno" {
+        Finding::warn(
+            "congestion-control",
+            format!(
+                "newreno in use (available: {avail}): it regrows the window by one segment per round trip after each loss"
+            ),
+            "kldload cc_htcp; sysctl net.inet.tcp.cc.algorithm=htcp; add cc_htcp_load=\"YES\" to /boot/loader.conf",
+        )
+    } else {
+        Finding::ok("congestion-control", format!("{cc} in use (available: {avail})"))
     }
 }
 
@@ -339,6 +413,28 @@ mod tests {
         assert!(cc.fix.as_deref().is_some_and(|x| x.contains("=cubic")));
         // Absent keys make no finding.
         assert!(!f.iter().any(|x| x.id == "mtu-probing"));
+    }
+
+    #[test]
+    fn switch_words_name_only_what_judge_fills_in() {
+        let tables = [
+            &LINUX_SWITCHES[..],
+            &[LINUX_MTU_PROBING, FREEBSD_SACK, MACOS_SACK],
+            &PMTU_BLACKHOLE[..],
+        ];
+        let autotuning = [&FREEBSD_AUTOTUNING[..], &MACOS_AUTOTUNING[..]];
+        for s in tables.into_iter().chain(autotuning).flatten() {
+            for t in [s.off_says, s.on_says] {
+                let filled = words(t, &[("key", "K"), ("value", "V"), ("ceiling", "C")]);
+                assert!(!filled.contains('{') && !filled.contains('}'), "{}: {t}", s.key);
+            }
+            assert_ne!(s.off, Status::Ok, "{}", s.key);
+        }
+        // A running value is the system's text: never expanded again.
+        assert_eq!(
+            words("{key} is {value}", &[("key", "k"), ("value", "{key}")]),
+            "k is {key}"
+        );
     }
 
     #[test]

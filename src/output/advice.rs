@@ -4,12 +4,12 @@
 
 use std::io::Write;
 
-use crate::advice::Advice;
+use crate::advice::{Advice, HostReport};
 use crate::bdp::Sizing;
 use crate::bdp::Source;
 use crate::os::Os;
 use crate::persist::DropIn;
-use crate::profile::{Action, Stage};
+use crate::profile::{Action, Setting, Stage};
 use crate::units::Bitrate;
 
 /// How the receive buffer was sized, for the header lines.
@@ -205,6 +205,37 @@ pub fn write_table(
     tty: bool,
     color: bool,
 ) -> anyhow::Result<()> {
+    table_summary(out, a)?;
+    if !a.hosts.is_empty() {
+        let mut t = super::table(tty, color);
+        t.set_header(super::header([
+            "host",
+            "address",
+            "method",
+            "rtt min/avg/max/mdev ms",
+            "loss",
+            "interface",
+            "speed",
+            "capacity",
+            "mtu",
+        ]));
+        for h in &a.hosts {
+            t.add_row(host_row(h));
+        }
+        writeln!(out, "{t}")?;
+    }
+    let mut t = super::table(tty, color);
+    t.set_header(super::header(["key", "current", "recommended", "why"]));
+    for s in &a.settings {
+        t.add_row(setting_row(s));
+    }
+    writeln!(out, "{t}")?;
+    table_trailer(out, a, dropin)?;
+    Ok(())
+}
+
+/// The two lines above the tables: the path and the buffers sized for it.
+fn table_summary(out: &mut dyn Write, a: &Advice) -> std::io::Result<()> {
     let host = a.host.as_deref().map(|h| format!(" to {h}")).unwrap_or_default();
     let assumed = if a.bandwidth_source == Source::Assumed {
         " (ASSUMED)"
@@ -227,70 +258,60 @@ pub fn write_table(
         send_rule(&a.sizing),
         a.changes,
         a.os
-    )?;
-    if !a.hosts.is_empty() {
-        let mut t = super::table(tty, color);
-        t.set_header(super::header([
-            "host",
-            "address",
-            "method",
-            "rtt min/avg/max/mdev ms",
-            "loss",
-            "interface",
-            "speed",
-            "capacity",
-            "mtu",
-        ]));
-        for h in &a.hosts {
-            let m = &h.measurement;
-            let r = &m.rtt;
-            t.add_row([
-                h.host.clone(),
-                m.addr.to_string(),
-                match &r.method {
-                    crate::measure::Method::Icmp => "icmp".to_string(),
-                    crate::measure::Method::TcpConnect { port } => format!("tcp/{port}"),
-                },
-                format!("{:.3}/{:.3}/{:.3}/{:.3}", r.min_ms, r.avg_ms, r.max_ms, r.mdev_ms),
-                format!("{:.0}%", r.loss_pct),
-                m.link.interface.clone().unwrap_or_else(|| "?".into()),
-                m.link
-                    .speed_bps
-                    .map_or_else(|| "unknown".into(), |s| Bitrate::from_bps(s).to_string()),
-                m.capacity.as_ref().map_or_else(
-                    || "-".into(),
-                    |c| {
-                        format!(
-                            "{}{}",
-                            if c.sender_limited { ">= " } else { "" },
-                            crate::text::rate(c.bps as f64)
-                        )
-                    },
-                ),
-                m.link
-                    .route_mtu
-                    .or(m.link.mtu)
-                    .map_or_else(|| "?".into(), |m| m.to_string()),
-            ]);
-        }
-        writeln!(out, "{t}")?;
-    }
-    let mut t = super::table(tty, color);
-    t.set_header(super::header(["key", "current", "recommended", "why"]));
-    for s in &a.settings {
-        let rec = match (&s.action, s.stage) {
-            (_, Stage::Boot) => format!("{} (boot: /boot/loader.conf)", s.value),
-            (Action::Set, _) => s.value.clone(),
-            (Action::Keep, _) => format!("{} (no change)", s.value),
-            (Action::Unavailable(why), _) => format!("{} ({why})", s.value),
-        };
-        let why = match &s.note {
-            Some(n) => format!("{} [{n}]", s.reason),
-            None => s.reason.clone(),
-        };
-        t.add_row([s.key.clone(), s.current.clone().unwrap_or_else(|| "?".into()), rec, why]);
-    }
-    writeln!(out, "{t}")?;
+    )
+}
+
+/// One measured host, in the columns of the hosts table.
+fn host_row(h: &HostReport) -> [String; 9] {
+    let m = &h.measurement;
+    let r = &m.rtt;
+    [
+        h.host.clone(),
+        m.addr.to_string(),
+        match &r.method {
+            crate::measure::Method::Icmp => "icmp".to_string(),
+            crate::measure::Method::TcpConnect { port } => format!("tcp/{port}"),
+        },
+        format!("{:.3}/{:.3}/{:.3}/{:.3}", r.min_ms, r.avg_ms, r.max_ms, r.mdev_ms),
+        format!("{:.0}%", r.loss_pct),
+        m.link.interface.clone().unwrap_or_else(|| "?".into()),
+        m.link
+            .speed_bps
+            .map_or_else(|| "unknown".into(), |s| Bitrate::from_bps(s).to_string()),
+        m.capacity.as_ref().map_or_else(
+            || "-".into(),
+            |c| {
+                format!(
+                    "{}{}",
+                    if c.sender_limited { ">= " } else { "" },
+                    crate::text::rate(c.bps as f64)
+                )
+            },
+        ),
+        m.link
+            .route_mtu
+            .or(m.link.mtu)
+            .map_or_else(|| "?".into(), |m| m.to_string()),
+    ]
+}
+
+/// One setting, in the columns of the settings table.
+fn setting_row(s: &Setting) -> [String; 4] {
+    let rec = match (&s.action, s.stage) {
+        (_, Stage::Boot) => format!("{} (boot: /boot/loader.conf)", s.value),
+        (Action::Set, _) => s.value.clone(),
+        (Action::Keep, _) => format!("{} (no change)", s.value),
+        (Action::Unavailable(why), _) => format!("{} ({why})", s.value),
+    };
+    let why = match &s.note {
+        Some(n) => format!("{} [{n}]", s.reason),
+        None => s.reason.clone(),
+    };
+    [s.key.clone(), s.current.clone().unwrap_or_else(|| "?".into()), rec, why]
+}
+
+/// The lines below the tables: notes, warnings, and where to keep the settings.
+fn table_trailer(out: &mut dyn Write, a: &Advice, dropin: Option<&DropIn>) -> std::io::Result<()> {
     for n in &a.notes {
         writeln!(out, "note: {n}")?;
     }

@@ -23,29 +23,160 @@ pub const PRIOR_FILE: &str = "/var/lib/tcptune/ansible-prior.conf";
 /// files of the machine the advice was made on); FreeBSD and macOS keep them in
 /// /etc/sysctl.conf, which their loaders read.
 pub fn write(out: &mut dyn Write, a: &Advice, entries: &[Entry], dropin: Option<&DropIn>) -> anyhow::Result<()> {
-    let c = crate::text::comment;
     super::advice::header(out, a)?;
     let sysctl_file = match (a.os, dropin) {
         (Os::Linux, Some(d)) => super::advice::dropin_file(d),
         _ => "/etc/sysctl.conf".to_string(),
     };
+    usage(out, &sysctl_file, dropin)?;
+    play(out, a, entries, &sysctl_file)?;
+    for t in &RECORD {
+        t.write(out, APPLY)?;
+    }
     // macOS's sysctl(8) has no -p: set each value now (sysctl_set) and keep the file for boot.
     let reload = a.os != Os::Macos;
-    writeln!(out, "#")?;
+    for e in entries {
+        setting(out, e, reload)?;
+    }
+    writeln!(out)?;
     writeln!(
         out,
-        "# Ansible playbook (collection ansible.posix). Apply to your inventory:"
+        "    # Revert (--tags revert): the record, then tcptune's lines out, then the old values back."
     )?;
-    writeln!(out, "#   ansible-playbook -i INVENTORY tcptune.yml")?;
-    writeln!(out, "# Put back the values each host ran before its first apply:")?;
-    writeln!(out, "#   ansible-playbook -i INVENTORY tcptune.yml --tags revert")?;
-    writeln!(
+    for t in revert_tasks(a.os) {
+        t.write(out, REVERT)?;
+    }
+    Ok(())
+}
+
+/// The tags of the tasks that apply, and of those that run only with `--tags revert`.
+const APPLY: &str = "[apply]";
+const REVERT: &str = "[never, revert]";
+
+/// A task whose text does not depend on the advice.
+struct Fixed {
+    name: &'static str,
+    body: &'static [&'static str],
+}
+
+impl Fixed {
+    fn write(&self, out: &mut dyn Write, tags: &str) -> std::io::Result<()> {
+        task(out, &[], self.name, self.body, tags)
+    }
+}
+
+/// Before the settings: the values they replace, recorded once per host.
+const RECORD: [Fixed; 3] = [
+    Fixed {
+        name: "Read the values this advice replaces",
+        body: &[
+            "ansible.builtin.command:",
+            "  argv: [sysctl, -n, \"{{ item }}\"]",
+            "loop: \"{{ tcptune_keys }}\"",
+            "register: tcptune_prior",
+            "changed_when: false",
+            "check_mode: false",
+        ],
+    },
+    Fixed {
+        name: "Make the directory of the record",
+        body: &[
+            "ansible.builtin.file:",
+            "  path: \"{{ tcptune_prior_file | dirname }}\"",
+            "  state: directory",
+            "  mode: \"0700\"",
+        ],
+    },
+    Fixed {
+        name: "Record them, on the first apply only (revert puts them back)",
+        body: &[
+            "ansible.builtin.copy:",
+            "  dest: \"{{ tcptune_prior_file }}\"",
+            "  content: \"{% for r in tcptune_prior.results %}{{ r.item }} = {{ r.stdout }}\\n{% endfor %}\"",
+            "  force: false",
+            "  mode: \"0600\"",
+        ],
+    },
+];
+
+const REVERT_READ: Fixed = Fixed {
+    name: "Revert: read the values recorded before the first apply",
+    body: &[
+        "ansible.builtin.slurp:",
+        "  src: \"{{ tcptune_prior_file }}\"",
+        "register: tcptune_recorded",
+    ],
+};
+
+/// tcptune's own drop-in: remove it whole.
+const REVERT_DROPIN: Fixed = Fixed {
+    name: "Revert: remove tcptune's drop-in",
+    body: &[
+        "ansible.builtin.file:",
+        "  path: \"{{ tcptune_sysctl_file }}\"",
+        "  state: absent",
+    ],
+};
+
+/// /etc/sysctl.conf is shared: take out tcptune's keys only.
+const REVERT_KEYS: Fixed = Fixed {
+    name: "Revert: take tcptune's keys out of the sysctl file",
+    body: &[
+        "ansible.posix.sysctl:",
+        "  name: \"{{ item }}\"",
+        "  sysctl_file: \"{{ tcptune_sysctl_file }}\"",
+        "  state: absent",
+        "  reload: false",
+        "loop: \"{{ tcptune_keys }}\"",
+    ],
+};
+
+const REVERT_SET: Fixed = Fixed {
+    name: "Revert: set the recorded values again",
+    body: &[
+        "ansible.posix.sysctl:",
+        "  name: \"{{ item.split('=', 1)[0] | trim }}\"",
+        "  value: \"{{ item.split('=', 1)[1] | trim }}\"",
+        "  sysctl_file: \"{{ tcptune_prior_file }}\"",
+        "  sysctl_set: true",
+        "  reload: false",
+        "loop: \"{{ (tcptune_recorded.content | b64decode).splitlines() | select('search', '=') | list }}\"",
+    ],
+};
+
+const REVERT_FORGET: Fixed = Fixed {
+    name: "Revert: forget the record, so the next apply records afresh",
+    body: &[
+        "ansible.builtin.file:",
+        "  path: \"{{ tcptune_prior_file }}\"",
+        "  state: absent",
+    ],
+};
+
+/// The revert block, in order: the record, then tcptune's lines out, then the old values back.
+fn revert_tasks(os: Os) -> [&'static Fixed; 4] {
+    let remove = match os {
+        Os::Linux => &REVERT_DROPIN,
+        Os::Freebsd | Os::Macos => &REVERT_KEYS,
+    };
+    [&REVERT_READ, remove, &REVERT_SET, &REVERT_FORGET]
+}
+
+/// The comment lines after the advice's header: how to run the playbook, where it keeps
+/// what, and the drop-in's number.
+fn usage(out: &mut dyn Write, sysctl_file: &str, dropin: Option<&DropIn>) -> std::io::Result<()> {
+    let c = crate::text::comment;
+    // Unindented: the template is the text as written, line for line.
+    write!(
         out,
-        "# The settings are kept in {sysctl_file} (-e tcptune_sysctl_file=... to change it); the values"
-    )?;
-    writeln!(
-        out,
-        "# they replace are recorded on each host in {PRIOR_FILE} (-e tcptune_prior_file=...)."
+        "#
+# Ansible playbook (collection ansible.posix). Apply to your inventory:
+#   ansible-playbook -i INVENTORY tcptune.yml
+# Put back the values each host ran before its first apply:
+#   ansible-playbook -i INVENTORY tcptune.yml --tags revert
+# The settings are kept in {sysctl_file} (-e tcptune_sysctl_file=... to change it); the values
+# they replace are recorded on each host in {PRIOR_FILE} (-e tcptune_prior_file=...).
+"
     )?;
     if let Some(d) = dropin {
         writeln!(
@@ -57,15 +188,27 @@ pub fn write(out: &mut dyn Write, a: &Advice, entries: &[Entry], dropin: Option<
             writeln!(out, "# warning: {}", c(w))?;
         }
     }
+    Ok(())
+}
+
+/// The document start and the play, up to its `tasks:`: the variables the tasks share.
+fn play(out: &mut dyn Write, a: &Advice, entries: &[Entry], sysctl_file: &str) -> std::io::Result<()> {
+    write!(
+        out,
+        "---
+- name: {title}
+  hosts: all
+  become: true
+  gather_facts: false
+  vars:
+    tcptune_sysctl_file: {file}
+    tcptune_prior_file: {prior}
+",
+        title = quoted(&format!("tcptune: {}", fleet::title(a))),
+        file = quoted(sysctl_file),
+        prior = quoted(PRIOR_FILE)
+    )?;
     let set: Vec<&Entry> = entries.iter().filter(|e| e.is_set()).collect();
-    writeln!(out, "---")?;
-    writeln!(out, "- name: {}", quoted(&format!("tcptune: {}", fleet::title(a))))?;
-    writeln!(out, "  hosts: all")?;
-    writeln!(out, "  become: true")?;
-    writeln!(out, "  gather_facts: false")?;
-    writeln!(out, "  vars:")?;
-    writeln!(out, "    tcptune_sysctl_file: {}", quoted(&sysctl_file))?;
-    writeln!(out, "    tcptune_prior_file: {}", quoted(PRIOR_FILE))?;
     if set.is_empty() {
         writeln!(out, "    tcptune_keys: []")?;
     } else {
@@ -74,147 +217,34 @@ pub fn write(out: &mut dyn Write, a: &Advice, entries: &[Entry], dropin: Option<
             writeln!(out, "      - {}", quoted(&e.key))?;
         }
     }
-    writeln!(out, "  tasks:")?;
-    task(
-        out,
-        &[],
-        "Read the values this advice replaces",
-        &[
-            "ansible.builtin.command:",
-            "  argv: [sysctl, -n, \"{{ item }}\"]",
-            "loop: \"{{ tcptune_keys }}\"",
-            "register: tcptune_prior",
-            "changed_when: false",
-            "check_mode: false",
-        ],
-        "[apply]",
-    )?;
-    task(
-        out,
-        &[],
-        "Make the directory of the record",
-        &[
-            "ansible.builtin.file:",
-            "  path: \"{{ tcptune_prior_file | dirname }}\"",
-            "  state: directory",
-            "  mode: \"0700\"",
-        ],
-        "[apply]",
-    )?;
-    task(
-        out,
-        &[],
-        "Record them, on the first apply only (revert puts them back)",
-        &[
-            "ansible.builtin.copy:",
-            "  dest: \"{{ tcptune_prior_file }}\"",
-            "  content: \"{% for r in tcptune_prior.results %}{{ r.item }} = {{ r.stdout }}\\n{% endfor %}\"",
-            "  force: false",
-            "  mode: \"0600\"",
-        ],
-        "[apply]",
-    )?;
-    for e in entries {
-        let mut comments = vec![c(&e.reason)];
-        if let Some(n) = &e.note {
-            comments.push(format!("note: {}", c(n)));
-        }
-        match &e.left_out {
-            None => {
-                let body = [
-                    "ansible.posix.sysctl:".to_string(),
-                    format!("  name: {}", quoted(&e.key)),
-                    format!("  value: {}", quoted(&e.value)),
-                    "  sysctl_file: \"{{ tcptune_sysctl_file }}\"".to_string(),
-                    "  sysctl_set: true".to_string(),
-                    format!("  reload: {reload}"),
-                    "  state: present".to_string(),
-                ];
-                let body: Vec<&str> = body.iter().map(String::as_str).collect();
-                task(out, &comments, &format!("{} = {}", e.key, e.value), &body, "[apply]")?;
-            }
-            Some(why) => {
-                writeln!(out)?;
-                for l in &comments {
-                    writeln!(out, "    # {l}")?;
-                }
-                writeln!(out, "    # left out: {} = {}: {}", e.key, e.value, c(why))?;
-            }
-        }
-    }
+    writeln!(out, "  tasks:")
+}
 
-    writeln!(out)?;
-    writeln!(
-        out,
-        "    # Revert (--tags revert): the record, then tcptune's lines out, then the old values back."
-    )?;
-    task(
-        out,
-        &[],
-        "Revert: read the values recorded before the first apply",
-        &[
-            "ansible.builtin.slurp:",
-            "  src: \"{{ tcptune_prior_file }}\"",
-            "register: tcptune_recorded",
-        ],
-        "[never, revert]",
-    )?;
-    match a.os {
-        // tcptune's own drop-in: remove it whole.
-        Os::Linux => task(
-            out,
-            &[],
-            "Revert: remove tcptune's drop-in",
-            &[
-                "ansible.builtin.file:",
-                "  path: \"{{ tcptune_sysctl_file }}\"",
-                "  state: absent",
-            ],
-            "[never, revert]",
-        )?,
-        // /etc/sysctl.conf is shared: take out tcptune's keys only.
-        Os::Freebsd | Os::Macos => task(
-            out,
-            &[],
-            "Revert: take tcptune's keys out of the sysctl file",
-            &[
-                "ansible.posix.sysctl:",
-                "  name: \"{{ item }}\"",
-                "  sysctl_file: \"{{ tcptune_sysctl_file }}\"",
-                "  state: absent",
-                "  reload: false",
-                "loop: \"{{ tcptune_keys }}\"",
-            ],
-            "[never, revert]",
-        )?,
+/// One setting: an `ansible.posix.sysctl` task, or comments saying why it is left out.
+fn setting(out: &mut dyn Write, e: &Entry, reload: bool) -> std::io::Result<()> {
+    let c = crate::text::comment;
+    let mut comments = vec![c(&e.reason)];
+    if let Some(n) = &e.note {
+        comments.push(format!("note: {}", c(n)));
     }
-    task(
-        out,
-        &[],
-        "Revert: set the recorded values again",
-        &[
-            "ansible.posix.sysctl:",
-            "  name: \"{{ item.split('=', 1)[0] | trim }}\"",
-            "  value: \"{{ item.split('=', 1)[1] | trim }}\"",
-            "  sysctl_file: \"{{ tcptune_prior_file }}\"",
-            "  sysctl_set: true",
-            "  reload: false",
-            "loop: \"{{ (tcptune_recorded.content | b64decode).splitlines() | select('search', '=') | list }}\"",
-        ],
-        "[never, revert]",
-    )?;
-    task(
-        out,
-        &[],
-        "Revert: forget the record, so the next apply records afresh",
-        &[
-            "ansible.builtin.file:",
-            "  path: \"{{ tcptune_prior_file }}\"",
-            "  state: absent",
-        ],
-        "[never, revert]",
-    )?;
-    Ok(())
+    let Some(why) = &e.left_out else {
+        let body = [
+            "ansible.posix.sysctl:".to_string(),
+            format!("  name: {}", quoted(&e.key)),
+            format!("  value: {}", quoted(&e.value)),
+            "  sysctl_file: \"{{ tcptune_sysctl_file }}\"".to_string(),
+            "  sysctl_set: true".to_string(),
+            format!("  reload: {reload}"),
+            "  state: present".to_string(),
+        ];
+        let body: Vec<&str> = body.iter().map(String::as_str).collect();
+        return task(out, &comments, &format!("{} = {}", e.key, e.value), &body, APPLY);
+    };
+    writeln!(out)?;
+    for l in &comments {
+        writeln!(out, "    # {l}")?;
+    }
+    writeln!(out, "    # left out: {} = {}: {}", e.key, e.value, c(why))
 }
 
 /// One task after a blank line: its comment lines, `- name:`, its body lines, its tags,

@@ -19,26 +19,37 @@ pub fn write(
     entries: &[Entry],
     allowed_unsafe: &k8s::Allowlist,
 ) -> anyhow::Result<()> {
-    let c = crate::text::comment;
     super::advice::header(out, a)?;
     let scoped: Vec<(&Entry, Scope)> = entries.iter().map(|e| (e, k8s::scope(&e.key))).collect();
-    let in_pod = |e: &Entry, s: &Scope| {
-        e.is_set()
-            && match s {
-                Scope::Safe { .. } => true,
-                Scope::Unsafe => allowed_unsafe.allows(&e.key),
-                Scope::Node => false,
-            }
-    };
-    writeln!(out, "#")?;
-    writeln!(
+    write!(
         out,
-        "# Kubernetes: a pod's network namespace takes the sysctls in spec.securityContext.sysctls below;"
+        "#
+# Kubernetes: a pod's network namespace takes the sysctls in spec.securityContext.sysctls below;
+# copy that list into your own pod template (Deployment, StatefulSet, Job) and replace the container.
+"
     )?;
-    writeln!(
-        out,
-        "# copy that list into your own pod template (Deployment, StatefulSet, Job) and replace the container."
-    )?;
+    safe_line(out, &scoped)?;
+    unsafe_lines(out, &scoped, allowed_unsafe)?;
+    node_lines(out, &scoped)?;
+    for (e, s) in &scoped {
+        if *s != Scope::Node
+            && let Some(why) = &e.left_out
+        {
+            writeln!(
+                out,
+                "# left out: {} = {}: {}",
+                e.key,
+                e.value,
+                crate::text::comment(why)
+            )?;
+        }
+    }
+    pod(out, a, &scoped, allowed_unsafe)?;
+    Ok(())
+}
+
+/// The safe keys set, with the Kubernetes and kernel versions each needs, on one line.
+fn safe_line(out: &mut dyn Write, scoped: &[(&Entry, Scope)]) -> std::io::Result<()> {
     let safe: Vec<String> = scoped
         .iter()
         .filter_map(|(e, s)| match s {
@@ -48,68 +59,100 @@ pub fn write(
             _ => None,
         })
         .collect();
-    if !safe.is_empty() {
-        writeln!(out, "# Safe sysctls, allowed in every pod: {}", safe.join(", "))?;
+    if safe.is_empty() {
+        return Ok(());
     }
-    let unsafe_: Vec<&(&Entry, Scope)> = scoped
+    writeln!(out, "# Safe sysctls, allowed in every pod: {}", safe.join(", "))
+}
+
+/// The unsafe keys set: what the kubelet and the namespace must allow, and whether each is
+/// in the pod.
+fn unsafe_lines(out: &mut dyn Write, scoped: &[(&Entry, Scope)], allowed: &k8s::Allowlist) -> std::io::Result<()> {
+    let unsafe_: Vec<&Entry> = scoped
         .iter()
         .filter(|(e, s)| *s == Scope::Unsafe && e.is_set())
+        .map(|(e, _)| *e)
         .collect();
-    if !unsafe_.is_empty() {
-        let keys: Vec<&str> = unsafe_.iter().map(|(e, _)| e.key.as_str()).collect();
+    if unsafe_.is_empty() {
+        return Ok(());
+    }
+    let keys: Vec<&str> = unsafe_.iter().map(|e| e.key.as_str()).collect();
+    write!(
+        out,
+        "# Unsafe (namespaced, but Kubernetes does not call them isolated): the node's kubelet must run with
+#   --allowed-unsafe-sysctls={keys}
+# and the namespace's Pod Security level must admit them (baseline does not: use privileged).
+",
+        keys = keys.join(",")
+    )?;
+    for e in unsafe_ {
+        let state = if allowed.allows(&e.key) {
+            "in the pod below: you said the kubelet allows it"
+        } else {
+            "left out of the pod: pass tcptune --allowed-unsafe-sysctls with the kubelet's list to add it"
+        };
+        writeln!(out, "#   {} = {}  ({state})", e.key, e.value)?;
+    }
+    Ok(())
+}
+
+/// The node-wide keys, which no pod can set, with where to set them instead.
+fn node_lines(out: &mut dyn Write, scoped: &[(&Entry, Scope)]) -> std::io::Result<()> {
+    let node: Vec<&Entry> = scoped
+        .iter()
+        .filter(|(_, s)| *s == Scope::Node)
+        .map(|(e, _)| *e)
+        .collect();
+    if node.is_empty() {
+        return Ok(());
+    }
+    write!(
+        out,
+        "# Set on the node (node-wide: a pod's network namespace cannot change them), e.g. with tcptune apply
+# on each node, or --format ansible or --format tuned for the node pool:
+"
+    )?;
+    for e in node {
         writeln!(
             out,
-            "# Unsafe (namespaced, but Kubernetes does not call them isolated): the node's kubelet must run with"
+            "#   {} = {}  ({})",
+            e.key,
+            e.value,
+            crate::text::comment(&e.reason)
         )?;
-        writeln!(out, "#   --allowed-unsafe-sysctls={}", keys.join(","))?;
-        writeln!(
-            out,
-            "# and the namespace's Pod Security level must admit them (baseline does not: use privileged)."
-        )?;
-        for (e, _) in &unsafe_ {
-            let state = if allowed_unsafe.allows(&e.key) {
-                "in the pod below: you said the kubelet allows it"
-            } else {
-                "left out of the pod: pass tcptune --allowed-unsafe-sysctls with the kubelet's list to add it"
-            };
-            writeln!(out, "#   {} = {}  ({state})", e.key, e.value)?;
+    }
+    Ok(())
+}
+
+/// Whether a setting goes into the pod's `securityContext.sysctls`.
+fn in_pod(e: &Entry, s: &Scope, allowed: &k8s::Allowlist) -> bool {
+    e.is_set()
+        && match s {
+            Scope::Safe { .. } => true,
+            Scope::Unsafe => allowed.allows(&e.key),
+            Scope::Node => false,
         }
-    }
-    let node: Vec<&(&Entry, Scope)> = scoped.iter().filter(|(_, s)| *s == Scope::Node).collect();
-    if !node.is_empty() {
-        writeln!(
-            out,
-            "# Set on the node (node-wide: a pod's network namespace cannot change them), e.g. with tcptune apply"
-        )?;
-        writeln!(
-            out,
-            "# on each node, or --format ansible or --format tuned for the node pool:"
-        )?;
-        for (e, _) in &node {
-            writeln!(out, "#   {} = {}  ({})", e.key, e.value, c(&e.reason))?;
-        }
-    }
-    for (e, s) in &scoped {
-        if *s != Scope::Node
-            && let Some(why) = &e.left_out
-        {
-            writeln!(out, "# left out: {} = {}: {}", e.key, e.value, c(why))?;
-        }
-    }
-    writeln!(out, "apiVersion: v1")?;
-    writeln!(out, "kind: Pod")?;
-    writeln!(out, "metadata:")?;
-    writeln!(out, "  name: tcptune-transfer")?;
-    writeln!(out, "  annotations:")?;
-    writeln!(out, "    tcptune/advice: {}", quoted(&fleet::title(a)))?;
-    writeln!(out, "spec:")?;
-    writeln!(out, "  securityContext:")?;
-    let pod: Vec<&(&Entry, Scope)> = scoped.iter().filter(|(e, s)| in_pod(e, s)).collect();
-    if pod.is_empty() {
-        writeln!(out, "    sysctls: []")?;
-    } else {
-        writeln!(out, "    sysctls:")?;
-    }
+}
+
+/// The Pod itself: its sysctls, and a placeholder container to replace.
+fn pod(out: &mut dyn Write, a: &Advice, scoped: &[(&Entry, Scope)], allowed: &k8s::Allowlist) -> std::io::Result<()> {
+    let c = crate::text::comment;
+    let pod: Vec<&(&Entry, Scope)> = scoped.iter().filter(|(e, s)| in_pod(e, s, allowed)).collect();
+    write!(
+        out,
+        "apiVersion: v1
+kind: Pod
+metadata:
+  name: tcptune-transfer
+  annotations:
+    tcptune/advice: {title}
+spec:
+  securityContext:
+    sysctls:{empty}
+",
+        title = quoted(&fleet::title(a)),
+        empty = if pod.is_empty() { " []" } else { "" }
+    )?;
     for (e, s) in pod {
         writeln!(out, "      # {}", c(&e.reason))?;
         if *s == Scope::Unsafe {
@@ -121,13 +164,13 @@ pub fn write(
         writeln!(out, "      - name: {}", quoted(&e.key))?;
         writeln!(out, "        value: {}", quoted(&e.value))?;
     }
-    writeln!(out, "  containers:")?;
-    writeln!(
+    write!(
         out,
-        "    # replace with your transfer workload; this one only keeps the pod up to look at its sysctls"
-    )?;
-    writeln!(out, "    - name: transfer")?;
-    writeln!(out, "      image: busybox:stable")?;
-    writeln!(out, "      command: [\"sleep\", \"infinity\"]")?;
-    Ok(())
+        "  containers:
+    # replace with your transfer workload; this one only keeps the pod up to look at its sysctls
+    - name: transfer
+      image: busybox:stable
+      command: [\"sleep\", \"infinity\"]
+"
+    )
 }

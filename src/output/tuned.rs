@@ -20,23 +20,15 @@ pub fn write(
 ) -> anyhow::Result<()> {
     let c = crate::text::comment;
     super::advice::header(out, a)?;
-    writeln!(out, "#")?;
-    writeln!(
+    write!(
         out,
-        "# TuneD profile \"{name}\": this file is /etc/tuned/{name}/tuned.conf (advise --format tuned --output /etc/tuned/{name})."
-    )?;
-    writeln!(
-        out,
-        "# Activate it alone: tuned-adm profile {name}   or on top of the profile you run: tuned-adm profile ACTIVE {name}"
-    )?;
-    writeln!(out, "# Check the running values against it: tuned-adm verify")?;
-    writeln!(
-        out,
-        "# reapply_sysctl (on by default in /etc/tuned/tuned-main.conf): after the profile, TuneD applies"
-    )?;
-    writeln!(
-        out,
-        "# /run/sysctl.d, /etc/sysctl.d and /etc/sysctl.conf again, so a key set there wins over this profile."
+        "#
+# TuneD profile \"{name}\": this file is /etc/tuned/{name}/tuned.conf (advise --format tuned --output /etc/tuned/{name}).
+# Activate it alone: tuned-adm profile {name}   or on top of the profile you run: tuned-adm profile ACTIVE {name}
+# Check the running values against it: tuned-adm verify
+# reapply_sysctl (on by default in /etc/tuned/tuned-main.conf): after the profile, TuneD applies
+# /run/sysctl.d, /etc/sysctl.d and /etc/sysctl.conf again, so a key set there wins over this profile.
+"
     )?;
     if overridden_by.is_empty() {
         writeln!(
