@@ -38,107 +38,74 @@ pub mod exit {
     pub const SYSTEM: u8 = 5;
 }
 
-/// Why a path could not be measured, where a user has a way around it: the facts the
-/// measure layer states. What to do about them is worded by the caller, in its own terms
-/// (the command line's flags, say).
+/// What kind of error: it decides the exit code ([`Error::exit_code`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Failure {
-    /// Nothing answered: no ICMP echo reply and no TCP connect on the ports tried.
-    NoReply,
-    /// The host name gave no address (of the allowed family).
-    Unresolvable,
+pub enum Kind {
+    /// Bad input: units, flags, files, profiles.
+    Usage,
+    /// The kernel or the file system refused (not root, read-only key).
+    NotPermitted,
+    /// A probe could not measure the path.
+    Measurement,
+    /// The system failed under us: an I/O error that is nobody's input and no refusal.
+    System,
 }
 
-/// An error a user can act on. The message is one line; `hint` is an optional second line.
+/// An error a user can act on: a kind, a one-line message and an optional second line, the
+/// hint ("try ...").
+///
+/// One rule for the command line's flags: a message or a hint may name them (as hyperfine's
+/// do). The library exists for this command line; a hint that says `--rtt` is the most useful
+/// one, and every layer words its own errors where it knows what went wrong.
 #[derive(Debug, thiserror::Error)]
-pub enum Error {
-    /// Bad input: units, flags, files, profiles.
-    #[error("{msg}")]
-    Usage { msg: String, hint: Option<String> },
-    /// The kernel or the file system refused (not root, read-only key).
-    #[error("{msg}")]
-    NotPermitted { msg: String, hint: Option<String> },
-    /// A probe could not measure the path. `failure`, when set, says why as a fact, for a
-    /// caller to attach its own hint (the CLI names its flags).
-    #[error("{msg}")]
-    Measurement {
-        msg: String,
-        hint: Option<String>,
-        failure: Option<Failure>,
-    },
-    /// The system failed under us: an I/O error that is nobody's input and no refusal.
-    #[error("{msg}")]
-    System { msg: String, hint: Option<String> },
+#[error("{msg}")]
+pub struct Error {
+    kind: Kind,
+    msg: String,
+    hint: Option<String>,
 }
 
 impl Error {
-    pub fn usage(msg: impl Into<String>) -> Self {
-        Self::Usage {
+    pub fn new(kind: Kind, msg: impl Into<String>) -> Self {
+        Self {
+            kind,
             msg: msg.into(),
             hint: None,
         }
+    }
+    pub fn usage(msg: impl Into<String>) -> Self {
+        Self::new(Kind::Usage, msg)
     }
     pub fn not_permitted(msg: impl Into<String>) -> Self {
-        Self::NotPermitted {
-            msg: msg.into(),
-            hint: None,
-        }
+        Self::new(Kind::NotPermitted, msg)
     }
     pub fn measurement(msg: impl Into<String>) -> Self {
-        Self::Measurement {
-            msg: msg.into(),
-            hint: None,
-            failure: None,
-        }
-    }
-    /// A measurement error of a known kind, without a hint: the caller words that.
-    pub fn measurement_failed(failure: Failure, msg: impl Into<String>) -> Self {
-        Self::Measurement {
-            msg: msg.into(),
-            hint: None,
-            failure: Some(failure),
-        }
+        Self::new(Kind::Measurement, msg)
     }
     pub fn system(msg: impl Into<String>) -> Self {
-        Self::System {
-            msg: msg.into(),
-            hint: None,
-        }
+        Self::new(Kind::System, msg)
     }
     /// Attach a hint line ("try ...").
     #[must_use]
     pub fn with_hint(mut self, h: impl Into<String>) -> Self {
-        match &mut self {
-            Self::Usage { hint, .. }
-            | Self::NotPermitted { hint, .. }
-            | Self::Measurement { hint, .. }
-            | Self::System { hint, .. } => {
-                *hint = Some(h.into());
-            }
-        }
+        self.hint = Some(h.into());
         self
     }
-    pub fn hint(&self) -> Option<&str> {
-        match self {
-            Self::Usage { hint, .. }
-            | Self::NotPermitted { hint, .. }
-            | Self::Measurement { hint, .. }
-            | Self::System { hint, .. } => hint.as_deref(),
-        }
+    pub fn kind(&self) -> Kind {
+        self.kind
     }
-    /// Why a measurement failed, when the measure layer said.
-    pub fn failure(&self) -> Option<Failure> {
-        match self {
-            Self::Measurement { failure, .. } => *failure,
-            _ => None,
-        }
+    pub fn message(&self) -> &str {
+        &self.msg
+    }
+    pub fn hint(&self) -> Option<&str> {
+        self.hint.as_deref()
     }
     pub fn exit_code(&self) -> u8 {
-        match self {
-            Self::Usage { .. } => exit::USAGE,
-            Self::NotPermitted { .. } => exit::NOT_PERMITTED,
-            Self::Measurement { .. } => exit::MEASUREMENT_FAILED,
-            Self::System { .. } => exit::SYSTEM,
+        match self.kind {
+            Kind::Usage => exit::USAGE,
+            Kind::NotPermitted => exit::NOT_PERMITTED,
+            Kind::Measurement => exit::MEASUREMENT_FAILED,
+            Kind::System => exit::SYSTEM,
         }
     }
 }
@@ -162,8 +129,6 @@ pub fn code_of(err: &anyhow::Error) -> u8 {
     }
     exit::SYSTEM
 }
-
-pub type Result<T, E = anyhow::Error> = std::result::Result<T, E>;
 
 /// Map any error from `run` to an exit code and print it once on stderr.
 /// A broken pipe anywhere in the chain is not an error for a CLI whose output was cut short.

@@ -22,7 +22,6 @@ pub use context::{Context, Terminal};
 
 use crate::advice;
 use crate::cli::{Cli, Command};
-use crate::error::{Error, Failure};
 
 /// What `tcptune` alone prints: the three commands a newcomer needs, not a usage error.
 pub const GUIDE: &str = "\
@@ -48,7 +47,7 @@ More: tcptune --help, tcptune profiles, man tcptune (or: tcptune man | man -l -)
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let ctx = Context::from_cli(&cli)?;
     let mut out = std::io::stdout().lock();
-    let done = match &cli.command {
+    match &cli.command {
         None => {
             use std::io::Write as _;
             writeln!(out, "{GUIDE}")?;
@@ -67,10 +66,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Profiles(a)) => profiles::run(a, &ctx, &mut out),
         Some(Command::Man) => man::run(&mut out),
         Some(Command::Completions(a)) => completions::run(a, &mut out),
-    };
-    // The layers below state why a path could not be measured; the way around it, in flags,
-    // is the command line's to say.
-    done.map_err(with_flag_hint)
+    }
 }
 
 /// The advice for `req` on this context's system: its profile loaded, the facts it reads
@@ -81,47 +77,13 @@ pub fn advice_for(req: &advice::AdviceRequest, ctx: &Context) -> anyhow::Result<
     advice::advise(req, &profile, &facts, ctx.prober())
 }
 
-/// Hint of the "no reply at all" error.
-pub const NO_REPLY_HINT: &str = "allow ICMP (sysctl net.ipv4.ping_group_range='0 2147483647' or run as root), open a TCP port and pass --port, or give --rtt";
-
-/// Hint of the "cannot resolve" error.
-pub const RESOLVE_HINT: &str = "check the name, or give --rtt and --bandwidth";
-
-/// The way around a measurement failure, in flags.
-fn failure_hint(f: Failure) -> &'static str {
-    match f {
-        Failure::NoReply => NO_REPLY_HINT,
-        Failure::Unresolvable => RESOLVE_HINT,
-    }
-}
-
-/// Gives a measurement error of a known [`Failure`] kind its hint in flags, unless it has
-/// one already; any other error passes unchanged.
-pub fn with_flag_hint(mut err: anyhow::Error) -> anyhow::Error {
-    if let Some(Error::Measurement {
-        hint: hint @ None,
-        failure: Some(f),
-        ..
-    }) = err.downcast_mut::<Error>()
-    {
-        *hint = Some(failure_hint(*f).to_string());
-    }
-    err
-}
-
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::measure::fake::FakeProber;
-    use crate::measure::{PathProber, ProbeOptions};
-
-    fn hint_of(err: Error) -> Option<String> {
-        let err = with_flag_hint(err.into());
-        err.downcast_ref::<Error>().and_then(Error::hint).map(str::to_string)
-    }
+    use crate::measure::{NO_REPLY_HINT, PathProber, ProbeOptions, resolve::RESOLVE_HINT};
 
     #[test]
-    fn measurement_failures_get_their_hint_in_flags() {
+    fn measurement_failures_reach_the_command_line_with_their_hint_in_flags() {
         let p = FakeProber {
             rtt_ms: 10.0,
             speed_bps: None,
@@ -131,18 +93,13 @@ mod tests {
         let err = p
             .measure(&["nonexistent.invalid".to_string()], &ProbeOptions::default())
             .expect_err(".invalid fails");
-        assert_eq!(hint_of(err).as_deref(), Some(RESOLVE_HINT));
+        assert_eq!(err.hint(), Some(RESOLVE_HINT));
+        assert_eq!(err.exit_code(), crate::error::exit::MEASUREMENT_FAILED);
         let dead = FakeProber { rtt_ms: f64::NAN, ..p };
         let err = dead
             .measure(&["198.18.0.9".to_string()], &ProbeOptions::default())
             .expect_err("unreachable");
-        assert_eq!(hint_of(err).as_deref(), Some(NO_REPLY_HINT));
-        // A hint given below stays; other errors pass as they are.
-        assert_eq!(
-            hint_of(Error::measurement_failed(Failure::NoReply, "x").with_hint("mine")).as_deref(),
-            Some("mine")
-        );
-        assert_eq!(hint_of(Error::measurement("no host was measured")), None);
-        assert_eq!(hint_of(Error::usage("bad unit")), None);
+        assert_eq!(err.hint(), Some(NO_REPLY_HINT));
+        assert!(RESOLVE_HINT.contains("--rtt") && NO_REPLY_HINT.contains("--port"));
     }
 }

@@ -6,7 +6,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use super::evidence::{Evidence, Passive, TcpTest, TestPeer};
 use super::{
-    EvidenceRequest, Failure, Family, HostMeasurement, LinkFacts, Method, PathProber, ProbeOptions, RttStats, TestMode,
+    EvidenceRequest, Family, HostMeasurement, LinkFacts, Method, PathProber, ProbeOptions, RttStats, TestMode,
     link::speed_unknown_note,
     resolve,
     train::{self, CapacityEstimate},
@@ -137,13 +137,10 @@ impl PathProber for FakeProber {
                         .map(u16::to_string)
                         .collect::<Vec<_>>()
                         .join(", ");
-                    return Err(Error::measurement_failed(
-                        Failure::NoReply,
-                        format!(
+                    return Err(Error::measurement(format!(
                             "no reply from {host} ({addr}): {n} ICMP echo requests and {n} TCP connects to ports {ports} timed out",
                             n = opts.probes
-                        ),
-                    ));
+                        )).with_hint(super::NO_REPLY_HINT));
                 }
                 let samples = vec![self.rtt_ms; opts.probes as usize];
                 let mut link = LinkFacts {
@@ -333,7 +330,7 @@ mod tests {
         let err = p
             .measure(&hosts(&["a", "nonexistent.invalid"]), &ProbeOptions::default())
             .expect_err(".invalid fails");
-        assert!(matches!(err, Error::Measurement { .. }));
+        assert!(err.kind() == crate::error::Kind::Measurement);
 
         let dead = FakeProber {
             rtt_ms: f64::NAN,
@@ -348,12 +345,12 @@ mod tests {
             err.to_string(),
             "no reply from 198.18.0.9 (198.18.0.9): 10 ICMP echo requests and 10 TCP connects to ports 443, 22, 80 timed out"
         );
-        assert_eq!(err.failure(), Some(Failure::NoReply));
+        assert_eq!(err.hint(), Some(crate::measure::NO_REPLY_HINT));
 
         let bad = ProbeOptions {
             probes: 0,
             ..ProbeOptions::default()
         };
-        assert!(matches!(p.measure(&hosts(&["a"]), &bad), Err(Error::Usage { .. })));
+        assert!(matches!(p.measure(&hosts(&["a"]), &bad), Err(ref e) if e.kind() == crate::error::Kind::Usage));
     }
 }

@@ -5,9 +5,9 @@
 //! The advise command talks to [`PathProber`]; [`SystemProber`] is the real one and
 //! [`fake::FakeProber`] a deterministic one for CLI tests.
 //!
-//! Errors state facts: a path that gives no reply or a name that does not resolve is a
-//! measurement error of a [`Failure`] kind, without a hint; the caller words what a user can
-//! do about it (the command line's flags are the CLI's, not this layer's).
+//! Errors: a path that gives no reply or a name that does not resolve is a measurement error
+//! with the way around it as its hint ([`NO_REPLY_HINT`], [`resolve::RESOLVE_HINT`]), in the
+//! command line's flags (the one rule of [`crate::error::Error`]).
 
 pub mod connect;
 pub mod evidence;
@@ -24,7 +24,6 @@ use std::net::IpAddr;
 use std::time::Duration;
 
 use crate::error::Error;
-pub use crate::error::Failure;
 
 /// Address family restriction; `Option<Family>::None` means any.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -145,6 +144,9 @@ pub struct HostMeasurement {
     /// E.g. "ICMP not permitted (ping_group_range is 1 0 and not root); used TCP connect timing to port 22".
     pub notes: Vec<String>,
 }
+
+/// The way around a path where nothing answered.
+pub const NO_REPLY_HINT: &str = "allow ICMP (sysctl net.ipv4.ping_group_range='0 2147483647' or run as root), open a TCP port and pass --port, or give --rtt";
 
 /// The ports tried, in order, when [`ProbeOptions::ports`] is empty.
 pub const DEFAULT_PORTS: [u16; 3] = [443, 22, 80];
@@ -590,7 +592,7 @@ async fn measure_rtt(
                     "no reply from {host} ({addr}): {icmp_part} {per_port} TCP connects to {port_word} {ports_list} {outcome}"
                 ),
             };
-            Err(Error::measurement_failed(Failure::NoReply, msg))
+            Err(Error::measurement(msg).with_hint(NO_REPLY_HINT))
         }
     }
 }
@@ -698,7 +700,10 @@ pub(crate) mod tests {
                 ..ProbeOptions::default()
             },
         ] {
-            assert!(matches!(bad.validate(), Err(Error::Usage { .. })), "{bad:?}");
+            assert!(
+                matches!(bad.validate(), Err(ref e) if e.kind() == crate::error::Kind::Usage),
+                "{bad:?}"
+            );
         }
     }
 
@@ -715,16 +720,16 @@ pub(crate) mod tests {
         let err = SystemProber
             .measure(&hosts(&["nonexistent.invalid"]), &quick(2))
             .expect_err("must not resolve");
-        assert!(matches!(err, Error::Measurement { .. }), "{err:?}");
+        assert!(err.kind() == crate::error::Kind::Measurement, "{err:?}");
         assert!(err.to_string().starts_with("cannot resolve \"nonexistent.invalid\": "));
-        assert_eq!(err.failure(), Some(Failure::Unresolvable));
+        assert_eq!(err.hint(), Some(resolve::RESOLVE_HINT));
     }
 
     #[test]
     fn works_from_inside_a_runtime() {
         let rt = tokio::runtime::Builder::new_current_thread().build().expect("runtime");
         let err = rt.block_on(async { SystemProber.measure(&hosts(&["nonexistent.invalid"]), &quick(1)) });
-        assert!(matches!(err, Err(Error::Measurement { .. })));
+        assert!(matches!(err, Err(ref e) if e.kind() == crate::error::Kind::Measurement));
     }
 
     fn icmp_allowed() -> bool {
@@ -1043,12 +1048,12 @@ pub(crate) mod tests {
             "{:?}",
             started.elapsed()
         );
-        assert!(matches!(err, Error::Measurement { .. }));
+        assert!(err.kind() == crate::error::Kind::Measurement);
         assert_eq!(
             err.to_string(),
             "no reply from 198.18.1.2 (198.18.1.2): 3 ICMP echo requests and 3 TCP connects to ports 443, 22, 80 timed out"
         );
-        assert_eq!(err.failure(), Some(Failure::NoReply));
+        assert_eq!(err.hint(), Some(NO_REPLY_HINT));
     }
 
     #[test]

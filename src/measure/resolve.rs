@@ -3,7 +3,7 @@
 use std::net::IpAddr;
 use std::time::Duration;
 
-use super::{Failure, Family};
+use super::Family;
 use crate::error::Error;
 
 /// How long the system resolver may take.
@@ -11,8 +11,8 @@ pub const DNS_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Resolve `host` to one address of the allowed family: the first the resolver returns.
 ///
-/// Errors: an unresolvable name → `Error::Measurement` ("cannot resolve \"HOST\": reason",
-/// [`Failure::Unresolvable`]); an IP literal of the other family than `family` asks for →
+/// Errors: an unresolvable name → a measurement error ("cannot resolve \"HOST\": reason",
+/// with [`RESOLVE_HINT`]); an IP literal of the other family than `family` asks for →
 /// `Error::Usage`.
 pub async fn resolve(host: &str, family: Option<Family>) -> Result<IpAddr, Error> {
     if let Some(ip) = parse_literal(host) {
@@ -71,9 +71,12 @@ pub fn pick_address(addrs: &[IpAddr], family: Option<Family>) -> Option<IpAddr> 
     addrs.iter().copied().find(|a| family.is_none_or(|f| f.matches(a)))
 }
 
-/// `cannot resolve "HOST": REASON`, of kind [`Failure::Unresolvable`].
+/// The way around a name that does not resolve.
+pub const RESOLVE_HINT: &str = "check the name, or give --rtt and --bandwidth";
+
+/// `cannot resolve "HOST": REASON`, with [`RESOLVE_HINT`].
 pub fn cannot_resolve(host: &str, reason: &str) -> Error {
-    Error::measurement_failed(Failure::Unresolvable, format!("cannot resolve \"{host}\": {reason}"))
+    Error::measurement(format!("cannot resolve \"{host}\": {reason}")).with_hint(RESOLVE_HINT)
 }
 
 #[cfg(test)]
@@ -110,7 +113,7 @@ mod tests {
         let err = rt()
             .block_on(resolve("127.0.0.1", Some(Family::V6)))
             .expect_err("v4 literal with v6 only");
-        assert!(matches!(err, Error::Usage { .. }), "{err:?}");
+        assert!(err.kind() == crate::error::Kind::Usage, "{err:?}");
     }
 
     #[test]
@@ -118,12 +121,12 @@ mod tests {
         let rt = rt();
         for name in ["nonexistent.invalid", "NONEXISTENT.INVALID.", ""] {
             let err = rt.block_on(resolve(name, None)).expect_err(name);
-            assert!(matches!(err, Error::Measurement { .. }), "{err:?}");
+            assert!(err.kind() == crate::error::Kind::Measurement, "{err:?}");
             assert!(
                 err.to_string().starts_with(&format!("cannot resolve \"{name}\": ")),
                 "{err}"
             );
-            assert_eq!(err.failure(), Some(Failure::Unresolvable));
+            assert_eq!(err.hint(), Some(RESOLVE_HINT));
         }
     }
 
