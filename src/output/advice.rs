@@ -34,11 +34,17 @@ fn send_rule(s: &Sizing) -> &'static str {
 }
 
 pub(crate) fn header(out: &mut dyn Write, a: &Advice) -> std::io::Result<()> {
-    writeln!(
-        out,
-        "# tcptune {} advice for {}, generated {}",
-        a.tcptune_version, a.os, a.generated
-    )?;
+    for line in header_lines(a) {
+        writeln!(out, "# {line}")?;
+    }
+    Ok(())
+}
+
+/// The header's lines, without their `# `: the advice's identity, its path and sizing, where
+/// the running values came from, each host measured, and the notes and warnings (text from
+/// outside made safe for a comment).
+fn header_lines(a: &Advice) -> Vec<String> {
+    use crate::text::{bytes, comment};
     let src = |s: Source| match s {
         Source::Given => "given",
         Source::Measured => "measured",
@@ -47,68 +53,65 @@ pub(crate) fn header(out: &mut dyn Write, a: &Advice) -> std::io::Result<()> {
     let host = a
         .host
         .as_deref()
-        .map(|h| format!(" to {}", crate::text::comment(h)))
+        .map(|h| format!(" to {}", comment(h)))
         .unwrap_or_default();
-    writeln!(
-        out,
-        "# path{host}: RTT {} ms ({}), bandwidth {} ({})",
-        a.rtt_ms,
-        src(a.rtt_source),
-        Bitrate::from_bps(a.bandwidth_bps),
-        src(a.bandwidth_source)
-    )?;
-    writeln!(
-        out,
-        "# BDP {}; receive buffer {} = {}; send buffer {} = {}",
-        crate::text::bytes(a.sizing.bdp),
-        crate::text::bytes(a.sizing.buffer),
-        receive_rule(&a.sizing),
-        crate::text::bytes(a.sizing.send_buffer),
-        send_rule(&a.sizing)
-    )?;
-    match &a.current_from {
-        Some(c) => writeln!(out, "# running values read from {c}")?,
-        None => writeln!(
-            out,
-            "# running values unknown (advising for another system): compared with {} defaults",
-            a.os
-        )?,
-    }
+    let mut lines = vec![
+        format!(
+            "tcptune {} advice for {}, generated {}",
+            a.tcptune_version, a.os, a.generated
+        ),
+        format!(
+            "path{host}: RTT {} ms ({}), bandwidth {} ({})",
+            a.rtt_ms,
+            src(a.rtt_source),
+            Bitrate::from_bps(a.bandwidth_bps),
+            src(a.bandwidth_source)
+        ),
+        format!(
+            "BDP {}; receive buffer {} = {}; send buffer {} = {}",
+            bytes(a.sizing.bdp),
+            bytes(a.sizing.buffer),
+            receive_rule(&a.sizing),
+            bytes(a.sizing.send_buffer),
+            send_rule(&a.sizing)
+        ),
+        match &a.current_from {
+            Some(c) => format!("running values read from {c}"),
+            None => format!(
+                "running values unknown (advising for another system): compared with {} defaults",
+                a.os
+            ),
+        },
+    ];
     for h in &a.hosts {
-        let r = &h.measurement.rtt;
-        writeln!(
-            out,
-            "# host {} ({}): rtt min/avg/max/mdev {:.3}/{:.3}/{:.3}/{:.3} ms, {} of {} answered",
-            crate::text::comment(&h.host),
-            h.measurement.addr,
-            r.min_ms,
-            r.avg_ms,
-            r.max_ms,
-            r.mdev_ms,
-            r.received,
-            r.sent
-        )?;
-        if let Some(c) = &h.measurement.capacity {
-            writeln!(
-                out,
-                "# host {}: bottleneck {}{} from packet trains ({} of {} trains of {} x {} bytes agree)",
-                crate::text::comment(&h.host),
-                if c.sender_limited { "at least " } else { "" },
-                crate::text::rate(c.bps as f64),
-                c.agreeing,
-                c.trains,
-                c.per_train,
-                c.packet_bytes
-            )?;
-        }
+        lines.extend(host_lines(h));
     }
-    for n in &a.notes {
-        writeln!(out, "# note: {}", crate::text::comment(n))?;
+    lines.extend(a.notes.iter().map(|n| format!("note: {}", comment(n))));
+    lines.extend(a.warnings.iter().map(|w| format!("warning: {}", comment(w))));
+    lines
+}
+
+/// One measured host: its round trips, and the packet trains' reading.
+fn host_lines(h: &crate::advice::HostReport) -> Vec<String> {
+    let name = crate::text::comment(&h.host);
+    let r = &h.measurement.rtt;
+    let mut lines = vec![format!(
+        "host {name} ({}): rtt min/avg/max/mdev {:.3}/{:.3}/{:.3}/{:.3} ms, {} of {} answered",
+        h.measurement.addr, r.min_ms, r.avg_ms, r.max_ms, r.mdev_ms, r.received, r.sent
+    )];
+    if let Some(c) = &h.measurement.capacity {
+        #[allow(clippy::cast_precision_loss)]
+        lines.push(format!(
+            "host {name}: bottleneck {}{} from packet trains ({} of {} trains of {} x {} bytes agree)",
+            if c.sender_limited { "at least " } else { "" },
+            crate::text::rate(c.bps as f64),
+            c.agreeing,
+            c.trains,
+            c.per_train,
+            c.packet_bytes
+        ));
     }
-    for w in &a.warnings {
-        writeln!(out, "# warning: {}", crate::text::comment(w))?;
-    }
-    Ok(())
+    lines
 }
 
 /// Where a drop-in lives on the target, whatever root it was chosen under.
