@@ -94,7 +94,12 @@ pub fn compute(a: &CalcRequest) -> Result<CalcReport, Error> {
         r.max_throughput_bps = Some(bdp::max_throughput_bps(w, rtt));
     }
     if let (Some(w), Some(rate)) = (a.window, a.bandwidth) {
-        r.max_rtt_ms = Some(bdp::max_rtt_for(w, rate).map_err(Error::usage)?.as_millis_f64());
+        // The check refuses what no RTT could be; the value is the quotient itself, since the
+        // Span is whole nanoseconds and would make 1 byte at 1 Tbit/s (8 ps) a max RTT of 0.
+        bdp::max_rtt_for(w, rate).map_err(Error::usage)?;
+        #[allow(clippy::cast_precision_loss)]
+        let ms = w.get() as f64 * 8.0 / rate.bps() as f64 * 1000.0;
+        r.max_rtt_ms = Some(ms);
     }
     if let (Some(loss), Some(rtt)) = (a.loss_pct, a.rtt) {
         r.mathis_bps = Some(bdp::mathis_bps(a.mss, rtt, loss / 100.0));

@@ -3,7 +3,7 @@
 //! words. A leaf: the domain modules and the output layer both use it, and it uses only
 //! `units`, so neither has to import the other for a number.
 
-use crate::units::{Bitrate, Bytes};
+use crate::units::Bytes;
 
 /// "9375000 bytes (8.94 MiB)": exact bytes first, IEC for the eye.
 pub fn bytes(n: u64) -> String {
@@ -14,17 +14,62 @@ pub fn bytes(n: u64) -> String {
     }
 }
 
-/// A rate from a float of bit/s, SI.
+/// SI prefixes of bit/s, each 1000 times the one before (up to quetta, 10^30).
+const RATE_UNITS: [&str; 11] = [
+    "bit/s", "kbit/s", "Mbit/s", "Gbit/s", "Tbit/s", "Pbit/s", "Ebit/s", "Zbit/s", "Ybit/s", "Rbit/s", "Qbit/s",
+];
+
+/// A rate from a float of bit/s, SI, rounded to 4 significant digits for people (the JSON
+/// carries the exact number), in the unit of its size however large (`8 Zbit/s`, not a
+/// number that overflowed) and never 0 when the rate is not: below 1 bit/s it keeps its
+/// digits (`0.0001 bit/s`, `2.5e-12 bit/s`). Whole bit/s from 0.5 up, as before.
 pub fn rate(bps: f64) -> String {
-    if !bps.is_finite() || bps < 0.5 {
+    if !bps.is_finite() || bps < 0.0 {
         return format!("{bps:.3} bit/s");
     }
+    if bps == 0.0 {
+        return "0 bit/s".to_string();
+    }
+    if bps < 0.5 {
+        return format!("{} bit/s", significant(bps));
+    }
+    // Past 1000 Qbit/s no prefix is left: scientific, in bit/s.
+    if bps >= 1e33 {
+        return format!("{} bit/s", significant(bps));
+    }
+    // Below 1e33, so the whole number, its rounding and the sums below fit a u128 (3.4e38).
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    let r = Bitrate::from_bps(bps.round() as u64);
-    // Round to 4 significant digits for people; the JSON carries the exact number.
-    let digits = r.bps().ilog10();
-    let scale = 10u64.pow(digits.saturating_sub(3));
-    Bitrate::from_bps((r.bps() + scale / 2) / scale * scale).to_string()
+    let whole = bps.round() as u128;
+    let scale = 10u128.pow(whole.ilog10().saturating_sub(3));
+    let shown = (whole + scale / 2) / scale * scale;
+    let unit = (shown.ilog10() / 3).min(10);
+    format!("{} {}", decimal(shown, 3 * unit), RATE_UNITS[unit as usize])
+}
+
+/// `value / 10^digits` exactly, trailing fractional zeros trimmed.
+fn decimal(value: u128, digits: u32) -> String {
+    let unit = 10u128.pow(digits);
+    let (int, frac) = (value / unit, value % unit);
+    if frac == 0 {
+        return int.to_string();
+    }
+    let frac = format!("{frac:0width$}", width = digits as usize);
+    format!("{int}.{}", frac.trim_end_matches('0'))
+}
+
+/// A positive float with 4 significant digits: plain from 0.001 (`0.0125`), else scientific
+/// (`2.5e-12`, `1.476e35`).
+pub fn significant(v: f64) -> String {
+    let sci = format!("{v:.3e}");
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    if (-3..0).contains(&exp) {
+        #[allow(clippy::cast_sign_loss)]
+        let plain = format!("{v:.prec$}", prec = (3 - exp) as usize);
+        return plain.trim_end_matches('0').trim_end_matches('.').to_string();
+    }
+    let mantissa = mantissa.trim_end_matches('0').trim_end_matches('.');
+    format!("{mantissa}e{exp}")
 }
 
 /// A JSON number that is an integer when the value is whole, so exact byte counts stay exact.
@@ -125,12 +170,68 @@ mod tests {
         assert_eq!(rate(500e6), "500 Mbit/s");
         assert_eq!(rate(3_495_253.333), "3.495 Mbit/s");
         assert_eq!(rate(14_187_444.59), "14.19 Mbit/s");
+        assert_eq!(rate(0.0), "0 bit/s");
         assert_eq!(number(3_125_000.0), serde_json::json!(3_125_000));
         assert_eq!(number(62.5), serde_json::json!(62.5));
         assert_eq!(
             number(9_007_199_254_740_992.0),
             serde_json::json!(9_007_199_254_740_992_u64)
         );
+    }
+
+    /// The rate shown, read back as bit/s: mantissa × its unit's power of 1000.
+    fn read_back(shown: &str) -> f64 {
+        let (number, unit) = shown.split_once(' ').expect("number and unit");
+        let power = RATE_UNITS.iter().position(|u| *u == unit).expect("a unit");
+        number.parse::<f64>().expect("a number") * 1000f64.powi(i32::try_from(power).expect("small"))
+    }
+
+    #[test]
+    fn rates_at_the_extremes_keep_their_unit_and_digits() {
+        for (bps, want) in [
+            // calc --window 1000000000000 --rtt 1ns: was "0 bit/s" (a wrapped u64), or a panic.
+            (8e21, "8 Zbit/s"),
+            (1.5e15, "1.5 Pbit/s"),
+            (u64::MAX as f64, "18.45 Ebit/s"),
+            // calc --window 18446744073709551615 --rtt 1ns.
+            (1.475_739_525_896_764_1e29, "147.6 Rbit/s"),
+            (1e30, "1 Qbit/s"),
+            (9.999_6e32, "1000 Qbit/s"),
+            (2.9e176, "2.9e176 bit/s"),
+            (999.5, "1 kbit/s"),
+            (999_960.0, "1 Mbit/s"),
+            (1e12, "1 Tbit/s"),
+            (0.7, "1 bit/s"),
+            (0.3, "0.3 bit/s"),
+            (0.012_345_6, "0.01235 bit/s"),
+            (1e-4, "1e-4 bit/s"),
+            (2.5e-12, "2.5e-12 bit/s"),
+            (f64::MIN_POSITIVE, "2.225e-308 bit/s"),
+            (f64::MAX, "1.798e308 bit/s"),
+        ] {
+            assert_eq!(rate(bps), want, "{bps:e}");
+        }
+    }
+
+    proptest::proptest! {
+        /// Any positive rate: never shown as 0, 4 significant digits of it (whole bit/s
+        /// below 1 kbit/s), in one of the units.
+        #[test]
+        fn a_positive_rate_is_never_shown_as_zero(exp in -300.0f64..300.0, frac in 1.0f64..10.0) {
+            let bps = frac * 10f64.powf(exp.floor());
+            let shown = rate(bps);
+            proptest::prop_assert!(!shown.starts_with("0 "), "{bps:e}: {shown}");
+            if (0.5..1e33).contains(&bps) {
+                let back = read_back(&shown);
+                let tolerance = if bps < 1000.0 { 0.5 } else { bps * 5e-4 };
+                proptest::prop_assert!((back - bps).abs() <= tolerance, "{bps:e}: {shown}");
+            } else {
+                let (number, unit) = shown.split_once(' ').expect("number and unit");
+                proptest::prop_assert_eq!(unit, "bit/s");
+                let back: f64 = number.parse().expect("a number");
+                proptest::prop_assert!((back / bps - 1.0).abs() <= 5e-4, "{bps:e}: {shown}");
+            }
+        }
     }
 
     #[test]

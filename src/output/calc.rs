@@ -58,7 +58,7 @@ pub fn write_table(out: &mut dyn Write, a: &CalcRequest, r: &CalcReport, tty: bo
             let pct = (tp / b.bps() as f64 * 100.0).min(100.0);
             t.add_row([
                 "of bandwidth".into(),
-                format!("{pct:.1} %"),
+                format!("{} %", small_or(pct, 0.05, |p| format!("{p:.1}"))),
                 "share of the path the window can fill".into(),
             ]);
         }
@@ -66,7 +66,7 @@ pub fn write_table(out: &mut dyn Write, a: &CalcRequest, r: &CalcReport, tty: bo
     if let Some(m) = r.max_rtt_ms {
         t.add_row([
             "max RTT".into(),
-            format!("{} ms", crate::text::ms(m)),
+            format!("{} ms", small_or(m, 0.0005, |m| crate::text::ms(m).to_string())),
             "window × 8 / bandwidth: longest RTT this window fills".into(),
         ]);
     }
@@ -75,11 +75,22 @@ pub fn write_table(out: &mut dyn Write, a: &CalcRequest, r: &CalcReport, tty: bo
             "Mathis bound".into(),
             crate::text::rate(m),
             format!(
-                "MSS {} bytes / RTT × 1.22 / √{loss} %: one Reno-like flow at this loss",
-                a.mss.get()
+                "MSS {} bytes / RTT × 1.22 / √{} %: one Reno-like flow at this loss",
+                a.mss.get(),
+                small_or(loss, 1e-4, |l| l.to_string())
             ),
         ]);
     }
     writeln!(out, "{t}")?;
     Ok(())
+}
+
+/// `v` as `usual` words it, unless it is positive and below `least`, where the usual
+/// rounding would show 0 (or a row of zeros): then 4 significant digits (`4.337e-13`).
+fn small_or(v: f64, least: f64, usual: impl Fn(f64) -> String) -> String {
+    if v > 0.0 && v < least {
+        crate::text::significant(v)
+    } else {
+        usual(v)
+    }
 }

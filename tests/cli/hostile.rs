@@ -104,6 +104,58 @@ fn calc_absurd_inputs_exit_2_not_panic_or_wrap() {
     refused(&out);
 }
 
+/// The largest and smallest inputs calc takes answer in the unit of their size, and a
+/// positive quantity is never shown as 0 (`calc --window 1000000000000 --rtt 1ns` said
+/// "0 bit/s" while its JSON said 8e21).
+#[test]
+fn calc_extremes_show_their_size_never_zero() {
+    let max = "18446744073709551615";
+    let max_s = format!("{max}s");
+    let max_bit = format!("{max}bit");
+    let cases: &[(&[&str], &[&str])] = &[
+        (&["--window", "1000000000000", "--rtt", "1ns"], &["8 Zbit/s"]),
+        (&["--window", max, "--rtt", "1ns"], &["147.6 Rbit/s"]),
+        (&["--window", "1", "--rtt", &max_s], &["4.337e-19 bit/s"]),
+        (&["--window", "1", "--rtt", "1ns"], &["8 Gbit/s"]),
+        (&["--window", "1", "--bandwidth", &max_bit], &["4.337e-16 ms"]),
+        (&["--window", max, "--bandwidth", &max_bit], &["8000 ms"]),
+        (
+            &["--window", "1", "--rtt", "1s", "--bandwidth", "1tbit"],
+            &["8 bit/s", "8e-10 %", "8e-9 ms"],
+        ),
+        (
+            &["--rtt", "1ns", "--loss", "1e-300", "--mss", "65535"],
+            &["6.421e165 bit/s", "√1e-300 %"],
+        ),
+        (&["--rtt", &max_s, "--loss", "100", "--mss", "1"], &["5.311e-19 bit/s"]),
+    ];
+    for (args, want) in cases {
+        let mut a = vec!["calc"];
+        a.extend_from_slice(args);
+        let out = run(&a);
+        let table = text(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", text(&out.stderr));
+        for w in *want {
+            assert!(table.contains(w), "{args:?}: want {w}:\n{table}");
+        }
+        for zero in [" 0 bit/s", " 0 ms", " 0.0 %", "0.000 bit/s"] {
+            assert!(!table.contains(zero), "{args:?}: {zero}:\n{table}");
+        }
+        assert!(!table.contains("√0.0000000"), "no row of zeros: {args:?}:\n{table}");
+        a.extend(["--format", "json"]);
+        let v: serde_json::Value = serde_json::from_slice(&run(&a).stdout).expect("json");
+        for k in ["max_throughput_bps", "max_rtt_ms", "mathis_bps"] {
+            if let Some(x) = v[k].as_f64() {
+                assert!(x > 0.0 && x.is_finite(), "{args:?}: {k} {v}");
+            }
+        }
+    }
+    let v: serde_json::Value =
+        serde_json::from_slice(&run(&["calc", "--window", "1000000000000", "--rtt", "1ns", "--format", "json"]).stdout)
+            .expect("json");
+    assert_eq!(v["max_throughput_bps"], 8e21);
+}
+
 // ---------------------------------------------------------------- helpers
 
 /// A TOML basic string holding `s` exactly: control characters as \uXXXX escapes.
