@@ -57,8 +57,9 @@ fn decimal(value: u128, digits: u32) -> String {
     format!("{int}.{}", frac.trim_end_matches('0'))
 }
 
-/// A positive float with 4 significant digits: plain from 0.001 (`0.0125`), else scientific
-/// (`2.5e-12`, `1.476e35`).
+/// A positive float with 4 significant digits, for values the usual rounding would show as 0
+/// or as a row of digits: plain from 0.001 up to 1 (`0.0125`), else scientific (`2.5e-12`,
+/// `1.476e35`).
 pub fn significant(v: f64) -> String {
     let sci = format!("{v:.3e}");
     let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
