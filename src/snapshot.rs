@@ -412,24 +412,34 @@ impl Store {
         })
     }
 
-    /// A snapshot by id, by a unique prefix of its id, or by its sequence number ("3").
+    /// A snapshot by its sequence number, its id, or a unique prefix of its id. A query of
+    /// digits alone is only ever the number ("1" and "0001" are snapshot 1, never
+    /// "10000-…" by prefix); a prefix names the id past its number ("0001-2026").
     pub fn find(&self, query: &str) -> anyhow::Result<Snapshot> {
         let (snaps, _) = self.list()?;
-        if let Ok(seq) = query.parse::<u64>()
-            && let Some(s) = snaps.iter().find(|s| s.seq == seq)
-        {
-            return Ok(s.clone());
-        }
-        let hits: Vec<&Snapshot> = snaps.iter().filter(|s| s.id.starts_with(query)).collect();
+        let hits: Vec<&Snapshot> = if !query.is_empty() && query.bytes().all(|b| b.is_ascii_digit()) {
+            // Past u64::MAX no snapshot has the number.
+            let seq = query.parse::<u64>().ok();
+            snaps.iter().filter(|s| Some(s.seq) == seq).take(1).collect()
+        } else if let Some(s) = snaps.iter().find(|s| s.id == query) {
+            vec![s]
+        } else {
+            snaps
+                .iter()
+                .filter(|s| !query.is_empty() && s.id.starts_with(query))
+                .collect()
+        };
+        // The query is the user's text: shown escaped, so it can only be one line.
+        let shown = crate::text::escape(query);
         match hits.as_slice() {
             [one] => Ok((*one).clone()),
             [] => Err(
-                Error::usage(format!("no snapshot {query} in {}", self.snapshots_dir().display()))
+                Error::usage(format!("no snapshot {shown} in {}", self.snapshots_dir().display()))
                     .with_hint("tcptune snapshots lists them")
                     .into(),
             ),
             many => Err(Error::usage(format!(
-                "{query} matches {} snapshots: {}",
+                "{shown} matches {} snapshots: {}",
                 many.len(),
                 many.iter().map(|s| s.id.as_str()).collect::<Vec<_>>().join(", ")
             ))
@@ -671,6 +681,61 @@ mod tests {
             .map(|e| e.expect("entry").file_name())
             .collect();
         assert_eq!(names.len(), 2, "{names:?}");
+    }
+
+    #[test]
+    fn a_number_is_only_ever_the_number() {
+        let (_d, store) = store();
+        let at = |seq: u64, stamp: &str| {
+            let mut s = snap(&store);
+            s.seq = seq;
+            s.id = format!("{seq:04}-{stamp}");
+            store.create(&s).expect("create");
+            s
+        };
+        let big = at(10_000, "20260101T000000Z");
+        // No snapshot 1 (nor 10, 100, 1000): "1" is not "10000-…" by prefix.
+        for q in ["1", "10", "100", "1000", "01", "0"] {
+            let e = store.find(q).expect_err(q);
+            assert!(e.to_string().starts_with(&format!("no snapshot {q} in ")), "{q}: {e}");
+        }
+        assert_eq!(store.find("10000").expect("its number"), big);
+        assert_eq!(store.find("010000").expect("its number, padded"), big);
+        assert_eq!(store.find("10000-").expect("a prefix past the number"), big);
+        assert_eq!(store.find("10000-2026").expect("a prefix past the number"), big);
+        assert_eq!(store.find(&big.id).expect("its id"), big);
+        assert!(store.find("99999999999999999999999").is_err(), "past u64::MAX");
+        assert!(store.find("").is_err(), "nothing names nothing");
+        // Now snapshot 1 exists: the number finds it, and only it.
+        let one = at(1, "20260102T000000Z");
+        assert_eq!(store.find("1").expect("snapshot 1"), one);
+        assert_eq!(store.find("0001").expect("snapshot 1"), one);
+        let e = store.find("20").expect_err("no such number");
+        assert!(e.to_string().starts_with("no snapshot 20 in "), "{e}");
+        // "000" is the number 0 (it was a prefix of every id).
+        let e = store.find("000").expect_err("the number 0");
+        assert!(e.to_string().starts_with("no snapshot 000 in "), "{e}");
+        // A prefix of two ids (one number twice: a planted file) is ambiguous and says which.
+        let again = at(1, "20260103T000000Z");
+        let e = store.find("0001-2026010").expect_err("ambiguous");
+        assert!(
+            e.to_string().contains("matches 2 snapshots") && e.to_string().contains(&again.id),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_query_with_control_characters_is_shown_escaped() {
+        let (_d, store) = store();
+        store.save(&snap(&store)).expect("save");
+        for q in ["\u{1b}[31m\nkernel.x=", "00\r01"] {
+            let e = store.find(q).expect_err(q).to_string();
+            assert!(!e.chars().any(char::is_control), "{e:?}");
+            assert!(
+                e.contains("\\u{1b}[31m\\u{a}kernel.x=") || e.contains("00\\u{d}01"),
+                "{e}"
+            );
+        }
     }
 
     #[test]

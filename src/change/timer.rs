@@ -67,7 +67,7 @@ pub fn wait_for_expiry(store: &Store, id: &str) -> anyhow::Result<Option<&'stati
             .expires
             .as_deref()
             .and_then(|t| humantime::parse_rfc3339(t).ok())
-            .ok_or_else(|| Error::usage(format!("snapshot {id} has no expiry time")))?;
+            .ok_or_else(|| Error::usage(format!("snapshot {} has no expiry time", snap.id)))?;
         match expires.duration_since(SystemTime::now()) {
             Ok(left) if !left.is_zero() => std::thread::sleep(left.min(Duration::from_secs(1))),
             _ => return Ok(None),

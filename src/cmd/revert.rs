@@ -46,11 +46,13 @@ pub fn run(a: &RevertArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result
 fn empty_store(a: &RevertArgs, out: &mut dyn Write, format: Format, store: &Store) -> anyhow::Result<ExitCode> {
     // An id names something that must exist: an empty store is no excuse to say "done".
     if let Some(q) = &a.id {
-        return Err(
-            Error::usage(format!("no snapshot {q}: no snapshots in {}", store.dir().display()))
-                .with_hint("tcptune snapshots lists them; --state-dir DIR if apply used one")
-                .into(),
-        );
+        return Err(Error::usage(format!(
+            "no snapshot {}: no snapshots in {}",
+            crate::text::escape(q),
+            store.dir().display()
+        ))
+        .with_hint("tcptune snapshots lists them; --state-dir DIR if apply used one")
+        .into());
     }
     nothing(out, format, &format!("no snapshots in {}", store.dir().display()))
 }
@@ -133,9 +135,11 @@ pub fn run_timer(a: &RevertTimerArgs, ctx: &Context) -> anyhow::Result<ExitCode>
     let stamp = || humantime::format_rfc3339_seconds(SystemTime::now());
     let backend = ctx.changing_backend("revert-timer")?;
     let store = Store::new(&ctx.state_dir);
-    eprintln!("{}: timer pid {} for snapshot {}", stamp(), std::process::id(), a.id);
+    // The id is a command-line argument like any other: shown escaped.
+    let shown = crate::text::escape(&a.id);
+    eprintln!("{}: timer pid {} for snapshot {shown}", stamp(), std::process::id());
     if let Some(state) = timer::wait_for_expiry(&store, &a.id)? {
-        eprintln!("{}: snapshot {} is {state}: nothing to do", stamp(), a.id);
+        eprintln!("{}: snapshot {shown} is {state}: nothing to do", stamp());
         return Ok(ExitCode::SUCCESS);
     }
     let _lock = store.lock(Duration::from_secs(600), &|_| {

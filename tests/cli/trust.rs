@@ -297,6 +297,102 @@ fn an_unknown_snapshot_id_exits_2_with_or_without_a_store() {
     assert_eq!(code(&out), 2, "{}", text(&out.stderr));
 }
 
+/// `revert 1` is snapshot 1, never snapshot 10000 by prefix: with only 10000 in the store it
+/// is an unknown snapshot (exit 2, nothing restored); `revert 10000` is that snapshot.
+#[test]
+fn revert_1_does_not_pick_snapshot_10000_by_prefix() {
+    let tree = linux_tree(&[]);
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let state = tmp.path().join("state");
+    let run = |args: &[&str]| {
+        tcptune()
+            .arg("--sysctl-dir")
+            .arg(tree.path())
+            .arg("--state-dir")
+            .arg(&state)
+            .args(args)
+            .output()
+            .expect("run")
+    };
+    let file = tmp.path().join("t.conf");
+    std::fs::write(&file, "net.ipv4.tcp_slow_start_after_idle = 0\n").expect("write");
+    let out = run(&["apply", file.to_str().expect("utf8")]);
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    // Renumber it 10000, as the 10000th apply would have numbered it.
+    let id = text(&out.stdout).trim().to_string();
+    let dir = state.join("snapshots");
+    let mut snap: Value =
+        serde_json::from_slice(&std::fs::read(dir.join(format!("{id}.json"))).expect("read")).expect("json");
+    let big = id.replacen("0001-", "10000-", 1);
+    snap["id"] = big.clone().into();
+    snap["seq"] = 10_000.into();
+    std::fs::remove_file(dir.join(format!("{id}.json"))).expect("rm");
+    std::fs::write(
+        dir.join(format!("{big}.json")),
+        serde_json::to_vec_pretty(&snap).expect("json"),
+    )
+    .expect("write");
+    let before = tree_contents(tree.path());
+    for q in ["1", "10", "1000", "0001"] {
+        let out = run(&["revert", q]);
+        assert_eq!(code(&out), 2, "revert {q}: {}", text(&out.stderr));
+        assert!(
+            text(&out.stderr).starts_with(&format!("tcptune: no snapshot {q} in ")),
+            "{}",
+            text(&out.stderr)
+        );
+        assert_eq!(tree_contents(tree.path()), before, "revert {q} restored nothing");
+    }
+    let out = run(&["revert", "10000"]);
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains(&format!("reverted snapshot {big}")),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+/// A snapshot id given with control characters is echoed escaped: one line, no ESC, whether
+/// or not there is a store.
+#[test]
+fn a_snapshot_id_with_control_characters_is_echoed_escaped() {
+    let tree = linux_tree(&[]);
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let state = tmp.path().join("state");
+    let revert = |id: &str| {
+        tcptune()
+            .arg("--sysctl-dir")
+            .arg(tree.path())
+            .arg("--state-dir")
+            .arg(&state)
+            .args(["revert", id])
+            .output()
+            .expect("run")
+    };
+    let forged = "\u{1b}[31m\nkernel.x=1\r";
+    let check = |out: &Output| {
+        let err = text(&out.stderr);
+        assert_eq!(code(out), 2, "{err}");
+        assert!(!err.contains('\u{1b}') && !err.contains('\r'), "{err:?}");
+        assert!(!err.lines().any(|l| l.starts_with("kernel.x=")), "{err:?}");
+        assert!(err.contains("no snapshot \\u{1b}[31m\\u{a}kernel.x=1\\u{d}"), "{err:?}");
+    };
+    check(&revert(forged));
+    let file = tmp.path().join("t.conf");
+    std::fs::write(&file, "net.ipv4.tcp_slow_start_after_idle = 0\n").expect("write");
+    let out = tcptune()
+        .arg("--sysctl-dir")
+        .arg(tree.path())
+        .arg("--state-dir")
+        .arg(&state)
+        .arg("apply")
+        .arg(&file)
+        .output()
+        .expect("run");
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    check(&revert(forged));
+}
+
 // ---------------------------------------------------------------- planted snapshots
 
 /// Apply with --persist into a fake root, then let `plant` rewrite the snapshot's JSON as an
