@@ -136,7 +136,12 @@ fn gather(a: &ApplyArgs, ctx: &Context) -> anyhow::Result<Input> {
         (Some(file), false) => Input::from_file((file.as_os_str() != "-").then_some(file.as_path()), ctx.os),
         (None, true) => {
             let advice = super::advice_for(&adv.request(crate::output::progress::probes(ctx.term.stderr_tty)), ctx)?;
-            let host = advice.host.as_deref().map(|h| format!(" to {h}")).unwrap_or_default();
+            // The host as typed: an IP literal resolves with a newline around it.
+            let host = advice
+                .host
+                .as_deref()
+                .map(|h| format!(" to {}", crate::text::escape(h)))
+                .unwrap_or_default();
             let source = format!(
                 "advice{host}: RTT {} ms, {} (profile {})",
                 advice.rtt_ms,

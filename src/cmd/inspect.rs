@@ -23,7 +23,8 @@ pub fn run(a: &InspectArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Resul
     let peers = a.host.as_deref().map(peer_addresses).transpose()?;
     let flows = inspect::flows(peers.as_deref(), a.port)?;
     let report = Report {
-        host: a.host.clone(),
+        // As typed, but it may hold anything: shown escaped (the table says "to HOST").
+        host: a.host.as_deref().map(crate::text::escape),
         flows,
     };
     match format {
@@ -42,7 +43,7 @@ fn peer_addresses(host: &str) -> Result<Vec<IpAddr>, Error> {
     use std::net::ToSocketAddrs as _;
     let addrs = (host, 0)
         .to_socket_addrs()
-        .map_err(|e| Error::measurement(format!("cannot resolve \"{host}\": {e}")))?
+        .map_err(|e| Error::measurement(format!("cannot resolve \"{}\": {e}", crate::text::escape(host))))?
         .map(|a| a.ip())
         .collect();
     Ok(addrs)

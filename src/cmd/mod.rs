@@ -22,6 +22,8 @@ pub use context::{Context, Terminal};
 
 use crate::advice;
 use crate::cli::{Cli, Command};
+use crate::error::Error;
+use crate::text;
 
 /// What `tcptune` alone prints: the three commands a newcomer needs, not a usage error.
 pub const GUIDE: &str = "\
@@ -74,11 +76,33 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 pub fn advice_for(req: &advice::AdviceRequest, ctx: &Context) -> anyhow::Result<advice::Advice> {
     let profile = advice::profile_for(req, ctx.os)?;
     let facts = ctx.host_facts(&advice::keys_read(&profile));
-    advice::advise(req, &profile, &facts, ctx.prober())
+    advice::advise(req, &profile, &facts, ctx.prober()).map_err(escape_message)
+}
+
+/// An error whose message may repeat a `--host` as it was typed (the resolver's `cannot
+/// resolve "HOST"`, worded in [`crate::measure::resolve`]), shown escaped ([`text::escape`]):
+/// a host holding a newline or ESC must not forge lines or colours on the terminal. Kind and
+/// hint are kept, and a message without control characters is left as it is; an error
+/// carrying context is left alone (rebuilding it would drop the context).
+pub fn escape_message(e: anyhow::Error) -> anyhow::Error {
+    let Some(err) = e.downcast_ref::<Error>() else {
+        return e;
+    };
+    let shown = text::escape(err.message());
+    if shown == err.message() || e.chain().count() > 1 {
+        return e;
+    }
+    let escaped = Error::new(err.kind(), shown);
+    match err.hint() {
+        Some(h) => escaped.with_hint(h).into(),
+        None => escaped.into(),
+    }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::{Error, escape_message};
+    use crate::error::Kind;
     use crate::measure::fake::FakeProber;
     use crate::measure::{NO_REPLY_HINT, PathProber, ProbeOptions, resolve::RESOLVE_HINT};
 
@@ -101,5 +125,34 @@ mod tests {
             .expect_err("unreachable");
         assert_eq!(err.hint(), Some(NO_REPLY_HINT));
         assert!(RESOLVE_HINT.contains("--rtt") && NO_REPLY_HINT.contains("--port"));
+    }
+
+    #[test]
+    fn a_host_echoed_in_an_error_is_escaped_its_kind_and_hint_kept() {
+        let p = FakeProber {
+            rtt_ms: 10.0,
+            speed_bps: None,
+            capacity_bps: None,
+            test: None,
+        };
+        let host = "a\u{1b}[31m\nkernel.x=.invalid".to_string();
+        let err = p
+            .measure(&[host], &ProbeOptions::default())
+            .expect_err(".invalid fails");
+        let e = escape_message(err.into());
+        let typed = e.downcast_ref::<Error>().expect("still typed");
+        assert_eq!((typed.kind(), typed.hint()), (Kind::Measurement, Some(RESOLVE_HINT)));
+        assert!(
+            typed
+                .message()
+                .starts_with("cannot resolve \"a\\u{1b}[31m\\u{a}kernel.x=.invalid\""),
+            "{}",
+            typed.message()
+        );
+        // Context is kept, and so is a message with nothing to escape.
+        let with_context = anyhow::Error::from(Error::usage("a\nb")).context("reading");
+        assert_eq!(format!("{:#}", escape_message(with_context)), "reading: a\nb");
+        let plain = escape_message(Error::usage("plain").into());
+        assert_eq!(plain.to_string(), "plain");
     }
 }

@@ -156,6 +156,52 @@ fn calc_extremes_show_their_size_never_zero() {
     assert_eq!(v["max_throughput_bps"], 8e21);
 }
 
+// ---------------------------------------------------------------- user input echoed
+
+/// A `--host` holding ESC and a newline is repeated escaped in every error that names it:
+/// one line, no escape sequence, no forged `kernel.x=` line, the same exit code (4).
+#[test]
+fn a_host_with_control_characters_is_echoed_escaped() {
+    let host = "a\u{1b}[31m\nkernel.x=.invalid";
+    let tree = linux_tree(&[]);
+    let state = tempfile::tempdir().expect("tempdir");
+    let runs: Vec<(&str, Output)> = vec![
+        ("advise", run(&["advise", "--os", "linux", "--host", host])),
+        ("check", run(&["check", "--host", host])),
+        ("inspect", run(&["inspect", "--host", host])),
+        (
+            "apply",
+            tcptune()
+                .arg("--sysctl-dir")
+                .arg(tree.path())
+                .arg("--state-dir")
+                .arg(state.path())
+                .args(["apply", "--dry-run", "--host", host])
+                .output()
+                .expect("run"),
+        ),
+    ];
+    for (cmd, out) in runs {
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(4), "{cmd}: {err}");
+        assert!(!err.contains('\u{1b}'), "{cmd}: {err:?}");
+        assert!(!err.lines().any(|l| l.starts_with("kernel.x=")), "{cmd}: {err:?}");
+        assert!(
+            err.starts_with("tcptune: cannot resolve \"a\\u{1b}[31m\\u{a}kernel.x=.invalid\": "),
+            "{cmd}: {err:?}"
+        );
+    }
+    // An IP literal resolves with white space around it; inspect's answer says it escaped.
+    if cfg!(target_os = "linux") {
+        let out = run(&["inspect", "--host", "\n198.18.0.77\n", "--port", "9"]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        assert_eq!(
+            text(&out.stdout),
+            "no established TCP flows to \\u{a}198.18.0.77\\u{a}\n"
+        );
+    }
+}
+
 // ---------------------------------------------------------------- helpers
 
 /// A TOML basic string holding `s` exactly: control characters as \uXXXX escapes.
