@@ -363,15 +363,40 @@ pub struct OutputArgs {
     pub output: Option<PathBuf>,
     /// --format tuned: stack the profile on this TuneD profile (`include=`); its settings for
     /// the same keys are overridden by tcptune's
-    #[arg(long, value_name = "PROFILE")]
+    #[arg(long, value_name = "PROFILE", value_parser = parse_tuned_include)]
     pub tuned_include: Option<String>,
     /// --format k8s: the kubelet's --allowed-unsafe-sysctls list (names, or prefixes ending in
     /// '*'); the unsafe keys it allows go into the pod, the others stay comments
-    #[arg(long, value_name = "LIST", value_parser = crate::fleet::k8s::parse_patterns)]
+    #[arg(long, value_name = "LIST", value_parser = parse_allowed_unsafe_sysctls)]
     pub allowed_unsafe_sysctls: Option<crate::fleet::k8s::Allowlist>,
     /// Tests only: the directory standing for / in the sysctl.d files consulted
     #[arg(long, value_name = "DIR", hide = true)]
     pub persist_root: Option<PathBuf>,
+}
+
+/// A list-valued option (names split at commas or white space) holds no control character
+/// or line separator: each list ends up in a file another program reads by lines (TuneD's
+/// `include=`, the kubelet's flag), whose loader a newline trimmed off here would break or
+/// forge a line in.
+fn plain_list(s: &str) -> Result<&str, String> {
+    let shown = crate::text::escape(s);
+    if shown == s {
+        Ok(s)
+    } else {
+        Err(format!(
+            "\"{shown}\": a list of names holds no control characters (newline, tab, ESC)"
+        ))
+    }
+}
+
+/// `--tuned-include`: TuneD profile names (their check is advise's, once the format is known).
+fn parse_tuned_include(s: &str) -> Result<String, String> {
+    plain_list(s).map(str::to_string)
+}
+
+/// `--allowed-unsafe-sysctls`: the kubelet's list ([`crate::fleet::k8s::parse_patterns`]).
+fn parse_allowed_unsafe_sysctls(s: &str) -> Result<crate::fleet::k8s::Allowlist, String> {
+    plain_list(s).and_then(crate::fleet::k8s::parse_patterns)
 }
 
 static INTERVAL_ARG: std::sync::OnceLock<String> = std::sync::OnceLock::new();

@@ -202,6 +202,77 @@ fn a_host_with_control_characters_is_echoed_escaped() {
     }
 }
 
+/// Every list-valued option refuses a control character or line separator, before anything
+/// is written: exit 2, one line naming the option, the value escaped. (`--tuned-include`
+/// took "network-throughput\n", trimmed it for the name check and wrote a blank line after
+/// `include=`; the kubelet list trimmed its newline away.)
+#[test]
+fn list_options_refuse_control_characters() {
+    let out_dir = tempfile::tempdir().expect("tempdir");
+    let bad = [
+        "network-throughput\n",
+        "a\tb",
+        "\u{1b}[31m",
+        "x\u{2028}y",
+        "net.ipv4.*\n",
+        "\rnet.core.*",
+    ];
+    for (option, format) in [("--tuned-include", "tuned"), ("--allowed-unsafe-sysctls", "k8s")] {
+        for value in bad {
+            let target = out_dir.path().join("p");
+            let out = tcptune()
+                .args(["advise", "--os", "linux", "--rtt", "50ms", "--bandwidth", "1gbit"])
+                .args(["--format", format, option, value, "--output"])
+                .arg(&target)
+                .output()
+                .expect("run");
+            let err = refused(&out);
+            assert!(
+                err.starts_with(&format!("tcptune: {option}: \"")),
+                "{option} {value:?}: {err}"
+            );
+            assert!(
+                !err.chars().any(|c| c.is_control() && c != '\n') && err.lines().count() == 1,
+                "{option} {value:?}: {err:?}"
+            );
+            assert!(
+                out.stdout.is_empty() && !target.exists(),
+                "{option} {value:?}: nothing written"
+            );
+        }
+    }
+    // Lists as they are meant still pass.
+    let out = run(&[
+        "advise",
+        "--os",
+        "linux",
+        "--rtt",
+        "50ms",
+        "--bandwidth",
+        "1gbit",
+        "--format",
+        "tuned",
+        "--tuned-include",
+        "network-throughput, balanced",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("include=network-throughput, balanced\n"));
+    let out = run(&[
+        "advise",
+        "--os",
+        "linux",
+        "--rtt",
+        "50ms",
+        "--bandwidth",
+        "1gbit",
+        "--format",
+        "k8s",
+        "--allowed-unsafe-sysctls",
+        "net.ipv4.tcp_congestion_control, net.core.*",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+}
+
 // ---------------------------------------------------------------- helpers
 
 /// A TOML basic string holding `s` exactly: control characters as \uXXXX escapes.
