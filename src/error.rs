@@ -7,7 +7,10 @@ use std::process::ExitCode;
 pub mod exit {
     /// Every exit code and what it means, for --help, the man page and the guide.
     pub const MEANINGS: &[(u8, &str)] = &[
-        (OK, "ok; also when stdout is closed early (piped into head, say)"),
+        (
+            OK,
+            "ok; also when stdout is closed early (piped into head, say), or cannot be written after apply or revert made their change (a warning on stderr names the snapshot)",
+        ),
         (CHECK_FOUND_PROBLEMS, "check found problems"),
         (
             USAGE,

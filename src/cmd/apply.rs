@@ -114,10 +114,19 @@ fn print_applied(out: &mut dyn Write, format: Format, env: &Env, t: &Transaction
         snap.id,
         env.store.dir().display()
     );
-    if format == Format::Json {
-        crate::output::json(out, &change::report(Some(snap), plan, &snap.persist, false))?;
+    let written = if format == Format::Json {
+        crate::output::json(out, &change::report(Some(snap), plan, &snap.persist, false))
     } else {
-        writeln!(out, "{}", snap.id)?;
+        writeln!(out, "{}", snap.id).map_err(Into::into)
+    };
+    // The change is made and recorded: a stdout that cannot take the id (full, a closed
+    // pipe, EIO) must not exit 5, which says nothing was left changed.
+    if let Err(e) = written.and_then(|()| out.flush().map_err(Into::into)) {
+        eprintln!(
+            "warning: stdout could not be written ({e:#}), but the change stands: snapshot {} (undo: {})",
+            snap.id,
+            env.revert_command(&snap.id)
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -81,20 +81,9 @@ fn print_outcome(out: &mut dyn Write, format: Format, dry_run: bool, o: &Outcome
     for w in &o.warnings {
         eprintln!("warning: {w}");
     }
-    if format == Format::Json {
-        crate::output::json(out, o)?;
-    } else if dry_run {
-        for r in &o.restored {
-            writeln!(out, "{}: {} \u{2192} {}", r.key, r.from, r.to)?;
-        }
-        for k in &o.unchanged {
-            writeln!(out, "{k}: already at its prior value")?;
-        }
-        for f in &o.files {
-            writeln!(out, "# {}: {}", f.path.display(), f.outcome)?;
-        }
-    }
+    let written = write_outcome(out, format, dry_run, o);
     if dry_run {
+        written?;
         eprintln!(
             "dry run: {} key(s) would be restored from snapshot {}; nothing was changed",
             o.restored.len(),
@@ -117,7 +106,35 @@ fn print_outcome(out: &mut dyn Write, format: Format, dry_run: bool, o: &Outcome
             n => format!(", {n} already at the prior value"),
         }
     );
+    // The values are back and the snapshot says so: a stdout that cannot take the report
+    // must not exit 5, which says nothing was left changed.
+    if let Err(e) = written {
+        eprintln!(
+            "warning: stdout could not be written ({e:#}), but snapshot {} is reverted (tcptune snapshots shows it)",
+            o.snapshot
+        );
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The report on stdout: JSON, or for a dry run what would change; flushed, so a failure
+/// to write it shows here.
+fn write_outcome(out: &mut dyn Write, format: Format, dry_run: bool, o: &Outcome) -> anyhow::Result<()> {
+    if format == Format::Json {
+        crate::output::json(out, o)?;
+    } else if dry_run {
+        for r in &o.restored {
+            writeln!(out, "{}: {} \u{2192} {}", r.key, r.from, r.to)?;
+        }
+        for k in &o.unchanged {
+            writeln!(out, "{k}: already at its prior value")?;
+        }
+        for f in &o.files {
+            writeln!(out, "# {}: {}", f.path.display(), f.outcome)?;
+        }
+    }
+    out.flush()?;
+    Ok(())
 }
 
 fn nothing(out: &mut dyn Write, format: Format, why: &str) -> anyhow::Result<ExitCode> {

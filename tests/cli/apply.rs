@@ -328,6 +328,78 @@ fn apply_then_revert_restores_and_a_second_revert_does_nothing() {
     assert_eq!(contents(sys.tree.path()), before);
 }
 
+/// Once apply (or revert) has made its change, a stdout that cannot take the id or the
+/// report (a full device, a pipe whose reader left) is a warning naming the snapshot and
+/// how to undo it, and the exit code is 0: exit 5 says nothing was left changed, which
+/// would be a lie. A dry run changed nothing and still fails with 5.
+#[test]
+fn a_stdout_that_fails_after_the_change_is_a_warning_not_exit_5() {
+    let sys = Fake::linux(&[]);
+    let before = contents(sys.tree.path());
+    let file = sys.file("t.conf", "net.ipv4.tcp_rmem = 4096 131072 20643840\n");
+    let full = || {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .expect("/dev/full")
+    };
+    let to_full = |args: &[&str]| {
+        let mut c = sys.std(args);
+        c.stdout(full()).output().expect("run")
+    };
+    let f = file.to_str().expect("utf8");
+    // A dry run changes nothing: its failed write is the error it was.
+    let out = to_full(&["apply", "--dry-run", f]);
+    assert_code(&out, 5);
+    assert_eq!(contents(sys.tree.path()), before);
+
+    for (i, format) in ["table", "json"].into_iter().enumerate() {
+        let out = to_full(&["apply", "--format", format, f]);
+        assert_code(&out, 0);
+        let err = text(&out.stderr);
+        let snaps = sys.snapshots();
+        assert_eq!(snaps.len(), i + 1, "{err}");
+        let id = snaps[i]["id"].as_str().expect("id").to_string();
+        let warning = err
+            .lines()
+            .find(|l| l.starts_with("warning: stdout could not be written"))
+            .unwrap_or_else(|| panic!("{format}: no warning in {err}"));
+        assert!(
+            warning.contains(&format!("snapshot {id}")) && warning.contains(&format!("tcptune revert {id} ")),
+            "{format}: {warning}"
+        );
+        assert_eq!(sys.value("net.ipv4.tcp_rmem"), "4096 131072 20643840");
+        assert_eq!(snaps[i]["state"], "applied");
+        // Revert, its JSON report going nowhere: reverted all the same, exit 0, a warning.
+        let out = to_full(&["revert", "--format", "json"]);
+        assert_code(&out, 0);
+        let err = text(&out.stderr);
+        assert!(
+            err.contains("warning: stdout could not be written") && err.contains(&format!("snapshot {id} is reverted")),
+            "{err}"
+        );
+        assert_eq!(contents(sys.tree.path()), before);
+        assert_eq!(sys.snapshots()[i]["state"], "reverted");
+    }
+
+    // A reader that left before the id was written: exit 0 as before, now with the warning.
+    let mut child = sys
+        .std(&["apply", f])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("wait");
+    assert_code(&out, 0);
+    assert!(
+        text(&out.stderr).contains("warning: stdout could not be written"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(sys.value("net.ipv4.tcp_rmem"), "4096 131072 20643840");
+}
+
 #[test]
 fn applying_fresh_advice_and_nothing_to_change() {
     // A host running bbr: the advice for a path known to be clean switches it to cubic.
