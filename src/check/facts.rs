@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use crate::host::linux::TcpCounters;
+use crate::text::Foreign;
 
 /// Where a key is set: each file and value (whitespace normalised), in the order applied (the
 /// last one wins).
@@ -27,7 +28,9 @@ pub fn setters(files: &[(PathBuf, String)]) -> Setters {
 /// One network interface.
 #[derive(Debug)]
 pub struct InterfaceFacts {
-    pub name: String,
+    /// Its name as the kernel has it: whoever created the interface chose it, and Linux
+    /// takes ESC and other control characters in one; shown escaped.
+    pub name: Foreign,
     pub mtu: Option<u32>,
     pub duplex: Option<String>,
     /// A TUN/TAP device: its owner, not ethtool, decides TSO.
@@ -93,7 +96,7 @@ pub fn gather(towards: Option<&str>, bbr: bool) -> LocalFacts {
                 tun: fs::is_tun(sys_net, &name),
                 offloads: host::ethtool::offloads(&name),
                 qdiscs,
-                name,
+                name: Foreign::new(name),
             }
         })
         .collect();

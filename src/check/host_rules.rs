@@ -44,15 +44,17 @@ fn interface(
     bbr: bool,
 ) -> Vec<Finding> {
     let route_mtu = link
-        .filter(|l| l.interface.as_deref() == Some(i.name.as_str()))
+        .filter(|l| l.interface.as_deref() == Some(i.name.raw()))
         .and_then(|l| l.route_mtu);
+    // Every finding words the name as shown, escaped.
+    let name = i.name.escaped();
     let mut f = Vec::new();
-    f.extend(mtu(&i.name, i.mtu, route_mtu, host));
+    f.extend(mtu(&name, i.mtu, route_mtu, host));
     #[cfg(target_os = "linux")]
-    f.extend(offloads(&i.name, &i.offloads, i.tun));
-    f.extend(duplex(&i.name, i.duplex.as_deref()));
+    f.extend(offloads(&name, &i.offloads, i.tun));
+    f.extend(duplex(&name, i.duplex.as_deref()));
     if bbr && let Some(kinds) = &i.qdiscs {
-        f.push(pacing(&i.name, kinds));
+        f.push(pacing(&name, kinds));
     }
     f
 }
@@ -262,7 +264,12 @@ pub fn pacing(ifname: &str, kinds: &Result<Vec<String>, String>) -> Finding {
     match kinds {
         Ok(k) if k.iter().any(|q| q == "fq") => Finding::ok(id, format!("bbr paces through the fq qdisc on {ifname}")),
         Ok(k) => {
-            let shown = if k.is_empty() { "none".to_string() } else { k.join(", ") };
+            // The kernel's names for them (TCA_KIND), shown escaped like any name read.
+            let shown = if k.is_empty() {
+                "none".to_string()
+            } else {
+                text::escape(&k.join(", "))
+            };
             Finding::warn(
                 id,
                 format!(

@@ -209,7 +209,7 @@ mod tests {
 
     fn eth0() -> InterfaceFacts {
         InterfaceFacts {
-            name: "eth0".into(),
+            name: crate::text::Foreign::new("eth0"),
             mtu: Some(9000),
             duplex: Some("full".into()),
             tun: false,
@@ -271,6 +271,27 @@ mod tests {
         let cubic = [("net.ipv4.tcp_congestion_control", "cubic")];
         let r = check(&request(None), &reader(&cubic), Some(&facts()));
         assert!(!r.findings.iter().any(|f| f.id.starts_with("pacing:")), "{r:#?}");
+    }
+
+    #[test]
+    fn an_interface_name_with_control_characters_is_shown_escaped() {
+        let mut facts = facts();
+        facts.interfaces[0].name = crate::text::Foreign::new("\u{1b}[31m\nkernel.x=");
+        facts.interfaces[0].qdiscs = Some(Ok(vec!["fq_codel\n".into()]));
+        let r = check(&request(None), &reader(&BBR_HOST), Some(&facts));
+        let shown: Vec<&Finding> = r.findings.iter().filter(|f| f.id.contains("kernel.x=")).collect();
+        assert_eq!(shown.len(), 3, "mtu, duplex, pacing: {r:#?}");
+        for f in shown {
+            for t in [&f.id, &f.message].into_iter().chain(&f.fix) {
+                assert!(!t.chars().any(char::is_control), "{t:?}");
+                assert!(t.contains("\\u{1b}[31m\\u{a}kernel.x="), "{t}");
+            }
+        }
+        assert!(
+            by_id(&r.findings, "pacing:\\u{1b}[31m\\u{a}kernel.x=")
+                .message
+                .contains("fq_codel\\u{a},")
+        );
     }
 
     #[test]

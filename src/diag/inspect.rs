@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use crate::bdp;
 use crate::tcp::tcpinfo::{LimitedBy, TcpInfo};
-use crate::text;
+use crate::text::{self, Foreign};
 use crate::units::{Bytes, Span};
 
 /// One flow. The `*_limited_pct` fields are shares of the sender's busy time, as `ss -i` shows
@@ -20,7 +20,8 @@ use crate::units::{Bytes, Span};
 pub struct Flow {
     pub local: String,
     pub peer: String,
-    pub congestion_control: Option<String>,
+    /// The kernel's name for it (a module may name itself anything): shown escaped.
+    pub congestion_control: Option<Foreign>,
     /// Smoothed RTT.
     pub rtt_ms: f64,
     pub min_rtt_ms: f64,
@@ -54,8 +55,9 @@ pub struct Flow {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Process {
     pub pid: u32,
-    /// /proc/PID/comm.
-    pub name: String,
+    /// /proc/PID/comm: whatever its owner named it (prctl, /proc/self/comm), up to 15
+    /// bytes of anything but NUL, so shown escaped; compare with [`Foreign::raw`].
+    pub name: Foreign,
 }
 
 /// OpenSSH's programs: a flow they own is held to OpenSSH's own window
@@ -72,7 +74,7 @@ fn application_note(owner: Option<&Process>, min_rtt_ms: f64) -> String {
         "application limited: the congestion window had room and nothing was left unsent, so {who} did not hand data faster"
     );
     if let Some(p) = owner
-        && OPENSSH.contains(&p.name.as_str())
+        && OPENSSH.contains(&p.name.raw())
         && let Some(w) = crate::ceilings::APP_WINDOWS.first()
     {
         let rtt = Span::from_millis_f64(min_rtt_ms.max(0.001));
@@ -100,7 +102,7 @@ pub struct Report {
 const NOTE_PCT: f64 = 20.0;
 
 /// A flow from its addresses, congestion control and TCP_INFO.
-pub fn flow(local: SocketAddr, peer: SocketAddr, cc: Option<String>, i: &TcpInfo, process: Option<Process>) -> Flow {
+pub fn flow(local: SocketAddr, peer: SocketAddr, cc: Option<Foreign>, i: &TcpInfo, process: Option<Process>) -> Flow {
     let b = i.breakdown(None);
     // A sender with nothing unsent and its congestion window far from full (an interactive
     // session, a throttled copy) is held back by its application, not the network.
@@ -203,13 +205,15 @@ pub fn flows(peers: Option<&[IpAddr]>, port: Option<u16>) -> anyhow::Result<Vec<
         .into_iter()
         .filter_map(|s| {
             let i = s.info?;
+            // Another user's process and the kernel's names: text from outside, escaped
+            // when shown.
             let process = owners.get(&s.inode).map(|(pid, name)| Process {
                 pid: *pid,
-                name: name.clone(),
+                name: Foreign::new(name.as_str()),
             });
             Some((
                 i.tcpi_bytes_acked + i.tcpi_bytes_received,
-                flow(s.local, s.peer, s.cong, &i, process),
+                flow(s.local, s.peer, s.cong.map(Foreign::new), &i, process),
             ))
         })
         .collect();
@@ -244,7 +248,7 @@ mod tests {
         let f = flow(
             "198.18.0.1:40000".parse().expect("addr"),
             "198.18.0.2:5301".parse().expect("addr"),
-            Some("bbr".into()),
+            Some(Foreign::new("bbr")),
             &i,
             None,
         );
@@ -291,7 +295,7 @@ mod tests {
         let addr = |s: &str| s.parse().expect("addr");
         let ssh = Process {
             pid: 812,
-            name: "ssh".into(),
+            name: Foreign::new("ssh"),
         };
         let f = flow(
             addr("198.18.0.1:40000"),
@@ -315,7 +319,7 @@ mod tests {
             &i,
             Some(Process {
                 pid: 9,
-                name: "curl".into(),
+                name: Foreign::new("curl"),
             }),
         );
         let note = other.note.expect("note");
@@ -325,5 +329,40 @@ mod tests {
         );
         let unknown = flow(addr("198.18.0.1:40002"), addr("198.18.0.2:80"), None, &i, None);
         assert!(unknown.note.expect("note").contains("run as root to name it"));
+    }
+
+    #[test]
+    fn another_users_process_name_is_shown_escaped() {
+        let i = TcpInfo {
+            tcpi_rtt: 150_000,
+            tcpi_min_rtt: 150_000,
+            tcpi_snd_cwnd: 1000,
+            tcpi_snd_mss: 1448,
+            tcpi_busy_time: 2_000_000,
+            tcpi_bytes_acked: 10_000_000,
+            ..TcpInfo::default()
+        };
+        let forged = Process {
+            pid: 4242,
+            name: Foreign::new("\u{1b}[31m\nkernel.x="),
+        };
+        let f = flow(
+            "198.18.0.1:40000".parse().expect("addr"),
+            "198.18.0.2:22".parse().expect("addr"),
+            Some(Foreign::new("bbr\u{1b}[2J")),
+            &i,
+            Some(forged),
+        );
+        let note = f.note.clone().expect("an application-limited note names it");
+        assert!(!note.chars().any(char::is_control), "{note:?}");
+        assert!(note.contains("so \\u{1b}[31m\\u{a}kernel.x= (pid 4242) did"), "{note}");
+        let v = serde_json::to_value(&f).expect("json");
+        assert_eq!(v["process"]["name"], "\\u{1b}[31m\\u{a}kernel.x=");
+        assert_eq!(v["congestion_control"], "bbr\\u{1b}[2J");
+        assert_eq!(
+            f.process.expect("owner").name.raw(),
+            "\u{1b}[31m\nkernel.x=",
+            "kept as read"
+        );
     }
 }

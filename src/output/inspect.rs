@@ -30,7 +30,10 @@ pub fn write_table(out: &mut dyn Write, r: &Report, tty: bool, color: bool) -> a
         t.add_row([
             f.local.clone(),
             f.peer.clone(),
-            f.congestion_control.clone().unwrap_or_default(),
+            f.congestion_control
+                .as_ref()
+                .map(ToString::to_string)
+                .unwrap_or_default(),
             format!("{:.1}", f.rtt_ms),
             f.cwnd.to_string(),
             crate::text::rate(f.delivery_rate_bps),

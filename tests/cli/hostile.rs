@@ -273,6 +273,73 @@ fn list_options_refuse_control_characters() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
 }
 
+// ---------------------------------------------------------------- text from other processes
+
+/// A process that names itself `ESC[31m` newline `kernel.x=` (comm, as prctl(PR_SET_NAME) or a
+/// write of /proc/self/comm sets it; `exec -a` changes argv only) and holds a loopback TCP
+/// connection: inspect names it, escaped, in JSON and in the table; no ESC reaches the
+/// terminal and no line starts with `kernel.x=`. The helper is perl (perl-base is Essential
+/// on Debian): one syswrite, where bash's printf flushes at the newline and writes twice.
+#[test]
+#[cfg(target_os = "linux")]
+fn another_process_name_reaches_inspect_escaped() {
+    use std::io::Read as _;
+    const HELPER: &str = r#"
+        use IO::Socket::INET;
+        open(my $comm, ">", "/proc/self/comm") or die "comm: $!";
+        syswrite($comm, "\e[31m\nkernel.x=") or die "comm: $!";
+        close($comm);
+        my $s = IO::Socket::INET->new(PeerAddr => "127.0.0.1", PeerPort => $ARGV[0]) or die "connect: $!";
+        print $s "\0" x 100000 or die "send: $!";
+        $s->flush;
+        sysread($s, my $end, 1);
+    "#;
+    /// The helper, killed and reaped however the test ends.
+    struct Helper(std::process::Child);
+    impl Drop for Helper {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port().to_string();
+    let helper = Helper(
+        std::process::Command::new("perl")
+            .args(["-e", HELPER, &port])
+            .stdin(std::process::Stdio::null())
+            .spawn()
+            .expect("perl (perl-base)"),
+    );
+    let (mut server, _) = listener.accept().expect("accept");
+    let mut got = vec![0u8; 100_000];
+    server.read_exact(&mut got).expect("the helper's bytes");
+    let comm = std::fs::read(format!("/proc/{}/comm", helper.0.id())).expect("its comm");
+    assert_eq!(comm, b"\x1b[31m\nkernel.x=\n", "the helper named itself");
+
+    let json = run(&["inspect", "--port", &port, "--format", "json"]);
+    let table = run(&["inspect", "--port", &port, "--format", "table"]);
+    for out in [&json, &table] {
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let shown = text(&out.stdout);
+        assert!(!shown.contains('\u{1b}'), "{shown:?}");
+        assert!(
+            !shown.lines().any(|l| l.trim_start().starts_with("kernel.x=")),
+            "{shown}"
+        );
+    }
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).expect("json");
+    let named: Vec<&serde_json::Value> = v["flows"]
+        .as_array()
+        .expect("flows")
+        .iter()
+        .filter(|f| f["process"]["pid"] == helper.0.id())
+        .collect();
+    assert_eq!(named.len(), 1, "the helper's end: {v}");
+    assert_eq!(named[0]["process"]["name"], "\\u{1b}[31m\\u{a}kernel.x=", "{v}");
+    drop(server);
+}
+
 // ---------------------------------------------------------------- helpers
 
 /// A TOML basic string holding `s` exactly: control characters as \uXXXX escapes.
