@@ -274,7 +274,7 @@ mod tests {
     }
 
     #[test]
-    fn an_interface_name_with_control_characters_is_shown_escaped() {
+    fn interface_qdisc_and_congestion_control_names_are_shown_escaped() {
         let mut facts = facts();
         facts.interfaces[0].name = crate::text::Foreign::new("\u{1b}[31m\nkernel.x=");
         facts.interfaces[0].qdiscs = Some(Ok(vec!["fq_codel\n".into()]));
@@ -291,6 +291,20 @@ mod tests {
             by_id(&r.findings, "pacing:\\u{1b}[31m\\u{a}kernel.x=")
                 .message
                 .contains("fq_codel\\u{a},")
+        );
+        // The congestion controls are the kernel's names too.
+        let odd = [
+            ("net.ipv4.tcp_congestion_control", "x\u{1b}[2J"),
+            ("net.ipv4.tcp_available_congestion_control", "reno cubic\nbbr"),
+        ];
+        let r = check(&request(None), &reader(&odd), None);
+        let cc = by_id(&r.findings, "congestion-control");
+        assert!(!cc.message.chars().any(char::is_control), "{:?}", cc.message);
+        assert!(
+            cc.message
+                .starts_with("x\\u{1b}[2J in use (available: reno cubic\\u{a}bbr)"),
+            "{}",
+            cc.message
         );
     }
 

@@ -125,7 +125,8 @@ pub fn linux_sysctls(read: &Read<'_>, rtt_ms: Option<f64>, f: &mut Vec<Finding>)
     }
     if let Some(cc) = read("net.ipv4.tcp_congestion_control") {
         let avail = read("net.ipv4.tcp_available_congestion_control").unwrap_or_default();
-        f.push(linux_congestion_control(&cc, &avail));
+        // The kernel's names for them (a module names itself): shown escaped.
+        f.push(linux_congestion_control(&text::escape(&cc), &text::escape(&avail)));
     }
     LINUX_MTU_PROBING.judge(Os::Linux, read, rtt_ms, f);
 }
@@ -232,7 +233,7 @@ pub fn bsd_sysctls(os: Os, read: &Read<'_>, rtt_ms: Option<f64>, f: &mut Vec<Fin
     sack.judge(os, read, rtt_ms, f);
     if let Some(cc) = read("net.inet.tcp.cc.algorithm") {
         let avail = read("net.inet.tcp.cc.available").unwrap_or_default();
-        f.push(bsd_congestion_control(&cc, &avail));
+        f.push(bsd_congestion_control(&text::escape(&cc), &text::escape(&avail)));
     }
     for s in &PMTU_BLACKHOLE {
         if s.judge(os, read, rtt_ms, f) {
