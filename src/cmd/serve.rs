@@ -19,15 +19,17 @@ pub fn run(a: &ServeArgs, ctx: &Context, _out: &mut dyn std::io::Write) -> anyho
         bind: a.bind,
         port: a.port,
         once: a.once,
+        max_buffer: a.max_buffer.get(),
     };
     let server = Server::bind(&req).map_err(|e| match e {
         BindError::Listen { addr, source } => bind_error(addr, &source),
         BindError::Setup(e) => e.into(),
     })?;
     say(&format!(
-        "tcptune serve: listening on {} (this end receives; one test at a time, at most {} s each{})",
+        "tcptune serve: listening on {} (this end receives; one test at a time, at most {} s each; receive buffers forced to at most {}{})",
         server.local_addr(),
         proto::MAX_DURATION_MS / 1000,
+        crate::text::bytes(a.max_buffer.get()),
         if a.once { "; exits after one test" } else { "" }
     ));
     // What this end tells each client about its receive buffer, read again for each test.

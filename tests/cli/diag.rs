@@ -457,6 +457,7 @@ mod path_test {
             bind: IpAddr::from([127, 0, 0, 1]),
             port: 0,
             once: true,
+            max_buffer: tcptune::tcp::proto::DEFAULT_MAX_BUFFER,
         })
         .expect("bind");
         let addr = server.local_addr();
