@@ -157,6 +157,32 @@ fn usage_errors() {
     assert!(err.contains("cannot connect") && err.contains("tcptune serve"), "{err}");
 }
 
+/// One exit code per kind of bad address: each is a usage error (exit 2) with a line saying
+/// why, not a system error (exit 5) for one kind and a usage error for another.
+#[test]
+fn serve_refuses_every_kind_of_bad_address_as_usage() {
+    for (addr, why) in [
+        ("1.2.3.4", "no interface has that address"),
+        ("2001:db8::1", "no interface has that address"),
+        ("fe80::1", "a link-local address needs the interface it is on"),
+        ("224.0.0.1", "a multicast address takes no TCP connections"),
+        ("ff02::1", "a multicast address takes no TCP connections"),
+        ("255.255.255.255", "the broadcast address takes no TCP connections"),
+    ] {
+        let out = tcptune()
+            .args(["serve", "--bind", addr, "--port", "0", "--once"])
+            .timeout(Duration::from_secs(10))
+            .output()
+            .expect("run");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{addr}: {err}");
+        assert!(
+            err.starts_with("tcptune: cannot listen on ") && err.contains(why),
+            "{addr}: {err}"
+        );
+    }
+}
+
 // ---------------------------------------------------------------- serve: a child we can watch
 
 /// A running `tcptune serve`, its stderr collected line by line; killed on drop.
