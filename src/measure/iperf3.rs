@@ -193,29 +193,45 @@ fn run_within(req: &Iperf3Request, grace: Duration) -> Result<TcpTest, Error> {
             grace.as_secs()
         )));
     };
-    let json: Value = match serde_json::from_slice(&out) {
-        Ok(v) => v,
-        Err(_) => {
-            let why = first_line(if err.is_empty() { &out } else { &err }).unwrap_or_else(|| "no output".into());
-            return Err(Error::measurement(format!(
-                "iperf3 gave no JSON result ({status}): {}",
-                quote(&why)
-            )));
-        }
+    let (json, said) = split_output(&out);
+    let Some(json) = json else {
+        let why = first_line(if err.is_empty() { &out } else { &err }).unwrap_or_else(|| "no output".into());
+        return Err(Error::measurement(format!(
+            "iperf3 gave no JSON result ({status}): {}",
+            quote(&why)
+        )));
     };
     if let Some(e) = json.get("error") {
-        return Err(iperf3_error(e, first_line(&err).as_deref(), Some(status)));
+        let said = said.or_else(|| first_line(&err));
+        return Err(iperf3_error(e, said.as_deref(), Some(status)));
     }
     parse(&json, req)
 }
 
-/// The first line of `bytes` with text on it, trimmed.
+/// iperf3's stdout as its JSON and the first line it printed before it: with `-J`, iperf3
+/// 3.12 still prints some warnings on stdout ahead of the JSON ("WARNING:  Size of data read
+/// does not correspond to offered length", when the server closed the connection mid-message),
+/// and that line is the only reason it gives for the error that follows.
+fn split_output(out: &[u8]) -> (Option<Value>, Option<String>) {
+    if let Ok(v) = serde_json::from_slice(out) {
+        return (Some(v), None);
+    }
+    // The JSON starts on a line of its own, "{".
+    let Some(at) = out.windows(2).position(|w| w == b"\n{").map(|i| i + 1) else {
+        return (None, None);
+    };
+    match serde_json::from_slice(&out[at..]) {
+        Ok(v) => (Some(v), first_line(&out[..at])),
+        Err(_) => (None, None),
+    }
+}
+
+/// The first line of `bytes` with text on it, its spaces collapsed.
 fn first_line(bytes: &[u8]) -> Option<String> {
     String::from_utf8_lossy(bytes)
         .lines()
-        .map(str::trim)
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
         .find(|l| !l.is_empty())
-        .map(str::to_string)
 }
 
 /// iperf3's error (its JSON "error"), with a reason: iperf3 appends ": " and the system's
@@ -658,6 +674,54 @@ mod tests {
         );
         let e = parse_json(r#"{"error": ""}"#, &req()).expect_err("error").to_string();
         assert!(e.starts_with("iperf3: an error with no text: no reason given"), "{e}");
+    }
+
+    /// What iperf3 3.12 printed when a server closed the connection instead of sending its
+    /// results (tests/cli/hostile_peer.rs plays that server): a warning on stdout ahead of the
+    /// JSON, and an error whose reason is empty.
+    const CLOSED_AT_RESULTS: &str = "WARNING:  Size of data read does not correspond to offered length\n{\n\t\"start\":\t{\n\t},\n\t\"intervals\":\t[],\n\t\"end\":\t{\n\t},\n\t\"error\":\t\"unable to receive results: \"\n}\n";
+
+    #[test]
+    fn the_warning_before_the_json_is_the_errors_reason() {
+        let (json, said) = split_output(CLOSED_AT_RESULTS.as_bytes());
+        assert_eq!(
+            said.as_deref(),
+            Some("WARNING: Size of data read does not correspond to offered length")
+        );
+        let json = json.expect("the JSON after the warning");
+        assert_eq!(json["error"], "unable to receive results: ");
+        let e = iperf3_error(&json["error"], said.as_deref(), None);
+        assert_eq!(
+            e.to_string(),
+            "iperf3: unable to receive results: WARNING: Size of data read does not correspond to offered length"
+        );
+        assert_eq!(split_output(b"not json\nat all").0, None);
+
+        // The same through the client's run, from a program printing it.
+        let dir = tempfile::tempdir().expect("tempdir");
+        let out = dir.path().join("out");
+        std::fs::write(&out, CLOSED_AT_RESULTS).expect("output");
+        let path = dir.path().join("iperf3");
+        std::fs::write(&path, format!("#!/bin/sh\ncat '{}'\n", out.display())).expect("script");
+        std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).expect("chmod");
+        let mut r = req();
+        r.program = path;
+        let t = Instant::now();
+        let e = loop {
+            match run(&r) {
+                // Another test's fork may still hold the script open for writing (ETXTBSY).
+                Err(e) if e.kind() == crate::error::Kind::System && t.elapsed() < Duration::from_secs(5) => {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                other => break other.expect_err("an error"),
+            }
+        };
+        assert!(
+            e.to_string().ends_with(
+                "unable to receive results: WARNING: Size of data read does not correspond to offered length"
+            ),
+            "{e}"
+        );
     }
 
     #[test]
