@@ -479,11 +479,16 @@ mod path_test {
 
     /// A `once` tcptune serve on loopback in a thread.
     fn serve_once() -> (SocketAddr, std::thread::JoinHandle<Result<(), tcptune::error::Error>>) {
+        serve_once_within(tcptune::tcp::proto::DEFAULT_MAX_BUFFER)
+    }
+
+    /// The same, forcing receive buffers to at most `max_buffer` (`serve --max-buffer`).
+    fn serve_once_within(max_buffer: u64) -> (SocketAddr, std::thread::JoinHandle<Result<(), tcptune::error::Error>>) {
         let server = Server::bind(&ServeRequest {
             bind: IpAddr::from([127, 0, 0, 1]),
             port: 0,
             once: true,
-            max_buffer: tcptune::tcp::proto::DEFAULT_MAX_BUFFER,
+            max_buffer,
         })
         .expect("bind");
         let addr = server.local_addr();
@@ -525,6 +530,38 @@ mod path_test {
             // Forced before the handshake: 4 MiB asked, reported doubled.
             assert_eq!(buf, 8 << 20, "{t:?}");
             assert!(t.notes.is_empty(), "{:?}", t.notes);
+        } else {
+            assert!(t.notes.iter().any(|n| n.contains("could not force")), "{:?}", t.notes);
+        }
+    }
+
+    /// An anonymous client asking 1 GiB gets what serve --max-buffer allows, and the path
+    /// test says so.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_servers_maximum_bounds_the_forced_receive_buffer() {
+        let (addr, server) = serve_once_within(8 << 20);
+        let req = PathTestRequest {
+            addr: addr.ip(),
+            port: addr.port(),
+            time: Duration::from_millis(500),
+            max_bytes: 1 << 40,
+            buffer: 1 << 30,
+            cc: None,
+            connect_timeout: Duration::from_secs(1),
+        };
+        let t = run(&req, &mut |_, _| {}).expect("a test");
+        server.join().expect("server thread").expect("ended");
+        if tcptune::host::is_root() {
+            // 4 MiB asked of the kernel, which keeps 8 MiB: the maximum, not 2 GiB.
+            assert_eq!(t.receiver_buffer, Some(8 << 20), "{t:?}");
+            assert!(
+                t.notes
+                    .iter()
+                    .any(|n| n.contains("less than the 1073741824 bytes (1 GiB) asked") && n.contains("--max-buffer")),
+                "{:?}",
+                t.notes
+            );
         } else {
             assert!(t.notes.iter().any(|n| n.contains("could not force")), "{:?}", t.notes);
         }
