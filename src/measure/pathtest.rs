@@ -247,7 +247,7 @@ pub fn run(req: &PathTestRequest, on_progress: &mut dyn FnMut(u64, Duration)) ->
     };
     if req.buffer > 0 && !channel.forced {
         test.notes.push(format!(
-            "the far end could not force its receive buffer to {} (its tcptune serve does not run as root): the test ran within its net.ipv4.tcp_rmem",
+            "the far end could not force its receive buffer to {} (its tcptune serve does not run as root, or runs with --max-buffer 0): the test ran within its net.ipv4.tcp_rmem",
             text::bytes(req.buffer)
         ));
     }
