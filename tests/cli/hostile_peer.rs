@@ -23,7 +23,7 @@ const TEST: Duration = Duration::from_secs(1);
 const DRIP: Duration = Duration::from_secs(3);
 
 /// The result line a fake sends, from the payload bytes it got and the µs they took.
-type Result_ = fn(u64, u64) -> String;
+type ResultLine = fn(u64, u64) -> String;
 
 /// How a fake `tcptune serve` answers one client.
 #[derive(Clone, Copy)]
@@ -32,13 +32,13 @@ struct Fake {
     grant_ms: Option<u32>,
     /// Its 16-byte answer a byte every 3 s.
     drip_answer: bool,
-    result: Result_,
+    result: ResultLine,
     /// Its result line a byte every 3 s.
     drip_result: bool,
 }
 
 impl Fake {
-    fn answering(result: Result_) -> Self {
+    fn answering(result: ResultLine) -> Self {
         Self {
             grant_ms: None,
             drip_answer: false,
@@ -341,7 +341,7 @@ fn advise_shows_no_forged_text_from_the_path_test() {
 #[test]
 fn verify_refuses_numbers_no_receiver_sends() {
     for (result, what) in [
-        (share_100 as Result_, "the peer sent a window share of 100 "),
+        (share_100 as ResultLine, "the peer sent a window share of 100 "),
         (share_minus_5, "the peer sent a window share of -5 "),
         (
             absurd,
@@ -361,7 +361,7 @@ fn verify_refuses_numbers_no_receiver_sends() {
 #[test]
 fn advise_leaves_out_a_path_test_with_numbers_no_receiver_sends() {
     for (result, what) in [
-        (share_100 as Result_, "the peer sent a window share of 100 "),
+        (share_100 as ResultLine, "the peer sent a window share of 100 "),
         (share_minus_5, "the peer sent a window share of -5 "),
         (absurd, "the peer sent a result of 18446744073709551615 bytes"),
         // A 0-byte test is no shallow queue: no class, no rate, no loss.
