@@ -535,8 +535,11 @@ pub struct CheckArgs {
 serve RECEIVES: the data flows from `tcptune verify` (the sender) to this machine, so run serve where \
 the data would arrive. It serves one test at a time (others get \"busy\"), grants at most 60 s per test, \
 and closes connections that do not speak the tcptune protocol. Anyone who can reach the port can run a \
-test: bind to one address with --bind, or firewall the port. Neither end sets socket buffer sizes, so a \
-test sees the kernel's autotuning limits, as scp, rsync or HTTP would.")]
+test: bind to one address with --bind, or firewall the port. verify's test sets no socket buffer sizes, so \
+it sees the kernel's autotuning limits, as scp, rsync or HTTP would. The path test of `advise --host` asks \
+for a receive buffer, which serve forces when it runs as root, up to --max-buffer as the kernel counts it \
+(Linux keeps twice what is asked). The default, 1 GiB, holds what advise asks on a 1 Gbit/s path at 600 ms \
+(6 x its 75 MB BDP, kept as 900 MB); a client cannot make serve pin more.")]
 pub struct ServeArgs {
     /// Address to listen on (:: for IPv6 and IPv4)
     #[arg(long, value_name = "ADDR", default_value = "0.0.0.0")]
@@ -547,6 +550,21 @@ pub struct ServeArgs {
     /// Exit after one test
     #[arg(long)]
     pub once: bool,
+    /// Largest receive buffer a path test may force here, as the kernel counts it (0: none)
+    #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = parse_max_buffer)]
+    pub max_buffer: Bytes,
+}
+
+/// `serve --max-buffer`: at most what a kernel reports for a socket buffer (a C int).
+fn parse_max_buffer(s: &str) -> Result<Bytes, String> {
+    let b = s.parse::<Bytes>().map_err(|e| e.to_string())?;
+    let max = crate::tcp::MAX_SOCKET_BUFFER;
+    if b.get() > max {
+        return Err(format!(
+            "invalid buffer size \"{s}\": a socket buffer is at most {max} bytes"
+        ));
+    }
+    Ok(b)
 }
 
 #[derive(Debug, Args)]
@@ -621,6 +639,17 @@ mod tests {
         assert_eq!((p.probes, p.interval, p.timeout), (d.probes, d.interval, d.timeout));
         assert_eq!(probe_default(&INTERVAL_ARG, d.interval), "20ms");
         assert_eq!(probe_default(&TIMEOUT_ARG, d.timeout), "1s");
+    }
+
+    #[test]
+    fn the_serve_buffer_maximum_defaults_to_the_protocols() {
+        use clap::Parser as _;
+        let Some(Command::Serve(a)) = Cli::parse_from(["tcptune", "serve"]).command else {
+            unreachable!("serve")
+        };
+        assert_eq!(a.max_buffer.get(), crate::tcp::proto::DEFAULT_MAX_BUFFER);
+        assert_eq!(parse_max_buffer("0").map(Bytes::get), Ok(0));
+        assert!(parse_max_buffer("2GiB").is_err(), "past what a kernel reports");
     }
 
     #[test]

@@ -191,6 +191,7 @@ Register-ArgumentCompleter -Native -CommandName 'tcptune' -ScriptBlock {
         'tcptune;serve' {
             [CompletionResult]::new('--bind', '--bind', [CompletionResultType]::ParameterName, 'Address to listen on (:: for IPv6 and IPv4)')
             [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'TCP port to listen on (0: any free port)')
+            [CompletionResult]::new('--max-buffer', '--max-buffer', [CompletionResultType]::ParameterName, 'Largest receive buffer a path test may force here, as the kernel counts it (0: none)')
             [CompletionResult]::new('--os', '--os', [CompletionResultType]::ParameterName, 'OS to advise for / operate on [default: the running OS]')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format [advise: table on a terminal, else sysctl; others: table]')
             [CompletionResult]::new('--sysctl-dir', '--sysctl-dir', [CompletionResultType]::ParameterName, 'Linux: read and write sysctls under DIR instead of /proc/sys')

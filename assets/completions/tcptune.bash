@@ -1178,7 +1178,7 @@ _tcptune() {
             return 0
             ;;
         tcptune__subcmd__serve)
-            opts="-h --bind --port --once --os --format --sysctl-dir --sysctl-cmd --state-dir --fake-prober --help"
+            opts="-h --bind --port --once --max-buffer --os --format --sysctl-dir --sysctl-cmd --state-dir --fake-prober --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1189,6 +1189,10 @@ _tcptune() {
                     return 0
                     ;;
                 --port)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-buffer)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -180,6 +180,7 @@ set edit:completion:arg-completer[tcptune] = {|@words|
         &'tcptune;serve'= {
             cand --bind 'Address to listen on (:: for IPv6 and IPv4)'
             cand --port 'TCP port to listen on (0: any free port)'
+            cand --max-buffer 'Largest receive buffer a path test may force here, as the kernel counts it (0: none)'
             cand --os 'OS to advise for / operate on [default: the running OS]'
             cand --format 'Output format [advise: table on a terminal, else sysctl; others: table]'
             cand --sysctl-dir 'Linux: read and write sysctls under DIR instead of /proc/sys'

@@ -222,6 +222,7 @@ complete -c tcptune -n "__fish_tcptune_using_subcommand check" -l fake-prober -d
 complete -c tcptune -n "__fish_tcptune_using_subcommand check" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tcptune -n "__fish_tcptune_using_subcommand serve" -l bind -d 'Address to listen on (:: for IPv6 and IPv4)' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand serve" -l port -d 'TCP port to listen on (0: any free port)' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand serve" -l max-buffer -d 'Largest receive buffer a path test may force here, as the kernel counts it (0: none)' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand serve" -l os -d 'OS to advise for / operate on [default: the running OS]' -r -f -a "linux\t''
 freebsd\t''
 macos\t''"

@@ -1,9 +1,10 @@
 //! `tcptune serve`: the receiving end of `tcptune verify`. The server is
-//! [`crate::diag::serve`]'s; this command starts it, words a failed bind in terms of the
-//! flags, and writes its lines to stderr (stdout stays empty).
+//! [`crate::diag::serve`]'s; this command starts it, refuses an address nothing can listen
+//! on and words a failed bind in terms of the flags (one exit code per kind of bad address:
+//! a usage error, exit 2, for each), and writes its lines to stderr (stdout stays empty).
 
 use std::io::Write as _;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -19,15 +20,18 @@ pub fn run(a: &ServeArgs, ctx: &Context, _out: &mut dyn std::io::Write) -> anyho
         bind: a.bind,
         port: a.port,
         once: a.once,
+        max_buffer: a.max_buffer.get(),
     };
+    check_bind(SocketAddr::new(a.bind, a.port))?;
     let server = Server::bind(&req).map_err(|e| match e {
         BindError::Listen { addr, source } => bind_error(addr, &source),
         BindError::Setup(e) => e.into(),
     })?;
     say(&format!(
-        "tcptune serve: listening on {} (this end receives; one test at a time, at most {} s each{})",
+        "tcptune serve: listening on {} (this end receives; one test at a time, at most {} s each; receive buffers forced to at most {}{})",
         server.local_addr(),
         proto::MAX_DURATION_MS / 1000,
+        crate::text::bytes(a.max_buffer.get()),
         if a.once { "; exits after one test" } else { "" }
     ));
     // What this end tells each client about its receive buffer, read again for each test.
@@ -42,6 +46,31 @@ fn say(line: &str) {
     let _ = writeln!(std::io::stderr().lock(), "{line}");
 }
 
+/// Addresses no TCP client can reach, refused before the bind: the kernel takes some of them
+/// (a multicast or broadcast address binds, and no connection ever comes) and refuses others
+/// with a bare "invalid argument".
+fn check_bind(addr: SocketAddr) -> Result<(), Error> {
+    let why = match addr.ip() {
+        IpAddr::V6(v6) if v6.is_unicast_link_local() => Some((
+            "a link-local address needs the interface it is on (its scope), and --bind takes none",
+            "listen on :: (every address), or on a global or unique-local address of that interface",
+        )),
+        ip if ip.is_multicast() => Some((
+            "a multicast address takes no TCP connections",
+            "listen on one of this machine's unicast addresses, or on 0.0.0.0 or ::",
+        )),
+        IpAddr::V4(v4) if v4.is_broadcast() => Some((
+            "the broadcast address takes no TCP connections",
+            "listen on one of this machine's unicast addresses, or on 0.0.0.0",
+        )),
+        _ => None,
+    };
+    match why {
+        Some((why, hint)) => Err(Error::usage(format!("cannot listen on {addr}: {why}")).with_hint(hint)),
+        None => Ok(()),
+    }
+}
+
 fn bind_error(addr: SocketAddr, e: &std::io::Error) -> anyhow::Error {
     match e.kind() {
         std::io::ErrorKind::AddrInUse => Error::usage(format!("cannot listen on {addr}: the port is in use"))
@@ -49,6 +78,10 @@ fn bind_error(addr: SocketAddr, e: &std::io::Error) -> anyhow::Error {
             .into(),
         std::io::ErrorKind::AddrNotAvailable => {
             Error::usage(format!("cannot listen on {addr}: no interface has that address")).into()
+        }
+        // EINVAL on a fresh socket: an address of a kind nothing can listen on.
+        std::io::ErrorKind::InvalidInput => {
+            Error::usage(format!("cannot listen on {addr}: not an address to listen on ({e})")).into()
         }
         std::io::ErrorKind::PermissionDenied => Error::not_permitted(format!(
             "cannot listen on {addr}: permission denied (ports below 1024 need root)"

@@ -10,6 +10,9 @@
 //! * the hello must be complete [`HELLO_TIMEOUT`] after the connect;
 //! * the test ends at its granted time plus [`DRAIN_GRACE`], and a sender silent for
 //!   [`IDLE_TIMEOUT`] loses it earlier;
+//! * a path test's receive buffer is forced to what the client asked for, but never past
+//!   the request's `max_buffer` (`serve --max-buffer`): an anonymous client cannot make a
+//!   root server pin more kernel memory than that;
 //! * at most [`MAX_PENDING`] connections may owe their hello; one more closes the oldest, so
 //!   half-sent hellos push out only each other while a real client's hello, sent with its
 //!   connect, is read at once.
@@ -26,15 +29,16 @@ use std::time::{Duration, Instant};
 
 use super::BufferCap;
 use crate::error::Error;
-use crate::tcp::proto::{self, Answer, Hello, ServerResult, Status};
-use crate::text;
+use crate::tcp::proto::{self, Answer, Hello, ReadError, ServerResult, Status};
+use crate::text::{self, Foreign};
 
 /// How long a new connection has, in all, to send its 16-byte hello.
 pub const HELLO_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long a test's sender may go silent.
 pub const IDLE_TIMEOUT: Duration = Duration::from_secs(10);
-/// Time after the granted duration for data still in flight and in the sender's buffer.
-pub const DRAIN_GRACE: Duration = Duration::from_secs(30);
+/// Time after the granted duration for data still in flight and in the sender's buffer: the
+/// protocol's, which the client waits for too ([`proto::DRAIN_GRACE`]).
+pub const DRAIN_GRACE: Duration = proto::DRAIN_GRACE;
 /// Connections that may owe their hello at once.
 pub const MAX_PENDING: usize = 32;
 /// Lines about refused or misbehaving clients shown per second.
@@ -51,6 +55,9 @@ pub struct ServeRequest {
     pub port: u16,
     /// Exit after one test (a client that never got as far as a test does not count).
     pub once: bool,
+    /// The largest receive buffer a path test may have forced, as the kernel reports it
+    /// (SO_RCVBUF), bytes ([`proto::DEFAULT_MAX_BUFFER`] by default).
+    pub max_buffer: u64,
 }
 
 /// Where the server's lines go: progress and outcomes, one line at a time, from any thread.
@@ -80,6 +87,7 @@ pub struct Server {
     listener: TcpListener,
     addr: SocketAddr,
     once: bool,
+    max_buffer: u64,
 }
 
 /// State the accept loop and the connection threads share.
@@ -88,6 +96,8 @@ struct Shared {
     /// `once`: the slot stays taken after the test, so no second test starts in the moment
     /// before the process exits.
     once: bool,
+    /// The largest receive buffer a path test may have forced (kernel's count), bytes.
+    max_buffer: u64,
     pending: Mutex<Pending>,
     log: Mutex<Limiter>,
     sink: Arc<dyn Log>,
@@ -103,10 +113,11 @@ struct Pending {
 }
 
 impl Shared {
-    fn new(once: bool, sink: Arc<dyn Log>) -> Self {
+    fn new(once: bool, max_buffer: u64, sink: Arc<dyn Log>) -> Self {
         Self {
             busy: AtomicBool::new(false),
             once,
+            max_buffer,
             pending: Mutex::new(Pending::default()),
             log: Mutex::new(Limiter::new(LOG_LINES_PER_SEC, Instant::now())),
             sink,
@@ -263,6 +274,7 @@ impl Server {
             listener,
             addr,
             once: req.once,
+            max_buffer: req.max_buffer,
         })
     }
 
@@ -276,7 +288,7 @@ impl Server {
     /// tells each client about its receive buffer, called again for each test (the sysctls may
     /// change between tests); lines go to `log`.
     pub fn run(self, receiver: &dyn Fn() -> BufferCap, log: Arc<dyn Log>) -> Result<(), Error> {
-        let shared = Arc::new(Shared::new(self.once, log));
+        let shared = Arc::new(Shared::new(self.once, self.max_buffer, log));
         {
             let shared = Arc::clone(&shared);
             // Best effort: without it a held-back count shows with the next line instead.
@@ -352,45 +364,12 @@ impl Server {
     }
 }
 
-/// Why a hello could not be read.
-#[derive(Debug, PartialEq, Eq)]
-enum HelloError {
-    /// `deadline` passed first (however many bytes came before it).
-    Late,
-    /// End of file before 16 bytes.
-    Eof,
-    Io(std::io::ErrorKind, String),
-}
-
-/// Reads the 16-byte hello by `deadline`: each read waits only for the time left, so bytes
-/// that trickle in do not move the deadline.
-fn read_hello(s: &mut TcpStream, deadline: Instant) -> Result<[u8; proto::HELLO_LEN], HelloError> {
+/// Reads the 16-byte hello by `deadline` ([`proto::read_exact_by`]: bytes that trickle in do
+/// not move it).
+fn read_hello(s: &TcpStream, deadline: Instant) -> Result<[u8; proto::HELLO_LEN], ReadError> {
     let mut frame = [0u8; proto::HELLO_LEN];
-    read_by(s, &mut frame, deadline)?;
+    proto::read_exact_by(s, &mut frame, deadline)?;
     Ok(frame)
-}
-
-/// Fills `buf` by `deadline` (see [`read_hello`]).
-fn read_by(s: &mut TcpStream, buf: &mut [u8], deadline: Instant) -> Result<(), HelloError> {
-    let mut got = 0;
-    while got < buf.len() {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err(HelloError::Late);
-        }
-        s.set_read_timeout(Some(left))
-            .map_err(|e| HelloError::Io(e.kind(), e.to_string()))?;
-        match s.read(&mut buf[got..]) {
-            Ok(0) => return Err(HelloError::Eof),
-            Ok(n) => got += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
-                return Err(HelloError::Late);
-            }
-            Err(e) => return Err(HelloError::Io(e.kind(), e.to_string())),
-        }
-    }
-    Ok(())
 }
 
 /// How long a path-test client has to connect its data connection.
@@ -399,14 +378,16 @@ const DATA_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// Opens the data listener of a path test on the address the client reached, with the receive
 /// buffer it asked for set before any handshake (so the window scale allows all of it), tells
 /// the client its port, and takes one connection from the client's address.
-fn open_data_channel(control: &mut TcpStream, rcvbuf_wanted: u64) -> Result<TcpStream, String> {
+fn open_data_channel(control: &mut TcpStream, rcvbuf_wanted: u64, max_buffer: u64) -> Result<TcpStream, String> {
     use crate::tcp::sockopt::{self, Buffer};
     let local = control.local_addr().map_err(|e| format!("socket setup failed: {e}"))?;
     let client = control.peer_addr().map_err(|e| format!("socket setup failed: {e}"))?;
     let listener = TcpListener::bind(SocketAddr::new(local.ip(), 0)).map_err(|e| format!("no data listener: {e}"))?;
-    // Forced or left to autotuning: a plain SO_RCVBUF would cap it at rmem_max.
-    let forced = if rcvbuf_wanted > 0 {
-        sockopt::force_buffer(&listener, Buffer::Receive, rcvbuf_wanted)
+    // Forced or left to autotuning: a plain SO_RCVBUF would cap it at rmem_max. Never past
+    // max_buffer: the client is anonymous, the memory this end's.
+    let ask = proto::forced_buffer_ask(rcvbuf_wanted, max_buffer);
+    let forced = if ask > 0 {
+        sockopt::force_buffer(&listener, Buffer::Receive, ask)
             .map_err(|e| format!("setting the receive buffer: {e}"))?
     } else {
         None
@@ -469,7 +450,8 @@ fn serve_test(mut s: TcpStream, id: u64, shared: &Shared, facts: &BufferCap) -> 
     let (granted_ms, rcvbuf_wanted) = grant(&mut s, &hello)?;
     if hello.path_test() {
         // The control connection closes here: the data connection carries the rest.
-        s = open_data_channel(&mut s, rcvbuf_wanted).map_err(|why| Outcome::Aborted(format!("path test: {why}")))?;
+        s = open_data_channel(&mut s, rcvbuf_wanted, shared.max_buffer)
+            .map_err(|why| Outcome::Aborted(format!("path test: {why}")))?;
     }
     let got = receive(&mut s, granted_ms, hello.path_test())?;
     Ok(send_result(&mut s, facts, &got))
@@ -492,11 +474,11 @@ fn read_client_hello(s: &mut TcpStream, id: u64, shared: &Shared) -> Result<Hell
 
 /// Why a hello (or the bytes after it) could not be read; `late` says what was missing at the
 /// deadline.
-fn hello_refused(e: HelloError, late: String) -> Outcome {
+fn hello_refused(e: ReadError, late: String) -> Outcome {
     match e {
-        HelloError::Late => Outcome::Rejected(late),
-        HelloError::Eof => Outcome::Rejected("went away before its hello".to_string()),
-        HelloError::Io(_, e) => Outcome::Rejected(format!("reading the hello: {e}")),
+        ReadError::Late => Outcome::Rejected(late),
+        ReadError::Closed => Outcome::Rejected("went away before its hello".to_string()),
+        ReadError::Io(e) => Outcome::Rejected(format!("reading the hello: {e}")),
     }
 }
 
@@ -533,7 +515,7 @@ fn grant(s: &mut TcpStream, hello: &Hello) -> Result<(u32, u64), Outcome> {
     let granted_ms = hello.duration_ms.min(proto::MAX_DURATION_MS);
     let mut rcvbuf_wanted = [0u8; proto::PATH_TEST_EXTRA];
     if hello.path_test() {
-        read_by(s, &mut rcvbuf_wanted, Instant::now() + HELLO_TIMEOUT)
+        proto::read_exact_by(s, &mut rcvbuf_wanted, Instant::now() + HELLO_TIMEOUT)
             .map_err(|e| hello_refused(e, "path test: no buffer size after the hello".into()))?;
     }
     s.write_all(&answer(hello, Status::Ok, granted_ms).encode())
@@ -645,9 +627,9 @@ fn send_result(s: &mut TcpStream, facts: &BufferCap, got: &Tally) -> Outcome {
     let result = ServerResult {
         bytes: got.bytes,
         duration_us: u64::try_from(duration.as_micros()).unwrap_or(u64::MAX),
-        os: facts.os.to_string(),
-        rcvbuf_key: facts.key.clone(),
-        rcvbuf_value: facts.value.clone(),
+        os: Foreign::new(facts.os.to_string()),
+        rcvbuf_key: facts.key.clone().map(Foreign::new),
+        rcvbuf_value: facts.value.clone().map(Foreign::new),
         rcv_wnd: got.rcv_wnd,
         rcv_buf: got.share.best.map(|(_, b)| b),
         window_share: got.share.best.map(|(s, _)| (s * 1000.0).round() / 1000.0),
@@ -718,6 +700,7 @@ mod tests {
             bind: IpAddr::from([127, 0, 0, 1]),
             port: 0,
             once: true,
+            max_buffer: proto::DEFAULT_MAX_BUFFER,
         };
         let server = Server::bind(&req).expect("bind");
         let addr = server.local_addr();
@@ -759,7 +742,7 @@ mod tests {
         s.read_to_string(&mut result).expect("result");
         let r: ServerResult = serde_json::from_str(result.trim_end()).expect("result JSON");
         assert_eq!(r.bytes, 100_000);
-        assert_eq!(r.os, "linux");
+        assert_eq!(r.os.raw(), "linux");
         assert_eq!(r.rcvbuf_value, None, "no backend, no value");
 
         run.join().expect("server thread").expect("the one test ran to its end");
@@ -789,6 +772,7 @@ mod tests {
             bind: addr.ip(),
             port: addr.port(),
             once: true,
+            max_buffer: proto::DEFAULT_MAX_BUFFER,
         };
         match Server::bind(&req) {
             Err(BindError::Listen { addr: a, source }) => {

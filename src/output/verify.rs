@@ -37,5 +37,8 @@ pub fn write_table(out: &mut dyn Write, r: &VerifyReport) -> anyhow::Result<()> 
     for line in &r.advice {
         writeln!(out, "advice: {line}")?;
     }
+    for note in &r.notes {
+        writeln!(out, "note: {note}")?;
+    }
     Ok(())
 }

@@ -157,6 +157,32 @@ fn usage_errors() {
     assert!(err.contains("cannot connect") && err.contains("tcptune serve"), "{err}");
 }
 
+/// One exit code per kind of bad address: each is a usage error (exit 2) with a line saying
+/// why, not a system error (exit 5) for one kind and a usage error for another.
+#[test]
+fn serve_refuses_every_kind_of_bad_address_as_usage() {
+    for (addr, why) in [
+        ("1.2.3.4", "no interface has that address"),
+        ("2001:db8::1", "no interface has that address"),
+        ("fe80::1", "a link-local address needs the interface it is on"),
+        ("224.0.0.1", "a multicast address takes no TCP connections"),
+        ("ff02::1", "a multicast address takes no TCP connections"),
+        ("255.255.255.255", "the broadcast address takes no TCP connections"),
+    ] {
+        let out = tcptune()
+            .args(["serve", "--bind", addr, "--port", "0", "--once"])
+            .timeout(Duration::from_secs(10))
+            .output()
+            .expect("run");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{addr}: {err}");
+        assert!(
+            err.starts_with("tcptune: cannot listen on ") && err.contains(why),
+            "{addr}: {err}"
+        );
+    }
+}
+
 // ---------------------------------------------------------------- serve: a child we can watch
 
 /// A running `tcptune serve`, its stderr collected line by line; killed on drop.
@@ -453,10 +479,16 @@ mod path_test {
 
     /// A `once` tcptune serve on loopback in a thread.
     fn serve_once() -> (SocketAddr, std::thread::JoinHandle<Result<(), tcptune::error::Error>>) {
+        serve_once_within(tcptune::tcp::proto::DEFAULT_MAX_BUFFER)
+    }
+
+    /// The same, forcing receive buffers to at most `max_buffer` (`serve --max-buffer`).
+    fn serve_once_within(max_buffer: u64) -> (SocketAddr, std::thread::JoinHandle<Result<(), tcptune::error::Error>>) {
         let server = Server::bind(&ServeRequest {
             bind: IpAddr::from([127, 0, 0, 1]),
             port: 0,
             once: true,
+            max_buffer,
         })
         .expect("bind");
         let addr = server.local_addr();
@@ -498,6 +530,38 @@ mod path_test {
             // Forced before the handshake: 4 MiB asked, reported doubled.
             assert_eq!(buf, 8 << 20, "{t:?}");
             assert!(t.notes.is_empty(), "{:?}", t.notes);
+        } else {
+            assert!(t.notes.iter().any(|n| n.contains("could not force")), "{:?}", t.notes);
+        }
+    }
+
+    /// An anonymous client asking 1 GiB gets what serve --max-buffer allows, and the path
+    /// test says so.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_servers_maximum_bounds_the_forced_receive_buffer() {
+        let (addr, server) = serve_once_within(8 << 20);
+        let req = PathTestRequest {
+            addr: addr.ip(),
+            port: addr.port(),
+            time: Duration::from_millis(500),
+            max_bytes: 1 << 40,
+            buffer: 1 << 30,
+            cc: None,
+            connect_timeout: Duration::from_secs(1),
+        };
+        let t = run(&req, &mut |_, _| {}).expect("a test");
+        server.join().expect("server thread").expect("ended");
+        if tcptune::host::is_root() {
+            // 4 MiB asked of the kernel, which keeps 8 MiB: the maximum, not 2 GiB.
+            assert_eq!(t.receiver_buffer, Some(8 << 20), "{t:?}");
+            assert!(
+                t.notes
+                    .iter()
+                    .any(|n| n.contains("less than the 1073741824 bytes (1 GiB) asked") && n.contains("--max-buffer")),
+                "{:?}",
+                t.notes
+            );
         } else {
             assert!(t.notes.iter().any(|n| n.contains("could not force")), "{:?}", t.notes);
         }

@@ -7,6 +7,7 @@ mod diag;
 mod fake_host;
 mod fleet;
 mod hostile;
+mod hostile_peer;
 mod lab;
 mod layers;
 mod netns;
