@@ -214,13 +214,15 @@ pub fn tuning_daemons(procs: &[(u32, String)]) -> Vec<Finding> {
 
 /// Half duplex on a link is a negotiation failure: collisions and late retransmissions.
 pub fn duplex(ifname: &str, duplex: Option<&str>) -> Option<Finding> {
+    // The fix is a command to paste: the interface name quoted for a shell.
+    let q = crate::text::shell_quote(ifname);
     let id = format!("duplex:{ifname}");
     match duplex? {
         "half" => Some(Finding::fail(
             id,
             format!("{ifname} runs half duplex: a duplex mismatch with the switch loses packets under load"),
             format!(
-                "let both ends auto-negotiate (ethtool -s {ifname} autoneg on), or fix the same speed and full duplex on both"
+                "let both ends auto-negotiate (ethtool -s {q} autoneg on), or fix the same speed and full duplex on both"
             ),
         )),
         d => Some(Finding::ok(id, format!("{ifname} runs {d} duplex"))),
@@ -229,6 +231,8 @@ pub fn duplex(ifname: &str, duplex: Option<&str>) -> Option<Finding> {
 
 /// The interface MTU, and with a host the route/path MTU towards it.
 pub fn mtu(ifname: &str, mtu: Option<u32>, route_mtu: Option<u32>, host: Option<&str>) -> Option<Finding> {
+    // The fix is a command to paste: the interface name quoted for a shell.
+    let q = crate::text::shell_quote(ifname);
     let m = mtu?;
     let id = format!("mtu:{ifname}");
     if let (Some(r), Some(h)) = (route_mtu, host)
@@ -239,7 +243,7 @@ pub fn mtu(ifname: &str, mtu: Option<u32>, route_mtu: Option<u32>, host: Option<
             format!(
                 "{ifname} has MTU {m} but the path to {h} carries {r} (route or learnt path MTU): segments sized for {m} must be cut down first"
             ),
-            format!("use the same MTU end to end (ip link set {ifname} mtu {r}), or make every hop carry {m}"),
+            format!("use the same MTU end to end (ip link set {q} mtu {r}), or make every hop carry {m}"),
         ));
     }
     let note = if m > 1500 {
@@ -260,6 +264,8 @@ pub fn mtu(ifname: &str, mtu: Option<u32>, route_mtu: Option<u32>, host: Option<
 
 /// With BBR, is there an fq qdisc to pace?
 pub fn pacing(ifname: &str, kinds: &Result<Vec<String>, String>) -> Finding {
+    // The fix is a command to paste: the interface name quoted for a shell.
+    let q = crate::text::shell_quote(ifname);
     let id = format!("pacing:{ifname}");
     match kinds {
         Ok(k) if k.iter().any(|q| q == "fq") => Finding::ok(id, format!("bbr paces through the fq qdisc on {ifname}")),
@@ -276,14 +282,14 @@ pub fn pacing(ifname: &str, kinds: &Result<Vec<String>, String>) -> Finding {
                     "bbr is in use but {ifname}'s qdisc is {shown}, not fq: BBR falls back to TCP-internal pacing (Linux 4.13+), which costs more CPU and paces less precisely"
                 ),
                 format!(
-                    "tc qdisc replace dev {ifname} root fq; and set net.core.default_qdisc = fq in /etc/sysctl.d/ for new interfaces"
+                    "tc qdisc replace dev {q} root fq; and set net.core.default_qdisc = fq in /etc/sysctl.d/ for new interfaces"
                 ),
             )
         }
         Err(e) => Finding::warn(
             id,
             format!("bbr is in use but {ifname}'s qdisc could not be read ({e})"),
-            format!("check with `tc qdisc show dev {ifname}`: bbr wants fq"),
+            format!("check with `tc qdisc show dev {q}`: bbr wants fq"),
         ),
     }
 }
@@ -291,6 +297,8 @@ pub fn pacing(ifname: &str, kinds: &Result<Vec<String>, String>) -> Finding {
 /// `tun`: a TUN/TAP device, whose TSO the program owning it decides (TUNSETOFFLOAD), not ethtool.
 #[cfg(target_os = "linux")]
 pub fn offloads(ifname: &str, o: &std::io::Result<crate::host::ethtool::Offloads>, tun: bool) -> Option<Finding> {
+    // The fix is a command to paste: the interface name quoted for a shell.
+    let q = crate::text::shell_quote(ifname);
     use crate::host::ethtool::Feature;
     let id = format!("offload:{ifname}");
     let o = match o {
@@ -300,7 +308,7 @@ pub fn offloads(ifname: &str, o: &std::io::Result<crate::host::ethtool::Offloads
             return Some(Finding::warn(
                 id,
                 format!("the offloads of {ifname} could not be read: {e}"),
-                format!("check with `ethtool -k {ifname}`"),
+                format!("check with `ethtool -k {q}`"),
             ));
         }
     };
@@ -349,7 +357,7 @@ pub fn offloads(ifname: &str, o: &std::io::Result<crate::host::ethtool::Offloads
             format!(
                 "{ifname}: {state}: without segmentation offload the CPU handles every 1500-byte packet (one cloud lost 65% of its send rate with TSO and GSO off)"
             ),
-            format!("ethtool -K {ifname} {args}"),
+            format!("ethtool -K {q} {args}"),
         ))
     }
 }
@@ -449,6 +457,23 @@ mod tests {
     }
 
     #[cfg(target_os = "linux")]
+    #[test]
+    fn fix_commands_quote_the_interface_name_for_a_shell() {
+        // Linux allows `;` and spaces are refused, but `;` alone would run a second command.
+        let f = duplex("a;reboot", Some("half")).expect("a finding");
+        assert!(
+            f.fix
+                .as_deref()
+                .is_some_and(|x| x.contains("ethtool -s 'a;reboot' autoneg on")),
+            "{f:?}"
+        );
+        let f = pacing("a;reboot", &Ok(vec!["fq_codel".into()]));
+        assert!(
+            f.fix.as_deref().is_some_and(|x| x.contains("dev 'a;reboot' root fq")),
+            "{f:?}"
+        );
+    }
+
     #[test]
     fn offload_verdicts() {
         use crate::host::ethtool::{Feature, Offloads};

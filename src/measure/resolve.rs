@@ -76,6 +76,8 @@ pub const RESOLVE_HINT: &str = "check the name, or give --rtt and --bandwidth";
 
 /// `cannot resolve "HOST": REASON`, with [`RESOLVE_HINT`].
 pub fn cannot_resolve(host: &str, reason: &str) -> Error {
+    // The host is the user's text, echoed: a newline or ESC in it must not act on the terminal.
+    let host = crate::text::escape(host);
     Error::measurement(format!("cannot resolve \"{host}\": {reason}")).with_hint(RESOLVE_HINT)
 }
 
