@@ -1,7 +1,8 @@
-//! Reading what a user points tcptune at (a sysctl FILE, stdin, a `--profile` file) with
-//! bounds: only regular files, a size cap, and a deadline on stdin, so that a FIFO,
-//! `/dev/zero` or a pipe that never closes is an error at once rather than a hang or a
-//! read that grows without end.
+//! Reading what a user points tcptune at (a sysctl FILE, stdin, a `--profile` file), and the
+//! configuration files other programs own (sysctl.d, through [`read_bounded`]), with bounds:
+//! only regular files, a size cap, and a deadline on stdin, so that a FIFO, `/dev/zero` or a
+//! pipe that never closes is an error at once rather than a hang or a read that grows without
+//! end. No error quotes what the file holds: only where (line, column) and what was expected.
 
 use std::fs::OpenOptions;
 use std::io::Read;
@@ -198,8 +199,15 @@ mod tests {
         let e = read_regular(&fifo, 100, "profile").expect_err("fifo").to_string();
         assert!(e.contains("a FIFO"), "{e}");
         let bin = dir.path().join("bin");
-        std::fs::write(&bin, [0xff, 0xfe]).expect("write");
-        assert!(read_regular(&bin, 100, "profile").is_err());
+        std::fs::write(&bin, b"a = 1\nb = \"SECRET\xff\"\n").expect("write");
+        let e = read_regular(&bin, 100, "profile").expect_err("not UTF-8").to_string();
+        assert!(
+            e.ends_with("not a text file (invalid UTF-8 at line 2, column 12)"),
+            "{e}"
+        );
+        assert!(!e.contains("SECRET"), "{e}");
+        assert_eq!(line_column(b"ab\ncd", 4), (2, 2));
+        assert_eq!(line_column(b"", 0), (1, 1));
         let e = read_regular(&dir.path().join("a\nb"), 100, "profile")
             .expect_err("missing")
             .to_string();
