@@ -135,18 +135,29 @@ const SYSCTL_TREES: [&str; 16] = [
 ];
 
 /// `key` as a message may show it: quoted (an excerpt) only when it is shaped like a sysctl
-/// name — a known tree, then components of letters, digits, `_`, `-` and `:` separated by
-/// `.` or `/`. Anything else before an `=` may be any text of any file (`apply /etc/shadow`,
-/// the base64 padding of a private key) and is named, not quoted.
+/// name — components of lowercase letters, digits, `_` and `-` separated by dots
+/// (`kernel.panic`, `k.x0`), or, under a known tree (`net/ipv4/tcp_rmem`, an interface
+/// `net.ipv4.conf.ETH0.rp_filter`), by `.` or `/` with any letters and `:`. Anything else
+/// before an `=` may be any text of any file (`apply /etc/shadow`, a private key's base64
+/// with its `/` and `=` padding, an `.env` line) and is named, not quoted.
 pub fn shown_key(key: &str) -> String {
-    let mut parts = key.split(['.', '/']);
-    let shaped = parts.next().is_some_and(|top| SYSCTL_TREES.contains(&top))
-        && key.contains(['.', '/'])
-        && parts.all(|p| {
-            p.is_empty()
-                || p.bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b':'))
-        });
+    let part = |p: &str, any_case: bool| {
+        p.bytes().all(|b| {
+            b.is_ascii_digit()
+                || b.is_ascii_lowercase()
+                || matches!(b, b'_' | b'-')
+                || (any_case && (b.is_ascii_uppercase() || b == b':'))
+        })
+    };
+    let known = key
+        .split(['.', '/'])
+        .next()
+        .is_some_and(|top| SYSCTL_TREES.contains(&top));
+    let shaped = if known {
+        key.contains(['.', '/']) && key.split(['.', '/']).all(|p| part(p, true))
+    } else {
+        key.contains('.') && key.split('.').all(|p| !p.is_empty() && part(p, false))
+    };
     if shaped {
         excerpt(key)
     } else {
