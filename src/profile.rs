@@ -269,7 +269,9 @@ impl Profile {
             match e.span() {
                 Some(s) => {
                     let (line, column) = lines.place(text, s.start);
-                    Error::usage(format!("profile {origin}, line {line}, column {column}: {msg}"))
+                    let field =
+                        schema_field(text, lines.0[line - 1], s.start).map_or(String::new(), |f| format!("{f}: "));
+                    Error::usage(format!("profile {origin}, line {line}, column {column}: {field}{msg}"))
                 }
                 None => Error::usage(format!("profile {origin}: {msg}")),
             }
@@ -610,6 +612,34 @@ fn one_line(s: &str) -> String {
         .collect()
 }
 
+/// The fields of a profile, top level and `[[setting]]`: the schema's words, not the file's.
+const SCHEMA_FIELDS: [&str; 13] = [
+    "name",
+    "os",
+    "description",
+    "caps",
+    "stock",
+    "setting",
+    "key",
+    "value",
+    "reason",
+    "policy",
+    "stage",
+    "when",
+    "note",
+];
+
+/// The field an error at byte `at` is about, when the line (starting at `start`) assigns one
+/// of [`SCHEMA_FIELDS`] and `at` lies in its value: a word of the schema, so naming it quotes
+/// nothing of the file.
+fn schema_field(text: &str, start: usize, at: usize) -> Option<&'static str> {
+    let line = text.get(start..)?.lines().next()?;
+    let eq = line.find('=')?;
+    let key = line[..eq].trim();
+    (start + eq < at).then_some(())?;
+    SCHEMA_FIELDS.iter().copied().find(|f| *f == key)
+}
+
 /// A TOML or schema error of a file that did not load as a profile, in words that quote none of
 /// its text: `--profile PATH` may name any file root can read (`/etc/shadow` under sudo), and
 /// the message is printed for whoever runs the command. The toml crate's `Display` quotes the
@@ -932,11 +962,11 @@ mod tests {
             // serde quotes the value it found: only its kind is kept.
             (
                 "name = \"x\"\nos = \"hunter2\"\ndescription = \"d\"\n".to_string(),
-                "line 2, column 6: unknown variant, expected one of `linux`, `freebsd`, `macos`",
+                "line 2, column 6: os: unknown variant, expected one of `linux`, `freebsd`, `macos`",
             ),
             (
                 "name = 20228\nos = \"linux\"\ndescription = \"d\"\n".to_string(),
-                "line 1, column 8: invalid type: integer, expected a string",
+                "line 1, column 8: name: invalid type: integer, expected a string",
             ),
             (
                 format!("{head}token = \"hunter2\"\n"),
@@ -953,7 +983,12 @@ mod tests {
             ),
             (
                 "name = hunter2\n".to_string(),
-                "line 1, column 8: string values must be quoted",
+                "line 1, column 8: name: string values must be quoted",
+            ),
+            // A key that is no field of the schema is not named.
+            (
+                format!("{head}[caps]\n\"hunter2\" = 5\n"),
+                "line 5, column 13: invalid type: integer, expected a string",
             ),
         ] {
             let e = Profile::parse(&text, "p.toml").expect_err(&text).to_string();
