@@ -598,7 +598,7 @@ fn errors_about_a_file_given_by_path_quote_none_of_it() {
     assert_eq!(code(&out), 2, "{}", text(&out.stderr));
     let err = text(&out.stderr);
     assert!(
-        err.contains("line 2, column 6: unknown variant, expected one of"),
+        err.contains("line 2, column 6: os: unknown variant, expected one of"),
         "{err}"
     );
     assert!(!err.contains("S3cr3t"), "{err}");
