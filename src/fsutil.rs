@@ -45,12 +45,20 @@ pub fn check_trusted_dir(dir: &Path, what: &str) -> Result<(), Error> {
     check(dir, dir, what, true)
 }
 
-/// Before creating `path` (and any missing directories above it): check its nearest
-/// existing ancestor as [`check_trusted_dir`] does, except that it may be sticky and writable
-/// by others (/tmp), as a parent may. Messages name `path`. Returns that ancestor.
+/// Before creating or replacing `path` (and creating any missing directories above it): check
+/// its nearest existing ancestor directory as [`check_trusted_dir`] does, except that it may be
+/// sticky and writable by others (/tmp), as a parent may. Something already at `path` that is
+/// not a directory (the file an earlier run wrote, a link) is replaced by a rename in its
+/// directory, never written through, so that directory is the one checked: the same rule as
+/// for the first write. Messages name `path`. Returns that ancestor.
 pub fn check_trusted_parent(path: &Path, what: &str) -> Result<PathBuf, Error> {
     let mut existing =
         std::path::absolute(path).map_err(|e| Error::usage(format!("{what} {}: {e}", path.display())))?;
+    if fs::symlink_metadata(&existing).is_ok_and(|m| !m.is_dir())
+        && let Some(dir) = existing.parent()
+    {
+        existing = dir.to_path_buf();
+    }
     while fs::symlink_metadata(&existing).is_err_and(|e| e.kind() == io::ErrorKind::NotFound) {
         match existing.parent() {
             Some(p) => existing = p.to_path_buf(),
@@ -104,6 +112,63 @@ fn check(dir: &Path, walk: &Path, what: &str, strict: bool) -> Result<(), Error>
     // The directory itself, held to the strict rule (and "/" when that is all there is).
     let m = lstat(&resolved, dir, what)?;
     trusted(&resolved, &m, &q, strict, is_dir)
+}
+
+/// Entries [`check_trusted_tree`] looks at before giving up: a sysctl tree has a few thousand
+/// (/proc/sys/net on a host with a hundred interfaces, some 30,000).
+const MAX_TREE_ENTRIES: usize = 1_000_000;
+
+/// [`check_trusted_dir`] for `dir`, then the same rule for every directory below it, and for
+/// every regular file below it: owned by root or the caller, with no other hard link. For a
+/// tree root writes into file by file (`--sysctl-dir` under sudo): a directory another user
+/// may change lets them swap the files, a file they own is theirs to have root write into, and
+/// a hard link makes a write land in a file elsewhere. Symbolic links are not followed (the
+/// tree's reader refuses them where it meets one).
+///
+/// Errors: not permitted (exit 3) for an untrusted owner, mode or link count; usage (exit 2)
+/// for a path that does not exist, is not a directory, or holds more than a sysctl tree does.
+pub fn check_trusted_tree(dir: &Path, what: &str) -> Result<(), Error> {
+    check_trusted_dir(dir, what)?;
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let q = Query {
+        dir,
+        what,
+        euid: unsafe { libc::geteuid() },
+    };
+    let mut pending = vec![fs::canonicalize(dir).map_err(|e| Error::usage(format!("{what} {}: {e}", dir.display())))?];
+    let mut seen = 0usize;
+    while let Some(d) = pending.pop() {
+        let entries =
+            fs::read_dir(&d).map_err(|e| Error::usage(format!("{what} {}: {}: {e}", dir.display(), d.display())))?;
+        for e in entries {
+            let e = e.map_err(|e| Error::usage(format!("{what} {}: {}: {e}", dir.display(), d.display())))?;
+            seen += 1;
+            if seen > MAX_TREE_ENTRIES {
+                return Err(Error::usage(format!(
+                    "{what} {}: more than {MAX_TREE_ENTRIES} entries, more than a sysctl tree holds",
+                    dir.display()
+                )));
+            }
+            let p = e.path();
+            let m = lstat(&p, dir, what)?;
+            if m.is_dir() {
+                trusted(&p, &m, &q, true, false)?;
+                pending.push(p);
+            } else if m.is_file() {
+                trusted_owner(&p, &m, &q, &p.display().to_string())?;
+                if m.nlink() > 1 {
+                    return Err(Error::not_permitted(format!(
+                        "refusing {what} {}: {} has {} hard links, so a write to it would change the other names too",
+                        dir.display(),
+                        p.display(),
+                        m.nlink()
+                    ))
+                    .with_hint(hint(&p)));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// What a refusal names: the directory asked about, its role, and who may own it.
@@ -432,6 +497,74 @@ mod tests {
         // A loop.
         std::os::unix::fs::symlink("loop", d.path().join("loop")).expect("symlink");
         assert!(check_trusted_dir(&d.path().join("loop"), "x").is_err());
+    }
+
+    #[test]
+    fn a_file_already_there_is_replaced_in_its_directory_not_taken_for_one() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let f = d.path().join("out.conf");
+        fs::write(&f, "before\n").expect("write");
+        assert_eq!(check_trusted_parent(&f, "--output").expect("trusted"), d.path());
+        std::os::unix::fs::symlink("out.conf", d.path().join("link")).expect("symlink");
+        assert_eq!(
+            check_trusted_parent(&d.path().join("link"), "--output").expect("trusted"),
+            d.path()
+        );
+        // The directory is still held to the rule.
+        chmod(d.path(), 0o777);
+        let e = check_trusted_parent(&f, "--output").expect_err("writable by others");
+        assert_eq!(e.exit_code(), crate::error::exit::NOT_PERMITTED);
+        chmod(d.path(), 0o700);
+    }
+
+    #[test]
+    fn a_tree_is_trusted_only_if_every_directory_and_file_below_is() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let ipv4 = d.path().join("net/ipv4");
+        fs::create_dir_all(&ipv4).expect("mkdir");
+        fs::write(ipv4.join("tcp_rmem"), "4096 131072 6291456\n").expect("write");
+        check_trusted_tree(d.path(), "--sysctl-dir").expect("trusted");
+        chmod(&ipv4, 0o777);
+        let e = check_trusted_tree(d.path(), "--sysctl-dir").expect_err("writable by others");
+        assert_eq!(e.exit_code(), crate::error::exit::NOT_PERMITTED);
+        assert!(
+            e.to_string()
+                .contains("net/ipv4 on its path is writable by group or others"),
+            "{e}"
+        );
+        chmod(&ipv4, 0o755);
+        // A hard link: a write to the key would land in the file elsewhere.
+        let elsewhere = tempfile::tempdir().expect("tempdir");
+        fs::hard_link(ipv4.join("tcp_rmem"), elsewhere.path().join("victim")).expect("link");
+        let e = check_trusted_tree(d.path(), "--sysctl-dir").expect_err("a hard link");
+        assert!(e.to_string().contains("tcp_rmem has 2 hard links"), "{e}");
+        assert_eq!(e.exit_code(), crate::error::exit::NOT_PERMITTED);
+        fs::remove_file(elsewhere.path().join("victim")).expect("rm");
+        // A symlink is not followed (the reader refuses it), so it is no reason to refuse.
+        std::os::unix::fs::symlink("/etc", ipv4.join("conf")).expect("symlink");
+        check_trusted_tree(d.path(), "--sysctl-dir").expect("trusted");
+    }
+
+    #[test]
+    #[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
+    fn a_tree_with_a_file_or_directory_of_another_user_is_refused() {
+        assert!(is_root(), "this test needs root to chown (CI runs as root)");
+        let d = tempfile::tempdir().expect("tempdir");
+        let ipv4 = d.path().join("net/ipv4");
+        fs::create_dir_all(&ipv4).expect("mkdir");
+        let key = ipv4.join("tcp_rmem");
+        fs::write(&key, "4096 131072 6291456\n").expect("write");
+        chown(&key, 65534);
+        let e = check_trusted_tree(d.path(), "--sysctl-dir").expect_err("their file");
+        assert!(e.to_string().contains("tcp_rmem is owned by uid 65534"), "{e}");
+        assert_eq!(e.exit_code(), crate::error::exit::NOT_PERMITTED);
+        chown(&key, 0);
+        chown(&ipv4, 65534);
+        let e = check_trusted_tree(d.path(), "--sysctl-dir").expect_err("their directory");
+        assert!(
+            e.to_string().contains("net/ipv4 on its path is owned by uid 65534"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -1,7 +1,8 @@
-//! Reading what a user points tcptune at (a sysctl FILE, stdin, a `--profile` file) with
-//! bounds: only regular files, a size cap, and a deadline on stdin, so that a FIFO,
-//! `/dev/zero` or a pipe that never closes is an error at once rather than a hang or a
-//! read that grows without end.
+//! Reading what a user points tcptune at (a sysctl FILE, stdin, a `--profile` file), and the
+//! configuration files other programs own (sysctl.d, through [`read_bounded`]), with bounds:
+//! only regular files, a size cap, and a deadline on stdin, so that a FIFO, `/dev/zero` or a
+//! pipe that never closes is an error at once rather than a hang or a read that grows without
+//! end. No error quotes what the file holds: only where (line, column) and what was expected.
 
 use std::fs::OpenOptions;
 use std::io::Read;
@@ -21,54 +22,99 @@ pub fn shown(path: &Path) -> String {
     path.display().to_string().escape_debug().to_string()
 }
 
-/// Read a regular file of at most `max` bytes as UTF-8. `what` names it in errors
-/// ("profile", "sysctl file"). Anything else is a usage error (exit 2), decided before a
-/// byte is read.
-pub fn read_regular(path: &Path, max: usize, what: &str) -> Result<String, Error> {
-    let p = shown(path);
-    // O_NONBLOCK: opening a FIFO for reading otherwise waits for a writer, forever; the
-    // fstat below then refuses it. On a regular file the flag changes nothing.
+/// Why a file was not read whole: it could not be opened or read, it is not a regular file
+/// (decided on the descriptor, before a byte is read), or it is larger than the cap.
+#[derive(Debug)]
+pub enum Refused {
+    Io(std::io::Error),
+    /// What it is instead: "a FIFO", "a character device", ...
+    NotRegular(&'static str),
+    /// The cap it passed, in bytes.
+    TooLarge(u64),
+}
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Io(e) => write!(f, "{e}"),
+            Self::NotRegular(kind) => write!(f, "it is {kind}, not a regular file"),
+            Self::TooLarge(max) => write!(f, "it is larger than {max} bytes"),
+        }
+    }
+}
+
+/// What a file that is not a regular one is, for messages.
+pub fn kind_of(ft: std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt as _;
+    if ft.is_file() {
+        "a regular file"
+    } else if ft.is_dir() {
+        "a directory"
+    } else if ft.is_fifo() {
+        "a FIFO"
+    } else if ft.is_char_device() {
+        "a character device"
+    } else if ft.is_block_device() {
+        "a block device"
+    } else if ft.is_socket() {
+        "a socket"
+    } else {
+        "not a regular file"
+    }
+}
+
+/// The bytes of the regular file at `path` (a symlink is followed, as a user who names a
+/// file means its target), at most `max` of them. Never blocks and never floods: the open is
+/// O_NONBLOCK (opening a FIFO for reading otherwise waits for a writer, forever), the
+/// descriptor must then be a regular file (a FIFO, /dev/zero, a directory are refused before
+/// a byte is read), and no more than `max + 1` bytes are read (the file may grow between
+/// fstat and read).
+pub fn read_bounded(path: &Path, max: u64) -> Result<Vec<u8>, Refused> {
     let f = OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
         .open(path)
-        .map_err(|e| Error::usage(format!("cannot read {what} {p}: {e}")))?;
-    let meta = f
-        .metadata()
-        .map_err(|e| Error::usage(format!("cannot read {what} {p}: {e}")))?;
-    let ft = meta.file_type();
-    if !ft.is_file() {
-        use std::os::unix::fs::FileTypeExt as _;
-        let kind = if ft.is_dir() {
-            "a directory"
-        } else if ft.is_fifo() {
-            "a FIFO"
-        } else if ft.is_char_device() {
-            "a character device"
-        } else if ft.is_block_device() {
-            "a block device"
-        } else if ft.is_socket() {
-            "a socket"
-        } else {
-            "not a regular file"
-        };
-        return Err(
-            Error::usage(format!("cannot read {what} {p}: it is {kind}, not a regular file"))
-                .with_hint("save it to a file first, or pipe it to `tcptune apply -`"),
-        );
+        .map_err(Refused::Io)?;
+    let meta = f.metadata().map_err(Refused::Io)?;
+    if !meta.is_file() {
+        return Err(Refused::NotRegular(kind_of(meta.file_type())));
     }
-    if meta.len() > max as u64 {
-        return Err(too_large(what, &p, max));
+    if meta.len() > max {
+        return Err(Refused::TooLarge(max));
     }
     let mut buf = Vec::new();
-    // The file may grow between fstat and read: read one byte past the cap to notice.
-    f.take(max as u64 + 1)
-        .read_to_end(&mut buf)
-        .map_err(|e| Error::usage(format!("cannot read {what} {p}: {e}")))?;
-    if buf.len() > max {
-        return Err(too_large(what, &p, max));
+    f.take(max + 1).read_to_end(&mut buf).map_err(Refused::Io)?;
+    if buf.len() as u64 > max {
+        return Err(Refused::TooLarge(max));
     }
-    String::from_utf8(buf).map_err(|_| Error::usage(format!("cannot read {what} {p}: not a text file (invalid UTF-8)")))
+    Ok(buf)
+}
+
+/// Read a regular file of at most `max` bytes as UTF-8 ([`read_bounded`]). `what` names it
+/// in errors ("profile", "sysctl file"). Anything else is a usage error (exit 2), decided
+/// before a byte is read. No error quotes the file's content.
+pub fn read_regular(path: &Path, max: usize, what: &str) -> Result<String, Error> {
+    let p = shown(path);
+    let buf = read_bounded(path, max as u64).map_err(|r| match r {
+        Refused::Io(e) => Error::usage(format!("cannot read {what} {p}: {e}")),
+        Refused::NotRegular(_) => Error::usage(format!("cannot read {what} {p}: {r}"))
+            .with_hint("save it to a file first, or pipe it to `tcptune apply -`"),
+        Refused::TooLarge(_) => too_large(what, &p, max),
+    })?;
+    String::from_utf8(buf).map_err(|e| {
+        let (line, column) = line_column(e.as_bytes(), e.utf8_error().valid_up_to());
+        Error::usage(format!(
+            "cannot read {what} {p}: not a text file (invalid UTF-8 at line {line}, column {column})"
+        ))
+    })
+}
+
+/// The 1-based line and column (in bytes) of byte `offset` of `text`.
+pub fn line_column(text: &[u8], offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = 1 + before.iter().filter(|&&b| b == b'\n').count();
+    let start = before.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    (line, offset - start + 1)
 }
 
 fn too_large(what: &str, p: &str, max: usize) -> Error {
@@ -153,8 +199,15 @@ mod tests {
         let e = read_regular(&fifo, 100, "profile").expect_err("fifo").to_string();
         assert!(e.contains("a FIFO"), "{e}");
         let bin = dir.path().join("bin");
-        std::fs::write(&bin, [0xff, 0xfe]).expect("write");
-        assert!(read_regular(&bin, 100, "profile").is_err());
+        std::fs::write(&bin, b"a = 1\nb = \"SECRET\xff\"\n").expect("write");
+        let e = read_regular(&bin, 100, "profile").expect_err("not UTF-8").to_string();
+        assert!(
+            e.ends_with("not a text file (invalid UTF-8 at line 2, column 12)"),
+            "{e}"
+        );
+        assert!(!e.contains("SECRET"), "{e}");
+        assert_eq!(line_column(b"ab\ncd", 4), (2, 2));
+        assert_eq!(line_column(b"", 0), (1, 1));
         let e = read_regular(&dir.path().join("a\nb"), 100, "profile")
             .expect_err("missing")
             .to_string();

@@ -44,11 +44,55 @@ pub struct DropIn {
     pub path: PathBuf,
     /// `71-tcptune.conf`.
     pub name: String,
-    /// One line: why this number.
+    /// One line: why this number, and the files that could not be checked.
     pub why: String,
     /// One line per (file, line) read at boot after the chosen file that sets one of the keys:
     /// `PATH:LINE sets KEY = VALUE; it is read after NAME and wins at boot`.
     pub overridden_by: Vec<String>,
+    /// The installed files that could not be read, so not checked for the keys (unreadable
+    /// to this user, not a regular file, too large), in the order applied.
+    pub unchecked: Vec<host::Unchecked>,
+}
+
+impl DropIn {
+    /// One warning per file of `unchecked`, saying what it means for this drop-in.
+    pub fn unchecked_warnings(&self) -> Vec<String> {
+        let main = self
+            .path
+            .parent()
+            .and_then(Path::parent)
+            .map(|etc| etc.join("sysctl.conf"));
+        self.unchecked
+            .iter()
+            .map(|u| {
+                let later = Some(&u.path) == main.as_ref() || file_name(&u.path) > self.name.as_bytes();
+                unchecked_warning(u, &self.name, later)
+            })
+            .collect()
+    }
+
+    /// Every warning: the files that win over the drop-in, then those not checked.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut w = self.overridden_by.clone();
+        w.extend(self.unchecked_warnings());
+        w
+    }
+}
+
+/// What a file not checked means for the drop-in `ours`; `later`: read at boot after it.
+fn unchecked_warning(u: &host::Unchecked, ours: &str, later: bool) -> String {
+    let path = crate::text::escape(&u.path.display().to_string());
+    match &u.why {
+        host::Unread::NotRegular(kind @ ("a FIFO" | "a character device" | "a block device")) => format!(
+            "{path}: it is {kind}, not a regular file: not read; the boot-time loaders can hang on it \
+             (procps `sysctl --system` and systemd-sysctl block on a FIFO and read a device without end): remove it"
+        ),
+        host::Unread::NotRegular(_) => format!("{path}: {}: not read, and the loaders read no settings from it", u.why),
+        why if later => format!(
+            "could not check {path} ({why}); it is read after {ours}: if it sets one of these keys, it wins at boot"
+        ),
+        why => format!("could not check {path} ({why}); {ours} is read after it, so it wins whatever that file sets"),
+    }
 }
 
 /// The drop-in to name when the installed files are not known (advice for another system):
@@ -60,7 +104,19 @@ pub fn unknown_dropin() -> DropIn {
         why: "after systemd's 50-default.conf and the distributions' 50-* files; the target's installed files are not known here".into(),
         name,
         overridden_by: Vec::new(),
+        unchecked: Vec::new(),
     }
+}
+
+/// The file name's bytes, as the loaders compare names (strcmp).
+fn file_name(p: &Path) -> &[u8] {
+    use std::os::unix::ffi::OsStrExt as _;
+    p.file_name().map_or(&[][..], std::ffi::OsStr::as_bytes)
+}
+
+/// The file name for a message.
+fn name_shown(p: &Path) -> String {
+    crate::text::escape(&String::from_utf8_lossy(file_name(p)))
 }
 
 /// The drop-in under `root` for `keys`, numbered so that what is installed does not undo it.
@@ -68,8 +124,12 @@ pub fn unknown_dropin() -> DropIn {
 /// The files are [`host::sysctl_conf_files`], in the order systemd-sysctl and procps
 /// `sysctl --system` read them at boot: the sysctl.d directories merged by file name (an
 /// earlier directory masks the same name in a later one), sorted by name byte for byte, then
-/// /etc/sysctl.conf. A later file wins whatever it says, so a *conflict* is any file, other
-/// than tcptune's own `etc/sysctl.d/NN-tcptune.conf`, with a line that sets one of `keys`.
+/// /etc/sysctl.conf. They are read as those loaders read them ([`host::read_sysctl_conf_files`]):
+/// bytes, so a Latin-1 comment hides no key. A later file wins whatever it says, so a
+/// *conflict* is any file, other than tcptune's own `etc/sysctl.d/NN-tcptune.conf`, with a line
+/// that sets one of `keys` — or that may: a file that could not be read here (root reads it at
+/// boot) counts as one, and is named in `unchecked` and in the reason. A file that is not a
+/// regular one sets nothing; it is named too, since the loaders can hang on it.
 ///
 /// The choice is `NN-tcptune.conf`, NN two digits from 60 (after systemd's `50-default.conf`
 /// and the distributions' `50-*` files, before the local `99-sysctl.conf`) to 99:
@@ -85,34 +145,41 @@ pub fn unknown_dropin() -> DropIn {
 pub fn choose_dropin(root: &Path, keys: &[&str]) -> DropIn {
     let dir = root.join(SYSCTL_D);
     let main = root.join("etc/sysctl.conf");
-    let setters = setters(host::read_sysctl_conf_files(root), keys);
-    let name_of = |p: &Path| {
-        p.file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default()
+    let files = host::read_sysctl_conf_files(root);
+    let setters = setters(files.read, keys);
+    let own = |p: &Path| {
+        p.parent() == Some(dir.as_path()) && std::str::from_utf8(file_name(p)).is_ok_and(|n| dropin_number(n).is_some())
     };
-    let own = |p: &Path| p.parent() == Some(dir.as_path()) && dropin_number(&name_of(p)).is_some();
-    // The last conflicting sysctl.d file: the name to sort after.
-    let bar = setters
-        .iter()
-        .filter(|(p, _)| *p != main && !own(p))
-        .max_by_key(|(p, _)| name_of(p));
-    let beats = |name: &str| bar.is_none_or(|(p, _)| name > name_of(p).as_str());
-    let bar_why = bar.map(|(p, lines)| {
+    let counts = |p: &Path| p != main && !own(p);
+    // The last conflicting sysctl.d file: the name to sort after, and how to say why.
+    let set = setters.iter().filter(|(p, _)| counts(p)).map(|(p, lines)| {
         let mut ks: Vec<&str> = Vec::new();
         for l in lines {
             if !ks.contains(&l.key.as_str()) {
                 ks.push(&l.key);
             }
         }
-        format!("{}, which sets {}", name_of(p), ks.join(", "))
+        (file_name(p), format!("{}, which sets {}", name_shown(p), ks.join(", ")))
     });
+    let may = files
+        .unchecked
+        .iter()
+        .filter(|u| u.why.may_set_keys() && counts(&u.path))
+        .map(|u| {
+            (
+                file_name(&u.path),
+                format!("{}, which could not be checked", name_shown(&u.path)),
+            )
+        });
+    let bar = set.chain(may).max_by(|a, b| a.0.cmp(b.0));
+    let beats = |name: &str| bar.as_ref().is_none_or(|(b, _)| name.as_bytes() > *b);
+    let bar_why = bar.as_ref().map(|(_, why)| why.clone());
 
     let mut existing: Vec<u8> = std::fs::read_dir(&dir)
         .into_iter()
         .flatten()
         .flatten()
-        .filter_map(|e| dropin_number(&e.file_name().to_string_lossy()))
+        .filter_map(|e| dropin_number(e.file_name().to_str()?))
         .collect();
     existing.sort_unstable();
     let masks = |name: &str| {
@@ -121,7 +188,7 @@ pub fn choose_dropin(root: &Path, keys: &[&str]) -> DropIn {
             .filter(|d| **d != SYSCTL_D)
             .any(|d| std::fs::symlink_metadata(root.join(d).join(name)).is_ok())
     };
-    let (nn, why) = if let Some(&nn) = existing.iter().rev().find(|&&n| beats(&dropin_name(n))) {
+    let (nn, mut why) = if let Some(&nn) = existing.iter().rev().find(|&&n| beats(&dropin_name(n))) {
         let why = match &bar_why {
             Some(b) => format!("tcptune's existing drop-in, read after {b}"),
             None => "tcptune's existing drop-in; no other sysctl.d file sets these keys".to_string(),
@@ -148,16 +215,25 @@ pub fn choose_dropin(root: &Path, keys: &[&str]) -> DropIn {
         };
         (LAST, why)
     };
+    if !files.unchecked.is_empty() {
+        let names: Vec<String> = files
+            .unchecked
+            .iter()
+            .map(|u| format!("{} ({})", name_shown(&u.path), u.why))
+            .collect();
+        why.push_str(&format!("; could not check {}", names.join(", ")));
+    }
 
     let name = dropin_name(nn);
     // Read after ours: a sysctl.d name that sorts after it, and /etc/sysctl.conf.
     let later: Vec<(PathBuf, Vec<host::ConfLine>)> = setters
         .into_iter()
-        .filter(|(p, _)| *p == main || name_of(p) > name)
+        .filter(|(p, _)| *p == main || file_name(p) > name.as_bytes())
         .collect();
     DropIn {
         path: dir.join(&name),
         overridden_by: override_lines(&later, &name),
+        unchecked: files.unchecked,
         name,
         why,
     }
@@ -172,8 +248,8 @@ pub fn sysctl_file(os: Os, root: &Path, keys: &[&str]) -> PathBuf {
     }
 }
 
-/// Each of `files` (path, text) that sets one of `keys`, with those lines.
-pub(crate) fn setters(files: Vec<(PathBuf, String)>, keys: &[&str]) -> Vec<(PathBuf, Vec<host::ConfLine>)> {
+/// Each of `files` (path, bytes) that sets one of `keys`, with those lines.
+pub(crate) fn setters(files: Vec<(PathBuf, Vec<u8>)>, keys: &[&str]) -> Vec<(PathBuf, Vec<host::ConfLine>)> {
     files
         .into_iter()
         .filter_map(|(p, text)| {
@@ -191,14 +267,16 @@ fn override_lines(later: &[(PathBuf, Vec<host::ConfLine>)], ours: &str) -> Vec<S
     setter_lines(later, &format!("it is read after {ours} and wins at boot"))
 }
 
-/// One line per setting of `setters`: `PATH:LINE sets KEY = VALUE; {why}`.
+/// One line per setting of `setters`: `PATH:LINE sets KEY = VALUE; {why}` (the path and the
+/// value, text from files tcptune does not own, escaped).
 pub(crate) fn setter_lines(setters: &[(PathBuf, Vec<host::ConfLine>)], why: &str) -> Vec<String> {
     setters
         .iter()
         .flat_map(|(p, lines)| {
+            let p = crate::text::escape(&p.display().to_string());
             lines
                 .iter()
-                .map(move |l| format!("{}:{} sets {} = {}; {why}", p.display(), l.line, l.key, l.value))
+                .map(move |l| format!("{p}:{} sets {} = {}; {why}", l.line, l.key, l.value))
         })
         .collect()
 }
@@ -230,6 +308,23 @@ pub fn block(os: Os, id: &str, lines: &[(String, String)], loader: bool) -> Stri
     b
 }
 
+/// The text of a file tcptune persists to (None: absent), read as the sysctl.d files are
+/// (a regular file, bounded, never blocking), and kept as text: a snapshot records it so that
+/// `revert` can put it back exactly.
+fn read_persisted(path: &Path) -> std::io::Result<Option<String>> {
+    match crate::input::read_bounded(path, host::MAX_CONF_BYTES) {
+        Ok(bytes) => String::from_utf8(bytes).map(Some).map_err(|_| {
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "it is not UTF-8 text, which tcptune records to restore it exactly (a Latin-1 comment?)",
+            )
+        }),
+        Err(crate::input::Refused::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(crate::input::Refused::Io(e)) => Err(e),
+        Err(r) => Err(std::io::Error::other(r.to_string())),
+    }
+}
+
 /// The change that appends `block` to `path` (read now).
 pub fn append(path: &Path, block: &str) -> std::io::Result<FileChange> {
     // Write through a symlink (/etc/sysctl.conf is one on some systems) to its target.
@@ -238,11 +333,7 @@ pub fn append(path: &Path, block: &str) -> std::io::Result<FileChange> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => path.to_path_buf(),
         Err(e) => return Err(e),
     };
-    let before = match std::fs::read_to_string(&path) {
-        Ok(t) => Some(t),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(e),
-    };
+    let before = read_persisted(&path)?;
     let mut after = before.clone().unwrap_or_default();
     if !after.is_empty() && !after.ends_with('\n') {
         after.push('\n');
@@ -295,10 +386,11 @@ pub fn undo(fc: &FileChange, current: Option<&str>) -> (Option<Option<String>>, 
 /// The lines of `wanted` that the file at `path` does not already end up setting: its last
 /// assignment of the key has another value, or there is none. Keeps `--persist` idempotent.
 pub fn missing(path: &Path, wanted: &[(String, String)]) -> Vec<(String, String)> {
-    let text = std::fs::read_to_string(path).unwrap_or_default();
+    // A file that cannot be read adds every line; appending to it then says why it cannot.
+    let text = host::read_conf_file(path).unwrap_or_default();
     let mut last: BTreeMap<String, String> = BTreeMap::new();
     for l in host::conf_lines(&text) {
-        last.insert(l.key, crate::sysctl::normalize_value(l.value.trim_matches('"')));
+        last.insert(l.key, crate::sysctl::normalize_value(l.value.raw().trim_matches('"')));
     }
     wanted
         .iter()
@@ -318,8 +410,17 @@ pub fn overrides(os: Os, root: &Path, keys: &[&str]) -> Vec<String> {
         Os::Linux => choose_dropin(root, keys).overridden_by,
         Os::Freebsd => {
             let local = root.join("etc/sysctl.conf.local");
-            let text = std::fs::read_to_string(&local).map(|t| (local, t));
-            override_lines(&setters(text.into_iter().collect(), keys), "sysctl.conf")
+            if !local.exists() {
+                return Vec::new();
+            }
+            match host::read_conf_file(&local) {
+                Ok(text) => override_lines(&setters(vec![(local, text)], keys), "sysctl.conf"),
+                Err(why) => vec![unchecked_warning(
+                    &host::Unchecked { path: local, why },
+                    "sysctl.conf",
+                    true,
+                )],
+            }
         }
         Os::Macos => Vec::new(),
     }
@@ -510,6 +611,88 @@ mod tests {
         let d = choose_dropin(r, &KEYS);
         assert_eq!(d.name, "72-tcptune.conf");
         assert!(d.why.contains("not 71-tcptune.conf"), "{}", d.why);
+    }
+
+    #[test]
+    fn files_read_as_the_loaders_read_them_and_those_not_read_are_named() {
+        let root = tempfile::tempdir().expect("tempdir");
+        let r = root.path();
+        let d = r.join("etc/sysctl.d");
+        std::fs::create_dir_all(&d).expect("mkdir");
+        // `# Müller` in ISO-8859-1: its key counts, as procps and systemd-sysctl apply it.
+        std::fs::write(d.join("70-x-latin1.conf"), b"# M\xfcller\nnet.ipv4.tcp_rmem = 1 2 3\n").expect("write");
+        let dropin = choose_dropin(r, &KEYS);
+        assert_eq!(dropin.name, "71-tcptune.conf");
+        assert_eq!(dropin.why, "read after 70-x-latin1.conf, which sets net.ipv4.tcp_rmem");
+        assert!(dropin.unchecked.is_empty() && dropin.warnings().is_empty());
+        // A FIFO and a link to /dev/zero set nothing: named, not read, never waited on.
+        let fifo = d.join("80-fifo.conf");
+        let c = std::ffi::CString::new(fifo.to_str().expect("utf8")).expect("cstr");
+        // SAFETY: a valid NUL-terminated path this test owns.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        std::os::unix::fs::symlink("/dev/zero", d.join("85-zero.conf")).expect("symlink");
+        let dropin = choose_dropin(r, &KEYS);
+        assert_eq!(dropin.name, "71-tcptune.conf");
+        assert!(
+            dropin.why.ends_with(
+                "; could not check 80-fifo.conf (it is a FIFO, not a regular file), \
+                 85-zero.conf (it is a character device, not a regular file)"
+            ),
+            "{}",
+            dropin.why
+        );
+        let w = dropin.warnings();
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert!(w[0].starts_with(&format!("{}: it is a FIFO", fifo.display())), "{w:?}");
+        assert!(
+            w[1].contains("85-zero.conf: it is a character device") && w[1].contains("remove it"),
+            "{w:?}"
+        );
+        // A file that cannot be read may set the keys: the drop-in is numbered after it.
+        std::os::unix::fs::symlink("90-x-loop.conf", d.join("90-x-loop.conf")).expect("symlink");
+        let dropin = choose_dropin(r, &KEYS);
+        assert_eq!(dropin.name, "91-tcptune.conf");
+        assert!(
+            dropin
+                .why
+                .starts_with("read after 90-x-loop.conf, which could not be checked; could not check "),
+            "{}",
+            dropin.why
+        );
+        assert!(
+            dropin.warnings()[2].ends_with("; 91-tcptune.conf is read after it, so it wins whatever that file sets"),
+            "{:?}",
+            dropin.warnings()
+        );
+        // One read after the last number: it may win, and says so.
+        std::os::unix::fs::symlink("zz-loop.conf", d.join("zz-loop.conf")).expect("symlink");
+        let dropin = choose_dropin(r, &KEYS);
+        assert_eq!(dropin.name, "99-tcptune.conf");
+        assert!(
+            dropin.warnings()[3]
+                .ends_with("; it is read after 99-tcptune.conf: if it sets one of these keys, it wins at boot"),
+            "{:?}",
+            dropin.warnings()
+        );
+        let json = serde_json::to_value(&dropin).expect("json");
+        assert_eq!(json["unchecked"][0]["file"], fifo.display().to_string());
+        assert_eq!(json["unchecked"][0]["why"], "it is a FIFO, not a regular file");
+    }
+
+    #[test]
+    fn a_persisted_file_that_is_not_a_regular_one_is_refused_not_waited_on() {
+        let root = tempfile::tempdir().expect("tempdir");
+        let fifo = root.path().join("60-tcptune.conf");
+        let c = std::ffi::CString::new(fifo.to_str().expect("utf8")).expect("cstr");
+        // SAFETY: a valid NUL-terminated path this test owns.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        let e = append(&fifo, "x\n").expect_err("a FIFO");
+        assert_eq!(e.to_string(), "it is a FIFO, not a regular file");
+        assert_eq!(missing(&fifo, &[kv(RMEM, "1 2 3")]).len(), 1);
+        let latin1 = root.path().join("61-tcptune.conf");
+        std::fs::write(&latin1, b"# M\xfcller\n").expect("write");
+        let e = append(&latin1, "x\n").expect_err("not UTF-8");
+        assert!(e.to_string().contains("not UTF-8"), "{e}");
     }
 
     #[test]

@@ -197,6 +197,15 @@ impl Lines {
     fn at(&self, offset: usize) -> usize {
         self.0.partition_point(|&start| start <= offset).max(1)
     }
+    /// 1-based line and column (in characters) of byte `offset` of `text`.
+    fn place(&self, text: &str, offset: usize) -> (usize, usize) {
+        let line = self.at(offset);
+        let start = self.0[line - 1];
+        let column = text
+            .get(start..offset.min(text.len()))
+            .map_or(1, |s| s.chars().count() + 1);
+        (line, column)
+    }
 }
 
 /// What tcptune recommends for one key.
@@ -256,18 +265,13 @@ impl Profile {
     pub fn parse(text: &str, origin: &str) -> Result<Self, Error> {
         let lines = Lines::new(text);
         let mut p: Self = toml::from_str(text).map_err(|e| {
-            let msg = one_line(&truncate(&e.message().replace('\n', " "), 200));
+            let msg = toml_message(e.message());
             match e.span() {
                 Some(s) => {
-                    let line = lines.at(s.start);
-                    // The line itself names the field a type or value error is about.
-                    let src = text.lines().nth(line - 1).unwrap_or("").trim();
-                    let src = if src.is_empty() || msg.contains(src) {
-                        String::new()
-                    } else {
-                        format!(" ({})", one_line(&truncate(src, 60)))
-                    };
-                    Error::usage(format!("profile {origin}, line {line}{src}: {msg}"))
+                    let (line, column) = lines.place(text, s.start);
+                    let field =
+                        schema_field(text, lines.0[line - 1], s.start).map_or(String::new(), |f| format!("{f}: "));
+                    Error::usage(format!("profile {origin}, line {line}, column {column}: {field}{msg}"))
                 }
                 None => Error::usage(format!("profile {origin}: {msg}")),
             }
@@ -608,13 +612,102 @@ fn one_line(s: &str) -> String {
         .collect()
 }
 
+/// The fields of a profile, top level and `[[setting]]`: the schema's words, not the file's.
+const SCHEMA_FIELDS: [&str; 13] = [
+    "name",
+    "os",
+    "description",
+    "caps",
+    "stock",
+    "setting",
+    "key",
+    "value",
+    "reason",
+    "policy",
+    "stage",
+    "when",
+    "note",
+];
+
+/// The field an error at byte `at` is about, when the line (starting at `start`) assigns one
+/// of [`SCHEMA_FIELDS`] and `at` lies in its value: a word of the schema, so naming it quotes
+/// nothing of the file.
+fn schema_field(text: &str, start: usize, at: usize) -> Option<&'static str> {
+    let line = text.get(start..)?.lines().next()?;
+    let eq = line.find('=')?;
+    let key = line[..eq].trim();
+    (start + eq < at).then_some(())?;
+    SCHEMA_FIELDS.iter().copied().find(|f| *f == key)
+}
+
+/// A TOML or schema error of a file that did not load as a profile, in words that quote none of
+/// its text: `--profile PATH` may name any file root can read (`/etc/shadow` under sudo), and
+/// the message is printed for whoever runs the command. The toml crate's `Display` quotes the
+/// line; serde's messages quote what was found (`invalid type: string "..."`, `unknown variant
+/// `...``). What was expected comes from the grammar and the schema, and is kept; of what was
+/// found only its kind is, and the name of an unknown field when it is a plain TOML key (the
+/// place, line and column, is the caller's).
+fn toml_message(message: &str) -> String {
+    let message = message.replace(['\n', '\r'], " ");
+    let (found, expected) = match message.split_once(", expected ") {
+        Some((f, e)) => (f, Some(e)),
+        None => (message.as_str(), None),
+    };
+    let field = ["unknown field `", "missing field `", "duplicate field `"]
+        .iter()
+        .find_map(|p| found.strip_prefix(p))
+        .and_then(|rest| rest.strip_suffix('`'))
+        .filter(|name| {
+            !name.is_empty()
+                && name.len() <= 40
+                && name
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-'))
+        });
+    let found = match field {
+        Some(_) => found.to_string(),
+        // Everything from the first quote on is the file's: `x`, "x", 'x'.
+        None => found
+            .split(['`', '"', '\''])
+            .next()
+            .unwrap_or_default()
+            .trim_end()
+            .to_string(),
+    };
+    let msg = match expected {
+        Some(e) => format!("{found}, expected {e}"),
+        None => found,
+    };
+    one_line(&truncate(&msg, 200))
+}
+
 /// What a boot-time tunable holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum BootKind {
-    /// A networking sysctl the kernel reads only at boot: a whole number.
-    Number,
+    /// A networking sysctl the kernel reads only at boot: a whole number the kernel fetches
+    /// into `c_type`, so at most `max`; `pow2`: a hash table size, which the kernel ignores
+    /// (keeping its default) unless it is a power of 2.
+    Number { c_type: &'static str, max: u64, pow2: bool },
     /// `NAME_load`: load a networking kernel module at boot, "YES" or "NO".
     ModuleLoad,
+}
+
+/// The C type FreeBSD fetches the boot-time tunable `key` into, from the kernel's sources
+/// (TUNABLE_INT_FETCH in kern_mbuf.c, tcp_subr.c, tcp_syncache.c, tcp_hostcache.c; int
+/// sysctls marked CTLFLAG_RDTUN in if.c and netisr.c). The kernel's getenv_int casts what
+/// loader.conf holds to an int without a word, so a value past the type is a different
+/// number at boot, never an error. A key not listed here is held to an int, the type of
+/// nearly every networking tunable; every value is held to what getenv_quad can parse.
+fn boot_number(key: &str) -> BootKind {
+    let (c_type, max, pow2) = match key {
+        "kern.ipc.maxmbufmem" => ("quad_t", crate::sysctl::file::LONG_MAX, false),
+        "kern.ipc.maxpipekva" => ("long", crate::sysctl::file::LONG_MAX, false),
+        "net.inet.tcp.tcbhashsize" | "net.inet.tcp.syncache.hashsize" | "net.inet.tcp.hostcache.hashsize" => {
+            ("int", crate::sysctl::file::INT_MAX, true)
+        }
+        _ => ("int", crate::sysctl::file::INT_MAX, false),
+    };
+    BootKind::Number { c_type, max, pow2 }
 }
 
 /// The boot-time tunables tcptune writes to /boot/loader.conf (FreeBSD only): networking
@@ -634,7 +727,7 @@ fn boot_kind(os: Os, key: &str) -> Option<BootKind> {
     let net = os.is_network_key(key)
         || (key.starts_with("net.isr.") && os.is_network_key(&key.replacen("net.isr.", "net.inet.", 1)))
         || key == "net.link.ifqmaxlen";
-    net.then_some(BootKind::Number)
+    net.then(|| boot_number(key))
 }
 
 /// A boot value as rendered: a whole number, or YES/NO for a module (quoted or not, the
@@ -642,8 +735,23 @@ fn boot_kind(os: Os, key: &str) -> Option<BootKind> {
 /// by a Forth/Lua interpreter at boot.
 fn check_boot_value(kind: BootKind, v: &str) -> Result<(), String> {
     match kind {
-        BootKind::Number if !v.is_empty() && v.len() <= 20 && v.bytes().all(|b| b.is_ascii_digit()) => Ok(()),
-        BootKind::Number => Err(format!(
+        BootKind::Number { c_type, max, pow2 }
+            if !v.is_empty() && v.len() <= 20 && v.bytes().all(|b| b.is_ascii_digit()) =>
+        {
+            match v.parse::<u64>() {
+                Ok(n) if n > max => Err(format!(
+                    "{n} is more than the kernel's {c_type} holds (at most {max}): it would boot with another number"
+                )),
+                Ok(n) if pow2 && !n.is_power_of_two() => Err(format!(
+                    "{n} is not a power of 2: the kernel ignores such a hash size and keeps its default"
+                )),
+                Ok(_) => Ok(()),
+                Err(_) => Err(format!(
+                    "{v} is more than the kernel's {c_type} holds (at most {max}): it would boot with another number"
+                )),
+            }
+        }
+        BootKind::Number { .. } => Err(format!(
             "expected a whole number, found \"{}\"",
             crate::sysctl::file::excerpt(v)
         )),
@@ -661,7 +769,7 @@ pub fn check_boot_line(key: &str, value: &str) -> Result<(), String> {
     let kind = boot_kind(Os::Freebsd, key).ok_or_else(|| {
         format!(
             "{}: not a networking boot-time tunable tcptune writes",
-            crate::sysctl::file::excerpt(key)
+            crate::sysctl::file::shown_key(key)
         )
     })?;
     check_boot_value(kind, value).map_err(|m| format!("{key}: {m}"))
@@ -840,6 +948,56 @@ mod tests {
     }
 
     #[test]
+    fn errors_of_a_file_that_is_no_profile_quote_none_of_it() {
+        let shadow = "root:$y$j9T$SECRETSALT$SECRETHASH0123456789:20228:0:99999:7:::\ndaemon:*:20228:0:99999:7:::\n";
+        let e = Profile::parse(shadow, "/etc/shadow")
+            .expect_err("not a profile")
+            .to_string();
+        assert_eq!(
+            e,
+            "profile /etc/shadow, line 1, column 63: key with no value, expected `=`"
+        );
+        let head = "name = \"x\"\nos = \"linux\"\ndescription = \"d\"\n";
+        for (text, want) in [
+            // serde quotes the value it found: only its kind is kept.
+            (
+                "name = \"x\"\nos = \"hunter2\"\ndescription = \"d\"\n".to_string(),
+                "line 2, column 6: os: unknown variant, expected one of `linux`, `freebsd`, `macos`",
+            ),
+            (
+                "name = 20228\nos = \"linux\"\ndescription = \"d\"\n".to_string(),
+                "line 1, column 8: name: invalid type: integer, expected a string",
+            ),
+            (
+                format!("{head}token = \"hunter2\"\n"),
+                "line 4, column 1: unknown field `token`, expected one of",
+            ),
+            // A key that is not a plain TOML key is not named either.
+            (
+                format!("{head}\"hunter2 hunter2\" = 1\n"),
+                "line 4, column 1: unknown field, expected one of",
+            ),
+            (
+                format!("{head}[[setting]]\nkey = [\"hunter2\"]\n"),
+                "invalid type: sequence, expected a string",
+            ),
+            (
+                "name = hunter2\n".to_string(),
+                "line 1, column 8: name: string values must be quoted",
+            ),
+            // A key that is no field of the schema is not named.
+            (
+                format!("{head}[caps]\n\"hunter2\" = 5\n"),
+                "line 5, column 13: invalid type: integer, expected a string",
+            ),
+        ] {
+            let e = Profile::parse(&text, "p.toml").expect_err(&text).to_string();
+            assert!(e.contains(want), "{text:?}: {e}");
+            assert!(!e.contains("hunter2") && !e.contains("20228"), "{e}");
+        }
+    }
+
+    #[test]
     fn non_network_keys_and_unknown_facts_are_refused() {
         let base = "name = \"x\"\nos = \"linux\"\ndescription = \"d\"\n[[setting]]\n";
         let e = Profile::parse(
@@ -921,6 +1079,25 @@ mod tests {
             ("kern.ipc.nmbclusters", "\"1\"", "whole number"),
             ("kern.ipc.nmbclusters", "{buffer}x", "whole number"),
             ("net.isr..x", "1", "not a networking boot-time tunable"),
+            // Each value fits the C type the kernel fetches it into.
+            (
+                "kern.ipc.nmbclusters",
+                "18446744073709551615",
+                "more than the kernel's int holds (at most 2147483647)",
+            ),
+            ("kern.ipc.nmbclusters", "2147483648", "at most 2147483647"),
+            (
+                "net.isr.maxthreads",
+                "99999999999999999999",
+                "more than the kernel's int holds",
+            ),
+            (
+                "kern.ipc.maxmbufmem",
+                "9223372036854775808",
+                "quad_t holds (at most 9223372036854775807)",
+            ),
+            ("net.inet.tcp.tcbhashsize", "65535", "not a power of 2"),
+            ("net.inet.tcp.syncache.hashsize", "0", "not a power of 2"),
         ] {
             let e = Profile::parse(&entry(key, value, boot), "p.toml")
                 .expect_err(key)
@@ -935,6 +1112,8 @@ mod tests {
             ("kern.ipc.nmbclusters", "{buffer}"),
             ("net.isr.maxthreads", "4"),
             ("net.inet.tcp.tcbhashsize", "65536"),
+            ("kern.ipc.nmbclusters", "2147483647"),
+            ("kern.ipc.maxmbufmem", "9223372036854775807"),
         ] {
             let p = Profile::parse(&entry(key, value, boot), "p.toml").unwrap_or_else(|e| panic!("{key}: {e}"));
             p.render(&facts(20_643_840.0, 1.0), &|_| None, false).expect("render");

@@ -305,8 +305,9 @@ impl Store {
         loop {
             if try_flock(&file)? {
                 // The holder's pid, for the message another tcptune prints while it waits.
-                file.set_len(0)?;
-                file.write_all_at(format!("{}\n", std::process::id()).as_bytes(), 0)?;
+                file.set_len(0)
+                    .and_then(|()| file.write_all_at(format!("{}\n", std::process::id()).as_bytes(), 0))
+                    .map_err(|e| io_error(&e, &format!("cannot write the lock file {}", path.display())))?;
                 return Ok(Lock { _file: file });
             }
             // Read through our own descriptor: the path could name something else by now.
@@ -350,15 +351,16 @@ impl Store {
                 .with_hint("run the command again (the next snapshot gets a new id)")
                 .into()
             } else {
-                refusal(&e, &format!("cannot write snapshot {}", snap.id))
+                refusal(&e, &format!("cannot write {}", path.display()))
             }
         })
     }
 
     /// Write a new version of a snapshot atomically.
     pub fn save(&self, snap: &Snapshot) -> anyhow::Result<()> {
-        write_atomic(&self.path_of(&snap.id), &snapshot_text(snap)?, 0o644)
-            .map_err(|e| refusal(&e, &format!("cannot write snapshot {}", snap.id)))
+        let path = self.path_of(&snap.id);
+        write_atomic(&path, &snapshot_text(snap)?, 0o644)
+            .map_err(|e| refusal(&e, &format!("cannot write {}", path.display())))
     }
 
     /// Every snapshot, oldest first, and the files that could not be read.

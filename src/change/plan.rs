@@ -365,9 +365,9 @@ pub fn persist_plan(os: Os, root: &Path, id: &str, input: &Input, plan: &mut Pla
         Os::Linux => {
             let d = persist::choose_dropin(root, &keys);
             (
-                d.path,
+                d.path.clone(),
                 Some(format!("--persist chose {}: {}", d.name, d.why)),
-                d.overridden_by,
+                d.warnings(),
             )
         }
         Os::Freebsd | Os::Macos => (

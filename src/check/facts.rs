@@ -12,14 +12,15 @@ use crate::text::Foreign;
 /// last one wins).
 pub type Setters = BTreeMap<String, Vec<(PathBuf, String)>>;
 
-/// Every key the sysctl files set, with all its setters.
-pub fn setters(files: &[(PathBuf, String)]) -> Setters {
+/// Every key the sysctl files (path, bytes, as [`crate::host::linux::read_sysctl_conf_files`]
+/// reads them) set, with all its setters.
+pub fn setters(files: &[(PathBuf, Vec<u8>)]) -> Setters {
     let mut out: Setters = BTreeMap::new();
     for (path, text) in files {
         for l in crate::host::linux::conf_lines(text) {
             out.entry(l.key)
                 .or_default()
-                .push((path.clone(), crate::sysctl::normalize_value(&l.value)));
+                .push((path.clone(), crate::sysctl::normalize_value(l.value.raw())));
         }
     }
     out
@@ -106,7 +107,9 @@ pub fn gather(towards: Option<&str>, bbr: bool) -> LocalFacts {
         ram: host::ram(),
         tcp_mem_in_use_pages: fs::tcp_mem_in_use_pages(proc),
         page_size: host::page_size(),
-        setters: setters(&fs::read_sysctl_conf_files(Path::new("/"))),
+        // The files that could not be read are not checked: the reader names them, bounded and
+        // never blocking (a FIFO in /etc/sysctl.d used to hang `check`).
+        setters: setters(&fs::read_sysctl_conf_files(Path::new("/")).read),
         child_netns: fs::in_child_netns(proc),
         tuning_daemons: fs::find_processes(proc, &fs::TUNING_DAEMONS),
     }
@@ -121,14 +124,14 @@ mod tests {
         let files = vec![
             (
                 PathBuf::from("/etc/sysctl.d/60-tcptune.conf"),
-                "net.ipv4.tcp_rmem = 4096 131072 20643840\n".to_string(),
+                b"net.ipv4.tcp_rmem = 4096 131072 20643840\n".to_vec(),
             ),
             (
                 PathBuf::from("/etc/sysctl.d/99-cloud.conf"),
-                "# cloud image\n; also a comment\n-net/ipv4/tcp_rmem=4096\t87380   6291456\nnet.ipv4.conf.*.rp_filter = 2\n"
-                    .to_string(),
+                b"# cloud image \xa9 ACME\n; also a comment\n-net/ipv4/tcp_rmem=4096\t87380   6291456\nnet.ipv4.conf.*.rp_filter = 2\n"
+                    .to_vec(),
             ),
-            (PathBuf::from("/etc/sysctl.conf"), "net.core.rmem_max = 1\n".to_string()),
+            (PathBuf::from("/etc/sysctl.conf"), b"net.core.rmem_max = 1\n".to_vec()),
         ];
         let s = setters(&files);
         let rmem = &s["net.ipv4.tcp_rmem"];

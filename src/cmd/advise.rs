@@ -157,7 +157,9 @@ fn tuned_name(a: &OutputArgs) -> Result<String, Error> {
 
 /// Writes `text` to `path` (`--format tuned`: to `path/tuned.conf`, creating the directory)
 /// atomically, never through a symlink, and only where root could trust the directory
-/// ([`crate::fsutil`]). Returns the file written.
+/// ([`crate::fsutil`]). What an earlier run wrote there is replaced under the same rules (a
+/// rename in the trusted directory), so re-running the command updates the file. Returns the
+/// file written; an error names the file it could not create or write.
 fn write_output(path: &Path, format: Format, text: &[u8], dropin: Option<&DropIn>) -> Result<PathBuf, Error> {
     let sys = |what: &str, p: &Path, e: std::io::Error| Error::system(format!("cannot {what} {}: {e}", p.display()));
     let file = if format == Format::Tuned {

@@ -70,6 +70,12 @@ impl Context {
         let sysctl_dir = g.sysctl_dir.as_ref().map(absolute);
         let backend: Option<Box<dyn SysctlBackend>> = match os {
             Os::Linux => match &sysctl_dir {
+                // Root reads and writes every key file of this tree: under sudo it must be one
+                // that only root could have put there, as --state-dir must.
+                Some(dir) if host::is_root() => {
+                    fsutil::check_trusted_tree(dir, "--sysctl-dir")?;
+                    Some(Box::new(sysctl::linux::ProcSys::new(dir)))
+                }
                 Some(dir) => Some(Box::new(sysctl::linux::ProcSys::new(dir))),
                 None if running == Os::Linux => Some(Box::new(sysctl::linux::ProcSys::new("/proc/sys"))),
                 None => None,

@@ -142,18 +142,30 @@ pub fn check_tuned_name(name: &str, what: &str) -> Result<(), Error> {
 
 /// The files TuneD's `reapply_sysctl` applies after a profile that set one of `keys`, one
 /// line each: TuneD (`plugin_sysctl.py`) reads the `*.conf` of /run/sysctl.d and
-/// /etc/sysctl.d by name (a /run name masks the same /etc name), then /etc/sysctl.conf.
+/// /etc/sysctl.d by name (a /run name masks the same /etc name), then /etc/sysctl.conf. They
+/// are read as the sysctl.d loaders read them ([`crate::host::linux::read_conf_files`]):
+/// bytes, bounded, never blocking; a file that could not be read is named too, as one that
+/// may set the keys.
 pub fn tuned_overrides(root: &std::path::Path, keys: &[&str]) -> Vec<String> {
-    let mut files = crate::host::linux::conf_files_in(root, &["run/sysctl.d", "etc/sysctl.d"]);
-    files.push(root.join("etc/sysctl.conf"));
-    let texts = files
-        .into_iter()
-        .filter_map(|p| std::fs::read_to_string(&p).ok().map(|t| (p, t)))
-        .collect();
-    crate::persist::setter_lines(
-        &crate::persist::setters(texts, keys),
+    use crate::host::linux as host;
+    let mut files = host::conf_files_in(root, &["run/sysctl.d", "etc/sysctl.d"]);
+    let main = root.join("etc/sysctl.conf");
+    if main.exists() {
+        files.push(main);
+    }
+    let files = host::read_conf_files(files);
+    let mut lines = crate::persist::setter_lines(
+        &crate::persist::setters(files.read, keys),
         "TuneD's reapply_sysctl applies it after the profile, so it wins",
-    )
+    );
+    lines.extend(files.unchecked.iter().map(|u| {
+        if u.why.may_set_keys() {
+            format!("could not check {u}; TuneD's reapply_sysctl applies it after the profile: if it sets one of these keys, it wins")
+        } else {
+            format!("{u}: not read; TuneD's reapply_sysctl reads it after the profile: remove it")
+        }
+    }));
+    lines
 }
 
 #[cfg(test)]
@@ -205,5 +217,19 @@ mod tests {
         assert!(o[1].contains("sysctl.conf:2 sets net.core.rmem_max = 1"), "{o:?}");
         // /usr/lib/sysctl.d is not reapplied by TuneD.
         assert!(!o.iter().any(|l| l.contains("50-default")), "{o:?}");
+        // A Latin-1 comment hides no key; a link to /dev/zero is named, not read.
+        std::fs::write(
+            root.path().join("etc/sysctl.d/80-latin1.conf"),
+            b"# M\xfcller\nnet.ipv4.tcp_rmem = 4096 87380 6291456\n",
+        )
+        .expect("write");
+        std::os::unix::fs::symlink("/dev/zero", root.path().join("etc/sysctl.d/90-zero.conf")).expect("symlink");
+        let o = tuned_overrides(root.path(), &["net.ipv4.tcp_rmem", "net.core.rmem_max"]);
+        assert_eq!(o.len(), 4, "{o:?}");
+        assert!(o[1].contains("80-latin1.conf:2 sets net.ipv4.tcp_rmem"), "{o:?}");
+        assert!(
+            o[3].contains("90-zero.conf: it is a character device, not a regular file: not read"),
+            "{o:?}"
+        );
     }
 }

@@ -69,9 +69,10 @@ pub const SYSCTL_D_DIRS: [&str; 5] = [
 
 /// The configuration files under `root` in the order they are applied at boot (systemd-sysctl
 /// and procps `sysctl --system`): the `*.conf` files of the sysctl.d directories sorted by file
-/// name (masked names dropped), then /etc/sysctl.conf, which `sysctl --system` reads last. A
-/// file reached under two names (/etc/sysctl.d/99-sysctl.conf is usually a symlink to
-/// /etc/sysctl.conf) is listed once, at its last place: that is where it wins.
+/// name (masked names dropped), then /etc/sysctl.conf, which `sysctl --system` reads last when
+/// it is a regular file. A file reached under two names (/etc/sysctl.d/99-sysctl.conf is
+/// usually a symlink to /etc/sysctl.conf) is listed once, at its last place: that is where it
+/// wins. Listing opens no file.
 pub fn sysctl_conf_files(root: &Path) -> Vec<PathBuf> {
     let mut files = conf_files_in(root, &SYSCTL_D_DIRS);
     let main = root.join("etc/sysctl.conf");
@@ -90,17 +91,20 @@ pub fn sysctl_conf_files(root: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// The `*.conf` files of `dirs` (under `root`) sorted by file name, a name in an earlier
-/// directory masking the same name in a later one: how sysctl.d directories are merged.
+/// The `*.conf` entries of `dirs` (under `root`) sorted by file name, byte for byte as the
+/// loaders sort (strcmp), a name in an earlier directory masking the same name in a later one:
+/// how sysctl.d directories are merged. Every entry counts, whatever it is: procps masks by
+/// name alone, and a FIFO or a device is named by the reader rather than silently dropped.
 pub fn conf_files_in(root: &Path, dirs: &[&str]) -> Vec<PathBuf> {
-    let mut by_name: BTreeMap<String, PathBuf> = BTreeMap::new();
+    use std::os::unix::ffi::OsStrExt as _;
+    let mut by_name: BTreeMap<std::ffi::OsString, PathBuf> = BTreeMap::new();
     for dir in dirs {
         let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
             continue;
         };
         for e in entries.flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            if name.ends_with(".conf") {
+            let name = e.file_name();
+            if name.as_bytes().ends_with(b".conf") {
                 by_name.entry(name).or_insert_with(|| e.path());
             }
         }
@@ -108,12 +112,105 @@ pub fn conf_files_in(root: &Path, dirs: &[&str]) -> Vec<PathBuf> {
     by_name.into_values().collect()
 }
 
-/// Every file of [`sysctl_conf_files`] with its text (unreadable ones skipped).
-pub fn read_sysctl_conf_files(root: &Path) -> Vec<(PathBuf, String)> {
-    sysctl_conf_files(root)
-        .into_iter()
-        .filter_map(|p| read(&p).map(|t| (p, t)))
-        .collect()
+/// Larger sysctl configuration files are not read: the shipped ones are a few KiB (systemd's
+/// 50-default.conf is about 2 KiB), and 1 MiB is systemd-sysctl's own limit for one line
+/// (LONG_LINE_MAX). A file past it is named as not checked, never read without end.
+pub const MAX_CONF_BYTES: u64 = 1 << 20;
+
+/// The sysctl configuration files of a tree, read as the loaders read them: bytes, not text.
+#[derive(Debug, Default)]
+pub struct ConfFiles {
+    /// Each file read, in the order applied, with its bytes.
+    pub read: Vec<(PathBuf, Vec<u8>)>,
+    /// Each file that could not be read, in the order applied.
+    pub unchecked: Vec<Unchecked>,
+}
+
+/// A sysctl configuration file that was not read, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unchecked {
+    pub path: PathBuf,
+    pub why: Unread,
+}
+
+/// Why a sysctl configuration file was not read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unread {
+    /// Opening or reading it failed (permission denied to this user, an I/O error, a link
+    /// that leads nowhere): root may well read it at boot.
+    Failed(String),
+    /// Not a regular file: a FIFO, a device, a directory, a socket. No loader reads settings
+    /// from it; procps `sysctl --system` and systemd-sysctl block on a FIFO and read a
+    /// link to /dev/zero without end (procps 4.0.2, systemd 252).
+    NotRegular(&'static str),
+    /// Larger than [`MAX_CONF_BYTES`].
+    TooLarge(u64),
+}
+
+impl Unread {
+    /// Whether the file may set keys at boot although it was not read here: anything but
+    /// a file that is not a regular one.
+    pub fn may_set_keys(&self) -> bool {
+        !matches!(self, Self::NotRegular(_))
+    }
+}
+
+impl std::fmt::Display for Unread {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Failed(e) => write!(f, "cannot read it: {e}"),
+            Self::NotRegular(kind) => write!(f, "it is {kind}, not a regular file"),
+            Self::TooLarge(max) => write!(f, "it is larger than {max} bytes, more than a sysctl file holds"),
+        }
+    }
+}
+
+impl std::fmt::Display for Unchecked {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: {}",
+            crate::text::escape(&self.path.display().to_string()),
+            self.why
+        )
+    }
+}
+
+impl serde::Serialize for Unchecked {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let mut st = s.serialize_struct("Unchecked", 2)?;
+        st.serialize_field("file", &crate::text::escape(&self.path.display().to_string()))?;
+        st.serialize_field("why", &self.why.to_string())?;
+        st.end()
+    }
+}
+
+/// One sysctl configuration file, as [`read_conf_files`] reads it.
+pub fn read_conf_file(path: &Path) -> Result<Vec<u8>, Unread> {
+    crate::input::read_bounded(path, MAX_CONF_BYTES).map_err(|r| match r {
+        crate::input::Refused::Io(e) => Unread::Failed(e.to_string()),
+        crate::input::Refused::NotRegular(kind) => Unread::NotRegular(kind),
+        crate::input::Refused::TooLarge(max) => Unread::TooLarge(max),
+    })
+}
+
+/// `files` read ([`read_conf_file`]): bounded, never blocking, each one that could not be
+/// read kept with the reason.
+pub fn read_conf_files(files: Vec<PathBuf>) -> ConfFiles {
+    let mut out = ConfFiles::default();
+    for path in files {
+        match read_conf_file(&path) {
+            Ok(bytes) => out.read.push((path, bytes)),
+            Err(why) => out.unchecked.push(Unchecked { path, why }),
+        }
+    }
+    out
+}
+
+/// Every file of [`sysctl_conf_files`], read ([`read_conf_files`]).
+pub fn read_sysctl_conf_files(root: &Path) -> ConfFiles {
+    read_conf_files(sysctl_conf_files(root))
 }
 
 /// One `key = value` line of a sysctl configuration file.
@@ -121,33 +218,71 @@ pub fn read_sysctl_conf_files(root: &Path) -> Vec<(PathBuf, String)> {
 pub struct ConfLine {
     /// 1-based, for messages that point at the line.
     pub line: usize,
-    /// With `/` separators folded to dots (sysctl.d allows either).
+    /// In dotted form, as the loaders normalise it ([`normalize_key`]).
     pub key: String,
-    /// As written, trimmed; callers normalise or unquote as their format needs.
-    pub value: String,
+    /// As written, trimmed: bytes that are not UTF-8 replaced, shown only escaped. Callers
+    /// normalise or unquote as their format needs.
+    pub value: crate::text::Foreign,
 }
 
-/// The `key = value` lines of a sysctl.conf or sysctl.d file, leniently, as the kernel's
-/// loaders read them: comments (`#`, `;`) and lines without `=` skipped, a leading `-` (systemd:
-/// ignore errors) dropped, `/` separators turned into dots; glob keys (systemd's
-/// `net.ipv4.conf.*.rp_filter`) skipped, as they name no one key.
-pub fn conf_lines(text: &str) -> Vec<ConfLine> {
-    text.lines()
+/// The `key = value` lines of a sysctl.conf or sysctl.d file, as procps and systemd-sysctl
+/// read them: bytes split at `\n`, blanks (C `isspace`) trimmed, lines whose first character
+/// is `#` or `;` skipped, a leading `-` (ignore errors) dropped, the key before the first `=`.
+/// A byte that is not UTF-8 in a comment or a value hides nothing: keys are ASCII, and only a
+/// key that is not names no key (the loaders would write no sysctl tcptune knows either).
+/// Glob keys (systemd's `net.ipv4.conf.*.rp_filter`) are skipped, as they name no one key;
+/// so are lines without `=`.
+pub fn conf_lines(text: &[u8]) -> Vec<ConfLine> {
+    text.split(|&b| b == b'\n')
         .enumerate()
         .filter_map(|(i, l)| {
-            let l = l.trim();
-            if l.starts_with('#') || l.starts_with(';') {
+            let l = trim_space(l);
+            if matches!(l.first(), Some(b'#' | b';')) {
                 return None;
             }
-            let (k, v) = l.trim_start_matches('-').split_once('=')?;
-            let key = k.trim().replace('/', ".");
+            let l = l.strip_prefix(b"-").unwrap_or(l);
+            let eq = l.iter().position(|&b| b == b'=')?;
+            let key = std::str::from_utf8(trim_space(&l[..eq]))
+                .ok()
+                .filter(|k| k.is_ascii())?;
+            let key = normalize_key(key);
             (!key.is_empty() && !key.contains('*')).then(|| ConfLine {
                 line: i + 1,
                 key,
-                value: v.trim().to_string(),
+                value: crate::text::Foreign::new(String::from_utf8_lossy(trim_space(&l[eq + 1..]))),
             })
         })
         .collect()
+}
+
+/// `key` in dotted form, as procps (`slashdot`) and systemd (`sysctl_normalize`) read it: a
+/// key whose first separator is `/` has its `/` and `.` swapped (`net/ipv4/conf/eth0.1/x` is
+/// `net.ipv4.conf.eth0/1.x`); one whose first separator is `.` is already dotted.
+pub fn normalize_key(key: &str) -> String {
+    if key.find(['.', '/']).is_some_and(|i| key.as_bytes()[i] == b'/') {
+        key.chars()
+            .map(|c| match c {
+                '/' => '.',
+                '.' => '/',
+                c => c,
+            })
+            .collect()
+    } else {
+        key.to_string()
+    }
+}
+
+/// `b` without the leading and trailing blanks C's `isspace` knows (space, \t, \n, \v,
+/// \f, \r).
+fn trim_space(mut b: &[u8]) -> &[u8] {
+    let space = |c: &u8| matches!(c, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r');
+    while b.first().is_some_and(space) {
+        b = &b[1..];
+    }
+    while b.last().is_some_and(space) {
+        b = &b[..b.len() - 1];
+    }
+    b
 }
 
 // ---------------------------------------------------------------- processes
@@ -502,14 +637,15 @@ fe800000000000000000000000000000 40 00000000000000000000000000000000 00 00000000
             ]
         );
         let read = read_sysctl_conf_files(root.path());
-        assert_eq!(read.len(), 4);
-        let cloud = conf_lines(&read[2].1);
+        assert_eq!(read.read.len(), 4);
+        assert!(read.unchecked.is_empty());
+        let cloud = conf_lines(&read.read[2].1);
         assert_eq!(
             cloud,
             vec![ConfLine {
                 line: 3,
                 key: "net.ipv4.tcp_rmem".into(),
-                value: "4096\t87380   6291456".into()
+                value: crate::text::Foreign::new("4096\t87380   6291456")
             }]
         );
 
@@ -522,13 +658,94 @@ fe800000000000000000000000000000 40 00000000000000000000000000000000 00 00000000
 
     #[test]
     fn conf_lines_are_read_leniently() {
-        let text = "a.b = 1\n  # c = 2\n;d=3\n-net/ipv4/x =  4 5 \nno equals\n = 6\nnet.ipv4.conf.*.rp_filter = 2\n";
+        let text = "a.b = 1\n  # c = 2\n;d=3\n-net/ipv4/x =  4 5 \nno equals\n = 6\nnet.ipv4.conf.*.rp_filter = 2\n\
+                    \x0b\tnet/ipv4/conf/eth0.1/rp_filter=1\r\n";
+        let lines = conf_lines(text.as_bytes());
+        let got: Vec<(usize, &str, &str)> = lines.iter().map(|l| (l.line, l.key.as_str(), l.value.raw())).collect();
+        assert_eq!(
+            got,
+            vec![
+                (1, "a.b", "1"),
+                (4, "net.ipv4.x", "4 5"),
+                (8, "net.ipv4.conf.eth0/1.rp_filter", "1")
+            ]
+        );
+    }
+
+    #[test]
+    fn bytes_that_are_not_utf8_hide_no_key() {
+        // `# Müller` in ISO-8859-1, and a Latin-1 byte in a value: procps and systemd-sysctl
+        // read the line after it all the same.
+        let text = b"# M\xfcller\nnet.ipv4.tcp_rmem = 4096 87380 3145728\nnet.x = caf\xe9\nn\xe9t.y = 1\n";
         let lines = conf_lines(text);
-        let got: Vec<(usize, &str, &str)> = lines
+        let got: Vec<(&str, String)> = lines.iter().map(|l| (l.key.as_str(), l.value.to_string())).collect();
+        assert_eq!(
+            got,
+            vec![
+                ("net.ipv4.tcp_rmem", "4096 87380 3145728".to_string()),
+                ("net.x", "caf\u{fffd}".to_string())
+            ]
+        );
+        // A value that would forge a line is shown escaped.
+        let forged = conf_lines(b"net.x = 1\r\x1b[2K\n");
+        assert_eq!(forged[0].value.to_string(), "1\\u{d}\\u{1b}[2K");
+    }
+
+    #[test]
+    fn odd_files_in_sysctl_d_are_named_not_read() {
+        let root = tempfile::tempdir().expect("tempdir");
+        let r = root.path();
+        put(r, "etc/sysctl.d/10-latin1.conf", "");
+        std::fs::write(
+            r.join("etc/sysctl.d/10-latin1.conf"),
+            b"# M\xfcller\nnet.ipv4.tcp_rmem = 1 2 3\n",
+        )
+        .expect("write");
+        let fifo = r.join("etc/sysctl.d/20-fifo.conf");
+        let c = std::ffi::CString::new(fifo.to_str().expect("utf8")).expect("cstr");
+        // SAFETY: a valid NUL-terminated path this test owns.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        std::os::unix::fs::symlink("/dev/zero", r.join("etc/sysctl.d/30-zero.conf")).expect("symlink");
+        std::fs::create_dir(r.join("etc/sysctl.d/40-dir.conf")).expect("mkdir");
+        put(
+            r,
+            "etc/sysctl.d/50-big.conf",
+            &"#".repeat(usize::try_from(MAX_CONF_BYTES).expect("fits") + 1),
+        );
+        std::os::unix::fs::symlink("60-loop.conf", r.join("etc/sysctl.d/60-loop.conf")).expect("symlink");
+        let t = std::time::Instant::now();
+        let got = read_sysctl_conf_files(r);
+        assert!(t.elapsed() < std::time::Duration::from_secs(5), "{:?}", t.elapsed());
+        let read: Vec<&Path> = got.read.iter().map(|(p, _)| p.as_path()).collect();
+        assert_eq!(read, vec![r.join("etc/sysctl.d/10-latin1.conf")]);
+        assert_eq!(conf_lines(&got.read[0].1)[0].key, "net.ipv4.tcp_rmem");
+        let why: Vec<(String, Unread)> = got
+            .unchecked
             .iter()
-            .map(|l| (l.line, l.key.as_str(), l.value.as_str()))
+            .map(|u| {
+                (
+                    u.path.file_name().expect("name").to_string_lossy().into_owned(),
+                    u.why.clone(),
+                )
+            })
             .collect();
-        assert_eq!(got, vec![(1, "a.b", "1"), (4, "net.ipv4.x", "4 5")]);
+        assert_eq!(why[0], ("20-fifo.conf".into(), Unread::NotRegular("a FIFO")));
+        assert_eq!(
+            why[1],
+            ("30-zero.conf".into(), Unread::NotRegular("a character device"))
+        );
+        assert_eq!(why[2], ("40-dir.conf".into(), Unread::NotRegular("a directory")));
+        assert_eq!(why[3], ("50-big.conf".into(), Unread::TooLarge(MAX_CONF_BYTES)));
+        assert_eq!(why[4].0, "60-loop.conf");
+        assert!(
+            matches!(&why[4].1, Unread::Failed(e) if e.contains("symbolic links")),
+            "{why:?}"
+        );
+        assert!(!why[0].1.may_set_keys() && why[3].1.may_set_keys() && why[4].1.may_set_keys());
+        assert_eq!(
+            got.unchecked[0].to_string(),
+            format!("{}: it is a FIFO, not a regular file", fifo.display())
+        );
     }
 
     #[test]

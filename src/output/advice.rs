@@ -119,24 +119,31 @@ pub fn dropin_file(d: &DropIn) -> String {
     format!("/etc/sysctl.d/{}", d.name)
 }
 
-/// The drop-in lines of the sysctl format: where to save it, why that number, what would win.
+/// The drop-in lines of the sysctl format: where to save it, why that number, what would win
+/// and which installed files could not be checked.
 fn dropin_lines(out: &mut dyn Write, d: &DropIn) -> std::io::Result<()> {
     let c = crate::text::comment;
     let file = dropin_file(d);
     writeln!(out, "# save as {file} ({}); load it now: sysctl -p {file}", c(&d.why))?;
-    for w in &d.overridden_by {
-        writeln!(out, "# warning: {}", c(w))?;
+    for w in d.warnings() {
+        writeln!(out, "# warning: {}", c(&w))?;
     }
     Ok(())
 }
 
-/// The advice as JSON, with the sysctl.d drop-in (Linux) as `sysctl_d`.
+/// The advice as JSON, with the sysctl.d drop-in (Linux) as `sysctl_d`: its file, why that
+/// number, the lines that win over it, and the files not checked (`{file, why}` each).
 pub fn write_json(out: &mut dyn Write, a: &Advice, dropin: Option<&DropIn>) -> anyhow::Result<()> {
     let mut v = serde_json::to_value(a)?;
     if let (Some(d), Some(map)) = (dropin, v.as_object_mut()) {
         map.insert(
             "sysctl_d".into(),
-            serde_json::json!({ "file": dropin_file(d), "why": d.why, "overridden_by": d.overridden_by }),
+            serde_json::json!({
+                "file": dropin_file(d),
+                "why": d.why,
+                "overridden_by": d.overridden_by,
+                "unchecked": d.unchecked,
+            }),
         );
     }
     super::json(out, &v)
@@ -323,7 +330,7 @@ fn table_trailer(out: &mut dyn Write, a: &Advice, dropin: Option<&DropIn>) -> st
     }
     if let Some(d) = dropin {
         writeln!(out, "keep it: {} ({})", dropin_file(d), d.why)?;
-        for w in &d.overridden_by {
+        for w in d.warnings() {
             writeln!(out, "warning: {w}")?;
         }
     }

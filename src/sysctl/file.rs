@@ -94,11 +94,17 @@ fn parse_line(raw: &str, os: Os) -> Result<Option<(String, String, bool)>, Strin
     if s.is_empty() || s.starts_with('#') || s.starts_with(';') {
         return Ok(None);
     }
-    if let Some(c) = s
-        .chars()
-        .find(|c| !c.is_ascii() || (c.is_ascii_control() && *c != '\t'))
+    if let Some(i) = s
+        .char_indices()
+        .find(|(_, c)| !c.is_ascii() || (c.is_ascii_control() && *c != '\t'))
+        .map(|(i, _)| i)
     {
-        return Err(format!("unexpected character {c:?}: sysctl files are plain ASCII"));
+        // The place, not the character: it may be any byte of any file.
+        let lead = raw.len() - raw.trim_start().len();
+        let column = raw[..lead + i].chars().count() + 1;
+        return Err(format!(
+            "column {column}: a character that is not printable ASCII: sysctl files are plain ASCII"
+        ));
     }
     let (s, ignore_errors) = match s.strip_prefix('-') {
         Some(rest) => (rest.trim_start(), true),
@@ -122,10 +128,47 @@ fn parse_line(raw: &str, os: Os) -> Result<Option<(String, String, bool)>, Strin
     Ok(Some((key.to_string(), value, ignore_errors)))
 }
 
+/// The trees a sysctl name starts with, on Linux (/proc/sys) and the BSDs (sysctl(3) MIB).
+const SYSCTL_TREES: [&str; 16] = [
+    "abi", "compat", "crypto", "debug", "dev", "fs", "hw", "kern", "kernel", "machdep", "net", "security", "sunrpc",
+    "user", "vfs", "vm",
+];
+
+/// `key` as a message may show it: quoted (an excerpt) only when it is shaped like a sysctl
+/// name — components of lowercase letters, digits, `_` and `-` separated by dots
+/// (`kernel.panic`, `k.x0`), or, under a known tree (`net/ipv4/tcp_rmem`, an interface
+/// `net.ipv4.conf.ETH0.rp_filter`), by `.` or `/` with any letters and `:`. Anything else
+/// before an `=` may be any text of any file (`apply /etc/shadow`, a private key's base64
+/// with its `/` and `=` padding, an `.env` line) and is named, not quoted.
+pub fn shown_key(key: &str) -> String {
+    let part = |p: &str, any_case: bool| {
+        p.bytes().all(|b| {
+            b.is_ascii_digit()
+                || b.is_ascii_lowercase()
+                || matches!(b, b'_' | b'-')
+                || (any_case && (b.is_ascii_uppercase() || b == b':'))
+        })
+    };
+    let known = key
+        .split(['.', '/'])
+        .next()
+        .is_some_and(|top| SYSCTL_TREES.contains(&top));
+    let shaped = if known {
+        key.contains(['.', '/']) && key.split(['.', '/']).all(|p| part(p, true))
+    } else {
+        key.contains('.') && key.split('.').all(|p| !p.is_empty() && part(p, false))
+    };
+    if shaped {
+        excerpt(key)
+    } else {
+        "the text before '='".to_string()
+    }
+}
+
 /// Why `key` is not one tcptune writes, or Ok.
 pub fn check_key(key: &str, os: Os) -> Result<(), String> {
-    // Messages show an excerpt: the text before '=' may be any line of any file.
-    let shown = excerpt(key);
+    // The text before '=' may be any line of any file: only a sysctl name is shown.
+    let shown = shown_key(key);
     if key.is_empty() {
         return Err("missing key before '='".into());
     }
@@ -142,11 +185,18 @@ pub fn check_key(key: &str, os: Os) -> Result<(), String> {
     if key.contains(['*', '?', '[', ']']) {
         return Err(format!("{shown}: glob patterns are not supported: name each key"));
     }
-    if let Some(c) = key
-        .chars()
-        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')))
+    if let Some((i, c)) = key
+        .char_indices()
+        .find(|(_, c)| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')))
     {
-        return Err(format!("{shown}: invalid character {c:?} in key"));
+        // A blank or a punctuation mark says what is wrong; any other character is the file's.
+        let what = if c == ' ' || c == '\t' || c.is_ascii_punctuation() {
+            format!("invalid character {c:?}")
+        } else {
+            "an invalid character".to_string()
+        };
+        let column = key[..i].chars().count() + 1;
+        return Err(format!("{shown}: {what} in key (its character {column})"));
     }
     if !os.is_network_key(key) {
         let trees = match os {
@@ -595,10 +645,46 @@ mod tests {
             !e.contains("SECRET") && !e.contains("root") && !e.contains("daemon"),
             "{e}"
         );
-        // A line with '=' shows at most an escaped excerpt of what precedes it.
+        // A line with '=' shows what precedes it only when that is a sysctl name, and then
+        // at most an escaped excerpt of it.
         let long = format!("{}=1", "A".repeat(5000));
         let e = err(&long, Os::Linux);
+        assert!(e.len() < 200 && !e.contains("AAA"), "{e}");
+        let e = err(&format!("net.{}=1", "a".repeat(5000)), Os::Linux);
         assert!(e.len() < 200, "{e}");
+        for (secret, want) in [
+            // A private key's base64 padding, a .env line, a password with a colon.
+            (
+                "b3BlbnNzaC1rZXktdjEAAAAABG5vbmU/SECRET==\n",
+                "line 1: the text before '=': keys with '/'",
+            ),
+            (
+                "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUSECRET==\n",
+                "line 1: the text before '=' is outside the networking tree",
+            ),
+            (
+                "AWS_SECRET_KEY=SECRETwJalrXUtnFEMI\n",
+                "line 1: the text before '=' is outside the networking tree",
+            ),
+            (
+                "pass: SECRET=x\n",
+                "line 1: the text before '=': invalid character ':' in key (its character 5)",
+            ),
+            (
+                "p\u{e4}ss SECRET=x\n",
+                "line 1: column 2: a character that is not printable ASCII",
+            ),
+            (
+                "  \u{1b}SECRET=x\n",
+                "line 1: column 3: a character that is not printable ASCII",
+            ),
+        ] {
+            let e = err(secret, Os::Linux);
+            assert!(e.starts_with(want), "{secret:?}: {e}");
+            assert!(!e.contains("SECRET"), "{e}");
+        }
+        // A sysctl name is shown: it is what the user wants to see.
+        assert!(err("kernel.panic = 1\n", Os::Linux).contains("kernel.panic is outside"));
         let e = err(&format!("net.core.rmem_max = {}", "9".repeat(5000)), Os::Linux);
         assert!(e.len() < 200, "{e}");
         let e = err(&format!("net.ipv4.tcp_rmem = 1 2 {}x", "9".repeat(5000)), Os::Linux);

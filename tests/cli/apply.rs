@@ -797,11 +797,13 @@ fn a_full_state_disk_refuses_before_writing_and_undoes_after() {
         "net.ipv4.tcp_rmem = 4096 131072 20643840\nnet.core.rmem_max = 20643840\n",
     );
 
-    // No room for the snapshot: refused before the first write.
+    // No room for the snapshot: refused before the first write, naming the file.
     let out = sys.run_file(&["apply"], &f);
     assert_code(&out, 3);
     let err = text(&out.stderr);
     assert!(err.contains("No space left on device"), "{err}");
+    assert!(err.contains(&format!("cannot write {}/", snaps.display())), "{err}");
+    assert!(err.contains(".json: No space left on device (os error 28)"), "{err}");
     assert!(err.contains("nothing was changed"), "{err}");
     assert_eq!(contents(sys.tree.path()), before);
     assert_eq!(entries(&snaps), Vec::<PathBuf>::new(), "no snapshot, no temp file");
@@ -814,6 +816,7 @@ fn a_full_state_disk_refuses_before_writing_and_undoes_after() {
     assert_code(&out, 3);
     let err = text(&out.stderr);
     assert!(err.contains("could not record snapshot"), "{err}");
+    assert!(err.contains(&format!("(cannot write {}/", snaps.display())), "{err}");
     assert!(err.contains("nothing was left changed"), "{err}");
     assert!(err.contains("could not be updated"), "{err}");
     assert_eq!(contents(sys.tree.path()), before);
@@ -827,6 +830,140 @@ fn a_full_state_disk_refuses_before_writing_and_undoes_after() {
     assert_eq!(s.len(), 1);
     assert_eq!(s[0]["state"], "reverted");
     drop(disk);
+}
+
+#[test]
+#[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
+fn a_full_disk_error_names_the_file_it_could_not_write() {
+    let sys = Fake::linux(&[]);
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let at = tmp.path().join("disk");
+    let disk = Tmpfs::mount(&at, "64k");
+    std::fs::create_dir_all(at.join("root/etc/sysctl.d")).expect("mkdir");
+    let filler = disk.fill();
+    let before = contents(sys.tree.path());
+    let f = sys.file("t.conf", "net.ipv4.tcp_rmem = 4096 131072 20643840\n");
+    let no_space = "No space left on device (os error 28)";
+
+    // The state directory on the full disk: its lock file cannot take the pid.
+    let state = at.join("state");
+    let out = tcptune()
+        .arg("--sysctl-dir")
+        .arg(sys.tree.path())
+        .arg("--state-dir")
+        .arg(&state)
+        .arg("apply")
+        .arg(&f)
+        .output()
+        .expect("run");
+    assert_ne!(out.status.code(), Some(0));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "cannot write the lock file {}: {no_space}",
+            state.join("lock").display()
+        )),
+        "{err}"
+    );
+    assert_eq!(contents(sys.tree.path()), before);
+
+    // --output on the full disk.
+    let file = at.join("advice.conf");
+    let out = tcptune()
+        .args(["advise", "--rtt", "150ms", "--bandwidth", "500mbit", "--output"])
+        .arg(&file)
+        .output()
+        .expect("run");
+    assert_ne!(out.status.code(), Some(0));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains(&format!("cannot write {}: {no_space}", file.display())),
+        "{err}"
+    );
+    assert!(!file.exists());
+
+    // The drop-in on the full disk (the state directory elsewhere): the kernel's change is
+    // undone, and the error names the drop-in.
+    let root = at.join("root");
+    let out = sys.run_file(
+        &["apply", "--persist", "--persist-root", root.to_str().expect("utf8")],
+        &f,
+    );
+    assert_code(&out, 3);
+    let err = text(&out.stderr);
+    let dropin = root.join("etc/sysctl.d/60-tcptune.conf");
+    assert!(
+        err.contains(&format!("cannot write {}: {no_space}", dropin.display())),
+        "{err}"
+    );
+    assert_eq!(contents(sys.tree.path()), before);
+    assert!(!dropin.exists());
+    drop(filler);
+    drop(disk);
+}
+
+#[test]
+fn a_freebsd_boot_value_out_of_its_type_is_refused() {
+    let sys = Fake::bsd();
+    let root = tempfile::tempdir().expect("tempdir");
+    let before = (contents(sys.tree.path()), contents(root.path()));
+    let head =
+        "name = \"mine\"\nos = \"freebsd\"\ndescription = \"d\"\n[[setting]]\nstage = \"boot\"\nreason = \"r\"\n";
+    for (key, value, want) in [
+        // A u64 the kernel's getenv_int would cast to -1.
+        (
+            "kern.ipc.nmbclusters",
+            "18446744073709551615",
+            "more than the kernel's int holds (at most 2147483647)",
+        ),
+        ("kern.ipc.nmbclusters", "2147483648", "at most 2147483647"),
+        ("net.inet.tcp.tcbhashsize", "1000", "not a power of 2"),
+        // Filled in from a fact: checked when rendered.
+        ("kern.ipc.nmbclusters", "{buffer}000", "renders as an invalid value"),
+    ] {
+        let p = sys.file("p.toml", &format!("{head}key = {key:?}\nvalue = {value:?}\n"));
+        for args in [
+            &["advise", "--rtt", "150ms", "--bandwidth", "500mbit"][..],
+            &[
+                "apply",
+                "--rtt",
+                "150ms",
+                "--bandwidth",
+                "500mbit",
+                "--persist",
+                "--persist-root",
+            ][..],
+        ] {
+            let mut a = args.to_vec();
+            if args[0] == "apply" {
+                a.push(root.path().to_str().expect("utf8"));
+            }
+            a.extend(["--profile", p.to_str().expect("utf8")]);
+            let out = sys.run(&a);
+            assert_code(&out, 2);
+            let err = text(&out.stderr);
+            assert!(err.contains(want), "{key} = {value}: {err}");
+        }
+    }
+    assert_eq!((contents(sys.tree.path()), contents(root.path())), before);
+    assert!(!sys.state().exists());
+    // In range: accepted.
+    let p = sys.file(
+        "p.toml",
+        &format!("{head}key = \"kern.ipc.nmbclusters\"\nvalue = \"2147483647\"\n"),
+    );
+    assert_code(
+        &sys.run(&[
+            "advise",
+            "--rtt",
+            "150ms",
+            "--bandwidth",
+            "500mbit",
+            "--profile",
+            p.to_str().expect("utf8"),
+        ]),
+        0,
+    );
 }
 
 // ---------------------------------------------------------------- --persist (fake /etc)

@@ -220,6 +220,60 @@ fn tuned_output_is_a_profile_directory_named_by_it() {
         "{conf}"
     );
     assert!(!conf.contains("include="), "no parent profile unless asked: {conf}");
+    // Run again, as docs/FLEETS.md does to update a profile: the file is replaced (it once
+    // exited 2, "not a directory"), atomically: a new file under the same name.
+    use std::os::unix::fs::MetadataExt as _;
+    let first = std::fs::metadata(profile.join("tuned.conf")).expect("meta").ino();
+    tcptune()
+        .args([
+            "advise",
+            "--rtt",
+            "20ms",
+            "--bandwidth",
+            "10gbit",
+            "--format",
+            "tuned",
+            "--output",
+        ])
+        .arg(&profile)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("wrote"));
+    let again = std::fs::read_to_string(profile.join("tuned.conf")).expect("tuned.conf");
+    assert_ne!(again, conf, "the second advice replaced the first");
+    assert!(again.contains("RTT 20 ms"), "{again}");
+    assert_ne!(
+        std::fs::metadata(profile.join("tuned.conf")).expect("meta").ino(),
+        first
+    );
+    let names: Vec<_> = std::fs::read_dir(&profile)
+        .expect("ls")
+        .map(|e| e.expect("entry").file_name())
+        .collect();
+    assert_eq!(
+        names,
+        vec![std::ffi::OsString::from("tuned.conf")],
+        "no temporary file left"
+    );
+    // A file, twice.
+    let file = dir.path().join("advice.conf");
+    for rtt in ["150ms", "20ms"] {
+        tcptune()
+            .args([
+                "advise",
+                "--bandwidth",
+                "500mbit",
+                "--format",
+                "sysctl",
+                "--rtt",
+                rtt,
+                "--output",
+            ])
+            .arg(&file)
+            .assert()
+            .success();
+    }
+    assert!(std::fs::read_to_string(&file).expect("read").contains("RTT 20 ms"));
     // A name TuneD would drop is refused before anything is written.
     let bad = dir.path().join("wan dtn");
     tcptune()
@@ -565,6 +619,16 @@ fn the_drop_in_is_numbered_against_the_installed_files_and_what_overrides_it_is_
         .stderr(predicate::str::contains("70-tcptune.conf"));
     let kept = std::fs::read_to_string(d.join("70-tcptune.conf")).expect("the drop-in");
     assert!(kept.contains("\nnet.ipv4.tcp_rmem = "), "{kept}");
+    // Again: the drop-in it wrote is replaced, not refused.
+    tcptune()
+        .args(["advise", "--format", "sysctl", "--persist-root"])
+        .arg(root.path())
+        .arg("--output")
+        .arg(&d)
+        .args(PATH)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("70-tcptune.conf"));
     // Other formats want a file name, and say so before measuring anything.
     tcptune()
         .args(["advise", "--format", "ansible", "--output"])

@@ -337,7 +337,8 @@ fn profile_mistakes_name_file_line_and_field() {
             exported.replacen("{buffer}\"", "{bufer}\"", 1),
             format!("line {rmem_value}: setting net.ipv4.tcp_rmem: value: unknown fact `bufer`"),
         ),
-        // a bad policy: the line is quoted, which names the field
+        // a bad policy: the field is named, and what it may be; nothing of the file is quoted
+        // (a file given by path may be any file root can read)
         (
             exported.replacen(
                 "value = \"4096 131072 {buffer}\"",
@@ -345,7 +346,7 @@ fn profile_mistakes_name_file_line_and_field() {
                 1,
             ),
             format!(
-                "line {} (policy = \"sometimes\"): unknown variant `sometimes`",
+                "line {}, column 10: policy: unknown variant, expected `at-least` or `exact`",
                 rmem_value + 1
             ),
         ),
@@ -356,7 +357,7 @@ fn profile_mistakes_name_file_line_and_field() {
                 "value = \"4096 131072 {buffer}\"\nfactor = 3",
                 1,
             ),
-            format!("line {} (factor = 3): unknown field `factor`", rmem_value + 1),
+            format!("line {}, column 1: unknown field `factor`", rmem_value + 1),
         ),
         // a key outside the networking tree: the key's line, not the [caps] entry that names it first
         (

@@ -625,3 +625,207 @@ fn root_refuses_a_sysctl_cmd_someone_else_could_change() {
     assert_eq!(code(&out), 0, "{}", text(&out.stderr));
     assert!(marker.exists(), "root's own program runs");
 }
+
+// ---------------------------------------------------------------- a file given by path is not quoted
+
+/// Text shaped like /etc/shadow: a file root can read and must never show.
+const SHADOW: &str = "root:$y$j9T$S3cr3tSalt$S3cr3tHashS3cr3tHash0123456789abcdefg:20228:0:99999:7:::\n\
+                      daemon:*:20228:0:99999:7:::\n\
+                      alice:$6$Pepper$AliceHashAliceHash/abc=:20228:0:99999:7:::\n";
+
+/// No run of three or more characters of `content` (other than digits and separators that
+/// any message has) in `err`: no byte of a line comes back.
+fn quotes_none_of(err: &str, content: &str) -> bool {
+    content
+        .split(|c: char| !c.is_ascii_alphanumeric() && c != '$')
+        .filter(|w| w.len() >= 3 && !w.bytes().all(|b| b.is_ascii_digit()))
+        .all(|w| !err.contains(w))
+        && !err.contains("20228")
+}
+
+#[test]
+fn errors_about_a_file_given_by_path_quote_none_of_it() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let shadow = tmp.path().join("shadow");
+    std::fs::write(&shadow, SHADOW).expect("write");
+    std::fs::set_permissions(&shadow, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    let tree = linux_tree(&[]);
+    let run = |args: &[&str]| {
+        tcptune()
+            .arg("--sysctl-dir")
+            .arg(tree.path())
+            .arg("--state-dir")
+            .arg(tmp.path().join("state"))
+            .args(args)
+            .output()
+            .expect("run")
+    };
+    let path = shadow.to_str().expect("utf8");
+    // `sudo tcptune advise --profile /etc/shadow` printed `line 1 (root:*:20228:...)`.
+    let out = run(&["advise", "--rtt", "150ms", "--bandwidth", "500mbit", "--profile", path]);
+    assert_eq!(code(&out), 2, "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(
+        err.starts_with(&format!(
+            "tcptune: profile {path}, line 1, column 80: key with no value, expected `=`"
+        )),
+        "{err}"
+    );
+    assert!(quotes_none_of(&err, SHADOW), "{err}");
+    // The same file as advice to apply: the place and what was expected, no text.
+    let out = run(&["apply", path]);
+    assert_eq!(code(&out), 2, "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(err.contains("shadow:1: expected `key = value`"), "{err}");
+    assert!(err.contains("shadow:3: the text before '='"), "{err}");
+    assert!(quotes_none_of(&err, SHADOW), "{err}");
+    // A TOML file of secrets: what is wrong, where, and nothing it holds.
+    let secrets = tmp.path().join("secrets.toml");
+    std::fs::write(&secrets, "name = \"x\"\nos = \"S3cr3tOs\"\ndescription = \"d\"\n").expect("write");
+    let out = run(&[
+        "advise",
+        "--rtt",
+        "150ms",
+        "--bandwidth",
+        "500mbit",
+        "--profile",
+        secrets.to_str().expect("utf8"),
+    ]);
+    assert_eq!(code(&out), 2, "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("line 2, column 6: os: unknown variant, expected one of"),
+        "{err}"
+    );
+    assert!(!err.contains("S3cr3t"), "{err}");
+}
+
+// ---------------------------------------------------------------- --sysctl-dir under root
+
+#[test]
+#[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
+fn root_refuses_a_sysctl_dir_another_user_could_change_as_it_refuses_such_a_state_dir() {
+    need_root("this test");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let file = tmp.path().join("t.conf");
+    std::fs::write(&file, "net.ipv4.tcp_rmem = 4096 131072 20643840\n").expect("write");
+    let apply = |tree: &Path, state: &Path| {
+        tcptune()
+            .arg("--sysctl-dir")
+            .arg(tree)
+            .arg("--state-dir")
+            .arg(state)
+            .arg("apply")
+            .arg(&file)
+            .output()
+            .expect("run")
+    };
+    fn chown(p: &Path) {
+        std::os::unix::fs::chown(p, Some(NOBODY), Some(NOBODY)).expect("chown");
+    }
+    fn rmem(tree: &Path) -> PathBuf {
+        tree.join("net/ipv4/tcp_rmem")
+    }
+
+    // The state directory's rule, for comparison: another user's directory, exit 3.
+    let tree = linux_tree(&[]);
+    let theirs = tmp.path().join("their-state");
+    std::fs::create_dir(&theirs).expect("mkdir");
+    chown(&theirs);
+    let out = apply(tree.path(), &theirs);
+    assert_eq!(code(&out), 3, "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("refusing the state directory"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    // The same for --sysctl-dir: the tree, a directory in it, a key file in it.
+    let state = tmp.path().join("state");
+    type Spoil = Box<dyn Fn(&Path)>;
+    let cases: Vec<(&str, Spoil)> = vec![
+        ("owned by uid 65534", Box::new(|t: &Path| chown(t))),
+        (
+            "net/ipv4 on its path is owned by uid 65534",
+            Box::new(|t: &Path| chown(&t.join("net/ipv4"))),
+        ),
+        ("tcp_rmem is owned by uid 65534", Box::new(|t: &Path| chown(&rmem(t)))),
+        (
+            "net on its path is writable by group or others",
+            Box::new(|t: &Path| {
+                std::fs::set_permissions(t.join("net"), std::fs::Permissions::from_mode(0o777)).expect("chmod");
+            }),
+        ),
+    ];
+    for (want, spoil) in cases {
+        let tree = linux_tree(&[]);
+        spoil(tree.path());
+        let before = tree_contents(tree.path());
+        let out = apply(tree.path(), &state);
+        assert_eq!(code(&out), 3, "{want}: {}", text(&out.stderr));
+        let err = text(&out.stderr);
+        assert!(
+            err.contains("refusing --sysctl-dir") && err.contains(want),
+            "{want}: {err}"
+        );
+        assert_eq!(tree_contents(tree.path()), before, "{want}: nothing written");
+        // Reading is refused too: root would show what another user's file says.
+        let out = tcptune()
+            .arg("--sysctl-dir")
+            .arg(tree.path())
+            .args(["advise", "--rtt", "150ms", "--bandwidth", "500mbit"])
+            .output()
+            .expect("run");
+        assert_eq!(code(&out), 3, "{want}: {}", text(&out.stderr));
+    }
+    assert!(
+        !state.join("snapshots").exists() || std::fs::read_dir(state.join("snapshots")).expect("ls").next().is_none()
+    );
+
+    // Root wrote through a hard link into a file owned by nobody: a key file with another
+    // name elsewhere is refused, and that file is untouched.
+    let tree = linux_tree(&[]);
+    let victim = tmp.path().join("victim");
+    std::fs::write(&victim, "4096 131072 6291456\n").expect("write");
+    chown(&victim);
+    std::fs::remove_file(rmem(tree.path())).expect("rm");
+    std::fs::hard_link(&victim, rmem(tree.path())).expect("link");
+    let out = apply(tree.path(), &state);
+    assert_eq!(code(&out), 3, "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("refusing --sysctl-dir"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(std::fs::read_to_string(&victim).expect("read"), "4096 131072 6291456\n");
+
+    // A normal user's own tree is theirs: the rule is root's.
+    let bin = Binary::new();
+    let mine = linux_tree(&[]);
+    open_up(tmp.path());
+    open_up(mine.path());
+    let copy = tmp.path().join("nobody-tree");
+    let ok = Std::new("cp")
+        .arg("-a")
+        .arg(mine.path())
+        .arg(&copy)
+        .status()
+        .expect("cp");
+    assert!(ok.success());
+    let ok = Std::new("chown")
+        .args(["-R", "65534:65534"])
+        .arg(&copy)
+        .status()
+        .expect("chown");
+    assert!(ok.success());
+    let out = bin.as_nobody(&[
+        "--sysctl-dir",
+        copy.to_str().expect("utf8"),
+        "advise",
+        "--rtt",
+        "150ms",
+        "--bandwidth",
+        "500mbit",
+    ]);
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+}
