@@ -311,7 +311,7 @@ pub fn block(os: Os, id: &str, lines: &[(String, String)], loader: bool) -> Stri
 /// The text of a file tcptune persists to (None: absent), read as the sysctl.d files are
 /// (a regular file, bounded, never blocking), and kept as text: a snapshot records it so that
 /// `revert` can put it back exactly.
-fn read_persisted(path: &Path) -> std::io::Result<Option<String>> {
+pub fn read_persisted(path: &Path) -> std::io::Result<Option<String>> {
     match crate::input::read_bounded(path, host::MAX_CONF_BYTES) {
         Ok(bytes) => String::from_utf8(bytes).map(Some).map_err(|_| {
             std::io::Error::new(

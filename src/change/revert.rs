@@ -383,9 +383,8 @@ fn plan_files(snap: &Snapshot, warnings: &mut Vec<String>) -> anyhow::Result<(Ve
     let mut files = Vec::new();
     let mut steps = Vec::new();
     for f in &snap.persist {
-        let current = match std::fs::read_to_string(&f.path) {
-            Ok(t) => Some(t),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        let current = match crate::persist::read_persisted(&f.path) {
+            Ok(t) => t,
             Err(e) => {
                 return Err(crate::snapshot::io_error(
                     &e,

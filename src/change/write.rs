@@ -45,11 +45,8 @@ pub fn write_all(env: &Env, snap: &mut Snapshot, warnings: &mut Vec<String>) -> 
 }
 
 fn write_persist(f: &FileChange) -> anyhow::Result<()> {
-    let now = match std::fs::read_to_string(&f.path) {
-        Ok(t) => Some(t),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(e.into()),
-    };
+    // Read as when it was planned: a FIFO planted there since must not block the apply.
+    let now = crate::persist::read_persisted(&f.path)?;
     if now != f.before {
         return Err(Error::not_permitted("it changed while tcptune was applying").into());
     }

@@ -54,6 +54,8 @@ pub struct LocalFacts {
     pub tcp_mem_in_use_pages: Option<u64>,
     pub page_size: u64,
     pub setters: Setters,
+    /// The sysctl configuration files that could not be read, and why.
+    pub unchecked: Vec<crate::host::linux::Unchecked>,
     pub child_netns: Option<bool>,
     /// Running tuned/bpftune: (pid, name).
     pub tuning_daemons: Vec<(u32, String)>,
@@ -101,15 +103,17 @@ pub fn gather(towards: Option<&str>, bbr: bool) -> LocalFacts {
             }
         })
         .collect();
+    let conf = fs::read_sysctl_conf_files(Path::new("/"));
     LocalFacts {
         interfaces,
         tcp_counters: fs::tcp_counters(proc),
         ram: host::ram(),
         tcp_mem_in_use_pages: fs::tcp_mem_in_use_pages(proc),
         page_size: host::page_size(),
-        // The files that could not be read are not checked: the reader names them, bounded and
-        // never blocking (a FIFO in /etc/sysctl.d used to hang `check`).
-        setters: setters(&fs::read_sysctl_conf_files(Path::new("/")).read),
+        setters: setters(&conf.read),
+        // Bounded and never blocking (a FIFO in /etc/sysctl.d used to hang `check`): what could
+        // not be read is named in a finding of its own.
+        unchecked: conf.unchecked,
         child_netns: fs::in_child_netns(proc),
         tuning_daemons: fs::find_processes(proc, &fs::TUNING_DAEMONS),
     }

@@ -33,6 +33,7 @@ pub fn local(read: &Read<'_>, path: Option<&PathNeeds>, flows: u32, facts: &Loca
         page_size: facts.page_size,
     }));
     f.extend(sysctl_files(&facts.setters, read, facts.child_netns));
+    f.extend(facts.unchecked.iter().map(unchecked_file));
     f.extend(tuning_daemons(&facts.tuning_daemons));
 }
 
@@ -186,6 +187,28 @@ pub fn sysctl_files(setters: &Setters, read: &Read<'_>, child_netns: Option<bool
         ));
     }
     out
+}
+
+/// A sysctl configuration file that could not be read: it may set TCP keys at boot unseen, and
+/// one that is not a regular file stalls or floods the loaders.
+pub fn unchecked_file(u: &crate::host::linux::Unchecked) -> Finding {
+    let path = crate::text::escape(&u.path.display().to_string());
+    let (why, fix) = if u.why.may_set_keys() {
+        (
+            "it may set TCP keys at boot that this check cannot see",
+            format!("make {path} readable, or check it as root"),
+        )
+    } else {
+        (
+            "procps `sysctl --system` and systemd-sysctl block on a FIFO and read a device without end",
+            format!("remove {path}: no loader reads settings from it"),
+        )
+    };
+    Finding::warn(
+        format!("sysctl-file-unread:{path}"),
+        format!("could not read {path} ({}): {why}", u.why),
+        fix,
+    )
 }
 
 /// tuned and bpftune rewrite TCP sysctls at run time.
@@ -457,6 +480,26 @@ mod tests {
     }
 
     #[cfg(target_os = "linux")]
+    #[test]
+    fn a_sysctl_file_that_could_not_be_read_is_a_warning() {
+        use crate::host::linux::{Unchecked, Unread};
+        let f = unchecked_file(&Unchecked {
+            path: "/etc/sysctl.d/70-fifo.conf".into(),
+            why: Unread::NotRegular("a FIFO"),
+        });
+        assert_eq!(f.status, Status::Warn);
+        assert!(
+            f.message.contains("70-fifo.conf") && f.message.contains("block"),
+            "{f:?}"
+        );
+        assert!(f.fix.as_deref().is_some_and(|x| x.starts_with("remove ")), "{f:?}");
+        let f = unchecked_file(&Unchecked {
+            path: "/etc/sysctl.d/80-secret.conf".into(),
+            why: Unread::Failed("Permission denied".into()),
+        });
+        assert!(f.message.contains("may set TCP keys"), "{f:?}");
+    }
+
     #[test]
     fn fix_commands_quote_the_interface_name_for_a_shell() {
         // Linux allows `;` and spaces are refused, but `;` alone would run a second command.

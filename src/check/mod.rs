@@ -227,6 +227,7 @@ mod tests {
             tcp_mem_in_use_pages: Some(10),
             page_size: 4096,
             setters: BTreeMap::new(),
+            unchecked: Vec::new(),
             child_netns: Some(false),
             tuning_daemons: vec![(812, "bpftune".into())],
         }
