@@ -71,6 +71,7 @@ pub fn default_test() -> EvidenceRequest {
         max_bytes: crate::measure::pathtest::DEFAULT_MAX_BYTES,
         buffer: 0,
         cc: None,
+        reverse: true,
     }
 }
 

@@ -15,11 +15,36 @@ pub enum TestPeer {
     Iperf3,
 }
 
-/// What one bounded TCP transfer from this host to the far end showed. Every reading that the
-/// peer or this OS could not give is None.
+/// Which way a test's data went.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Direction {
+    /// This host sent, the far end received: what an upload meets.
+    #[default]
+    Forward,
+    /// The far end sent, this host received: what a download meets.
+    Reverse,
+}
+
+/// What held a test's flow below the path's rate, when something did: its rate is then a lower
+/// bound, and its flat RTT says nothing about the bottleneck queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HeldBy {
+    /// The receiver's advertised window (its receive buffer): the far end's in a forward test,
+    /// this host's in a reverse one.
+    ReceiveWindow,
+    /// The sender's send buffer: this host's in a forward test, the far end's in a reverse one.
+    SendBuffer,
+}
+
+/// What one bounded TCP transfer between this host and the far end showed, in one direction.
+/// Every reading that the peer or this OS could not give is None.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct TcpTest {
     pub peer: Option<TestPeer>,
+    /// Which way the data went.
+    pub direction: Direction,
     /// The address and port tested.
     pub addr: String,
     /// The congestion control the test flow ran with.
@@ -64,6 +89,11 @@ pub struct TcpTest {
     /// Whether the test's own buffers may have held it below the path's rate (then its rate
     /// is a lower bound).
     pub window_limited: bool,
+    /// Which buffer held it, when one did and the readings say which.
+    pub held_by: Option<HeldBy>,
+    /// The flow was still in startup when the test ended: `delivery_rate_bps` is the highest
+    /// rate it reached, a lower bound of the path's, and no loss was measured.
+    pub in_startup: bool,
     /// What the test says about itself, e.g. "as a normal user the buffers could not be
     /// forced: limited to net.core.wmem_max = 212992".
     pub notes: Vec<String>,
@@ -203,10 +233,16 @@ impl Passive {
 /// All the TCP evidence gathered for one host.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Evidence {
+    /// This host sending to the far end.
     pub test: Option<TcpTest>,
+    /// The far end sending to this host, where the peer can (tcptune serve, protocol 3;
+    /// `iperf3 -R`).
+    pub reverse: Option<TcpTest>,
     pub passive: Option<Passive>,
     /// Why there is no test (no peer answered, `--no-path-test`, iperf3 missing, ...).
     pub test_skipped: Option<String>,
+    /// Why there is no reverse test when there is a forward one (an older peer, ...).
+    pub reverse_skipped: Option<String>,
 }
 
 #[cfg(test)]

@@ -278,6 +278,8 @@ pub struct EvidenceRequest {
     pub buffer: u64,
     /// The congestion control for the test flow (bbr where the kernel has it).
     pub cc: Option<String>,
+    /// Also test the other way, the far end sending to this host, where the peer can.
+    pub reverse: bool,
 }
 
 impl EvidenceRequest {
