@@ -334,9 +334,10 @@ pub struct AdviseArgs {
     /// Port of the path test's server [default: 5301 (tcptune serve), 5201 (iperf3)]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub test_port: Option<u16>,
-    /// Longest path test (at most 60s)
-    #[arg(long, value_name = "DUR", default_value = "10s", value_parser = parse_test_time)]
-    pub test_time: Duration,
+    /// Longest path test, each direction (at most 60s) [default: 10 s + 15 x the path's RTT,
+    /// so a long path's test leaves startup: 12.3 s at 150 ms, 19 s at 600 ms]
+    #[arg(long, value_name = "DUR", value_parser = parse_test_time)]
+    pub test_time: Option<Duration>,
     /// Most bytes a path test sends
     #[arg(long, value_name = "SIZE", default_value = "2GiB")]
     pub test_bytes: Bytes,
@@ -444,6 +445,7 @@ impl AdviseArgs {
             loss_recovery: self.loss_recovery,
             clean_path: self.clean_path,
             flows: self.flows,
+            test_time: self.test_time,
             test: crate::measure::EvidenceRequest {
                 mode: if self.no_path_test {
                     crate::measure::TestMode::Off
@@ -453,7 +455,6 @@ impl AdviseArgs {
                     crate::measure::TestMode::Tcptune
                 },
                 port: self.test_port,
-                time: self.test_time,
                 max_bytes: self.test_bytes.get().max(1),
                 ..crate::advice::default_test()
             },

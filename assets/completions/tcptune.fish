@@ -83,7 +83,7 @@ complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l port -d 'TCP 
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l interval -d 'Spacing between probes' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l timeout -d 'How long to wait for each probe\'s answer' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l test-port -d 'Port of the path test\'s server [default: 5301 (tcptune serve), 5201 (iperf3)]' -r
-complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l test-time -d 'Longest path test (at most 60s)' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l test-time -d 'Longest path test, each direction (at most 60s) [default: 10 s + 15 x the path\'s RTT, so a long path\'s test leaves startup: 12.3 s at 150 ms, 19 s at 600 ms]' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l test-bytes -d 'Most bytes a path test sends' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l flows -d 'Concurrent bulk flows expected, for the memory check' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l output -d 'Write the output to PATH instead of stdout (--format tuned: the profile directory, e.g. /etc/tuned/tcptune, whose name is the profile\'s)' -r -F
@@ -125,7 +125,7 @@ complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l port -d 'TCP p
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l interval -d 'Spacing between probes' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l timeout -d 'How long to wait for each probe\'s answer' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l test-port -d 'Port of the path test\'s server [default: 5301 (tcptune serve), 5201 (iperf3)]' -r
-complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l test-time -d 'Longest path test (at most 60s)' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l test-time -d 'Longest path test, each direction (at most 60s) [default: 10 s + 15 x the path\'s RTT, so a long path\'s test leaves startup: 12.3 s at 150 ms, 19 s at 600 ms]' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l test-bytes -d 'Most bytes a path test sends' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l flows -d 'Concurrent bulk flows expected, for the memory check' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l os -d 'OS to advise for / operate on [default: the running OS]' -r -f -a "linux\t''

@@ -57,7 +57,9 @@ pub struct AdviceRequest {
     pub clean_path: bool,
     /// Concurrent bulk flows expected, for the memory check.
     pub flows: u32,
-    /// The TCP path test to the measured host (its `cc` and `buffer` are chosen here).
+    /// The longest path test, each direction; None: [`rate::auto_test_time`] for the path.
+    pub test_time: Option<std::time::Duration>,
+    /// The TCP path test to the measured host (its `cc`, `buffer` and `time` are chosen here).
     pub test: EvidenceRequest,
 }
 
@@ -88,6 +90,7 @@ impl AdviceRequest {
             loss_recovery: false,
             clean_path: false,
             flows: 1,
+            test_time: None,
             test: default_test(),
         }
     }
@@ -229,6 +232,7 @@ impl Steps<'_> {
             Some(h) => {
                 let test = EvidenceRequest {
                     buffer: rate::test_buffer(&path, &h.measurement),
+                    time: req.test_time.unwrap_or_else(|| rate::auto_test_time(path.rtt)),
                     // Unknown (advising for another system): assumed, as every distribution
                     // kernel ships it.
                     cc: self.host.offers("bbr").unwrap_or(true).then(|| "bbr".to_string()),
