@@ -60,9 +60,9 @@ impl Input {
                 .collect();
             many(Error::usage, &all, "nothing was written")
         })?;
-        if entries.is_empty() {
-            return Err(Error::usage(format!("{origin}: no `key = value` lines: nothing to apply")).into());
-        }
+        // A file that sets nothing (the advice, when every key already has its value, prints
+        // each line commented out) is nothing to change, as for `sysctl -p`: apply says so
+        // and succeeds, so the documented pipeline can run twice.
         Ok(Self {
             source,
             origin: format!("{origin}:"),
@@ -71,6 +71,19 @@ impl Input {
             from_advice: false,
             notes: Vec::new(),
         })
+    }
+
+    /// Why an input with no assignment sets nothing: a file of comments, or advice that
+    /// found every value in place.
+    pub fn nothing_set(&self) -> String {
+        if self.from_advice {
+            "the advice sets no value that differs from the running one".to_string()
+        } else {
+            format!(
+                "{} sets no key (every line is a comment or blank)",
+                self.origin.trim_end_matches(':')
+            )
+        }
     }
 
     /// Advice's settings: the runtime ones to set, checked as a file's lines would be; the

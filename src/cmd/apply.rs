@@ -27,6 +27,11 @@ pub fn run(a: &ApplyArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<
     let store = Store::new(&ctx.state_dir);
     let env = ctx.change_env(backend, &store);
     let req = request(a, ctx);
+    if input.entries.is_empty() && input.boot.is_empty() {
+        // Nothing to write, so no lock, no state directory, no snapshot.
+        let (plan, _) = change::dry_run(&env, &input, &req)?;
+        return nothing_to_change(out, format, &plan, &input.nothing_set());
+    }
     if req.dry_run {
         let (plan, files) = change::dry_run(&env, &input, &req)?;
         return print_dry_run(out, format, &plan, &files);
@@ -43,7 +48,7 @@ pub fn run(a: &ApplyArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<
         eprintln!("skipped: {s}");
     }
     if t.is_empty() {
-        return nothing_to_change(out, format, &t.plan);
+        return nothing_to_change(out, format, &t.plan, "every value is already set");
     }
     let t = change::commit(&env, &req, t)?;
     print_applied(out, format, &env, &t)
@@ -73,12 +78,12 @@ fn request(a: &ApplyArgs, ctx: &Context) -> ApplyRequest {
     }
 }
 
-/// Every value is already set: no snapshot was taken.
-fn nothing_to_change(out: &mut dyn Write, format: Format, plan: &Plan) -> anyhow::Result<ExitCode> {
+/// Nothing to change (`why`): no snapshot was taken; exit 0.
+fn nothing_to_change(out: &mut dyn Write, format: Format, plan: &Plan, why: &str) -> anyhow::Result<ExitCode> {
     for w in &plan.warnings {
         eprintln!("warning: {w}");
     }
-    eprintln!("nothing to change: every value is already set (no snapshot taken)");
+    eprintln!("nothing to change: {why} (no snapshot taken)");
     if format == Format::Json {
         crate::output::json(out, &change::report(None, plan, &[], false))?;
     }

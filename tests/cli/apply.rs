@@ -226,10 +226,20 @@ fn bad_input_is_refused_before_any_write() {
         2,
     );
     assert_code(&sys.run(&["apply", "/nonexistent/file.conf"]), 2);
+    // A file that sets nothing (advice with every line commented out) is nothing to change:
+    // one line, exit 0, no snapshot, so the pipeline can run twice.
     let f = sys.file("empty.conf", "# nothing\n\n");
     let out = sys.run_file(&["apply"], &f);
-    assert_code(&out, 2);
-    assert!(text(&out.stderr).contains("no `key = value` lines"));
+    assert_code(&out, 0);
+    let err = text(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("nothing to change: ") && err.contains("sets no key"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+    assert_eq!(contents(sys.tree.path()), before);
+    assert!(!sys.state().exists(), "no snapshot, no state directory");
 }
 
 #[test]
@@ -1702,4 +1712,38 @@ fn a_dead_timer_shows_in_snapshots_and_revert_still_works() {
     // --for and --persist do not mix: a timed experiment is not for boot.
     assert_code(&sys.run_file(&["apply", "--for", "1m", "--persist"], &f), 2);
     assert_code(&sys.run_file(&["apply", "--for", "10"], &f), 2);
+}
+
+/// The documented pipeline run twice: the second advice finds every value in place and prints
+/// each line commented out; applying it says so in one line and exits 0.
+#[test]
+fn applying_advice_that_changes_nothing_exits_0() {
+    let sys = Fake::linux(&[]);
+    let advise = || {
+        let out = sys.run(&[
+            "advise",
+            "--rtt",
+            "150ms",
+            "--bandwidth",
+            "500mbit",
+            "--format",
+            "sysctl",
+        ]);
+        assert_code(&out, 0);
+        sys.file("advice.conf", &text(&out.stdout))
+    };
+    assert_code(&sys.run_file(&["apply"], &advise()), 0);
+    let snapshots = sys.snapshots().len();
+    let again = advise();
+    let body = std::fs::read_to_string(&again).expect("advice");
+    assert!(
+        body.lines().all(|l| l.is_empty() || l.starts_with('#')),
+        "the second advice sets nothing: {body}"
+    );
+    let out = sys.run_file(&["apply"], &again);
+    assert_code(&out, 0);
+    let err = text(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("nothing to change: "), "{err}");
+    assert_eq!(sys.snapshots().len(), snapshots, "no snapshot for nothing");
 }
