@@ -111,11 +111,73 @@ pub struct Sizing {
     pub send_buffer: u64,
     /// True when a buffer was cut to the kernel's limit.
     pub clamped: bool,
-    /// Sized for loss recovery ([`LOSS_FACTOR`]) rather than for a loss-free path.
+    /// The send buffer is sized for loss recovery ([`loss_factor`] × BDP) rather than for a
+    /// loss-free path; so is the receive buffer when `receive_loss_recovery`.
     pub loss_recovery: bool,
+    pub receive_loss_recovery: bool,
+    /// The multiples of the BDP each buffer was sized to (before the window share and the
+    /// 64 KiB steps): 2.5 (send) and 2 × (1 + headroom) (receive) loss-free, else the loss
+    /// factor.
+    pub send_factor: f64,
+    pub receive_factor: f64,
+    /// The BDP of the direction the receive buffer serves (the far end sending), whole bytes:
+    /// `bdp` is the sending direction's; they differ on an asymmetric path.
+    pub receive_bdp: u64,
     /// The share of the receive buffer the receiver advertises as window that `buffer` is
     /// sized for (the factors above are for one half).
     pub window_share: f64,
+}
+
+/// How one buffer is sized: for a path without random loss, or for loss recovery at a
+/// multiple of the BDP ([`loss_factor`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Rule {
+    LossFree,
+    LossRecovery(f64),
+}
+
+/// The multiple of the BDP both buffers get when sized for loss recovery, at a loss after
+/// startup of `loss_pct` percent (None: not measured — the unmeasured and shallow classes, and
+/// `--loss-recovery`). While a lost segment is repaired (a round trip or more) the sender
+/// keeps sending at its rate and the receiver holds everything beyond the hole; at higher loss
+/// the holes overlap, and BBR's window must also carry the repairs. Measured on tcptune's lab
+/// (BENCHMARKS.md, "loss-scaled sizing"): [`LOSS_FACTOR`] up to [`LOSS_SCALE_FROM_PCT`], then
+/// [`HEAVY_LOSS_FACTOR`].
+pub fn loss_factor(loss_pct: Option<f64>) -> f64 {
+    match loss_pct {
+        Some(p) if p >= LOSS_SCALE_FROM_PCT => HEAVY_LOSS_FACTOR,
+        _ => LOSS_FACTOR,
+    }
+}
+
+/// The loss after startup from which [`HEAVY_LOSS_FACTOR`] applies, percent.
+pub const LOSS_SCALE_FROM_PCT: f64 = 0.05;
+/// Both maxima, × BDP, from [`LOSS_SCALE_FROM_PCT`] of loss on.
+pub const HEAVY_LOSS_FACTOR: f64 = 6.0;
+
+/// The buffers for a path whose two directions may differ: the send buffer for `send` (this
+/// end sending: its rate and rule), the receive buffer for `receive` (the far end sending),
+/// both for the same RTT, the receive buffer for a window share of `share`.
+pub fn size(send: (Bitrate, Rule), receive: (Bitrate, Rule), rtt_min: Span, mdev: Option<Span>, share: f64) -> Sizing {
+    let tx = size_side(send.0, send.1, rtt_min, mdev);
+    let rx = size_side(receive.0, receive.1, rtt_min, mdev);
+    let s = Sizing {
+        buffer: rx.buffer,
+        receive_loss_recovery: rx.loss_recovery,
+        receive_factor: rx.receive_factor,
+        receive_bdp: rx.bdp,
+        clamped: tx.clamped || rx.clamped,
+        ..tx
+    };
+    for_window_share(s, share)
+}
+
+/// Both buffers for one direction's rate and rule ([`size_buffers`], [`size_for_loss`]).
+fn size_side(rate: Bitrate, rule: Rule, rtt_min: Span, mdev: Option<Span>) -> Sizing {
+    match rule {
+        Rule::LossFree => size_buffers(rate, rtt_min, mdev),
+        Rule::LossRecovery(f) => size_for_loss_by(rate, rtt_min, mdev, f),
+    }
 }
 
 /// `s` with the receive buffer sized for a receiver that advertises `share` of its buffer
@@ -162,6 +224,10 @@ pub fn size_buffers(rate: Bitrate, rtt_min: Span, mdev: Option<Span>) -> Sizing 
         send_buffer: send.min(LINUX_INT_MAX),
         clamped,
         loss_recovery: false,
+        receive_loss_recovery: false,
+        send_factor: SEND_FACTOR,
+        receive_factor: BUFFER_FACTOR * (1.0 + h),
+        receive_bdp: bdp,
         window_share: 0.5,
     }
 }
@@ -169,9 +235,14 @@ pub fn size_buffers(rate: Bitrate, rtt_min: Span, mdev: Option<Span>) -> Sizing 
 /// [`size_buffers`] for a path with random loss: both maxima [`LOSS_FACTOR`] × BDP, rounded
 /// up to the step (the RTT headroom is well inside that).
 pub fn size_for_loss(rate: Bitrate, rtt_min: Span, mdev: Option<Span>) -> Sizing {
+    size_for_loss_by(rate, rtt_min, mdev, LOSS_FACTOR)
+}
+
+/// [`size_for_loss`] at `factor` × BDP.
+pub fn size_for_loss_by(rate: Bitrate, rtt_min: Span, mdev: Option<Span>, factor: f64) -> Sizing {
     let s = size_buffers(rate, rtt_min, mdev);
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    let want = ((bdp_exact(rate, rtt_min) * LOSS_FACTOR).ceil() as u64)
+    let want = ((bdp_exact(rate, rtt_min) * factor).ceil() as u64)
         .div_ceil(ROUND_TO)
         .saturating_mul(ROUND_TO)
         .max(s.send_buffer);
@@ -180,6 +251,19 @@ pub fn size_for_loss(rate: Bitrate, rtt_min: Span, mdev: Option<Span>) -> Sizing
         send_buffer: want.min(LINUX_INT_MAX),
         clamped: want > LINUX_INT_MAX,
         loss_recovery: true,
+        receive_loss_recovery: true,
+        send_factor: factor,
+        receive_factor: factor,
+        ..s
+    }
+}
+
+/// `s` with both maxima at most `max` bytes (rounded down to the step, at least one step).
+pub fn cap(s: Sizing, max: u64) -> Sizing {
+    let max = (max / ROUND_TO * ROUND_TO).max(ROUND_TO);
+    Sizing {
+        buffer: s.buffer.min(max),
+        send_buffer: s.send_buffer.min(max),
         ..s
     }
 }

@@ -35,7 +35,18 @@ const FILE_HINT: &str = "compare with `tcptune profiles show linux`; the fields 
 
 /// The facts a profile expression may name, with what they mean.
 pub const FACTS: &[(&str, &str)] = &[
-    ("bdp", "bandwidth-delay product in bytes (rate × RTT_min)"),
+    (
+        "bdp",
+        "bandwidth-delay product in bytes (rate × RTT_min), of the direction this host sends in",
+    ),
+    (
+        "receive_bdp",
+        "bandwidth-delay product in bytes of the direction this host receives in (the far end's rate; bdp unless a reverse test measured it apart)",
+    ),
+    (
+        "receive_rate_bps",
+        "the far end's sending rate, bit/s (rate_bps unless measured apart)",
+    ),
     (
         "buffer",
         "recommended receive buffer maximum in bytes (2 × BDP × (1 + headroom), 64 KiB steps)",
@@ -56,7 +67,19 @@ pub const FACTS: &[(&str, &str)] = &[
     ),
     (
         "loss_recovery",
-        "1 when the buffers are sized for loss recovery: a lossy, shallow-queue or unmeasured path, or --loss-recovery",
+        "1 when the send buffer (and the congestion control) are sized for loss recovery: a lossy, shallow-queue or unmeasured path in the direction this host sends, or --loss-recovery",
+    ),
+    (
+        "receive_loss_recovery",
+        "1 when the receive buffer is sized for loss recovery: the same, in the direction this host receives",
+    ),
+    (
+        "loss_factor",
+        "the multiple of the BDP the send buffer is sized to (2.5 loss-free; 5 or more for loss recovery, by the loss measured)",
+    ),
+    (
+        "receive_loss_factor",
+        "the multiple of the BDP the receive buffer is sized to before the window share (2 × (1 + headroom) loss-free; 5 or more for loss recovery)",
     ),
     (
         "class_measured",

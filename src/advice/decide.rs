@@ -26,7 +26,8 @@
 
 use serde::Serialize;
 
-use crate::measure::evidence::{Evidence, Passive, TcpTest};
+use crate::bdp;
+use crate::measure::evidence::{Evidence, HeldBy, Passive, TcpTest};
 
 /// A queue the test filled to at least this share of the BDP is deep: CUBIC's window, capped by
 /// the receive buffer at about 1.1–1.25 × BDP, then never overflows it.
@@ -130,8 +131,9 @@ pub enum Observation {
     NoRetransmission { segments: u64, test_s: f64, bound_pct: f64 },
     /// The RTT grew under load: a bottleneck queue of `bdps` × BDP.
     Queue { min_ms: f64, loaded_ms: f64, bdps: f64 },
-    /// The test was held by its window, so its flat RTT says nothing of the queue.
-    HeldByWindow,
+    /// The test was held by a buffer (the receiver's window or the sender's buffer, when the
+    /// readings say which), so its flat RTT says nothing of the queue.
+    HeldByWindow(Option<HeldBy>),
     /// The test gave no RTT under load.
     NoLoadedRtt,
     /// This host's live flows to the far end retransmitted `pct` of `sent_bytes`.
@@ -180,8 +182,16 @@ pub enum MeasureHint {
 #[derive(Debug, Clone)]
 pub struct Decision {
     pub class: PathClass,
-    /// Sized and tuned for loss recovery: BBR and 5 × BDP (else CUBIC and 2 × BDP).
+    /// The side of the end it sizes.
+    pub side: Side,
+    /// The direction that side acts on was not tested; the other direction's test decided
+    /// (the path taken as symmetric).
+    pub borrowed: bool,
+    /// Sized and tuned for loss recovery: BBR and [`bdp::loss_factor`] × BDP (else CUBIC and
+    /// 2 × BDP).
     pub loss_recovery: bool,
+    /// The multiple of the BDP loss recovery sizes for (None when loss-free).
+    pub loss_factor: Option<f64>,
     /// Loss after startup, %, and the queue the test filled, × BDP: as measured, if they were.
     pub loss_pct: Option<f64>,
     pub queue_bdp: Option<f64>,
@@ -238,15 +248,64 @@ struct Reading {
     deep: bool,
 }
 
-/// Decides for `path` from `ev`, unless the user's `word` says otherwise; `host`: the far
+/// The TCP evidence as one end of the path sees it: the test in which it sent, the test in
+/// which it received, and its own live flows (this host's only).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct View<'a> {
+    pub sending: Option<&'a TcpTest>,
+    pub receiving: Option<&'a TcpTest>,
+    pub passive: Option<&'a Passive>,
+}
+
+impl<'a> View<'a> {
+    /// This host's view: it sent in the forward test and received in the reverse one.
+    pub fn near(ev: Option<&'a Evidence>) -> Self {
+        Self {
+            sending: ev.and_then(|e| e.test.as_ref()),
+            receiving: ev.and_then(|e| e.reverse.as_ref()),
+            passive: ev.and_then(|e| e.passive.as_ref()),
+        }
+    }
+
+    /// The far end's view of the same tests: it sent in the reverse test.
+    pub fn far(ev: Option<&'a Evidence>) -> Self {
+        Self {
+            sending: ev.and_then(|e| e.reverse.as_ref()),
+            receiving: ev.and_then(|e| e.test.as_ref()),
+            passive: None,
+        }
+    }
+}
+
+/// Which of an end's buffers a decision sizes: the send side (with the congestion control)
+/// follows the test in which that end sent, the receive side the test in which it received.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Side {
+    Send,
+    Receive,
+}
+
+/// Decides for `path` from `ev` as this host sees it, for its sending side (the congestion
+/// control and the send buffer), unless the user's `word` says otherwise; `host`: the far
 /// end, named in how to measure what was not.
 pub fn decide(path: &PathFacts, ev: Option<&Evidence>, word: Override, host: Option<&str>) -> Decision {
-    let test = ev.and_then(|e| e.test.as_ref());
-    let passive = ev.and_then(|e| e.passive.as_ref());
+    decide_side(path, &View::near(ev), Side::Send, word, host)
+}
+
+/// Decides one side of one end: the test of the direction that side acts on (the other
+/// direction's when that one was not tested: the path is then taken as symmetric, and
+/// [`Decision::borrowed`] says so), else the end's live flows.
+pub fn decide_side(path: &PathFacts, view: &View<'_>, side: Side, word: Override, host: Option<&str>) -> Decision {
+    let (own, other) = match side {
+        Side::Send => (view.sending, view.receiving),
+        Side::Receive => (view.receiving, view.sending),
+    };
+    let test = own.or(other);
     let mut r = Reading::default();
     if let Some(t) = test {
         read_test(t, path, &mut r);
-    } else if let Some(p) = passive {
+    } else if let Some(p) = view.passive {
         read_passive(p, path.bdp_segments(), &mut r);
     }
     let (class, rule) = classify(&r, word);
@@ -266,14 +325,18 @@ pub fn decide(path: &PathFacts, ev: Option<&Evidence>, word: Override, host: Opt
             how_to_measure = Some(MeasureHint::RunServe { on });
         }
     }
-    let share_source = share_source(passive, test);
+    let share_source = share_source(view);
+    let loss_recovery = match rule {
+        Rule::LossRecovery => true,
+        Rule::Clean => false,
+        Rule::Unmeasured => UNMEASURED_IS_LOSSY,
+    };
     Decision {
         class,
-        loss_recovery: match rule {
-            Rule::LossRecovery => true,
-            Rule::Clean => false,
-            Rule::Unmeasured => UNMEASURED_IS_LOSSY,
-        },
+        side,
+        borrowed: own.is_none() && other.is_some(),
+        loss_recovery,
+        loss_factor: loss_recovery.then(|| bdp::loss_factor(r.loss_pct.filter(|_| r.lossy))),
         loss_pct: r.loss_pct,
         queue_bdp: r.queue_bdp,
         window_share: share_of(share_source).clamp(MIN_SHARE, MAX_SHARE),
@@ -331,7 +394,7 @@ fn read_test(t: &TcpTest, path: &PathFacts, r: &mut Reading) {
                 bdps: q,
             });
         }
-        _ if t.window_limited => r.observations.push(Observation::HeldByWindow),
+        _ if t.window_limited => r.observations.push(Observation::HeldByWindow(t.held_by)),
         _ => r.observations.push(Observation::NoLoadedRtt),
     }
     if let Some(rate) = t.delivery_rate_bps.filter(|x| *x > 0.0) {
@@ -399,12 +462,15 @@ fn read_passive(p: &Passive, bdp_segs: f64, r: &mut Reading) {
     }
 }
 
-/// The receive-window share: this host's own (live flows) first, else the far end's.
-fn share_source(passive: Option<&Passive>, test: Option<&TcpTest>) -> ShareSource {
-    match (
-        passive.and_then(Passive::window_share),
-        test.and_then(|t| t.window_share),
-    ) {
+/// The receive-window share this end's receive buffer is sized with: its own as a receiver
+/// (the test in which it received, else its live flows) first, else the other end's (the test
+/// in which it sent), taken as alike.
+fn share_source(view: &View<'_>) -> ShareSource {
+    let own = view
+        .receiving
+        .and_then(|t| t.window_share)
+        .or_else(|| view.passive.and_then(Passive::window_share));
+    match (own, view.sending.and_then(|t| t.window_share)) {
         (Some(s), _) => ShareSource::ThisHost(s),
         (None, Some(s)) => ShareSource::FarEnd(s),
         (None, None) => ShareSource::Assumed,

@@ -102,14 +102,37 @@ pub struct Path {
     pub rtt: Span,
     pub rtt_source: Source,
     pub mdev: Option<Span>,
+    /// The rate this host sends at (the forward direction).
     pub rate: Bitrate,
     pub rate_source: Source,
+    /// The rate the far end sends at, when a reverse test measured it apart (an asymmetric
+    /// path); None: the same as `rate`.
+    pub receive_rate: Option<Bitrate>,
     pub mtu: Option<u32>,
     /// The host whose path this is, when measured.
     pub host: Option<String>,
 }
 
-#[derive(Debug, Serialize)]
+impl Path {
+    /// The path as the far end sees it: the two directions' rates swapped.
+    pub fn mirrored(&self) -> Self {
+        match self.receive_rate {
+            Some(r) => Self {
+                rate: r,
+                receive_rate: Some(self.rate),
+                ..self.clone()
+            },
+            None => self.clone(),
+        }
+    }
+
+    /// The rate the far end sends at.
+    pub fn incoming(&self) -> Bitrate {
+        self.receive_rate.unwrap_or(self.rate)
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
 pub struct HostReport {
     pub host: String,
     pub rtt_ms: f64,
@@ -142,8 +165,13 @@ pub struct Advice {
     pub hosts: Vec<HostReport>,
     /// The TCP evidence about the path advised for (null when the path was given).
     pub evidence: Option<Evidence>,
-    /// What the evidence decided, and why.
+    /// What the evidence decided for the sending side (the congestion control and the send
+    /// buffer), and why.
     pub decision: decide::Decision,
+    /// What it decided for the receiving side (the receive buffer), and why.
+    pub receive_decision: decide::Decision,
+    /// Whose advice this is: this host's, or the far end's (`advise --ssh`).
+    pub end: End,
     /// What common transfer tools can reach on this path with their own windows.
     pub app_ceilings: Vec<crate::ceilings::AppCeiling>,
 }
@@ -192,25 +220,110 @@ pub fn keys_read(profile: &Profile) -> Vec<String> {
 }
 
 /// What was measured of the path before any decision: the path advised for, every host's
-/// report, the TCP evidence about the path's host, and the notes so far.
-struct Seen {
-    path: Path,
-    hosts: Vec<HostReport>,
-    evidence: Option<Evidence>,
-    notes: Vec<String>,
+/// report, the TCP evidence about the path's host, and the notes so far. Measured once, it
+/// serves the advice of both ends.
+#[derive(Debug, Clone)]
+pub struct Measured {
+    pub path: Path,
+    pub hosts: Vec<HostReport>,
+    pub evidence: Option<Evidence>,
+    pub notes: Vec<String>,
+}
+
+/// Which end of the path an advice is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum End {
+    /// This host: it sent in the forward test.
+    Near,
+    /// The far end (`advise --ssh`): it sent in the reverse test.
+    Far,
 }
 
 /// Computes the advice for `req` with `profile` on the machine of `host`. The prober is a
 /// seam: tests (and the hidden `--fake-prober` flag) pass a fake.
 pub fn advise(req: &AdviceRequest, profile: &Profile, host: &Facts, prober: &dyn PathProber) -> anyhow::Result<Advice> {
+    let measured = measure(req, host, prober)?;
+    advise_end(req, profile, host, &measured, End::Near)
+}
+
+/// Step 1: the path (given, or measured to the hosts), the TCP evidence about the path's
+/// host, and the rate that evidence settles. `host` is this machine (its congestion controls
+/// choose the test's).
+pub fn measure(req: &AdviceRequest, host: &Facts, prober: &dyn PathProber) -> anyhow::Result<Measured> {
+    let (mut path, hosts, mut notes) = path::resolve(req, prober)?;
+    bdp::check_path(path.rate, path.rtt).map_err(Error::usage)?;
+    let measured = hosts.iter().find(|h| path.host.as_deref() == Some(h.host.as_str()));
+    let evidence = match measured {
+        Some(h) => {
+            let test = EvidenceRequest {
+                buffer: rate::test_buffer(&path, &h.measurement),
+                time: req.test_time.unwrap_or_else(|| rate::auto_test_time(path.rtt)),
+                // Unknown (advising for another system): assumed, as every distribution
+                // kernel ships it.
+                cc: host.offers("bbr").unwrap_or(true).then(|| "bbr".to_string()),
+                ..req.test.clone()
+            };
+            Some(prober.evidence(&h.measurement, &test, &req.probe)?)
+        }
+        None => None,
+    };
+    if let Some(h) = measured
+        && req.bandwidth.is_none()
+    {
+        notes.extend(rate::settle_rate(&mut path, &h.measurement, evidence.as_ref()));
+    }
+    bdp::check_path(path.rate, path.rtt).map_err(Error::usage)?;
+    bdp::check_path(path.incoming(), path.rtt).map_err(Error::usage)?;
+    Ok(Measured {
+        path,
+        hosts,
+        evidence,
+        notes,
+    })
+}
+
+/// Steps 2 to 5 for one end of a measured path: decide its two sides' classes, size its
+/// buffers, render its profile with its facts, annotate.
+pub fn advise_end(
+    req: &AdviceRequest,
+    profile: &Profile,
+    host: &Facts,
+    m: &Measured,
+    end: End,
+) -> anyhow::Result<Advice> {
     let steps = Steps { req, profile, host };
-    let mut seen = steps.measure_path(prober)?;
-    let decision = steps.decide_class(&seen);
-    seen.notes.extend(words::notes(seen.evidence.as_ref(), &decision));
-    let sizing = size(&seen.path, &decision);
-    let raise = steps.needs_raise(&sizing);
-    let settings = steps.render(&seen.path, &sizing, &decision, raise)?;
-    Ok(steps.annotate(seen, decision, sizing, raise, settings))
+    let path = match end {
+        End::Near => m.path.clone(),
+        End::Far => m.path.mirrored(),
+    };
+    let view = match end {
+        End::Near => decide::View::near(m.evidence.as_ref()),
+        End::Far => decide::View::far(m.evidence.as_ref()),
+    };
+    let (send, receive) = steps.decide_sides(&path, &view);
+    let mut notes = m.notes.clone();
+    notes.extend(words::notes(m.evidence.as_ref(), &send, &receive, end));
+    let mut sizing = size(&path, &send, &receive);
+    if path.rate_source == Source::Assumed
+        && let Some(b) = rate::budget(host, req.flows)
+        && sizing.buffer.max(sizing.send_buffer) > b
+    {
+        sizing = bdp::cap(sizing, b);
+        notes.push(format!(
+            "with the rate unmeasured, both buffer maxima stay within {} per flow: a quarter of what this host lets TCP use (net.ipv4.tcp_mem[2]) over {} flow(s), in 64 KiB steps",
+            text::bytes(sizing.buffer.max(sizing.send_buffer)),
+            req.flows
+        ));
+    }
+    let decided = Decided {
+        raise: steps.needs_raise(&sizing),
+        send,
+        receive,
+        sizing,
+    };
+    let settings = steps.render(&path, &decided)?;
+    Ok(steps.annotate(path, notes, m, decided, settings, end))
 }
 
 /// What every step reads: the request, the profile and the machine's facts.
@@ -221,56 +334,20 @@ struct Steps<'a> {
 }
 
 impl Steps<'_> {
-    /// Step 1: the path (given, or measured to the hosts), the TCP evidence about the path's
-    /// host, and the rate that evidence settles.
-    fn measure_path(&self, prober: &dyn PathProber) -> anyhow::Result<Seen> {
-        let req = self.req;
-        let (mut path, hosts, mut notes) = path::resolve(req, prober)?;
-        bdp::check_path(path.rate, path.rtt).map_err(Error::usage)?;
-        let measured = hosts.iter().find(|h| path.host.as_deref() == Some(h.host.as_str()));
-        let evidence = match measured {
-            Some(h) => {
-                let test = EvidenceRequest {
-                    buffer: rate::test_buffer(&path, &h.measurement),
-                    time: req.test_time.unwrap_or_else(|| rate::auto_test_time(path.rtt)),
-                    // Unknown (advising for another system): assumed, as every distribution
-                    // kernel ships it.
-                    cc: self.host.offers("bbr").unwrap_or(true).then(|| "bbr".to_string()),
-                    ..req.test.clone()
-                };
-                Some(prober.evidence(&h.measurement, &test, &req.probe)?)
-            }
-            None => None,
-        };
-        if let Some(h) = measured
-            && req.bandwidth.is_none()
-        {
-            notes.extend(rate::settle_rate(&mut path, &h.measurement, evidence.as_ref()));
-        }
-        bdp::check_path(path.rate, path.rtt).map_err(Error::usage)?;
-        Ok(Seen {
-            path,
-            hosts,
-            evidence,
-            notes,
-        })
-    }
-
-    /// Step 2: the path's class from the evidence and the user's word.
-    fn decide_class(&self, seen: &Seen) -> decide::Decision {
-        let path = &seen.path;
+    /// Step 2: the class of each side of this end, from the evidence and the user's word.
+    fn decide_sides(&self, path: &Path, view: &decide::View<'_>) -> (decide::Decision, decide::Decision) {
         #[allow(clippy::cast_precision_loss)]
-        let facts = decide::PathFacts {
-            rate_bps: path.rate.bps() as f64,
+        let facts = |rate: Bitrate| decide::PathFacts {
+            rate_bps: rate.bps() as f64,
             rtt_ms: path.rtt.as_millis_f64(),
             mss: path.mtu.unwrap_or(1500).saturating_sub(52).max(536),
             linux: self.host.os == Os::Linux,
         };
-        decide::decide(
-            &facts,
-            seen.evidence.as_ref(),
-            decide::Override::from_flags(self.req.loss_recovery, self.req.clean_path),
-            path.host.as_deref(),
+        let word = decide::Override::from_flags(self.req.loss_recovery, self.req.clean_path);
+        let host = path.host.as_deref();
+        (
+            decide::decide_side(&facts(path.rate), view, decide::Side::Send, word, host),
+            decide::decide_side(&facts(path.incoming()), view, decide::Side::Receive, word, host),
         )
     }
 
@@ -299,12 +376,12 @@ impl Steps<'_> {
     /// Step 4: the profile rendered with the facts of the path, the sizing and the machine;
     /// the evidence appended to the reasons it decided; a congestion control this namespace
     /// may not choose marked unavailable rather than left for `apply` to refuse.
-    fn render(&self, path: &Path, sizing: &Sizing, d: &decide::Decision, raise: bool) -> Result<Vec<Setting>, Error> {
-        let numbers = self.profile_numbers(path, sizing, d, raise);
+    fn render(&self, path: &Path, d: &Decided) -> Result<Vec<Setting>, Error> {
+        let numbers = self.profile_numbers(path, d);
         let mut settings = self
             .profile
             .render(&numbers, &|k| self.host.read(k), self.req.allow_lower)?;
-        words::explain(&mut settings, self.profile, d);
+        words::explain(&mut settings, self.profile, &d.send, &d.receive);
         for s in &mut settings {
             if s.key == facts::CURRENT_CC
                 && s.action == Action::Set
@@ -317,37 +394,37 @@ impl Steps<'_> {
     }
 
     /// The numbers a profile's expressions read.
-    fn profile_numbers(
-        &self,
-        path: &Path,
-        sizing: &Sizing,
-        d: &decide::Decision,
-        raise: bool,
-    ) -> BTreeMap<String, f64> {
+    fn profile_numbers(&self, path: &Path, d: &Decided) -> BTreeMap<String, f64> {
         let flag = |b: bool| f64::from(u8::from(b));
         // Unknown (advising for another system): assumed, as every distribution kernel ships
         // both.
         let offers = |cc: &str| flag(self.host.offers(cc).unwrap_or(true));
+        let sizing = &d.sizing;
         #[allow(clippy::cast_precision_loss)]
         let pairs = [
             ("bdp", sizing.bdp as f64),
+            ("receive_bdp", sizing.receive_bdp as f64),
             ("buffer", sizing.buffer as f64),
             ("send_buffer", sizing.send_buffer as f64),
             ("headroom_pct", (sizing.headroom_pct * 10.0).round() / 10.0),
             ("rate_bps", path.rate.bps() as f64),
+            ("receive_rate_bps", path.incoming().bps() as f64),
             ("rtt_ms", path.rtt.as_millis_f64()),
             ("sizing_rtt_ms", sizing.sizing_rtt_ms),
             ("mtu", f64::from(path.mtu.unwrap_or(0))),
             ("flows", f64::from(self.req.flows)),
-            ("needs_raise", flag(raise)),
+            ("needs_raise", flag(d.raise)),
             ("loss_recovery", flag(sizing.loss_recovery)),
+            ("receive_loss_recovery", flag(sizing.receive_loss_recovery)),
+            ("loss_factor", sizing.send_factor),
+            ("receive_loss_factor", sizing.receive_factor),
             ("cc_bbr", offers("bbr")),
             ("cc_cubic", offers("cubic")),
             ("cc_htcp", 1.0),
             ("qdisc_fq", flag(self.host.sch_fq == Some(true))),
-            ("notsent_lowat", d.notsent_lowat as f64),
+            ("notsent_lowat", d.send.notsent_lowat as f64),
             ("window_share", sizing.window_share),
-            ("class_measured", flag(d.class != decide::PathClass::Unmeasured)),
+            ("class_measured", flag(d.send.class != decide::PathClass::Unmeasured)),
         ];
         pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
     }
@@ -355,18 +432,19 @@ impl Steps<'_> {
     /// Step 5: the warnings and notes that go with the settings, and the advice.
     fn annotate(
         &self,
-        seen: Seen,
-        decision: decide::Decision,
-        sizing: Sizing,
-        raise: bool,
+        path: Path,
+        mut notes: Vec<String>,
+        m: &Measured,
+        d: Decided,
         settings: Vec<Setting>,
+        end: End,
     ) -> Advice {
-        let Seen {
-            path,
-            hosts,
-            evidence,
-            mut notes,
-        } = seen;
+        let Decided {
+            send,
+            receive,
+            sizing,
+            raise,
+        } = d;
         if !raise {
             notes.push(format!(
                 "the running buffer maxima ({}) already cover this path (receive {}, send {}): no buffer change needed",
@@ -384,7 +462,7 @@ impl Steps<'_> {
         }
         warnings.extend(warnings::memory(self.host, self.req.flows, &sizing));
         if !sizing.loss_recovery {
-            warnings.extend(hosts.iter().filter_map(warnings::probe_loss));
+            warnings.extend(m.hosts.iter().filter_map(warnings::probe_loss));
         }
         let cc = settings
             .iter()
@@ -418,27 +496,53 @@ impl Steps<'_> {
             settings,
             warnings,
             notes,
-            hosts,
-            evidence,
-            decision,
+            // The far end's advice shares the measurement: its hosts and evidence are this
+            // host's report, shown once.
+            hosts: match end {
+                End::Near => m.hosts.clone(),
+                End::Far => Vec::new(),
+            },
+            evidence: match end {
+                End::Near => m.evidence.clone(),
+                End::Far => None,
+            },
+            decision: send,
+            receive_decision: receive,
+            end,
             app_ceilings,
         }
     }
 }
 
-/// Step 3: the buffers for the class, the receive buffer for the measured window share.
-fn size(path: &Path, d: &decide::Decision) -> Sizing {
-    let sizing = if d.loss_recovery {
-        bdp::size_for_loss(path.rate, path.rtt, path.mdev)
-    } else {
-        bdp::size_buffers(path.rate, path.rtt, path.mdev)
+/// What steps 2 and 3 decided for one end: each side's class, the buffers, and whether the
+/// running maxima fall short of them.
+struct Decided {
+    send: decide::Decision,
+    receive: decide::Decision,
+    sizing: Sizing,
+    raise: bool,
+}
+
+/// Step 3: each buffer for its side's class and its direction's rate, the receive buffer for
+/// the measured window share.
+fn size(path: &Path, send: &decide::Decision, receive: &decide::Decision) -> Sizing {
+    let rule = |d: &decide::Decision| match d.loss_factor {
+        Some(f) if d.loss_recovery => bdp::Rule::LossRecovery(f),
+        _ => bdp::Rule::LossFree,
     };
-    bdp::for_window_share(sizing, d.window_share)
+    bdp::size(
+        (path.rate, rule(send)),
+        (path.incoming(), rule(receive)),
+        path.rtt,
+        path.mdev,
+        receive.window_share,
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::path::measured_rate;
+    use super::rate::ip_rate;
     use super::warnings::{probe_loss as probe_loss_warning, probe_rtt_note};
     use super::*;
     use crate::measure::fake::FakeProber;
@@ -660,10 +764,11 @@ mod tests {
         let a = advise_linux(&args(&["198.18.0.9"], None), &p).expect("advice");
         assert_eq!(a.bandwidth_source, Source::Assumed);
         assert_eq!(a.bandwidth_bps, ASSUMED_RATE_BPS);
+        // Said first, plainly, with both ways out.
         assert!(
-            a.notes
-                .iter()
-                .any(|n| n.contains("ASSUMED") && n.contains("--bandwidth")),
+            a.notes[0].contains("rate was NOT MEASURED")
+                && a.notes[0].contains("--bandwidth")
+                && a.notes[0].contains("--ssh"),
             "{:?}",
             a.notes
         );
@@ -673,9 +778,49 @@ mod tests {
     }
 
     #[test]
+    fn an_unmeasured_rate_stays_within_the_tcp_memory_budget_never_the_nics_speed() {
+        // A 10 Gbit/s NIC, no trains, no test, at 150 ms: the NIC's speed would ask for 937 MB.
+        let p = FakeProber {
+            rtt_ms: 150.0,
+            speed_bps: Some(10_000_000_000),
+            capacity_bps: None,
+            test: None,
+        };
+        let mut facts = hand_built(6_291_456);
+        if let Some(r) = facts.running.as_mut() {
+            r.values.insert(
+                crate::host::facts::TCP_MEM.into(),
+                KeyState::Present {
+                    value: "10000 20000 30000".into(),
+                    access: crate::sysctl::Access::ReadOnly,
+                },
+            );
+        }
+        let a = advise(&args(&["198.18.0.2"], None), &Profile::for_os(Os::Linux), &facts, &p).expect("advice");
+        assert_eq!(
+            (a.bandwidth_bps, a.bandwidth_source),
+            (ASSUMED_RATE_BPS, Source::Assumed)
+        );
+        assert!(
+            a.notes[0].contains("the link speed of fake0, 10 Gbit/s, is the NIC's"),
+            "{:?}",
+            a.notes
+        );
+        // The rate assumed is at most 1 Gbit/s (5 × its BDP: 93.8 MB), and a quarter of
+        // 30,000 pages of 4096 bytes, in 64 KiB steps, is less.
+        let budget = 30_000 * 4096 / 4 / 65_536 * 65_536;
+        assert_eq!((a.sizing.buffer, a.sizing.send_buffer), (budget, budget));
+        assert!(
+            a.notes.iter().any(|n| n.contains("stay within 30670848 bytes")),
+            "{:?}",
+            a.notes
+        );
+    }
+
+    #[test]
     fn packet_trains_give_the_rate_capped_by_the_link() {
         // A TUN or virtio link (no speed) behind a 50 Mbit/s bottleneck, and a TCP test that
-        // confirms the trains.
+        // confirms the trains: its payload rate, 50 Mbit/s, is 51.8 Mbit/s at the IP level.
         let p = FakeProber {
             rtt_ms: 40.0,
             speed_bps: None,
@@ -683,21 +828,20 @@ mod tests {
             test: Some(crate::measure::fake::FakeTest::clean()),
         };
         let a = advise_linux(&args(&["198.18.0.2"], None), &p).expect("advice");
-        assert_eq!((a.bandwidth_bps, a.bandwidth_source), (50_000_000, Source::Measured));
-        assert_eq!(a.bdp_bytes, serde_json::json!(250_000));
+        assert_eq!((a.bandwidth_bps, a.bandwidth_source), (51_795_580, Source::Measured));
         assert_eq!(
             a.notes[0],
             "198.18.0.2: bottleneck rate from packet trains: 50 Mbit/s (5 of 5 trains of 48 x 1500 bytes agree within 10 %)"
         );
         assert_eq!(
             a.notes[1],
-            "198.18.0.2: rate from the TCP path test: 50 Mbit/s delivery rate after startup; the packet trains read 50 Mbit/s; sized for that"
+            "198.18.0.2: rate from the TCP path test: 50 Mbit/s delivery rate after startup (51.8 Mbit/s at the IP level); the packet trains read 50 Mbit/s; sized for that"
         );
         let json = serde_json::to_value(&a).expect("json");
         assert_eq!(json["hosts"][0]["measurement"]["capacity"]["bps"], 50_000_000);
 
-        // No TCP test: the trains' reading sizes nothing (bursty forwarding fools them both
-        // ways); the assumed rate does, and the note says why.
+        // No TCP test: the trains' reading sizes the buffers (a NIC's speed or an assumed
+        // rate never does).
         let a = advise_linux(
             &args(&["198.18.0.2"], None),
             &FakeProber {
@@ -706,14 +850,8 @@ mod tests {
             },
         )
         .expect("advice");
-        assert_eq!((a.bandwidth_bps, a.bandwidth_source), (1_000_000_000, Source::Assumed));
-        assert!(
-            a.notes[1]
-                .starts_with("198.18.0.2: no TCP test confirmed the packet trains' 50 Mbit/s (they read 50 Mbit/s)")
-                && a.notes[1].contains("sized for the ASSUMED 1 Gbit/s"),
-            "{:?}",
-            a.notes
-        );
+        assert_eq!((a.bandwidth_bps, a.bandwidth_source), (50_000_000, Source::Measured));
+        assert_eq!(a.bdp_bytes, serde_json::json!(250_000));
         // The TCP test's rate wins over trains that read 7 × too high.
         let a = advise_linux(
             &args(&["198.18.0.2"], None),
@@ -727,7 +865,10 @@ mod tests {
             },
         )
         .expect("advice");
-        assert_eq!((a.bandwidth_bps, a.bandwidth_source), (1_000_000_000, Source::Measured));
+        assert_eq!(
+            (a.bandwidth_bps, a.bandwidth_source),
+            (ip_rate(1e9, None), Source::Measured)
+        );
 
         // A 100 Mbit/s NIC is slower than what the trains saw (a fast burst on a shared link):
         // the link wins, and the note says so.
@@ -750,12 +891,71 @@ mod tests {
         assert!(a.hosts[0].measurement.capacity.is_none());
         assert!(!a.notes.iter().any(|n| n.contains("trains")), "{:?}", a.notes);
 
-        // --no-capacity: the link speed, as before.
+        // --no-capacity and no test: nothing measured the rate; the NIC's speed is not the
+        // path's, so it is an assumption, said first.
         let mut no = args(&["198.18.0.2"], None);
         no.probe.capacity = false;
-        let a = advise_linux(&no, &p).expect("advice");
-        assert_eq!((a.bandwidth_bps, a.bandwidth_source), (100_000_000, Source::Measured));
-        assert_eq!(a.notes[0], "198.18.0.2: rate from the link speed of fake0: 100 Mbit/s");
+        let a = advise_linux(&no, &FakeProber { test: None, ..p }).expect("advice");
+        assert_eq!((a.bandwidth_bps, a.bandwidth_source), (100_000_000, Source::Assumed));
+        assert!(a.notes[0].contains("rate was NOT MEASURED"), "{:?}", a.notes);
+    }
+
+    #[test]
+    fn a_held_test_is_a_lower_bound_raised_to_the_trains() {
+        // iperf3 against a far end whose stock receive buffer held the test at 137 Mbit/s on a
+        // 500 Mbit/s path: the trains' 500 Mbit/s sizes the buffers, and the queue is not
+        // read from the held test's flat RTT.
+        let p = FakeProber {
+            rtt_ms: 150.0,
+            speed_bps: None,
+            capacity_bps: Some(500_000_000),
+            test: Some(crate::measure::fake::FakeTest {
+                rate_bps: Some(137_400_000),
+                queue_bdp: 0.0,
+                ..crate::measure::fake::FakeTest::clean()
+            }),
+        };
+        let mut req = args(&["198.18.0.2"], None);
+        req.test.mode = TestMode::Tcptune;
+        let held = |held_by| {
+            let m = measure(&req, &Facts::unknown(Os::Linux), &p).expect("measured");
+            let mut m = m;
+            if let Some(t) = m.evidence.as_mut().and_then(|e| e.test.as_mut()) {
+                t.window_limited = true;
+                t.held_by = held_by;
+            }
+            // Settle again, as measure would with a held test.
+            m.path.rate = Bitrate::from_bps(500_000_000);
+            let h = m.hosts[0].measurement.clone();
+            let notes = rate::settle_rate(&mut m.path, &h, m.evidence.as_ref());
+            (m, notes)
+        };
+        let (m, notes) = held(Some(crate::measure::evidence::HeldBy::ReceiveWindow));
+        assert_eq!(m.path.rate.bps(), 500_000_000);
+        assert!(
+            notes[0].contains(
+                "a lower bound, as the receiver's window held the test: sized for the packet trains' 500 Mbit/s"
+            ),
+            "{notes:?}"
+        );
+        let a = advise_end(
+            &req,
+            &Profile::for_os(Os::Linux),
+            &Facts::unknown(Os::Linux),
+            &m,
+            End::Near,
+        )
+        .expect("advice");
+        assert_ne!(
+            a.decision.class,
+            decide::PathClass::Shallow,
+            "a held test's flat RTT is no queue"
+        );
+        assert!(
+            words::why_class(&a.decision).contains("held by the receiver's window"),
+            "{}",
+            words::why_class(&a.decision)
+        );
     }
 
     /// A fake host at 10 ms whose packet trains read `bps` and whose link speed is unknown.

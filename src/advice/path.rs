@@ -28,6 +28,7 @@ pub fn resolve(a: &AdviceRequest, prober: &dyn PathProber) -> Result<(Path, Vec<
             mdev: None,
             rate,
             rate_source: Source::Given,
+            receive_rate: None,
             mtu: None,
             host: None,
         };
@@ -71,6 +72,7 @@ pub fn resolve(a: &AdviceRequest, prober: &dyn PathProber) -> Result<(Path, Vec<
             mdev,
             rate,
             rate_source,
+            receive_rate: None,
             mtu: m.link.route_mtu.or(m.link.mtu),
             host: Some(m.host.clone()),
         };
@@ -103,8 +105,10 @@ fn spread(samples: &[u64]) -> String {
 }
 
 /// The rate of a measured path, where it came from, and a note that says how it was chosen:
-/// the packet-train estimate (capped by the link speed when that is known), else the link
-/// speed, else [`ASSUMED_RATE_BPS`].
+/// the packet-train estimate (capped by the link speed when that is known), else — nothing
+/// measured the rate — the link speed or [`ASSUMED_RATE_BPS`], marked assumed (a NIC's speed
+/// is not the path's: a 10 Gbit/s server NIC behind a 100 Mbit/s path would size buffers 100
+/// times too large). [`super::rate::settle_rate`] then settles it with the TCP evidence.
 pub(crate) fn measured_rate(m: &HostMeasurement) -> (Bitrate, Source, String) {
     let link = m.link.speed_bps.filter(|s| *s > 0);
     let ifname = m.link.interface.as_deref().unwrap_or("the egress interface");
@@ -146,7 +150,9 @@ pub(crate) fn measured_rate(m: &HostMeasurement) -> (Bitrate, Source, String) {
                 c.trains
             );
             let rate = match link {
-                Some(l) if l > c.bps => {
+                // A link a few times faster than the bound is a credible ceiling; one far
+                // above it is the NIC, not the path.
+                Some(l) if l > c.bps && l <= c.bps.saturating_mul(SENDER_LIMITED_LINK_RATIO) => {
                     note.push_str(&format!("; used the link speed of {ifname}, {}", show(l)));
                     l
                 }
@@ -157,25 +163,34 @@ pub(crate) fn measured_rate(m: &HostMeasurement) -> (Bitrate, Source, String) {
             };
             (Bitrate::from_bps(rate), Source::Measured, note)
         }
-        (None, Some(l)) => (
-            Bitrate::from_bps(l),
-            Source::Measured,
-            format!("rate from the link speed of {ifname}: {}", show(l)),
-        ),
-        (None, None) => {
-            let why = if m.link.notes.is_empty() {
-                format!("the speed of {ifname} is unknown")
-            } else {
-                m.link.notes.join("; ")
+        (None, link) => {
+            let trains = m
+                .notes
+                .iter()
+                .find(|n| n.starts_with("no packet-train estimate"))
+                .cloned()
+                .unwrap_or_else(|| "no packet trains".to_string());
+            let (rate, what) = match link {
+                Some(l) => (
+                    l.min(ASSUMED_RATE_BPS),
+                    format!("the link speed of {ifname}, {}, is the NIC's, not the path's", show(l)),
+                ),
+                None if m.link.notes.is_empty() => (ASSUMED_RATE_BPS, format!("the speed of {ifname} is unknown")),
+                None => (ASSUMED_RATE_BPS, m.link.notes.join("; ")),
             };
+            let why = format!("{trains}; {what}");
             (
-                Bitrate::from_bps(ASSUMED_RATE_BPS),
+                Bitrate::from_bps(rate),
                 Source::Assumed,
                 format!(
-                    "{why}; ASSUMED {} — give --bandwidth with the path's real rate",
-                    Bitrate::from_bps(ASSUMED_RATE_BPS)
+                    "the path's rate was NOT MEASURED ({why}): the buffers assume {} and stay within this host's TCP memory budget — give --bandwidth with the path's rate, or --ssh DEST so tcptune tests the path from both ends",
+                    show(rate)
                 ),
             )
         }
     }
 }
+
+/// A sender-limited train's bound is raised to the link speed only when the link is at most
+/// this many times faster: past that the NIC says nothing about the path.
+pub const SENDER_LIMITED_LINK_RATIO: u64 = 4;

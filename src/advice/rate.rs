@@ -1,17 +1,21 @@
-//! The rate the advice is sized for, once a TCP test has (or has not) confirmed it, and the
-//! buffer the path test runs with.
+//! The rate the advice is sized for, per direction, once the TCP tests have (or have not)
+//! confirmed it, and the buffer the path test runs with.
 //!
-//! Rate robustness: packet trains mis-read bursty paths both ways (a forwarder releasing
-//! packets in bursts made them read 0.6× and, with another burst size, 7× a 1 Gbit/s link in
-//! tcptune's lab). So a train rate sizes the buffers only when a TCP test confirms it; a TCP
-//! test's delivery rate after startup is the rate the advice uses (a lower bound when the
-//! test was held by its window); with no TCP test the buffers are sized for the link speed,
-//! else the assumed rate — never shrunk nor inflated by an unconfirmed train reading.
+//! The rules, in order (BENCHMARKS.md shows why each is there):
+//! - A TCP test's delivery rate after startup is the rate of its direction — at the IP level,
+//!   as the trains and the sizing factors count it (a TCP_INFO delivery rate counts payload:
+//!   482.6 Mbit/s on a 500 Mbit/s path of 1500-byte packets).
+//! - A test held by a buffer, or one that never left startup, shows a lower bound: the larger
+//!   of it and the trains' credible reading.
+//! - With no TCP test, the trains' reading sizes the buffers (capped by the link speed), unless
+//!   they disagree: then their densest cluster, said so. A NIC's speed never sizes them.
+//! - With nothing measured (no trains, no test), the rate is assumed and said so first; the
+//!   buffers then stay within the host's TCP memory budget ([`budget`]).
 
 use super::Path;
 use crate::bdp::Source;
 use crate::measure::HostMeasurement;
-use crate::measure::evidence::Evidence;
+use crate::measure::evidence::{Evidence, HeldBy, TcpTest};
 use crate::text;
 use crate::units::{Bitrate, Span};
 
@@ -19,7 +23,9 @@ use crate::units::{Bitrate, Span};
 /// keeps up to 2.89 × BDP in flight and a receiver advertises about half its buffer.
 pub const TEST_BUFFER_BDPS: f64 = 6.0;
 pub const TEST_BUFFER_MIN: u64 = 4 << 20;
-pub const TEST_BUFFER_MAX: u64 = 1 << 30;
+/// Half of a `serve`'s default `--max-buffer` (the kernel keeps twice what is asked), so the
+/// default serve grants what is asked.
+pub const TEST_BUFFER_MAX: u64 = crate::tcp::proto::DEFAULT_MAX_BUFFER / 2;
 
 /// The default test time: [`TEST_TIME_BASE`] + [`TEST_TIME_RTTS`] round trips, at most what a
 /// server grants. BBR's startup takes about 6 round trips to fill a long path (its gain of 2.89
@@ -37,23 +43,20 @@ pub fn auto_test_time(rtt: Span) -> std::time::Duration {
 pub const TEST_TIME_BASE: std::time::Duration = std::time::Duration::from_secs(10);
 pub const TEST_TIME_RTTS: u32 = 15;
 
-/// The highest rate the evidence allows for `m`: the trains' highest reading, the link speed,
-/// the path's rate, and never less than the assumed rate.
-fn highest_rate(path: &Path, m: &HostMeasurement) -> u64 {
-    let trains = m
-        .capacity
-        .as_ref()
-        .and_then(|c| c.samples_bps.iter().max().copied())
-        .unwrap_or(0);
-    [
-        path.rate.bps(),
-        m.link.speed_bps.unwrap_or(0),
-        trains,
-        super::ASSUMED_RATE_BPS,
-    ]
-    .into_iter()
-    .max()
-    .unwrap_or(super::ASSUMED_RATE_BPS)
+/// The rate the test's buffers are sized for: the highest reading of the trains (one that
+/// reads high costs only the test's memory, bounded by its unsent-data limit; one that reads
+/// low would hold the test), capped by the link speed; the path's rate when given; with no
+/// reading, the link speed or the assumed rate.
+fn test_rate(path: &Path, m: &HostMeasurement) -> u64 {
+    let link = m.link.speed_bps.filter(|s| *s > 0);
+    let trains = m.capacity.as_ref().and_then(|c| c.samples_bps.iter().max().copied());
+    let reading = match (trains, link) {
+        (Some(t), Some(l)) => t.min(l),
+        (Some(t), None) => t,
+        (None, Some(l)) => l,
+        (None, None) => super::ASSUMED_RATE_BPS,
+    };
+    reading.max(path.rate.bps())
 }
 
 /// The socket buffer the path test asks for on both ends, bytes.
@@ -63,7 +66,7 @@ pub fn test_buffer(path: &Path, m: &HostMeasurement) -> u64 {
         clippy::cast_possible_truncation,
         clippy::cast_sign_loss
     )]
-    let b = (highest_rate(path, m) as f64 / 8.0 * path.rtt.as_secs_f64() * TEST_BUFFER_BDPS) as u64;
+    let b = (test_rate(path, m) as f64 / 8.0 * path.rtt.as_secs_f64() * TEST_BUFFER_BDPS) as u64;
     b.clamp(TEST_BUFFER_MIN, TEST_BUFFER_MAX)
 }
 
@@ -80,67 +83,110 @@ fn train_range(m: &HostMeasurement) -> Option<String> {
     })
 }
 
-/// Settles the rate of `path` (measured to `m`, no `--bandwidth`) from the TCP evidence and
-/// says how in the returned notes.
-pub fn settle_rate(path: &mut Path, m: &HostMeasurement, ev: Option<&Evidence>) -> Vec<String> {
-    let host = &m.host;
+fn show(bps: u64) -> String {
+    #[allow(clippy::cast_precision_loss)]
+    text::rate(bps as f64)
+}
+
+/// The trains' reading a lower-bound test may be raised to: their estimate (the densest
+/// cluster), capped by the link speed. None without trains, or when they are a lower bound
+/// themselves.
+fn credible_trains(m: &HostMeasurement) -> Option<u64> {
+    let c = m.capacity.as_ref().filter(|c| !c.sender_limited)?;
+    Some(match m.link.speed_bps.filter(|s| *s > 0) {
+        Some(l) => c.bps.min(l),
+        None => c.bps,
+    })
+}
+
+/// A TCP delivery rate (payload, bit/s) at the IP level, for a path of `mtu`-byte packets:
+/// × MTU / MSS, MSS = MTU − 52 (IP, TCP and the timestamp option).
+pub fn ip_rate(payload_bps: f64, mtu: Option<u32>) -> u64 {
+    let mtu = f64::from(mtu.unwrap_or(1500).max(576));
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let r = (payload_bps * mtu / (mtu - 52.0)).round() as u64;
+    r
+}
+
+/// What one test says of its direction's rate: the rate and how it was settled, or None when
+/// it gave no delivery rate.
+fn test_says(t: &TcpTest, m: &HostMeasurement, mtu: Option<u32>) -> Option<(u64, String)> {
+    let payload = t.delivery_rate_bps.filter(|r| *r > 0.0)?;
+    let r = ip_rate(payload, mtu);
     let link = m.link.speed_bps.filter(|s| *s > 0);
-    let ifname = m.link.interface.as_deref().unwrap_or("the egress interface");
-    let show = |bps: u64| {
-        #[allow(clippy::cast_precision_loss)]
-        text::rate(bps as f64)
+    let bound = if t.in_startup {
+        Some("the test ended inside startup, so it is the highest rate reached, a lower bound")
+    } else if t.window_limited {
+        Some(match t.held_by {
+            Some(HeldBy::ReceiveWindow) => "a lower bound, as the receiver's window held the test",
+            Some(HeldBy::SendBuffer) => "a lower bound, as the sender's buffer held the test",
+            None => "a lower bound, as the test was held by its window",
+        })
+    } else {
+        None
     };
-    let test = ev.and_then(|e| e.test.as_ref());
-    if let Some((t, r)) = test.and_then(|t| t.delivery_rate_bps.filter(|r| *r > 0.0).map(|r| (t, r))) {
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        let r = r.round() as u64;
-        let trains = train_range(m)
-            .map(|t| format!("; the packet trains read {t}"))
-            .unwrap_or_default();
-        let (rate, how) = if t.window_limited {
-            let rate = r.max(path.rate.bps());
-            (
-                rate,
-                format!(
-                    "a lower bound, as the test was held by its window: sized for {}",
-                    show(rate)
-                ),
-            )
-        } else {
-            match link {
-                Some(l) if l < r => (
-                    l,
-                    format!("the link speed of {ifname}, {}, is lower: sized for that", show(l)),
-                ),
-                _ => (r, "sized for that".to_string()),
-            }
-        };
+    let (rate, how) = match (bound, credible_trains(m)) {
+        (Some(why), Some(t)) if t > r => (t, format!("{why}: sized for the packet trains' {}", show(t))),
+        (Some(why), _) => (r, format!("{why}: sized for {}", show(r))),
+        (None, _) => match link {
+            Some(l) if l < r => (l, format!("the link speed, {}, is lower: sized for that", show(l))),
+            _ => (r, "sized for that".to_string()),
+        },
+    };
+    #[allow(clippy::cast_precision_loss)]
+    let payload_shown = text::rate(payload);
+    let trains = train_range(m)
+        .map(|t| format!("; the packet trains read {t}"))
+        .unwrap_or_default();
+    let direction = match t.direction {
+        crate::measure::evidence::Direction::Forward => "TCP path test",
+        crate::measure::evidence::Direction::Reverse => "reverse TCP path test (the far end sending)",
+    };
+    Some((
+        rate,
+        format!(
+            "{}: rate from the {direction}: {payload_shown} delivery rate after startup ({} at the IP level){trains}; {how}",
+            m.host,
+            show(r)
+        ),
+    ))
+}
+
+/// Settles the rates of `path` (measured to `m`, no `--bandwidth`) from the TCP evidence, one
+/// per direction, and says how in the returned notes.
+pub fn settle_rate(path: &mut Path, m: &HostMeasurement, ev: Option<&Evidence>) -> Vec<String> {
+    let mut notes = Vec::new();
+    let forward = ev.and_then(|e| e.test.as_ref()).and_then(|t| test_says(t, m, path.mtu));
+    let reverse = ev
+        .and_then(|e| e.reverse.as_ref())
+        .and_then(|t| test_says(t, m, path.mtu));
+    if let Some((rate, note)) = forward {
         path.rate = Bitrate::from_bps(rate);
         path.rate_source = Source::Measured;
-        return vec![format!(
-            "{host}: rate from the TCP path test: {} delivery rate after startup{trains}; {how}",
-            show(r)
-        )];
+        notes.push(note);
     }
-    let Some(c) = m.capacity.as_ref() else {
-        return Vec::new();
-    };
-    let (fallback, source, what) = match link {
-        Some(l) => (l, Source::Measured, format!("the link speed of {ifname}, {}", show(l))),
-        None => (
-            super::ASSUMED_RATE_BPS,
-            Source::Assumed,
-            format!("the ASSUMED {}", show(super::ASSUMED_RATE_BPS)),
-        ),
-    };
-    if path.rate.bps() == fallback {
-        return Vec::new();
+    if let Some((rate, note)) = reverse {
+        path.receive_rate = Some(Bitrate::from_bps(rate));
+        if path.rate_source == Source::Assumed {
+            // Only the far end's direction was tested: this one is taken as alike.
+            path.rate = Bitrate::from_bps(rate);
+            path.rate_source = Source::Measured;
+        }
+        notes.push(note);
     }
-    path.rate = Bitrate::from_bps(fallback);
-    path.rate_source = source;
-    vec![format!(
-        "{host}: no TCP test confirmed the packet trains' {} (they read {}): bursty forwarding makes trains read low or high, so the buffers are sized for {what} — give --bandwidth, or run `tcptune serve` there for a TCP test",
-        show(c.bps),
-        train_range(m).unwrap_or_default()
-    )]
+    notes
+}
+
+/// The most either buffer may be raised to when nothing measured the rate: a quarter of
+/// what the kernel lets TCP use in all (tcp_mem[2], in pages) per expected flow — sizing for a
+/// NIC's speed instead would raise a 10 Gbit/s server's buffers 100-fold past a 100 Mbit/s
+/// path. None when tcp_mem is not known (another OS, another system).
+pub fn budget(host: &crate::host::Facts, flows: u32) -> Option<u64> {
+    let pages: u64 = host
+        .value(crate::host::facts::TCP_MEM)?
+        .split_whitespace()
+        .nth(2)?
+        .parse()
+        .ok()?;
+    Some(pages.saturating_mul(host.page_size) / 4 / u64::from(flows.max(1)))
 }

@@ -4,8 +4,9 @@
 
 use serde::Serialize;
 
-use super::decide::{Decision, MeasureHint, Observation, Override, PathClass, Rule, ShareSource, share_of};
-use crate::measure::evidence::{Evidence, TestPeer};
+use super::End;
+use super::decide::{Decision, MeasureHint, Observation, Override, PathClass, Rule, ShareSource, Side, share_of};
+use crate::measure::evidence::{Direction, Evidence, HeldBy, TestPeer};
 use crate::profile::{Profile, Setting};
 use crate::text;
 
@@ -13,7 +14,11 @@ use crate::text;
 #[derive(Debug, Serialize)]
 pub struct DecisionJson {
     pub class: PathClass,
+    pub side: Side,
+    /// The side's own direction was not tested: the other direction's test decided.
+    pub borrowed: bool,
     pub loss_recovery: bool,
+    pub loss_factor: Option<f64>,
     pub loss_pct: Option<f64>,
     pub queue_bdp: Option<f64>,
     pub window_share: f64,
@@ -29,7 +34,10 @@ impl DecisionJson {
     pub fn of(d: &Decision) -> Self {
         Self {
             class: d.class,
+            side: d.side,
+            borrowed: d.borrowed,
             loss_recovery: d.loss_recovery,
+            loss_factor: d.loss_factor,
             loss_pct: d.loss_pct,
             queue_bdp: d.queue_bdp,
             window_share: d.window_share,
@@ -46,19 +54,27 @@ impl DecisionJson {
 /// The evidence behind the class and the rule it chose, in one line: "E1; E2 → bbr and 5 × BDP".
 pub fn why_class(d: &Decision) -> String {
     let evidence: Vec<String> = d.observations.iter().map(observation).collect();
-    format!("{} → {}", evidence.join("; "), rule(d.rule, d.linux))
+    format!("{} → {}", evidence.join("; "), rule(d))
 }
 
 /// What the rule sizes and chooses, in the OS's terms.
-fn rule(r: Rule, linux: bool) -> &'static str {
-    match (r, linux) {
-        (Rule::LossRecovery, true) => "bbr and 5 × BDP",
-        (Rule::Clean, true) => "cubic and 2 × BDP + headroom",
-        (Rule::Unmeasured, true) => "bbr and 5 × BDP, the best worst case over clean, lossy and shallow lab paths",
-        (Rule::LossRecovery, false) => "5 × BDP (loss recovery)",
-        (Rule::Clean, false) => "2 × BDP + headroom",
+fn rule(d: &Decision) -> String {
+    let f = d.loss_factor.unwrap_or(crate::bdp::LOSS_FACTOR);
+    let times = if f.fract() == 0.0 {
+        format!("{f:.0}")
+    } else {
+        format!("{f:.1}")
+    };
+    match (d.rule, d.linux) {
+        (Rule::LossRecovery, true) => format!("bbr and {times} × BDP"),
+        (Rule::Clean, true) => "cubic and 2 × BDP + headroom".into(),
+        (Rule::Unmeasured, true) => {
+            format!("bbr and {times} × BDP, the best worst case over clean, lossy and shallow lab paths")
+        }
+        (Rule::LossRecovery, false) => format!("{times} × BDP (loss recovery)"),
+        (Rule::Clean, false) => "2 × BDP + headroom".into(),
         (Rule::Unmeasured, false) => {
-            "5 × BDP (loss recovery), the best worst case over clean, lossy and shallow lab paths"
+            format!("{times} × BDP (loss recovery), the best worst case over clean, lossy and shallow lab paths")
         }
     }
 }
@@ -109,10 +125,14 @@ pub fn observation(o: &Observation) -> String {
             text::ms(*min_ms),
             text::ms(*loaded_ms)
         ),
-        Observation::HeldByWindow => {
-            "the test was held by its window, so it could not fill the bottleneck queue: queue depth not measured"
-                .into()
-        }
+        Observation::HeldByWindow(by) => format!(
+            "the test was held by {}, so it could not fill the bottleneck queue: queue depth not measured",
+            match by {
+                None => "its window",
+                Some(HeldBy::ReceiveWindow) => "the receiver's window (its receive buffer)",
+                Some(HeldBy::SendBuffer) => "the sender's send buffer",
+            }
+        ),
         Observation::NoLoadedRtt => "the test gave no RTT under load: queue depth not measured".into(),
         Observation::PassiveLoss { pct: p, sent_bytes } => format!(
             "this host's live flows to it retransmitted {} of {} sent",
@@ -182,66 +202,110 @@ fn class_name(c: PathClass) -> &'static str {
     }
 }
 
-/// The notes that report the evidence and what was not measured.
-pub fn notes(ev: Option<&Evidence>, d: &Decision) -> Vec<String> {
+/// The notes that report the evidence and what was not measured: the tests (in this host's
+/// advice; the far end's shares them), then each side's class — one note when both sides
+/// followed the same test.
+pub fn notes(ev: Option<&Evidence>, send: &Decision, receive: &Decision, end: End) -> Vec<String> {
     let mut notes = Vec::new();
-    if let Some(ev) = ev {
-        if let Some(t) = &ev.test {
-            let peer = match t.peer {
-                Some(TestPeer::Iperf3) => "iperf3",
-                _ => "tcptune serve",
-            };
-            let mut parts = vec![format!(
-                "{} in {} s ({})",
-                text::bytes(t.bytes),
-                t.duration_s,
-                text::rate(t.goodput_bps)
-            )];
-            if let Some(cc) = &t.cc {
-                parts.push(format!("with {cc}"));
-            }
-            if let Some(p) = d.loss_pct {
-                parts.push(format!("{p:.4} % retransmitted after startup"));
-            }
-            if let (Some(min), Some(loaded)) = (t.min_rtt_ms, t.loaded_rtt_ms) {
-                parts.push(format!("RTT {min} ms, {loaded} ms under load"));
-            }
-            if let Some(s) = t.window_share {
-                parts.push(format!("the receiver advertised {:.0} % of its buffer", s * 100.0));
-            }
+    if let Some(ev) = ev.filter(|_| end == End::Near) {
+        notes.extend(test_notes(ev, send));
+    }
+    if receive.borrowed || (send.class == receive.class && why_class(send) == why_class(receive)) {
+        notes.push(format!("path class {}: {}", class_name(send.class), why_class(send)));
+    } else {
+        for d in [send, receive] {
             notes.push(format!(
-                "TCP path test to {} ({peer}, at most {} s or {}): {}",
-                t.addr,
-                t.limit_s,
-                text::bytes(t.limit_bytes),
-                parts.join(", ")
+                "path class, {}: {}: {}",
+                direction_of(d.side, end),
+                class_name(d.class),
+                why_class(d)
             ));
-            notes.extend(t.notes.iter().map(|n| format!("path test: {n}")));
-        } else if let Some(why) = &ev.test_skipped {
-            notes.push(format!("no TCP path test: {why}"));
-        }
-        if let Some(p) = &ev.passive {
-            notes.extend(p.notes.iter().map(|n| format!("passive evidence: {n}")));
         }
     }
-    notes.push(format!("path class {}: {}", class_name(d.class), why_class(d)));
-    notes.extend(how_to_measure(d));
+    notes.extend(how_to_measure(send));
     notes
 }
 
-/// Appends the evidence to the reasons of the settings it decided: the buffer maxima (and,
-/// for the receive buffer, the window share) and the congestion control.
-pub fn explain(settings: &mut [Setting], profile: &Profile, d: &Decision) {
-    let (class, share) = (why_class(d), why_share(d));
+/// The direction of the data a side of an end acts on, named from this host.
+fn direction_of(side: Side, end: End) -> &'static str {
+    match (side, end) {
+        (Side::Send, End::Near) | (Side::Receive, End::Far) => "this host sending",
+        (Side::Receive, End::Near) | (Side::Send, End::Far) => "the far end sending",
+    }
+}
+
+/// What each test showed, or why there was none.
+fn test_notes(ev: &Evidence, send: &Decision) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let Some(t) = &ev.test {
+        notes.push(test_note(t, send.loss_pct));
+        notes.extend(t.notes.iter().map(|n| format!("path test: {n}")));
+    } else if let Some(why) = &ev.test_skipped {
+        notes.push(format!("no TCP path test: {why}"));
+    }
+    if let Some(t) = &ev.reverse {
+        notes.push(test_note(t, t.steady_loss_pct()));
+        notes.extend(t.notes.iter().map(|n| format!("reverse path test: {n}")));
+    } else if let (Some(_), Some(why)) = (&ev.test, &ev.reverse_skipped) {
+        notes.push(format!(
+            "no reverse path test ({why}): the far end's sending direction is taken as this one"
+        ));
+    }
+    if let Some(p) = &ev.passive {
+        notes.extend(p.notes.iter().map(|n| format!("passive evidence: {n}")));
+    }
+    notes
+}
+
+/// One test, in one line: what moved, at what rate, with what loss, RTT and share.
+fn test_note(t: &crate::measure::evidence::TcpTest, loss_pct: Option<f64>) -> String {
+    let peer = match t.peer {
+        Some(TestPeer::Iperf3) => "iperf3",
+        _ => "tcptune serve",
+    };
+    let mut parts = vec![format!(
+        "{} in {} s ({})",
+        text::bytes(t.bytes),
+        t.duration_s,
+        text::rate(t.goodput_bps)
+    )];
+    if let Some(cc) = &t.cc {
+        parts.push(format!("with {cc}"));
+    }
+    if let Some(p) = loss_pct {
+        parts.push(format!("{p:.4} % retransmitted after startup"));
+    }
+    if let (Some(min), Some(loaded)) = (t.min_rtt_ms, t.loaded_rtt_ms) {
+        parts.push(format!("RTT {min} ms, {loaded} ms under load"));
+    }
+    if let Some(s) = t.window_share {
+        parts.push(format!("the receiver advertised {:.0} % of its buffer", s * 100.0));
+    }
+    let what = match t.direction {
+        Direction::Forward => format!("TCP path test to {}", t.addr),
+        Direction::Reverse => format!("reverse TCP path test from {} (the far end sending)", t.addr),
+    };
+    format!(
+        "{what} ({peer}, at most {} s or {}): {}",
+        t.limit_s,
+        text::bytes(t.limit_bytes),
+        parts.join(", ")
+    )
+}
+
+/// Appends the evidence to the reasons of the settings it decided: the receive buffer's
+/// maximum (with the window share) follows the receiving side's class, the send buffer's and
+/// the congestion control the sending side's.
+pub fn explain(settings: &mut [Setting], profile: &Profile, send: &Decision, receive: &Decision) {
+    let (tx, rx, share) = (why_class(send), why_class(receive), why_share(receive));
     for s in settings {
         let fact = profile.caps.get(&s.key).map(String::as_str);
         let cc = s.key.ends_with("congestion_control") || s.key.ends_with("cc.algorithm");
-        if fact.is_none() && !cc {
-            continue;
-        }
-        s.reason.push_str(&format!("; evidence: {class}"));
-        if fact == Some("buffer") {
-            s.reason.push_str(&format!("; window share: {share}"));
+        match fact {
+            Some("buffer") => s.reason.push_str(&format!("; evidence: {rx}; window share: {share}")),
+            Some(_) => s.reason.push_str(&format!("; evidence: {tx}")),
+            None if cc => s.reason.push_str(&format!("; evidence: {tx}")),
+            None => {}
         }
     }
 }

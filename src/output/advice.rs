@@ -12,10 +12,19 @@ use crate::persist::DropIn;
 use crate::profile::{Action, Setting, Stage};
 use crate::units::Bitrate;
 
+/// "5 x BDP", "6 x BDP": a loss factor as the header writes it.
+fn times(f: f64) -> String {
+    if f.fract() == 0.0 {
+        format!("{f:.0} x BDP")
+    } else {
+        format!("{f:.1} x BDP")
+    }
+}
+
 /// How the receive buffer was sized, for the header lines.
 fn receive_rule(s: &Sizing) -> String {
-    if s.loss_recovery {
-        "5 x BDP, for loss recovery".to_string()
+    if s.receive_loss_recovery {
+        format!("{}, for loss recovery", times(s.receive_factor))
     } else {
         format!(
             "2 x BDP for RTT {:.3} ms, +{:.1}% headroom",
@@ -25,11 +34,11 @@ fn receive_rule(s: &Sizing) -> String {
 }
 
 /// How the send buffer was sized, for the header lines.
-fn send_rule(s: &Sizing) -> &'static str {
+fn send_rule(s: &Sizing) -> String {
     if s.loss_recovery {
-        "5 x BDP, for loss recovery"
+        format!("{}, for loss recovery", times(s.send_factor))
     } else {
-        "2.5 x BDP"
+        "2.5 x BDP".to_string()
     }
 }
 
