@@ -302,7 +302,11 @@ pub fn advise_end(
         End::Far => decide::View::far(m.evidence.as_ref()),
     };
     let (send, receive) = steps.decide_sides(&path, &view);
-    let mut notes = m.notes.clone();
+    // What was measured is said once, in this host's advice; the far end's says its own.
+    let mut notes = match end {
+        End::Near => m.notes.clone(),
+        End::Far => Vec::new(),
+    };
     notes.extend(words::notes(m.evidence.as_ref(), &send, &receive, end));
     let mut sizing = size(&path, &send, &receive);
     if path.rate_source == Source::Assumed

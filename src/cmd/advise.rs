@@ -37,7 +37,7 @@ pub fn run(args: &AdviseCmdArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::
         .flatten();
     let mut text = Vec::new();
     match format {
-        Format::Json => output::advice::write_json(&mut text, &advice, dropin.as_ref())?,
+        Format::Json => output::advice::write_json(&mut text, &advice, dropin.as_ref(), None)?,
         Format::Sysctl => output::advice::write_sysctl(&mut text, &advice, dropin.as_ref())?,
         Format::Shell => output::advice::write_shell(&mut text, &advice)?,
         Format::Table => {

@@ -142,8 +142,16 @@ fn dropin_lines(out: &mut dyn Write, d: &DropIn) -> std::io::Result<()> {
 
 /// The advice as JSON, with the sysctl.d drop-in (Linux) as `sysctl_d`: its file, why that
 /// number, the lines that win over it, and the files not checked (`{file, why}` each).
-pub fn write_json(out: &mut dyn Write, a: &Advice, dropin: Option<&DropIn>) -> anyhow::Result<()> {
+pub fn write_json(
+    out: &mut dyn Write,
+    a: &Advice,
+    dropin: Option<&DropIn>,
+    far: Option<&Advice>,
+) -> anyhow::Result<()> {
     let mut v = serde_json::to_value(a)?;
+    if let (Some(f), Some(map)) = (far, v.as_object_mut()) {
+        map.insert("far_end".into(), serde_json::to_value(f)?);
+    }
     if let (Some(d), Some(map)) = (dropin, v.as_object_mut()) {
         map.insert(
             "sysctl_d".into(),
@@ -250,6 +258,28 @@ pub fn write_table(
     }
     writeln!(out, "{t}")?;
     table_trailer(out, a, dropin)?;
+    Ok(())
+}
+
+/// The far end's block below this host's table (`advise --ssh`): its buffers, its settings
+/// beside its running values, and what it alone has to say.
+pub fn write_far_table(out: &mut dyn Write, far: &Advice, who: &str, tty: bool, color: bool) -> anyhow::Result<()> {
+    writeln!(out)?;
+    writeln!(
+        out,
+        "Far end {} ({}, running values from {}):",
+        crate::text::escape(who),
+        far.os,
+        far.current_from.as_deref().unwrap_or("nowhere")
+    )?;
+    table_summary(out, far)?;
+    let mut t = super::table(tty, color);
+    t.set_header(super::header(["key", "current", "recommended", "why"]));
+    for s in &far.settings {
+        t.add_row(setting_row(s));
+    }
+    writeln!(out, "{t}")?;
+    table_trailer(out, far, None)?;
     Ok(())
 }
 
