@@ -43,7 +43,15 @@ pub fn run(args: &AdviseCmdArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::
         Format::Table => {
             output::advice::write_table(&mut text, &advice, dropin.as_ref(), ctx.term.stdout_tty, ctx.term.color)?
         }
-        Format::Ansible => output::ansible::write(&mut text, &advice, &fleet::entries(&advice)?, dropin.as_ref())?,
+        Format::Ansible => output::ansible::write(
+            &mut text,
+            &output::ansible::Play {
+                advice: &advice,
+                entries: &fleet::entries(&advice)?,
+                dropin: dropin.as_ref(),
+            },
+            None,
+        )?,
         Format::Tuned => {
             // Only this machine's files are known; advice for another system warns of none.
             let overridden = if ctx.local {

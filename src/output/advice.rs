@@ -52,7 +52,7 @@ pub(crate) fn header(out: &mut dyn Write, a: &Advice) -> std::io::Result<()> {
 /// The header's lines, without their `# `: the advice's identity, its path and sizing, where
 /// the running values came from, each host measured, and the notes and warnings (text from
 /// outside made safe for a comment).
-fn header_lines(a: &Advice) -> Vec<String> {
+pub(crate) fn header_lines(a: &Advice) -> Vec<String> {
     use crate::text::{bytes, comment};
     let src = |s: Source| match s {
         Source::Given => "given",

@@ -19,23 +19,60 @@ use crate::persist::DropIn;
 /// Where apply records the values it replaces, on each managed host.
 pub const PRIOR_FILE: &str = "/var/lib/tcptune/ansible-prior.conf";
 
-/// The playbook. On Linux the module keeps the settings in `dropin` (numbered against the
-/// files of the machine the advice was made on); FreeBSD and macOS keep them in
-/// /etc/sysctl.conf, which their loaders read.
-pub fn write(out: &mut dyn Write, a: &Advice, entries: &[Entry], dropin: Option<&DropIn>) -> anyhow::Result<()> {
-    super::advice::header(out, a)?;
-    let sysctl_file = match (a.os, dropin) {
-        (Os::Linux, Some(d)) => super::advice::dropin_file(d),
-        _ => "/etc/sysctl.conf".to_string(),
-    };
-    usage(out, &sysctl_file, dropin)?;
-    play(out, a, entries, &sysctl_file)?;
+/// One end's play: its advice, the entries fleet made of it, and where it keeps them.
+pub struct Play<'a> {
+    pub advice: &'a Advice,
+    pub entries: &'a [Entry],
+    /// The drop-in numbered against the installed files (this host's, when known).
+    pub dropin: Option<&'a DropIn>,
+}
+
+impl Play<'_> {
+    /// On Linux the module keeps the settings in the drop-in; FreeBSD and macOS keep them in
+    /// /etc/sysctl.conf, which their loaders read.
+    fn sysctl_file(&self) -> String {
+        match (self.advice.os, self.dropin) {
+            (Os::Linux, Some(d)) => super::advice::dropin_file(d),
+            (Os::Linux, None) => super::advice::dropin_file(&crate::persist::unknown_dropin()),
+            _ => "/etc/sysctl.conf".to_string(),
+        }
+    }
+}
+
+/// The inventory groups of the two ends when the far end is advised too (`advise --ssh`).
+pub const THIS_END: &str = "tcptune_this_end";
+pub const FAR_END: &str = "tcptune_far_end";
+
+/// The playbook: one play for this host's advice (every host of the inventory), or with the
+/// far end's advice (`advise --ssh`, `far` = its play and its ssh destination) two plays, one
+/// per end, each on its own inventory group.
+pub fn write(out: &mut dyn Write, near: &Play<'_>, far: Option<(&Play<'_>, &str)>) -> anyhow::Result<()> {
+    super::advice::header(out, near.advice)?;
+    usage(out, &near.sysctl_file(), near.dropin)?;
+    if let Some((_, dest)) = far {
+        two_ends(out, dest)?;
+    }
+    writeln!(out, "---")?;
+    write_play(out, near, far.map(|_| THIS_END))?;
+    if let Some((f, _)) = far {
+        writeln!(out)?;
+        for l in super::advice::header_lines(f.advice) {
+            writeln!(out, "# far end: {l}")?;
+        }
+        write_play(out, f, Some(FAR_END))?;
+    }
+    Ok(())
+}
+
+/// One play: its header up to `tasks:`, the record, the settings, and the tagged revert.
+fn write_play(out: &mut dyn Write, p: &Play<'_>, group: Option<&str>) -> anyhow::Result<()> {
+    play(out, p.advice, p.entries, &p.sysctl_file(), group.unwrap_or("all"))?;
     for t in &RECORD {
         t.write(out, APPLY)?;
     }
     // macOS's sysctl(8) has no -p: set each value now (sysctl_set) and keep the file for boot.
-    let reload = a.os != Os::Macos;
-    for e in entries {
+    let reload = p.advice.os != Os::Macos;
+    for e in p.entries {
         setting(out, e, reload)?;
     }
     writeln!(out)?;
@@ -43,10 +80,24 @@ pub fn write(out: &mut dyn Write, a: &Advice, entries: &[Entry], dropin: Option<
         out,
         "    # Revert (--tags revert): the record, then tcptune's lines out, then the old values back."
     )?;
-    for t in revert_tasks(a.os) {
+    for t in revert_tasks(p.advice.os) {
         t.write(out, REVERT)?;
     }
     Ok(())
+}
+
+/// How to give the two ends an inventory.
+fn two_ends(out: &mut dyn Write, dest: &str) -> std::io::Result<()> {
+    let dest = crate::text::comment(dest);
+    write!(
+        out,
+        "# Two plays, one per end of the path, each on its inventory group; e.g. inventory.ini:
+#   [{THIS_END}]
+#   localhost ansible_connection=local
+#   [{FAR_END}]
+#   {dest}
+"
+    )
 }
 
 /// The tags of the tasks that apply, and of those that run only with `--tags revert`.
@@ -191,13 +242,12 @@ fn usage(out: &mut dyn Write, sysctl_file: &str, dropin: Option<&DropIn>) -> std
     Ok(())
 }
 
-/// The document start and the play, up to its `tasks:`: the variables the tasks share.
-fn play(out: &mut dyn Write, a: &Advice, entries: &[Entry], sysctl_file: &str) -> std::io::Result<()> {
+/// The play, up to its `tasks:`: the variables the tasks share.
+fn play(out: &mut dyn Write, a: &Advice, entries: &[Entry], sysctl_file: &str, hosts: &str) -> std::io::Result<()> {
     write!(
         out,
-        "---
-- name: {title}
-  hosts: all
+        "- name: {title}
+  hosts: {hosts}
   become: true
   gather_facts: false
   vars:
