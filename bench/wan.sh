@@ -40,6 +40,8 @@
 #   tcptune+test the same, with `tcptune serve --bind <addr> --port 5301` running in both
 #                namespaces while the advice is made, so advise runs its TCP path test against
 #                the peer; TEST_TIME (e.g. TEST_TIME=5s) is passed as `advise --test-time`
+#   tcptune+iperf3 the same, with a stock iperf3 server (`iperf3 -s`) in both namespaces and
+#                `advise --iperf3`: the peer users most often have
 #   tcptune+loss the same as tcptune with `advise --loss-recovery`
 #   xF, xR/W     maxima F × BDP both ways, or rmem R × BDP and wmem W × BDP, cubic (experiments)
 #   SETTING@CC   any of these with the congestion control CC instead (e.g. fasterdata@bbr)
@@ -106,9 +108,9 @@ for p in $paths; do
 done
 for setting in $settings; do
 	case ${setting%@*} in
-	stock | tuned | fasterdata | esnet | bbr64 | tcptune | tcptune+test | tcptune+loss) ;;
+	stock | tuned | fasterdata | esnet | bbr64 | tcptune | tcptune+test | tcptune+iperf3 | tcptune+loss) ;;
 	x*) [[ ${setting%@*} =~ ^x[0-9.]+(/[0-9.]+)?$ ]] || die "bad setting '$setting' (xF or xR/W)" ;;
-	*) die "unknown setting '$setting' (stock tuned fasterdata bbr64 tcptune tcptune+test tcptune+loss xF SETTING@CC)" ;;
+	*) die "unknown setting '$setting' (stock tuned fasterdata bbr64 tcptune tcptune+test tcptune+iperf3 tcptune+loss xF SETTING@CC)" ;;
 	esac
 done
 
@@ -227,8 +229,18 @@ for p in $paths; do
 			if [[ $s == tcptune+test ]]; then
 				start_serve "$NS_A" "$ADDR_A"
 				start_serve "$NS_B" "$ADDR_B"
-				[[ -n ${TEST_TIME:-} ]] && extra=(--test-time "$TEST_TIME")
 			fi
+			if [[ $s == tcptune+iperf3 ]]; then
+				# The peer users most often have: a stock iperf3 server (its own buffers, the
+				# namespace's stock tcp_rmem), tested with the iperf3 client.
+				for pair in "$NS_A:$ADDR_A" "$NS_B:$ADDR_B"; do
+					ip netns exec "${pair%%:*}" iperf3 -s -B "${pair#*:}" >/dev/null 2>&1 &
+					servers+=($!)
+				done
+				sleep 0.5
+				extra=(--iperf3)
+			fi
+			[[ -n ${TEST_TIME:-} && $s == tcptune+* ]] && extra+=(--test-time "$TEST_TIME")
 			# Both ends are advised before either applies, so each advice sees the stock peer.
 			for pair in "$NS_A:$ADDR_B" "$NS_B:$ADDR_A"; do
 				ns=${pair%%:*} peer=${pair#*:}
