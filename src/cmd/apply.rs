@@ -140,7 +140,7 @@ fn gather(a: &ApplyArgs, ctx: &Context) -> anyhow::Result<Input> {
             Err(Error::usage("give either FILE or --host / --ssh / --rtt and --bandwidth, not both").into())
         }
         (None, false) => Err(Error::usage(
-            "apply needs a sysctl FILE (or - for stdin), or --host HOST / --rtt DUR --bandwidth RATE for fresh advice",
+            "apply needs a sysctl FILE (or - for stdin), or --host HOST / --ssh DEST / --rtt DUR --bandwidth RATE for fresh advice",
         )
         .with_hint("e.g. tcptune apply --rtt 150ms --bandwidth 500mbit --dry-run")
         .into()),

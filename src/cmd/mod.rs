@@ -113,20 +113,30 @@ pub fn advice_from_args(args: &AdviseArgs, ctx: &Context) -> anyhow::Result<(adv
         keys: far_keys(&profile),
         life: remote::lifetime(&req.probe, req.test_time),
     };
-    let (session, far) = remote::open(&target)?;
-    eprintln!("{}", far_line(&far));
+    // The probes run while the session is set up; the test waits for its peer.
+    let far = remote::start(&target)?;
     if measures && req.hosts.is_empty() {
-        req.hosts = vec![far.host.clone()];
+        req.hosts = vec![far.host().to_string()];
     }
     let facts = ctx.host_facts(&advice::keys_read(&profile));
     let prober = remote::prober::FarProber {
         inner: ctx.prober(),
-        session: &session,
         far: &far,
     };
-    let advice = advice::advise(&req, &profile, &facts, &prober).map_err(escape_message);
-    session.close();
-    Ok((advice?, Some(far)))
+    let advice = match advice::advise(&req, &profile, &facts, &prober) {
+        Ok(a) => a,
+        // Said as it is (the far end's own error, when it was that): the session is ended, not
+        // awaited.
+        Err(e) => {
+            far.close();
+            return Err(escape_message(e));
+        }
+    };
+    let found = far.wait();
+    far.close();
+    let found = found?;
+    eprintln!("{}", far_line(&found));
+    Ok((advice, Some(found)))
 }
 
 /// The keys to read on the far end, for whichever OS it runs: each OS's shipped profile's,

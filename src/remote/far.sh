@@ -20,32 +20,37 @@ life=$1; want=$2; iperf=$3; shift 3;
 # through fd 3.
 exec 3<&0;
 nl=$(echo; echo x); nl=${nl%x};
-d=; srv=; c=; w=;
+d=; srv=; c=;
 say() { printf "%s$nl" "$*"; };
-bye() { kill $srv $c $w 2>/dev/null; if [ -n "$d" ]; then rm -rf "$d"; fi; };
+bye() { kill $srv $c 2>/dev/null; if [ -n "$d" ]; then rm -rf "$d"; fi; };
 trap bye EXIT;
 trap "exit 129" HUP INT TERM PIPE;
 # Holds the server $1 until the session's stdin closes (the reader wakes this shell) or LIFE
-# passes, then stops it: every process it started is one this shell waits for or kills.
-wake() { kill $w 2>/dev/null; };
+# passes, then stops it: every process it started is one this shell waits for or kills. Each
+# time the server says in its log $2 that it listens again (iperf3 closes and reopens its
+# port after every connection), "ready N" says so: a connection made before that is reset.
+wake() { up=; };
 hold() {
-  srv=$1;
-  sleep $life &
-  w=$!;
+  srv=$1; up=1; t=0;
   trap wake USR1;
   ( cat <&3 >/dev/null 2>&1; kill -s USR1 $$ ) >/dev/null 2>&1 &
   c=$!;
-  wait $w;
-  kill $srv $w 2>/dev/null; wait $srv 2>/dev/null;
-  srv=; c=; w=;
+  r=1;
+  while [ -n "$up" ] && [ $t -lt $((life * 10)) ]; do
+    k=$(grep -c listening "$2" 2>/dev/null);
+    if [ "${k:-0}" -gt $r ]; then r=$k; say "ready $r"; fi;
+    sleep 0.1; t=$((t+1));
+  done;
+  kill $srv $c 2>/dev/null; wait $srv 2>/dev/null;
+  srv=; c=;
   say "end 0";
 };
 # Waits up to 3 s for the server $1 to write $2 into $3; true while it runs.
 started() {
   n=0;
-  while [ $n -lt 30 ]; do
+  while [ $n -lt 60 ]; do
     if grep -q "$2" "$3" 2>/dev/null; then break; fi;
-    if kill -0 $1 2>/dev/null; then sleep 0.1; n=$((n+1)); else break; fi;
+    if kill -0 $1 2>/dev/null; then sleep 0.05; n=$((n+1)); else break; fi;
   done;
   kill -0 $1 2>/dev/null;
 };
@@ -100,7 +105,7 @@ if [ "$iperf" = 1 ] && command -v iperf3 >/dev/null 2>&1 && tmp; then
   for p in 5201 5202 5203 5204 5205 5206 5207 5208; do
     iperf3 -s -p $p --forceflush >"$d/iperf3.log" 2>&1 </dev/null &
     s=$!;
-    if started $s listening "$d/iperf3.log"; then say "peer iperf3 $p"; hold $s; exit 0; fi;
+    if started $s listening "$d/iperf3.log"; then say "peer iperf3 $p"; hold $s "$d/iperf3.log"; exit 0; fi;
     wait $s 2>/dev/null;
   done;
 fi;
@@ -125,7 +130,7 @@ s=$!;
 if started $s "listening on" "$d/serve.log"; then
   l=$(grep "listening on" "$d/serve.log"); l=${l#*listening on }; l=${l%% *};
   say "peer tcptune-serve ${l##*:}";
-  hold $s;
+  hold $s "$d/serve.log";
   exit 0;
 fi;
 say "fail the copied tcptune serve did not start";

@@ -133,8 +133,19 @@ pub struct Session {
     ended: Mutex<bool>,
 }
 
-/// Opens the session to `t.dest` and reads the far end until its peer listens.
-pub fn open(t: &Target) -> Result<(Session, FarEnd), Error> {
+/// The session being opened: ssh runs, and a thread reads the far end until its peer listens,
+/// while the caller probes the path (SSH set-up costs a dozen round trips on a long path,
+/// which the probes take as long as).
+pub struct Opening {
+    session: Arc<Session>,
+    host: String,
+    reading: Mutex<Option<std::thread::JoinHandle<Result<FarEnd, Error>>>>,
+    far: Mutex<Option<Result<FarEnd, Error>>>,
+}
+
+/// Starts the session to `t.dest`: the destination checked, its host name resolved (`ssh
+/// -G`, nothing connected), ssh started; [`Opening::wait`] gives the far end.
+pub fn start(t: &Target) -> Result<Opening, Error> {
     ssh::check_dest(&t.dest)?;
     let client = ssh::Client::new(t.ssh_command.as_deref())?;
     let host = match &t.host {
@@ -149,24 +160,86 @@ pub fn open(t: &Target) -> Result<(Session, FarEnd), Error> {
     };
     let remote = script::remote_command(&ask)?;
     let started = Instant::now();
-    let session = Session::spawn(&client, &t.dest, &remote)?;
-    let (report, peer) = session.read_far_end(&ask, started)?;
-    let uname = Foreign::new(format!("{} {}", report.sysname.raw(), report.machine.raw()));
-    let os = script::os_of(report.sysname.raw());
-    let facts = os.map(|os| {
-        let from = if os == Os::Linux { "/proc/sys" } else { "sysctl(8)" };
-        script::facts(&report, os, format!("ssh {}: {from}", text::escape(&t.dest)))
+    let session = Arc::new(Session::spawn(&client, &t.dest, &remote)?);
+    let reader = Arc::clone(&session);
+    let (dest, far_host) = (t.dest.clone(), host.clone());
+    let reading = std::thread::spawn(move || {
+        let (report, peer) = reader.read_far_end(&ask, started)?;
+        let os = script::os_of(report.sysname.raw());
+        let facts = os.map(|os| {
+            let from = if os == Os::Linux { "/proc/sys" } else { "sysctl(8)" };
+            script::facts(&report, os, format!("ssh {}: {from}", text::escape(&dest)))
+        });
+        Ok(FarEnd {
+            uname: Foreign::new(format!("{} {}", report.sysname.raw(), report.machine.raw())),
+            dest,
+            host: far_host,
+            os,
+            facts,
+            peer,
+            setup: started.elapsed(),
+        })
     });
-    let far = FarEnd {
-        dest: t.dest.clone(),
+    Ok(Opening {
+        session,
         host,
-        uname,
-        os,
-        facts,
-        peer,
-        setup: started.elapsed(),
-    };
-    Ok((session, far))
+        reading: Mutex::new(Some(reading)),
+        far: Mutex::new(None),
+    })
+}
+
+/// Opens the session to `t.dest` and reads the far end until its peer listens.
+pub fn open(t: &Target) -> Result<(Opening, FarEnd), Error> {
+    let opening = start(t)?;
+    let far = opening.wait()?;
+    Ok((opening, far))
+}
+
+impl Opening {
+    /// The far end's address for the path: known before the session is up.
+    pub fn host(&self) -> &str {
+        &self.host
+    }
+
+    /// The far end, once its peer listens (waiting for it, within [`SETUP_LIMIT`], or
+    /// [`COPY_LIMIT`] for a copy of this binary); the same answer every time.
+    pub fn wait(&self) -> Result<FarEnd, Error> {
+        let mut far = self
+            .far
+            .lock()
+            .map_err(|_| Error::system("the far end's lock is poisoned"))?;
+        if far.is_none() {
+            let thread = self.reading.lock().ok().and_then(|mut r| r.take());
+            *far = Some(match thread.map(std::thread::JoinHandle::join) {
+                Some(Ok(got)) => got,
+                _ => Err(Error::system("the thread reading the far end panicked")),
+            });
+        }
+        match far.as_ref() {
+            Some(Ok(f)) => Ok(f.clone()),
+            Some(Err(e)) => Err(copy(e)),
+            None => Err(Error::system("the far end was never read")),
+        }
+    }
+
+    /// The session, for [`Session::check`].
+    pub fn session(&self) -> &Session {
+        &self.session
+    }
+
+    /// Ends the session ([`Session::close`]), whether or not it was ever up.
+    pub fn close(&self) {
+        self.session.close();
+    }
+}
+
+/// The same error again (an [`Error`] is a kind, a message and a hint).
+fn copy(e: &Error) -> Error {
+    let c = Error::new(e.kind(), e.message());
+    match e.hint() {
+        Some(h) => c.with_hint(h),
+        None => c,
+    }
 }
 
 impl Session {
@@ -409,6 +482,46 @@ impl Session {
             "ssh {}: the session ended during the path test ({said}); the far end's peer ended with it",
             text::escape(&self.dest)
         )))
+    }
+
+    /// Drops what the far end said so far (noting its `end`), so that [`Session::wait_ready`]
+    /// waits for a new line.
+    pub fn drain(&self) {
+        let mut ended = false;
+        if let Ok(rx) = self.lines.lock() {
+            while let Ok(line) = rx.try_recv() {
+                ended |= matches!(&line, Line::Text(l) if l.starts_with("end "));
+            }
+        }
+        if ended && let Ok(mut e) = self.ended.lock() {
+            *e = true;
+        }
+    }
+
+    /// Waits up to `within` for the far end to say that its server listens again (`ready N`):
+    /// iperf3 closes and reopens its port after every connection, and resets one made in
+    /// between. False when it did not say so in time (or ended).
+    pub fn wait_ready(&self, within: Duration) -> bool {
+        let by = Instant::now() + within;
+        let mut ended = false;
+        let ready = match self.lines.lock() {
+            Ok(rx) => loop {
+                match rx.recv_timeout(by.saturating_duration_since(Instant::now())) {
+                    Ok(Line::Text(l)) if l.starts_with("ready ") => break true,
+                    Ok(Line::Text(l)) if l.starts_with("end ") => {
+                        ended = true;
+                        break false;
+                    }
+                    Ok(Line::Text(_) | Line::TooLong) => {}
+                    Ok(Line::Eof) | Err(_) => break false,
+                }
+            },
+            Err(_) => false,
+        };
+        if ended && let Ok(mut e) = self.ended.lock() {
+            *e = true;
+        }
+        ready
     }
 
     /// Whether the far end said `end` (waiting up to `within` for its last lines).

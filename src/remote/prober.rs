@@ -6,16 +6,16 @@
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
-use super::{FarEnd, PeerKind, Session};
+use super::{Opening, PeerKind};
 use crate::error::Error;
 use crate::measure::evidence::Evidence;
 use crate::measure::{EvidenceRequest, HostMeasurement, PathProber, ProbeOptions, TestMode};
 
-/// `inner`, with the far end's test aimed at its session's peer.
+/// `inner`, with the far end's test aimed at its session's peer. The probes run while the
+/// session is being set up; the test waits for its peer.
 pub struct FarProber<'a> {
     pub inner: &'a dyn PathProber,
-    pub session: &'a Session,
-    pub far: &'a FarEnd,
+    pub far: &'a Opening,
 }
 
 impl PathProber for FarProber<'_> {
@@ -24,12 +24,13 @@ impl PathProber for FarProber<'_> {
     }
 
     fn evidence(&self, m: &HostMeasurement, req: &EvidenceRequest, opts: &ProbeOptions) -> Result<Evidence, Error> {
-        let Some(peer) = &self.far.peer else {
-            return self.inner.evidence(m, req, opts);
-        };
-        if m.host != self.far.host || req.mode == TestMode::Off {
+        if m.host != self.far.host() || req.mode == TestMode::Off {
             return self.inner.evidence(m, req, opts);
         }
+        let far = self.far.wait()?;
+        let Some(peer) = &far.peer else {
+            return self.inner.evidence(m, req, opts);
+        };
         let aimed = EvidenceRequest {
             mode: match peer.kind {
                 PeerKind::Tcptune => TestMode::Tcptune,
@@ -62,14 +63,22 @@ impl PathProber for FarProber<'_> {
         // iperf3's client would wait out a SYN timeout (minutes) on a port that drops: asked
         // first, as iperf3 -s serves on after a bare connection. tcptune's own test connects
         // within a few round trips, and its peer (which serves two tests) is not asked.
-        if peer.kind == PeerKind::Iperf3 && !answers(sa, connect_timeout(m)) {
-            self.session.check()?;
-            let mut ev = untested()?;
-            ev.test_skipped = Some(blocked());
-            return Ok(ev);
+        if peer.kind == PeerKind::Iperf3 {
+            let session = self.far.session();
+            session.drain();
+            if !answers(sa, connect_timeout(m)) {
+                session.check()?;
+                let mut ev = untested()?;
+                ev.test_skipped = Some(blocked());
+                return Ok(ev);
+            }
+            // iperf3 -s reopens its port after that connection, and resets a connection made
+            // before it has: the test starts once the far end says it listens again (or, not
+            // said, after a while anyway).
+            session.wait_ready(READY_WAIT + connect_timeout(m));
         }
         let got = self.inner.evidence(m, &aimed, opts);
-        self.session.check()?;
+        self.far.session().check()?;
         let tested = matches!(&got, Ok(ev) if ev.test.is_some());
         if tested || peer.kind == PeerKind::Iperf3 || answers(sa, connect_timeout(m)) {
             return got;
@@ -84,6 +93,9 @@ impl PathProber for FarProber<'_> {
         Ok(ev)
     }
 }
+
+/// How long the far end's iperf3 -s may take to listen again after the bare connection.
+const READY_WAIT: Duration = Duration::from_secs(3);
 
 /// As long as the path test waits for its connect: a few of the path's round trips.
 fn connect_timeout(m: &HostMeasurement) -> Duration {

@@ -19,6 +19,7 @@
 //! | `peer tcptune`, then the peer's own line | `tcptune peer` runs; its JSON line says its port |
 //! | `peer iperf3 P` | `iperf3 -s` listens on port P |
 //! | `peer tcptune-serve P` | a copied tcptune without `peer` runs `serve --once` on port P |
+//! | `ready N` | the server listens again, for the Nth time (iperf3 reopens its port after each connection) |
 //! | `need-binary` | neither tool is there: the near end sends a copy of itself (a size line, the bytes) or closes |
 //! | `fail WHY` | the far end gave up |
 //! | `end N` | the peer ended (its exit status) and the script with it |

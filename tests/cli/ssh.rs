@@ -349,6 +349,30 @@ fn the_readme_example_advises_against_the_far_ends_peer_and_leaves_nothing() {
     assert_eq!(test["peer"], "iperf3", "{:#}", v["evidence"]);
     assert_eq!(test["addr"], format!("{FAR}:5201"));
     lab.assert_clean();
+
+    // apply --ssh works as apply --host does: fresh advice for this host, here shown only.
+    let out = lab
+        .tcptune(&[
+            "apply",
+            "--ssh",
+            "dtn2",
+            "--ssh-command",
+            &lab.ssh_command(),
+            "--test-time",
+            "2s",
+            "--dry-run",
+        ])
+        .output()
+        .expect("run");
+    let err = stderr(&out);
+    assert!(out.status.success(), "{:?}: {err}", out.status);
+    // A veth's path needs no change: the dry run says so.
+    assert!(
+        err.contains("dry run: ") && err.contains("nothing was written"),
+        "{err}"
+    );
+    assert!(err.contains("ssh dtn2 (Linux x86_64): iperf3 -s on port 5201"), "{err}");
+    lab.assert_clean();
 }
 
 /// A far end with neither tcptune nor iperf3 gets a copy of this very binary, in a private
