@@ -704,3 +704,51 @@ fn ssh_usage_errors_are_said_before_anything_runs() {
         assert!(out.stdout.is_empty());
     }
 }
+
+/// No root, no sshd: an `ssh` that runs the remote command here, as a login shell would. The
+/// script then reports this very machine, and its facts are this machine's.
+#[test]
+fn the_script_reports_this_machine_through_a_stand_in_ssh() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let fake = dir.path().join("ssh");
+    write_script(
+        &fake,
+        "#!/bin/sh\n# ssh's stand-in: -G names the host, anything else runs the last word here.\n\
+         for a; do last=$a; done\ncase \" $* \" in *\" -G \"*) echo hostname 127.0.0.1; exit 0;; esac\n\
+         exec sh -c \"$last\"\n",
+    );
+    let keys = vec![
+        "net.ipv4.tcp_rmem".to_string(),
+        "net.ipv4.tcp_congestion_control".to_string(),
+        "net.ipv4.no_such_key".to_string(),
+    ];
+    let target = tcptune::remote::Target {
+        dest: "here".into(),
+        ssh_command: Some(fake.display().to_string()),
+        host: None,
+        want: tcptune::remote::Want::Nothing,
+        keys: tcptune::remote::Keys {
+            linux: keys,
+            ..Default::default()
+        },
+        life: Duration::from_secs(10),
+    };
+    let (session, far) = tcptune::remote::open(&target).unwrap_or_else(|e| panic!("{e}"));
+    session.close();
+    assert_eq!((far.host.as_str(), far.dest.as_str()), ("127.0.0.1", "here"));
+    let uname = run(Std::new("uname").arg("-sm"));
+    assert_eq!(far.uname.raw(), String::from_utf8_lossy(&uname.stdout).trim());
+    let f = far.facts.expect("facts");
+    let here = |k: &str| {
+        let p = format!("/proc/sys/{}", k.replace('.', "/"));
+        tcptune::sysctl::normalize_value(&std::fs::read_to_string(p).expect("read"))
+    };
+    assert_eq!(f.value("net.ipv4.tcp_rmem"), Some(here("net.ipv4.tcp_rmem").as_str()));
+    assert_eq!(
+        f.value("net.ipv4.tcp_congestion_control"),
+        Some(here("net.ipv4.tcp_congestion_control").as_str())
+    );
+    assert_eq!(f.read("net.ipv4.no_such_key"), Some(tcptune::sysctl::KeyState::Absent));
+    assert_eq!(f.values_from(), Some("ssh here: /proc/sys"));
+    assert_eq!(f.page_size, tcptune::host::page_size());
+}
