@@ -430,11 +430,15 @@ impl Session {
                 self.kill();
                 let said = self.said();
                 Err(Error::measurement(format!(
-                    "ssh {}: the far end did not answer within {} s{said}",
+                    "ssh {}: the far end did not answer in time (its set-up may take {} s, a copy of tcptune {} s){said}",
                     text::escape(&self.dest),
-                    SETUP_LIMIT.as_secs()
+                    SETUP_LIMIT.as_secs(),
+                    COPY_LIMIT.as_secs()
                 ))
-                .with_hint("check that `ssh DEST true` works without a prompt, or give --rtt and --bandwidth"))
+                .with_hint(format!(
+                    "check that `ssh {} true` answers without a prompt, or give --rtt and --bandwidth",
+                    text::escape(&self.dest)
+                )))
             }
         }
     }

@@ -752,3 +752,32 @@ fn the_script_reports_this_machine_through_a_stand_in_ssh() {
     assert_eq!(f.values_from(), Some("ssh here: /proc/sys"));
     assert_eq!(f.page_size, tcptune::host::page_size());
 }
+
+/// A far end that never answers (here an `ssh` that hangs) is given up at the set-up's bound,
+/// with one line, and the ssh process is ended.
+#[test]
+fn a_far_end_that_never_answers_is_given_up_in_time() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let fake = dir.path().join("ssh");
+    write_script(
+        &fake,
+        "#!/bin/sh\ncase \" $* \" in *\" -G \"*) echo hostname 127.0.0.1; exit 0;; esac\nexec sleep 60\n",
+    );
+    let t = Instant::now();
+    let out = super::tcptune()
+        .args([
+            "advise",
+            "--ssh",
+            "here",
+            "--rtt",
+            "50ms",
+            "--bandwidth",
+            "1gbit",
+            "--ssh-command",
+        ])
+        .arg(&fake)
+        .output()
+        .expect("run");
+    assert_fault(&out, t.elapsed(), "ssh here: the far end did not answer in time");
+    assert!(t.elapsed() >= tcptune::remote::SETUP_LIMIT, "{:?}", t.elapsed());
+}
