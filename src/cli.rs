@@ -280,6 +280,15 @@ pub struct AdviseArgs {
     /// Host to measure the path to (repeatable)
     #[arg(long, value_name = "HOST")]
     pub host: Vec<String>,
+    /// Start the path test's peer on the far end through your own ssh (DEST as ssh takes it:
+    /// host, user@host, a Host of your ssh config) and read that machine's facts; one session,
+    /// no password prompt, nothing left there. --host defaults to the host name ssh connects to
+    #[arg(long, value_name = "DEST")]
+    pub ssh: Option<String>,
+    /// The ssh command to run instead of `ssh`, split into words as a shell would ("ssh -F
+    /// ./config -p 2222"), as rsync -e and GIT_SSH_COMMAND take it
+    #[arg(long, value_name = "CMD", requires = "ssh")]
+    pub ssh_command: Option<String>,
     /// Path round-trip time, instead of measuring it (150ms)
     #[arg(long, value_name = "DUR", allow_hyphen_values = true)]
     pub rtt: Option<Span>,

@@ -10,7 +10,7 @@
 //! | command line | `cmd`, `cli` | one thin file per subcommand: parse, gather, call the domain, render |
 //! | rendering | `output`, `fleet` | tables, JSON, sysctl files, playbooks, profiles, pods |
 //! | domain | `advice`, `change`, `calc`, `check` | decisions over values the caller gathered |
-//! | evidence | `measure`, `diag`, `persist`, `snapshot`, `profile` | probes, tests, state and rules on disk |
+//! | evidence | `measure`, `diag`, `remote`, `persist`, `snapshot`, `profile` | probes, tests, the far end over SSH, state and rules on disk |
 //! | TCP and the host | `tcp`, `host`, `sysctl`, `fsutil`, `input`, `signals` | sockets, this machine, the sysctl store |
 //! | model | `units`, `text`, `bdp`, `ceilings`, `expr`, `os`, `error` | pure: no I/O |
 //!
@@ -36,6 +36,7 @@ pub mod os;
 pub mod output;
 pub mod persist;
 pub mod profile;
+pub mod remote;
 pub mod signals;
 pub mod snapshot;
 pub mod sysctl;

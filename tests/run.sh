@@ -20,6 +20,11 @@ command -v ip >/dev/null || need+=(iproute2)
 command -v sysctl >/dev/null || need+=(procps)
 command -v ping >/dev/null || need+=(iputils-ping)
 command -v iperf3 >/dev/null || need+=(iperf3)
+# advise --ssh: the OpenSSH client, and a server the tests start in a namespace of their own
+# (never the package's service: policy-rc.d below); nft for a far end's firewall.
+command -v ssh >/dev/null || need+=(openssh-client)
+[[ -x /usr/sbin/sshd ]] || need+=(openssh-server)
+command -v nft >/dev/null || need+=(nftables)
 # The fleet formats are checked by their own engines: TuneD's profile loader (Debian's tuned,
 # Python package tuned.profiles) and, from PyPI in a venv, ansible-playbook (with
 # ansible.posix) and kubernetes-validate (offline Kubernetes API schemas, with PyYAML).
@@ -29,7 +34,8 @@ if ((${#need[@]})); then
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
     # Install, never start: tuned's daemon would apply its recommended profile to this
-    # machine. policy-rc.d (exit 101) tells the package scripts not to start services.
+    # machine, and sshd would listen on its port 22. policy-rc.d (exit 101) tells the package
+    # scripts not to start services.
     policy=
     if [[ ! -e /usr/sbin/policy-rc.d ]]; then
         policy=/usr/sbin/policy-rc.d
@@ -43,6 +49,9 @@ if ((${#need[@]})); then
         trap - EXIT
     fi
 fi
+
+# sshd's privilege separation directory, which a service start would make.
+mkdir -p /run/sshd
 
 export TCPTUNE_FLEET_VENV="${TCPTUNE_FLEET_VENV:-$PWD/target/fleet-venv}"
 fleet_pkgs=(ansible==12.3.0 kubernetes-validate==1.37.0)

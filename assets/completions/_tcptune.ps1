@@ -68,6 +68,8 @@ Register-ArgumentCompleter -Native -CommandName 'tcptune' -ScriptBlock {
         }
         'tcptune;advise' {
             [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Host to measure the path to (repeatable)')
+            [CompletionResult]::new('--ssh', '--ssh', [CompletionResultType]::ParameterName, 'Start the path test''s peer on the far end through your own ssh (DEST as ssh takes it: host, user@host, a Host of your ssh config) and read that machine''s facts; one session, no password prompt, nothing left there. --host defaults to the host name ssh connects to')
+            [CompletionResult]::new('--ssh-command', '--ssh-command', [CompletionResultType]::ParameterName, 'The ssh command to run instead of `ssh`, split into words as a shell would ("ssh -F ./config -p 2222"), as rsync -e and GIT_SSH_COMMAND take it')
             [CompletionResult]::new('--rtt', '--rtt', [CompletionResultType]::ParameterName, 'Path round-trip time, instead of measuring it (150ms)')
             [CompletionResult]::new('--bandwidth', '--bandwidth', [CompletionResultType]::ParameterName, 'Path rate, instead of the link speed (500mbit, 1gbit)')
             [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Profile: a shipped name (linux, freebsd, macos) or a TOML file')
@@ -106,6 +108,8 @@ Register-ArgumentCompleter -Native -CommandName 'tcptune' -ScriptBlock {
             [CompletionResult]::new('--wait', '--wait', [CompletionResultType]::ParameterName, 'Seconds to wait for another apply or revert to finish (0: refuse at once)')
             [CompletionResult]::new('--persist-root', '--persist-root', [CompletionResultType]::ParameterName, 'Tests only: the directory standing for / in --persist paths')
             [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Host to measure the path to (repeatable)')
+            [CompletionResult]::new('--ssh', '--ssh', [CompletionResultType]::ParameterName, 'Start the path test''s peer on the far end through your own ssh (DEST as ssh takes it: host, user@host, a Host of your ssh config) and read that machine''s facts; one session, no password prompt, nothing left there. --host defaults to the host name ssh connects to')
+            [CompletionResult]::new('--ssh-command', '--ssh-command', [CompletionResultType]::ParameterName, 'The ssh command to run instead of `ssh`, split into words as a shell would ("ssh -F ./config -p 2222"), as rsync -e and GIT_SSH_COMMAND take it')
             [CompletionResult]::new('--rtt', '--rtt', [CompletionResultType]::ParameterName, 'Path round-trip time, instead of measuring it (150ms)')
             [CompletionResult]::new('--bandwidth', '--bandwidth', [CompletionResultType]::ParameterName, 'Path rate, instead of the link speed (500mbit, 1gbit)')
             [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Profile: a shipped name (linux, freebsd, macos) or a TOML file')

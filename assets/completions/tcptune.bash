@@ -178,13 +178,21 @@ _tcptune() {
             return 0
             ;;
         tcptune__subcmd__advise)
-            opts="-4 -6 -h --host --rtt --bandwidth --profile --probes --port --interval --timeout --no-capacity --allow-lower --loss-recovery --clean-path --no-path-test --iperf3 --test-port --test-time --test-bytes --flows --output --tuned-include --allowed-unsafe-sysctls --persist-root --os --format --sysctl-dir --sysctl-cmd --state-dir --fake-prober --help"
+            opts="-4 -6 -h --host --ssh --ssh-command --rtt --bandwidth --profile --probes --port --interval --timeout --no-capacity --allow-lower --loss-recovery --clean-path --no-path-test --iperf3 --test-port --test-time --test-bytes --flows --output --tuned-include --allowed-unsafe-sysctls --persist-root --os --format --sysctl-dir --sysctl-cmd --state-dir --fake-prober --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --host)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ssh)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ssh-command)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -280,7 +288,7 @@ _tcptune() {
             return 0
             ;;
         tcptune__subcmd__apply)
-            opts="-4 -6 -h --dry-run --persist --for --wait --persist-root --host --rtt --bandwidth --profile --probes --port --interval --timeout --no-capacity --allow-lower --loss-recovery --clean-path --no-path-test --iperf3 --test-port --test-time --test-bytes --flows --os --format --sysctl-dir --sysctl-cmd --state-dir --fake-prober --help"
+            opts="-4 -6 -h --dry-run --persist --for --wait --persist-root --host --ssh --ssh-command --rtt --bandwidth --profile --probes --port --interval --timeout --no-capacity --allow-lower --loss-recovery --clean-path --no-path-test --iperf3 --test-port --test-time --test-bytes --flows --os --format --sysctl-dir --sysctl-cmd --state-dir --fake-prober --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -299,6 +307,14 @@ _tcptune() {
                     return 0
                     ;;
                 --host)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ssh)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ssh-command)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

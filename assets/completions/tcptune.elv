@@ -63,6 +63,8 @@ set edit:completion:arg-completer[tcptune] = {|@words|
         }
         &'tcptune;advise'= {
             cand --host 'Host to measure the path to (repeatable)'
+            cand --ssh 'Start the path test''s peer on the far end through your own ssh (DEST as ssh takes it: host, user@host, a Host of your ssh config) and read that machine''s facts; one session, no password prompt, nothing left there. --host defaults to the host name ssh connects to'
+            cand --ssh-command 'The ssh command to run instead of `ssh`, split into words as a shell would ("ssh -F ./config -p 2222"), as rsync -e and GIT_SSH_COMMAND take it'
             cand --rtt 'Path round-trip time, instead of measuring it (150ms)'
             cand --bandwidth 'Path rate, instead of the link speed (500mbit, 1gbit)'
             cand --profile 'Profile: a shipped name (linux, freebsd, macos) or a TOML file'
@@ -100,6 +102,8 @@ set edit:completion:arg-completer[tcptune] = {|@words|
             cand --wait 'Seconds to wait for another apply or revert to finish (0: refuse at once)'
             cand --persist-root 'Tests only: the directory standing for / in --persist paths'
             cand --host 'Host to measure the path to (repeatable)'
+            cand --ssh 'Start the path test''s peer on the far end through your own ssh (DEST as ssh takes it: host, user@host, a Host of your ssh config) and read that machine''s facts; one session, no password prompt, nothing left there. --host defaults to the host name ssh connects to'
+            cand --ssh-command 'The ssh command to run instead of `ssh`, split into words as a shell would ("ssh -F ./config -p 2222"), as rsync -e and GIT_SSH_COMMAND take it'
             cand --rtt 'Path round-trip time, instead of measuring it (150ms)'
             cand --bandwidth 'Path rate, instead of the link speed (500mbit, 1gbit)'
             cand --profile 'Profile: a shipped name (linux, freebsd, macos) or a TOML file'

@@ -75,6 +75,8 @@ complete -c tcptune -n "__fish_tcptune_using_subcommand calc" -l state-dir -d 'W
 complete -c tcptune -n "__fish_tcptune_using_subcommand calc" -l fake-prober -d 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine\'s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand calc" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l host -d 'Host to measure the path to (repeatable)' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l ssh -d 'Start the path test\'s peer on the far end through your own ssh (DEST as ssh takes it: host, user@host, a Host of your ssh config) and read that machine\'s facts; one session, no password prompt, nothing left there. --host defaults to the host name ssh connects to' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l ssh-command -d 'The ssh command to run instead of `ssh`, split into words as a shell would ("ssh -F ./config -p 2222"), as rsync -e and GIT_SSH_COMMAND take it' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l rtt -d 'Path round-trip time, instead of measuring it (150ms)' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l bandwidth -d 'Path rate, instead of the link speed (500mbit, 1gbit)' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l profile -d 'Profile: a shipped name (linux, freebsd, macos) or a TOML file' -r
@@ -117,6 +119,8 @@ complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l for -d 'A time
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l wait -d 'Seconds to wait for another apply or revert to finish (0: refuse at once)' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l persist-root -d 'Tests only: the directory standing for / in --persist paths' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l host -d 'Host to measure the path to (repeatable)' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l ssh -d 'Start the path test\'s peer on the far end through your own ssh (DEST as ssh takes it: host, user@host, a Host of your ssh config) and read that machine\'s facts; one session, no password prompt, nothing left there. --host defaults to the host name ssh connects to' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l ssh-command -d 'The ssh command to run instead of `ssh`, split into words as a shell would ("ssh -F ./config -p 2222"), as rsync -e and GIT_SSH_COMMAND take it' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l rtt -d 'Path round-trip time, instead of measuring it (150ms)' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l bandwidth -d 'Path rate, instead of the link speed (500mbit, 1gbit)' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l profile -d 'Profile: a shipped name (linux, freebsd, macos) or a TOML file' -r

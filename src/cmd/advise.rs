@@ -28,7 +28,8 @@ pub fn run(args: &AdviseCmdArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::
     // Everything the format cannot take is refused before anything is measured.
     let engine = engine(format);
     check_flags(a, format, engine, ctx)?;
-    let advice = super::advice_for(&args.advice.request(output::progress::probes(ctx.term.stderr_tty)), ctx)?;
+    // With --ssh, the far end as its session found it, for the far end's own advice.
+    let (advice, _far) = super::advice_from_args(&args.advice, ctx)?;
     let root = a.persist_root.clone().unwrap_or_else(|| PathBuf::from("/"));
     let keys = advice.kept_keys();
     // The installed sysctl.d files are read only for the formats that name a drop-in.

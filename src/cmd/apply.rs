@@ -139,17 +139,19 @@ fn print_applied(out: &mut dyn Write, format: Format, env: &Env, t: &Transaction
 /// The file, stdin, or fresh advice, parsed and checked.
 fn gather(a: &ApplyArgs, ctx: &Context) -> anyhow::Result<Input> {
     let adv = &a.advice;
-    let wants_advice = !adv.host.is_empty() || adv.rtt.is_some() || adv.bandwidth.is_some();
+    let wants_advice = !adv.host.is_empty() || adv.ssh.is_some() || adv.rtt.is_some() || adv.bandwidth.is_some();
     match (&a.file, wants_advice) {
-        (Some(_), true) => Err(Error::usage("give either FILE or --host / --rtt and --bandwidth, not both").into()),
+        (Some(_), true) => {
+            Err(Error::usage("give either FILE or --host / --ssh / --rtt and --bandwidth, not both").into())
+        }
         (None, false) => Err(Error::usage(
-            "apply needs a sysctl FILE (or - for stdin), or --host HOST / --rtt DUR --bandwidth RATE for fresh advice",
+            "apply needs a sysctl FILE (or - for stdin), or --host HOST / --ssh DEST / --rtt DUR --bandwidth RATE for fresh advice",
         )
         .with_hint("e.g. tcptune apply --rtt 150ms --bandwidth 500mbit --dry-run")
         .into()),
         (Some(file), false) => Input::from_file((file.as_os_str() != "-").then_some(file.as_path()), ctx.os),
         (None, true) => {
-            let advice = super::advice_for(&adv.request(crate::output::progress::probes(ctx.term.stderr_tty)), ctx)?;
+            let (advice, _far) = super::advice_from_args(adv, ctx)?;
             // The host as typed: an IP literal resolves with a newline around it.
             let host = advice
                 .host

@@ -11,8 +11,8 @@ const LAYERS: &[&[&str]] = &[
     &["units", "text", "bdp", "ceilings", "expr", "os", "error"],
     // TCP and the host: sockets, this machine, the sysctl store
     &["sysctl", "fsutil", "input", "signals", "host", "tcp"],
-    // evidence: probes, tests, state and rules on disk
-    &["profile", "snapshot", "persist", "measure", "diag"],
+    // evidence: probes, tests, the far end over SSH, state and rules on disk
+    &["profile", "snapshot", "persist", "measure", "diag", "remote"],
     // domain: decisions over values the caller gathered
     &["check", "advice", "change", "calc"],
     // rendering

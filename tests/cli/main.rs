@@ -12,6 +12,7 @@ mod lab;
 mod layers;
 mod netns;
 mod ship;
+mod ssh;
 mod sysctld;
 mod trust;
 

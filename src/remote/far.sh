@@ -1,0 +1,136 @@
+# The far end of `tcptune advise --ssh`, run by `sh -c` in one SSH session (no pty): it prints
+# what it finds of its machine as tagged lines (src/remote/script.rs reads them, line by line),
+# then starts one peer for the path test and ends when the session's stdin closes (or after
+# LIFE seconds), leaving no process and no file behind.
+#
+# Sent as one line inside single quotes, which every login shell (sh, bash, zsh, ksh, fish,
+# csh) hands on to sh as it is: so no single quote and no backslash anywhere below (and `!`
+# only in `$!`: no shell expands history when it runs a command), and every line ends where a
+# shell may go on (tests in script.rs check this, and that sh parses the joined line).
+#
+# Arguments: LIFE WANT IPERF KEY...
+#   LIFE   seconds a server started here may live at most, however the session goes
+#   WANT   tcptune: tcptune peer, else iperf3 -s, else a copy of this tcptune;
+#          iperf3: iperf3 -s only; none: the facts only
+#   IPERF  1: the near end has an iperf3 client (else iperf3 -s here is no use)
+#   KEY    L:net/ipv4/tcp_rmem (Linux, the file under /proc/sys), F:kern.ipc.maxsockbuf
+#          (FreeBSD, sysctl -n), M:net.inet.tcp.autorcvbufmax (macOS, sysctl -n)
+life=$1; want=$2; iperf=$3; shift 3;
+# Background jobs of a non-interactive shell read /dev/null: the watcher reads the session
+# through fd 3.
+exec 3<&0;
+nl=$(echo; echo x); nl=${nl%x};
+d=; srv=; c=;
+say() { printf "%s$nl" "$*"; };
+bye() { kill $srv $c 2>/dev/null; if [ -n "$d" ]; then rm -rf "$d"; fi; };
+trap bye EXIT;
+trap "exit 129" HUP INT TERM PIPE;
+# Holds the server $1 until the session's stdin closes (the reader wakes this shell) or LIFE
+# passes, then stops it: every process it started is one this shell waits for or kills. Each
+# time the server says in its log $2 that it listens again (iperf3 closes and reopens its
+# port after every connection), "ready N" says so: a connection made before that is reset.
+wake() { up=; };
+hold() {
+  srv=$1; up=1; t=0;
+  trap wake USR1;
+  ( cat <&3 >/dev/null 2>&1; kill -s USR1 $$ ) >/dev/null 2>&1 &
+  c=$!;
+  r=1;
+  while [ -n "$up" ] && [ $t -lt $((life * 10)) ]; do
+    k=$(grep -c listening "$2" 2>/dev/null);
+    if [ "${k:-0}" -gt $r ]; then r=$k; say "ready $r"; fi;
+    sleep 0.1; t=$((t+1));
+  done;
+  kill $srv $c 2>/dev/null; wait $srv 2>/dev/null;
+  srv=; c=;
+  say "end 0";
+};
+# Waits up to 3 s for the server $1 to write $2 into $3; true while it runs.
+started() {
+  n=0;
+  while [ $n -lt 60 ]; do
+    if grep -q "$2" "$3" 2>/dev/null; then break; fi;
+    if kill -0 $1 2>/dev/null; then sleep 0.05; n=$((n+1)); else break; fi;
+  done;
+  kill -0 $1 2>/dev/null;
+};
+tmp() { if [ -z "$d" ]; then d=$(mktemp -d "${TMPDIR:-/tmp}/tcptune.XXXXXXXX") && chmod 700 "$d"; fi; };
+say "tcptune-far 1";
+os=$(uname -s);
+say "uname $os $(uname -m)";
+say "release $(uname -r)";
+say "page $(getconf PAGESIZE 2>/dev/null)";
+say "uid $(id -u)";
+case $os in
+Linux)
+  while read -r k v u; do if [ "$k" = MemTotal: ]; then say "ramkb $v"; fi; done </proc/meminfo;
+  if [ -d /sys/module/sch_fq ]; then say "fq 1"; else say "fq 0"; fi;
+  say "netns-self $(readlink /proc/self/ns/net 2>/dev/null)";
+  say "netns-init $(readlink /proc/1/ns/net 2>/dev/null)";;
+FreeBSD) say "ram $(sysctl -n hw.physmem 2>/dev/null)";;
+Darwin) say "ram $(sysctl -n hw.memsize 2>/dev/null)";;
+esac;
+# A value is its key line, then one "= " line per line of it.
+for a in "$@"; do
+  k=${a#?:};
+  case $os:$a in
+  Linux:L:*)
+    p=/proc/sys/$k;
+    if [ -e "$p" ]; then
+      m=$(ls -ln "$p" 2>/dev/null); m=${m%% *};
+      if v=$(cat "$p" 2>/dev/null); then
+        say "key $k $m";
+        say "$v" | while IFS= read -r l; do say "= $l"; done;
+      else say "key $k unreadable"; fi;
+    else say "key $k absent"; fi;;
+  FreeBSD:F:*|Darwin:M:*)
+    if v=$(sysctl -n "$k" 2>/dev/null); then
+      say "key $k -";
+      say "$v" | while IFS= read -r l; do say "= $l"; done;
+    else say "key $k absent"; fi;;
+  esac;
+done;
+if [ "$want" = none ]; then say "peer none"; exit 0; fi;
+# 1. tcptune peer, which ends by itself at the session's end (stdin EOF) or its lifetime.
+t=;
+if [ "$want" = tcptune ]; then t=$(command -v tcptune 2>/dev/null); fi;
+if [ -n "$t" ] && "$t" peer --help >/dev/null 2>&1; then
+  say "peer tcptune";
+  "$t" peer 3<&-;
+  say "end $?";
+  exit 0;
+fi;
+# 2. iperf3 -s on the first free port of these.
+if [ "$iperf" = 1 ] && command -v iperf3 >/dev/null 2>&1 && tmp; then
+  for p in 5201 5202 5203 5204 5205 5206 5207 5208; do
+    iperf3 -s -p $p --forceflush >"$d/iperf3.log" 2>&1 </dev/null &
+    s=$!;
+    if started $s listening "$d/iperf3.log"; then say "peer iperf3 $p"; hold $s "$d/iperf3.log"; exit 0; fi;
+    wait $s 2>/dev/null;
+  done;
+fi;
+if [ "$want" = iperf3 ]; then say "fail no iperf3 server could start"; exit 0; fi;
+# 3. A copy of the near end tcptune, if it sends one: a size line, then the bytes.
+say "need-binary";
+IFS= read -r n || exit 0;
+if [ "$n" -gt 0 ] 2>/dev/null && tmp; then :; else exit 0; fi;
+head -c "$n" >"$d/tcptune";
+if [ "$(( $(wc -c <"$d/tcptune") ))" -eq "$n" ]; then :; else say "fail the copy arrived short"; exit 0; fi;
+chmod 700 "$d/tcptune";
+if "$d/tcptune" --version >/dev/null 2>&1; then :; else say "fail the copied tcptune does not run there"; exit 0; fi;
+if "$d/tcptune" peer --help >/dev/null 2>&1; then
+  say "peer tcptune";
+  "$d/tcptune" peer 3<&-;
+  say "end $?";
+  exit 0;
+fi;
+# Stand-in until `tcptune peer` exists: this same build serve --once on a free port.
+"$d/tcptune" serve --once --port 0 >/dev/null 2>"$d/serve.log" </dev/null &
+s=$!;
+if started $s "listening on" "$d/serve.log"; then
+  l=$(grep "listening on" "$d/serve.log"); l=${l#*listening on }; l=${l%% *};
+  say "peer tcptune-serve ${l##*:}";
+  hold $s "$d/serve.log";
+  exit 0;
+fi;
+say "fail the copied tcptune serve did not start";

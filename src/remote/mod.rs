@@ -1,0 +1,645 @@
+//! The far end over the user's own SSH: one session, through their OpenSSH client (their
+//! configuration, keys, agent and known_hosts; never a password prompt, never a stored
+//! credential), runs a POSIX sh script there ([`script`]) that reports the far end's facts and
+//! starts a one-shot peer for the path test: `tcptune peer`, else `iperf3 -s`, else a copy of
+//! this very binary when the far end's OS and architecture are this build's. The peer ends
+//! when the session's stdin closes (or after a bounded time), and the script removes what it
+//! wrote: nothing is left running or written there.
+//!
+//! - [`open`]: the session, until the far end's facts ([`FarEnd`]) and its peer are known.
+//! - [`Session`]: held open during the path test; [`Session::close`] ends it.
+//! - [`prober::FarProber`]: the path prober that points the test at the far end's peer.
+//! - [`ssh`]: the client's command line and what its errors mean.
+
+pub mod prober;
+pub mod script;
+pub mod ssh;
+
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::process::{Child, ChildStdin, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::error::Error;
+use crate::host::Facts;
+use crate::os::Os;
+use crate::text::{self, Foreign};
+
+pub use script::{Keys, Want};
+
+/// From starting ssh to the far end's peer listening (its host key, authentication, the
+/// script's facts): past this the session is given up. ssh's own connect bound is less, so
+/// a path that drops the connect is said as ssh says it.
+pub const SETUP_LIMIT: Duration = Duration::from_secs(15);
+
+/// How long the copy of this binary may take to reach the far end and start there.
+pub const COPY_LIMIT: Duration = Duration::from_secs(120);
+
+/// How long the session may take to end once its stdin is closed (the far end stops its peer
+/// and removes its files) before ssh is killed.
+pub const CLOSE_LIMIT: Duration = Duration::from_secs(5);
+
+/// Largest binary copied to the far end (a release build is about 4 MiB; a debug build of
+/// this size is still a binary).
+const MAX_COPY: u64 = 512 << 20;
+
+/// Most of ssh's stderr kept, for the error it explains.
+const MAX_STDERR: usize = 64 << 10;
+/// Most lines passed on from the far end after its peer is known (the rest are read and
+/// dropped, so the far end never blocks on a full pipe).
+const MAX_LINES: usize = 10_000;
+
+/// What to open: the destination, the client, and what to ask of the far end.
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// As ssh takes it: `host`, `user@host`, a Host of the user's ssh configuration.
+    pub dest: String,
+    /// `--ssh-command`, else `ssh`.
+    pub ssh_command: Option<String>,
+    /// The far end's address for the path (`--host`); None: the host name ssh connects to.
+    pub host: Option<String>,
+    pub want: Want,
+    pub keys: Keys,
+    /// How long a server the far end starts may live at most.
+    pub life: Duration,
+}
+
+/// The far end as its session found it: what the lead's far-end advice reads.
+#[derive(Debug, Clone)]
+pub struct FarEnd {
+    /// The destination as given to ssh.
+    pub dest: String,
+    /// Its address for the path test: `--host`, else the host name ssh connects to.
+    pub host: String,
+    /// `uname -s`, `uname -m` there ("Linux x86_64").
+    pub uname: Foreign,
+    /// The OS, when tcptune advises for it.
+    pub os: Option<Os>,
+    /// Its facts, read there (None: an OS tcptune does not advise for).
+    pub facts: Option<Facts>,
+    /// The peer listening there for the path test (None: none was asked for).
+    pub peer: Option<Peer>,
+    /// From starting ssh to the peer's port being known.
+    pub setup: Duration,
+}
+
+/// The far end's peer for the path test.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Peer {
+    pub kind: PeerKind,
+    pub port: u16,
+    /// What `tcptune peer` said of itself (None for iperf3).
+    pub version: Option<Foreign>,
+    pub protocol: Option<u16>,
+    /// Whether it runs from a copy of this binary sent over the session.
+    pub copied: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PeerKind {
+    Tcptune,
+    Iperf3,
+}
+
+impl Peer {
+    /// The peer as a person reads it: "tcptune peer on port 40123".
+    pub fn describe(&self) -> String {
+        let what = match (self.kind, self.copied) {
+            (PeerKind::Tcptune, false) => "tcptune peer",
+            (PeerKind::Tcptune, true) => "tcptune peer (a copy of this tcptune)",
+            (PeerKind::Iperf3, _) => "iperf3 -s",
+        };
+        format!("{what} on port {}", self.port)
+    }
+}
+
+/// A line from the far end, or how its stdout ended.
+enum Line {
+    Text(String),
+    TooLong,
+    Eof,
+}
+
+/// The open session: ssh runs, its stdin held open so the far end's peer keeps listening.
+pub struct Session {
+    dest: String,
+    child: Mutex<Child>,
+    stdin: Mutex<Option<ChildStdin>>,
+    lines: Mutex<Receiver<Line>>,
+    stderr: Arc<Mutex<Vec<u8>>>,
+    /// The far end said `end`: its script finished by itself (the peer served its tests).
+    ended: Mutex<bool>,
+}
+
+/// The session being opened: ssh runs, and a thread reads the far end until its peer listens,
+/// while the caller probes the path (SSH set-up costs a dozen round trips on a long path,
+/// which the probes take as long as).
+pub struct Opening {
+    session: Arc<Session>,
+    host: String,
+    reading: Mutex<Option<std::thread::JoinHandle<Result<FarEnd, Error>>>>,
+    far: Mutex<Option<Result<FarEnd, Error>>>,
+}
+
+/// Starts the session to `t.dest`: the destination checked, its host name resolved (`ssh
+/// -G`, nothing connected), ssh started; [`Opening::wait`] gives the far end.
+pub fn start(t: &Target) -> Result<Opening, Error> {
+    ssh::check_dest(&t.dest)?;
+    let client = ssh::Client::new(t.ssh_command.as_deref())?;
+    let host = match &t.host {
+        Some(h) => h.clone(),
+        None => client.resolve(&t.dest)?,
+    };
+    let ask = script::Ask {
+        life_s: t.life.as_secs().max(1),
+        want: t.want,
+        iperf3_client: t.want != Want::Nothing && ssh::has_iperf3_client(),
+        keys: t.keys.clone(),
+    };
+    let remote = script::remote_command(&ask)?;
+    let started = Instant::now();
+    let session = Arc::new(Session::spawn(&client, &t.dest, &remote)?);
+    let reader = Arc::clone(&session);
+    let (dest, far_host) = (t.dest.clone(), host.clone());
+    let reading = std::thread::spawn(move || {
+        let (report, peer) = reader.read_far_end(&ask, started)?;
+        let os = script::os_of(report.sysname.raw());
+        let facts = os.map(|os| {
+            let from = if os == Os::Linux { "/proc/sys" } else { "sysctl(8)" };
+            script::facts(&report, os, format!("ssh {}: {from}", text::escape(&dest)))
+        });
+        Ok(FarEnd {
+            uname: Foreign::new(format!("{} {}", report.sysname.raw(), report.machine.raw())),
+            dest,
+            host: far_host,
+            os,
+            facts,
+            peer,
+            setup: started.elapsed(),
+        })
+    });
+    Ok(Opening {
+        session,
+        host,
+        reading: Mutex::new(Some(reading)),
+        far: Mutex::new(None),
+    })
+}
+
+/// Opens the session to `t.dest` and reads the far end until its peer listens.
+pub fn open(t: &Target) -> Result<(Opening, FarEnd), Error> {
+    let opening = start(t)?;
+    let far = opening.wait()?;
+    Ok((opening, far))
+}
+
+impl Opening {
+    /// The far end's address for the path: known before the session is up.
+    pub fn host(&self) -> &str {
+        &self.host
+    }
+
+    /// The far end, once its peer listens (waiting for it, within [`SETUP_LIMIT`], or
+    /// [`COPY_LIMIT`] for a copy of this binary); the same answer every time.
+    pub fn wait(&self) -> Result<FarEnd, Error> {
+        let mut far = self
+            .far
+            .lock()
+            .map_err(|_| Error::system("the far end's lock is poisoned"))?;
+        if far.is_none() {
+            let thread = self.reading.lock().ok().and_then(|mut r| r.take());
+            *far = Some(match thread.map(std::thread::JoinHandle::join) {
+                Some(Ok(got)) => got,
+                _ => Err(Error::system("the thread reading the far end panicked")),
+            });
+        }
+        match far.as_ref() {
+            Some(Ok(f)) => Ok(f.clone()),
+            Some(Err(e)) => Err(copy(e)),
+            None => Err(Error::system("the far end was never read")),
+        }
+    }
+
+    /// The session, for [`Session::check`].
+    pub fn session(&self) -> &Session {
+        &self.session
+    }
+
+    /// Ends the session ([`Session::close`]), whether or not it was ever up.
+    pub fn close(&self) {
+        self.session.close();
+    }
+}
+
+/// The same error again (an [`Error`] is a kind, a message and a hint).
+fn copy(e: &Error) -> Error {
+    let c = Error::new(e.kind(), e.message());
+    match e.hint() {
+        Some(h) => c.with_hint(h),
+        None => c,
+    }
+}
+
+impl Session {
+    fn spawn(client: &ssh::Client, dest: &str, remote: &str) -> Result<Self, Error> {
+        let mut child = client
+            .session(dest, remote)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| client.start_error(&e))?;
+        let (tx, rx) = channel();
+        if let Some(out) = child.stdout.take() {
+            std::thread::spawn(move || read_lines(out, &tx));
+        }
+        let stderr = Arc::new(Mutex::new(Vec::new()));
+        if let Some(err) = child.stderr.take() {
+            let sink = Arc::clone(&stderr);
+            std::thread::spawn(move || keep_stderr(err, &sink));
+        }
+        Ok(Self {
+            dest: dest.to_string(),
+            stdin: Mutex::new(child.stdin.take()),
+            child: Mutex::new(child),
+            lines: Mutex::new(rx),
+            stderr,
+            ended: Mutex::new(false),
+        })
+    }
+
+    /// Reads the far end's report and its peer (sending it a copy of this binary when it asks
+    /// and can run it), within [`SETUP_LIMIT`] (and [`COPY_LIMIT`] for a copy).
+    fn read_far_end(&self, ask: &script::Ask, started: Instant) -> Result<(script::Report, Option<Peer>), Error> {
+        let mut reader = script::Reader::default();
+        let mut deadline = started + SETUP_LIMIT;
+        let mut copied = false;
+        let mut copying: Option<std::thread::JoinHandle<std::io::Result<ChildStdin>>> = None;
+        loop {
+            let line = self.next_line(deadline)?;
+            let step = reader.feed(&line).map_err(|why| self.garbled(&why))?;
+            match step {
+                script::Step::More => {}
+                script::Step::NeedBinary => {
+                    let r = reader.finish();
+                    copying = Some(self.send_copy(&r, ask)?);
+                    copied = true;
+                    deadline = Instant::now() + COPY_LIMIT;
+                }
+                script::Step::Peer(started_peer) => {
+                    if let Some(w) = copying.take() {
+                        self.take_back_stdin(w)?;
+                    }
+                    let peer = self.peer(started_peer, copied, deadline)?;
+                    return Ok((reader.finish(), peer));
+                }
+                script::Step::Fail(why) => {
+                    return Err(Error::measurement(format!(
+                        "ssh {}: the far end gave up: {why}",
+                        text::escape(&self.dest)
+                    )));
+                }
+                script::Step::End(status) => {
+                    return Err(Error::measurement(format!(
+                        "ssh {}: the far end's script ended (status {status}) before a peer listened{}",
+                        text::escape(&self.dest),
+                        self.said()
+                    )));
+                }
+            }
+        }
+    }
+
+    /// The peer the far end started; for `tcptune peer`, its own line says the port.
+    fn peer(&self, started: script::Started, copied: bool, deadline: Instant) -> Result<Option<Peer>, Error> {
+        let peer = |kind, port| Peer {
+            kind,
+            port,
+            version: None,
+            protocol: None,
+            copied,
+        };
+        Ok(match started {
+            script::Started::Nothing => None,
+            script::Started::Iperf3(port) => Some(peer(PeerKind::Iperf3, port)),
+            script::Started::TcptuneServe(port) => Some(peer(PeerKind::Tcptune, port)),
+            script::Started::TcptunePeer => {
+                let line = self.next_line(deadline)?;
+                if let Some(status) = line.strip_prefix("end ") {
+                    return Err(Error::measurement(format!(
+                        "ssh {}: the far end's tcptune peer did not start (status {}){}",
+                        text::escape(&self.dest),
+                        text::escape(status),
+                        self.said()
+                    )));
+                }
+                let hello = script::peer_hello(&line).map_err(|why| self.garbled(&why))?;
+                Some(Peer {
+                    version: Some(hello.version),
+                    protocol: Some(hello.protocol),
+                    ..peer(PeerKind::Tcptune, hello.port)
+                })
+            }
+        })
+    }
+
+    /// Sends this binary to the far end (a size line, then the bytes) from a thread, which
+    /// hands the session's stdin back when done; refused (an error) when the far end's OS or
+    /// architecture is not this build's.
+    fn send_copy(
+        &self,
+        far: &script::Report,
+        ask: &script::Ask,
+    ) -> Result<std::thread::JoinHandle<std::io::Result<ChildStdin>>, Error> {
+        let dest = text::escape(&self.dest);
+        if !ssh::runs_on(far.sysname.raw(), far.machine.raw()) {
+            let tools = if ask.iperf3_client {
+                "neither tcptune (with `tcptune peer`) nor iperf3"
+            } else {
+                "no tcptune with `tcptune peer` (and this host has no iperf3 client for an iperf3 server there)"
+            };
+            return Err(Error::measurement(format!(
+                "ssh {dest}: the far end ({} {}) has {tools}, and this tcptune, built for {}, cannot run there",
+                far.sysname,
+                far.machine,
+                ssh::this_build()
+            ))
+            .with_hint(
+                "install tcptune on the far end (cargo install --locked tcptune, or its package) or iperf3, \
+                 or give --no-path-test",
+            ));
+        }
+        let cannot = |e: std::io::Error| Error::system(format!("cannot read this tcptune's binary to copy it: {e}"));
+        let exe = std::env::current_exe().map_err(cannot)?;
+        let file = std::fs::File::open(&exe).map_err(cannot)?;
+        let size = file.metadata().map_err(cannot)?.len();
+        if size == 0 || size > MAX_COPY {
+            return Err(Error::system(format!(
+                "{}: {size} bytes is no binary to copy",
+                exe.display()
+            )));
+        }
+        let mut stdin = self
+            .stdin
+            .lock()
+            .map_err(|_| Error::system("the session's stdin lock is poisoned"))?
+            .take()
+            .ok_or_else(|| Error::system("the session's stdin is gone"))?;
+        Ok(std::thread::spawn(move || {
+            writeln!(stdin, "{size}")?;
+            std::io::copy(&mut file.take(size), &mut stdin)?;
+            stdin.flush()?;
+            Ok(stdin)
+        }))
+    }
+
+    fn take_back_stdin(&self, w: std::thread::JoinHandle<std::io::Result<ChildStdin>>) -> Result<(), Error> {
+        let stdin = w
+            .join()
+            .map_err(|_| Error::system("the thread copying tcptune panicked"))?
+            .map_err(|e| {
+                Error::measurement(format!(
+                    "ssh {}: the copy of tcptune did not reach the far end: {e}",
+                    text::escape(&self.dest)
+                ))
+            })?;
+        if let Ok(mut s) = self.stdin.lock() {
+            *s = Some(stdin);
+        }
+        Ok(())
+    }
+
+    /// The next line from the far end by `deadline`; its end or the deadline is an error that
+    /// says what ssh said.
+    fn next_line(&self, deadline: Instant) -> Result<String, Error> {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let got = match self.lines.lock() {
+            Ok(rx) => rx.recv_timeout(left),
+            Err(_) => return Err(Error::system("the session's line lock is poisoned")),
+        };
+        match got {
+            Ok(Line::Text(l)) => Ok(l),
+            Ok(Line::TooLong) => Err(self.garbled(&format!("a line longer than {} bytes", script::MAX_LINE))),
+            Ok(Line::Eof) | Err(RecvTimeoutError::Disconnected) => {
+                let status = self.wait_exit(Duration::from_secs(2));
+                Err(ssh::failure(&self.dest, &self.stderr_text(), status))
+            }
+            Err(RecvTimeoutError::Timeout) => {
+                self.kill();
+                let said = self.said();
+                Err(Error::measurement(format!(
+                    "ssh {}: the far end did not answer in time (its set-up may take {} s, a copy of tcptune {} s){said}",
+                    text::escape(&self.dest),
+                    SETUP_LIMIT.as_secs(),
+                    COPY_LIMIT.as_secs()
+                ))
+                .with_hint(format!(
+                    "check that `ssh {} true` answers without a prompt, or give --rtt and --bandwidth",
+                    text::escape(&self.dest)
+                )))
+            }
+        }
+    }
+
+    /// The far end printed something this tcptune cannot read.
+    fn garbled(&self, why: &str) -> Error {
+        Error::measurement(format!(
+            "ssh {}: the far end's answer is not tcptune's: {why}",
+            text::escape(&self.dest)
+        ))
+    }
+
+    /// ": LAST LINE OF STDERR", or nothing.
+    fn said(&self) -> String {
+        ssh::last_line(&self.stderr_text())
+            .map(|l| format!(": {l}"))
+            .unwrap_or_default()
+    }
+
+    fn stderr_text(&self) -> String {
+        // Give the stderr thread a moment to take what ssh wrote just before it ended.
+        std::thread::sleep(Duration::from_millis(50));
+        self.stderr
+            .lock()
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default()
+    }
+
+    /// Whether the session still runs; an error when it ended without the far end saying
+    /// `end` (the connection dropped, ssh was killed): the path test ran against a peer that
+    /// ended with it.
+    pub fn check(&self) -> Result<(), Error> {
+        let exited = match self.child.lock() {
+            Ok(mut c) => c.try_wait().ok().flatten(),
+            Err(_) => None,
+        };
+        let Some(status) = exited else {
+            return Ok(());
+        };
+        if self.saw_end(Duration::from_millis(500)) {
+            return Ok(());
+        }
+        let said = ssh::last_line(&self.stderr_text()).unwrap_or_else(|| status.to_string());
+        Err(Error::measurement(format!(
+            "ssh {}: the session ended during the path test ({said}); the far end's peer ended with it",
+            text::escape(&self.dest)
+        )))
+    }
+
+    /// Drops what the far end said so far (noting its `end`), so that [`Session::wait_ready`]
+    /// waits for a new line.
+    pub fn drain(&self) {
+        let mut ended = false;
+        if let Ok(rx) = self.lines.lock() {
+            while let Ok(line) = rx.try_recv() {
+                ended |= matches!(&line, Line::Text(l) if l.starts_with("end "));
+            }
+        }
+        if ended && let Ok(mut e) = self.ended.lock() {
+            *e = true;
+        }
+    }
+
+    /// Waits up to `within` for the far end to say that its server listens again (`ready N`):
+    /// iperf3 closes and reopens its port after every connection, and resets one made in
+    /// between. False when it did not say so in time (or ended).
+    pub fn wait_ready(&self, within: Duration) -> bool {
+        let by = Instant::now() + within;
+        let mut ended = false;
+        let ready = match self.lines.lock() {
+            Ok(rx) => loop {
+                match rx.recv_timeout(by.saturating_duration_since(Instant::now())) {
+                    Ok(Line::Text(l)) if l.starts_with("ready ") => break true,
+                    Ok(Line::Text(l)) if l.starts_with("end ") => {
+                        ended = true;
+                        break false;
+                    }
+                    Ok(Line::Text(_) | Line::TooLong) => {}
+                    Ok(Line::Eof) | Err(_) => break false,
+                }
+            },
+            Err(_) => false,
+        };
+        if ended && let Ok(mut e) = self.ended.lock() {
+            *e = true;
+        }
+        ready
+    }
+
+    /// Whether the far end said `end` (waiting up to `within` for its last lines).
+    fn saw_end(&self, within: Duration) -> bool {
+        let Ok(mut ended) = self.ended.lock() else {
+            return false;
+        };
+        let Ok(rx) = self.lines.lock() else {
+            return *ended;
+        };
+        let by = Instant::now() + within;
+        while !*ended {
+            match rx.recv_timeout(by.saturating_duration_since(Instant::now())) {
+                Ok(Line::Text(l)) if l.starts_with("end ") => *ended = true,
+                Ok(Line::Text(_) | Line::TooLong) => {}
+                Ok(Line::Eof) | Err(_) => break,
+            }
+        }
+        *ended
+    }
+
+    /// Ends the session: closes its stdin (the far end stops its peer and removes its files),
+    /// waits up to [`CLOSE_LIMIT`] for ssh to end, kills it past that.
+    pub fn close(&self) {
+        if let Ok(mut s) = self.stdin.lock() {
+            drop(s.take());
+        }
+        if self.wait_exit(CLOSE_LIMIT).is_none() {
+            self.kill();
+        }
+    }
+
+    fn wait_exit(&self, within: Duration) -> Option<std::process::ExitStatus> {
+        let by = Instant::now() + within;
+        loop {
+            let status = match self.child.lock() {
+                Ok(mut c) => c.try_wait(),
+                Err(_) => return None,
+            };
+            match status {
+                Ok(Some(s)) => return Some(s),
+                Ok(None) if Instant::now() < by => std::thread::sleep(Duration::from_millis(20)),
+                _ => return None,
+            }
+        }
+    }
+
+    fn kill(&self) {
+        if let Ok(mut c) = self.child.lock() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+/// Passes the far end's stdout on line by line, each bounded; past [`MAX_LINES`] lines are
+/// read and dropped.
+fn read_lines(out: std::process::ChildStdout, tx: &Sender<Line>) {
+    let mut r = BufReader::new(out);
+    let mut sent = 0;
+    loop {
+        let mut buf = Vec::new();
+        match (&mut r).take(script::MAX_LINE as u64 + 1).read_until(b'\n', &mut buf) {
+            Ok(0) | Err(_) => {
+                let _ = tx.send(Line::Eof);
+                return;
+            }
+            Ok(_) => {}
+        }
+        if buf.last() != Some(&b'\n') && buf.len() > script::MAX_LINE {
+            let _ = tx.send(Line::TooLong);
+            // Read on (and drop) so the far end never blocks on its stdout.
+            let _ = std::io::copy(&mut r, &mut std::io::sink());
+            let _ = tx.send(Line::Eof);
+            return;
+        }
+        while matches!(buf.last(), Some(b'\n' | b'\r')) {
+            buf.pop();
+        }
+        sent += 1;
+        if sent <= MAX_LINES {
+            let _ = tx.send(Line::Text(String::from_utf8_lossy(&buf).into_owned()));
+        }
+    }
+}
+
+/// Keeps the first [`MAX_STDERR`] bytes of ssh's stderr and reads (and drops) the rest.
+fn keep_stderr(mut err: std::process::ChildStderr, sink: &Mutex<Vec<u8>>) {
+    let mut buf = [0u8; 4096];
+    loop {
+        match err.read(&mut buf) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => {
+                if let Ok(mut s) = sink.lock() {
+                    let room = MAX_STDERR.saturating_sub(s.len());
+                    s.extend_from_slice(&buf[..n.min(room)]);
+                }
+            }
+        }
+    }
+}
+
+/// How long a server the far end starts may live: the probes before the test (each method's
+/// probes and their timeout, then packet trains), both directions of the test with their
+/// slack, and a margin; at most an hour. The session's end stops it sooner.
+pub fn lifetime(probe: &crate::measure::ProbeOptions, test_time: Option<Duration>) -> Duration {
+    let probes = (probe.interval * probe.probes + probe.timeout) * 2;
+    let test = test_time.unwrap_or(Duration::from_millis(u64::from(crate::tcp::proto::MAX_DURATION_MS)))
+        + Duration::from_secs(45);
+    (probes + Duration::from_secs(30) + test * 2 + Duration::from_secs(60)).min(Duration::from_secs(3600))
+}
