@@ -379,9 +379,23 @@ pub struct OutputArgs {
     /// '*'); the unsafe keys it allows go into the pod, the others stay comments
     #[arg(long, value_name = "LIST", value_parser = parse_allowed_unsafe_sysctls)]
     pub allowed_unsafe_sysctls: Option<crate::fleet::k8s::Allowlist>,
+    /// With --ssh: whose advice to print — this host's (near; table, json and ansible show
+    /// the far end's beside it), or the far end's alone (far), e.g. for
+    /// `tcptune advise --ssh dtn2 --side far | ssh dtn2 sudo tee /etc/sysctl.d/60-tcptune.conf`
+    #[arg(long, value_enum, default_value_t = Side::Near)]
+    pub side: Side,
     /// Tests only: the directory standing for / in the sysctl.d files consulted
     #[arg(long, value_name = "DIR", hide = true)]
     pub persist_root: Option<PathBuf>,
+}
+
+/// Which end's advice `advise --ssh` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Side {
+    /// This host
+    Near,
+    /// The far end reached with --ssh
+    Far,
 }
 
 /// A list-valued option (names split at commas or white space) holds no control character

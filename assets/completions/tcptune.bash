@@ -178,7 +178,7 @@ _tcptune() {
             return 0
             ;;
         tcptune__subcmd__advise)
-            opts="-4 -6 -h --host --ssh --ssh-command --rtt --bandwidth --profile --probes --port --interval --timeout --no-capacity --allow-lower --loss-recovery --clean-path --no-path-test --iperf3 --test-port --test-time --test-bytes --flows --output --tuned-include --allowed-unsafe-sysctls --persist-root --os --format --sysctl-dir --sysctl-cmd --state-dir --fake-prober --help"
+            opts="-4 -6 -h --host --ssh --ssh-command --rtt --bandwidth --profile --probes --port --interval --timeout --no-capacity --allow-lower --loss-recovery --clean-path --no-path-test --iperf3 --test-port --test-time --test-bytes --flows --output --tuned-include --allowed-unsafe-sysctls --side --persist-root --os --format --sysctl-dir --sysctl-cmd --state-dir --fake-prober --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -250,6 +250,10 @@ _tcptune() {
                     ;;
                 --allowed-unsafe-sysctls)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --side)
+                    COMPREPLY=($(compgen -W "near far" -- "${cur}"))
                     return 0
                     ;;
                 --persist-root)

@@ -91,6 +91,8 @@ complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l flows -d 'Con
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l output -d 'Write the output to PATH instead of stdout (--format tuned: the profile directory, e.g. /etc/tuned/tcptune, whose name is the profile\'s)' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l tuned-include -d '--format tuned: stack the profile on this TuneD profile (`include=`); its settings for the same keys are overridden by tcptune\'s' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l allowed-unsafe-sysctls -d '--format k8s: the kubelet\'s --allowed-unsafe-sysctls list (names, or prefixes ending in \'*\'); the unsafe keys it allows go into the pod, the others stay comments' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l side -d 'With --ssh: whose advice to print — this host\'s (near; table, json and ansible show the far end\'s beside it), or the far end\'s alone (far), e.g. for `tcptune advise --ssh dtn2 --side far | ssh dtn2 sudo tee /etc/sysctl.d/60-tcptune.conf`' -r -f -a "near\t'This host'
+far\t'The far end reached with --ssh'"
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l persist-root -d 'Tests only: the directory standing for / in the sysctl.d files consulted' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l os -d 'OS to advise for / operate on [default: the running OS]' -r -f -a "linux\t''
 freebsd\t''

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use crate::advice::Advice;
-use crate::cli::{AdviseCmdArgs, Format, OutputArgs};
+use crate::cli::{AdviseCmdArgs, Format, OutputArgs, Side};
 use crate::cmd::Context;
 use crate::error::Error;
 use crate::fleet::{self, Engine};
@@ -28,53 +28,32 @@ pub fn run(args: &AdviseCmdArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::
     // Everything the format cannot take is refused before anything is measured.
     let engine = engine(format);
     check_flags(a, format, engine, ctx)?;
-    // With --ssh, the far end as its session found it, for the far end's own advice.
-    let (advice, _far) = super::advice_from_args(&args.advice, ctx)?;
+    if a.side == Side::Far && args.advice.ssh.is_none() {
+        return Err(Error::usage("--side far prints the far end's advice: it needs --ssh DEST").into());
+    }
+    let advised = super::advice_from_args(&args.advice, ctx)?;
+    let (advice, beside) = pick_side(a.side, advised)?;
+    if let Some(e) = engine {
+        // The far end's OS may be another than this host's.
+        e.check_os(advice.os)?;
+    }
     let root = a.persist_root.clone().unwrap_or_else(|| PathBuf::from("/"));
     let keys = advice.kept_keys();
-    // The installed sysctl.d files are read only for the formats that name a drop-in.
+    // The installed sysctl.d files are read only for the formats that name a drop-in, and only
+    // this machine's: the far end's drop-in is the default one.
+    let here = ctx.local && a.side == Side::Near;
     let dropin = matches!(format, Format::Json | Format::Sysctl | Format::Table | Format::Ansible)
-        .then(|| dropin(&advice, ctx, &root, &keys))
+        .then(|| dropin(&advice, here, &root, &keys))
         .flatten();
-    let mut text = Vec::new();
-    match format {
-        Format::Json => output::advice::write_json(&mut text, &advice, dropin.as_ref(), None)?,
-        Format::Sysctl => output::advice::write_sysctl(&mut text, &advice, dropin.as_ref())?,
-        Format::Shell => output::advice::write_shell(&mut text, &advice)?,
-        Format::Table => {
-            output::advice::write_table(&mut text, &advice, dropin.as_ref(), ctx.term.stdout_tty, ctx.term.color)?
-        }
-        Format::Ansible => output::ansible::write(
-            &mut text,
-            &output::ansible::Play {
-                advice: &advice,
-                entries: &fleet::entries(&advice)?,
-                dropin: dropin.as_ref(),
-            },
-            None,
-        )?,
-        Format::Tuned => {
-            // Only this machine's files are known; advice for another system warns of none.
-            let overridden = if ctx.local {
-                fleet::tuned_overrides(&root, &keys)
-            } else {
-                Vec::new()
-            };
-            output::tuned::write(
-                &mut text,
-                &advice,
-                &fleet::entries(&advice)?,
-                &tuned_name(a)?,
-                a.tuned_include.as_deref(),
-                &overridden,
-            )?;
-        }
-        Format::K8s => output::k8s::write(
-            &mut text,
-            &advice,
-            &fleet::entries(&advice)?,
-            &a.allowed_unsafe_sysctls.clone().unwrap_or_default(),
-        )?,
+    let text = render(format, a, ctx, &advice, beside.as_ref(), dropin.as_ref(), &root, &keys)?;
+    if let Some((far, who)) = &beside
+        && !matches!(format, Format::Json | Format::Table | Format::Ansible)
+    {
+        eprintln!(
+            "tcptune: the far end's advice ({}, {}): add --side far",
+            crate::text::escape(who),
+            far.os
+        );
     }
     match &a.output {
         None => out.write_all(&text)?,
@@ -92,13 +71,99 @@ pub fn run(args: &AdviseCmdArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::
     Ok(ExitCode::SUCCESS)
 }
 
+/// This host's advice, or the far end's (`--side far`), and the far end's to show beside this
+/// host's when there is one: its advice and who it is.
+fn pick_side(side: Side, advised: super::Advised) -> anyhow::Result<(Advice, Option<(Advice, String)>)> {
+    let super::Advised { near, far } = advised;
+    match (side, far) {
+        (Side::Near, None) => Ok((near, None)),
+        (Side::Near, Some((end, far))) => Ok((near, far.map(|f| (f, end.dest)))),
+        (Side::Far, Some((_, Some(far)))) => Ok((far, None)),
+        (Side::Far, Some((end, None))) => Err(Error::usage(format!(
+            "--side far: the far end runs {}, which tcptune does not advise for",
+            end.uname
+        ))
+        .into()),
+        (Side::Far, None) => Err(Error::usage("--side far prints the far end's advice: it needs --ssh DEST").into()),
+    }
+}
+
+/// The advice in `format`; table, JSON and the playbook with the far end's beside it.
+#[allow(clippy::too_many_arguments)]
+fn render(
+    format: Format,
+    a: &OutputArgs,
+    ctx: &Context,
+    advice: &Advice,
+    beside: Option<&(Advice, String)>,
+    dropin: Option<&DropIn>,
+    root: &Path,
+    keys: &[&str],
+) -> anyhow::Result<Vec<u8>> {
+    let mut text = Vec::new();
+    match format {
+        Format::Json => output::advice::write_json(&mut text, advice, dropin, beside.map(|(f, _)| f))?,
+        Format::Sysctl => output::advice::write_sysctl(&mut text, advice, dropin)?,
+        Format::Shell => output::advice::write_shell(&mut text, advice)?,
+        Format::Table => {
+            output::advice::write_table(&mut text, advice, dropin, ctx.term.stdout_tty, ctx.term.color)?;
+            if let Some((far, who)) = beside {
+                output::advice::write_far_table(&mut text, far, who, ctx.term.stdout_tty, ctx.term.color)?;
+            }
+        }
+        Format::Ansible => {
+            let near_entries = fleet::entries(advice)?;
+            let far_entries = beside.map(|(f, _)| fleet::entries(f)).transpose()?;
+            let far_play = beside.zip(far_entries.as_deref()).map(|((f, who), entries)| {
+                (
+                    output::ansible::Play {
+                        advice: f,
+                        entries,
+                        dropin: None,
+                    },
+                    who.as_str(),
+                )
+            });
+            let near_play = output::ansible::Play {
+                advice,
+                entries: &near_entries,
+                dropin,
+            };
+            output::ansible::write(&mut text, &near_play, far_play.as_ref().map(|(p, w)| (p, *w)))?;
+        }
+        Format::Tuned => {
+            // Only this machine's files are known; advice for another system warns of none.
+            let overridden = if ctx.local && a.side == Side::Near {
+                fleet::tuned_overrides(root, keys)
+            } else {
+                Vec::new()
+            };
+            output::tuned::write(
+                &mut text,
+                advice,
+                &fleet::entries(advice)?,
+                &tuned_name(a)?,
+                a.tuned_include.as_deref(),
+                &overridden,
+            )?;
+        }
+        Format::K8s => output::k8s::write(
+            &mut text,
+            advice,
+            &fleet::entries(advice)?,
+            &a.allowed_unsafe_sysctls.clone().unwrap_or_default(),
+        )?,
+    }
+    Ok(text)
+}
+
 /// Linux: the sysctl.d drop-in to keep `keys` in, numbered against this machine's installed
-/// files when the advice is for this machine.
-fn dropin(advice: &Advice, ctx: &Context, root: &Path, keys: &[&str]) -> Option<DropIn> {
+/// files when the advice is for this machine (`here`).
+fn dropin(advice: &Advice, here: bool, root: &Path, keys: &[&str]) -> Option<DropIn> {
     if advice.os != crate::os::Os::Linux {
         return None;
     }
-    Some(if ctx.local {
+    Some(if here {
         persist::choose_dropin(root, keys)
     } else {
         persist::unknown_dropin()

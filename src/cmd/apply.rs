@@ -151,7 +151,7 @@ fn gather(a: &ApplyArgs, ctx: &Context) -> anyhow::Result<Input> {
         .into()),
         (Some(file), false) => Input::from_file((file.as_os_str() != "-").then_some(file.as_path()), ctx.os),
         (None, true) => {
-            let (advice, _far) = super::advice_from_args(adv, ctx)?;
+            let advice = super::advice_from_args(adv, ctx)?.near;
             // The host as typed: an IP literal resolves with a newline around it.
             let host = advice
                 .host

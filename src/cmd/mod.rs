@@ -2,6 +2,7 @@
 //! the command line's flags for errors the layers below only state as facts.
 
 pub mod advise;
+pub mod advised;
 pub mod apply;
 pub mod calc;
 pub mod check;
@@ -18,12 +19,12 @@ pub mod verify;
 
 use std::process::ExitCode;
 
+pub use advised::{Advised, advice_for, advice_from_args};
 pub use context::{Context, Terminal};
 
-use crate::advice;
-use crate::cli::{AdviseArgs, Cli, Command};
+use crate::cli::{Cli, Command};
 use crate::error::Error;
-use crate::{remote, text};
+use crate::text;
 
 /// What `tcptune` alone prints: the three commands a newcomer needs, not a usage error.
 pub const GUIDE: &str = "\
@@ -69,122 +70,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Man) => man::run(&mut out),
         Some(Command::Completions(a)) => completions::run(a, &mut out),
     }
-}
-
-/// The advice for `req` on this context's system: its profile loaded, the facts it reads
-/// gathered once, then computed ([`advice::advise`] reads nothing of the machine itself).
-pub fn advice_for(req: &advice::AdviceRequest, ctx: &Context) -> anyhow::Result<advice::Advice> {
-    let profile = advice::profile_for(req, ctx.os)?;
-    let facts = ctx.host_facts(&advice::keys_read(&profile));
-    advice::advise(req, &profile, &facts, ctx.prober()).map_err(escape_message)
-}
-
-/// The advice the advice arguments ask for (advise's and apply's), and with `--ssh` the far
-/// end as its session found it ([`remote`]): the session is opened first (its host becomes the
-/// path's host unless `--host` names one), the path test aims at the peer it started, and the
-/// session is closed (its stdin closed, its end awaited) before this returns, whatever the
-/// advice's fate.
-pub fn advice_from_args(args: &AdviseArgs, ctx: &Context) -> anyhow::Result<(advice::Advice, Option<remote::FarEnd>)> {
-    let mut req = args.request(crate::output::progress::probes(ctx.term.stderr_tty));
-    let Some(dest) = &args.ssh else {
-        return Ok((advice_for(&req, ctx)?, None));
-    };
-    if args.host.len() > 1 {
-        return Err(Error::usage(
-            "--ssh takes one far end: give at most one --host with it (its address for the path)",
-        )
-        .into());
-    }
-    if args.test_port.is_some() {
-        return Err(Error::usage("--ssh chooses the test's port on the far end: leave out --test-port").into());
-    }
-    let profile = advice::profile_for(&req, ctx.os)?;
-    let measures = !(req.rtt.is_some() && req.bandwidth.is_some());
-    let target = remote::Target {
-        dest: dest.clone(),
-        ssh_command: args.ssh_command.clone(),
-        host: args.host.first().cloned(),
-        want: match req.test.mode {
-            _ if !measures => remote::Want::Nothing,
-            crate::measure::TestMode::Off => remote::Want::Nothing,
-            crate::measure::TestMode::Iperf3 => remote::Want::Iperf3,
-            crate::measure::TestMode::Tcptune => remote::Want::Tcptune,
-        },
-        keys: far_keys(&profile),
-        life: remote::lifetime(&req.probe, req.test_time),
-    };
-    // The probes run while the session is set up; the test waits for its peer.
-    let far = remote::start(&target)?;
-    if measures && req.hosts.is_empty() {
-        req.hosts = vec![far.host().to_string()];
-    }
-    let facts = ctx.host_facts(&advice::keys_read(&profile));
-    let prober = remote::prober::FarProber {
-        inner: ctx.prober(),
-        far: &far,
-    };
-    let advice = match advice::advise(&req, &profile, &facts, &prober) {
-        Ok(a) => a,
-        // Said as it is (the far end's own error, when it was that): the session is ended, not
-        // awaited.
-        Err(e) => {
-            far.close();
-            return Err(escape_message(e));
-        }
-    };
-    let found = far.wait();
-    far.close();
-    let found = found?;
-    eprintln!("{}", far_line(&found));
-    Ok((advice, Some(found)))
-}
-
-/// The keys to read on the far end, for whichever OS it runs: each OS's shipped profile's,
-/// with this command's profile's for its own OS, and on Linux the keys [`crate::host::facts`]
-/// always carries (and net.core.rmem_max, whose mode tells a child namespace).
-fn far_keys(profile: &crate::profile::Profile) -> remote::Keys {
-    use crate::host::facts as f;
-    use crate::os::Os;
-    let keys = |os: Os| {
-        let mut k = advice::keys_read(&crate::profile::Profile::for_os(os));
-        if profile.os == os {
-            k.extend(advice::keys_read(profile));
-        }
-        if os == Os::Linux {
-            k.extend(
-                [
-                    f::AVAILABLE_CC,
-                    f::ALLOWED_CC,
-                    f::CURRENT_CC,
-                    f::TCP_MEM,
-                    "net.core.rmem_max",
-                ]
-                .map(String::from),
-            );
-        }
-        k.sort();
-        k.dedup();
-        k
-    };
-    remote::Keys {
-        linux: keys(Os::Linux),
-        freebsd: keys(Os::Freebsd),
-        macos: keys(Os::Macos),
-    }
-}
-
-/// What the session started, on stderr: the far end, its peer, how long SSH took.
-fn far_line(far: &remote::FarEnd) -> String {
-    let peer = far.peer.as_ref().map_or_else(
-        || "no peer (no path test)".to_string(),
-        |p| format!("{} for the path test", p.describe()),
-    );
-    format!(
-        "ssh {} ({}): {peer}; set up in {:.2} s",
-        text::escape(&far.dest),
-        far.uname,
-        far.setup.as_secs_f64()
-    )
 }
 
 /// An error whose message may repeat a `--host` as it was typed (the resolver's `cannot

@@ -511,6 +511,85 @@ fn the_far_ends_facts_are_read_there() {
     lab.assert_clean();
 }
 
+/// Both ends advised for one path: the far end, whose running values differ from this
+/// host's, gets its own advice beside this host's (`far_end` in JSON, a block in the table,
+/// a play in the playbook), and `--side far` prints its sysctl file alone.
+#[test]
+#[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
+fn the_far_end_gets_its_own_advice_from_its_own_values() {
+    let lab = SshLab::up("sshbe", Tools::Neither);
+    // The far end already runs maxima past what the path needs; this host runs the stock ones.
+    let big = "4096 131072 268435456";
+    for (ns, rmem) in [(&lab.far, big), (&lab.near, "4096 131072 6291456")] {
+        let set = ns.exec(
+            "sysctl",
+            &[
+                "-w",
+                &format!("net.ipv4.tcp_rmem={rmem}"),
+                &format!("net.ipv4.tcp_wmem={rmem}"),
+            ],
+        );
+        assert!(set.status.success(), "{}", String::from_utf8_lossy(&set.stderr));
+    }
+    let path = ["--rtt", "150ms", "--bandwidth", "500mbit"];
+    let (out, _) = lab.advise(&[&path[..], &["--format", "json"]].concat());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v = json(&out);
+    let value = |advice: &Value, key: &str, field: &str| {
+        advice["settings"]
+            .as_array()
+            .and_then(|s| s.iter().find(|x| x["key"] == key))
+            .map(|x| x[field].clone())
+            .unwrap_or(Value::Null)
+    };
+    assert_eq!(v["end"], "near");
+    assert_eq!(value(&v, "net.ipv4.tcp_rmem", "current"), "4096 131072 6291456");
+    assert_eq!(value(&v, "net.ipv4.tcp_rmem", "action")["kind"], "set");
+    let far = &v["far_end"];
+    assert_eq!(far["end"], "far", "{v:#}");
+    assert_eq!(far["current_from"], "ssh dtn2: /proc/sys");
+    assert_eq!(value(far, "net.ipv4.tcp_rmem", "current"), big);
+    assert_eq!(value(far, "net.ipv4.tcp_rmem", "action")["kind"], "keep", "{far:#}");
+    // Its maxima cover the path: nothing to raise there, and its advice says so.
+    assert!(
+        far["notes"].as_array().is_some_and(|n| n
+            .iter()
+            .any(|x| x.as_str().is_some_and(|x| x.contains("already cover this path")))),
+        "{far:#}"
+    );
+    assert_eq!(far["changes"], 0, "{far:#}");
+
+    let (out, _) = lab.advise(&[&path[..], &["--format", "sysctl", "--side", "far"]].concat());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("# running values read from ssh dtn2: /proc/sys"),
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .all(|l| l.is_empty() || l.starts_with('#') || l.contains(" = ")),
+        "a sysctl file: {text}"
+    );
+    assert!(
+        !text.lines().any(|l| l.starts_with("net.ipv4.tcp_rmem")),
+        "the far end keeps its larger maximum: {text}"
+    );
+
+    let (out, _) = lab.advise(&[&path[..], &["--format", "table"]].concat());
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("Far end dtn2 (linux, running values from ssh dtn2: /proc/sys):")
+    );
+    let (out, _) = lab.advise(&[&path[..], &["--format", "ansible"]].concat());
+    let play = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        play.contains("hosts: tcptune_this_end") && play.contains("hosts: tcptune_far_end"),
+        "{play}"
+    );
+    lab.assert_clean();
+}
+
 // ---------------------------------------------------------------- faults: one line, exit 4
 
 #[test]

@@ -1,0 +1,160 @@
+//! The advice the commands ask for, gathered once: this host's facts, and with `--ssh` the
+//! far end reached through the user's own SSH ([`crate::remote`]), its facts and its own
+//! advice for the same measured path. advise, apply and check call these.
+
+use super::{Context, escape_message};
+use crate::advice;
+use crate::cli::AdviseArgs;
+use crate::error::Error;
+use crate::{remote, text};
+
+/// The advice for `req` on this context's system: its profile loaded, the facts it reads
+/// gathered once, then computed ([`advice::advise`] reads nothing of the machine itself).
+pub fn advice_for(req: &advice::AdviceRequest, ctx: &Context) -> anyhow::Result<advice::Advice> {
+    let profile = advice::profile_for(req, ctx.os)?;
+    let facts = ctx.host_facts(&advice::keys_read(&profile));
+    advice::advise(req, &profile, &facts, ctx.prober()).map_err(escape_message)
+}
+
+/// What the advice arguments gave: this host's advice and, with `--ssh`, the far end as its
+/// session found it and its own advice for the same path (None when it runs an OS tcptune does
+/// not advise for).
+pub struct Advised {
+    pub near: advice::Advice,
+    pub far: Option<(remote::FarEnd, Option<advice::Advice>)>,
+}
+
+/// The advice the advice arguments ask for (advise's and apply's), and with `--ssh` the far
+/// end's ([`remote`]): the session is opened first (its host becomes the path's host unless
+/// `--host` names one), the path test aims at the peer it started, and the session is closed
+/// (its stdin closed, its end awaited) before this returns, whatever the advice's fate. The
+/// path is measured once; each end's advice reads the direction it sends in for its
+/// congestion control and send buffer, the other for its receive buffer.
+pub fn advice_from_args(args: &AdviseArgs, ctx: &Context) -> anyhow::Result<Advised> {
+    let mut req = args.request(crate::output::progress::probes(ctx.term.stderr_tty));
+    let Some(dest) = &args.ssh else {
+        let near = advice_for(&req, ctx)?;
+        return Ok(Advised { near, far: None });
+    };
+    if args.host.len() > 1 {
+        return Err(Error::usage(
+            "--ssh takes one far end: give at most one --host with it (its address for the path)",
+        )
+        .into());
+    }
+    if args.test_port.is_some() {
+        return Err(Error::usage("--ssh chooses the test's port on the far end: leave out --test-port").into());
+    }
+    let profile = advice::profile_for(&req, ctx.os)?;
+    let measures = !(req.rtt.is_some() && req.bandwidth.is_some());
+    let target = remote::Target {
+        dest: dest.clone(),
+        ssh_command: args.ssh_command.clone(),
+        host: args.host.first().cloned(),
+        want: match req.test.mode {
+            _ if !measures => remote::Want::Nothing,
+            crate::measure::TestMode::Off => remote::Want::Nothing,
+            crate::measure::TestMode::Iperf3 => remote::Want::Iperf3,
+            crate::measure::TestMode::Tcptune => remote::Want::Tcptune,
+        },
+        keys: far_keys(&profile),
+        life: remote::lifetime(&req.probe, req.test_time),
+    };
+    // The probes run while the session is set up; the test waits for its peer.
+    let far = remote::start(&target)?;
+    if measures && req.hosts.is_empty() {
+        req.hosts = vec![far.host().to_string()];
+    }
+    let facts = ctx.host_facts(&advice::keys_read(&profile));
+    let prober = remote::prober::FarProber {
+        inner: ctx.prober(),
+        far: &far,
+    };
+    let measured = advice::measure(&req, &facts, &prober)
+        .and_then(|m| advice::advise_end(&req, &profile, &facts, &m, advice::End::Near).map(|a| (m, a)));
+    let (measured, near) = match measured {
+        Ok(both) => both,
+        // Said as it is (the far end's own error, when it was that): the session is ended, not
+        // awaited.
+        Err(e) => {
+            far.close();
+            return Err(escape_message(e));
+        }
+    };
+    let found = far.wait();
+    far.close();
+    let found = found?;
+    eprintln!("{}", far_line(&found));
+    let far_advice = far_advice(&req, &profile, &found, &measured)?;
+    Ok(Advised {
+        near,
+        far: Some((found, far_advice)),
+    })
+}
+
+/// The far end's own advice for the measured path, with its facts and its OS's profile (this
+/// command's, when it is for that OS). None when it runs an OS tcptune does not advise for.
+fn far_advice(
+    req: &advice::AdviceRequest,
+    profile: &crate::profile::Profile,
+    far: &remote::FarEnd,
+    m: &advice::Measured,
+) -> anyhow::Result<Option<advice::Advice>> {
+    let (Some(os), Some(facts)) = (far.os, far.facts.as_ref()) else {
+        return Ok(None);
+    };
+    let far_profile = if profile.os == os {
+        profile.clone()
+    } else {
+        crate::profile::Profile::for_os(os)
+    };
+    advice::advise_end(req, &far_profile, facts, m, advice::End::Far).map(Some)
+}
+
+/// The keys to read on the far end, for whichever OS it runs: each OS's shipped profile's,
+/// with this command's profile's for its own OS, and on Linux the keys [`crate::host::facts`]
+/// always carries (and net.core.rmem_max, whose mode tells a child namespace).
+fn far_keys(profile: &crate::profile::Profile) -> remote::Keys {
+    use crate::host::facts as f;
+    use crate::os::Os;
+    let keys = |os: Os| {
+        let mut k = advice::keys_read(&crate::profile::Profile::for_os(os));
+        if profile.os == os {
+            k.extend(advice::keys_read(profile));
+        }
+        if os == Os::Linux {
+            k.extend(
+                [
+                    f::AVAILABLE_CC,
+                    f::ALLOWED_CC,
+                    f::CURRENT_CC,
+                    f::TCP_MEM,
+                    "net.core.rmem_max",
+                ]
+                .map(String::from),
+            );
+        }
+        k.sort();
+        k.dedup();
+        k
+    };
+    remote::Keys {
+        linux: keys(Os::Linux),
+        freebsd: keys(Os::Freebsd),
+        macos: keys(Os::Macos),
+    }
+}
+
+/// What the session started, on stderr: the far end, its peer, how long SSH took.
+fn far_line(far: &remote::FarEnd) -> String {
+    let peer = far.peer.as_ref().map_or_else(
+        || "no peer (no path test)".to_string(),
+        |p| format!("{} for the path test", p.describe()),
+    );
+    format!(
+        "ssh {} ({}): {peer}; set up in {:.2} s",
+        text::escape(&far.dest),
+        far.uname,
+        far.setup.as_secs_f64()
+    )
+}
