@@ -379,7 +379,7 @@ pub struct OutputArgs {
     /// '*'); the unsafe keys it allows go into the pod, the others stay comments
     #[arg(long, value_name = "LIST", value_parser = parse_allowed_unsafe_sysctls)]
     pub allowed_unsafe_sysctls: Option<crate::fleet::k8s::Allowlist>,
-    /// With --ssh: whose advice to print — this host's (near; table, json and ansible show
+    /// With --ssh: whose advice to print: this host's (near; table, json and ansible show
     /// the far end's beside it), or the far end's alone (far), e.g. for
     /// `tcptune advise --ssh dtn2 --side far | ssh dtn2 sudo tee /etc/sysctl.d/60-tcptune.conf`
     #[arg(long, value_enum, default_value_t = Side::Near)]

@@ -79,7 +79,7 @@ set edit:completion:arg-completer[tcptune] = {|@words|
             cand --output 'Write the output to PATH instead of stdout (--format tuned: the profile directory, e.g. /etc/tuned/tcptune, whose name is the profile''s)'
             cand --tuned-include '--format tuned: stack the profile on this TuneD profile (`include=`); its settings for the same keys are overridden by tcptune''s'
             cand --allowed-unsafe-sysctls '--format k8s: the kubelet''s --allowed-unsafe-sysctls list (names, or prefixes ending in ''*''); the unsafe keys it allows go into the pod, the others stay comments'
-            cand --side 'With --ssh: whose advice to print — this host''s (near; table, json and ansible show the far end''s beside it), or the far end''s alone (far), e.g. for `tcptune advise --ssh dtn2 --side far | ssh dtn2 sudo tee /etc/sysctl.d/60-tcptune.conf`'
+            cand --side 'With --ssh: whose advice to print: this host''s (near; table, json and ansible show the far end''s beside it), or the far end''s alone (far), e.g. for `tcptune advise --ssh dtn2 --side far | ssh dtn2 sudo tee /etc/sysctl.d/60-tcptune.conf`'
             cand --persist-root 'Tests only: the directory standing for / in the sysctl.d files consulted'
             cand --os 'OS to advise for / operate on [default: the running OS]'
             cand --format 'Output format [advise: table on a terminal, else sysctl; others: table]'
