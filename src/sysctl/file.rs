@@ -750,6 +750,11 @@ mod tests {
             "newreno"
         ));
         assert!(!offers("\nCCmod           D PCB count\ncubic           * 2\n", "CCmod"));
+        // The same table read through sysctl(8) and normalised to one line (bsd.rs).
+        let one_line =
+            crate::sysctl::normalize_value("CCmod           D PCB count\nnewreno         * 0\ncubic             2\n");
+        assert!(offers(&one_line, "cubic") && offers(&one_line, "newreno"), "{one_line}");
+        assert!(!offers(&one_line, "PCB") && !offers(&one_line, "htcp"));
     }
 
     /// A sysctl-file line: mostly plausible, sometimes hostile.

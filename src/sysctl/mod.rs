@@ -72,11 +72,13 @@ pub fn same_value(a: &str, b: &str) -> bool {
 }
 
 /// Whether `name` is among the algorithms `available` lists. Linux prints "reno cubic bbr";
-/// FreeBSD prints "newreno, cubic" or a table ("CCmod D PCB count" then one per line).
+/// FreeBSD prints "newreno, cubic" or a table ("CCmod D PCB count" then one per line) — which
+/// a reader that normalises whitespace ([`normalize_value`]) turns into one line, so the
+/// table's header words are skipped by name, not by line.
 pub fn offers(available: &str, name: &str) -> bool {
-    available
-        .lines()
-        .filter(|l| !l.trim_start().starts_with("CCmod"))
-        .flat_map(|l| l.split(|c: char| c.is_whitespace() || c == ','))
-        .any(|t| t == name)
+    const TABLE_HEADER: [&str; 4] = ["CCmod", "D", "PCB", "count"];
+    !TABLE_HEADER.contains(&name)
+        && available
+            .split(|c: char| c.is_whitespace() || c == ',')
+            .any(|t| t == name)
 }
