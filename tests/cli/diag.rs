@@ -472,28 +472,40 @@ mod path_test {
     use std::time::Duration;
 
     use tcptune::diag::BufferCap;
-    use tcptune::diag::serve::{Log, ServeRequest, Server};
-    use tcptune::measure::evidence::TestPeer;
-    use tcptune::measure::pathtest::{PathTestRequest, run};
+    use tcptune::diag::serve::{EndFacts, Log, ServeRequest, Server};
+    use tcptune::measure::evidence::{Direction, TestPeer};
+    use tcptune::measure::pathtest::{PathTestRequest, run, run_reverse};
     use tcptune::os::Os;
 
+    type Serving = std::thread::JoinHandle<Result<(), tcptune::error::Error>>;
+
     /// A `once` tcptune serve on loopback in a thread.
-    fn serve_once() -> (SocketAddr, std::thread::JoinHandle<Result<(), tcptune::error::Error>>) {
-        serve_once_within(tcptune::tcp::proto::DEFAULT_MAX_BUFFER)
+    fn serve_once() -> (SocketAddr, Serving) {
+        serve(1, tcptune::tcp::proto::DEFAULT_MAX_BUFFER)
     }
 
     /// The same, forcing receive buffers to at most `max_buffer` (`serve --max-buffer`).
-    fn serve_once_within(max_buffer: u64) -> (SocketAddr, std::thread::JoinHandle<Result<(), tcptune::error::Error>>) {
+    fn serve_once_within(max_buffer: u64) -> (SocketAddr, Serving) {
+        serve(1, max_buffer)
+    }
+
+    /// A tcptune serve of `tests` tests on loopback in a thread, forcing buffers to at most
+    /// `max_buffer`.
+    fn serve(tests: u32, max_buffer: u64) -> (SocketAddr, Serving) {
         let server = Server::bind(&ServeRequest {
             bind: IpAddr::from([127, 0, 0, 1]),
             port: 0,
-            once: true,
+            tests: Some(tests),
             max_buffer,
         })
         .expect("bind");
         let addr = server.local_addr();
         let log: Arc<dyn Log> = Arc::new(|_: &str| {});
-        let run = std::thread::spawn(move || server.run(&|| BufferCap::receive(Os::Linux, None), log));
+        let facts = || EndFacts {
+            receive: BufferCap::receive(Os::Linux, None),
+            send: BufferCap::send(Os::Linux, None),
+        };
+        let run = std::thread::spawn(move || server.run(&facts, log));
         (addr, run)
     }
 
@@ -529,7 +541,9 @@ mod path_test {
         if tcptune::host::is_root() {
             // Forced before the handshake: 4 MiB asked, reported doubled.
             assert_eq!(buf, 8 << 20, "{t:?}");
-            assert!(t.notes.is_empty(), "{:?}", t.notes);
+            // Nothing went wrong forcing it. (On loopback serve's reading is the bottleneck,
+            // so the fixed 8 MiB window may hold the flow, and a note may say so.)
+            assert!(t.notes.iter().all(|n| n.starts_with("held by")), "{:?}", t.notes);
         } else {
             assert!(t.notes.iter().any(|n| n.contains("could not force")), "{:?}", t.notes);
         }
@@ -564,6 +578,52 @@ mod path_test {
             );
         } else {
             assert!(t.notes.iter().any(|n| n.contains("could not force")), "{:?}", t.notes);
+        }
+    }
+
+    /// Both directions against one real serve: this host sends, then serve sends with the
+    /// same sampled sender and reports its readings; this end reads its own window share.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn forward_and_reverse_against_tcptune_serve() {
+        let (addr, server) = serve(2, tcptune::tcp::proto::DEFAULT_MAX_BUFFER);
+        let req = PathTestRequest {
+            addr: addr.ip(),
+            port: addr.port(),
+            time: Duration::from_millis(1500),
+            max_bytes: 1 << 40,
+            buffer: 4 << 20,
+            cc: None,
+            connect_timeout: Duration::from_secs(1),
+        };
+        let f = run(&req, &mut |_, _| {}).expect("a forward test");
+        assert_eq!(f.direction, Direction::Forward);
+        let mut calls = 0;
+        let t = std::time::Instant::now();
+        let r = run_reverse(&req, &mut |_, _| calls += 1).expect("a reverse test");
+        // 1.5 s of data, and the result at once: not the drain grace.
+        assert!(t.elapsed() < Duration::from_secs(4), "{:?}", t.elapsed());
+        server
+            .join()
+            .expect("server thread")
+            .expect("both tests ran to their end");
+        assert!(calls >= 2, "progress reported");
+        assert_eq!((r.peer, r.direction), (Some(TestPeer::Tcptune), Direction::Reverse));
+        assert!(r.bytes > 1 << 20 && r.goodput_bps > 1e6, "{r:?}");
+        // The far end's sender's readings.
+        assert!(r.segs_out.is_some_and(|s| s > 100), "{r:?}");
+        assert!(r.min_rtt_ms.is_some_and(|m| m > 0.0), "{r:?}");
+        assert!(r.delivery_rate_bps.is_some_and(|d| d > 1e6), "{r:?}");
+        assert!(r.cc.is_some(), "{r:?}");
+        assert!(r.rwnd_limited_pct.is_some() && r.sndbuf_limited_pct.is_some(), "{r:?}");
+        assert!(r.duration_s > 1.0 && r.duration_s < 2.0, "{r:?}");
+        // This end's own window share as receiver.
+        let share = r.window_share.expect("Linux 6.2+ reports the advertised window");
+        assert!(share > 0.05 && share <= 1.0, "{share}");
+        if tcptune::host::is_root() {
+            // Forced before the SYN: 4 MiB asked, reported doubled.
+            assert_eq!(r.receiver_buffer, Some(8 << 20), "{r:?}");
+            assert!(r.notes.iter().all(|n| !n.contains("could not force")), "{:?}", r.notes);
         }
     }
 
