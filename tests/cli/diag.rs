@@ -627,6 +627,102 @@ mod path_test {
         }
     }
 
+    /// `tcptune peer` as `advise --ssh` starts it: stdin a pipe, its port read from its one
+    /// line on stdout.
+    struct Peer {
+        child: std::process::Child,
+        port: u16,
+        /// Its stdin: dropping it is the end of the SSH session.
+        stdin: Option<std::process::ChildStdin>,
+    }
+
+    impl Peer {
+        fn start(args: &[&str]) -> Self {
+            use std::io::BufRead as _;
+            let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("tcptune"))
+                .arg("peer")
+                .args(args)
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .expect("spawn peer");
+            let mut line = String::new();
+            std::io::BufReader::new(child.stdout.take().expect("stdout"))
+                .read_line(&mut line)
+                .expect("its line");
+            let v: serde_json::Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"));
+            assert_eq!(v["tcptune_peer"], 1, "{v}");
+            assert_eq!(v["protocol"], u64::from(tcptune::tcp::proto::VERSION), "{v}");
+            assert_eq!(v["version"], env!("CARGO_PKG_VERSION"), "{v}");
+            let port = v["port"].as_u64().and_then(|p| u16::try_from(p).ok()).expect("a port");
+            let stdin = child.stdin.take();
+            Self { child, port, stdin }
+        }
+
+        fn request(&self) -> PathTestRequest {
+            PathTestRequest {
+                addr: IpAddr::from([127, 0, 0, 1]),
+                port: self.port,
+                time: Duration::from_secs(1),
+                max_bytes: 1 << 40,
+                buffer: 1 << 20,
+                cc: None,
+                connect_timeout: Duration::from_secs(1),
+            }
+        }
+
+        /// Its exit status, once it has exited by itself within `within`.
+        fn exited(&mut self, within: Duration) -> std::process::ExitStatus {
+            let t = std::time::Instant::now();
+            loop {
+                if let Some(s) = self.child.try_wait().expect("wait") {
+                    return s;
+                }
+                assert!(t.elapsed() < within, "peer still running after {within:?}");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+    }
+
+    impl Drop for Peer {
+        fn drop(&mut self) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+
+    /// The end of the SSH session (stdin's end) ends the peer within a few seconds, after a
+    /// path test against it on its default address (`::`, IPv4 clients mapped).
+    #[test]
+    fn a_peer_serves_a_path_test_and_exits_when_its_stdin_ends() {
+        let mut peer = Peer::start(&[]);
+        let t = run(&peer.request(), &mut |_, _| {}).expect("a forward test against the peer");
+        assert!(t.bytes > 0, "{t:?}");
+        // One test of two: still serving.
+        std::thread::sleep(Duration::from_millis(200));
+        assert!(peer.child.try_wait().expect("wait").is_none(), "exited after one test");
+        drop(peer.stdin.take());
+        let status = peer.exited(Duration::from_secs(3));
+        assert!(status.success(), "{status}");
+    }
+
+    /// By default a peer serves the forward and the reverse test, then exits by itself.
+    #[test]
+    fn a_peer_exits_after_its_two_tests_or_its_lifetime() {
+        let mut peer = Peer::start(&["--bind", "127.0.0.1"]);
+        let req = peer.request();
+        run(&req, &mut |_, _| {}).expect("forward");
+        let r = run_reverse(&req, &mut |_, _| {}).expect("reverse");
+        assert_eq!(r.direction, Direction::Reverse);
+        assert!(peer.exited(Duration::from_secs(5)).success());
+
+        let mut peer = Peer::start(&["--lifetime", "1s"]);
+        let t = std::time::Instant::now();
+        assert!(peer.exited(Duration::from_secs(4)).success());
+        assert!(t.elapsed() >= Duration::from_millis(900), "{:?}", t.elapsed());
+    }
+
     #[test]
     fn the_byte_bound_stops_the_test() {
         let (addr, server) = serve_once();
