@@ -349,7 +349,7 @@ fn fill_forward(test: &mut TcpTest, req: &PathTestRequest, sent: &flow::Sent, re
 pub fn run_reverse(req: &PathTestRequest, on_progress: &mut dyn FnMut(u64, Duration)) -> Result<TcpTest, TestError> {
     let sa = SocketAddr::new(req.addr, req.port);
     let hello = Hello {
-        version: proto::REVERSE_VERSION.max(proto::VERSION),
+        version: proto::VERSION,
         flags: proto::FLAG_PATH_TEST | proto::FLAG_REVERSE,
         duration_ms: proto::duration_ms(req.time),
     };
@@ -394,6 +394,13 @@ pub fn run_reverse(req: &PathTestRequest, on_progress: &mut dyn FnMut(u64, Durat
     }
     let result = read_sender_result(&control.s, sa, &got, started)?;
     fill_reverse(&mut test, &got, &result);
+    if let (Some(asked), Some(ran)) = (&ask.cc, &test.cc)
+        && asked != ran
+    {
+        test.notes.push(format!(
+            "the far end ran the test with {ran}, not the {asked} asked (its kernel does not offer it to tcptune serve)"
+        ));
+    }
     test.check().map_err(|why| failed(sa, why))?;
     Ok(test)
 }

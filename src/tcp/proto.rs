@@ -355,9 +355,10 @@ impl DataChannel {
 /// ([`Foreign`]: shown only escaped); its numbers are checked by [`ServerResult::check`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ServerResult {
-    /// Payload bytes received.
+    /// Payload bytes received (version 3: by the end of the data, or by [`ARRIVAL_GRACE`]
+    /// after the granted time).
     pub bytes: u64,
-    /// From the first payload byte to the end of the data, in µs.
+    /// From the first payload byte to the end of the data (or that cutoff), in µs.
     pub duration_us: u64,
     /// The receiver's OS ("linux", "freebsd", "macos"): see [`ServerResult::os_name`].
     pub os: Foreign,
