@@ -393,6 +393,13 @@ fn parse(v: &Value, req: &Iperf3Request) -> Result<TcpTest, Error> {
     t.notes.extend(note);
     let best = intervals.iter().map(|i| i.bps).fold(0.0, f64::max);
     t.delivery_rate_bps = (best > 0.0).then_some(best);
+    t.in_startup = still_in_startup(&intervals, best);
+    if t.in_startup {
+        t.notes.push(format!(
+            "the flow was still growing in its last interval: {} is the highest rate it reached, a lower bound of the path's, and no loss after startup was measured; a longer --test-time lets it leave startup",
+            crate::text::rate(best)
+        ));
+    }
     t.retrans_segs = u64_of(sender, "retransmits");
     if let Some(mss) = mss {
         segments(&mut t, mss, &intervals, best);
@@ -546,6 +553,16 @@ fn goodput(stream: &Value, t: &TcpTest) -> (f64, Option<String>) {
         Some((b, s)) => (b as f64 * 8.0 / s, None),
         None => (sender(), None),
     }
+}
+
+/// Whether the test ended in startup: no interval came after the first within 10 % of the
+/// `best` rate (the rate was still growing in the last one, or there was only one).
+fn still_in_startup(intervals: &[Interval], best: f64) -> bool {
+    best > 0.0
+        && intervals
+            .iter()
+            .position(|i| i.bps >= STARTUP_DONE * best)
+            .is_some_and(|first| first + 1 >= intervals.len())
 }
 
 /// Segments estimated from bytes and the MSS: the whole test's, and the steady state's (after
@@ -710,6 +727,7 @@ mod tests {
         assert_eq!((t.receiver_buffer, t.window_share), (None, None));
         assert_eq!((t.rwnd_limited_pct, t.sndbuf_limited_pct), (None, None));
         assert!(!t.window_limited, "an 8 MB window for 156 KB in flight: {:?}", t.notes);
+        assert!(!t.in_startup, "its best interval was the first of five");
         // What the server received (25,163,448 bytes in 5.017972 s), as its bits_per_second.
         let g = t.goodput_bps;
         assert!((g - 40_117_319.108_197_5).abs() < 1.0, "{g}");
@@ -839,6 +857,26 @@ mod tests {
                 .expect_err("no bytes")
                 .to_string()
                 .contains("no bytes received here")
+        );
+    }
+
+    /// A test whose best interval is its last was still growing: its best rate is a lower
+    /// bound, and it says so.
+    #[test]
+    fn a_test_still_growing_in_its_last_interval_is_in_startup() {
+        let mut v: Value = serde_json::from_str(LAB).expect("json");
+        let last = v["intervals"].as_array().map_or(0, Vec::len) - 1;
+        v["intervals"][last]["streams"][0]["bits_per_second"] = 90e6.into();
+        let t = parse(&v, &req()).expect("parse");
+        assert!(t.in_startup, "{:?}", t.notes);
+        assert_eq!(t.delivery_rate_bps, Some(90e6));
+        assert_eq!(t.steady_segs_out, None);
+        assert!(
+            t.notes
+                .iter()
+                .any(|n| n.contains("90 Mbit/s is the highest rate it reached")),
+            "{:?}",
+            t.notes
         );
     }
 
