@@ -3,6 +3,7 @@
 #
 #   lab.sh up NAME --rtt 150ms [--rate 500mbit] [--queue BYTES] [--mtu 1500]
 #                  [--backend auto|netem|tun] [--tcp-mem BYTES]
+#                  [--loss PCT] [--loss-ab PCT] [--loss-ba PCT]
 #   lab.sh down NAME        # idempotent
 #   lab.sh env NAME         # prints NS_A NS_B ADDR_A ADDR_B DEV ... as shell vars
 #
@@ -32,6 +33,10 @@
 #   --rate it only caps what the line holds.
 # --tcp-mem BYTES: set tcp_rmem/tcp_wmem max to BYTES in both namespaces
 #   (default: leave the namespaces' defaults alone).
+# --loss PCT: drop PCT % of the packets at random, each direction (0.01 = 1 in
+#   10000). --loss-ab PCT / --loss-ba PCT: only from NAME-a to NAME-b / from
+#   NAME-b to NAME-a, in place of --loss for that direction: a path that loses
+#   packets one way (netem: `loss` on that side's egress).
 #
 # State: /run/tcptune-lab/NAME/ (env, pid, delayline.log). Needs root.
 # Only ever addresses 198.18.0.1 and 198.18.0.2 inside the lab's namespaces.
@@ -85,6 +90,12 @@ to_bytes() {
 		case $f in 1e3) f=1024 ;; 1e6) f=1048576 ;; 1e9) f=1073741824 ;; 1e12) f=1099511627776 ;; esac
 	fi
 	awk -v v="${BASH_REMATCH[1]}" -v f="$f" 'BEGIN { printf "%.0f\n", v * f }'
+}
+
+# A loss percentage: 0 to 100, as the delay line reads it.
+check_pct() {
+	[[ $1 =~ ^[0-9]+(\.[0-9]+)?$ ]] && awk -v p="$1" 'BEGIN { exit !(p <= 100) }' ||
+		die "bad loss '$1' (a percentage, 0 to 100, e.g. 0.5)"
 }
 
 check_name() {
@@ -178,13 +189,15 @@ cmd_up() {
 	shift
 	check_name "$name"
 	local rtt='' rate='' queue='' mtu=1500 backend=${LAB_BACKEND:-auto} tcp_mem=''
+	local loss='' loss_ab='' loss_ba=''
 	while (($#)); do
 		case $1 in
-		--rtt | --rate | --queue | --mtu | --backend | --tcp-mem)
+		--rtt | --rate | --queue | --mtu | --backend | --tcp-mem | --loss | --loss-ab | --loss-ba)
 			(($# >= 2)) || die "$1 needs a value"
 			case $1 in
 			--rtt) rtt=$2 ;; --rate) rate=$2 ;; --queue) queue=$2 ;;
 			--mtu) mtu=$2 ;; --backend) backend=$2 ;; --tcp-mem) tcp_mem=$2 ;;
+			--loss) loss=$2 ;; --loss-ab) loss_ab=$2 ;; --loss-ba) loss_ba=$2 ;;
 			esac
 			shift 2
 			;;
@@ -203,6 +216,12 @@ cmd_up() {
 		die "bad --mtu '$mtu' (576..65535)"
 	fi
 	[[ $backend =~ ^(auto|netem|tun)$ ]] || die "bad --backend '$backend' (auto, netem, tun)"
+	local pct
+	for pct in "$loss" "$loss_ab" "$loss_ba"; do
+		[[ -z $pct ]] || check_pct "$pct"
+	done
+	# Each direction's loss: its own, else --loss, else none (the delay line's rule too).
+	local eff_ab=${loss_ab:-${loss:-0}} eff_ba=${loss_ba:-${loss:-0}} given_loss=$loss$loss_ab$loss_ba
 	((EUID == 0)) || die "needs root"
 
 	local state=$STATE_ROOT/$name
@@ -237,9 +256,9 @@ cmd_up() {
 			limit=$((queue_bytes ? (queue_bytes + mtu - 1) / mtu : 1000000))
 		fi
 		args+=(limit "$limit")
-		for ns in "$ns_a" "$ns_b"; do
-			ip netns exec "$ns" tc qdisc add dev "$DEV" root netem "${args[@]}"
-		done
+		# The loss of a direction is applied on its sender's egress.
+		ip netns exec "$ns_a" tc qdisc add dev "$DEV" root netem "${args[@]}" loss "${eff_ab}%"
+		ip netns exec "$ns_b" tc qdisc add dev "$DEV" root netem "${args[@]}" loss "${eff_ba}%"
 	else
 		local bin
 		bin=$(find_delayline)
@@ -250,6 +269,10 @@ cmd_up() {
 		local dl=(--tun-a "$tmp_a" --tun-b "$tmp_b" --delay "$delay" --ready-file "$state/ready")
 		[[ -n $rate ]] && dl+=(--rate "${rate_bps}bit")
 		[[ -n $queue_bytes ]] && dl+=(--queue "$queue_bytes")
+		# Only what was given: DELAYLINE_ARGS (below) may still carry a --loss of its own.
+		[[ -n $loss ]] && dl+=(--loss "$loss")
+		[[ -n $loss_ab ]] && dl+=(--loss-ab "$loss_ab")
+		[[ -n $loss_ba ]] && dl+=(--loss-ba "$loss_ba")
 		# Extra delayline options for experiments, e.g. DELAYLINE_ARGS="--offload".
 		local -a extra
 		read -r -a extra <<<"${DELAYLINE_ARGS:-}"
@@ -297,7 +320,8 @@ cmd_up() {
 	((ok)) || die "no ping reply from $ADDR_B through the lab"
 	UP_OK=1
 	echo "lab '$name' up: $ns_a ($ADDR_A) <-> $ns_b ($ADDR_B) dev $DEV, backend $backend," \
-		"rtt ${rtt}${rate:+, rate $rate}${queue:+, queue $queue}, mtu $mtu${pid:+, delayline pid $pid}"
+		"rtt ${rtt}${rate:+, rate $rate}${queue:+, queue $queue}${given_loss:+, loss $eff_ab % a->b $eff_ba % b->a}," \
+		"mtu $mtu${pid:+, delayline pid $pid}"
 }
 
 main() {

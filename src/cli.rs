@@ -147,11 +147,15 @@ pub enum Command {
     RevertTimer(RevertTimerArgs),
     /// Diagnose this host for bulk TCP: window scaling, SACK, congestion control, MTU, offloads, loss, memory, conflicts
     Check(CheckArgs),
-    /// Receive throughput tests from `tcptune verify` and the path tests of `advise --host` (this end
-    /// receives; run it as root so a path test may force its buffers)
+    /// Receive throughput tests from `tcptune verify`, and run the path tests of `advise --host`
+    /// in both directions (run it as root so a path test may force its buffers)
     Serve(ServeArgs),
     /// Send a throughput test to `tcptune serve` and say what limits it (this end sends)
     Verify(VerifyArgs),
+    /// Internal: the far end of an SSH-started path test (`advise --ssh` starts it): serve for
+    /// one session, on a free port it prints as one JSON line
+    #[command(hide = true)]
+    Peer(PeerArgs),
     /// Live TCP flows: RTT, cwnd, delivery rate and what limits each (Linux)
     Inspect(InspectArgs),
     /// List, show or export the shipped profiles (the rules advise renders)
@@ -556,14 +560,17 @@ pub struct CheckArgs {
 
 #[derive(Debug, Args)]
 #[command(after_help = "\
-serve RECEIVES: the data flows from `tcptune verify` (the sender) to this machine, so run serve where \
-the data would arrive. It serves one test at a time (others get \"busy\"), grants at most 60 s per test, \
-and closes connections that do not speak the tcptune protocol. Anyone who can reach the port can run a \
-test: bind to one address with --bind, or firewall the port. verify's test sets no socket buffer sizes, so \
-it sees the kernel's autotuning limits, as scp, rsync or HTTP would. The path test of `advise --host` asks \
-for a receive buffer, which serve forces when it runs as root, up to --max-buffer as the kernel counts it \
-(Linux keeps twice what is asked). The default, 1 GiB, holds what advise asks on a 1 Gbit/s path at 600 ms \
-(6 x its 75 MB BDP, kept as 900 MB); a client cannot make serve pin more.")]
+serve RECEIVES the test of `tcptune verify`: the data flows from verify (the sender) to this machine, so run \
+serve where the data would arrive. For the path test of `advise --host` it receives (forward) and then \
+SENDS (reverse: the same test with this end sending; a client of protocol 3 asks for it), so one serve measures \
+both directions. It serves one test at a time (others get \"busy\"), grants at most 60 s per test, and \
+closes connections that do not speak the tcptune protocol. Anyone who can reach the port can run a test: \
+bind to one address with --bind, or firewall the port. verify's test sets no socket buffer sizes, so it sees \
+the kernel's autotuning limits, as scp, rsync or HTTP would. The path test asks for a buffer (the receive \
+buffer of a forward test, the send buffer of a reverse one), which serve forces when it runs as root, up to \
+--max-buffer as the kernel counts it (Linux keeps twice what is asked). The default, 1 GiB, holds what \
+advise asks on a 1 Gbit/s path at 600 ms (6 x its 75 MB BDP, kept as 900 MB); a client cannot make serve \
+pin more.")]
 pub struct ServeArgs {
     /// Address to listen on (:: for IPv6 and IPv4)
     #[arg(long, value_name = "ADDR", default_value = "0.0.0.0")]
@@ -574,9 +581,41 @@ pub struct ServeArgs {
     /// Exit after one test
     #[arg(long)]
     pub once: bool,
-    /// Largest receive buffer a path test may force here, as the kernel counts it (0: none)
+    /// Largest buffer a path test may force here, as the kernel counts it (0: none)
     #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = parse_max_buffer)]
     pub max_buffer: Bytes,
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = "\
+peer is `tcptune serve` for one SSH session, started on the far end by `advise --ssh`: it listens on a \
+free port, prints one JSON line on stdout ({\"tcptune_peer\":1,\"version\":...,\"protocol\":3,\"port\":N}), \
+serves at most --tests tests one at a time (a forward and a reverse path test by default), and exits \
+when its stdin ends (the SSH session is over), after those tests, or after --lifetime, whichever comes \
+first. It writes nothing to disk; its lines go to stderr.")]
+pub struct PeerArgs {
+    /// Address to listen on (default :: for IPv6 and IPv4, or 0.0.0.0 where IPv6 is off)
+    #[arg(long, value_name = "ADDR")]
+    pub bind: Option<std::net::IpAddr>,
+    /// Tests to serve before exiting
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub tests: u32,
+    /// Exit after this long whatever happens (1s to 1h; default: two 60-s tests with their slack)
+    #[arg(long, value_name = "DUR", default_value = "3m", value_parser = parse_lifetime)]
+    pub lifetime: Duration,
+    /// Largest buffer a path test may force here, as the kernel counts it (0: none)
+    #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = parse_max_buffer)]
+    pub max_buffer: Bytes,
+}
+
+/// `peer --lifetime`: 1 s to an hour (humantime: 90s, 3m, 1h).
+fn parse_lifetime(s: &str) -> Result<Duration, String> {
+    let d = humantime::parse_duration(s)
+        .map_err(|e| format!("invalid duration \"{s}\": {e}; expected e.g. 90s, 3m, 1h"))?;
+    if d < Duration::from_secs(1) || d > Duration::from_secs(3600) {
+        return Err(format!("invalid duration \"{s}\": expected 1s to 1h"));
+    }
+    Ok(d)
 }
 
 /// `serve --max-buffer`: at most what a kernel reports for a socket buffer (a C int).
@@ -674,6 +713,21 @@ mod tests {
         assert_eq!(a.max_buffer.get(), crate::tcp::proto::DEFAULT_MAX_BUFFER);
         assert_eq!(parse_max_buffer("0").map(Bytes::get), Ok(0));
         assert!(parse_max_buffer("2GiB").is_err(), "past what a kernel reports");
+    }
+
+    #[test]
+    fn the_peer_is_hidden_and_its_lifetime_holds_two_tests() {
+        use clap::Parser as _;
+        let help = Cli::command().render_long_help().to_string();
+        assert!(!help.contains("peer"), "{help}");
+        let Some(Command::Peer(a)) = Cli::parse_from(["tcptune", "peer"]).command else {
+            unreachable!("peer")
+        };
+        assert_eq!((a.bind, a.tests), (None, 2));
+        assert_eq!(a.lifetime, crate::cmd::peer::DEFAULT_LIFETIME);
+        assert_eq!(a.max_buffer.get(), crate::tcp::proto::DEFAULT_MAX_BUFFER);
+        assert!(parse_lifetime("0.5s").is_err() && parse_lifetime("2h").is_err());
+        assert!(Cli::try_parse_from(["tcptune", "peer", "--tests", "0"]).is_err());
     }
 
     #[test]

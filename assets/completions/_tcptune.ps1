@@ -38,8 +38,9 @@ Register-ArgumentCompleter -Native -CommandName 'tcptune' -ScriptBlock {
             [CompletionResult]::new('snapshots', 'snapshots', [CompletionResultType]::ParameterValue, 'List the snapshots taken by apply')
             [CompletionResult]::new('revert-timer', 'revert-timer', [CompletionResultType]::ParameterValue, 'Internal: the detached process behind `apply --for`')
             [CompletionResult]::new('check', 'check', [CompletionResultType]::ParameterValue, 'Diagnose this host for bulk TCP: window scaling, SACK, congestion control, MTU, offloads, loss, memory, conflicts')
-            [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Receive throughput tests from `tcptune verify` and the path tests of `advise --host` (this end receives; run it as root so a path test may force its buffers)')
+            [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Receive throughput tests from `tcptune verify`, and run the path tests of `advise --host` in both directions (run it as root so a path test may force its buffers)')
             [CompletionResult]::new('verify', 'verify', [CompletionResultType]::ParameterValue, 'Send a throughput test to `tcptune serve` and say what limits it (this end sends)')
+            [CompletionResult]::new('peer', 'peer', [CompletionResultType]::ParameterValue, 'Internal: the far end of an SSH-started path test (`advise --ssh` starts it): serve for one session, on a free port it prints as one JSON line')
             [CompletionResult]::new('inspect', 'inspect', [CompletionResultType]::ParameterValue, 'Live TCP flows: RTT, cwnd, delivery rate and what limits each (Linux)')
             [CompletionResult]::new('profiles', 'profiles', [CompletionResultType]::ParameterValue, 'List, show or export the shipped profiles (the rules advise renders)')
             [CompletionResult]::new('man', 'man', [CompletionResultType]::ParameterValue, 'Print the manual page (roff, section 8): `tcptune man | man -l -`')
@@ -196,7 +197,7 @@ Register-ArgumentCompleter -Native -CommandName 'tcptune' -ScriptBlock {
         'tcptune;serve' {
             [CompletionResult]::new('--bind', '--bind', [CompletionResultType]::ParameterName, 'Address to listen on (:: for IPv6 and IPv4)')
             [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'TCP port to listen on (0: any free port)')
-            [CompletionResult]::new('--max-buffer', '--max-buffer', [CompletionResultType]::ParameterName, 'Largest receive buffer a path test may force here, as the kernel counts it (0: none)')
+            [CompletionResult]::new('--max-buffer', '--max-buffer', [CompletionResultType]::ParameterName, 'Largest buffer a path test may force here, as the kernel counts it (0: none)')
             [CompletionResult]::new('--os', '--os', [CompletionResultType]::ParameterName, 'OS to advise for / operate on [default: the running OS]')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format [advise: table on a terminal, else sysctl; others: table]')
             [CompletionResult]::new('--sysctl-dir', '--sysctl-dir', [CompletionResultType]::ParameterName, 'Linux: read and write sysctls under DIR instead of /proc/sys')
@@ -213,6 +214,21 @@ Register-ArgumentCompleter -Native -CommandName 'tcptune' -ScriptBlock {
             [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Its port')
             [CompletionResult]::new('--time', '--time', [CompletionResultType]::ParameterName, 'How long to send (at most 60s)')
             [CompletionResult]::new('--bandwidth', '--bandwidth', [CompletionResultType]::ParameterName, 'Path rate, for sizing the advice (500mbit, 1gbit)')
+            [CompletionResult]::new('--os', '--os', [CompletionResultType]::ParameterName, 'OS to advise for / operate on [default: the running OS]')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format [advise: table on a terminal, else sysctl; others: table]')
+            [CompletionResult]::new('--sysctl-dir', '--sysctl-dir', [CompletionResultType]::ParameterName, 'Linux: read and write sysctls under DIR instead of /proc/sys')
+            [CompletionResult]::new('--sysctl-cmd', '--sysctl-cmd', [CompletionResultType]::ParameterName, 'FreeBSD/macOS: the sysctl(8) program to run')
+            [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Where snapshots live')
+            [CompletionResult]::new('--fake-prober', '--fake-prober', [CompletionResultType]::ParameterName, 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine''s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'tcptune;peer' {
+            [CompletionResult]::new('--bind', '--bind', [CompletionResultType]::ParameterName, 'Address to listen on (default :: for IPv6 and IPv4, or 0.0.0.0 where IPv6 is off)')
+            [CompletionResult]::new('--tests', '--tests', [CompletionResultType]::ParameterName, 'Tests to serve before exiting')
+            [CompletionResult]::new('--lifetime', '--lifetime', [CompletionResultType]::ParameterName, 'Exit after this long whatever happens (1s to 1h; default: two 60-s tests with their slack)')
+            [CompletionResult]::new('--max-buffer', '--max-buffer', [CompletionResultType]::ParameterName, 'Largest buffer a path test may force here, as the kernel counts it (0: none)')
             [CompletionResult]::new('--os', '--os', [CompletionResultType]::ParameterName, 'OS to advise for / operate on [default: the running OS]')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format [advise: table on a terminal, else sysctl; others: table]')
             [CompletionResult]::new('--sysctl-dir', '--sysctl-dir', [CompletionResultType]::ParameterName, 'Linux: read and write sysctls under DIR instead of /proc/sys')
@@ -333,8 +349,9 @@ Register-ArgumentCompleter -Native -CommandName 'tcptune' -ScriptBlock {
             [CompletionResult]::new('snapshots', 'snapshots', [CompletionResultType]::ParameterValue, 'List the snapshots taken by apply')
             [CompletionResult]::new('revert-timer', 'revert-timer', [CompletionResultType]::ParameterValue, 'Internal: the detached process behind `apply --for`')
             [CompletionResult]::new('check', 'check', [CompletionResultType]::ParameterValue, 'Diagnose this host for bulk TCP: window scaling, SACK, congestion control, MTU, offloads, loss, memory, conflicts')
-            [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Receive throughput tests from `tcptune verify` and the path tests of `advise --host` (this end receives; run it as root so a path test may force its buffers)')
+            [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Receive throughput tests from `tcptune verify`, and run the path tests of `advise --host` in both directions (run it as root so a path test may force its buffers)')
             [CompletionResult]::new('verify', 'verify', [CompletionResultType]::ParameterValue, 'Send a throughput test to `tcptune serve` and say what limits it (this end sends)')
+            [CompletionResult]::new('peer', 'peer', [CompletionResultType]::ParameterValue, 'Internal: the far end of an SSH-started path test (`advise --ssh` starts it): serve for one session, on a free port it prints as one JSON line')
             [CompletionResult]::new('inspect', 'inspect', [CompletionResultType]::ParameterValue, 'Live TCP flows: RTT, cwnd, delivery rate and what limits each (Linux)')
             [CompletionResult]::new('profiles', 'profiles', [CompletionResultType]::ParameterValue, 'List, show or export the shipped profiles (the rules advise renders)')
             [CompletionResult]::new('man', 'man', [CompletionResultType]::ParameterValue, 'Print the manual page (roff, section 8): `tcptune man | man -l -`')
@@ -367,6 +384,9 @@ Register-ArgumentCompleter -Native -CommandName 'tcptune' -ScriptBlock {
             break
         }
         'tcptune;help;verify' {
+            break
+        }
+        'tcptune;help;peer' {
             break
         }
         'tcptune;help;inspect' {

@@ -40,6 +40,9 @@ _tcptune() {
             tcptune,man)
                 cmd="tcptune__subcmd__man"
                 ;;
+            tcptune,peer)
+                cmd="tcptune__subcmd__peer"
+                ;;
             tcptune,profiles)
                 cmd="tcptune__subcmd__profiles"
                 ;;
@@ -81,6 +84,9 @@ _tcptune() {
                 ;;
             tcptune__subcmd__help,man)
                 cmd="tcptune__subcmd__help__subcmd__man"
+                ;;
+            tcptune__subcmd__help,peer)
+                cmd="tcptune__subcmd__help__subcmd__peer"
                 ;;
             tcptune__subcmd__help,profiles)
                 cmd="tcptune__subcmd__help__subcmd__profiles"
@@ -140,7 +146,7 @@ _tcptune() {
 
     case "${cmd}" in
         tcptune)
-            opts="-h -V --os --format --sysctl-dir --sysctl-cmd --state-dir --fake-prober --help --version calc advise apply revert snapshots revert-timer check serve verify inspect profiles man completions help"
+            opts="-h -V --os --format --sysctl-dir --sysctl-cmd --state-dir --fake-prober --help --version calc advise apply revert snapshots revert-timer check serve verify peer inspect profiles man completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -556,7 +562,7 @@ _tcptune() {
             return 0
             ;;
         tcptune__subcmd__help)
-            opts="calc advise apply revert snapshots revert-timer check serve verify inspect profiles man completions help"
+            opts="calc advise apply revert snapshots revert-timer check serve verify peer inspect profiles man completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -668,6 +674,20 @@ _tcptune() {
             return 0
             ;;
         tcptune__subcmd__help__subcmd__man)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tcptune__subcmd__help__subcmd__peer)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -860,6 +880,60 @@ _tcptune() {
                 return 0
             fi
             case "${prev}" in
+                --os)
+                    COMPREPLY=($(compgen -W "linux freebsd macos" -- "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "sysctl table json shell ansible tuned k8s" -- "${cur}"))
+                    return 0
+                    ;;
+                --sysctl-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sysctl-cmd)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --fake-prober)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tcptune__subcmd__peer)
+            opts="-h --bind --tests --lifetime --max-buffer --os --format --sysctl-dir --sysctl-cmd --state-dir --fake-prober --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --bind)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tests)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lifetime)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-buffer)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --os)
                     COMPREPLY=($(compgen -W "linux freebsd macos" -- "${cur}"))
                     return 0

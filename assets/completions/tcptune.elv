@@ -35,8 +35,9 @@ set edit:completion:arg-completer[tcptune] = {|@words|
             cand snapshots 'List the snapshots taken by apply'
             cand revert-timer 'Internal: the detached process behind `apply --for`'
             cand check 'Diagnose this host for bulk TCP: window scaling, SACK, congestion control, MTU, offloads, loss, memory, conflicts'
-            cand serve 'Receive throughput tests from `tcptune verify` and the path tests of `advise --host` (this end receives; run it as root so a path test may force its buffers)'
+            cand serve 'Receive throughput tests from `tcptune verify`, and run the path tests of `advise --host` in both directions (run it as root so a path test may force its buffers)'
             cand verify 'Send a throughput test to `tcptune serve` and say what limits it (this end sends)'
+            cand peer 'Internal: the far end of an SSH-started path test (`advise --ssh` starts it): serve for one session, on a free port it prints as one JSON line'
             cand inspect 'Live TCP flows: RTT, cwnd, delivery rate and what limits each (Linux)'
             cand profiles 'List, show or export the shipped profiles (the rules advise renders)'
             cand man 'Print the manual page (roff, section 8): `tcptune man | man -l -`'
@@ -185,7 +186,7 @@ set edit:completion:arg-completer[tcptune] = {|@words|
         &'tcptune;serve'= {
             cand --bind 'Address to listen on (:: for IPv6 and IPv4)'
             cand --port 'TCP port to listen on (0: any free port)'
-            cand --max-buffer 'Largest receive buffer a path test may force here, as the kernel counts it (0: none)'
+            cand --max-buffer 'Largest buffer a path test may force here, as the kernel counts it (0: none)'
             cand --os 'OS to advise for / operate on [default: the running OS]'
             cand --format 'Output format [advise: table on a terminal, else sysctl; others: table]'
             cand --sysctl-dir 'Linux: read and write sysctls under DIR instead of /proc/sys'
@@ -201,6 +202,20 @@ set edit:completion:arg-completer[tcptune] = {|@words|
             cand --port 'Its port'
             cand --time 'How long to send (at most 60s)'
             cand --bandwidth 'Path rate, for sizing the advice (500mbit, 1gbit)'
+            cand --os 'OS to advise for / operate on [default: the running OS]'
+            cand --format 'Output format [advise: table on a terminal, else sysctl; others: table]'
+            cand --sysctl-dir 'Linux: read and write sysctls under DIR instead of /proc/sys'
+            cand --sysctl-cmd 'FreeBSD/macOS: the sysctl(8) program to run'
+            cand --state-dir 'Where snapshots live'
+            cand --fake-prober 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine''s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'tcptune;peer'= {
+            cand --bind 'Address to listen on (default :: for IPv6 and IPv4, or 0.0.0.0 where IPv6 is off)'
+            cand --tests 'Tests to serve before exiting'
+            cand --lifetime 'Exit after this long whatever happens (1s to 1h; default: two 60-s tests with their slack)'
+            cand --max-buffer 'Largest buffer a path test may force here, as the kernel counts it (0: none)'
             cand --os 'OS to advise for / operate on [default: the running OS]'
             cand --format 'Output format [advise: table on a terminal, else sysctl; others: table]'
             cand --sysctl-dir 'Linux: read and write sysctls under DIR instead of /proc/sys'
@@ -308,8 +323,9 @@ set edit:completion:arg-completer[tcptune] = {|@words|
             cand snapshots 'List the snapshots taken by apply'
             cand revert-timer 'Internal: the detached process behind `apply --for`'
             cand check 'Diagnose this host for bulk TCP: window scaling, SACK, congestion control, MTU, offloads, loss, memory, conflicts'
-            cand serve 'Receive throughput tests from `tcptune verify` and the path tests of `advise --host` (this end receives; run it as root so a path test may force its buffers)'
+            cand serve 'Receive throughput tests from `tcptune verify`, and run the path tests of `advise --host` in both directions (run it as root so a path test may force its buffers)'
             cand verify 'Send a throughput test to `tcptune serve` and say what limits it (this end sends)'
+            cand peer 'Internal: the far end of an SSH-started path test (`advise --ssh` starts it): serve for one session, on a free port it prints as one JSON line'
             cand inspect 'Live TCP flows: RTT, cwnd, delivery rate and what limits each (Linux)'
             cand profiles 'List, show or export the shipped profiles (the rules advise renders)'
             cand man 'Print the manual page (roff, section 8): `tcptune man | man -l -`'
@@ -333,6 +349,8 @@ set edit:completion:arg-completer[tcptune] = {|@words|
         &'tcptune;help;serve'= {
         }
         &'tcptune;help;verify'= {
+        }
+        &'tcptune;help;peer'= {
         }
         &'tcptune;help;inspect'= {
         }

@@ -47,8 +47,9 @@ complete -c tcptune -n "__fish_tcptune_needs_command" -f -a "revert" -d 'Put bac
 complete -c tcptune -n "__fish_tcptune_needs_command" -f -a "snapshots" -d 'List the snapshots taken by apply'
 complete -c tcptune -n "__fish_tcptune_needs_command" -f -a "revert-timer" -d 'Internal: the detached process behind `apply --for`'
 complete -c tcptune -n "__fish_tcptune_needs_command" -f -a "check" -d 'Diagnose this host for bulk TCP: window scaling, SACK, congestion control, MTU, offloads, loss, memory, conflicts'
-complete -c tcptune -n "__fish_tcptune_needs_command" -f -a "serve" -d 'Receive throughput tests from `tcptune verify` and the path tests of `advise --host` (this end receives; run it as root so a path test may force its buffers)'
+complete -c tcptune -n "__fish_tcptune_needs_command" -f -a "serve" -d 'Receive throughput tests from `tcptune verify`, and run the path tests of `advise --host` in both directions (run it as root so a path test may force its buffers)'
 complete -c tcptune -n "__fish_tcptune_needs_command" -f -a "verify" -d 'Send a throughput test to `tcptune serve` and say what limits it (this end sends)'
+complete -c tcptune -n "__fish_tcptune_needs_command" -f -a "peer" -d 'Internal: the far end of an SSH-started path test (`advise --ssh` starts it): serve for one session, on a free port it prints as one JSON line'
 complete -c tcptune -n "__fish_tcptune_needs_command" -f -a "inspect" -d 'Live TCP flows: RTT, cwnd, delivery rate and what limits each (Linux)'
 complete -c tcptune -n "__fish_tcptune_needs_command" -f -a "profiles" -d 'List, show or export the shipped profiles (the rules advise renders)'
 complete -c tcptune -n "__fish_tcptune_needs_command" -f -a "man" -d 'Print the manual page (roff, section 8): `tcptune man | man -l -`'
@@ -228,7 +229,7 @@ complete -c tcptune -n "__fish_tcptune_using_subcommand check" -l fake-prober -d
 complete -c tcptune -n "__fish_tcptune_using_subcommand check" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tcptune -n "__fish_tcptune_using_subcommand serve" -l bind -d 'Address to listen on (:: for IPv6 and IPv4)' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand serve" -l port -d 'TCP port to listen on (0: any free port)' -r
-complete -c tcptune -n "__fish_tcptune_using_subcommand serve" -l max-buffer -d 'Largest receive buffer a path test may force here, as the kernel counts it (0: none)' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand serve" -l max-buffer -d 'Largest buffer a path test may force here, as the kernel counts it (0: none)' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand serve" -l os -d 'OS to advise for / operate on [default: the running OS]' -r -f -a "linux\t''
 freebsd\t''
 macos\t''"
@@ -264,6 +265,25 @@ complete -c tcptune -n "__fish_tcptune_using_subcommand verify" -l sysctl-cmd -d
 complete -c tcptune -n "__fish_tcptune_using_subcommand verify" -l state-dir -d 'Where snapshots live' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand verify" -l fake-prober -d 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine\'s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand verify" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tcptune -n "__fish_tcptune_using_subcommand peer" -l bind -d 'Address to listen on (default :: for IPv6 and IPv4, or 0.0.0.0 where IPv6 is off)' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand peer" -l tests -d 'Tests to serve before exiting' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand peer" -l lifetime -d 'Exit after this long whatever happens (1s to 1h; default: two 60-s tests with their slack)' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand peer" -l max-buffer -d 'Largest buffer a path test may force here, as the kernel counts it (0: none)' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand peer" -l os -d 'OS to advise for / operate on [default: the running OS]' -r -f -a "linux\t''
+freebsd\t''
+macos\t''"
+complete -c tcptune -n "__fish_tcptune_using_subcommand peer" -l format -d 'Output format [advise: table on a terminal, else sysctl; others: table]' -r -f -a "sysctl\t'`key = value` lines, valid for /etc/sysctl.d (Linux) or /etc/sysctl.conf (BSD)'
+table\t'A table for people'
+json\t'JSON for programs'
+shell\t'`sysctl -w` commands'
+ansible\t'advise: an Ansible playbook (ansible.posix.sysctl), with a revert tagged `revert`'
+tuned\t'advise: a TuneD profile (tuned.conf; --output DIR writes the profile directory)'
+k8s\t'advise: a Kubernetes Pod with the sysctls a pod may set; node-wide keys listed apart'"
+complete -c tcptune -n "__fish_tcptune_using_subcommand peer" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand peer" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand peer" -l state-dir -d 'Where snapshots live' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand peer" -l fake-prober -d 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine\'s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand peer" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tcptune -n "__fish_tcptune_using_subcommand inspect" -l host -d 'Only flows to this peer (name or address)' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand inspect" -l port -d 'Only flows with this local or remote port' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand inspect" -l os -d 'OS to advise for / operate on [default: the running OS]' -r -f -a "linux\t''
@@ -379,20 +399,21 @@ complete -c tcptune -n "__fish_tcptune_using_subcommand completions" -l sysctl-c
 complete -c tcptune -n "__fish_tcptune_using_subcommand completions" -l state-dir -d 'Where snapshots live' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand completions" -l fake-prober -d 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine\'s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c tcptune -n "__fish_tcptune_using_subcommand help; and not __fish_seen_subcommand_from calc advise apply revert snapshots revert-timer check serve verify inspect profiles man completions help" -f -a "calc" -d 'Bandwidth-delay product and throughput calculator'
-complete -c tcptune -n "__fish_tcptune_using_subcommand help; and not __fish_seen_subcommand_from calc advise apply revert snapshots revert-timer check serve verify inspect profiles man completions help" -f -a "advise" -d 'Recommend sysctl settings for a path'
-complete -c tcptune -n "__fish_tcptune_using_subcommand help; and not __fish_seen_subcommand_from calc advise apply revert snapshots revert-timer check serve verify inspect profiles man completions help" -f -a "apply" -d 'Apply a sysctl file or fresh advice to the running kernel, snapshotting first'
-complete -c tcptune -n "__fish_tcptune_using_subcommand help; and not __fish_seen_subcommand_from calc advise apply revert snapshots revert-timer check serve verify inspect profiles man completions help" -f -a "revert" -d 'Put back the values a snapshot replaced'
-complete -c tcptune -n "__fish_tcptune_using_subcommand help; and not __fish_seen_subcommand_from calc advise apply revert snapshots revert-timer check serve verify inspect profiles man completions help" -f -a "snapshots" -d 'List the snapshots taken by apply'
-complete -c tcptune -n "__fish_tcptune_using_subcommand help; and not __fish_seen_subcommand_from calc advise apply revert snapshots revert-timer check serve verify inspect profiles man completions help" -f -a "revert-timer" -d 'Internal: the detached process behind `apply --for`'
-complete -c tcptune -n "__fish_tcptune_using_subcommand help; and not __fish_seen_subcommand_from calc advise apply revert snapshots revert-timer check serve verify inspect profiles man completions help" -f -a "check" -d 'Diagnose this host for bulk TCP: window scaling, SACK, congestion control, MTU, offloads, loss, memory, conflicts'
-complete -c tcptune -n "__fish_tcptune_using_subcommand help; and not __fish_seen_subcommand_from calc advise apply revert snapshots revert-timer check serve verify inspect profiles man completions help" -f -a "serve" -d 'Receive throughput tests from `tcptune verify` and the path tests of `advise --host` (this end receives; run it as root so a path test may force its buffers)'
-complete -c tcptune -n "__fish_tcptune_using_subcommand help; and not __fish_seen_subcommand_from calc advise apply revert snapshots revert-timer check serve verify inspect profiles man completions help" -f -a "verify" -d 'Send a throughput test to `tcptune serve` and say what limits it (this end sends)'
-complete -c tcptune -n "__fish_tcptune_using_subcommand help; and not __fish_seen_subcommand_from calc advise apply revert snapshots revert-timer check serve verify inspect profiles man completions help" -f -a "inspect" -d 'Live TCP flows: RTT, cwnd, delivery rate and what limits each (Linux)'
-complete -c tcptune -n "__fish_tcptune_using_subcommand help; and not __fish_seen_subcommand_from calc advise apply revert snapshots revert-timer check serve verify inspect profiles man completions help" -f -a "profiles" -d 'List, show or export the shipped profiles (the rules advise renders)'
-complete -c tcptune -n "__fish_tcptune_using_subcommand help; and not __fish_seen_subcommand_from calc advise apply revert snapshots revert-timer check serve verify inspect profiles man completions help" -f -a "man" -d 'Print the manual page (roff, section 8): `tcptune man | man -l -`'
-complete -c tcptune -n "__fish_tcptune_using_subcommand help; and not __fish_seen_subcommand_from calc advise apply revert snapshots revert-timer check serve verify inspect profiles man completions help" -f -a "completions" -d 'Print a shell completion script (bash, zsh, fish, elvish, powershell)'
-complete -c tcptune -n "__fish_tcptune_using_subcommand help; and not __fish_seen_subcommand_from calc advise apply revert snapshots revert-timer check serve verify inspect profiles man completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c tcptune -n "__fish_tcptune_using_subcommand help; and not __fish_seen_subcommand_from calc advise apply revert snapshots revert-timer check serve verify peer inspect profiles man completions help" -f -a "calc" -d 'Bandwidth-delay product and throughput calculator'
+complete -c tcptune -n "__fish_tcptune_using_subcommand help; and not __fish_seen_subcommand_from calc advise apply revert snapshots revert-timer check serve verify peer inspect profiles man completions help" -f -a "advise" -d 'Recommend sysctl settings for a path'
+complete -c tcptune -n "__fish_tcptune_using_subcommand help; and not __fish_seen_subcommand_from calc advise apply revert snapshots revert-timer check serve verify peer inspect profiles man completions help" -f -a "apply" -d 'Apply a sysctl file or fresh advice to the running kernel, snapshotting first'
+complete -c tcptune -n "__fish_tcptune_using_subcommand help; and not __fish_seen_subcommand_from calc advise apply revert snapshots revert-timer check serve verify peer inspect profiles man completions help" -f -a "revert" -d 'Put back the values a snapshot replaced'
+complete -c tcptune -n "__fish_tcptune_using_subcommand help; and not __fish_seen_subcommand_from calc advise apply revert snapshots revert-timer check serve verify peer inspect profiles man completions help" -f -a "snapshots" -d 'List the snapshots taken by apply'
+complete -c tcptune -n "__fish_tcptune_using_subcommand help; and not __fish_seen_subcommand_from calc advise apply revert snapshots revert-timer check serve verify peer inspect profiles man completions help" -f -a "revert-timer" -d 'Internal: the detached process behind `apply --for`'
+complete -c tcptune -n "__fish_tcptune_using_subcommand help; and not __fish_seen_subcommand_from calc advise apply revert snapshots revert-timer check serve verify peer inspect profiles man completions help" -f -a "check" -d 'Diagnose this host for bulk TCP: window scaling, SACK, congestion control, MTU, offloads, loss, memory, conflicts'
+complete -c tcptune -n "__fish_tcptune_using_subcommand help; and not __fish_seen_subcommand_from calc advise apply revert snapshots revert-timer check serve verify peer inspect profiles man completions help" -f -a "serve" -d 'Receive throughput tests from `tcptune verify`, and run the path tests of `advise --host` in both directions (run it as root so a path test may force its buffers)'
+complete -c tcptune -n "__fish_tcptune_using_subcommand help; and not __fish_seen_subcommand_from calc advise apply revert snapshots revert-timer check serve verify peer inspect profiles man completions help" -f -a "verify" -d 'Send a throughput test to `tcptune serve` and say what limits it (this end sends)'
+complete -c tcptune -n "__fish_tcptune_using_subcommand help; and not __fish_seen_subcommand_from calc advise apply revert snapshots revert-timer check serve verify peer inspect profiles man completions help" -f -a "peer" -d 'Internal: the far end of an SSH-started path test (`advise --ssh` starts it): serve for one session, on a free port it prints as one JSON line'
+complete -c tcptune -n "__fish_tcptune_using_subcommand help; and not __fish_seen_subcommand_from calc advise apply revert snapshots revert-timer check serve verify peer inspect profiles man completions help" -f -a "inspect" -d 'Live TCP flows: RTT, cwnd, delivery rate and what limits each (Linux)'
+complete -c tcptune -n "__fish_tcptune_using_subcommand help; and not __fish_seen_subcommand_from calc advise apply revert snapshots revert-timer check serve verify peer inspect profiles man completions help" -f -a "profiles" -d 'List, show or export the shipped profiles (the rules advise renders)'
+complete -c tcptune -n "__fish_tcptune_using_subcommand help; and not __fish_seen_subcommand_from calc advise apply revert snapshots revert-timer check serve verify peer inspect profiles man completions help" -f -a "man" -d 'Print the manual page (roff, section 8): `tcptune man | man -l -`'
+complete -c tcptune -n "__fish_tcptune_using_subcommand help; and not __fish_seen_subcommand_from calc advise apply revert snapshots revert-timer check serve verify peer inspect profiles man completions help" -f -a "completions" -d 'Print a shell completion script (bash, zsh, fish, elvish, powershell)'
+complete -c tcptune -n "__fish_tcptune_using_subcommand help; and not __fish_seen_subcommand_from calc advise apply revert snapshots revert-timer check serve verify peer inspect profiles man completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c tcptune -n "__fish_tcptune_using_subcommand help; and __fish_seen_subcommand_from profiles" -f -a "list" -d 'List the shipped profiles: name, OS, description (the default)'
 complete -c tcptune -n "__fish_tcptune_using_subcommand help; and __fish_seen_subcommand_from profiles" -f -a "show" -d 'Print a shipped profile\'s TOML'
 complete -c tcptune -n "__fish_tcptune_using_subcommand help; and __fish_seen_subcommand_from profiles" -f -a "export" -d 'Print a shipped profile\'s TOML as a starting point for your own (--profile FILE)'

@@ -1,18 +1,26 @@
-//! The receiving end of `tcptune verify` (protocol in [`crate::tcp::proto`]): the accept loop, a
-//! thread per connection, the deadlines that bound every wait, the limit on connections still
-//! owing their hello, and the rate limit on lines about refused clients. No printing: lines
-//! go to the caller's [`Log`], and what to tell a user about a failed bind is the caller's.
+//! The far end of `tcptune verify` and of `advise --host`'s path test (protocol in
+//! [`crate::tcp::proto`]): the accept loop, a thread per connection, the deadlines that bound
+//! every wait, the limit on connections still owing their hello, and the rate limit on lines
+//! about refused clients. No printing: lines go to the caller's [`Log`], and what to tell a
+//! user about a failed bind is the caller's.
+//!
+//! It receives the plain test of `verify` and the forward path test, and sends the reverse
+//! path test (version 3) with the same sender the client of a forward test runs
+//! ([`crate::tcp::flow`]), reporting its readings back.
 //!
 //! One test at a time: a second client while one runs is answered "busy". Each test is granted
 //! at most [`proto::MAX_DURATION_MS`]. The accept loop never reads from a client: each
 //! connection gets its own thread, and every wait has a deadline for the whole phase, not for
 //! one read, so a client sending a byte now and then cannot stretch it:
 //! * the hello must be complete [`HELLO_TIMEOUT`] after the connect;
-//! * the test ends at its granted time plus [`DRAIN_GRACE`], and a sender silent for
-//!   [`IDLE_TIMEOUT`] loses it earlier;
-//! * a path test's receive buffer is forced to what the client asked for, but never past
-//!   the request's `max_buffer` (`serve --max-buffer`): an anonymous client cannot make a
-//!   root server pin more kernel memory than that;
+//! * the data is counted until its end or [`proto::ARRIVAL_GRACE`] after the granted time,
+//!   and reported as it was by then; a sender silent for [`IDLE_TIMEOUT`] loses the test
+//!   earlier. An older client's backlog is taken (and dropped) for up to [`DRAIN_GRACE`] after
+//!   the granted time so its connection ends cleanly;
+//! * a path test's buffer (the receive buffer of a forward test, the send buffer of a reverse
+//!   one) is forced to what the client asked for, but never past the request's `max_buffer`
+//!   (`serve --max-buffer`): an anonymous client cannot make a root server pin more kernel
+//!   memory than that;
 //! * at most [`MAX_PENDING`] connections may owe their hello; one more closes the oldest, so
 //!   half-sent hellos push out only each other while a real client's hello, sent with its
 //!   connect, is read at once.
@@ -21,29 +29,31 @@
 //! the rest counted in one summary line.
 
 use std::collections::VecDeque;
-use std::io::{Read as _, Write as _};
+use std::io::Write as _;
 use std::net::{IpAddr, Shutdown, SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, mpsc};
 use std::time::{Duration, Instant};
 
 use super::BufferCap;
 use crate::error::Error;
-use crate::tcp::proto::{self, Answer, Hello, ReadError, ServerResult, Status};
+use crate::tcp::flow::{self, ReceiveError, Received};
+use crate::tcp::proto::{self, Answer, Hello, ReadError, ReverseAsk, SenderResult, ServerResult, Status};
 use crate::text::{self, Foreign};
 
 /// How long a new connection has, in all, to send its 16-byte hello.
 pub const HELLO_TIMEOUT: Duration = Duration::from_secs(5);
-/// How long a test's sender may go silent.
-pub const IDLE_TIMEOUT: Duration = Duration::from_secs(10);
-/// Time after the granted duration for data still in flight and in the sender's buffer: the
-/// protocol's, which the client waits for too ([`proto::DRAIN_GRACE`]).
+/// How long a test's sender may go silent (the protocol's, which the client of a reverse test
+/// applies to serve's data too).
+pub const IDLE_TIMEOUT: Duration = proto::IDLE_TIMEOUT;
+/// The longest a test's connection lasts past its granted time ([`proto::DRAIN_GRACE`]).
 pub const DRAIN_GRACE: Duration = proto::DRAIN_GRACE;
 /// Connections that may owe their hello at once.
 pub const MAX_PENDING: usize = 32;
 /// Lines about refused or misbehaving clients shown per second.
 pub const LOG_LINES_PER_SEC: u32 = 10;
-/// How often the accept loop, with nothing to accept, looks for a finished `once` test.
+/// How often the accept loop, with nothing to accept, looks for the last test's end and asks
+/// whether to stop.
 const POLL: Duration = Duration::from_millis(20);
 
 /// The server to run.
@@ -53,11 +63,20 @@ pub struct ServeRequest {
     pub bind: IpAddr,
     /// The TCP port; 0: any free port.
     pub port: u16,
-    /// Exit after one test (a client that never got as far as a test does not count).
-    pub once: bool,
-    /// The largest receive buffer a path test may have forced, as the kernel reports it
-    /// (SO_RCVBUF), bytes ([`proto::DEFAULT_MAX_BUFFER`] by default).
+    /// Return after this many tests (a client that never got as far as a test does not
+    /// count); None: serve until stopped. `serve --once` is 1, `peer` 2 by default.
+    pub tests: Option<u32>,
+    /// The largest buffer a path test may have forced, as the kernel reports it (SO_RCVBUF or
+    /// SO_SNDBUF), bytes ([`proto::DEFAULT_MAX_BUFFER`] by default).
     pub max_buffer: u64,
+}
+
+/// What this end tells a client of its buffers: the receive buffer's cap after a test it
+/// received, the send buffer's after one it sent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EndFacts {
+    pub receive: BufferCap,
+    pub send: BufferCap,
 }
 
 /// Where the server's lines go: progress and outcomes, one line at a time, from any thread.
@@ -86,17 +105,19 @@ pub enum BindError {
 pub struct Server {
     listener: TcpListener,
     addr: SocketAddr,
-    once: bool,
+    tests: Option<u32>,
     max_buffer: u64,
 }
 
 /// State the accept loop and the connection threads share.
 struct Shared {
     busy: AtomicBool,
-    /// `once`: the slot stays taken after the test, so no second test starts in the moment
-    /// before the process exits.
-    once: bool,
-    /// The largest receive buffer a path test may have forced (kernel's count), bytes.
+    /// The most tests to serve: after the last one the slot stays taken, so no further test
+    /// starts in the moment before the server returns.
+    tests: Option<u32>,
+    /// Tests that took the slot so far.
+    started: AtomicU32,
+    /// The largest buffer a path test may have forced (kernel's count), bytes.
     max_buffer: u64,
     pending: Mutex<Pending>,
     log: Mutex<Limiter>,
@@ -113,10 +134,11 @@ struct Pending {
 }
 
 impl Shared {
-    fn new(once: bool, max_buffer: u64, sink: Arc<dyn Log>) -> Self {
+    fn new(tests: Option<u32>, max_buffer: u64, sink: Arc<dyn Log>) -> Self {
         Self {
             busy: AtomicBool::new(false),
-            once,
+            tests,
+            started: AtomicU32::new(0),
             max_buffer,
             pending: Mutex::new(Pending::default()),
             log: Mutex::new(Limiter::new(LOG_LINES_PER_SEC, Instant::now())),
@@ -240,12 +262,13 @@ impl Limiter {
     }
 }
 
-/// Clears the busy flag however a test ends (but for `once`).
+/// Clears the busy flag however a test ends (but after the last test a server serves).
 struct BusyGuard<'a>(&'a Shared);
 
 impl Drop for BusyGuard<'_> {
     fn drop(&mut self) {
-        if !self.0.once {
+        let last = self.0.tests.is_some_and(|n| self.0.started.load(Ordering::SeqCst) >= n);
+        if !last {
             self.0.busy.store(false, Ordering::SeqCst);
         }
     }
@@ -268,12 +291,13 @@ impl Server {
         let want = SocketAddr::new(req.bind, req.port);
         let listener = TcpListener::bind(want).map_err(|source| BindError::Listen { addr: want, source })?;
         let addr = listener.local_addr().map_err(BindError::Setup)?;
-        // Non-blocking, so that with nothing to accept the loop can notice the end of a `once` test.
+        // Non-blocking, so that with nothing to accept the loop can notice the end of its last
+        // test, or that it is to stop.
         listener.set_nonblocking(true).map_err(BindError::Setup)?;
         Ok(Self {
             listener,
             addr,
-            once: req.once,
+            tests: req.tests,
             max_buffer: req.max_buffer,
         })
     }
@@ -283,12 +307,23 @@ impl Server {
         self.addr
     }
 
-    /// Serves tests until the process ends, or with `once` until one test has ended: Ok when
-    /// it ran to its end, a measurement error when it broke off. `receiver` says what this end
-    /// tells each client about its receive buffer, called again for each test (the sysctls may
-    /// change between tests); lines go to `log`.
-    pub fn run(self, receiver: &dyn Fn() -> BufferCap, log: Arc<dyn Log>) -> Result<(), Error> {
-        let shared = Arc::new(Shared::new(self.once, self.max_buffer, log));
+    /// Serves tests until the process ends, or until the request's number of tests has ended:
+    /// Ok when they ran to their end, a measurement error when one broke off. `facts` says
+    /// what this end tells each client about its buffers, called again for each test (the
+    /// sysctls may change between tests); lines go to `log`.
+    pub fn run(self, facts: &dyn Fn() -> EndFacts, log: Arc<dyn Log>) -> Result<(), Error> {
+        self.run_until(facts, log, &|| false)
+    }
+
+    /// [`Server::run`], returning Ok as soon as `stop()` says so (it is asked every 20 ms):
+    /// a test still running is left to the process's end.
+    pub fn run_until(
+        self,
+        facts: &dyn Fn() -> EndFacts,
+        log: Arc<dyn Log>,
+        stop: &dyn Fn() -> bool,
+    ) -> Result<(), Error> {
+        let shared = Arc::new(Shared::new(self.tests, self.max_buffer, log));
         {
             let shared = Arc::clone(&shared);
             // Best effort: without it a held-back count shows with the next line instead.
@@ -299,25 +334,31 @@ impl Server {
                 }
             });
         }
-        let r = self.accept_loop(receiver, &shared);
+        let r = self.accept_loop(facts, &shared, stop);
         shared.stopped.store(true, Ordering::SeqCst);
         r
     }
 
-    fn accept_loop(&self, receiver: &dyn Fn() -> BufferCap, shared: &Arc<Shared>) -> Result<(), Error> {
-        // Tests that ended, for `once`.
+    fn accept_loop(
+        &self,
+        facts: &dyn Fn() -> EndFacts,
+        shared: &Arc<Shared>,
+        stop: &dyn Fn() -> bool,
+    ) -> Result<(), Error> {
+        // Tests that ended, when their number is bounded.
         let (ended_tx, ended) = mpsc::channel::<(String, Outcome)>();
+        let mut count = Ended::default();
         loop {
+            if stop() {
+                return Ok(());
+            }
             let stream = match self.listener.accept() {
                 Ok((s, _)) => s,
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                    if let Ok((who, outcome)) = ended.recv_timeout(POLL) {
-                        return match outcome {
-                            Outcome::Aborted(why) => {
-                                Err(Error::measurement(format!("the test from {who} broke off: {why}")))
-                            }
-                            _ => Ok(()),
-                        };
+                    if let Ok((who, outcome)) = ended.recv_timeout(POLL)
+                        && let Some(done) = count.add(self.tests, &who, &outcome)
+                    {
+                        return done;
                     }
                     continue;
                 }
@@ -343,15 +384,15 @@ impl Server {
                 }
             };
             // Read per test: the sysctls may change between tests.
-            let facts = receiver();
+            let facts = facts();
             let worker = Arc::clone(shared);
             let ended_tx = ended_tx.clone();
-            let once = self.once;
+            let counted = self.tests.is_some();
             let who2 = who.clone();
             let spawned = std::thread::Builder::new().name("serve-conn".into()).spawn(move || {
                 let outcome = handle(stream, id, &worker, &facts);
                 worker.log(&who2, &outcome);
-                if once && !matches!(outcome, Outcome::Rejected(_)) {
+                if counted && !matches!(outcome, Outcome::Rejected(_)) {
                     let _ = ended_tx.send((who2, outcome));
                 }
             });
@@ -361,6 +402,32 @@ impl Server {
                 shared.log(&who, &Outcome::Rejected(format!("no thread for it: {e}")));
             }
         }
+    }
+}
+
+/// The tests that ended, for a server that serves a number of them.
+#[derive(Default)]
+struct Ended {
+    n: u32,
+    /// The last one that broke off: who, and why.
+    broke_off: Option<(String, String)>,
+}
+
+impl Ended {
+    /// Counts one; once `tests` have ended, what the server returns: Ok when every one ran to
+    /// its end, else the last that broke off.
+    fn add(&mut self, tests: Option<u32>, who: &str, outcome: &Outcome) -> Option<Result<(), Error>> {
+        self.n += 1;
+        if let Outcome::Aborted(why) = outcome {
+            self.broke_off = Some((who.to_string(), why.clone()));
+        }
+        if tests.is_none_or(|n| self.n < n) {
+            return None;
+        }
+        Some(match &self.broke_off {
+            Some((who, why)) => Err(Error::measurement(format!("the test from {who} broke off: {why}"))),
+            None => Ok(()),
+        })
     }
 }
 
@@ -375,29 +442,57 @@ fn read_hello(s: &TcpStream, deadline: Instant) -> Result<[u8; proto::HELLO_LEN]
 /// How long a path-test client has to connect its data connection.
 const DATA_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Opens the data listener of a path test on the address the client reached, with the receive
-/// buffer it asked for set before any handshake (so the window scale allows all of it), tells
-/// the client its port, and takes one connection from the client's address.
-fn open_data_channel(control: &mut TcpStream, rcvbuf_wanted: u64, max_buffer: u64) -> Result<TcpStream, String> {
+/// The buffer a path test's data connection gets on this end, forced to what the client asked
+/// for (bytes; 0: autotuning).
+#[derive(Debug, Clone, Copy)]
+enum Want {
+    /// A forward test: this end receives.
+    Receive(u64),
+    /// A reverse test: this end sends.
+    Send(u64),
+}
+
+/// Opens the data listener of a path test on the address the client reached, with the buffer
+/// it asked for set before any handshake (so the window scale allows all of a receive
+/// buffer; an accepted socket keeps its listener's buffers), tells the client its port, and
+/// takes one connection from the client's address.
+fn open_data_channel(control: &mut TcpStream, want: Want, max_buffer: u64) -> Result<TcpStream, String> {
     use crate::tcp::sockopt::{self, Buffer};
     let local = control.local_addr().map_err(|e| format!("socket setup failed: {e}"))?;
     let client = control.peer_addr().map_err(|e| format!("socket setup failed: {e}"))?;
     let listener = TcpListener::bind(SocketAddr::new(local.ip(), 0)).map_err(|e| format!("no data listener: {e}"))?;
+    let (which, wanted) = match want {
+        Want::Receive(b) => (Buffer::Receive, b),
+        Want::Send(b) => (Buffer::Send, b),
+    };
     // Forced or left to autotuning: a plain SO_RCVBUF would cap it at rmem_max. Never past
     // max_buffer: the client is anonymous, the memory this end's.
-    let ask = proto::forced_buffer_ask(rcvbuf_wanted, max_buffer);
+    let ask = proto::forced_buffer_ask(wanted, max_buffer);
     let forced = if ask > 0 {
-        sockopt::force_buffer(&listener, Buffer::Receive, ask)
-            .map_err(|e| format!("setting the receive buffer: {e}"))?
+        sockopt::force_buffer(&listener, which, ask).map_err(|e| format!("setting the buffer: {e}"))?
     } else {
         None
     };
-    let (forced, rcvbuf) = (forced.is_some(), forced.unwrap_or(0));
     let port = listener
         .local_addr()
         .map_err(|e| format!("socket setup failed: {e}"))?
         .port();
-    let mut line = serde_json::to_string(&proto::DataChannel { port, rcvbuf, forced }).unwrap_or_default();
+    let size = forced.unwrap_or(0);
+    let channel = match want {
+        Want::Receive(_) => proto::DataChannel {
+            port,
+            rcvbuf: size,
+            forced: forced.is_some(),
+            sndbuf: 0,
+        },
+        Want::Send(_) => proto::DataChannel {
+            port,
+            rcvbuf: 0,
+            forced: forced.is_some(),
+            sndbuf: size,
+        },
+    };
+    let mut line = serde_json::to_string(&channel).unwrap_or_default();
     line.push('\n');
     control
         .write_all(line.as_bytes())
@@ -435,7 +530,7 @@ fn open_data_channel(control: &mut TcpStream, rcvbuf_wanted: u64, max_buffer: u6
 }
 
 /// Serves one connection, however it ends.
-fn handle(s: TcpStream, id: u64, shared: &Shared, facts: &BufferCap) -> Outcome {
+fn handle(s: TcpStream, id: u64, shared: &Shared, facts: &EndFacts) -> Outcome {
     match serve_test(s, id, shared, facts) {
         Ok(done) => done,
         Err(ended) => ended,
@@ -444,17 +539,25 @@ fn handle(s: TcpStream, id: u64, shared: &Shared, facts: &BufferCap) -> Outcome 
 
 /// One connection's steps: its hello, the answer, a path test's data channel, the data, the
 /// result. Err: how it ended early.
-fn serve_test(mut s: TcpStream, id: u64, shared: &Shared, facts: &BufferCap) -> Result<Outcome, Outcome> {
+fn serve_test(mut s: TcpStream, id: u64, shared: &Shared, facts: &EndFacts) -> Result<Outcome, Outcome> {
     let hello = read_client_hello(&mut s, id, shared)?;
     let _busy = take_slot(&mut s, &hello, shared)?;
-    let (granted_ms, rcvbuf_wanted) = grant(&mut s, &hello)?;
+    let (granted, extra) = grant(&mut s, &hello)?;
+    if hello.reverse() {
+        let mut f = [0u8; proto::REVERSE_EXTRA];
+        f.copy_from_slice(&extra);
+        return send_test(s, &ReverseAsk::decode(&f), granted, shared, facts);
+    }
     if hello.path_test() {
+        let mut f = [0u8; proto::PATH_TEST_EXTRA];
+        f.copy_from_slice(&extra);
         // The control connection closes here: the data connection carries the rest.
-        s = open_data_channel(&mut s, rcvbuf_wanted, shared.max_buffer)
+        s = open_data_channel(&mut s, Want::Receive(u64::from_be_bytes(f)), shared.max_buffer)
             .map_err(|why| Outcome::Aborted(format!("path test: {why}")))?;
     }
-    let got = receive(&mut s, granted_ms, hello.path_test())?;
-    Ok(send_result(&mut s, facts, &got))
+    let start = Instant::now();
+    let got = receive(&s, start, granted, hello.path_test())?;
+    Ok(send_result(&mut s, &facts.receive, &got, start + granted + DRAIN_GRACE))
 }
 
 /// The client's hello, complete by its deadline. Refused: a connection pushed out meanwhile
@@ -497,6 +600,7 @@ fn take_slot<'a>(s: &mut TcpStream, hello: &Hello, shared: &'a Shared) -> Result
         let _ = s.write_all(&answer(hello, Status::Busy, 0).encode());
         return Err(Outcome::Rejected("busy with another test".to_string()));
     }
+    shared.started.fetch_add(1, Ordering::SeqCst);
     Ok(BusyGuard(shared))
 }
 
@@ -509,130 +613,47 @@ fn answer(hello: &Hello, status: Status, granted_ms: u32) -> Answer {
     }
 }
 
-/// Grants the test: reads the receive buffer a path test wants, then answers with the time
-/// granted. Returns that time (ms) and the buffer (bytes; 0 for a plain test or autotuning).
-fn grant(s: &mut TcpStream, hello: &Hello) -> Result<(u32, u64), Outcome> {
+/// Grants the test: reads what a path test asks after its hello (the buffer wanted; a reverse
+/// test's [`ReverseAsk`]), then answers with the time granted. Returns that time and those
+/// bytes (none for a plain test).
+fn grant(s: &mut TcpStream, hello: &Hello) -> Result<(Duration, Vec<u8>), Outcome> {
     let granted_ms = hello.duration_ms.min(proto::MAX_DURATION_MS);
-    let mut rcvbuf_wanted = [0u8; proto::PATH_TEST_EXTRA];
-    if hello.path_test() {
-        proto::read_exact_by(s, &mut rcvbuf_wanted, Instant::now() + HELLO_TIMEOUT)
-            .map_err(|e| hello_refused(e, "path test: no buffer size after the hello".into()))?;
+    let mut extra = vec![0u8; hello.extra_len()];
+    if !extra.is_empty() {
+        proto::read_exact_by(s, &mut extra, Instant::now() + HELLO_TIMEOUT)
+            .map_err(|e| hello_refused(e, "path test: not all it asks came after the hello".into()))?;
     }
     s.write_all(&answer(hello, Status::Ok, granted_ms).encode())
         .map_err(|e| Outcome::Aborted(format!("answering the hello: {e}")))?;
-    Ok((granted_ms, u64::from_be_bytes(rcvbuf_wanted)))
+    Ok((Duration::from_millis(u64::from(granted_ms)), extra))
 }
 
-/// What the receive loop counted.
-struct Tally {
-    bytes: u64,
-    /// When the first payload byte came.
-    first: Option<Instant>,
-    /// The largest receive window this end advertised.
-    rcv_wnd: Option<u64>,
-    share: ShareSampler,
-    /// When the window was last sampled.
-    sampled: Instant,
-}
-
-impl Tally {
-    fn new() -> Self {
-        Self {
-            bytes: 0,
-            first: None,
-            rcv_wnd: None,
-            share: ShareSampler::default(),
-            sampled: Instant::now(),
-        }
-    }
-
-    /// Counts `n` bytes just read from `s`, sampling its advertised window now and then.
-    fn add(&mut self, n: usize, s: &TcpStream, path_test: bool) {
-        let now = Instant::now();
-        self.first.get_or_insert(now);
-        self.bytes += n as u64;
-        // The path test samples more often: its window share is read at the peak.
-        let every = Duration::from_millis(if path_test { 20 } else { 100 });
-        if now.duration_since(self.sampled) >= every {
-            self.sampled = now;
-            let w = advertised_window(s);
-            self.rcv_wnd = self.rcv_wnd.max(w);
-            if path_test {
-                self.share.sample(
-                    w,
-                    crate::tcp::sockopt::buffer(s, crate::tcp::sockopt::Buffer::Receive).ok(),
-                );
-            }
-        }
-    }
-}
-
-/// Reads the data until the client ends it: by the granted time plus [`DRAIN_GRACE`], with the
-/// sender never silent for [`IDLE_TIMEOUT`].
-fn receive(s: &mut TcpStream, granted_ms: u32, path_test: bool) -> Result<Tally, Outcome> {
-    // The whole test, drain included, ends here however the data trickles in.
-    let deadline = Instant::now() + Duration::from_millis(u64::from(granted_ms)) + DRAIN_GRACE;
-    let mut buf = vec![0u8; 256 * 1024];
-    let mut got = Tally::new();
-    let mut timeout = Duration::ZERO;
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err(Outcome::Aborted(format!(
-                "{} after {}",
-                past_deadline(),
-                text::bytes(got.bytes)
-            )));
-        }
-        let wait = left.min(IDLE_TIMEOUT);
-        if wait != timeout {
-            s.set_read_timeout(Some(wait))
-                .map_err(|e| Outcome::Aborted(format!("socket setup failed: {e}")))?;
-            timeout = wait;
-        }
-        match s.read(&mut buf) {
-            Ok(0) => return Ok(got),
-            Ok(n) => got.add(n, s, path_test),
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => {
-                return Err(Outcome::Aborted(format!(
-                    "{} after {}",
-                    read_failed(&e, wait),
-                    text::bytes(got.bytes)
-                )));
-            }
-        }
-    }
-}
-
-fn past_deadline() -> String {
-    format!("not done {} s after the granted time", DRAIN_GRACE.as_secs())
-}
-
-/// Why a read that waited `wait` ended the test.
-fn read_failed(e: &std::io::Error, wait: Duration) -> String {
-    match e.kind() {
-        // A wait cut short by the deadline timed out on the deadline, not on the sender.
-        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut if wait < IDLE_TIMEOUT => past_deadline(),
-        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => {
-            format!("the sender went silent for {} s", IDLE_TIMEOUT.as_secs())
-        }
-        _ => e.to_string(),
-    }
+/// Reads the data until the client ends it or the cutoff ([`flow::cutoff`]: what came by then
+/// is the result), with the sender never silent for [`IDLE_TIMEOUT`].
+fn receive(s: &TcpStream, start: Instant, granted: Duration, path_test: bool) -> Result<Received, Outcome> {
+    flow::receive(s, flow::cutoff(start, granted), IDLE_TIMEOUT, path_test, &mut |_, _| {}).map_err(|(got, e)| {
+        let why = match e {
+            ReceiveError::Silent(d) => format!("the sender went silent for {} s", d.as_secs()),
+            ReceiveError::Io(e) => e.to_string(),
+        };
+        Outcome::Aborted(format!("{why} after {}", text::bytes(got.bytes)))
+    })
 }
 
 /// Sends the client the result (with what this end says of its buffer) and words the test.
-fn send_result(s: &mut TcpStream, facts: &BufferCap, got: &Tally) -> Outcome {
-    let duration = got.first.map_or(Duration::ZERO, |f| f.elapsed());
+/// A test cut at its cutoff takes the rest of the sender's data, dropped, until `drain_by`,
+/// so the connection ends with the sender's FIN rather than a reset.
+fn send_result(s: &mut TcpStream, cap: &BufferCap, got: &Received, drain_by: Instant) -> Outcome {
+    let duration = got.duration();
     let result = ServerResult {
         bytes: got.bytes,
         duration_us: u64::try_from(duration.as_micros()).unwrap_or(u64::MAX),
-        os: Foreign::new(facts.os.to_string()),
-        rcvbuf_key: facts.key.clone().map(Foreign::new),
-        rcvbuf_value: facts.value.clone().map(Foreign::new),
+        os: Foreign::new(cap.os.to_string()),
+        rcvbuf_key: cap.key.clone().map(Foreign::new),
+        rcvbuf_value: cap.value.clone().map(Foreign::new),
         rcv_wnd: got.rcv_wnd,
-        rcv_buf: got.share.best.map(|(_, b)| b),
-        window_share: got.share.best.map(|(s, _)| (s * 1000.0).round() / 1000.0),
+        rcv_buf: got.share.map(|(_, b)| b),
+        window_share: got.window_share(),
     };
     let mut line = serde_json::to_string(&result).unwrap_or_default();
     line.push('\n');
@@ -640,66 +661,111 @@ fn send_result(s: &mut TcpStream, facts: &BufferCap, got: &Tally) -> Outcome {
         return Outcome::Aborted(format!("sending the result: {e}"));
     }
     let _ = s.shutdown(std::net::Shutdown::Write);
-    #[allow(clippy::cast_precision_loss)]
-    let bps = if duration.is_zero() {
-        0.0
-    } else {
-        got.bytes as f64 * 8.0 / duration.as_secs_f64()
-    };
+    if got.cut {
+        flow::drain(s, drain_by);
+    }
     Outcome::Done(format!(
-        "received {} in {:.2} s: {}",
+        "received {} in {:.2} s: {}{}",
         text::bytes(got.bytes),
         duration.as_secs_f64(),
-        text::rate(bps)
+        text::rate(rate(got.bytes, duration)),
+        if got.cut {
+            format!(
+                " (counted until {} s after the granted time; the sender's data was still arriving)",
+                proto::ARRIVAL_GRACE.as_secs()
+            )
+        } else {
+            String::new()
+        }
     ))
 }
 
-/// The largest share of its receive buffer the receiver advertised as window.
-#[derive(Debug, Default)]
-struct ShareSampler {
-    /// (window / buffer, buffer) at the largest share seen.
-    best: Option<(f64, u64)>,
-}
-
-impl ShareSampler {
-    fn sample(&mut self, window: Option<u64>, buffer: Option<u64>) {
-        if let (Some(w), Some(b)) = (window, buffer.filter(|&b| b > 0)) {
-            #[allow(clippy::cast_precision_loss)]
-            let s = w as f64 / b as f64;
-            if self.best.is_none_or(|(best, _)| s > best) {
-                self.best = Some((s, b));
-            }
-        }
+/// bytes × 8 / time, bit/s; 0 for no time.
+fn rate(bytes: u64, t: Duration) -> f64 {
+    #[allow(clippy::cast_precision_loss)]
+    if t.is_zero() {
+        0.0
+    } else {
+        bytes as f64 * 8.0 / t.as_secs_f64()
     }
 }
 
-/// The receive window this end advertises now (Linux 6.2+), bytes.
-#[cfg(target_os = "linux")]
-fn advertised_window(s: &TcpStream) -> Option<u64> {
-    crate::tcp::tcpinfo::get(s)
-        .ok()
-        .map(|i| u64::from(i.tcpi_rcv_wnd))
-        .filter(|&w| w > 0)
-}
+/// The congestion control serve's sender runs a reverse test with when the client names none:
+/// the test's design is BBR's (see [`crate::tcp::flow`]).
+const REVERSE_CC: &str = "bbr";
 
-#[cfg(not(target_os = "linux"))]
-fn advertised_window(_s: &TcpStream) -> Option<u64> {
-    None
+/// A reverse path test (version 3): this end sends for the granted time with the path test's
+/// sender, then reports its readings on the control connection, and holds the slot until the
+/// client has taken the data and the result (it closes the control connection then).
+fn send_test(
+    mut control: TcpStream,
+    ask: &ReverseAsk,
+    granted: Duration,
+    shared: &Shared,
+    facts: &EndFacts,
+) -> Result<Outcome, Outcome> {
+    let data = open_data_channel(&mut control, Want::Send(ask.sndbuf), shared.max_buffer)
+        .map_err(|why| Outcome::Aborted(format!("reverse path test: {why}")))?;
+    let setup = flow::set_up_sender(&data, Some(ask.cc.as_deref().unwrap_or(REVERSE_CC)), 0);
+    let sent = flow::send(&data, granted, ask.max_bytes, &mut |_, _| {}).map_err(|(n, e)| {
+        Outcome::Aborted(format!(
+            "reverse path test: sending broke off after {}: {e}",
+            text::bytes(n)
+        ))
+    })?;
+    let _ = data.shutdown(Shutdown::Write);
+    let result = SenderResult {
+        bytes: sent.bytes,
+        duration_us: u64::try_from(sent.elapsed.as_micros()).unwrap_or(u64::MAX),
+        os: Foreign::new(facts.send.os.to_string()),
+        sndbuf_key: facts.send.key.clone().map(Foreign::new),
+        sndbuf_value: facts.send.value.clone().map(Foreign::new),
+        cc: setup.cc.map(Foreign::new),
+        flow: sent.reading,
+    };
+    let mut line = serde_json::to_string(&result).unwrap_or_default();
+    line.push('\n');
+    control
+        .set_write_timeout(Some(proto::RESULT_SLACK))
+        .and_then(|()| control.write_all(line.as_bytes()))
+        .map_err(|e| Outcome::Aborted(format!("reverse path test: sending the result: {e}")))?;
+    // The client reads the result once its data has come (at most ARRIVAL_GRACE after the
+    // granted time), then closes: until then the next test would share the path with it.
+    flow::drain(&control, Instant::now() + proto::ARRIVAL_GRACE + proto::RESULT_SLACK);
+    Ok(Outcome::Done(format!(
+        "sent {} in {:.2} s: {} (reverse path test)",
+        text::bytes(sent.bytes),
+        sent.elapsed.as_secs_f64(),
+        text::rate(rate(sent.bytes, sent.elapsed))
+    )))
 }
 
 #[cfg(test)]
 mod tests {
+    use std::io::Read as _;
+
     use super::*;
     use crate::os::Os;
 
-    /// A `once` server on loopback in a thread; its lines collected.
+    /// A server of `tests` tests on loopback in a thread; its lines collected.
     type Lines = Arc<Mutex<Vec<String>>>;
 
+    fn facts() -> EndFacts {
+        EndFacts {
+            receive: BufferCap::receive(Os::Linux, None),
+            send: BufferCap::send(Os::Linux, None),
+        }
+    }
+
     fn start_once() -> (SocketAddr, Lines, std::thread::JoinHandle<Result<(), Error>>) {
+        start(Some(1))
+    }
+
+    fn start(tests: Option<u32>) -> (SocketAddr, Lines, std::thread::JoinHandle<Result<(), Error>>) {
         let req = ServeRequest {
             bind: IpAddr::from([127, 0, 0, 1]),
             port: 0,
-            once: true,
+            tests,
             max_buffer: proto::DEFAULT_MAX_BUFFER,
         };
         let server = Server::bind(&req).expect("bind");
@@ -708,7 +774,7 @@ mod tests {
         let lines = Arc::new(Mutex::new(Vec::new()));
         let sink = Arc::clone(&lines);
         let log: Arc<dyn Log> = Arc::new(move |l: &str| sink.lock().expect("lock").push(l.to_string()));
-        let run = std::thread::spawn(move || server.run(&|| BufferCap::receive(Os::Linux, None), log));
+        let run = std::thread::spawn(move || server.run(&facts, log));
         (addr, lines, run)
     }
 
@@ -764,6 +830,130 @@ mod tests {
         assert!(lines.iter().all(|l| !l.starts_with("tcptune")), "{lines:#?}");
     }
 
+    /// The hello of a path test in `version` (forward), its answer, the data port, 1 MB of data
+    /// and the result: what a version-2 client does.
+    fn forward_path_test(addr: SocketAddr, version: u16) -> ServerResult {
+        let mut c = TcpStream::connect(addr).expect("connect");
+        c.set_read_timeout(Some(Duration::from_secs(10))).expect("timeout");
+        let hello = Hello {
+            version,
+            flags: proto::FLAG_PATH_TEST,
+            duration_ms: 2000,
+        };
+        let mut out = hello.encode().to_vec();
+        out.extend_from_slice(&0u64.to_be_bytes());
+        c.write_all(&out).expect("hello");
+        let mut frame = [0u8; proto::HELLO_LEN];
+        c.read_exact(&mut frame).expect("answer");
+        let a = Answer::decode(&frame).expect("an answer");
+        assert_eq!((a.version, a.status), (version, Status::Ok));
+        let ch: proto::DataChannel =
+            proto::read_json_line(&c, proto::MAX_CHANNEL_LINE, Instant::now() + Duration::from_secs(5))
+                .expect("channel");
+        let mut d = TcpStream::connect((addr.ip(), ch.port)).expect("data");
+        d.write_all(&[5u8; 1_000_000]).expect("data");
+        d.shutdown(Shutdown::Write).expect("end");
+        let mut line = String::new();
+        d.read_to_string(&mut line).expect("result");
+        serde_json::from_str(line.trim_end()).expect("a result line")
+    }
+
+    /// A version-2 path-test client against this (version-3) server: served as before.
+    #[test]
+    fn a_version_2_client_is_served() {
+        let (addr, _lines, run) = start_once();
+        let r = forward_path_test(addr, 2);
+        assert_eq!(r.bytes, 1_000_000);
+        run.join().expect("server thread").expect("the test ran to its end");
+    }
+
+    /// A hello in a version this server does not speak is answered in its own newest, so the
+    /// client can ask again in that one; it takes no test slot.
+    #[test]
+    fn a_newer_client_learns_this_servers_version() {
+        let (addr, _lines, run) = start_once();
+        let mut c = TcpStream::connect(addr).expect("connect");
+        let hello = Hello {
+            version: 9,
+            flags: proto::FLAG_PATH_TEST,
+            duration_ms: 1000,
+        };
+        c.write_all(&hello.encode()).expect("hello");
+        let mut frame = [0u8; proto::HELLO_LEN];
+        c.read_exact(&mut frame).expect("answer");
+        let a = Answer::decode(&frame).expect("an answer");
+        assert_eq!((a.version, a.status), (proto::VERSION, Status::BadVersion));
+        // Still free for its one test.
+        assert_eq!(forward_path_test(addr, proto::VERSION).bytes, 1_000_000);
+        run.join().expect("server thread").expect("ended");
+    }
+
+    /// A server of two tests returns after the second; a stop request ends one at once.
+    #[test]
+    fn a_server_serves_its_number_of_tests_or_stops_when_told() {
+        let (addr, lines, run) = start(Some(2));
+        forward_path_test(addr, proto::VERSION);
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(!run.is_finished(), "{:?}", lines.lock().expect("lock"));
+        forward_path_test(addr, 2);
+        run.join().expect("server thread").expect("both ran to their end");
+
+        let server = Server::bind(&ServeRequest {
+            bind: IpAddr::from([127, 0, 0, 1]),
+            port: 0,
+            tests: None,
+            max_buffer: 0,
+        })
+        .expect("bind");
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&stop);
+        let log: Arc<dyn Log> = Arc::new(|_: &str| {});
+        let t = Instant::now();
+        let run = std::thread::spawn(move || server.run_until(&facts, log, &|| flag.load(Ordering::SeqCst)));
+        std::thread::sleep(Duration::from_millis(100));
+        stop.store(true, Ordering::SeqCst);
+        run.join().expect("server thread").expect("stopped");
+        assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+    }
+
+    /// A sender that outlasts its granted time is counted until the cutoff, and the result
+    /// says what came by then; the test is not aborted.
+    #[test]
+    fn a_backlog_past_the_cutoff_is_measured_not_waited_for() {
+        let (got, cut) = {
+            let l = TcpListener::bind("127.0.0.1:0").expect("bind");
+            let mut tx = TcpStream::connect(l.local_addr().expect("addr")).expect("connect");
+            let (mut rx, _) = l.accept().expect("accept");
+            let writer = std::thread::spawn(move || {
+                // Granted 0 s: the cutoff is ARRIVAL_GRACE from the start, and this sender
+                // goes on a second past it.
+                let t = Instant::now();
+                while t.elapsed() < proto::ARRIVAL_GRACE + Duration::from_secs(1) {
+                    if tx.write_all(&[1u8; 4096]).is_err() {
+                        return;
+                    }
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                let _ = tx.shutdown(Shutdown::Write);
+                let mut line = String::new();
+                let _ = tx.read_to_string(&mut line);
+            });
+            let start = Instant::now();
+            let got = receive(&rx, start, Duration::ZERO, false).expect("counted");
+            let took = start.elapsed();
+            assert!(took < proto::ARRIVAL_GRACE + Duration::from_millis(500), "{took:?}");
+            let cut = got.cut;
+            let done = send_result(&mut rx, &facts().receive, &got, Instant::now() + Duration::from_secs(5));
+            writer.join().expect("writer");
+            (done, cut)
+        };
+        assert!(cut);
+        assert!(
+            matches!(&got, Outcome::Done(w) if w.contains("counted until 5 s after the granted time")),
+            "{got:?}"
+        );
+    }
+
     #[test]
     fn a_second_bind_on_the_same_port_says_why() {
         let taken = TcpListener::bind("127.0.0.1:0").expect("bind");
@@ -771,7 +961,7 @@ mod tests {
         let req = ServeRequest {
             bind: addr.ip(),
             port: addr.port(),
-            once: true,
+            tests: Some(1),
             max_buffer: proto::DEFAULT_MAX_BUFFER,
         };
         match Server::bind(&req) {

@@ -9,7 +9,8 @@ use serde::Serialize;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum TestPeer {
-    /// `tcptune serve` (protocol version 2): the receiver reports its window share.
+    /// `tcptune serve` (protocol version 2 or 3): the receiver reports its window share; in a
+    /// reverse test (protocol 3) serve sends and reports its sender's readings.
     Tcptune,
     /// An iperf3 server, driven by the `iperf3` client with `-J`.
     Iperf3,
@@ -54,13 +55,15 @@ pub struct TcpTest {
     pub limit_bytes: u64,
     /// How long data was sent, s.
     pub duration_s: f64,
-    /// Payload bytes the receiver got (tcptune serve) or the sender sent (iperf3).
+    /// Payload bytes the receiver got (tcptune serve: the far end forward, this host reverse)
+    /// or the sender sent (iperf3).
     pub bytes: u64,
     /// bytes × 8 / duration.
     pub goodput_bps: f64,
-    /// The highest TCP delivery-rate reading of the flow (Linux tcpi_delivery_rate sampled
-    /// during the test, not app-limited; iperf3: the best 1-s interval): a TCP-level reading
-    /// of the bottleneck rate.
+    /// The flow's TCP delivery rate (tcptune: Linux tcpi_delivery_rate sampled by the sender
+    /// during its startup, not app-limited, the median from the first reading within 10 % of
+    /// the best; while still in startup, the best reading, a lower bound; iperf3: the best 1-s
+    /// interval): a TCP-level reading of the bottleneck rate.
     pub delivery_rate_bps: Option<f64>,
     /// Data segments sent, and of those retransmitted, over the whole test.
     pub segs_out: Option<u64>,
@@ -82,8 +85,8 @@ pub struct TcpTest {
     /// receiver_window / receiver_buffer: the share of a receive buffer Linux advertises as
     /// window on that host (its scaling_ratio, payload / truesize of its skbs).
     pub window_share: Option<f64>,
-    /// Percent of the busy time the flow was limited by the receiver's window, and by this
-    /// end's send buffer (Linux TCP_INFO).
+    /// Percent of the busy time the flow was limited by the receiver's window, and by the
+    /// sender's send buffer (this host's forward, the far end's reverse; Linux TCP_INFO).
     pub rwnd_limited_pct: Option<f64>,
     pub sndbuf_limited_pct: Option<f64>,
     /// Whether the test's own buffers may have held it below the path's rate (then its rate
@@ -99,9 +102,8 @@ pub struct TcpTest {
     pub notes: Vec<String>,
 }
 
-/// The longest RTT a reading may show, ms: a minute, past any path TCP runs on (a
-/// geostationary hop is 0.6 s, a queue of seconds is bufferbloat at its worst).
-const MAX_RTT_MS: f64 = 60_000.0;
+/// The longest RTT a reading may show, ms (the sender's own bound, [`crate::tcp::flow::MAX_RTT_MS`]).
+const MAX_RTT_MS: f64 = crate::tcp::flow::MAX_RTT_MS;
 
 impl TcpTest {
     /// Whether this is evidence: Err says why not. A test that moved nothing measures nothing

@@ -1,7 +1,8 @@
 //! The TCP path test against an iperf3 server: run the real `iperf3` client with `-J` and turn
-//! its JSON into a [`TcpTest`] (peer [`TestPeer::Iperf3`]).
+//! its JSON into a [`TcpTest`] (peer [`TestPeer::Iperf3`]), in either direction.
 //!
-//! The command is `iperf3 -c ADDR -p PORT -J -t SECS [-C CC] -b RATE`. iperf3 cannot take a
+//! The command is `iperf3 -c ADDR -p PORT -J -t SECS [-C CC] -b RATE`, and for the reverse
+//! test (the server sends) `... -R --get-server-output`. iperf3 cannot take a
 //! time (`-t`) and a byte count (`-n`) together, so the byte bound is kept with the rate
 //! instead: RATE = max_bytes × 8 / SECS bit/s, so that SECS seconds at that rate send at most
 //! max_bytes. A test that ran at that cap was held back by it, and says so in its notes.
@@ -25,6 +26,15 @@
 //!
 //! Not reported: the receiver's buffer (so no window share), TCP_INFO's limited-by times.
 //!
+//! # The reverse test
+//! With `-R` the server sends; this host's client only receives, and its own JSON has only
+//! what came here (bytes, the intervals' rates) and the sender's totals the server exchanged
+//! (bytes, seconds, retransmits). With `--get-server-output` and a server run with `-J`, the
+//! client's JSON carries the server's own (`server_output_json`), whose sender stream has
+//! everything above: the sender's readings are read from it, and what came here from the
+//! client's own receiver stream. Without it, the test reads what the client sees: the
+//! goodput, the best interval's rate, the sender's retransmits; no RTT, no window.
+//!
 //! # Trust
 //! The JSON and stderr are another program's, relaying a server tcptune does not know: text
 //! from them is quoted escaped ([`crate::text::escape`]) and a congestion control name is
@@ -35,11 +45,14 @@
 //! to receive results: "), and then its stderr or a plain "no reason given" is said instead.
 //!
 //! # Window-limited rule
-//! Linux's receive autotuning keeps the advertised window about twice the data a flow has in
-//! flight as long as nothing caps it. So the test counts as window-limited when the largest
-//! window the receiver advertised (max_snd_wnd) was at most [`WINDOW_LIMIT_FACTOR`] × the most
-//! it had in flight by the readings (best interval rate × highest interval RTT): a window that
-//! close to the flight held it back, and its rate is a lower bound of the path's.
+//! A window of W bytes lets at most W × 8 / RTT bit/s through. Linux's receive autotuning keeps
+//! the advertised window about twice what a flow has in flight as long as nothing caps it, so
+//! an unheld flow reaches about half of that ceiling. The test counts as held by the
+//! receiver's window when the ceiling of the largest window the receiver advertised
+//! (max_snd_wnd; the far end's in a forward test, this host's in a reverse one) at the flow's
+//! mean RTT was within [`WINDOW_LIMIT_FACTOR`] of the goodput: that window, not the path, set
+//! the rate, which is then a lower bound of the path's, and the flat RTT says nothing about the
+//! queue. iperf3 gives no send-buffer reading.
 
 use std::io::Read as _;
 use std::net::{IpAddr, SocketAddr};
@@ -49,7 +62,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::evidence::{TcpTest, TestPeer};
+use super::evidence::{Direction, HeldBy, TcpTest, TestPeer};
 use crate::error::Error;
 use crate::text::Foreign;
 
@@ -59,7 +72,8 @@ use crate::text::Foreign;
 /// then stalls (or drips its results) can hold this end.
 pub const GRACE: Duration = Duration::from_secs(15);
 
-/// See the module docs: max_snd_wnd ≤ this × the peak flight means window-limited.
+/// See the module docs: the window's ceiling (max_snd_wnd × 8 / RTT) at most this × the
+/// goodput means held by the receiver's window.
 pub const WINDOW_LIMIT_FACTOR: f64 = 1.25;
 
 /// An interval within this share of the best rate ends the startup.
@@ -82,6 +96,8 @@ pub struct Iperf3Request {
     pub max_bytes: u64,
     /// The congestion control for the test flow (`-C`); None: the system's default.
     pub cc: Option<String>,
+    /// The server sends (`-R --get-server-output`).
+    pub reverse: bool,
     /// The client program, normally "iperf3" (looked up in PATH).
     pub program: PathBuf,
 }
@@ -95,6 +111,7 @@ impl Iperf3Request {
             time,
             max_bytes,
             cc: None,
+            reverse: false,
             program: PathBuf::from("iperf3"),
         }
     }
@@ -129,6 +146,10 @@ impl Iperf3Request {
         }
         a.push("-b".to_string());
         a.push(self.rate_bps().to_string());
+        if self.reverse {
+            a.push("-R".to_string());
+            a.push("--get-server-output".to_string());
+        }
         a
     }
 }
@@ -312,23 +333,47 @@ fn parse(v: &Value, req: &Iperf3Request) -> Result<TcpTest, Error> {
     if let Some(e) = v.get("error") {
         return Err(iperf3_error(e, None, None));
     }
-    let end = v.get("end").unwrap_or(&Value::Null);
+    let mut notes = Vec::new();
+    // Whose JSON holds the sender's readings: the client's own in a forward test, the
+    // server's (when it came) in a reverse one.
+    let doc = if req.reverse {
+        match v.get("server_output_json").filter(|s| s.get("end").is_some()) {
+            Some(server) => server,
+            None => {
+                notes.push(
+                    "the iperf3 server sent no JSON of its own (start it with -J): the reverse test reads only what this host received and the sender's totals, no RTT and no window"
+                        .to_string(),
+                );
+                v
+            }
+        }
+    } else {
+        v
+    };
+    let end = doc.get("end").unwrap_or(&Value::Null);
     let stream = end.get("streams").and_then(|s| s.get(0)).unwrap_or(&Value::Null);
     let Some(sender) = stream.get("sender") else {
         return Err(Error::measurement(
             "iperf3's result has no sender stream (end.streams[0].sender)",
         ));
     };
-    let start = v.get("start").unwrap_or(&Value::Null);
-    // An MSS is a 16-bit field; anything else is no MSS to count segments by.
-    let mss = u64_of(start, "tcp_mss")
-        .or_else(|| u64_of(start, "tcp_mss_default"))
-        .filter(|m| (1..=65_535).contains(m));
-    let intervals = intervals(v);
-    let mut notes = Vec::new();
+    // An MSS is a 16-bit field; anything else is no MSS to count segments by. A reverse
+    // test's server reports 0 (it never connected out): the client's is the path's too.
+    let mss = [doc, v]
+        .iter()
+        .filter_map(|d| d.get("start"))
+        .flat_map(|s| [u64_of(s, "tcp_mss"), u64_of(s, "tcp_mss_default")])
+        .flatten()
+        .find(|m| (1..=65_535).contains(m));
+    let intervals = intervals(doc);
     #[allow(clippy::cast_precision_loss)]
     let mut t = TcpTest {
         peer: Some(TestPeer::Iperf3),
+        direction: if req.reverse {
+            Direction::Reverse
+        } else {
+            Direction::Forward
+        },
         addr: SocketAddr::new(req.addr, req.port).to_string(),
         cc: congestion(end, req, &mut notes),
         limit_s: req.secs() as f64,
@@ -339,16 +384,27 @@ fn parse(v: &Value, req: &Iperf3Request) -> Result<TcpTest, Error> {
         ..TcpTest::default()
     };
     check_sender(&t, req)?;
-    let (goodput, note) = goodput(stream, &t);
+    let (goodput, note) = if req.reverse {
+        received_here(v, &mut t)?
+    } else {
+        goodput(stream, &t)
+    };
     t.goodput_bps = goodput;
     t.notes.extend(note);
     let best = intervals.iter().map(|i| i.bps).fold(0.0, f64::max);
     t.delivery_rate_bps = (best > 0.0).then_some(best);
+    t.in_startup = still_in_startup(&intervals, best);
+    if t.in_startup {
+        t.notes.push(format!(
+            "the flow was still growing in its last interval: {} is the highest rate it reached, a lower bound of the path's, and no loss after startup was measured; a longer --test-time lets it leave startup",
+            crate::text::rate(best)
+        ));
+    }
     t.retrans_segs = u64_of(sender, "retransmits");
     if let Some(mss) = mss {
         segments(&mut t, mss, &intervals, best);
     }
-    let loaded_us = rtts(&mut t, sender, &intervals);
+    rtts(&mut t, sender, &intervals);
     t.receiver_window = u64_of(sender, "max_snd_wnd")
         .filter(|w| *w > 0)
         .or_else(|| intervals.iter().filter_map(|i| i.snd_wnd).max().filter(|w| *w > 0));
@@ -360,11 +416,44 @@ fn parse(v: &Value, req: &Iperf3Request) -> Result<TcpTest, Error> {
     }
     t.notes
         .push("iperf3 does not report the receiver's buffer: no window share (tcptune serve measures it)".to_string());
-    window_limited(&mut t, loaded_us, best);
+    let mean_us = f64_of(sender, "mean_rtt").filter(|r| *r > 0.0);
+    window_limited(&mut t, mean_us);
     rate_cap_note(&mut t, req, best);
     t.check()
         .map_err(|why| Error::measurement(format!("iperf3's result is no measurement: {why}")))?;
     Ok(t)
+}
+
+/// Reverse test: the goodput of what came here (the client's own receiver stream, over its
+/// time), and the sender's byte count checked against it — a sender cannot have sent less
+/// than was received, so a count below it is the far end's error, left out with a note.
+#[allow(clippy::cast_precision_loss)]
+fn received_here(v: &Value, t: &mut TcpTest) -> Result<(f64, Option<String>), Error> {
+    let receiver = v
+        .get("end")
+        .and_then(|e| e.get("streams"))
+        .and_then(|s| s.get(0))
+        .and_then(|s| s.get("receiver"))
+        .unwrap_or(&Value::Null);
+    let secs = match (f64_of(receiver, "end"), f64_of(receiver, "start")) {
+        (Some(e), Some(s)) if e > s => Some(e - s),
+        _ => f64_of(receiver, "seconds"),
+    }
+    .filter(|s| s.is_finite() && *s > 0.0);
+    let (Some(bytes), Some(secs)) = (u64_of(receiver, "bytes").filter(|b| *b > 0), secs) else {
+        return Err(Error::measurement(
+            "iperf3's reverse result has no bytes received here (end.streams[0].receiver)",
+        ));
+    };
+    let note = (bytes > t.bytes).then(|| {
+        let n = format!(
+            "the iperf3 server reported sending {} bytes, less than the {bytes} received here: its count is left out",
+            t.bytes
+        );
+        t.bytes = bytes;
+        n
+    });
+    Ok((bytes as f64 * 8.0 / secs, note))
 }
 
 /// The test flow's congestion control as iperf3 names it (else the one asked for with -C);
@@ -466,6 +555,16 @@ fn goodput(stream: &Value, t: &TcpTest) -> (f64, Option<String>) {
     }
 }
 
+/// Whether the test ended in startup: no interval came after the first within 10 % of the
+/// `best` rate (the rate was still growing in the last one, or there was only one).
+fn still_in_startup(intervals: &[Interval], best: f64) -> bool {
+    best > 0.0
+        && intervals
+            .iter()
+            .position(|i| i.bps >= STARTUP_DONE * best)
+            .is_some_and(|first| first + 1 >= intervals.len())
+}
+
 /// Segments estimated from bytes and the MSS: the whole test's, and the steady state's (after
 /// the first interval within 10 % of the `best` rate).
 fn segments(t: &mut TcpTest, mss: u64, intervals: &[Interval], best: f64) {
@@ -486,9 +585,9 @@ fn segments(t: &mut TcpTest, mss: u64, intervals: &[Interval], best: f64) {
     }
 }
 
-/// The minimum and loaded RTTs; returns the loaded one in µs (the highest interval RTT, else
-/// the sender's max_rtt).
-fn rtts(t: &mut TcpTest, sender: &Value, intervals: &[Interval]) -> Option<f64> {
+/// The minimum and loaded RTTs (the loaded one: the highest interval RTT, else the sender's
+/// max_rtt).
+fn rtts(t: &mut TcpTest, sender: &Value, intervals: &[Interval]) {
     t.min_rtt_ms = f64_of(sender, "min_rtt").filter(|r| *r > 0.0).map(|us| us / 1000.0);
     let max_interval_rtt = intervals
         .iter()
@@ -496,23 +595,47 @@ fn rtts(t: &mut TcpTest, sender: &Value, intervals: &[Interval]) -> Option<f64> 
         .fold(None, |m: Option<f64>, r| Some(m.map_or(r, |m| m.max(r))));
     let loaded_us = max_interval_rtt.or_else(|| f64_of(sender, "max_rtt").filter(|r| *r > 0.0));
     t.loaded_rtt_ms = loaded_us.map(|us| us / 1000.0);
-    loaded_us
 }
 
-/// The window-limited rule of the module docs, with its note.
+/// The window-limited rule of the module docs, with its note: the receiver's largest window
+/// against the goodput at the flow's mean RTT (`mean_us`; else the loaded RTT).
 #[allow(clippy::cast_precision_loss)]
-fn window_limited(t: &mut TcpTest, loaded_us: Option<f64>, best: f64) {
-    if let (Some(w), Some(rtt_us), true) = (t.receiver_window, loaded_us, best > 0.0) {
-        let flight = best / 8.0 * rtt_us / 1e6;
-        if (w as f64) <= WINDOW_LIMIT_FACTOR * flight {
-            t.window_limited = true;
-            t.notes.push(format!(
-                "window-limited: the receiver advertised at most {w} bytes, about the {:.0} bytes \
-                 in flight at the best rate and highest RTT; the rate is a lower bound",
-                flight
-            ));
-        }
+fn window_limited(t: &mut TcpTest, mean_us: Option<f64>) {
+    let rtt_s = mean_us.map(|us| us / 1e6).or(t.loaded_rtt_ms.map(|ms| ms / 1e3));
+    let (Some(w), Some(rtt_s)) = (t.receiver_window, rtt_s.filter(|r| *r > 0.0)) else {
+        return;
+    };
+    if t.goodput_bps <= 0.0 {
+        return;
     }
+    let ceiling = w as f64 * 8.0 / rtt_s;
+    if ceiling > WINDOW_LIMIT_FACTOR * t.goodput_bps {
+        return;
+    }
+    t.window_limited = true;
+    t.held_by = Some(HeldBy::ReceiveWindow);
+    let (whose, raise) = match t.direction {
+        Direction::Forward => (
+            "the far end's",
+            "raise its receive buffer maximum there (net.ipv4.tcp_rmem on a Linux server)".to_string(),
+        ),
+        Direction::Reverse => ("this host's", format!("raise {} here", local_receive_key())),
+    };
+    t.notes.push(format!(
+        "held by {whose} receive window: it advertised at most {w} bytes, which let through at most {} at the {:.1} ms RTT, within 25 % of the {} goodput; {raise}; the rate is a lower bound, and the flat RTT says nothing about the queue",
+        crate::text::rate(ceiling),
+        rtt_s * 1e3,
+        crate::text::rate(t.goodput_bps)
+    ));
+}
+
+/// This host's receive-buffer sysctl, from its OS's profile.
+fn local_receive_key() -> String {
+    crate::profile::Profile::for_os(crate::os::Os::running())
+        .caps
+        .into_iter()
+        .find(|(_, f)| f == "buffer")
+        .map_or_else(|| "its receive buffer maximum".to_string(), |(k, _)| k)
 }
 
 /// A test that ran at the rate cap keeping its byte bound was held back by it: a note says so.
@@ -535,6 +658,12 @@ mod tests {
 
     const LAB: &str = include_str!("../../tests/fixtures/iperf3/lab-20ms-100mbit-loss.json");
     const REFUSED: &str = include_str!("../../tests/fixtures/iperf3/refused.json");
+    /// `iperf3 -R --get-server-output -t 5 -b 150000000 -C cubic` over the lab's delay line
+    /// (20 ms, 100 Mbit/s, 0.05 % loss each way; iperf 3.12, the server run with -J).
+    const LAB_REVERSE: &str = include_str!("../../tests/fixtures/iperf3/lab-20ms-100mbit-loss-reverse.json");
+    /// The same, `-t 3` without --get-server-output: what the client alone sees.
+    const LAB_REVERSE_CLIENT: &str =
+        include_str!("../../tests/fixtures/iperf3/lab-20ms-100mbit-loss-reverse-client-only.json");
     const BUSY: &str = include_str!("../../tests/fixtures/iperf3/busy.json");
 
     fn req() -> Iperf3Request {
@@ -557,6 +686,12 @@ mod tests {
         assert_eq!(r.secs(), 3, "rounded up");
         assert_eq!(r.rate_bps(), 250_000_000);
         assert_eq!(r.args().join(" "), "-c 198.18.0.2 -p 5201 -J -t 3 -C bbr -b 250000000");
+        r.reverse = true;
+        assert_eq!(
+            r.args().join(" "),
+            "-c 198.18.0.2 -p 5201 -J -t 3 -C bbr -b 250000000 -R --get-server-output"
+        );
+        r.reverse = false;
         r.time = Duration::ZERO;
         r.max_bytes = 1;
         assert_eq!((r.secs(), r.rate_bps()), (1, 8));
@@ -592,6 +727,7 @@ mod tests {
         assert_eq!((t.receiver_buffer, t.window_share), (None, None));
         assert_eq!((t.rwnd_limited_pct, t.sndbuf_limited_pct), (None, None));
         assert!(!t.window_limited, "an 8 MB window for 156 KB in flight: {:?}", t.notes);
+        assert!(!t.in_startup, "its best interval was the first of five");
         // What the server received (25,163,448 bytes in 5.017972 s), as its bits_per_second.
         let g = t.goodput_bps;
         assert!((g - 40_117_319.108_197_5).abs() < 1.0, "{g}");
@@ -607,19 +743,138 @@ mod tests {
     #[test]
     fn a_small_window_or_the_rate_cap_is_said() {
         let mut v: Value = serde_json::from_str(LAB).expect("json");
-        // The receiver's window just above the flight: 60.8 Mbit/s × 20.53 ms = 156 KB.
-        v["end"]["streams"][0]["sender"]["max_snd_wnd"] = 180_000.into();
+        // A window of 120,000 bytes lets 46.9 Mbit/s through at the mean RTT of 20.462 ms:
+        // within 25 % of the 40.1 Mbit/s goodput, so it held the flow.
+        v["end"]["streams"][0]["sender"]["max_snd_wnd"] = 120_000.into();
         let t = parse(&v, &req()).expect("parse");
         assert!(t.window_limited, "{:?}", t.notes);
-        assert!(t.notes.iter().any(|n| n.starts_with("window-limited")));
+        assert_eq!(t.held_by, Some(HeldBy::ReceiveWindow));
+        let note = t
+            .notes
+            .iter()
+            .find(|n| n.starts_with("held by the far end's receive window"))
+            .expect("a note");
+        assert!(
+            note.contains("at most 120000 bytes, which let through at most 46.92 Mbit/s at the 20.5 ms RTT, within 25 % of the 40.12 Mbit/s goodput; raise its receive buffer maximum there"),
+            "{note}"
+        );
+        // 400,000 bytes: 156 Mbit/s, far above what the flow reached.
         v["end"]["streams"][0]["sender"]["max_snd_wnd"] = 400_000.into();
-        assert!(!parse(&v, &req()).expect("parse").window_limited);
+        let t = parse(&v, &req()).expect("parse");
+        assert!(!t.window_limited && t.held_by.is_none(), "{:?}", t.notes);
         // Capped at 40 Mbit/s (25 MB over 5 s): the test ran at its cap.
         let mut r = req();
         r.max_bytes = 25_000_000;
         let t = parse(&v, &r).expect("parse");
         assert!(
             t.notes.iter().any(|n| n.contains("rate cap (-b 40 Mbit/s")),
+            "{:?}",
+            t.notes
+        );
+    }
+
+    fn reverse_req() -> Iperf3Request {
+        Iperf3Request {
+            reverse: true,
+            max_bytes: 93_750_000,
+            ..req()
+        }
+    }
+
+    /// The reverse test with the server's JSON: its sender's readings (retransmits, RTTs, the
+    /// window this host advertised), and what came here from the client's own count.
+    #[test]
+    fn reads_a_real_reverse_result_with_the_servers_json() {
+        let t = parse_json(LAB_REVERSE, &reverse_req()).expect("parse");
+        assert_eq!((t.peer, t.direction), (Some(TestPeer::Iperf3), Direction::Reverse));
+        assert_eq!(t.cc.as_deref(), Some("cubic"));
+        // The server's sender: 46,137,344 bytes in 5.020226 s, 10 retransmitted.
+        assert_eq!(t.bytes, 46_137_344);
+        assert!((t.duration_s - 5.020_226).abs() < 1e-9);
+        assert_eq!(t.retrans_segs, Some(10));
+        assert_eq!(t.min_rtt_ms, Some(20.432));
+        assert_eq!(t.loaded_rtt_ms, Some(95.293));
+        // This host's window as the server saw it.
+        assert_eq!(t.receiver_window, Some(5_559_296));
+        // What came here: 43,370,496 bytes in 5.000079 s.
+        assert!((t.goodput_bps - 43_370_496.0 * 8.0 / 5.000_079).abs() < 1.0, "{t:?}");
+        // Steady after the first interval within 10 % of the best (109 Mbit/s, the first):
+        // 4 + 3 + 2 + 1 retransmissions.
+        assert_eq!(t.steady_retrans_segs, Some(10));
+        assert!(t.steady_loss_pct().is_some_and(|l| l > 0.0 && l < 0.1), "{t:?}");
+        assert!(!t.window_limited && t.held_by.is_none(), "{:?}", t.notes);
+        assert!(!t.notes.iter().any(|n| n.contains("sent no JSON")), "{:?}", t.notes);
+
+        // This host's window just above what the flow reached: held by it, and the note says
+        // to raise this host's receive buffer.
+        let mut v: Value = serde_json::from_str(LAB_REVERSE).expect("json");
+        v["server_output_json"]["end"]["streams"][0]["sender"]["max_snd_wnd"] = 300_000.into();
+        let t = parse(&v, &reverse_req()).expect("parse");
+        assert_eq!(t.held_by, Some(HeldBy::ReceiveWindow), "{:?}", t.notes);
+        let note = t
+            .notes
+            .iter()
+            .find(|n| n.starts_with("held by this host's receive window"))
+            .expect("note");
+        if cfg!(target_os = "linux") {
+            assert!(note.contains("raise net.ipv4.tcp_rmem here"), "{note}");
+        }
+    }
+
+    /// Without the server's JSON: what this host received, the sender's totals, and a note.
+    #[test]
+    fn reads_a_reverse_result_from_the_client_alone() {
+        let mut r = reverse_req();
+        r.time = Duration::from_secs(3);
+        let t = parse_json(LAB_REVERSE_CLIENT, &r).expect("parse");
+        assert_eq!(t.direction, Direction::Reverse);
+        assert_eq!((t.bytes, t.retrans_segs), (28_966_912, Some(7)));
+        assert!((t.goodput_bps - 27_788_568.0 * 8.0 / 3.000_089).abs() < 1.0, "{t:?}");
+        assert_eq!((t.min_rtt_ms, t.loaded_rtt_ms, t.receiver_window), (None, None, None));
+        assert!(!t.window_limited);
+        assert!(
+            t.notes
+                .iter()
+                .any(|n| n.starts_with("the iperf3 server sent no JSON of its own (start it with -J)")),
+            "{:?}",
+            t.notes
+        );
+        // The server claiming to have sent less than came here: its count is left out.
+        let mut v: Value = serde_json::from_str(LAB_REVERSE_CLIENT).expect("json");
+        v["end"]["streams"][0]["sender"]["bytes"] = 1000.into();
+        let t = parse(&v, &r).expect("parse");
+        assert_eq!(t.bytes, 27_788_568);
+        assert!(
+            t.notes
+                .iter()
+                .any(|n| n.contains("sending 1000 bytes, less than the 27788568 received here"))
+        );
+        // Nothing received here is no test.
+        let mut v: Value = serde_json::from_str(LAB_REVERSE_CLIENT).expect("json");
+        v["end"]["streams"][0]["receiver"]["bytes"] = 0.into();
+        assert!(
+            parse(&v, &r)
+                .expect_err("no bytes")
+                .to_string()
+                .contains("no bytes received here")
+        );
+    }
+
+    /// A test whose best interval is its last was still growing: its best rate is a lower
+    /// bound, and it says so.
+    #[test]
+    fn a_test_still_growing_in_its_last_interval_is_in_startup() {
+        let mut v: Value = serde_json::from_str(LAB).expect("json");
+        let last = v["intervals"].as_array().map_or(0, Vec::len) - 1;
+        v["intervals"][last]["streams"][0]["bits_per_second"] = 90e6.into();
+        let t = parse(&v, &req()).expect("parse");
+        assert!(t.in_startup, "{:?}", t.notes);
+        assert_eq!(t.delivery_rate_bps, Some(90e6));
+        assert_eq!(t.steady_segs_out, None);
+        assert!(
+            t.notes
+                .iter()
+                .any(|n| n.contains("90 Mbit/s is the highest rate it reached")),
             "{:?}",
             t.notes
         );

@@ -345,8 +345,8 @@ impl PathProber for SystemProber {
     }
 }
 
-/// The real evidence: the path test against the chosen peer, and the passive evidence when
-/// no test ran.
+/// The real evidence: the path test against the chosen peer — forward, then reverse where
+/// asked and the forward test ran — and the passive evidence when no test ran.
 fn gather_evidence(
     m: &HostMeasurement,
     req: &EvidenceRequest,
@@ -358,12 +358,6 @@ fn gather_evidence(
         crate::text::number(req.time.as_secs_f64()),
         crate::text::bytes(req.max_bytes)
     );
-    let progress = opts.progress.as_ref().map(|p| p.path_test(&m.host, &bound));
-    let mut on_progress = |bytes: u64, t: Duration| {
-        if let Some(p) = &progress {
-            p.sent(bytes, t);
-        }
-    };
     match req.mode {
         TestMode::Off => ev.test_skipped = Some("the path test was turned off (--no-path-test)".into()),
         TestMode::Tcptune => {
@@ -377,11 +371,22 @@ fn gather_evidence(
                 // The host answered its probes: a tcptune serve answers within a few RTTs.
                 connect_timeout: Duration::from_secs_f64((m.rtt.max_ms * 4.0 / 1000.0).clamp(0.5, 3.0)),
             };
-            match pathtest::run(&test, &mut on_progress) {
+            match with_progress(opts, &m.host, &bound, |p| pathtest::run(&test, p)) {
                 Ok(t) => ev.test = Some(t),
                 Err(pathtest::TestError::NoPeer(why)) => ev.test_skipped = Some(why),
                 Err(pathtest::TestError::Failed(why)) => {
                     ev.test_skipped = Some(format!("the path test failed: {why}"));
+                }
+            }
+            // Only after a forward test: a peer that failed it is not asked again.
+            if req.reverse && ev.test.is_some() {
+                let host = format!("{} (reverse: it sends)", m.host);
+                match with_progress(opts, &host, &bound, |p| pathtest::run_reverse(&test, p)) {
+                    Ok(t) => ev.reverse = Some(t),
+                    Err(pathtest::TestError::NoPeer(why)) => ev.reverse_skipped = Some(why),
+                    Err(pathtest::TestError::Failed(why)) => {
+                        ev.reverse_skipped = Some(format!("the reverse path test failed: {why}"));
+                    }
                 }
             }
         }
@@ -391,14 +396,40 @@ fn gather_evidence(
                 cc: req.cc.clone(),
                 ..iperf3::Iperf3Request::new(m.addr, req.port(), req.time, req.max_bytes)
             };
-            ev.test = Some(iperf3::run(&test)?);
+            ev.test = Some(with_progress(opts, &m.host, &bound, |_| iperf3::run(&test))?);
+            // The reverse one is the forward one's companion: an iperf3 server started with
+            // -1 (one test) or busy says so in the notes rather than failing the advice.
+            if req.reverse {
+                let host = format!("{} (reverse: it sends)", m.host);
+                let reverse = iperf3::Iperf3Request { reverse: true, ..test };
+                match with_progress(opts, &host, &bound, |_| iperf3::run(&reverse)) {
+                    Ok(t) => ev.reverse = Some(t),
+                    Err(e) => ev.reverse_skipped = Some(format!("the reverse iperf3 test failed: {}", e.message())),
+                }
+            }
         }
     }
-    drop(progress);
     if ev.test.is_none() {
         ev.passive = Some(passive::gather(m.addr));
     }
     Ok(ev)
+}
+
+/// Runs `f` with a progress line for the path test to `host` (`bound`: its limits), passing
+/// it the callback that reports bytes moved; the line ends when `f` returns.
+fn with_progress<T>(
+    opts: &ProbeOptions,
+    host: &str,
+    bound: &str,
+    f: impl FnOnce(&mut dyn FnMut(u64, Duration)) -> T,
+) -> T {
+    let progress = opts.progress.as_ref().map(|p| p.path_test(host, bound));
+    let mut on_progress = |bytes: u64, t: Duration| {
+        if let Some(p) = &progress {
+            p.sent(bytes, t);
+        }
+    };
+    f(&mut on_progress)
 }
 
 fn run_on_own_runtime(hosts: &[String], opts: &ProbeOptions) -> Result<Vec<HostMeasurement>, Error> {

@@ -1,65 +1,62 @@
-//! The TCP path test of `advise --host`: a bounded transfer from this host to `tcptune serve`
-//! on the far end (protocol version 2, [`crate::tcp::proto`]), read from the sender's TCP_INFO
-//! as it runs, and turned into a [`TcpTest`]: delivery rate, retransmitted share after startup,
-//! RTT growth under load, what limited the flow, and the receiver's window share.
+//! The TCP path test of `advise --host` against `tcptune serve` on the far end (protocol
+//! version 3, [`crate::tcp::proto`]), in each direction:
+//! * forward ([`run`]): this host sends, serve receives; this end's sender reads its flow;
+//! * reverse ([`run_reverse`]): serve sends, this host receives; serve's sender reads its flow
+//!   and reports it, this end counts what came and reads its own window share.
+//!
+//! Both run the same sender ([`crate::tcp::flow`]: BBR where the kernel allows it, unpaced
+//! startup, then paced at 0.8 × its rate, TCP_INFO sampled, the unsent data bounded) and turn
+//! it into a [`TcpTest`]: delivery rate, retransmitted share after startup, RTT growth under
+//! load, what held the flow, and the receiver's window share.
 //!
 //! The test is not limited by today's buffers where it can help it: the caller passes the
-//! buffer that the highest rate evidence needs; as root this end forces its send buffer to it
-//! and the server forces its receive buffer (both past the sysctl maxima, before the handshake
-//! on the server's side so the window scale allows it). As a normal user the flow runs within
-//! the running maxima and the result says so ([`TcpTest::window_limited`]).
+//! buffer that the highest rate evidence needs; as root the sending end forces its send buffer
+//! to it and the receiving end its receive buffer (past the sysctl maxima, before the
+//! handshake so the window scale allows it). As a normal user (or against a serve not running
+//! as root) the flow runs within the running maxima; a flow then held by a buffer says so
+//! ([`TcpTest::window_limited`], [`TcpTest::held_by`]) with a note naming which end's buffer
+//! held it and what to raise there.
 //!
-//! It runs BBR where the kernel allows it: BBR's startup fills the bottleneck queue (so the
-//! RTT growth shows its depth) and keeps its rate through random loss (so a 10-s test sends
-//! enough segments to see 0.001 % loss); a loss-based test flow would crawl on exactly the
-//! paths the test must recognise. Two phases: unpaced until the delivery rate has stopped
-//! growing for [`PLATEAU_RTTS`] round trips (startup: the rate and the queue depth), then
-//! paced at [`PACED_SHARE`] of that rate (`SO_MAX_PACING_RATE`), so that the flow keeps no
-//! queue and any segment it loses is the path's random loss — not BBR overfilling a queue
-//! shallower than its 2 × BDP window (BBR v1 drops 1–2 % of its segments behind a queue of
-//! 0.75 × BDP in tcptune's lab, where the path itself drops nothing).
+//! # Versions
+//! A version-2 serve answers the version-3 hello with its version: the forward test is asked
+//! again in version 2, and the reverse test is skipped with that reason.
 //!
 //! # Deadlines and trust
 //! The far end is not trusted ([`crate::tcp::proto`]'s Trust section). Each phase runs under a
 //! deadline this end computes: the connect within the request's `connect_timeout`; the
 //! answer, the data port and the data connection within [`proto::ANSWER_SLACK`] of the
 //! connect; the data for the test time asked for (a server granting more cannot lengthen it);
-//! the result within [`proto::DRAIN_GRACE`] and [`proto::RESULT_SLACK`] after the data. So a
-//! test ends by its time + 40 s + the connect timeout whatever the peer does; a peer that has
-//! all the data answers within 5 s of it, or the test fails. The send buffer this end forces is bounded by what the request asks,
-//! by [`proto::DEFAULT_MAX_BUFFER`] and by what the far end forced for its receive buffer.
-//! The result's numbers are checked against what this end sent, and a test that moved
+//! the result within [`proto::result_deadline`] of the forward data, or — reverse — the data
+//! counted until [`proto::ARRIVAL_GRACE`] after the granted time and the sender's result
+//! [`proto::RESULT_SLACK`] after that. A buffer this end forces is bounded by what the request
+//! asks, by [`proto::DEFAULT_MAX_BUFFER`] and by what the far end forced for its end. The
+//! peer's numbers are checked against what this end sent or received, and a test that moved
 //! nothing or reads out of any range a TCP flow has is no test: [`TestError::Failed`].
 //!
 //! # Platform specific behavior
-//! Without TCP_INFO (FreeBSD, macOS) only the goodput and the receiver's readings come back.
+//! Without TCP_INFO (FreeBSD, macOS) the forward test gives only the goodput and the
+//! receiver's readings; the reverse test gives the goodput and serve's sender readings (when
+//! serve runs on Linux), but no window share of this end and no forced receive buffer.
 
 use std::net::{IpAddr, SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
-use super::evidence::{TcpTest, TestPeer};
-use crate::tcp::proto::{self, DataChannel, ExchangeError, Hello, LineError, ReadError, SentFacts, ServerResult};
-use crate::tcp::sockopt::{self, Buffer};
-use crate::tcp::tcpinfo::TcpInfo;
+use super::evidence::{Direction, HeldBy, TcpTest, TestPeer};
+use crate::tcp::flow::{self, Reading, ReceiveError, Received};
+use crate::tcp::proto::{
+    self, DataChannel, ExchangeError, Hello, LineError, ReadError, ReceivedFacts, ReverseAsk, SenderResult, SentFacts,
+    ServerResult,
+};
+use crate::tcp::tcpinfo::LimitedBy;
 use crate::text;
 
 /// Default bounds of a test: time and bytes, whichever comes first.
 pub const DEFAULT_TIME: Duration = Duration::from_secs(10);
 pub const DEFAULT_MAX_BYTES: u64 = 2 << 30;
-/// Round trips without a 10 % higher delivery rate that end startup (BBR's own rule is 3).
-pub const PLATEAU_RTTS: f64 = 4.0;
-/// The paced phase runs at this share of the startup's rate: below the bottleneck, so the
-/// queue startup left drains (a BDP of it in 5 round trips) and no new one builds.
-pub const PACED_SHARE: f64 = 0.8;
-/// Round trips after pacing starts that still count as startup: losses of the unpaced phase
-/// are detected and repaired a round or two later...
-const STEADY_AFTER_RTTS: f64 = 2.0;
-/// ... and the queue startup filled must have drained: the smoothed RTT back within this
-/// factor of the minimum (until then the repairs of startup's losses go on).
-const DRAINED_RTT: f64 = 1.2;
-/// Limited by its own buffers or the receiver's window for more than this share of the busy
-/// time: the test's rate is a lower bound.
-const WINDOW_LIMITED_PCT: f64 = 20.0;
+/// The congestion control a reverse test asks the far end for when the request names none:
+/// the test's design is BBR's ([`crate::tcp::flow`]), and the far end's kernel may have it
+/// where this one does not.
+const REVERSE_CC: &str = "bbr";
 
 /// The test to run.
 #[derive(Debug, Clone)]
@@ -97,129 +94,25 @@ impl std::fmt::Display for TestError {
     }
 }
 
-/// One TCP_INFO reading during the test.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Sample {
-    /// Since the first payload byte was handed to the kernel.
-    pub t: Duration,
-    /// bit/s; None when the kernel marked it application-limited or gave 0.
-    pub delivery_bps: Option<f64>,
-    pub srtt_ms: f64,
-    pub segs_out: u64,
-    pub retrans: u64,
-    /// The flow's lowest RTT so far, ms.
-    pub min_rtt_ms: f64,
-}
-
-impl Sample {
-    #[allow(clippy::cast_precision_loss)]
-    fn of(t: Duration, i: &TcpInfo) -> Self {
-        Self {
-            t,
-            delivery_bps: (i.tcpi_delivery_rate > 0 && !i.delivery_rate_app_limited())
-                .then_some(i.tcpi_delivery_rate as f64 * 8.0),
-            srtt_ms: i.rtt_ms(),
-            segs_out: u64::from(i.tcpi_data_segs_out),
-            retrans: u64::from(i.tcpi_total_retrans),
-            min_rtt_ms: i.min_rtt_ms(),
-        }
-    }
-}
-
-/// Watches the samples for the end of startup: the delivery rate has not grown by 10 % for
-/// [`PLATEAU_RTTS`] round trips.
-#[derive(Debug, Default)]
-struct Plateau {
-    best: f64,
-    best_at: Duration,
-}
-
-impl Plateau {
-    /// After `s`: the rate to pace at from now on, bytes per second, once startup is over.
-    fn see(&mut self, s: &Sample, history: &[Sample]) -> Option<u64> {
-        let r = s.delivery_bps?;
-        if r > self.best * 1.1 {
-            self.best = r;
-            self.best_at = s.t;
-            return None;
-        }
-        let rtt = Duration::from_secs_f64((s.min_rtt_ms / 1000.0).max(0.001));
-        if s.t < self.best_at + rtt.mul_f64(PLATEAU_RTTS) {
-            return None;
-        }
-        let mut rates: Vec<f64> = history
-            .iter()
-            .filter(|h| h.t >= self.best_at)
-            .filter_map(|h| h.delivery_bps)
-            .collect();
-        rates.sort_by(f64::total_cmp);
-        let median = rates.get(rates.len() / 2).copied().unwrap_or(r);
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        Some((median / 8.0 * PACED_SHARE) as u64)
-    }
-}
-
-/// What the samples say, filled into `t` (the sender's readings of a [`TcpTest`]); `paced_at`:
-/// when the paced phase began, if it did.
-pub fn read_samples(samples: &[Sample], min_rtt_ms: f64, paced_at: Option<Duration>, t: &mut TcpTest) {
-    let unpaced = |s: &&Sample| paced_at.is_none_or(|p| s.t < p);
-    let best = samples
-        .iter()
-        .filter(unpaced)
-        .filter_map(|s| s.delivery_bps)
-        .fold(0.0_f64, f64::max);
-    if best > 0.0 {
-        // The rate: the median of the unpaced readings from the first within 10 % of the
-        // best on, so one ack burst does not set it.
-        let plateau = samples
-            .iter()
-            .filter(unpaced)
-            .find(|s| s.delivery_bps.is_some_and(|r| r >= 0.9 * best))
-            .map(|s| s.t);
-        if let Some(p) = plateau {
-            let mut rates: Vec<f64> = samples
-                .iter()
-                .filter(unpaced)
-                .filter(|s| s.t >= p)
-                .filter_map(|s| s.delivery_bps)
-                .collect();
-            rates.sort_by(f64::total_cmp);
-            t.delivery_rate_bps = rates.get(rates.len() / 2).copied();
-        }
-    }
-    // Loss: in the paced phase, once the queue startup filled has drained and its losses are
-    // repaired.
-    if let (Some(p), Some(last)) = (paced_at, samples.last()) {
-        let after = p + Duration::from_secs_f64((min_rtt_ms / 1000.0 * STEADY_AFTER_RTTS).max(0.0));
-        if let Some(base) = samples
-            .iter()
-            .find(|s| s.t >= after && s.srtt_ms <= min_rtt_ms * DRAINED_RTT)
-            && last.t > base.t
-        {
-            t.steady_segs_out = Some(last.segs_out.saturating_sub(base.segs_out));
-            t.steady_retrans_segs = Some(last.retrans.saturating_sub(base.retrans));
-        }
-    }
-    if let Some(last) = samples.last() {
-        t.segs_out = Some(last.segs_out);
-        t.retrans_segs = Some(last.retrans);
-    }
-    t.loaded_rtt_ms = samples
-        .iter()
-        .map(|s| s.srtt_ms)
-        .filter(|r| *r > 0.0)
-        .reduce(f64::max)
-        .map(text::ms);
-}
-
 fn no_peer(what: String) -> TestError {
     TestError::NoPeer(what)
 }
 
+fn failed(sa: SocketAddr, what: String) -> TestError {
+    TestError::Failed(format!("{sa}: {what}"))
+}
+
+/// Why the hello exchange gave no test: a server older than the hello (which answered in its
+/// own version), or anything else, worded.
+enum Refusal {
+    Older(u16),
+    Test(TestError),
+}
+
 /// Why `sa` gave no path test: most of it means no tcptune serve there, and the advice goes on
 /// without the test.
-fn refused(sa: SocketAddr, e: ExchangeError) -> TestError {
-    match e {
+fn refused(sa: SocketAddr, asked: u16, e: ExchangeError) -> Refusal {
+    Refusal::Test(match e {
         ExchangeError::Send(e) => no_peer(format!("{sa} closed the connection ({e})")),
         ExchangeError::NoAnswer(ReadError::Late) => no_peer(format!(
             "{sa} gave no complete tcptune answer within {} s",
@@ -228,94 +121,54 @@ fn refused(sa: SocketAddr, e: ExchangeError) -> TestError {
         ExchangeError::NoAnswer(e) => no_peer(format!("{sa} gave no tcptune answer ({e})")),
         ExchangeError::Garbled(e) => no_peer(format!("{sa}: {e}")),
         ExchangeError::Busy => TestError::Failed(format!("{sa}: busy with another test")),
+        ExchangeError::BadVersion(theirs) if theirs < asked => return Refusal::Older(theirs),
         ExchangeError::BadVersion(theirs) => no_peer(format!(
-            "{sa} runs an older tcptune serve (protocol {theirs}): update it for the path test"
+            "{sa} answered in tcptune protocol {theirs}, which this tcptune does not speak"
         )),
-    }
+    })
 }
 
-/// Runs the test; `on_progress(bytes sent, time sending)` is called a few times a second.
-pub fn run(req: &PathTestRequest, on_progress: &mut dyn FnMut(u64, Duration)) -> Result<TcpTest, TestError> {
-    let sa = SocketAddr::new(req.addr, req.port);
-    let (control, granted, channel, answer_by) = open_control(req, sa)?;
-    let mut test = TcpTest {
-        peer: Some(TestPeer::Tcptune),
-        addr: sa.to_string(),
-        limit_s: req.time.as_secs_f64(),
-        limit_bytes: req.max_bytes,
-        ..TcpTest::default()
-    };
-    if req.buffer > 0 && !channel.forced {
-        test.notes.push(format!(
-            "the far end could not force its receive buffer to {} (its tcptune serve does not run as root, or runs with --max-buffer 0): the test ran within its net.ipv4.tcp_rmem",
-            text::bytes(req.buffer)
-        ));
-    }
-    let s = open_data(req, sa, control, &channel, answer_by, &mut test)?;
-    let started = Instant::now();
-    let sent = send_sampled(&s, sa, req, granted, on_progress)?;
-    if sent.bytes == 0 {
-        return Err(failed(
-            sa,
-            format!(
-                "no data went out in the {} ms granted: a test that moved nothing measures nothing",
-                granted.as_millis()
-            ),
-        ));
-    }
-    let result = read_result(&s, sa, sent.bytes, started)?;
-    fill(&mut test, req, &sent, &result);
-    // The last guard: the advice never reads a test out of any range a TCP flow has.
-    test.check().map_err(|why| failed(sa, why))?;
-    Ok(test)
-}
-
-fn failed(sa: SocketAddr, what: String) -> TestError {
-    TestError::Failed(format!("{sa}: {what}"))
-}
-
-/// The control connection and its hello exchange: the time to send for (never more than
-/// asked), where the data goes, and when the data connection must be up (the answer's
-/// deadline: [`proto::ANSWER_SLACK`] after the connect).
-fn open_control(
-    req: &PathTestRequest,
-    sa: SocketAddr,
-) -> Result<(TcpStream, Duration, DataChannel, Instant), TestError> {
-    let c = TcpStream::connect_timeout(&sa, req.connect_timeout)
-        .map_err(|e| no_peer(format!("no tcptune serve on {sa} ({e})")))?;
-    let answer_by = Instant::now() + proto::ANSWER_SLACK;
-    c.set_write_timeout(Some(proto::ANSWER_SLACK))
-        .map_err(|e| failed(sa, format!("socket setup failed: {e}")))?;
-    let hello = Hello {
-        version: proto::VERSION,
-        flags: proto::FLAG_PATH_TEST,
-        duration_ms: proto::duration_ms(req.time),
-    };
-    let granted =
-        proto::exchange_hello(&c, &hello, &req.buffer.to_be_bytes(), answer_by).map_err(|e| refused(sa, e))?;
-    let channel: DataChannel = proto::read_json_line(&c, proto::MAX_CHANNEL_LINE, answer_by).map_err(|e| match e {
-        LineError::Read(ReadError::Late) => failed(
-            sa,
-            format!("no complete data port within {} s", proto::ANSWER_SLACK.as_secs()),
-        ),
-        LineError::Read(e) => failed(sa, format!("no data port ({e})")),
-        LineError::Json(e) => failed(sa, format!("sent a data port tcptune cannot read ({e})")),
-    })?;
-    channel.check().map_err(|e| failed(sa, e.to_string()))?;
-    Ok((c, granted, channel, answer_by))
-}
-
-/// The data connection, in place of `control`, with the congestion control and the send
-/// buffer the request asks for where this end may set them (the notes say where not).
-fn open_data(
-    req: &PathTestRequest,
-    sa: SocketAddr,
-    control: TcpStream,
-    channel: &DataChannel,
+/// The control connection after its hello exchange.
+struct Control {
+    s: TcpStream,
+    /// The time to send (or to receive) for: what the server granted, never more than asked.
+    granted: Duration,
+    channel: DataChannel,
+    /// When the data connection must be up: the answer's deadline, [`proto::ANSWER_SLACK`]
+    /// after the connect.
     connect_by: Instant,
-    test: &mut TcpTest,
-) -> Result<TcpStream, TestError> {
-    let data_addr = SocketAddr::new(req.addr, channel.port);
+}
+
+/// Connects, sends `hello` with `extra`, and reads the answer and the data port.
+fn open_control(req: &PathTestRequest, sa: SocketAddr, hello: &Hello, extra: &[u8]) -> Result<Control, Refusal> {
+    let test = Refusal::Test;
+    let c = TcpStream::connect_timeout(&sa, req.connect_timeout)
+        .map_err(|e| test(no_peer(format!("no tcptune serve on {sa} ({e})"))))?;
+    let connect_by = Instant::now() + proto::ANSWER_SLACK;
+    c.set_write_timeout(Some(proto::ANSWER_SLACK))
+        .map_err(|e| test(failed(sa, format!("socket setup failed: {e}"))))?;
+    let granted = proto::exchange_hello(&c, hello, extra, connect_by).map_err(|e| refused(sa, hello.version, e))?;
+    let channel: DataChannel = proto::read_json_line(&c, proto::MAX_CHANNEL_LINE, connect_by).map_err(|e| {
+        test(match e {
+            LineError::Read(ReadError::Late) => failed(
+                sa,
+                format!("no complete data port within {} s", proto::ANSWER_SLACK.as_secs()),
+            ),
+            LineError::Read(e) => failed(sa, format!("no data port ({e})")),
+            LineError::Json(e) => failed(sa, format!("sent a data port tcptune cannot read ({e})")),
+        })
+    })?;
+    channel.check().map_err(|e| test(failed(sa, e.to_string())))?;
+    Ok(Control {
+        s: c,
+        granted,
+        channel,
+        connect_by,
+    })
+}
+
+/// The time left to connect the data connection, or why there is none.
+fn left_to_connect(sa: SocketAddr, connect_by: Instant) -> Result<Duration, TestError> {
     let left = connect_by.saturating_duration_since(Instant::now());
     if left.is_zero() {
         return Err(failed(
@@ -326,135 +179,122 @@ fn open_data(
             ),
         ));
     }
-    let socket = std::net::TcpStream::connect_timeout(&data_addr, left);
-    // The options go on before the data; the congestion control before the connect would be
-    // better but std has no unconnected TCP socket: setting it now changes the algorithm for
-    // everything sent from here on, which is everything.
-    let s = socket.map_err(|e| failed(sa, format!("cannot connect the data connection to {data_addr}: {e}")))?;
-    drop(control);
-    if let Some(cc) = &req.cc
-        && let Err(e) = sockopt::set_congestion(&s, cc)
-    {
-        test.notes.push(format!("could not run the test with {cc} ({e})"));
+    Ok(left)
+}
+
+/// A test's start: its bounds and where it ran.
+fn new_test(req: &PathTestRequest, sa: SocketAddr, direction: Direction) -> TcpTest {
+    TcpTest {
+        peer: Some(TestPeer::Tcptune),
+        direction,
+        addr: sa.to_string(),
+        limit_s: req.time.as_secs_f64(),
+        limit_bytes: req.max_bytes,
+        ..TcpTest::default()
     }
-    test.cc = sockopt::congestion(&s);
-    let ask = send_buffer_ask(req.buffer, channel);
-    if ask > 0 {
-        match sockopt::force_buffer(&s, Buffer::Send, ask) {
-            Ok(Some(_)) => {}
-            Ok(None) => test.notes.push(format!(
-                "as a normal user this end could not force its send buffer to {}: the test ran within net.ipv4.tcp_wmem",
-                text::bytes(ask)
-            )),
-            Err(e) => test.notes.push(format!("could not size the send buffer ({e})")),
-        }
+}
+
+// ------------------------------------------------------------------------------ forward
+
+/// The forward test, this host sending; `on_progress(bytes sent, time sending)` is called a
+/// few times a second.
+pub fn run(req: &PathTestRequest, on_progress: &mut dyn FnMut(u64, Duration)) -> Result<TcpTest, TestError> {
+    let sa = SocketAddr::new(req.addr, req.port);
+    let hello = |version| Hello {
+        version,
+        flags: proto::FLAG_PATH_TEST,
+        duration_ms: proto::duration_ms(req.time),
+    };
+    let extra = req.buffer.to_be_bytes();
+    let control = match open_control(req, sa, &hello(proto::VERSION), &extra) {
+        // A version-2 serve: the forward test is the same in its version.
+        Err(Refusal::Older(v)) if v >= proto::PATH_TEST_VERSION => open_control(req, sa, &hello(v), &extra),
+        other => other,
     }
-    if channel.forced && channel.rcvbuf < req.buffer.saturating_mul(2) {
+    .map_err(|r| match r {
+        Refusal::Older(v) => no_peer(format!(
+            "{sa} runs an older tcptune serve (protocol {v}): update it for the path test"
+        )),
+        Refusal::Test(e) => e,
+    })?;
+    let mut test = new_test(req, sa, Direction::Forward);
+    if req.buffer > 0 && !control.channel.forced {
         test.notes.push(format!(
-            "the far end forced its receive buffer to {}, less than the {} asked (Linux keeps twice what is asked): its tcptune serve --max-buffer",
-            text::bytes(channel.rcvbuf),
+            "the far end could not force its receive buffer to {} (its tcptune serve does not run as root, or runs with --max-buffer 0): the test ran within its net.ipv4.tcp_rmem",
             text::bytes(req.buffer)
         ));
     }
-    Ok(s)
+    let (s, granted) = open_forward_data(req, sa, control, &mut test)?;
+    let started = Instant::now();
+    let sent = flow::send(&s, granted, req.max_bytes, on_progress)
+        .map_err(|(n, e)| failed(sa, format!("the test broke off after {}: {e}", text::bytes(n))))?;
+    if sent.bytes == 0 {
+        return Err(failed(
+            sa,
+            "no data went out in the time granted: a test that moved nothing measures nothing".into(),
+        ));
+    }
+    let result = read_result(&s, sa, sent.bytes, started)?;
+    fill_forward(&mut test, req, &sent, &result);
+    // The last guard: the advice never reads a test out of any range a TCP flow has.
+    test.check().map_err(|why| failed(sa, why))?;
+    Ok(test)
 }
 
-/// The send buffer to force: what the request asks, within [`proto::DEFAULT_MAX_BUFFER`] as
-/// the kernel counts it, and no more than the far end forced for its receive buffer (a send
-/// buffer past the receiver's window holds nothing more in flight, only memory here).
-fn send_buffer_ask(wanted: u64, channel: &DataChannel) -> u64 {
+/// The data connection of a forward test, in place of the control connection, with the
+/// congestion control and the send buffer the request asks for where this end may set them
+/// (the notes say where not); and the time granted to send.
+fn open_forward_data(
+    req: &PathTestRequest,
+    sa: SocketAddr,
+    control: Control,
+    test: &mut TcpTest,
+) -> Result<(TcpStream, Duration), TestError> {
+    let data_addr = SocketAddr::new(req.addr, control.channel.port);
+    let left = left_to_connect(sa, control.connect_by)?;
+    // The options go on before the data; the congestion control before the connect would be
+    // better, but setting it now changes the algorithm for everything sent from here on,
+    // which is everything. The send buffer does not shape the handshake.
+    let s = TcpStream::connect_timeout(&data_addr, left)
+        .map_err(|e| failed(sa, format!("cannot connect the data connection to {data_addr}: {e}")))?;
+    drop(control.s);
+    let ask = own_buffer_ask(req.buffer, control.channel.forced, control.channel.rcvbuf);
+    let setup = flow::set_up_sender(&s, req.cc.as_deref(), ask);
+    if let (Some(cc), Some(e)) = (&req.cc, &setup.cc_refused) {
+        test.notes.push(format!("could not run the test with {cc} ({e})"));
+    }
+    test.cc = setup.cc;
+    match (&setup.sndbuf_refused, setup.sndbuf) {
+        (Some(_), None) if !crate::host::is_root() => test.notes.push(format!(
+            "as a normal user this end could not force its send buffer to {}: the test ran within {}",
+            text::bytes(ask),
+            local_key("send_buffer")
+        )),
+        (Some(e), _) => test.notes.push(format!("could not size the send buffer ({e})")),
+        _ => {}
+    }
+    if control.channel.forced && control.channel.rcvbuf < req.buffer.saturating_mul(2) {
+        test.notes.push(format!(
+            "the far end forced its receive buffer to {}, less than the {} asked (Linux keeps twice what is asked): its tcptune serve --max-buffer",
+            text::bytes(control.channel.rcvbuf),
+            text::bytes(req.buffer)
+        ));
+    }
+    Ok((s, control.granted))
+}
+
+/// The buffer this end forces: what the request asks, within [`proto::DEFAULT_MAX_BUFFER`] as
+/// the kernel counts it, and no more than the far end forced for its end (`far`, as its kernel
+/// counts it: a send buffer past the receiver's window holds nothing more in flight, a receive
+/// buffer past the sender's buffer is never filled; only memory here).
+fn own_buffer_ask(wanted: u64, far_forced: bool, far: u64) -> u64 {
     let ask = proto::forced_buffer_ask(wanted, proto::DEFAULT_MAX_BUFFER);
-    if channel.forced && channel.rcvbuf > 0 {
-        // The receiver's buffer as its kernel counts it: twice what it was asked.
-        proto::forced_buffer_ask(ask, channel.rcvbuf)
+    if far_forced && far > 0 {
+        // The far end's buffer as its kernel counts it: twice what it was asked.
+        proto::forced_buffer_ask(ask, far)
     } else {
         ask
     }
-}
-
-/// What the data phase gave this end.
-struct Sent {
-    /// Payload bytes handed to the kernel.
-    bytes: u64,
-    /// The time spent sending.
-    elapsed: Duration,
-    /// The TCP_INFO readings, the last one at the end.
-    samples: Vec<Sample>,
-    /// When the paced phase began, if it did.
-    paced_at: Option<Duration>,
-    /// TCP_INFO at the end (Linux).
-    end: Option<TcpInfo>,
-}
-
-/// The send loop's readings as it runs.
-#[derive(Default)]
-struct Sampler {
-    samples: Vec<Sample>,
-    plateau: Plateau,
-    paced_at: Option<Duration>,
-    last_sample: Duration,
-    last_progress: Duration,
-}
-
-impl Sampler {
-    /// After each write, `sent` bytes in `t`: a TCP_INFO reading every 20 ms, and progress.
-    fn tick(&mut self, s: &TcpStream, sent: u64, t: Duration, on_progress: &mut dyn FnMut(u64, Duration)) {
-        if t.saturating_sub(self.last_sample) >= Duration::from_millis(20) {
-            self.last_sample = t;
-            if let Some(i) = crate::tcp::tcpinfo::read(s) {
-                self.see(s, Sample::of(t, &i));
-            }
-        }
-        if t.saturating_sub(self.last_progress) >= Duration::from_millis(250) {
-            self.last_progress = t;
-            on_progress(sent, t);
-        }
-    }
-
-    /// Keeps `sample`, and paces the flow once its startup is over.
-    fn see(&mut self, s: &TcpStream, sample: Sample) {
-        if self.paced_at.is_none()
-            && let Some(rate) = self.plateau.see(&sample, &self.samples)
-        {
-            match sockopt::set_max_pacing_rate(s, rate) {
-                Ok(()) => self.paced_at = Some(sample.t),
-                // Unpaced to the end: the loss then includes what the flow's own
-                // queue overflow cost (said in the notes).
-                Err(_) => self.plateau.best = f64::INFINITY,
-            }
-        }
-        self.samples.push(sample);
-    }
-}
-
-/// The data phase: sends for the granted time or up to the byte bound, reading TCP_INFO as it
-/// goes.
-fn send_sampled(
-    s: &TcpStream,
-    sa: SocketAddr,
-    req: &PathTestRequest,
-    granted: Duration,
-    on_progress: &mut dyn FnMut(u64, Duration),
-) -> Result<Sent, TestError> {
-    s.set_write_timeout(Some(Duration::from_millis(20)))
-        .map_err(|e| failed(sa, format!("socket setup failed: {e}")))?;
-    let mut sampler = Sampler::default();
-    let (bytes, elapsed) = proto::send_data(s, granted, req.max_bytes, &mut |sent, t| {
-        sampler.tick(s, sent, t, on_progress);
-    })
-    .map_err(|(sent, e)| failed(sa, format!("the test broke off after {}: {e}", text::bytes(sent))))?;
-    let end = crate::tcp::tcpinfo::read(s);
-    if let Some(i) = &end {
-        sampler.samples.push(Sample::of(elapsed, i));
-    }
-    on_progress(bytes, elapsed);
-    Ok(Sent {
-        bytes,
-        elapsed,
-        samples: sampler.samples,
-        paced_at: sampler.paced_at,
-        end,
-    })
 }
 
 /// Ends the data and waits for the receiver's result ([`proto::result_deadline`]), checked
@@ -484,31 +324,17 @@ fn read_result(s: &TcpStream, sa: SocketAddr, sent: u64, started: Instant) -> Re
 }
 
 /// Fills `test` from the receiver's result and this end's readings.
-fn fill(test: &mut TcpTest, req: &PathTestRequest, sent: &Sent, result: &ServerResult) {
+fn fill_forward(test: &mut TcpTest, req: &PathTestRequest, sent: &flow::Sent, result: &ServerResult) {
     test.duration_s = text::ms(sent.elapsed.as_secs_f64());
     test.bytes = result.bytes;
-    #[allow(clippy::cast_precision_loss)]
-    if result.duration_us > 0 {
-        test.goodput_bps = (result.bytes as f64 * 8.0 / (result.duration_us as f64 / 1e6)).round();
-    }
+    test.goodput_bps = goodput(result.bytes, Duration::from_micros(result.duration_us));
     test.receiver_window = result.rcv_wnd;
     test.receiver_buffer = result.rcv_buf;
     test.window_share = result.window_share;
-    if let Some(i) = &sent.end {
-        let min_rtt = i.min_rtt_ms();
-        test.min_rtt_ms = (min_rtt > 0.0).then(|| text::ms(min_rtt));
-        read_samples(&sent.samples, min_rtt, sent.paced_at, test);
-        if sent.paced_at.is_none() {
-            test.notes.push(
-                "the flow did not leave startup within the test (or could not be paced): its retransmissions include what it lost overfilling the queue; a longer --test-time separates them"
-                    .into(),
-            );
-        }
-        if let Some(b) = i.breakdown(u64::try_from(sent.elapsed.as_micros()).ok()) {
-            test.rwnd_limited_pct = Some(b.rwnd_limited_pct);
-            test.sndbuf_limited_pct = Some(b.sndbuf_limited_pct);
-            test.window_limited = b.rwnd_limited_pct + b.sndbuf_limited_pct > WINDOW_LIMITED_PCT;
-        }
+    if sent.tcp_info {
+        apply(test, &sent.reading);
+        let far_key = result.buffer_key().ok().flatten().map(str::to_string);
+        held(test, &sent.reading, far_key.as_deref());
     }
     if sent.bytes >= req.max_bytes {
         test.notes
@@ -516,113 +342,372 @@ fn fill(test: &mut TcpTest, req: &PathTestRequest, sent: &Sent, result: &ServerR
     }
 }
 
+// ------------------------------------------------------------------------------ reverse
+
+/// The reverse test, the far end sending to this host; `on_progress(bytes received, time
+/// receiving)` is called a few times a second.
+pub fn run_reverse(req: &PathTestRequest, on_progress: &mut dyn FnMut(u64, Duration)) -> Result<TcpTest, TestError> {
+    let sa = SocketAddr::new(req.addr, req.port);
+    let hello = Hello {
+        version: proto::VERSION,
+        flags: proto::FLAG_PATH_TEST | proto::FLAG_REVERSE,
+        duration_ms: proto::duration_ms(req.time),
+    };
+    let ask = ReverseAsk {
+        sndbuf: req.buffer,
+        max_bytes: req.max_bytes,
+        cc: Some(req.cc.clone().unwrap_or_else(|| REVERSE_CC.to_string())),
+    };
+    let control = open_control(req, sa, &hello, &ask.encode()).map_err(|r| match r {
+        Refusal::Older(v) => no_peer(format!(
+            "{sa} runs a tcptune serve of protocol {v}, which cannot send a test: update it on the far end for the reverse test"
+        )),
+        Refusal::Test(e) => e,
+    })?;
+    let mut test = new_test(req, sa, Direction::Reverse);
+    let started = Instant::now();
+    let data = open_reverse_data(req, sa, &control, &mut test)?;
+    let got = flow::receive(
+        &data,
+        flow::cutoff(Instant::now(), control.granted),
+        proto::IDLE_TIMEOUT,
+        true,
+        on_progress,
+    )
+    .map_err(|(got, e)| {
+        let why = match e {
+            ReceiveError::Silent(d) => format!("the far end went silent for {} s", d.as_secs()),
+            ReceiveError::Io(e) => e.to_string(),
+        };
+        failed(
+            sa,
+            format!("the reverse test broke off after {}: {why}", text::bytes(got.bytes)),
+        )
+    })?;
+    on_progress(got.bytes, got.duration());
+    drop(data);
+    if got.bytes == 0 {
+        return Err(failed(
+            sa,
+            "no data came in the time granted: a test that moved nothing measures nothing".into(),
+        ));
+    }
+    let result = read_sender_result(&control.s, sa, &got, started)?;
+    fill_reverse(&mut test, &got, &result);
+    if let (Some(asked), Some(ran)) = (&ask.cc, &test.cc)
+        && asked != ran
+    {
+        test.notes.push(format!(
+            "the far end ran the test with {ran}, not the {asked} asked (its kernel does not offer it to tcptune serve)"
+        ));
+    }
+    test.check().map_err(|why| failed(sa, why))?;
+    Ok(test)
+}
+
+/// The data connection of a reverse test, with this end's receive buffer forced before its
+/// SYN where this end may (the notes say where not).
+fn open_reverse_data(
+    req: &PathTestRequest,
+    sa: SocketAddr,
+    control: &Control,
+    test: &mut TcpTest,
+) -> Result<TcpStream, TestError> {
+    let data_addr = SocketAddr::new(req.addr, control.channel.port);
+    let left = left_to_connect(sa, control.connect_by)?;
+    let ask = own_buffer_ask(req.buffer, control.channel.forced, control.channel.sndbuf);
+    let (s, forced) = crate::tcp::sockopt::connect_with_receive_buffer(data_addr, ask, left)
+        .map_err(|e| failed(sa, format!("cannot connect the data connection to {data_addr}: {e}")))?;
+    if ask > 0 && forced.is_none() {
+        test.notes.push(format!(
+            "this end could not force its receive buffer to {} (as a normal user, or on this OS): the test ran within {}",
+            text::bytes(ask),
+            local_key("buffer")
+        ));
+    }
+    if req.buffer > 0 && !control.channel.forced {
+        test.notes.push(format!(
+            "the far end could not force its send buffer to {} (its tcptune serve does not run as root, or runs with --max-buffer 0): the test ran within its send-buffer maximum",
+            text::bytes(req.buffer)
+        ));
+    }
+    Ok(s)
+}
+
+/// The sender's result on the control connection, due [`proto::RESULT_SLACK`] after the data
+/// ended here (serve sends it as soon as it stops sending), checked against what came.
+fn read_sender_result(
+    control: &TcpStream,
+    sa: SocketAddr,
+    got: &Received,
+    started: Instant,
+) -> Result<SenderResult, TestError> {
+    let by = Instant::now() + proto::RESULT_SLACK;
+    let result: SenderResult = proto::read_json_line(control, proto::MAX_RESULT, by).map_err(|e| match e {
+        LineError::Read(ReadError::Late) => failed(
+            sa,
+            format!(
+                "no complete sender's result within {} s of the data",
+                proto::RESULT_SLACK.as_secs()
+            ),
+        ),
+        LineError::Read(e) => failed(sa, format!("no sender's result ({e})")),
+        LineError::Json(e) => failed(sa, format!("sent a sender's result tcptune cannot read ({e})")),
+    })?;
+    let facts = ReceivedFacts {
+        bytes: got.bytes,
+        span: started.elapsed(),
+    };
+    result.check(&facts).map_err(|e| failed(sa, e.to_string()))?;
+    Ok(result)
+}
+
+/// Fills a reverse `test`: the far end's sender's readings, and what came here (the bytes,
+/// the goodput, this end's window and share).
+fn fill_reverse(test: &mut TcpTest, got: &Received, result: &SenderResult) {
+    #[allow(clippy::cast_precision_loss)]
+    let sending = result.duration_us as f64 / 1e6;
+    test.duration_s = text::ms(sending);
+    test.bytes = got.bytes;
+    test.goodput_bps = goodput(got.bytes, got.duration());
+    test.receiver_window = got.rcv_wnd;
+    test.receiver_buffer = got.share.map(|(_, b)| b);
+    test.window_share = got.window_share();
+    match result.cc_name() {
+        Ok(cc) => test.cc = cc.map(str::to_string),
+        Err(f) => test.notes.push(format!(
+            "the far end named its congestion control \"{f}\", which is no congestion control name: left out"
+        )),
+    }
+    if got.cut {
+        test.notes.push(format!(
+            "the far end's data was still arriving {} s after the granted time: what came by then is counted",
+            proto::ARRIVAL_GRACE.as_secs()
+        ));
+    }
+    // Without TCP_INFO on the far end its reading is empty: only the goodput stands.
+    if result.flow != Reading::default() {
+        apply(test, &result.flow);
+        let far_key = result.buffer_key().ok().flatten().map(str::to_string);
+        held(test, &result.flow, far_key.as_deref());
+    }
+}
+
+// ------------------------------------------------------------------------------ both
+
+/// bytes × 8 / time, bit/s, whole; 0 for no time.
+fn goodput(bytes: u64, t: Duration) -> f64 {
+    #[allow(clippy::cast_precision_loss)]
+    if t.is_zero() {
+        0.0
+    } else {
+        (bytes as f64 * 8.0 / t.as_secs_f64()).round()
+    }
+}
+
+/// The sender's reading into `test` (a flow that left startup but could not be paced measured
+/// no loss apart from its own overshoot, and says so).
+fn apply(test: &mut TcpTest, r: &Reading) {
+    test.delivery_rate_bps = r.delivery_rate_bps;
+    test.in_startup = r.in_startup;
+    test.segs_out = r.segs_out;
+    test.retrans_segs = r.retrans_segs;
+    test.steady_segs_out = r.steady_segs_out;
+    test.steady_retrans_segs = r.steady_retrans_segs;
+    test.min_rtt_ms = r.min_rtt_ms;
+    test.loaded_rtt_ms = r.loaded_rtt_ms;
+    test.rwnd_limited_pct = r.rwnd_limited_pct;
+    test.sndbuf_limited_pct = r.sndbuf_limited_pct;
+    if r.in_startup {
+        test.notes.push(match r.delivery_rate_bps {
+            Some(bps) => format!(
+                "the flow was still in startup when the test ended: {} is the highest rate it reached, a lower bound of the path's, and no loss was measured; a longer --test-time lets it leave startup",
+                text::rate(bps)
+            ),
+            None => "the flow was still in startup when the test ended and gave no rate reading: no rate and no loss were measured; a longer --test-time lets it leave startup".to_string(),
+        });
+    } else if !r.paced {
+        test.notes.push(
+            "the flow could not be paced after its startup: its loss after startup was not measured apart from what it lost overfilling the queue"
+                .into(),
+        );
+    }
+}
+
+/// What held the flow, when a buffer did ([`Reading::held_by`]): `window_limited`, `held_by`
+/// and a note naming whose buffer and what to raise there. `far_key`: the far end's sysctl
+/// for its buffer of this test (its receive buffer forward, its send buffer reverse), as it
+/// named it.
+fn held(test: &mut TcpTest, r: &Reading, far_key: Option<&str>) {
+    let Some(by) = r.held_by() else { return };
+    let pct = |p: Option<f64>| p.unwrap_or(0.0).round();
+    let (held_by, share) = match by {
+        LimitedBy::SendBuffer => (HeldBy::SendBuffer, pct(r.sndbuf_limited_pct)),
+        _ => (HeldBy::ReceiveWindow, pct(r.rwnd_limited_pct)),
+    };
+    test.window_limited = true;
+    test.held_by = Some(held_by);
+    test.notes.push(held_note(test.direction, held_by, share, far_key));
+}
+
+/// "held by the far end's receive window for 34 % of its busy time: raise net.ipv4.tcp_rmem
+/// there ...": whose buffer held a test, and what to raise where.
+fn held_note(direction: Direction, by: HeldBy, pct: f64, far_key: Option<&str>) -> String {
+    let far = |what: &str| far_key.map_or_else(|| format!("its {what} maximum"), str::to_string);
+    let (whose, raise) = match (direction, by) {
+        (Direction::Forward, HeldBy::ReceiveWindow) => (
+            "the far end's receive window",
+            format!(
+                "raise {} on the far end, or run its tcptune serve as root so the test may force its receive buffer",
+                far("receive buffer")
+            ),
+        ),
+        (Direction::Forward, HeldBy::SendBuffer) => (
+            "this host's send buffer",
+            format!(
+                "raise {} here, or run advise as root so the test may force it",
+                local_key("send_buffer")
+            ),
+        ),
+        (Direction::Reverse, HeldBy::ReceiveWindow) => (
+            "this host's receive window",
+            format!(
+                "raise {} here, or run advise as root so the test may force it",
+                local_key("buffer")
+            ),
+        ),
+        (Direction::Reverse, HeldBy::SendBuffer) => (
+            "the far end's send buffer",
+            format!(
+                "raise {} on the far end, or run its tcptune serve as root so the test may force its send buffer",
+                far("send buffer")
+            ),
+        ),
+    };
+    format!(
+        "held by {whose} for {pct} % of its busy time: {raise}; the rate is a lower bound, and the flat RTT says nothing about the queue"
+    )
+}
+
+/// This host's sysctl for its buffer `fact` ("buffer": receive, "send_buffer": send), from its
+/// OS's profile.
+fn local_key(fact: &str) -> String {
+    crate::profile::Profile::for_os(crate::os::Os::running())
+        .caps
+        .into_iter()
+        .find(|(_, f)| f == fact)
+        .map_or_else(|| format!("this host's {fact} maximum"), |(k, _)| k)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn sample(ms: u64, rate_mbit: Option<f64>, srtt: f64, segs: u64, retrans: u64) -> Sample {
-        Sample {
-            t: Duration::from_millis(ms),
-            delivery_bps: rate_mbit.map(|r| r * 1e6),
-            srtt_ms: srtt,
-            segs_out: segs,
-            retrans,
-            min_rtt_ms: 50.0,
-        }
-    }
-
     #[test]
-    fn startup_losses_are_not_the_paths_loss() {
-        // 50 ms path: the rate reaches 500 Mbit/s at 1 s; the queue overflows in startup (40
-        // retransmissions by 1.2 s); paced from 1.3 s, 2 more after that.
-        let samples = [
-            sample(0, None, 50.0, 10, 0),
-            sample(500, Some(200.0), 60.0, 20_000, 0),
-            sample(1000, Some(480.0), 95.0, 60_000, 0),
-            sample(1200, Some(500.0), 98.0, 70_000, 40),
-            sample(1400, Some(470.0), 60.0, 80_000, 40),
-            // Still draining the queue: not yet steady.
-            sample(1450, Some(470.0), 61.0, 85_000, 40),
-            sample(3000, Some(490.0), 52.0, 150_000, 41),
-            sample(5000, Some(495.0), 51.0, 250_000, 42),
-        ];
-        let mut t = TcpTest::default();
-        read_samples(&samples, 50.0, Some(Duration::from_millis(1300)), &mut t);
-        assert_eq!((t.segs_out, t.retrans_segs), (Some(250_000), Some(42)));
-        // Steady from 1.3 s + 2 × 50 ms = 1.4 s, once the RTT is within 1.2 × 50 ms: the 1.4 s
-        // sample on (the one at 1.45 s, 61 ms, would not have been).
-        assert_eq!((t.steady_segs_out, t.steady_retrans_segs), (Some(170_000), Some(2)));
-        assert_eq!(t.loaded_rtt_ms, Some(98.0));
-        // The unpaced readings from 1 s: median of 480, 500.
-        assert_eq!(t.delivery_rate_bps, Some(500e6));
-        let loss = t.steady_loss_pct().expect("loss");
-        assert!((loss - 2.0 / 1700.0).abs() < 1e-9, "{loss}");
-    }
-
-    #[test]
-    fn startup_ends_when_the_rate_stops_growing_for_four_round_trips() {
-        let mut p = Plateau::default();
-        let mut h = Vec::new();
-        let mut paced = None;
-        for (ms, rate) in [
-            (100, 50.0),
-            (200, 200.0),
-            (300, 400.0),
-            (350, 420.0),
-            (400, 430.0),
-            (500, 410.0),
-            (560, 420.0),
-        ] {
-            let s = sample(ms, Some(rate), 60.0, 0, 0);
-            if paced.is_none() {
-                paced = p.see(&s, &h).map(|r| (ms, r));
-            }
-            h.push(s);
-        }
-        // 400 Mbit/s at 300 ms is the last 10 % growth; 4 × 50 ms later, at 500 ms: paced at
-        // 0.8 × the median of 400, 420, 430, 410 (420 Mbit/s) = 42 MB/s.
-        assert_eq!(paced, Some((500, 42_000_000)));
-    }
-
-    #[test]
-    fn a_test_too_short_for_steady_state_reads_no_loss() {
-        let samples = [
-            sample(100, Some(100.0), 10.0, 100, 0),
-            sample(200, Some(100.0), 12.0, 200, 1),
-        ];
-        let mut t = TcpTest::default();
-        read_samples(&samples, 100.0, None, &mut t);
-        assert_eq!(t.steady_segs_out, None);
-        // The whole test's counts are kept, but they are no reading of the path's loss.
-        assert_eq!((t.segs_out, t.retrans_segs), (Some(200), Some(1)));
-        assert_eq!(t.steady_loss_pct(), None);
-    }
-
-    #[test]
-    fn the_send_buffer_is_bounded_by_the_request_the_maximum_and_the_receiver() {
-        let channel = |rcvbuf, forced| DataChannel {
-            port: 1,
-            rcvbuf,
-            forced,
-        };
-        // What the request asks, when the receiver forced as much (Linux reports it doubled).
-        assert_eq!(send_buffer_ask(4 << 20, &channel(8 << 20, true)), 4 << 20);
-        // No more than the receiver got...
-        assert_eq!(send_buffer_ask(4 << 20, &channel(2 << 20, true)), 1 << 20);
+    fn own_buffer_is_bounded_by_the_request_the_maximum_and_the_far_end() {
+        // What the request asks, when the far end forced as much (Linux reports it doubled).
+        assert_eq!(own_buffer_ask(4 << 20, true, 8 << 20), 4 << 20);
+        // No more than the far end got...
+        assert_eq!(own_buffer_ask(4 << 20, true, 2 << 20), 1 << 20);
         // ... and never past the default maximum, whatever the far end claims.
-        assert_eq!(send_buffer_ask(1 << 40, &channel(0, false)), 512 << 20);
-        assert_eq!(send_buffer_ask(1 << 40, &channel(u64::MAX, true)), 512 << 20);
-        assert_eq!(send_buffer_ask(0, &channel(8 << 20, true)), 0);
+        assert_eq!(own_buffer_ask(1 << 40, false, 0), 512 << 20);
+        assert_eq!(own_buffer_ask(1 << 40, true, u64::MAX), 512 << 20);
+        assert_eq!(own_buffer_ask(0, true, 8 << 20), 0);
+    }
+
+    fn reading(rwnd: f64, snd: f64) -> Reading {
+        Reading {
+            delivery_rate_bps: Some(20e6),
+            rwnd_limited_pct: Some(rwnd),
+            sndbuf_limited_pct: Some(snd),
+            segs_out: Some(10_000),
+            retrans_segs: Some(0),
+            min_rtt_ms: Some(50.0),
+            loaded_rtt_ms: Some(51.0),
+            ..Reading::default()
+        }
+    }
+
+    /// Whose buffer held a test, from TCP_INFO's shares, in each direction: the note names
+    /// the end and the key to raise there.
+    #[test]
+    fn a_test_held_by_a_window_names_whose_buffer_and_what_to_raise() {
+        let mut t = TcpTest::default();
+        held(&mut t, &reading(34.0, 1.0), Some("net.ipv4.tcp_rmem"));
+        assert!(t.window_limited);
+        assert_eq!(t.held_by, Some(HeldBy::ReceiveWindow));
+        assert_eq!(
+            t.notes,
+            [
+                "held by the far end's receive window for 34 % of its busy time: raise net.ipv4.tcp_rmem on the far end, or run its tcptune serve as root so the test may force its receive buffer; the rate is a lower bound, and the flat RTT says nothing about the queue"
+            ]
+        );
+        let mut t = TcpTest::default();
+        held(&mut t, &reading(2.0, 30.0), None);
+        assert_eq!(t.held_by, Some(HeldBy::SendBuffer));
+        assert!(
+            t.notes[0].starts_with("held by this host's send buffer for 30 %"),
+            "{:?}",
+            t.notes
+        );
+        if cfg!(target_os = "linux") {
+            assert!(t.notes[0].contains("raise net.ipv4.tcp_wmem here"), "{:?}", t.notes);
+        }
+        // The reverse mirror: this host's receive window, the far end's send buffer.
+        let mut t = TcpTest {
+            direction: Direction::Reverse,
+            ..TcpTest::default()
+        };
+        held(&mut t, &reading(40.0, 0.0), None);
+        assert!(
+            t.notes[0].starts_with("held by this host's receive window for 40 %"),
+            "{:?}",
+            t.notes
+        );
+        let mut t = TcpTest {
+            direction: Direction::Reverse,
+            ..TcpTest::default()
+        };
+        held(&mut t, &reading(0.0, 25.0), Some("net.inet.tcp.sendbuf_max"));
+        assert_eq!(t.held_by, Some(HeldBy::SendBuffer));
+        assert!(
+            t.notes[0].starts_with("held by the far end's send buffer for 25 %")
+                && t.notes[0].contains("raise net.inet.tcp.sendbuf_max on the far end"),
+            "{:?}",
+            t.notes
+        );
+        // Not held: nothing set, nothing said.
+        let mut t = TcpTest::default();
+        held(&mut t, &reading(5.0, 5.0), None);
+        assert!(!t.window_limited && t.held_by.is_none() && t.notes.is_empty());
     }
 
     #[test]
-    fn nothing_listening_is_no_peer() {
-        // A port just bound and closed: nothing listens there.
-        let port = {
-            let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-            l.local_addr().expect("addr").port()
+    fn a_test_still_in_startup_is_a_lower_bound_and_says_so() {
+        let mut t = TcpTest::default();
+        let r = Reading {
+            in_startup: true,
+            delivery_rate_bps: Some(42e6),
+            ..Reading::default()
         };
-        let req = PathTestRequest {
+        apply(&mut t, &r);
+        assert!(t.in_startup);
+        assert_eq!(t.delivery_rate_bps, Some(42e6));
+        assert!(
+            t.notes[0].contains("42 Mbit/s is the highest rate it reached, a lower bound"),
+            "{:?}",
+            t.notes
+        );
+    }
+
+    fn unused_port() -> u16 {
+        // A port just bound and closed: nothing listens there.
+        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        l.local_addr().expect("addr").port()
+    }
+
+    fn request(port: u16) -> PathTestRequest {
+        PathTestRequest {
             addr: IpAddr::from([127, 0, 0, 1]),
             port,
             time: Duration::from_secs(1),
@@ -630,10 +715,87 @@ mod tests {
             buffer: 0,
             cc: None,
             connect_timeout: Duration::from_secs(1),
-        };
-        match run(&req, &mut |_, _| {}) {
-            Err(TestError::NoPeer(why)) => assert!(why.contains("no tcptune serve on 127.0.0.1:"), "{why}"),
+        }
+    }
+
+    #[test]
+    fn nothing_listening_is_no_peer() {
+        let req = request(unused_port());
+        for r in [run(&req, &mut |_, _| {}), run_reverse(&req, &mut |_, _| {})] {
+            match r {
+                Err(TestError::NoPeer(why)) => assert!(why.contains("no tcptune serve on 127.0.0.1:"), "{why}"),
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+
+    /// A version-2 serve, played: it answers a version-3 hello with its own version and
+    /// closes, and serves a version-2 forward test. Returns its port and the versions of the
+    /// hellos it got.
+    fn version_2_serve(clients: usize) -> (u16, std::thread::JoinHandle<Vec<u16>>) {
+        use std::io::{Read as _, Write as _};
+        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = l.local_addr().expect("addr").port();
+        let serve = std::thread::spawn(move || {
+            let mut versions = Vec::new();
+            for _ in 0..clients {
+                let (mut c, _) = l.accept().expect("accept");
+                let mut hello = [0u8; proto::HELLO_LEN];
+                c.read_exact(&mut hello).expect("hello");
+                let h = Hello::decode(&hello).expect("a hello");
+                versions.push(h.version);
+                if h.version > 2 {
+                    let no = proto::Answer {
+                        version: 2,
+                        status: proto::Status::BadVersion,
+                        granted_ms: 0,
+                    };
+                    c.write_all(&no.encode()).expect("answer");
+                    continue;
+                }
+                let mut buffer = [0u8; 8];
+                c.read_exact(&mut buffer).expect("buffer");
+                let ok = proto::Answer {
+                    version: 2,
+                    status: proto::Status::Ok,
+                    granted_ms: h.duration_ms,
+                };
+                c.write_all(&ok.encode()).expect("answer");
+                let dl = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+                let port = dl.local_addr().expect("addr").port();
+                writeln!(c, r#"{{"port":{port},"rcvbuf":0,"forced":false}}"#).expect("channel");
+                let (mut d, _) = dl.accept().expect("data");
+                let t = Instant::now();
+                let mut sink = Vec::new();
+                d.read_to_end(&mut sink).expect("data");
+                let us = t.elapsed().as_micros().max(1);
+                writeln!(
+                    d,
+                    r#"{{"bytes":{},"duration_us":{us},"os":"linux","rcvbuf_key":null,"rcvbuf_value":null,"rcv_wnd":null}}"#,
+                    sink.len()
+                )
+                .expect("result");
+            }
+            versions
+        });
+        (port, serve)
+    }
+
+    /// A version-3 client and a version-2 serve: the forward test runs in version 2, the
+    /// reverse one is skipped with the reason.
+    #[test]
+    fn a_version_2_serve_gets_a_forward_test_and_no_reverse_one() {
+        let (port, serve) = version_2_serve(3);
+        let req = request(port);
+        let t = run(&req, &mut |_, _| {}).expect("a forward test in version 2");
+        assert_eq!((t.direction, t.bytes), (Direction::Forward, t.bytes.max(1)));
+        match run_reverse(&req, &mut |_, _| {}) {
+            Err(TestError::NoPeer(why)) => assert!(
+                why.ends_with("runs a tcptune serve of protocol 2, which cannot send a test: update it on the far end for the reverse test"),
+                "{why}"
+            ),
             other => panic!("{other:?}"),
         }
+        assert_eq!(serve.join().expect("serve"), [3, 2, 3]);
     }
 }

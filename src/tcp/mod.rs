@@ -3,7 +3,9 @@
 //! here, and they do not import each other.
 //!
 //! * [`proto`]: the wire protocol between `tcptune serve` and its clients (`verify`, the path
-//!   test of `advise --host`).
+//!   test of `advise --host`, both directions).
+//! * [`flow`]: the two ends of a path test's data flow — the sampled, paced sender and the
+//!   receiver — run by the client or by serve, whichever end sends.
 //! * [`tcpinfo`]: `struct tcp_info` (TCP_INFO, INET_DIAG_INFO) and the limited-by breakdown.
 //! * [`sockopt`]: socket options (congestion control, forced buffers, pacing).
 //! * [`sockdiag`] (Linux): live TCP sockets through sock_diag netlink (INET_DIAG).
@@ -13,6 +15,7 @@
 //! The bounds below are what any TCP flow can show; a reading from outside (a peer's result,
 //! another program's report) beyond them is not evidence, and is refused where it enters.
 
+pub mod flow;
 pub mod proto;
 #[cfg(target_os = "linux")]
 pub mod sockdiag;

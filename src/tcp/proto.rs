@@ -17,11 +17,47 @@
 //! client → server  data    on a new connection to that port (same client address), as above
 //! server → client  result  on that connection: the [`ServerResult`] with the window share filled in
 //! ```
-//! A version-2 server still serves version-1 clients (`verify` speaks 1).
 //!
-//! Direction is fixed: verify sends, serve receives, so the sender's TCP_INFO — where the
-//! limited-by counters are — is on the side that prints the verdict. Anything that does not start
-//! with the magic is not a tcptune client: the server closes that connection and keeps serving.
+//! Version 3 adds the reverse path test (hello flags [`FLAG_PATH_TEST`] | [`FLAG_REVERSE`]):
+//! the server sends, the client receives, so a test measures what a download meets as well as
+//! an upload. The client sets its own receive buffer before it connects the data connection
+//! (the same reason as above, on the other end); the server runs the same sender as the
+//! client of a forward test ([`super::flow`]: unpaced startup, then paced at 0.8 × its rate,
+//! sampled from TCP_INFO) and reports what its sender read:
+//! ```text
+//! client → server  hello   version 3, flags 3; then 32 bytes ([`ReverseAsk`]):
+//!                          send buffer wanted (u64 BE, 0: autotuning) | most bytes to send (u64 BE)
+//!                          | congestion control (16 bytes ASCII, NUL-padded; all NUL: the server's default)
+//! server → client  answer  as above; then one line of JSON (a [`DataChannel`]): the port to connect to, the
+//!                          send buffer it forced (`sndbuf`, `forced`)
+//! client → server  connect to that port (same client address), its receive buffer set before the SYN
+//! server → client  data    on that connection, for the granted duration or the bytes asked; then FIN
+//! server → client  result  on the first (control) connection: one line of JSON (a [`SenderResult`]): the
+//!                          bytes and time it sent, its OS and send-buffer sysctl, its congestion control, and
+//!                          its sender's readings (a [`super::flow::Reading`])
+//! ```
+//! A version-3 forward path test is the version-2 one, sent in version 3.
+//!
+//! # Versions
+//! A client asks in the newest version it speaks; a server answers a version it does not
+//! speak with [`Status::BadVersion`] in its own newest version, and closes. So a version-3
+//! client asks a version-2 server again in version 2 for the forward test and skips the
+//! reverse one (saying why); a version-3 server serves versions 1 to 3 (`verify` speaks 1, the
+//! version-2 path test 2). A flag a version does not know is ignored by its server, as a
+//! version-2 server ignores [`FLAG_REVERSE`].
+//!
+//! Direction of the plain test is fixed: verify sends, serve receives, so the sender's TCP_INFO
+//! — where the limited-by counters are — is on the side that prints the verdict. Anything that
+//! does not start with the magic is not a tcptune client: the server closes that connection and
+//! keeps serving.
+//!
+//! # Ending on time
+//! The sender stops writing at the granted time (a version-3 sender bounds its unsent data,
+//! [`super::flow`]); the receiver counts until the end of the data or [`ARRIVAL_GRACE`] after
+//! the granted time, whichever comes first, and reports what came by then. serve keeps taking
+//! an older sender's backlog for [`DRAIN_GRACE`] after the granted time so its connection ends
+//! cleanly; a client waits at most that long for its result while its data is still being
+//! taken ([`result_deadline`]).
 //!
 //! # Trust
 //! Neither end trusts the other. Every wait has a deadline this end computes from its own test
@@ -29,9 +65,9 @@
 //! that sends a byte now and then cannot stretch it ([`read_exact_by`], [`read_json_line`]);
 //! the time a server grants can only shorten the test the client asked for. The text in a
 //! result is [`Foreign`] (shown only escaped), and its numbers are checked against what the
-//! client itself sent ([`ServerResult::check`]) before anything reads them as a measurement.
-//! A forced buffer is bounded by what was asked and by [`DEFAULT_MAX_BUFFER`] (serve's
-//! `--max-buffer`).
+//! client itself sent or received ([`ServerResult::check`], [`SenderResult::check`]) before
+//! anything reads them as a measurement. A forced buffer is bounded by what was asked and by
+//! [`DEFAULT_MAX_BUFFER`] (serve's `--max-buffer`), on either end.
 
 use std::io::{Read as _, Write as _};
 use std::net::TcpStream;
@@ -44,13 +80,21 @@ use crate::text::{self, Foreign};
 
 pub const MAGIC: [u8; 8] = *b"tcptune\0";
 /// The newest version this build speaks.
-pub const VERSION: u16 = 2;
+pub const VERSION: u16 = 3;
 /// The plain throughput test of `verify`, spoken by every server.
 pub const PLAIN_VERSION: u16 = 1;
+/// The first version with the (forward) path test.
+pub const PATH_TEST_VERSION: u16 = 2;
+/// The first version with the reverse path test.
+pub const REVERSE_VERSION: u16 = 3;
 /// Hello flag: a path test (version 2).
 pub const FLAG_PATH_TEST: u16 = 1;
+/// Hello flag, with [`FLAG_PATH_TEST`]: the server sends (version 3).
+pub const FLAG_REVERSE: u16 = 2;
 /// Bytes after a path-test hello: the receive buffer wanted.
 pub const PATH_TEST_EXTRA: usize = 8;
+/// Bytes after a reverse path-test hello: a [`ReverseAsk`].
+pub const REVERSE_EXTRA: usize = 32;
 /// Longest [`DataChannel`] line a client reads.
 pub const MAX_CHANNEL_LINE: usize = 1024;
 pub const HELLO_LEN: usize = 16;
@@ -67,12 +111,23 @@ pub const DEFAULT_PORT: u16 = 5301;
 /// satellite hop (600 ms), so only a peer that stalls reaches it.
 pub const ANSWER_SLACK: Duration = Duration::from_secs(5);
 
-/// How long after the granted time the data still in flight and in the sender's buffer may
-/// take to reach the receiver. serve ends a test at its granted time plus this, so a client
-/// waiting longer for its result would wait for a server that has given up: both ends use it.
-/// 30 s drains a 2 × BDP send buffer sized for a path 25 times faster than the one it runs
-/// on at a 600 ms RTT.
+/// How long after the granted time a receiver keeps counting the data still arriving — what
+/// was in flight at the sender's deadline, and the unsent data a version-3 sender bounds to
+/// 50 ms of its rate ([`super::flow::UNSENT_TIME`]) — before it reports what came by then.
+/// Three round trips of a geostationary satellite hop (600 ms) with a second of queue behind
+/// them drain in under 3 s; 5 s leaves room for a loaded receiver.
+pub const ARRIVAL_GRACE: Duration = Duration::from_secs(5);
+
+/// The longest a test's connection lasts after its granted time: serve keeps taking the data
+/// of an older sender whose backlog was not bounded (version 1 and 2 clients force or
+/// autotune their send buffer, and stop writing only at the granted time) for this long after
+/// it reported, so the connection ends with a FIN; and a client whose data is still being
+/// taken waits this long for its result ([`result_deadline`]). 30 s drains a 2 × BDP send
+/// buffer sized for a path 25 times faster than the one it runs on at a 600 ms RTT.
 pub const DRAIN_GRACE: Duration = Duration::from_secs(30);
+
+/// How long a test's sender may go silent before the receiver gives up on it.
+pub const IDLE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// How long the receiver may take to send its result line once it has all the data (the
 /// client sees that in TCP_INFO: nothing unacknowledged). serve writes it as soon as it reads
@@ -169,8 +224,74 @@ impl Hello {
 
     /// A version-2 hello asking for a path test.
     pub fn path_test(&self) -> bool {
-        self.version >= 2 && self.flags & FLAG_PATH_TEST != 0
+        self.version >= PATH_TEST_VERSION && self.flags & FLAG_PATH_TEST != 0
     }
+
+    /// A version-3 path-test hello asking the server to send.
+    pub fn reverse(&self) -> bool {
+        self.path_test() && self.version >= REVERSE_VERSION && self.flags & FLAG_REVERSE != 0
+    }
+
+    /// The bytes a server reads after this hello before it answers.
+    pub fn extra_len(&self) -> usize {
+        if self.reverse() {
+            REVERSE_EXTRA
+        } else if self.path_test() {
+            PATH_TEST_EXTRA
+        } else {
+            0
+        }
+    }
+}
+
+/// What a reverse path test asks of the sending server, after its hello.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReverseAsk {
+    /// The send buffer to force, bytes (0: autotuning); the server bounds it by its
+    /// `--max-buffer`.
+    pub sndbuf: u64,
+    /// The most payload bytes to send.
+    pub max_bytes: u64,
+    /// The congestion control to send with, where the server's kernel allows it; None: the
+    /// server's default. A name a kernel could not have (not 1–15 ASCII letters, digits, `_`
+    /// or `-`) reads as None.
+    pub cc: Option<String>,
+}
+
+impl ReverseAsk {
+    pub fn encode(&self) -> [u8; REVERSE_EXTRA] {
+        let mut f = [0u8; REVERSE_EXTRA];
+        f[..8].copy_from_slice(&self.sndbuf.to_be_bytes());
+        f[8..16].copy_from_slice(&self.max_bytes.to_be_bytes());
+        if let Some(cc) = self.cc.as_deref().filter(|c| cc_name(c)) {
+            f[16..16 + cc.len()].copy_from_slice(cc.as_bytes());
+        }
+        f
+    }
+
+    pub fn decode(f: &[u8; REVERSE_EXTRA]) -> Self {
+        let mut sndbuf = [0u8; 8];
+        sndbuf.copy_from_slice(&f[..8]);
+        let mut max_bytes = [0u8; 8];
+        max_bytes.copy_from_slice(&f[8..16]);
+        let name = &f[16..];
+        let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
+        let cc = std::str::from_utf8(&name[..end])
+            .ok()
+            .filter(|c| cc_name(c) && name[end..].iter().all(|&b| b == 0))
+            .map(str::to_string);
+        Self {
+            sndbuf: u64::from_be_bytes(sndbuf),
+            max_bytes: u64::from_be_bytes(max_bytes),
+            cc,
+        }
+    }
+}
+
+/// A congestion control name as a kernel has them: 1 to 15 ASCII letters, digits, `_` or `-`
+/// (TCP_CA_NAME_MAX is 16 with its NUL).
+pub fn cc_name(s: &str) -> bool {
+    (1..16).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
 impl Answer {
@@ -199,11 +320,16 @@ impl Answer {
 pub struct DataChannel {
     /// The port of the listener opened for this test, on the address the client reached.
     pub port: u16,
-    /// The receive buffer the data connection has (SO_RCVBUF as the kernel reports it), bytes;
-    /// 0 when the client asked for autotuning.
+    /// Forward test: the receive buffer the data connection has (SO_RCVBUF as the kernel
+    /// reports it), bytes; 0 when the client asked for autotuning, and in a reverse test.
     pub rcvbuf: u64,
-    /// Whether the server could set it past net.core.rmem_max (it runs as root).
+    /// Whether the server could force its end's buffer past the sysctl maxima (it runs as
+    /// root): the receive buffer of a forward test, the send buffer of a reverse one.
     pub forced: bool,
+    /// Reverse test (version 3): the send buffer the data connection has, bytes; 0 when not
+    /// forced.
+    #[serde(default)]
+    pub sndbuf: u64,
 }
 
 impl DataChannel {
@@ -213,12 +339,13 @@ impl DataChannel {
         if self.port == 0 {
             return Err(PeerError::new("a data port of 0"));
         }
-        if self.rcvbuf > crate::tcp::MAX_SOCKET_BUFFER {
-            return Err(PeerError::new(format!(
-                "a receive buffer of {} bytes (a socket buffer is at most {} bytes)",
-                self.rcvbuf,
-                crate::tcp::MAX_SOCKET_BUFFER
-            )));
+        for (what, b) in [("receive", self.rcvbuf), ("send", self.sndbuf)] {
+            if b > crate::tcp::MAX_SOCKET_BUFFER {
+                return Err(PeerError::new(format!(
+                    "a {what} buffer of {b} bytes (a socket buffer is at most {} bytes)",
+                    crate::tcp::MAX_SOCKET_BUFFER
+                )));
+            }
         }
         Ok(())
     }
@@ -228,9 +355,10 @@ impl DataChannel {
 /// ([`Foreign`]: shown only escaped); its numbers are checked by [`ServerResult::check`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ServerResult {
-    /// Payload bytes received.
+    /// Payload bytes received (version 3: by the end of the data, or by [`ARRIVAL_GRACE`]
+    /// after the granted time).
     pub bytes: u64,
-    /// From the first payload byte to the end of the data, in µs.
+    /// From the first payload byte to the end of the data (or that cutoff), in µs.
     pub duration_us: u64,
     /// The receiver's OS ("linux", "freebsd", "macos"): see [`ServerResult::os_name`].
     pub os: Foreign,
@@ -337,25 +465,129 @@ impl ServerResult {
 
     /// The receiver's OS when it is one tcptune knows; else what it sent instead.
     pub fn os_name(&self) -> Result<&'static str, &Foreign> {
-        OS_NAMES.into_iter().find(|n| *n == self.os.raw()).ok_or(&self.os)
+        known_os(&self.os)
     }
 
     /// The receiver's buffer key when it has the shape of a sysctl name; else what it sent.
     pub fn buffer_key(&self) -> Result<Option<&str>, &Foreign> {
-        match &self.rcvbuf_key {
-            None => Ok(None),
-            Some(k) if sysctl_name(k.raw()) => Ok(Some(k.raw())),
-            Some(k) => Err(k),
-        }
+        key_of(self.rcvbuf_key.as_ref())
     }
 
     /// The key's running value when it is one to three whole numbers; else what it sent.
     pub fn buffer_value(&self) -> Result<Option<&str>, &Foreign> {
-        match &self.rcvbuf_value {
-            None => Ok(None),
-            Some(v) if sysctl_numbers(v.raw()) => Ok(Some(v.raw())),
-            Some(v) => Err(v),
+        value_of(self.rcvbuf_value.as_ref())
+    }
+}
+
+/// What the sending server of a reverse path test (version 3) reports after its data, on the
+/// control connection: what it sent and what its sender read. Its text is the peer's
+/// ([`Foreign`]); its numbers are checked by [`SenderResult::check`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SenderResult {
+    /// Payload bytes it handed to its kernel.
+    pub bytes: u64,
+    /// How long it sent, µs.
+    pub duration_us: u64,
+    /// The sender's OS ("linux", "freebsd", "macos").
+    pub os: Foreign,
+    /// The sysctl that caps its send buffer's autotuning, and its running value.
+    pub sndbuf_key: Option<Foreign>,
+    pub sndbuf_value: Option<Foreign>,
+    /// The congestion control its flow ran with (Linux).
+    pub cc: Option<Foreign>,
+    /// What its sender read of the flow (Linux TCP_INFO; empty elsewhere).
+    pub flow: super::flow::Reading,
+}
+
+/// What the client knows of its own side of a reverse test, to check the sender's result
+/// against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReceivedFacts {
+    /// Payload bytes this end received.
+    pub bytes: u64,
+    /// From just before the data connection to the result: the sender's time lies within it.
+    pub span: Duration,
+}
+
+impl SenderResult {
+    /// The numbers against what this end received and any TCP flow can show: at least what
+    /// came here (a sender cannot have sent less than was received), sent within the time the
+    /// test lasted here at a rate below [`crate::tcp::MAX_RATE_BPS`], and readings a TCP flow
+    /// can show ([`super::flow::Reading::check`]).
+    pub fn check(&self, got: &ReceivedFacts) -> Result<(), PeerError> {
+        if self.bytes < got.bytes {
+            return Err(PeerError::new(format!(
+                "a result of {} sent, less than the {} this end received",
+                text::bytes(self.bytes),
+                text::bytes(got.bytes)
+            )));
         }
+        let span_us = u64::try_from((got.span + CLOCK_MARGIN).as_micros()).unwrap_or(u64::MAX);
+        if self.duration_us == 0 || self.duration_us > span_us {
+            return Err(PeerError::new(format!(
+                "a sending time of {} µs for {}, where this end's test lasted {} µs",
+                self.duration_us,
+                text::bytes(self.bytes),
+                got.span.as_micros()
+            )));
+        }
+        #[allow(clippy::cast_precision_loss)]
+        let bps = self.bytes as f64 * 8.0 / (self.duration_us as f64 / 1e6);
+        if bps > crate::tcp::MAX_RATE_BPS {
+            return Err(PeerError::new(format!(
+                "{} sent in {} µs: {}, faster than any TCP flow",
+                text::bytes(self.bytes),
+                self.duration_us,
+                text::rate(bps)
+            )));
+        }
+        self.flow
+            .check()
+            .map_err(|why| PeerError::new(format!("sender readings no TCP flow shows: {why}")))
+    }
+
+    /// The sender's OS when it is one tcptune knows; else what it sent instead.
+    pub fn os_name(&self) -> Result<&'static str, &Foreign> {
+        known_os(&self.os)
+    }
+
+    /// Its send-buffer key when it has the shape of a sysctl name; else what it sent.
+    pub fn buffer_key(&self) -> Result<Option<&str>, &Foreign> {
+        key_of(self.sndbuf_key.as_ref())
+    }
+
+    /// The key's running value when it is one to three whole numbers; else what it sent.
+    pub fn buffer_value(&self) -> Result<Option<&str>, &Foreign> {
+        value_of(self.sndbuf_value.as_ref())
+    }
+
+    /// Its congestion control when it has the shape of one ([`cc_name`]); else what it sent.
+    pub fn cc_name(&self) -> Result<Option<&str>, &Foreign> {
+        match &self.cc {
+            None => Ok(None),
+            Some(c) if cc_name(c.raw()) => Ok(Some(c.raw())),
+            Some(c) => Err(c),
+        }
+    }
+}
+
+fn known_os(os: &Foreign) -> Result<&'static str, &Foreign> {
+    OS_NAMES.into_iter().find(|n| *n == os.raw()).ok_or(os)
+}
+
+fn key_of(key: Option<&Foreign>) -> Result<Option<&str>, &Foreign> {
+    match key {
+        None => Ok(None),
+        Some(k) if sysctl_name(k.raw()) => Ok(Some(k.raw())),
+        Some(k) => Err(k),
+    }
+}
+
+fn value_of(value: Option<&Foreign>) -> Result<Option<&str>, &Foreign> {
+    match value {
+        None => Ok(None),
+        Some(v) if sysctl_numbers(v.raw()) => Ok(Some(v.raw())),
+        Some(v) => Err(v),
     }
 }
 
@@ -527,54 +759,46 @@ pub fn read_json_line<T: DeserializeOwned>(s: &TcpStream, max: usize, deadline: 
 }
 
 /// When the client stops waiting for the result of a test whose data it stopped sending at
-/// `stopped` (and has shut down its write side): the receiver has [`DRAIN_GRACE`] to take
-/// the data, then [`RESULT_SLACK`] to answer. Where TCP_INFO shows the moment everything
-/// sent is acknowledged (Linux), this waits for it, and the answer is due [`RESULT_SLACK`]
-/// after it: a receiver that has all the data and drips its answer holds the client 5 s,
-/// not 35. Without TCP_INFO, the longest: `stopped` + both.
+/// `stopped` (and has shut down its write side). A version-3 serve reports at most
+/// [`ARRIVAL_GRACE`] after the granted time; an older one once it has taken all the data,
+/// which it may take until [`DRAIN_GRACE`]. So: the result is due [`RESULT_SLACK`] after its
+/// first byte comes, or after everything sent is acknowledged (Linux's TCP_INFO shows that
+/// moment), and never later than `stopped` + [`DRAIN_GRACE`] + [`RESULT_SLACK`]: a receiver
+/// that has all the data and drips its answer holds the client 5 s, not 35. Without TCP_INFO,
+/// the latest unless the answer starts first.
 pub fn result_deadline(s: &TcpStream, stopped: Instant) -> Instant {
     let latest = stopped + DRAIN_GRACE + RESULT_SLACK;
     loop {
         let now = Instant::now();
+        if readable(s, Duration::ZERO) {
+            return (now + RESULT_SLACK).min(latest);
+        }
         match crate::tcp::tcpinfo::read(s) {
-            None => return latest,
             // Nothing unacknowledged or unsent, the end of the data (FIN) included.
             Some(i) if i.tcpi_unacked == 0 && i.tcpi_notsent_bytes == 0 => return (now + RESULT_SLACK).min(latest),
             // The receiver did not take the data in time: serve gave up on this test too.
             Some(_) if now >= stopped + DRAIN_GRACE => return now,
-            Some(_) => std::thread::sleep(Duration::from_millis(10)),
+            // Waits for the answer to start, 10 ms at a time between the readings.
+            _ if now >= latest => return latest,
+            _ => {
+                readable(s, Duration::from_millis(10));
+            }
         }
     }
 }
 
-/// The client's data phase: writes to `s` until `granted` has passed or `max_bytes` went out,
-/// calling `tick(bytes sent, time sending)` after every write. `s` must have a short write
-/// timeout (its length is how late the test may end with the send buffer full). Returns the
-/// bytes sent and the time it took; a write error comes with the bytes sent before it.
-pub fn send_data(
-    s: &TcpStream,
-    granted: Duration,
-    max_bytes: u64,
-    tick: &mut dyn FnMut(u64, Duration),
-) -> Result<(u64, Duration), (u64, std::io::Error)> {
-    let chunk = vec![0u8; 128 * 1024];
-    let start = Instant::now();
-    let mut sent = 0u64;
-    let mut w = s;
-    while start.elapsed() < granted && sent < max_bytes {
-        let n = usize::try_from(max_bytes - sent).unwrap_or(usize::MAX).min(chunk.len());
-        match w.write(&chunk[..n]) {
-            Ok(n) => sent += n as u64,
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut | std::io::ErrorKind::Interrupted
-                ) => {}
-            Err(e) => return Err((sent, e)),
-        }
-        tick(sent, start.elapsed());
-    }
-    Ok((sent, start.elapsed()))
+/// Whether `s` has something to read (or its end) within `wait`.
+fn readable(s: &TcpStream, wait: Duration) -> bool {
+    use std::os::fd::AsRawFd as _;
+    let mut p = libc::pollfd {
+        fd: s.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let ms = libc::c_int::try_from(wait.as_millis()).unwrap_or(libc::c_int::MAX);
+    // SAFETY: one valid pollfd, and its count.
+    let rc = unsafe { libc::poll(&raw mut p, 1, ms) };
+    rc > 0 && p.revents != 0
 }
 
 #[cfg(test)]
@@ -606,6 +830,179 @@ mod tests {
         let bad = frame(VERSION, 9, 10);
         assert_eq!(Answer::decode(&bad), Err(ProtoError::BadStatus(9)));
         assert_eq!(&h.encode()[..8], b"tcptune\0");
+    }
+
+    #[test]
+    fn version_3_asks_the_server_to_send() {
+        let h = Hello {
+            version: 3,
+            flags: FLAG_PATH_TEST | FLAG_REVERSE,
+            duration_ms: 10_000,
+        };
+        assert!(h.path_test() && h.reverse());
+        assert_eq!(h.extra_len(), REVERSE_EXTRA);
+        assert_eq!(&h.encode()[8..12], &[0, 3, 0, 3]);
+        // A version-2 hello with the flag is a forward path test, as a version-2 server reads it.
+        let v2 = Hello { version: 2, ..h };
+        assert!(v2.path_test() && !v2.reverse());
+        assert_eq!(v2.extra_len(), PATH_TEST_EXTRA);
+        // The reverse flag alone is no path test.
+        let bare = Hello {
+            flags: FLAG_REVERSE,
+            ..h
+        };
+        assert!(!bare.path_test() && !bare.reverse());
+        assert_eq!(bare.extra_len(), 0);
+
+        let ask = ReverseAsk {
+            sndbuf: 8 << 20,
+            max_bytes: 2 << 30,
+            cc: Some("bbr".into()),
+        };
+        let f = ask.encode();
+        assert_eq!(&f[..8], &(8u64 << 20).to_be_bytes());
+        assert_eq!(&f[16..20], b"bbr\0");
+        assert_eq!(ReverseAsk::decode(&f), ask);
+        // No name: the server's default. A name no kernel has reads as none, both ways.
+        let none = ReverseAsk {
+            cc: None,
+            ..ask.clone()
+        };
+        assert_eq!(ReverseAsk::decode(&none.encode()), none);
+        let forged = ReverseAsk {
+            cc: Some("bbr; reboot".into()),
+            ..ask.clone()
+        };
+        assert_eq!(ReverseAsk::decode(&forged.encode()).cc, None);
+        let mut junk = ask.encode();
+        junk[16..32].copy_from_slice(b"bbr\0\x1b[31m\0\0\0\0\0\0\0");
+        assert_eq!(ReverseAsk::decode(&junk).cc, None, "bytes after the NUL");
+        junk[16..32].copy_from_slice(&[0xff; 16]);
+        assert_eq!(ReverseAsk::decode(&junk).cc, None, "not UTF-8");
+        assert!(cc_name("bbr") && cc_name("dctcp-reno_2") && !cc_name("") && !cc_name(&"x".repeat(16)));
+    }
+
+    fn sender_result() -> SenderResult {
+        SenderResult {
+            bytes: 2_000_000,
+            duration_us: 900_000,
+            os: Foreign::new("linux"),
+            sndbuf_key: Some(Foreign::new("net.ipv4.tcp_wmem")),
+            sndbuf_value: Some(Foreign::new("4096 16384 4194304")),
+            cc: Some(Foreign::new("bbr")),
+            flow: crate::tcp::flow::Reading {
+                delivery_rate_bps: Some(17e6),
+                segs_out: Some(1400),
+                retrans_segs: Some(2),
+                steady_segs_out: Some(900),
+                steady_retrans_segs: Some(1),
+                min_rtt_ms: Some(20.0),
+                loaded_rtt_ms: Some(25.0),
+                rwnd_limited_pct: Some(0.0),
+                sndbuf_limited_pct: Some(0.0),
+                in_startup: false,
+                paced: true,
+            },
+        }
+    }
+
+    const RECEIVED: ReceivedFacts = ReceivedFacts {
+        bytes: 1_900_000,
+        span: Duration::from_secs(1),
+    };
+
+    #[test]
+    fn a_senders_result_is_checked_against_what_this_end_received() {
+        let r = sender_result();
+        assert_eq!(r.check(&RECEIVED), Ok(()));
+        assert_eq!(r.cc_name(), Ok(Some("bbr")));
+        assert_eq!(r.buffer_key(), Ok(Some("net.ipv4.tcp_wmem")));
+        assert_eq!(r.os_name(), Ok("linux"));
+        let refused = |r: SenderResult| r.check(&RECEIVED).expect_err("out of range").to_string();
+        let e = refused(SenderResult {
+            bytes: 1_000,
+            ..sender_result()
+        });
+        assert_eq!(
+            e,
+            "the peer sent a result of 1000 bytes sent, less than the 1900000 bytes (1.81 MiB) this end received"
+        );
+        for us in [0, 3_000_000] {
+            let e = refused(SenderResult {
+                duration_us: us,
+                ..sender_result()
+            });
+            assert!(e.contains(&format!("a sending time of {us} µs")), "{e}");
+        }
+        let e = refused(SenderResult {
+            bytes: u64::MAX,
+            duration_us: 1,
+            ..sender_result()
+        });
+        assert!(e.contains("faster than any TCP flow"), "{e}");
+        let mut r = sender_result();
+        r.flow.retrans_segs = Some(5_000);
+        assert!(refused(r).contains("sender readings no TCP flow shows"));
+        let mut r = sender_result();
+        r.flow.loaded_rtt_ms = Some(f64::INFINITY);
+        assert!(refused(r).contains("RTTs of"));
+        // Forged text is kept as the peer's, shown only escaped, never as a name.
+        let forged = SenderResult {
+            cc: Some(Foreign::new("bbr\n\u{1b}[31m")),
+            sndbuf_key: Some(Foreign::new("net.ipv4.tcp_wmem\nadvice: all good")),
+            ..sender_result()
+        };
+        assert_eq!(forged.check(&RECEIVED), Ok(()));
+        assert!(forged.cc_name().is_err() && forged.buffer_key().is_err());
+        assert!(
+            !forged
+                .cc_name()
+                .expect_err("forged")
+                .to_string()
+                .chars()
+                .any(char::is_control)
+        );
+    }
+
+    #[test]
+    fn a_senders_result_is_one_json_line() {
+        let r = sender_result();
+        let line = serde_json::to_string(&r).expect("json");
+        assert!(!line.contains('\n'));
+        assert_eq!(serde_json::from_str::<SenderResult>(&line).expect("parse"), r);
+        // NaN has no JSON: it goes out as null and reads back as no reading.
+        let mut r = sender_result();
+        r.flow.min_rtt_ms = Some(f64::NAN);
+        let back: SenderResult = serde_json::from_str(&serde_json::to_string(&r).expect("json")).expect("parse");
+        assert_eq!(back.flow.min_rtt_ms, None);
+    }
+
+    /// The result of a test is due 5 s after its first byte, or after everything sent is
+    /// acknowledged, whichever is first.
+    #[test]
+    fn the_result_is_due_soon_after_it_starts_or_the_data_is_taken() {
+        let (c, mut p) = pair();
+        std::io::Write::write_all(&mut &c, &[0u8; 10_000]).expect("data");
+        c.shutdown(std::net::Shutdown::Write).expect("end");
+        let mut sink = Vec::new();
+        p.read_to_end(&mut sink).expect("all of it");
+        let t = Instant::now();
+        let by = result_deadline(&c, t);
+        if cfg!(target_os = "linux") {
+            // Everything acknowledged: 5 s from now, not 35.
+            assert!(by <= Instant::now() + RESULT_SLACK, "{:?}", by - t);
+        }
+        // The answer's first byte starts the 5 s too.
+        let (c, mut p) = pair();
+        p.write_all(b"{").expect("a byte");
+        std::thread::sleep(Duration::from_millis(50));
+        let t = Instant::now();
+        let by = result_deadline(&c, t - Duration::from_secs(20));
+        assert!(
+            by >= t + RESULT_SLACK && by <= Instant::now() + RESULT_SLACK,
+            "{:?}",
+            by - t
+        );
     }
 
     /// A loopback connection: the client's end, and the peer's end a test plays.
@@ -842,7 +1239,8 @@ mod tests {
             DataChannel {
                 port: 0,
                 rcvbuf: 0,
-                forced: false
+                forced: false,
+                sndbuf: 0,
             }
             .check()
             .is_err()
@@ -851,11 +1249,21 @@ mod tests {
             DataChannel {
                 port: 9,
                 rcvbuf: 1 << 40,
-                forced: true
+                forced: true,
+                sndbuf: 0,
             }
             .check()
             .is_err()
         );
+        let e = DataChannel {
+            port: 9,
+            rcvbuf: 0,
+            forced: true,
+            sndbuf: 1 << 40,
+        }
+        .check()
+        .expect_err("a send buffer no kernel reports");
+        assert!(e.to_string().contains("a send buffer of 1099511627776 bytes"), "{e}");
     }
 
     const MAX_WINDOW_PLUS_ONE: u64 = crate::tcp::MAX_WINDOW + 1;

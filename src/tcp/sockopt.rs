@@ -1,13 +1,16 @@
 //! The socket options the path test sets and reads: forced buffer sizes (root only), the
-//! buffer a socket has, and the congestion control of one socket.
+//! buffer a socket has, the congestion control of one socket, the bound on its unsent data
+//! (`TCP_NOTSENT_LOWAT`), and a connection whose receive buffer is set before its SYN.
 //!
 //! # Platform specific behavior
-//! `SO_RCVBUFFORCE`/`SO_SNDBUFFORCE` and `TCP_CONGESTION` are Linux's; elsewhere the plain
-//! `SO_RCVBUF`/`SO_SNDBUF` are set (capped by `kern.ipc.maxsockbuf`) and the congestion control
-//! is left alone.
+//! `SO_RCVBUFFORCE`/`SO_SNDBUFFORCE`, `TCP_CONGESTION` and `TCP_NOTSENT_LOWAT` are used on
+//! Linux only; elsewhere no buffer is forced (a normal user's buffers stay with autotuning), the
+//! congestion control is left alone and the unsent data is bounded by the send buffer alone.
 
 use std::io;
+use std::net::{SocketAddr, TcpStream};
 use std::os::fd::AsRawFd;
+use std::time::Duration;
 
 /// Which buffer of a socket.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -143,6 +146,139 @@ pub fn set_congestion(_fd: &impl AsRawFd, _name: &str) -> io::Result<()> {
     Err(io::Error::new(io::ErrorKind::Unsupported, "TCP_CONGESTION is Linux's"))
 }
 
+/// Bounds the data queued in the socket but not yet sent (Linux `TCP_NOTSENT_LOWAT`), bytes: a
+/// write blocks while more than this is unsent, however large the send buffer is. The send
+/// buffer still holds everything in flight; only the backlog behind it is bounded, so a test
+/// that stops writing at its deadline ends within a few milliseconds of its rate.
+#[cfg(target_os = "linux")]
+pub fn set_notsent_lowat(fd: &impl AsRawFd, bytes: u64) -> io::Result<()> {
+    let v = libc::c_int::try_from(bytes).unwrap_or(libc::c_int::MAX);
+    setsockopt_int(fd, libc::IPPROTO_TCP, libc::TCP_NOTSENT_LOWAT, v)
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn set_notsent_lowat(_fd: &impl AsRawFd, _bytes: u64) -> io::Result<()> {
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        "TCP_NOTSENT_LOWAT is used on Linux only",
+    ))
+}
+
+/// A connection to `addr` whose receive buffer is forced to `bytes` (0: left to autotuning)
+/// *before* its SYN: the window scale is chosen at the handshake, so a buffer forced after
+/// the connect could not be advertised in full. Returns the stream and the buffer the kernel
+/// reports, or None when it was not forced (0 asked, or this process may not: see
+/// [`force_buffer`]). The connect waits at most `timeout`.
+#[cfg(target_os = "linux")]
+pub fn connect_with_receive_buffer(
+    addr: SocketAddr,
+    bytes: u64,
+    timeout: Duration,
+) -> io::Result<(TcpStream, Option<u64>)> {
+    use std::os::fd::{FromRawFd as _, OwnedFd};
+    let domain = if addr.is_ipv4() { libc::AF_INET } else { libc::AF_INET6 };
+    // SAFETY: plain socket(2); the descriptor is checked before use.
+    let fd = unsafe { libc::socket(domain, libc::SOCK_STREAM | libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK, 0) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `fd` is a socket just created and owned by nothing else.
+    let sock = unsafe { OwnedFd::from_raw_fd(fd) };
+    let forced = if bytes > 0 {
+        force_buffer(&sock, Buffer::Receive, bytes)?
+    } else {
+        None
+    };
+    let (storage, len) = sockaddr(addr);
+    // SAFETY: `storage` holds a sockaddr of `len` bytes for the socket's family.
+    let rc = unsafe { libc::connect(fd, (&raw const storage).cast(), len) };
+    if rc != 0 {
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EINPROGRESS) {
+            return Err(e);
+        }
+        wait_connected(&sock, timeout)?;
+    }
+    let s = TcpStream::from(sock);
+    s.set_nonblocking(false)?;
+    Ok((s, forced))
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn connect_with_receive_buffer(
+    addr: SocketAddr,
+    _bytes: u64,
+    timeout: Duration,
+) -> io::Result<(TcpStream, Option<u64>)> {
+    TcpStream::connect_timeout(&addr, timeout).map(|s| (s, None))
+}
+
+/// `addr` as the C sockaddr of its family, and its length.
+#[cfg(target_os = "linux")]
+fn sockaddr(addr: SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
+    // SAFETY: sockaddr_storage is plain old data; all zeroes is a valid value.
+    let mut storage: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+    let len = match addr {
+        SocketAddr::V4(a) => {
+            // SAFETY: sockaddr_storage is large and aligned enough for any sockaddr.
+            let sin = unsafe { &mut *(&raw mut storage).cast::<libc::sockaddr_in>() };
+            sin.sin_family = libc::sa_family_t::try_from(libc::AF_INET).unwrap_or(2);
+            sin.sin_port = a.port().to_be();
+            sin.sin_addr = libc::in_addr {
+                s_addr: u32::from_ne_bytes(a.ip().octets()),
+            };
+            size_of::<libc::sockaddr_in>()
+        }
+        SocketAddr::V6(a) => {
+            // SAFETY: as above.
+            let sin6 = unsafe { &mut *(&raw mut storage).cast::<libc::sockaddr_in6>() };
+            sin6.sin6_family = libc::sa_family_t::try_from(libc::AF_INET6).unwrap_or(10);
+            sin6.sin6_port = a.port().to_be();
+            sin6.sin6_flowinfo = a.flowinfo();
+            sin6.sin6_addr = libc::in6_addr {
+                s6_addr: a.ip().octets(),
+            };
+            sin6.sin6_scope_id = a.scope_id();
+            size_of::<libc::sockaddr_in6>()
+        }
+    };
+    (storage, libc::socklen_t::try_from(len).unwrap_or(0))
+}
+
+/// Waits up to `timeout` for a non-blocking connect to finish; its error, if it failed.
+#[cfg(target_os = "linux")]
+fn wait_connected(sock: &impl AsRawFd, timeout: Duration) -> io::Result<()> {
+    let deadline = std::time::Instant::now() + timeout;
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            return Err(io::Error::new(io::ErrorKind::TimedOut, "connection timed out"));
+        }
+        let mut p = libc::pollfd {
+            fd: sock.as_raw_fd(),
+            events: libc::POLLOUT,
+            revents: 0,
+        };
+        // Whole milliseconds, at least 1, so a sub-millisecond remainder still waits.
+        let ms = libc::c_int::try_from(left.as_millis().max(1)).unwrap_or(libc::c_int::MAX);
+        // SAFETY: one valid pollfd, and its count.
+        let rc = unsafe { libc::poll(&raw mut p, 1, ms) };
+        if rc < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        if rc > 0 {
+            return match getsockopt_int(sock, libc::SOL_SOCKET, libc::SO_ERROR)? {
+                0 => Ok(()),
+                e => Err(io::Error::from_raw_os_error(e)),
+            };
+        }
+    }
+}
+
 /// The socket's congestion control (Linux), e.g. "bbr".
 #[cfg(target_os = "linux")]
 pub fn congestion(fd: &impl AsRawFd) -> Option<String> {
@@ -187,6 +323,37 @@ mod tests {
             // A normal user may not, and the socket keeps what it had.
             None => assert_eq!(buffer(&l, Buffer::Receive).expect("read"), before),
         }
+    }
+
+    /// The buffer is on the socket before its SYN: as root, forced (reported doubled) and kept
+    /// through the connect; the connection works either way, and a dead port says so.
+    #[test]
+    fn a_connection_with_its_receive_buffer_set_first() {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let addr = l.local_addr().expect("addr");
+        let (s, forced) = connect_with_receive_buffer(addr, 4 << 20, Duration::from_secs(2)).expect("connect");
+        let (mut far, _) = l.accept().expect("accept");
+        if let Some(got) = forced {
+            assert_eq!(got, 8 << 20);
+            assert_eq!(buffer(&s, Buffer::Receive).expect("read"), 8 << 20);
+        }
+        std::io::Write::write_all(&mut far, b"x").expect("write");
+        let mut b = [0u8; 1];
+        std::io::Read::read_exact(&mut &s, &mut b).expect("blocking read");
+        assert_eq!(&b, b"x");
+        drop(l);
+        let e = connect_with_receive_buffer(addr, 0, Duration::from_secs(2)).expect_err("nobody listens");
+        assert_eq!(e.kind(), io::ErrorKind::ConnectionRefused);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_unsent_bound_is_set() {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let s = TcpStream::connect(l.local_addr().expect("addr")).expect("connect");
+        set_notsent_lowat(&s, 256 << 10).expect("set");
+        let v = getsockopt_int(&s, libc::IPPROTO_TCP, libc::TCP_NOTSENT_LOWAT).expect("get");
+        assert_eq!(v, 256 << 10);
     }
 
     #[cfg(target_os = "linux")]

@@ -110,6 +110,12 @@ impl TcpInfo {
         info
     }
 
+    /// Whether the sender is repairing losses (`tcpi_ca_state` TCP_CA_Recovery or TCP_CA_Loss,
+    /// 3 or 4): segments it counts as lost may not have been retransmitted yet.
+    pub fn in_loss_recovery(&self) -> bool {
+        self.tcpi_ca_state >= 3
+    }
+
     pub fn delivery_rate_app_limited(&self) -> bool {
         self.tcpi_delivery_flags & 1 != 0
     }

@@ -472,28 +472,40 @@ mod path_test {
     use std::time::Duration;
 
     use tcptune::diag::BufferCap;
-    use tcptune::diag::serve::{Log, ServeRequest, Server};
-    use tcptune::measure::evidence::TestPeer;
-    use tcptune::measure::pathtest::{PathTestRequest, run};
+    use tcptune::diag::serve::{EndFacts, Log, ServeRequest, Server};
+    use tcptune::measure::evidence::{Direction, TestPeer};
+    use tcptune::measure::pathtest::{PathTestRequest, run, run_reverse};
     use tcptune::os::Os;
 
+    type Serving = std::thread::JoinHandle<Result<(), tcptune::error::Error>>;
+
     /// A `once` tcptune serve on loopback in a thread.
-    fn serve_once() -> (SocketAddr, std::thread::JoinHandle<Result<(), tcptune::error::Error>>) {
-        serve_once_within(tcptune::tcp::proto::DEFAULT_MAX_BUFFER)
+    fn serve_once() -> (SocketAddr, Serving) {
+        serve(1, tcptune::tcp::proto::DEFAULT_MAX_BUFFER)
     }
 
     /// The same, forcing receive buffers to at most `max_buffer` (`serve --max-buffer`).
-    fn serve_once_within(max_buffer: u64) -> (SocketAddr, std::thread::JoinHandle<Result<(), tcptune::error::Error>>) {
+    fn serve_once_within(max_buffer: u64) -> (SocketAddr, Serving) {
+        serve(1, max_buffer)
+    }
+
+    /// A tcptune serve of `tests` tests on loopback in a thread, forcing buffers to at most
+    /// `max_buffer`.
+    fn serve(tests: u32, max_buffer: u64) -> (SocketAddr, Serving) {
         let server = Server::bind(&ServeRequest {
             bind: IpAddr::from([127, 0, 0, 1]),
             port: 0,
-            once: true,
+            tests: Some(tests),
             max_buffer,
         })
         .expect("bind");
         let addr = server.local_addr();
         let log: Arc<dyn Log> = Arc::new(|_: &str| {});
-        let run = std::thread::spawn(move || server.run(&|| BufferCap::receive(Os::Linux, None), log));
+        let facts = || EndFacts {
+            receive: BufferCap::receive(Os::Linux, None),
+            send: BufferCap::send(Os::Linux, None),
+        };
+        let run = std::thread::spawn(move || server.run(&facts, log));
         (addr, run)
     }
 
@@ -529,7 +541,9 @@ mod path_test {
         if tcptune::host::is_root() {
             // Forced before the handshake: 4 MiB asked, reported doubled.
             assert_eq!(buf, 8 << 20, "{t:?}");
-            assert!(t.notes.is_empty(), "{:?}", t.notes);
+            // Nothing went wrong forcing it. (On loopback serve's reading is the bottleneck,
+            // so the fixed 8 MiB window may hold the flow, and a note may say so.)
+            assert!(t.notes.iter().all(|n| n.starts_with("held by")), "{:?}", t.notes);
         } else {
             assert!(t.notes.iter().any(|n| n.contains("could not force")), "{:?}", t.notes);
         }
@@ -565,6 +579,148 @@ mod path_test {
         } else {
             assert!(t.notes.iter().any(|n| n.contains("could not force")), "{:?}", t.notes);
         }
+    }
+
+    /// Both directions against one real serve: this host sends, then serve sends with the
+    /// same sampled sender and reports its readings; this end reads its own window share.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn forward_and_reverse_against_tcptune_serve() {
+        let (addr, server) = serve(2, tcptune::tcp::proto::DEFAULT_MAX_BUFFER);
+        let req = PathTestRequest {
+            addr: addr.ip(),
+            port: addr.port(),
+            time: Duration::from_millis(1500),
+            max_bytes: 1 << 40,
+            buffer: 4 << 20,
+            cc: None,
+            connect_timeout: Duration::from_secs(1),
+        };
+        let f = run(&req, &mut |_, _| {}).expect("a forward test");
+        assert_eq!(f.direction, Direction::Forward);
+        let mut calls = 0;
+        let t = std::time::Instant::now();
+        let r = run_reverse(&req, &mut |_, _| calls += 1).expect("a reverse test");
+        // 1.5 s of data, and the result at once: not the drain grace.
+        assert!(t.elapsed() < Duration::from_secs(4), "{:?}", t.elapsed());
+        server
+            .join()
+            .expect("server thread")
+            .expect("both tests ran to their end");
+        assert!(calls >= 2, "progress reported");
+        assert_eq!((r.peer, r.direction), (Some(TestPeer::Tcptune), Direction::Reverse));
+        assert!(r.bytes > 1 << 20 && r.goodput_bps > 1e6, "{r:?}");
+        // The far end's sender's readings.
+        assert!(r.segs_out.is_some_and(|s| s > 100), "{r:?}");
+        assert!(r.min_rtt_ms.is_some_and(|m| m > 0.0), "{r:?}");
+        assert!(r.delivery_rate_bps.is_some_and(|d| d > 1e6), "{r:?}");
+        assert!(r.cc.is_some(), "{r:?}");
+        assert!(r.rwnd_limited_pct.is_some() && r.sndbuf_limited_pct.is_some(), "{r:?}");
+        assert!(r.duration_s > 1.0 && r.duration_s < 2.0, "{r:?}");
+        // This end's own window share as receiver.
+        let share = r.window_share.expect("Linux 6.2+ reports the advertised window");
+        assert!(share > 0.05 && share <= 1.0, "{share}");
+        if tcptune::host::is_root() {
+            // Forced before the SYN: 4 MiB asked, reported doubled.
+            assert_eq!(r.receiver_buffer, Some(8 << 20), "{r:?}");
+            assert!(r.notes.iter().all(|n| !n.contains("could not force")), "{:?}", r.notes);
+        }
+    }
+
+    /// `tcptune peer` as `advise --ssh` starts it: stdin a pipe, its port read from its one
+    /// line on stdout.
+    struct Peer {
+        child: std::process::Child,
+        port: u16,
+        /// Its stdin: dropping it is the end of the SSH session.
+        stdin: Option<std::process::ChildStdin>,
+    }
+
+    impl Peer {
+        fn start(args: &[&str]) -> Self {
+            use std::io::BufRead as _;
+            let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("tcptune"))
+                .arg("peer")
+                .args(args)
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .expect("spawn peer");
+            let mut line = String::new();
+            std::io::BufReader::new(child.stdout.take().expect("stdout"))
+                .read_line(&mut line)
+                .expect("its line");
+            let v: serde_json::Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"));
+            assert_eq!(v["tcptune_peer"], 1, "{v}");
+            assert_eq!(v["protocol"], u64::from(tcptune::tcp::proto::VERSION), "{v}");
+            assert_eq!(v["version"], env!("CARGO_PKG_VERSION"), "{v}");
+            let port = v["port"].as_u64().and_then(|p| u16::try_from(p).ok()).expect("a port");
+            let stdin = child.stdin.take();
+            Self { child, port, stdin }
+        }
+
+        fn request(&self) -> PathTestRequest {
+            PathTestRequest {
+                addr: IpAddr::from([127, 0, 0, 1]),
+                port: self.port,
+                time: Duration::from_secs(1),
+                max_bytes: 1 << 40,
+                buffer: 1 << 20,
+                cc: None,
+                connect_timeout: Duration::from_secs(1),
+            }
+        }
+
+        /// Its exit status, once it has exited by itself within `within`.
+        fn exited(&mut self, within: Duration) -> std::process::ExitStatus {
+            let t = std::time::Instant::now();
+            loop {
+                if let Some(s) = self.child.try_wait().expect("wait") {
+                    return s;
+                }
+                assert!(t.elapsed() < within, "peer still running after {within:?}");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+    }
+
+    impl Drop for Peer {
+        fn drop(&mut self) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+
+    /// The end of the SSH session (stdin's end) ends the peer within a few seconds, after a
+    /// path test against it on its default address (`::`, IPv4 clients mapped).
+    #[test]
+    fn a_peer_serves_a_path_test_and_exits_when_its_stdin_ends() {
+        let mut peer = Peer::start(&[]);
+        let t = run(&peer.request(), &mut |_, _| {}).expect("a forward test against the peer");
+        assert!(t.bytes > 0, "{t:?}");
+        // One test of two: still serving.
+        std::thread::sleep(Duration::from_millis(200));
+        assert!(peer.child.try_wait().expect("wait").is_none(), "exited after one test");
+        drop(peer.stdin.take());
+        let status = peer.exited(Duration::from_secs(3));
+        assert!(status.success(), "{status}");
+    }
+
+    /// By default a peer serves the forward and the reverse test, then exits by itself.
+    #[test]
+    fn a_peer_exits_after_its_two_tests_or_its_lifetime() {
+        let mut peer = Peer::start(&["--bind", "127.0.0.1"]);
+        let req = peer.request();
+        run(&req, &mut |_, _| {}).expect("forward");
+        let r = run_reverse(&req, &mut |_, _| {}).expect("reverse");
+        assert_eq!(r.direction, Direction::Reverse);
+        assert!(peer.exited(Duration::from_secs(5)).success());
+
+        let mut peer = Peer::start(&["--lifetime", "1s"]);
+        let t = std::time::Instant::now();
+        assert!(peer.exited(Duration::from_secs(4)).success());
+        assert!(t.elapsed() >= Duration::from_millis(900), "{:?}", t.elapsed());
     }
 
     #[test]

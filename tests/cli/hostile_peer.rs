@@ -1,7 +1,7 @@
 //! A far end that lies or stalls, against the real binary: a fake `tcptune serve` (a thread
 //! on loopback speaking the protocol of src/tcp/proto.rs, both the plain test of `verify` and
-//! the path test of `advise --host`) and a fake iperf3 server driving the real `iperf3`
-//! client (`advise --iperf3`). Each test asserts what reaches the user (no ESC byte or other
+//! the path test of `advise --host`, and the sender of its reverse test) and a fake iperf3
+//! server driving the real `iperf3` client (`advise --iperf3`). Each test asserts what reaches the user (no ESC byte or other
 //! control character, no forged `advice:` line), the exit code, and how long the client took,
 //! against the slack the client states (`tcptune::tcp::proto`'s constants) with a 5-s margin.
 
@@ -11,7 +11,7 @@ use std::process::Output;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use tcptune::tcp::proto::{ANSWER_SLACK, RESULT_SLACK};
+use tcptune::tcp::proto::{ANSWER_SLACK, ARRIVAL_GRACE, RESULT_SLACK};
 
 use super::tcptune;
 
@@ -447,6 +447,249 @@ fn a_dripped_result_is_cut_at_the_results_deadline() {
     let (out, took) = advise(fake.start(), "json");
     test_left_out(&out, "no complete result in time");
     within(took, TEST + RESULT_SLACK + MARGIN, &out);
+}
+
+// ---------------------------------------------------------------- a lying reverse sender
+
+/// The sender's result line a fake sends after its data: from the bytes it sent and the µs it
+/// took.
+type SenderLine = fn(u64, u64) -> String;
+
+/// How a fake `tcptune serve` plays the sender of a reverse path test (protocol 3).
+#[derive(Clone, Copy)]
+struct Sender {
+    result: SenderLine,
+    /// Its result line a byte every 3 s.
+    drip_result: bool,
+    /// Its data past the granted time, without end (the result still comes at that time).
+    endless: bool,
+}
+
+impl Sender {
+    fn answering(result: SenderLine) -> Self {
+        Self {
+            result,
+            drip_result: false,
+            endless: false,
+        }
+    }
+
+    /// Listens on loopback: the first client gets an honest forward test, the second this
+    /// sender. Returns the port.
+    fn start(self) -> u16 {
+        let l = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = l.local_addr().expect("addr").port();
+        std::thread::spawn(move || {
+            if let Ok((s, _)) = l.accept() {
+                let _ = Fake::answering(honest).serve(s);
+            }
+            if let Ok((s, _)) = l.accept() {
+                let _ = self.serve(s);
+            }
+        });
+        port
+    }
+
+    fn serve(self, mut c: TcpStream) -> std::io::Result<()> {
+        c.set_read_timeout(Some(Duration::from_secs(60)))?;
+        let mut hello = [0u8; 16];
+        c.read_exact(&mut hello)?;
+        let flags = u16::from_be_bytes([hello[10], hello[11]]);
+        assert_eq!((&hello[..10], flags), (&b"tcptune\0\0\x03"[..], 3), "a reverse test");
+        let granted = u32::from_be_bytes([hello[12], hello[13], hello[14], hello[15]]);
+        let mut ask = [0u8; 32];
+        c.read_exact(&mut ask)?;
+        let mut answer = Vec::from(*b"tcptune\0");
+        answer.extend_from_slice(&3u16.to_be_bytes());
+        answer.extend_from_slice(&0u16.to_be_bytes());
+        answer.extend_from_slice(&granted.to_be_bytes());
+        c.write_all(&answer)?;
+        let dl = TcpListener::bind("127.0.0.1:0")?;
+        writeln!(
+            c,
+            r#"{{"port":{},"rcvbuf":0,"forced":false,"sndbuf":0}}"#,
+            dl.local_addr()?.port()
+        )?;
+        let (mut d, _) = dl.accept()?;
+        d.set_write_timeout(Some(Duration::from_millis(100)))?;
+        let granted = Duration::from_millis(u64::from(granted));
+        let t = Instant::now();
+        let (mut sent, mut reported) = (0u64, false);
+        let chunk = vec![0u8; 64 * 1024];
+        // An endless sender stops only when the client has gone (or after a minute).
+        while t.elapsed() < if self.endless { Duration::from_secs(60) } else { granted } {
+            match d.write(&chunk) {
+                Ok(n) => sent += n as u64,
+                Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {}
+                Err(_) => break,
+            }
+            if !reported && t.elapsed() >= granted {
+                reported = true;
+                let us = u64::try_from(t.elapsed().as_micros()).unwrap_or(u64::MAX);
+                send(
+                    &mut c,
+                    format!("{}\n", (self.result)(sent, us)).as_bytes(),
+                    self.drip_result,
+                )?;
+            }
+        }
+        if !reported {
+            let _ = d.shutdown(std::net::Shutdown::Write);
+            let us = u64::try_from(t.elapsed().as_micros()).unwrap_or(u64::MAX);
+            send(
+                &mut c,
+                format!("{}\n", (self.result)(sent, us)).as_bytes(),
+                self.drip_result,
+            )?;
+        }
+        // Until the client hangs up.
+        let _ = c.read(&mut [0u8; 1]);
+        Ok(())
+    }
+}
+
+/// A sender's result line with `os`, `cc`, `key` (JSON) and its readings `flow` (JSON).
+fn sender_line(bytes: u64, us: u64, cc: &str, key: &str, flow: &str) -> String {
+    format!(
+        r#"{{"bytes":{bytes},"duration_us":{},"os":"linux","sndbuf_key":{key},"sndbuf_value":null,"cc":{cc},"flow":{flow}}}"#,
+        us.max(1)
+    )
+}
+
+/// Readings a loopback flow could show.
+const FLOW: &str = r#"{"delivery_rate_bps":1e9,"in_startup":false,"paced":true,"segs_out":100000,"retrans_segs":0,"steady_segs_out":50000,"steady_retrans_segs":0,"min_rtt_ms":0.05,"loaded_rtt_ms":0.2,"rwnd_limited_pct":0.0,"sndbuf_limited_pct":0.0}"#;
+
+fn honest_sender(bytes: u64, us: u64) -> String {
+    sender_line(bytes, us, r#""bbr""#, r#""net.ipv4.tcp_wmem""#, FLOW)
+}
+
+/// Valid numbers; a congestion control and a key that end the line, forge an `advice:` line
+/// and colour the terminal.
+fn forged_sender(bytes: u64, us: u64) -> String {
+    sender_line(bytes, us, r#""bbr\n\nadvice: all good\u001b[31m""#, FORGED_KEY, FLOW)
+}
+
+/// An endless sender's line, sent at the granted time: it counts the 40 GiB it goes on to
+/// send (loopback takes about 2 GiB a second for the 6 s until the client's cutoff), so the
+/// bytes that come after its report do not contradict it.
+fn endless_sender(bytes: u64, us: u64) -> String {
+    sender_line(bytes + (40 << 30), us, r#""bbr""#, r#""net.ipv4.tcp_wmem""#, FLOW)
+}
+
+/// Claims to have sent one byte, whatever came.
+fn one_byte_sender(_: u64, us: u64) -> String {
+    sender_line(1, us, r#""bbr""#, "null", FLOW)
+}
+
+/// More segments retransmitted than sent, and an RTT of 0.
+fn impossible_flow(bytes: u64, us: u64) -> String {
+    sender_line(
+        bytes,
+        us,
+        r#""bbr""#,
+        "null",
+        r#"{"segs_out":10,"retrans_segs":5000,"min_rtt_ms":0.0}"#,
+    )
+}
+
+/// Both tests' time, and what the fake's forward test took: the budget of an advise whose
+/// reverse test is the one under test.
+fn reverse_budget() -> Duration {
+    TEST + RESULT_SLACK + TEST + RESULT_SLACK + MARGIN
+}
+
+#[test]
+fn a_reverse_senders_text_is_shown_only_escaped() {
+    let (out, took) = advise(Sender::answering(forged_sender).start(), "json");
+    clean(&out);
+    assert!(out.status.success(), "{}", stderr(&out));
+    within(took, reverse_budget(), &out);
+    let v = json(&out);
+    let r = &v["evidence"]["reverse"];
+    assert_eq!(r["direction"], "reverse", "{:#}", v["evidence"]);
+    assert!(r["bytes"].as_u64().is_some_and(|b| b > 0), "{r:#}");
+    assert!(r["cc"].is_null(), "a forged name is no congestion control: {r:#}");
+    let notes = r["notes"].to_string();
+    assert!(
+        notes.contains(r#"named its congestion control \"bbr\\u{a}\\u{a}advice: all good"#),
+        "{notes}"
+    );
+
+    let (out, _) = advise(Sender::answering(honest_sender).start(), "table");
+    clean(&out);
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+#[test]
+fn a_reverse_test_with_numbers_no_sender_sends_is_left_out() {
+    for (line, what) in [
+        (
+            one_byte_sender as SenderLine,
+            "the peer sent a result of 1 bytes sent, less than the",
+        ),
+        (impossible_flow, "the peer sent sender readings no TCP flow shows"),
+    ] {
+        let (out, took) = advise(Sender::answering(line).start(), "json");
+        clean(&out);
+        assert!(out.status.success(), "{}", stderr(&out));
+        within(took, reverse_budget(), &out);
+        let v = json(&out);
+        let ev = &v["evidence"];
+        assert!(ev["reverse"].is_null(), "{ev:#}");
+        assert!(
+            ev["test"]["bytes"].as_u64().is_some_and(|b| b > 0),
+            "the forward test stands: {ev:#}"
+        );
+        let why = ev["reverse_skipped"].as_str().unwrap_or_default();
+        assert!(
+            why.starts_with("the reverse path test failed: 127.0.0.1:") && why.contains(what),
+            "{what:?} in {why:?}"
+        );
+    }
+}
+
+#[test]
+fn a_reverse_sender_that_never_stops_is_counted_until_the_cutoff() {
+    let sender = Sender {
+        endless: true,
+        ..Sender::answering(endless_sender)
+    };
+    let (out, took) = advise(sender.start(), "json");
+    clean(&out);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // The data counted until 5 s after the granted time, then the result it sent at that time.
+    within(
+        took,
+        TEST + RESULT_SLACK + TEST + ARRIVAL_GRACE + RESULT_SLACK + MARGIN,
+        &out,
+    );
+    let v = json(&out);
+    let r = &v["evidence"]["reverse"];
+    assert!(r["bytes"].as_u64().is_some_and(|b| b > 0), "{:#}", v["evidence"]);
+    assert!(
+        r["notes"]
+            .to_string()
+            .contains("still arriving 5 s after the granted time"),
+        "{r:#}"
+    );
+}
+
+#[test]
+fn a_dripped_sender_result_is_cut_at_its_deadline() {
+    let sender = Sender {
+        drip_result: true,
+        ..Sender::answering(honest_sender)
+    };
+    let (out, took) = advise(sender.start(), "json");
+    clean(&out);
+    assert!(out.status.success(), "{}", stderr(&out));
+    within(took, reverse_budget(), &out);
+    let v = json(&out);
+    let why = v["evidence"]["reverse_skipped"].as_str().unwrap_or_default();
+    assert!(
+        why.contains("no complete sender's result within 5 s of the data"),
+        "{why}"
+    );
 }
 
 // ---------------------------------------------------------------- a fake iperf3 server

@@ -407,6 +407,68 @@ fn the_path_test_sees_loss_and_the_advice_follows() {
     assert_eq!(v["sizing"]["loss_recovery"], true);
 }
 
+/// Loss in one direction only (0.5 % from the far end to this host, `lab.sh up --loss-ba`):
+/// the forward test — this host sending, only its ACKs crossing the lossy way — measures none
+/// worth the name, the reverse test — tcptune serve sending into the loss, its sender's
+/// readings reported back — measures it. Both directions in one advise against one serve.
+#[test]
+#[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
+fn loss_in_one_direction_is_seen_by_the_test_that_sends_into_it() {
+    let lab = Lab::up_with("w", "20ms", &["--rate", "100mbit", "--loss-ba", "0.5"]);
+    let b = lab.addr_b.clone();
+    let serve = Server::tcptune(&lab.ns_b, &b);
+    let t = Instant::now();
+    let v = json(&lab.tcptune(
+        &lab.ns_a,
+        &["advise", "--host", &b, "--test-time", "3s", "--format", "json"],
+    ));
+    let took = t.elapsed();
+    drop(serve);
+    let ev = &v["evidence"];
+    let steady = |t: &Value| {
+        let segs = t["steady_segs_out"]
+            .as_f64()
+            .unwrap_or_else(|| panic!("no loss reading: {t:#}"));
+        let retrans = t["steady_retrans_segs"].as_f64().expect("retransmitted");
+        (segs, retrans, 100.0 * retrans / segs)
+    };
+    let (fwd, rev) = (&ev["test"], &ev["reverse"]);
+    assert_eq!(
+        (fwd["direction"].as_str(), fwd["peer"].as_str()),
+        (Some("forward"), Some("tcptune")),
+        "{ev:#}"
+    );
+    assert_eq!(
+        (rev["direction"].as_str(), rev["peer"].as_str()),
+        (Some("reverse"), Some("tcptune")),
+        "{ev:#}"
+    );
+    let (fs, fr, f) = steady(fwd);
+    let (rs, rr, r) = steady(rev);
+    eprintln!(
+        "one-way loss 0.5 % b->a: forward {fr} of {fs} segments ({f:.3} %), reverse {rr} of {rs} ({r:.3} %), {took:?}"
+    );
+    // Enough segments after startup to see 0.5 % (a 3-s test at 100 Mbit/s sends 25,000).
+    assert!(fs > 5_000.0 && rs > 5_000.0, "{ev:#}");
+    assert!(f < 0.05, "the forward test sent into no loss, yet {f} %: {fwd:#}");
+    assert!(
+        (0.2..1.0).contains(&r),
+        "0.5 % injected b->a, the reverse test saw {r} %: {rev:#}"
+    );
+    // The reverse test's share is this host's, as receiver; its RTTs are the far end's sender's.
+    assert!(
+        rev["window_share"].as_f64().is_some_and(|s| s > 0.0 && s <= 1.0),
+        "{rev:#}"
+    );
+    assert!(
+        rev["min_rtt_ms"].as_f64().is_some_and(|m| (19.5..25.0).contains(&m)),
+        "{rev:#}"
+    );
+    assert!(ev["reverse_skipped"].is_null(), "{ev:#}");
+    // Two 3-s tests with the probes: each ended on time.
+    assert!(took < Duration::from_secs(15), "took {took:?}");
+}
+
 #[test]
 #[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
 fn unresolvable_name_is_a_clear_error() {

@@ -6,6 +6,11 @@
 //! B to A after holding it for exactly `--delay` (one-way), measured on
 //! `CLOCK_MONOTONIC` from the moment the packet was read.
 //!
+//! With `--loss PCT` each direction drops that share of its packets at random
+//! (before the queue); `--loss-ab` / `--loss-ba` set it for one direction
+//! (A to B, B to A) in place of `--loss`, so a test can tell which way a
+//! path loses packets.
+//!
 //! With `--rate`, each direction is also a serialising bottleneck with a
 //! drop-tail queue: `departure = max(arrival, previous departure) +
 //! wire_bytes * 8 / rate`, and the packet leaves the line at
@@ -58,8 +63,9 @@ struct Config {
     delay_ns: u64,
     rate_bps: Option<u64>,
     queue_bytes: Option<u64>,
-    /// Random drop probability × 2^32 (0: none).
-    loss_2_32: u64,
+    /// Random drop probability × 2^32 (0: none), A to B and B to A.
+    loss_ab_2_32: u64,
+    loss_ba_2_32: u64,
     ready_file: Option<String>,
     offload: Option<bool>,
     txqueuelen: u32,
@@ -115,6 +121,12 @@ struct Args {
     /// (0.01 = 1 in 10000): the random loss of a long path
     #[arg(long, value_name = "PCT", default_value = "0", value_parser = loss_2_32)]
     loss: u64,
+    /// Drop this percentage of the packets going from A to B, in place of --loss
+    #[arg(long, value_name = "PCT", value_parser = loss_2_32)]
+    loss_ab: Option<u64>,
+    /// Drop this percentage of the packets going from B to A, in place of --loss
+    #[arg(long, value_name = "PCT", value_parser = loss_2_32)]
+    loss_ba: Option<u64>,
 }
 
 fn tun_name(n: &str) -> Result<String, String> {
@@ -182,7 +194,8 @@ impl Args {
             delay_ns: self.delay,
             rate_bps: self.rate,
             queue_bytes: self.queue,
-            loss_2_32: self.loss,
+            loss_ab_2_32: self.loss_ab.unwrap_or(self.loss),
+            loss_ba_2_32: self.loss_ba.unwrap_or(self.loss),
             ready_file: self.ready_file,
             offload,
             txqueuelen: self.txqueuelen,
@@ -642,7 +655,7 @@ fn run(cfg: Config) -> Result<(), String> {
         Some(_) => RATED_HOLD_LIMIT,
         None => cfg.queue_bytes.unwrap_or(DEFAULT_HOLD_LIMIT),
     };
-    let mk = |name, from_fd, to_fd| {
+    let mk = |name, from_fd, to_fd, loss_2_32| {
         Arc::new(Dir {
             name,
             from_fd,
@@ -650,13 +663,16 @@ fn run(cfg: Config) -> Result<(), String> {
             delay_ns: cfg.delay_ns,
             rate_bps: cfg.rate_bps,
             queue_bytes,
-            loss_2_32: cfg.loss_2_32,
+            loss_2_32,
             hold_limit,
             vnet,
             line: Arc::new(Line::default()),
         })
     };
-    let dirs = [mk("a->b", fd_a, fd_b), mk("b->a", fd_b, fd_a)];
+    let dirs = [
+        mk("a->b", fd_a, fd_b, cfg.loss_ab_2_32),
+        mk("b->a", fd_b, fd_a, cfg.loss_ba_2_32),
+    ];
     let rt_prio = cfg.rt_prio;
     for d in &dirs {
         for (role, f) in [("rd", reader as fn(Arc<Dir>)), ("wr", writer)] {
@@ -674,7 +690,7 @@ fn run(cfg: Config) -> Result<(), String> {
         write_ready_file(p)?;
     }
     eprintln!(
-        "delayline: {} <-> {} delay {} us rate {} queue {} B offload {} rt-prio {}",
+        "delayline: {} <-> {} delay {} us rate {} queue {} B loss {:.4} % a->b {:.4} % b->a offload {} rt-prio {}",
         cfg.tun_a,
         cfg.tun_b,
         cfg.delay_ns as f64 / 1e3,
@@ -684,6 +700,8 @@ fn run(cfg: Config) -> Result<(), String> {
         } else {
             hold_limit
         },
+        cfg.loss_ab_2_32 as f64 / 4_294_967_296.0 * 100.0,
+        cfg.loss_ba_2_32 as f64 / 4_294_967_296.0 * 100.0,
         if vnet { "on" } else { "off" },
         cfg.rt_prio,
     );
@@ -777,7 +795,10 @@ mod tests {
     fn parses_arguments() {
         let c = parse(&[]).expect("minimal");
         assert_eq!((c.delay_ns, c.rate_bps, c.queue_bytes), (1_000_000, None, None));
-        assert_eq!((c.offload, c.txqueuelen, c.rt_prio, c.loss_2_32), (None, 10_000, 10, 0));
+        assert_eq!(
+            (c.offload, c.txqueuelen, c.rt_prio, c.loss_ab_2_32, c.loss_ba_2_32),
+            (None, 10_000, 10, 0, 0)
+        );
         let c = parse(&["--rate", "100mbit", "--queue", "2MiB", "--offload", "--no-offload"]).expect("rate");
         assert_eq!(
             (c.rate_bps, c.queue_bytes, c.offload),
@@ -798,8 +819,16 @@ mod tests {
 
     #[test]
     fn parses_loss() {
-        let loss = |pct: &str| parse(&["--loss", pct]).map(|c| c.loss_2_32);
+        let loss = |pct: &str| parse(&["--loss", pct]).map(|c| c.loss_ab_2_32);
         assert_eq!(loss("0.01"), Ok(429_497));
+        // Each way alike, unless a direction has its own.
+        let c = parse(&["--loss", "1"]).expect("loss");
+        assert_eq!(c.loss_ab_2_32, c.loss_ba_2_32);
+        let c = parse(&["--loss", "1", "--loss-ba", "2"]).expect("loss");
+        assert_eq!((c.loss_ab_2_32, c.loss_ba_2_32), (42_949_673, 85_899_346));
+        let c = parse(&["--loss-ab", "0.5"]).expect("loss");
+        assert_eq!((c.loss_ab_2_32, c.loss_ba_2_32), (21_474_836, 0));
+        assert!(parse(&["--loss-ba", "101"]).is_err());
         assert_eq!(loss("100"), Ok(1 << 32));
         assert_eq!(loss("0"), Ok(0));
         assert!(loss("-1").is_err());

@@ -1,0 +1,930 @@
+//! The two ends of a path test's data flow, below both users: the sender — this host in a
+//! forward test (`measure::pathtest`), `tcptune serve` in a reverse one (`diag::serve`) — and
+//! the receiver — serve in a forward test, this host in a reverse one. Each end runs the same
+//! code whichever program it is in, so the two directions are measured alike.
+//!
+//! # The sender ([`send`])
+//! It runs BBR where the kernel allows it (the caller sets the congestion control): BBR's
+//! startup fills the bottleneck queue (so the RTT growth shows its depth) and keeps its rate
+//! through random loss (so a 10-s test sends enough segments to see 0.001 % loss); a
+//! loss-based test flow would crawl on exactly the paths the test must recognise. Two phases:
+//! unpaced until the delivery rate has stopped growing for [`PLATEAU_RTTS`] round trips
+//! (startup: the rate and the queue depth), then paced at [`PACED_SHARE`] of that rate
+//! (`SO_MAX_PACING_RATE`), so that the flow keeps no queue and any segment it loses is the
+//! path's random loss — not BBR overfilling a queue shallower than its 2 × BDP window (BBR v1
+//! drops 1–2 % of its segments behind a queue of 0.75 × BDP in tcptune's lab, where the path
+//! itself drops nothing). What it read comes out as a [`Reading`]: the delivery rate, the loss
+//! after startup, the RTT under load, what limited it.
+//!
+//! A test that ends still in startup ([`Reading::in_startup`]) confirms the highest delivery
+//! rate it saw as a lower bound of the path's, and measures no loss.
+//!
+//! ## Ending on time: the unsent data is bounded
+//! The send buffer must hold everything in flight (up to 2 × BDP, more while losses are
+//! repaired), so the test forces it large; but a buffer sized for a rate the path does not
+//! have also holds a backlog of *unsent* data that drains only at the path's rate: a buffer
+//! sized for 1 Gbit/s at 600 ms (187 MB) takes 50 s to drain at 30 Mbit/s, long after the
+//! test's time. So the sender bounds its unsent data with `TCP_NOTSENT_LOWAT` to
+//! [`UNSENT_TIME`] of the highest delivery rate seen (at least [`UNSENT_FLOOR`]), stops
+//! writing at its deadline, and what is left after it is what is in flight plus at most that
+//! bound and one write.
+//!
+//! # The receiver ([`receive`])
+//! Counts the payload until the sender's end of data (FIN), or until its cutoff — the granted
+//! time plus [`super::proto::ARRIVAL_GRACE`] — and reports what came by then: a sender whose
+//! backlog outlasts the test is measured, not waited for. On Linux 6.2+ it samples the window
+//! it advertises against its receive buffer (its window share, the kernel's scaling_ratio).
+//!
+//! # Platform specific behavior
+//! Without Linux's TCP_INFO (FreeBSD, macOS) the sender reads nothing of its flow: its
+//! [`Reading`] is empty, no pacing phase runs and the unsent data is not bounded beyond the
+//! send buffer; the receiver reports no window or share.
+
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use super::proto;
+use super::sockopt::{self, Buffer};
+use super::tcpinfo::{LimitedBy, TcpInfo};
+
+/// Round trips without a 10 % higher delivery rate that end startup (BBR's own rule is 3).
+pub const PLATEAU_RTTS: f64 = 4.0;
+/// The paced phase runs at this share of the startup's rate: below the bottleneck, so the
+/// queue startup left drains (a BDP of it in 5 round trips) and no new one builds.
+pub const PACED_SHARE: f64 = 0.8;
+/// Round trips after pacing starts that still count as startup: losses of the unpaced phase
+/// are detected and repaired a round or two later...
+const STEADY_AFTER_RTTS: f64 = 2.0;
+/// ... and the queue startup filled must have drained: the smoothed RTT back within this
+/// factor of the minimum (until then the repairs of startup's losses go on) — and those
+/// repairs must be over (the sender out of loss recovery): startup's overshoot loses thousands
+/// of segments behind a queue of a BDP or less, and the last of them are still being resent
+/// as the queue empties, within a sample or two of it. A base taken then counts dozens of
+/// startup's losses as the path's on a loaded host (55 of 35,571 segments in tcptune's lab, on
+/// a path that drops nothing after startup).
+const DRAINED_RTT: f64 = 1.2;
+/// Limited by the sender's buffer or the receiver's window for more than this share of the
+/// busy time: the test was held by a window, its rate is a lower bound.
+pub const WINDOW_LIMITED_PCT: f64 = 20.0;
+/// How often the sender reads TCP_INFO.
+const SAMPLE_EVERY: Duration = Duration::from_millis(20);
+/// How often the caller hears of the bytes moved.
+const PROGRESS_EVERY: Duration = Duration::from_millis(250);
+/// One write of the send loop, bytes.
+const CHUNK: usize = 128 * 1024;
+
+/// The unsent data the sender keeps queued, as time at the highest delivery rate seen. The
+/// kernel wakes a writer blocked on TCP_NOTSENT_LOWAT only once the unsent data has fallen
+/// below half the bound, so the writer then has 25 ms of the delivery rate to refill before
+/// the flow runs dry — 9 ms at BBR startup's pacing gain of 2.89 — where a wake-up takes
+/// 1–5 ms even on a loaded 2-core host: the flow never waits for the test program. After the
+/// deadline that is also all the backlog left to drain: 50 ms of the flow, not the 50 s a
+/// send buffer sized for a faster path holds.
+pub const UNSENT_TIME: Duration = Duration::from_millis(50);
+/// The bound before the first reading of the rate (and its floor): 128 KiB, nine times the
+/// initial window of 10 segments and 35 ms at 30 Mbit/s.
+pub const UNSENT_FLOOR: u64 = 128 << 10;
+
+/// One TCP_INFO reading during the test.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Sample {
+    /// Since the first payload byte was handed to the kernel.
+    pub t: Duration,
+    /// bit/s; None when the kernel marked it application-limited or gave 0.
+    pub delivery_bps: Option<f64>,
+    pub srtt_ms: f64,
+    pub segs_out: u64,
+    pub retrans: u64,
+    /// The flow's lowest RTT so far, ms.
+    pub min_rtt_ms: f64,
+    /// The sender was repairing losses ([`TcpInfo::in_loss_recovery`]).
+    pub recovering: bool,
+}
+
+impl Sample {
+    #[allow(clippy::cast_precision_loss)]
+    pub fn of(t: Duration, i: &TcpInfo) -> Self {
+        Self {
+            t,
+            delivery_bps: (i.tcpi_delivery_rate > 0 && !i.delivery_rate_app_limited())
+                .then_some(i.tcpi_delivery_rate as f64 * 8.0),
+            srtt_ms: i.rtt_ms(),
+            segs_out: u64::from(i.tcpi_data_segs_out),
+            retrans: u64::from(i.tcpi_total_retrans),
+            min_rtt_ms: i.min_rtt_ms(),
+            recovering: i.in_loss_recovery(),
+        }
+    }
+}
+
+/// Watches the samples for the end of startup: the delivery rate has not grown by 10 % for
+/// [`PLATEAU_RTTS`] round trips.
+#[derive(Debug, Default)]
+struct Plateau {
+    best: f64,
+    best_at: Duration,
+}
+
+impl Plateau {
+    /// After `s`: the rate to pace at from now on, bytes per second, once startup is over.
+    fn see(&mut self, s: &Sample, history: &[Sample]) -> Option<u64> {
+        let r = s.delivery_bps?;
+        if r > self.best * 1.1 {
+            self.best = r;
+            self.best_at = s.t;
+            return None;
+        }
+        let rtt = Duration::from_secs_f64((s.min_rtt_ms / 1000.0).max(0.001));
+        if s.t < self.best_at + rtt.mul_f64(PLATEAU_RTTS) {
+            return None;
+        }
+        let mut rates: Vec<f64> = history
+            .iter()
+            .filter(|h| h.t >= self.best_at)
+            .filter_map(|h| h.delivery_bps)
+            .collect();
+        rates.sort_by(f64::total_cmp);
+        let median = rates.get(rates.len() / 2).copied().unwrap_or(r);
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        Some((median / 8.0 * PACED_SHARE) as u64)
+    }
+}
+
+/// What the sender read of its flow (Linux TCP_INFO): the sender's half of a path test, as
+/// the client fills it into its evidence and as serve sends it back from a reverse test
+/// ([`super::proto::SenderResult`]). Every reading the OS could not give is None.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Reading {
+    /// The TCP delivery rate (bit/s): the median of the startup's readings from the first
+    /// within 10 % of its best; while still in startup, the best reading (a lower bound).
+    pub delivery_rate_bps: Option<f64>,
+    /// The test ended before the rate stopped growing: no loss was measured, and the delivery
+    /// rate is the highest it reached, a lower bound of the path's.
+    #[serde(default)]
+    pub in_startup: bool,
+    /// The paced phase ran (startup ended and the pacing rate could be set): the loss after
+    /// startup is then the path's, when the flow ran long enough to read it.
+    #[serde(default)]
+    pub paced: bool,
+    /// Data segments sent, and of those retransmitted, over the whole test.
+    pub segs_out: Option<u64>,
+    pub retrans_segs: Option<u64>,
+    /// The same in the paced phase, once startup's queue had drained: the path's loss.
+    pub steady_segs_out: Option<u64>,
+    pub steady_retrans_segs: Option<u64>,
+    /// Lowest RTT of the flow, ms.
+    pub min_rtt_ms: Option<f64>,
+    /// Highest smoothed RTT under load, ms.
+    pub loaded_rtt_ms: Option<f64>,
+    /// Percent of the busy time limited by the receiver's window, and by the sender's buffer.
+    pub rwnd_limited_pct: Option<f64>,
+    pub sndbuf_limited_pct: Option<f64>,
+}
+
+/// The longest RTT a reading may show, ms: a minute, past any path TCP runs on (a
+/// geostationary hop is 0.6 s, a queue of seconds is bufferbloat at its worst).
+pub const MAX_RTT_MS: f64 = 60_000.0;
+
+impl Reading {
+    /// Whether every number is one a TCP flow can show: rates below
+    /// [`super::MAX_RATE_BPS`], RTTs within (0, [`MAX_RTT_MS`]], shares within 0–100 %, no
+    /// more segments retransmitted than sent. Err says which is not.
+    pub fn check(&self) -> Result<(), String> {
+        if self
+            .delivery_rate_bps
+            .is_some_and(|r| !(0.0..=super::MAX_RATE_BPS).contains(&r))
+        {
+            return Err(format!(
+                "a delivery rate of {:?} bit/s (a TCP flow runs at 0 to {} bit/s)",
+                self.delivery_rate_bps,
+                super::MAX_RATE_BPS
+            ));
+        }
+        let rtt_ok = |r: f64| r.is_finite() && r > 0.0 && r <= MAX_RTT_MS;
+        if !self.min_rtt_ms.is_none_or(rtt_ok) || !self.loaded_rtt_ms.is_none_or(rtt_ok) {
+            return Err(format!(
+                "RTTs of {:?} ms (lowest) and {:?} ms (under load), outside (0, {MAX_RTT_MS}] ms",
+                self.min_rtt_ms, self.loaded_rtt_ms
+            ));
+        }
+        let pct_ok = |p: f64| (0.0..=100.0).contains(&p);
+        if !self.rwnd_limited_pct.is_none_or(pct_ok) || !self.sndbuf_limited_pct.is_none_or(pct_ok) {
+            return Err(format!(
+                "limited-by shares of {:?} % and {:?} %, outside 0–100 %",
+                self.rwnd_limited_pct, self.sndbuf_limited_pct
+            ));
+        }
+        let within = |part: Option<u64>, whole: Option<u64>| match (part, whole) {
+            (Some(p), Some(w)) => p <= w,
+            _ => true,
+        };
+        if !within(self.retrans_segs, self.segs_out)
+            || !within(self.steady_retrans_segs, self.steady_segs_out)
+            || !within(self.steady_segs_out, self.segs_out)
+        {
+            return Err(format!(
+                "{:?} of {:?} segments retransmitted ({:?} of {:?} after startup)",
+                self.retrans_segs, self.segs_out, self.steady_retrans_segs, self.steady_segs_out
+            ));
+        }
+        Ok(())
+    }
+
+    /// What held the flow, when its buffers did: the receiver's window or the sender's buffer
+    /// held it for more than [`WINDOW_LIMITED_PCT`] of its busy time together; the larger
+    /// share names which. Its rate is then a lower bound and its flat RTT no queue reading.
+    pub fn held_by(&self) -> Option<LimitedBy> {
+        let (r, s) = (self.rwnd_limited_pct?, self.sndbuf_limited_pct?);
+        (r + s > WINDOW_LIMITED_PCT).then_some(if r >= s {
+            LimitedBy::ReceiveWindow
+        } else {
+            LimitedBy::SendBuffer
+        })
+    }
+}
+
+/// What the samples say; `left_startup_at`: when the rate stopped growing, if it did;
+/// `paced_at`: when the paced phase began, if it did (it may not, where pacing failed).
+pub fn read_samples(
+    samples: &[Sample],
+    min_rtt_ms: f64,
+    left_startup_at: Option<Duration>,
+    paced_at: Option<Duration>,
+) -> Reading {
+    let mut t = Reading {
+        paced: paced_at.is_some(),
+        ..Reading::default()
+    };
+    let unpaced = |s: &&Sample| paced_at.is_none_or(|p| s.t < p);
+    let best = samples
+        .iter()
+        .filter(unpaced)
+        .filter_map(|s| s.delivery_bps)
+        .fold(0.0_f64, f64::max);
+    if left_startup_at.is_none() {
+        // Still growing when the test ended: the highest rate it reached is all it confirms.
+        t.in_startup = true;
+        t.delivery_rate_bps = (best > 0.0).then_some(best);
+    } else if best > 0.0 {
+        // The rate: the median of the unpaced readings from the first within 10 % of the
+        // best on, so one ack burst does not set it.
+        let plateau = samples
+            .iter()
+            .filter(unpaced)
+            .find(|s| s.delivery_bps.is_some_and(|r| r >= 0.9 * best))
+            .map(|s| s.t);
+        if let Some(p) = plateau {
+            let mut rates: Vec<f64> = samples
+                .iter()
+                .filter(unpaced)
+                .filter(|s| s.t >= p)
+                .filter_map(|s| s.delivery_bps)
+                .collect();
+            rates.sort_by(f64::total_cmp);
+            t.delivery_rate_bps = rates.get(rates.len() / 2).copied();
+        }
+    }
+    // Loss: in the paced phase, once the queue startup filled has drained and its losses are
+    // repaired. A path that loses so much that the sender never leaves recovery gets the first
+    // drained sample: its own loss is far above what startup's tail adds.
+    if let (Some(p), Some(last)) = (paced_at, samples.last()) {
+        let after = p + Duration::from_secs_f64((min_rtt_ms / 1000.0 * STEADY_AFTER_RTTS).max(0.0));
+        let drained = |s: &&Sample| s.t >= after && s.srtt_ms <= min_rtt_ms * DRAINED_RTT;
+        if let Some(base) = samples
+            .iter()
+            .filter(drained)
+            .find(|s| !s.recovering)
+            .or_else(|| samples.iter().find(drained))
+            && last.t > base.t
+        {
+            t.steady_segs_out = Some(last.segs_out.saturating_sub(base.segs_out));
+            t.steady_retrans_segs = Some(last.retrans.saturating_sub(base.retrans));
+        }
+    }
+    if let Some(last) = samples.last() {
+        t.segs_out = Some(last.segs_out);
+        t.retrans_segs = Some(last.retrans);
+    }
+    t.min_rtt_ms = (min_rtt_ms > 0.0).then(|| round_ms(min_rtt_ms));
+    t.loaded_rtt_ms = samples
+        .iter()
+        .map(|s| s.srtt_ms)
+        .filter(|r| *r > 0.0)
+        .reduce(f64::max)
+        .map(round_ms);
+    t
+}
+
+/// Milliseconds to the microsecond, as TCP_INFO gives them.
+fn round_ms(ms: f64) -> f64 {
+    (ms * 1000.0).round() / 1000.0
+}
+
+/// What the sender's data phase gave.
+#[derive(Debug, Clone)]
+pub struct Sent {
+    /// Payload bytes handed to the kernel.
+    pub bytes: u64,
+    /// The time spent sending.
+    pub elapsed: Duration,
+    /// What TCP_INFO said of the flow (empty without it).
+    pub reading: Reading,
+    /// Whether TCP_INFO was read at all (Linux).
+    pub tcp_info: bool,
+}
+
+/// The send loop's readings as it runs.
+#[derive(Default)]
+struct Sampler {
+    samples: Vec<Sample>,
+    plateau: Plateau,
+    left_startup_at: Option<Duration>,
+    paced_at: Option<Duration>,
+    last_sample: Duration,
+    last_progress: Duration,
+    /// The unsent bound set last, bytes; 0 where it cannot be set.
+    unsent: u64,
+    /// The highest delivery rate seen, bytes per second.
+    best_rate: f64,
+}
+
+impl Sampler {
+    /// After each write, `sent` bytes in `t`: a TCP_INFO reading every [`SAMPLE_EVERY`], and
+    /// progress.
+    fn tick(&mut self, s: &TcpStream, sent: u64, t: Duration, on_progress: &mut dyn FnMut(u64, Duration)) {
+        if t.saturating_sub(self.last_sample) >= SAMPLE_EVERY {
+            self.last_sample = t;
+            if let Some(i) = super::tcpinfo::read(s) {
+                self.see(s, Sample::of(t, &i));
+            }
+        }
+        if t.saturating_sub(self.last_progress) >= PROGRESS_EVERY {
+            self.last_progress = t;
+            on_progress(sent, t);
+        }
+    }
+
+    /// Keeps `sample`, raises the unsent bound with the rate, and paces the flow once its
+    /// startup is over.
+    fn see(&mut self, s: &TcpStream, sample: Sample) {
+        if let Some(r) = sample.delivery_bps {
+            self.best_rate = self.best_rate.max(r / 8.0);
+            let want = unsent_bound(self.best_rate);
+            // Only upwards, and in steps of a quarter, so the option is not set every 20 ms.
+            if self.unsent > 0 && want > self.unsent + self.unsent / 4 && sockopt::set_notsent_lowat(s, want).is_ok() {
+                self.unsent = want;
+            }
+        }
+        if self.left_startup_at.is_none()
+            && let Some(rate) = self.plateau.see(&sample, &self.samples)
+        {
+            self.left_startup_at = Some(sample.t);
+            // Unpaced to the end where it fails: the loss then includes what the flow's own
+            // queue overflow cost (the caller's notes say so).
+            if sockopt::set_max_pacing_rate(s, rate).is_ok() {
+                self.paced_at = Some(sample.t);
+            }
+        }
+        self.samples.push(sample);
+    }
+}
+
+/// The unsent bound for a flow delivering `rate` bytes per second: [`UNSENT_TIME`] of it, at
+/// least [`UNSENT_FLOOR`].
+pub fn unsent_bound(rate: f64) -> u64 {
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let at_rate = (rate.max(0.0) * UNSENT_TIME.as_secs_f64()).min(f64::from(i32::MAX)) as u64;
+    at_rate.max(UNSENT_FLOOR)
+}
+
+/// The data phase of a test's sender: writes to `s` until `time` has passed or `max_bytes`
+/// went out, reading TCP_INFO as it goes (startup, then paced; see the module docs), with the
+/// unsent data bounded. `on_progress(bytes sent, time sending)` is called a few times a
+/// second. Err: the bytes sent before a write failed, and why.
+pub fn send(
+    s: &TcpStream,
+    time: Duration,
+    max_bytes: u64,
+    on_progress: &mut dyn FnMut(u64, Duration),
+) -> Result<Sent, (u64, std::io::Error)> {
+    // A short write timeout: the loop samples and stops on time while the kernel holds it.
+    s.set_write_timeout(Some(SAMPLE_EVERY)).map_err(|e| (0, e))?;
+    let mut sampler = Sampler::default();
+    if sockopt::set_notsent_lowat(s, UNSENT_FLOOR).is_ok() {
+        sampler.unsent = UNSENT_FLOOR;
+    }
+    let (bytes, elapsed) = send_data(s, time, max_bytes, &mut |sent, t| {
+        sampler.tick(s, sent, t, on_progress);
+    })?;
+    let end = super::tcpinfo::read(s);
+    if let Some(i) = &end {
+        sampler.samples.push(Sample::of(elapsed, i));
+    }
+    on_progress(bytes, elapsed);
+    let reading = end.map_or_else(Reading::default, |i| {
+        let mut r = read_samples(
+            &sampler.samples,
+            i.min_rtt_ms(),
+            sampler.left_startup_at,
+            sampler.paced_at,
+        );
+        if let Some(b) = i.breakdown(u64::try_from(elapsed.as_micros()).ok()) {
+            r.rwnd_limited_pct = Some(b.rwnd_limited_pct);
+            r.sndbuf_limited_pct = Some(b.sndbuf_limited_pct);
+        }
+        r
+    });
+    Ok(Sent {
+        bytes,
+        elapsed,
+        reading,
+        tcp_info: end.is_some(),
+    })
+}
+
+/// The plain data phase: writes to `s` until `time` has passed or `max_bytes` went out,
+/// calling `tick(bytes sent, time sending)` after every write. `s` must have a short write
+/// timeout (its length is how late the test may end with the send buffer full). Returns the
+/// bytes sent and the time it took; a write error comes with the bytes sent before it.
+pub fn send_data(
+    s: &TcpStream,
+    time: Duration,
+    max_bytes: u64,
+    tick: &mut dyn FnMut(u64, Duration),
+) -> Result<(u64, Duration), (u64, std::io::Error)> {
+    use std::io::Write as _;
+    let chunk = vec![0u8; CHUNK];
+    let start = Instant::now();
+    let mut sent = 0u64;
+    let mut w = s;
+    while start.elapsed() < time && sent < max_bytes {
+        let n = usize::try_from(max_bytes - sent).unwrap_or(usize::MAX).min(chunk.len());
+        match w.write(&chunk[..n]) {
+            Ok(n) => sent += n as u64,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut | std::io::ErrorKind::Interrupted
+                ) => {}
+            Err(e) => return Err((sent, e)),
+        }
+        tick(sent, start.elapsed());
+    }
+    Ok((sent, start.elapsed()))
+}
+
+/// The sender's congestion control and send buffer for a test, where this end may set them;
+/// what could not be done, as notes for the caller to word.
+#[derive(Debug, Default)]
+pub struct SenderSetup {
+    /// The congestion control the flow runs with (Linux).
+    pub cc: Option<String>,
+    /// Asked for `cc` and could not have it: why.
+    pub cc_refused: Option<String>,
+    /// The send buffer the kernel reports after forcing, or None when not forced.
+    pub sndbuf: Option<u64>,
+    /// Asked to force and could not: why (not root, or the kernel refused).
+    pub sndbuf_refused: Option<String>,
+}
+
+/// Sets the congestion control `cc` (when given) and forces the send buffer to `sndbuf`
+/// bytes (when above 0) on a test's sending socket, before any data.
+pub fn set_up_sender(s: &TcpStream, cc: Option<&str>, sndbuf: u64) -> SenderSetup {
+    let mut out = SenderSetup::default();
+    if let Some(cc) = cc
+        && let Err(e) = sockopt::set_congestion(s, cc)
+    {
+        out.cc_refused = Some(e.to_string());
+    }
+    out.cc = sockopt::congestion(s);
+    if sndbuf > 0 {
+        match sockopt::force_buffer(s, Buffer::Send, sndbuf) {
+            Ok(Some(got)) => out.sndbuf = Some(got),
+            Ok(None) => out.sndbuf_refused = Some("not permitted: a normal user cannot force a buffer".into()),
+            Err(e) => out.sndbuf_refused = Some(e.to_string()),
+        }
+    }
+    out
+}
+
+// ------------------------------------------------------------------------------ receiver
+
+/// What the receive loop counted.
+#[derive(Debug, Clone, Default)]
+pub struct Received {
+    pub bytes: u64,
+    /// When the first payload byte came.
+    pub first: Option<Instant>,
+    /// When counting stopped: the end of the data, or the cutoff.
+    pub end: Option<Instant>,
+    /// The cutoff came before the end of the data: what came after it was not counted.
+    pub cut: bool,
+    /// The largest receive window this end advertised (Linux 6.2+), bytes.
+    pub rcv_wnd: Option<u64>,
+    /// The largest share of its receive buffer it advertised as window, and the buffer
+    /// (SO_RCVBUF) at that moment, bytes.
+    pub share: Option<(f64, u64)>,
+    /// When the window was last sampled.
+    sampled: Option<Instant>,
+}
+
+impl Received {
+    /// From the first payload byte to the end of counting.
+    pub fn duration(&self) -> Duration {
+        match (self.first, self.end) {
+            (Some(f), Some(e)) => e.saturating_duration_since(f),
+            _ => Duration::ZERO,
+        }
+    }
+
+    /// The window share rounded to 1/1000, as the result line carries it.
+    pub fn window_share(&self) -> Option<f64> {
+        self.share.map(|(s, _)| (s * 1000.0).round() / 1000.0)
+    }
+
+    /// Counts `n` bytes just read from `s`, sampling its advertised window now and then
+    /// (every 20 ms with `share`, which a path test reads at its peak; else every 100 ms).
+    fn add(&mut self, n: usize, s: &TcpStream, share: bool) {
+        let now = Instant::now();
+        self.first.get_or_insert(now);
+        self.bytes += n as u64;
+        let every = Duration::from_millis(if share { 20 } else { 100 });
+        if self.sampled.is_none_or(|t| now.duration_since(t) >= every) {
+            self.sampled = Some(now);
+            let w = advertised_window(s);
+            self.rcv_wnd = self.rcv_wnd.max(w);
+            if share && let (Some(w), Some(b)) = (w, sockopt::buffer(s, Buffer::Receive).ok().filter(|&b| b > 0)) {
+                #[allow(clippy::cast_precision_loss)]
+                let r = w as f64 / b as f64;
+                if self.share.is_none_or(|(best, _)| r > best) {
+                    self.share = Some((r, b));
+                }
+            }
+        }
+    }
+}
+
+/// Why the receive loop ended before the end of the data or its cutoff.
+#[derive(Debug)]
+pub enum ReceiveError {
+    /// Nothing came for the idle time (the wait, s).
+    Silent(Duration),
+    Io(std::io::Error),
+}
+
+/// Reads the data on `s` until the sender's end of it (Ok, not cut) or `cutoff` (Ok, cut:
+/// what came by then), with the sender never silent for `idle`; `share`: sample the window
+/// share (a path test). `on_progress(bytes received, time since the first)` is called a few
+/// times a second. Err: what was counted, and why it stopped.
+pub fn receive(
+    s: &TcpStream,
+    cutoff: Instant,
+    idle: Duration,
+    share: bool,
+    on_progress: &mut dyn FnMut(u64, Duration),
+) -> Result<Received, (Received, ReceiveError)> {
+    use std::io::Read as _;
+    let mut buf = vec![0u8; 256 * 1024];
+    let mut got = Received::default();
+    let mut timeout = Duration::ZERO;
+    let mut r = s;
+    let mut progress_at = Instant::now();
+    loop {
+        if progress_at.elapsed() >= PROGRESS_EVERY {
+            progress_at = Instant::now();
+            on_progress(got.bytes, got.first.map_or(Duration::ZERO, |f| f.elapsed()));
+        }
+        let now = Instant::now();
+        let left = cutoff.saturating_duration_since(now);
+        if left.is_zero() {
+            got.end = Some(now);
+            got.cut = true;
+            return Ok(got);
+        }
+        let wait = left.min(idle);
+        if wait != timeout {
+            if let Err(e) = s.set_read_timeout(Some(wait)) {
+                return Err((got, ReceiveError::Io(e)));
+            }
+            timeout = wait;
+        }
+        match r.read(&mut buf) {
+            Ok(0) => {
+                got.end = Some(Instant::now());
+                return Ok(got);
+            }
+            Ok(n) => got.add(n, s, share),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            // A wait cut short by the cutoff ends at the top of the loop; a full one is silence.
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
+                if wait >= idle {
+                    return Err((got, ReceiveError::Silent(idle)));
+                }
+            }
+            Err(e) => return Err((got, ReceiveError::Io(e))),
+        }
+    }
+}
+
+/// Reads and drops what still comes on `s` until the sender's end of it or `until`: after a
+/// cut, so the sender's backlog is taken and the connection ends with a FIN, not a reset
+/// (which could cost the peer the result line it has not read yet).
+pub fn drain(s: &TcpStream, until: Instant) {
+    use std::io::Read as _;
+    let mut buf = vec![0u8; 256 * 1024];
+    let mut r = s;
+    loop {
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() || s.set_read_timeout(Some(left)).is_err() {
+            return;
+        }
+        match r.read(&mut buf) {
+            Ok(0) => return,
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return,
+        }
+    }
+}
+
+/// The cutoff of a receiver whose test was granted `granted` from `start`: the granted time
+/// plus [`proto::ARRIVAL_GRACE`].
+pub fn cutoff(start: Instant, granted: Duration) -> Instant {
+    start + granted + proto::ARRIVAL_GRACE
+}
+
+/// The receive window this end advertises now (Linux 6.2+), bytes.
+#[cfg(target_os = "linux")]
+fn advertised_window(s: &TcpStream) -> Option<u64> {
+    super::tcpinfo::get(s)
+        .ok()
+        .map(|i| u64::from(i.tcpi_rcv_wnd))
+        .filter(|&w| w > 0)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn advertised_window(_s: &TcpStream) -> Option<u64> {
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(ms: u64, rate_mbit: Option<f64>, srtt: f64, segs: u64, retrans: u64) -> Sample {
+        Sample {
+            t: Duration::from_millis(ms),
+            delivery_bps: rate_mbit.map(|r| r * 1e6),
+            srtt_ms: srtt,
+            segs_out: segs,
+            retrans,
+            min_rtt_ms: 50.0,
+            recovering: false,
+        }
+    }
+
+    fn recovering(s: Sample) -> Sample {
+        Sample { recovering: true, ..s }
+    }
+
+    #[test]
+    fn startup_losses_are_not_the_paths_loss() {
+        // 50 ms path: the rate reaches 500 Mbit/s at 1 s; the queue overflows in startup (40
+        // retransmissions by 1.2 s); paced from 1.3 s, 2 more after that.
+        let samples = [
+            sample(0, None, 50.0, 10, 0),
+            sample(500, Some(200.0), 60.0, 20_000, 0),
+            sample(1000, Some(480.0), 95.0, 60_000, 0),
+            sample(1200, Some(500.0), 98.0, 70_000, 40),
+            sample(1400, Some(470.0), 60.0, 80_000, 40),
+            // Still draining the queue: not yet steady.
+            sample(1450, Some(470.0), 61.0, 85_000, 40),
+            sample(3000, Some(490.0), 52.0, 150_000, 41),
+            sample(5000, Some(495.0), 51.0, 250_000, 42),
+        ];
+        let paced = Some(Duration::from_millis(1300));
+        let t = read_samples(&samples, 50.0, paced, paced);
+        assert_eq!((t.segs_out, t.retrans_segs), (Some(250_000), Some(42)));
+        // Steady from 1.3 s + 2 × 50 ms = 1.4 s, once the RTT is within 1.2 × 50 ms: the 1.4 s
+        // sample on (the one at 1.45 s, 61 ms, would not have been).
+        assert_eq!((t.steady_segs_out, t.steady_retrans_segs), (Some(170_000), Some(2)));
+        assert_eq!(t.loaded_rtt_ms, Some(98.0));
+        assert_eq!(t.min_rtt_ms, Some(50.0));
+        // The unpaced readings from 1 s: median of 480, 500.
+        assert_eq!(t.delivery_rate_bps, Some(500e6));
+        assert!(!t.in_startup);
+        assert_eq!(t.check(), Ok(()));
+    }
+
+    /// The queue has drained but the sender is still resending startup's last losses: those are
+    /// not the path's; the steady state starts once it is out of recovery.
+    #[test]
+    fn the_repairs_of_startups_losses_are_not_the_paths_loss() {
+        let samples = [
+            sample(1000, Some(480.0), 95.0, 60_000, 0),
+            sample(1200, Some(500.0), 98.0, 70_000, 3_000),
+            // Drained, still in recovery: 40 of startup's losses not yet resent.
+            recovering(sample(1400, Some(470.0), 58.0, 80_000, 3_260)),
+            sample(1420, Some(470.0), 57.0, 81_000, 3_300),
+            sample(5000, Some(495.0), 51.0, 250_000, 3_300),
+        ];
+        let paced = Some(Duration::from_millis(1300));
+        let t = read_samples(&samples, 50.0, paced, paced);
+        assert_eq!((t.steady_segs_out, t.steady_retrans_segs), (Some(169_000), Some(0)));
+        // A path so lossy the sender never leaves recovery: the first drained sample.
+        let lossy: Vec<Sample> = samples.iter().map(|s| recovering(*s)).collect();
+        let t = read_samples(&lossy, 50.0, paced, paced);
+        assert_eq!((t.steady_segs_out, t.steady_retrans_segs), (Some(170_000), Some(40)));
+    }
+
+    #[test]
+    fn startup_ends_when_the_rate_stops_growing_for_four_round_trips() {
+        let mut p = Plateau::default();
+        let mut h = Vec::new();
+        let mut paced = None;
+        for (ms, rate) in [
+            (100, 50.0),
+            (200, 200.0),
+            (300, 400.0),
+            (350, 420.0),
+            (400, 430.0),
+            (500, 410.0),
+            (560, 420.0),
+        ] {
+            let s = sample(ms, Some(rate), 60.0, 0, 0);
+            if paced.is_none() {
+                paced = p.see(&s, &h).map(|r| (ms, r));
+            }
+            h.push(s);
+        }
+        // 400 Mbit/s at 300 ms is the last 10 % growth; 4 × 50 ms later, at 500 ms: paced at
+        // 0.8 × the median of 400, 420, 430, 410 (420 Mbit/s) = 42 MB/s.
+        assert_eq!(paced, Some((500, 42_000_000)));
+    }
+
+    /// A test that ends while the rate still grows (a long path, a short test) confirms the
+    /// highest rate it reached as a lower bound, and no loss: the retransmissions of a
+    /// startup are its own overshoot.
+    #[test]
+    fn a_test_still_in_startup_confirms_its_best_rate_as_a_lower_bound() {
+        let samples = [
+            sample(100, Some(20.0), 50.0, 100, 0),
+            sample(200, Some(40.0), 55.0, 300, 0),
+            sample(300, Some(80.0), 70.0, 900, 3),
+            sample(400, Some(75.0), 90.0, 1500, 9),
+        ];
+        let t = read_samples(&samples, 50.0, None, None);
+        assert!(t.in_startup);
+        assert_eq!(t.delivery_rate_bps, Some(80e6));
+        assert_eq!(t.steady_segs_out, None);
+        // The whole test's counts are kept, but they are no reading of the path's loss.
+        assert_eq!((t.segs_out, t.retrans_segs), (Some(1500), Some(9)));
+        // Nothing but app-limited readings: no rate at all, still in startup.
+        let t = read_samples(&[sample(100, None, 50.0, 10, 0)], 50.0, None, None);
+        assert!(t.in_startup && t.delivery_rate_bps.is_none());
+        // Left startup but could not be paced: the plateau's rate, no loss reading.
+        let left = Some(Duration::from_millis(300));
+        let t = read_samples(&samples, 50.0, left, None);
+        assert!(!t.in_startup);
+        assert_eq!(t.delivery_rate_bps, Some(80e6));
+        assert_eq!(t.steady_segs_out, None);
+    }
+
+    #[test]
+    fn a_flow_held_by_a_buffer_says_which() {
+        let r = |rwnd, snd| Reading {
+            rwnd_limited_pct: Some(rwnd),
+            sndbuf_limited_pct: Some(snd),
+            ..Reading::default()
+        };
+        assert_eq!(r(31.0, 2.0).held_by(), Some(LimitedBy::ReceiveWindow));
+        assert_eq!(r(5.0, 30.0).held_by(), Some(LimitedBy::SendBuffer));
+        // Together past 20 %: the larger names it.
+        assert_eq!(r(12.0, 9.0).held_by(), Some(LimitedBy::ReceiveWindow));
+        assert_eq!(r(8.0, 7.0).held_by(), None);
+        assert_eq!(Reading::default().held_by(), None, "no TCP_INFO, no reading");
+    }
+
+    #[test]
+    fn a_reading_out_of_range_is_refused() {
+        let ok = Reading {
+            delivery_rate_bps: Some(1e9),
+            segs_out: Some(100),
+            retrans_segs: Some(1),
+            steady_segs_out: Some(50),
+            steady_retrans_segs: Some(0),
+            min_rtt_ms: Some(20.0),
+            loaded_rtt_ms: Some(30.0),
+            rwnd_limited_pct: Some(0.0),
+            sndbuf_limited_pct: Some(100.0),
+            in_startup: false,
+            paced: true,
+        };
+        assert_eq!(ok.check(), Ok(()));
+        for bad in [
+            Reading {
+                delivery_rate_bps: Some(2e13),
+                ..ok.clone()
+            },
+            Reading {
+                delivery_rate_bps: Some(-1.0),
+                ..ok.clone()
+            },
+            Reading {
+                min_rtt_ms: Some(0.0),
+                ..ok.clone()
+            },
+            Reading {
+                loaded_rtt_ms: Some(1e9),
+                ..ok.clone()
+            },
+            Reading {
+                rwnd_limited_pct: Some(101.0),
+                ..ok.clone()
+            },
+            Reading {
+                retrans_segs: Some(101),
+                ..ok.clone()
+            },
+            Reading {
+                steady_segs_out: Some(101),
+                steady_retrans_segs: Some(0),
+                ..ok.clone()
+            },
+        ] {
+            assert!(bad.check().is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn the_unsent_bound_follows_the_rate() {
+        // 30 Mbit/s: 50 ms is 187.5 KB.
+        assert_eq!(unsent_bound(3_750_000.0), 187_500);
+        // Slow or unknown: the floor.
+        assert_eq!(unsent_bound(0.0), UNSENT_FLOOR);
+        assert_eq!(unsent_bound(1e5), UNSENT_FLOOR);
+        // Never past what the option takes.
+        assert_eq!(unsent_bound(1e15), i32::MAX as u64);
+    }
+
+    /// The receiver stops at its cutoff and reports what came by then, and a sender that
+    /// ends its data is counted to the end.
+    #[test]
+    fn the_receiver_counts_to_the_end_or_its_cutoff() {
+        use std::io::Write as _;
+        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let mut tx = TcpStream::connect(l.local_addr().expect("addr")).expect("connect");
+        let (rx, _) = l.accept().expect("accept");
+        tx.write_all(&[1u8; 100_000]).expect("data");
+        tx.shutdown(std::net::Shutdown::Write).expect("end");
+        let got = receive(
+            &rx,
+            Instant::now() + Duration::from_secs(5),
+            Duration::from_secs(5),
+            true,
+            &mut |_, _| {},
+        )
+        .expect("all");
+        assert_eq!((got.bytes, got.cut), (100_000, false));
+
+        // A sender that keeps going: cut at the cutoff, with what came by then.
+        let mut tx = TcpStream::connect(l.local_addr().expect("addr")).expect("connect");
+        let (rx, _) = l.accept().expect("accept");
+        let writer = std::thread::spawn(move || {
+            let t = Instant::now();
+            while t.elapsed() < Duration::from_millis(800) {
+                if tx.write_all(&[1u8; 1000]).is_err() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        });
+        let t = Instant::now();
+        let got = receive(
+            &rx,
+            t + Duration::from_millis(300),
+            Duration::from_secs(5),
+            false,
+            &mut |_, _| {},
+        )
+        .expect("cut");
+        assert!(got.cut && got.bytes > 0, "{got:?}");
+        assert!(t.elapsed() < Duration::from_millis(600), "{:?}", t.elapsed());
+        drain(&rx, Instant::now() + Duration::from_secs(5));
+        writer.join().expect("writer");
+
+        // A silent sender loses the test at its idle time.
+        let _tx = TcpStream::connect(l.local_addr().expect("addr")).expect("connect");
+        let (rx, _) = l.accept().expect("accept");
+        let e = receive(
+            &rx,
+            Instant::now() + Duration::from_secs(5),
+            Duration::from_millis(200),
+            false,
+            &mut |_, _| {},
+        );
+        assert!(matches!(e, Err((_, ReceiveError::Silent(_)))), "{e:?}");
+    }
+}
