@@ -124,13 +124,4 @@ if "$d/tcptune" peer --help >/dev/null 2>&1; then
   say "end $?";
   exit 0;
 fi;
-# Stand-in until `tcptune peer` exists: this same build serve --once on a free port.
-"$d/tcptune" serve --once --port 0 >/dev/null 2>"$d/serve.log" </dev/null &
-s=$!;
-if started $s "listening on" "$d/serve.log"; then
-  l=$(grep "listening on" "$d/serve.log"); l=${l#*listening on }; l=${l%% *};
-  say "peer tcptune-serve ${l##*:}";
-  hold $s "$d/serve.log";
-  exit 0;
-fi;
-say "fail the copied tcptune serve did not start";
+say "fail the copied tcptune has no peer subcommand";

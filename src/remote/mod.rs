@@ -324,7 +324,6 @@ impl Session {
         Ok(match started {
             script::Started::Nothing => None,
             script::Started::Iperf3(port) => Some(peer(PeerKind::Iperf3, port)),
-            script::Started::TcptuneServe(port) => Some(peer(PeerKind::Tcptune, port)),
             script::Started::TcptunePeer => {
                 let line = self.next_line(deadline)?;
                 if let Some(status) = line.strip_prefix("end ") {

@@ -18,7 +18,6 @@
 //! | `peer none` | no peer asked for: the facts were all |
 //! | `peer tcptune`, then the peer's own line | `tcptune peer` runs; its JSON line says its port |
 //! | `peer iperf3 P` | `iperf3 -s` listens on port P |
-//! | `peer tcptune-serve P` | a copied tcptune without `peer` runs `serve --once` on port P |
 //! | `ready N` | the server listens again, for the Nth time (iperf3 reopens its port after each connection) |
 //! | `need-binary` | neither tool is there: the near end sends a copy of itself (a size line, the bytes) or closes |
 //! | `fail WHY` | the far end gave up |
@@ -178,8 +177,6 @@ pub enum Started {
     TcptunePeer,
     /// `iperf3 -s` on this port.
     Iperf3(u16),
-    /// A copied tcptune's `serve --once` on this port (until `peer` is merged).
-    TcptuneServe(u16),
 }
 
 /// What one line moved the reading to.
@@ -335,7 +332,6 @@ fn peer(rest: &str) -> Result<Started, String> {
         "none" => Started::Nothing,
         "tcptune" => Started::TcptunePeer,
         "iperf3" => Started::Iperf3(port()?),
-        "tcptune-serve" => Started::TcptuneServe(port()?),
         other => return Err(format!("an unknown peer \"{}\"", short(other))),
     })
 }
