@@ -668,6 +668,61 @@ mod tests {
     }
 
     #[test]
+    fn each_side_follows_the_direction_it_acts_on_at_both_ends() {
+        // Clean and deep from this host to the far end; 1 % loss the other way.
+        let p = FakeProber::from_spec("rtt=50ms,rate=200mbit,rloss=1").expect("spec");
+        let req = args(&["198.18.0.2"], None);
+        let facts = Facts::unknown(Os::Linux);
+        let m = measure(&req, &facts, &p).expect("measured");
+        let profile = Profile::for_os(Os::Linux);
+        let near = advise_end(&req, &profile, &facts, &m, End::Near).expect("near");
+        // This host sends on the clean direction: cubic, 2.5 × BDP; it receives on the lossy
+        // one: its receive buffer for loss recovery at the heavy-loss factor.
+        assert_eq!(near.decision.class, decide::PathClass::Clean);
+        assert_eq!(near.receive_decision.class, decide::PathClass::Lossy);
+        assert!(!near.receive_decision.borrowed);
+        assert!(!near.sizing.loss_recovery && near.sizing.receive_loss_recovery);
+        assert_eq!(near.sizing.receive_factor, bdp::HEAVY_LOSS_FACTOR);
+        let setting = |a: &Advice, key: &str| a.settings.iter().find(|s| s.key == key).cloned().expect(key);
+        assert_eq!(setting(&near, "net.ipv4.tcp_congestion_control").value, "cubic");
+        assert!(
+            near.notes
+                .iter()
+                .any(|n| n.starts_with("path class, this host sending: clean"))
+                && near
+                    .notes
+                    .iter()
+                    .any(|n| n.starts_with("path class, the far end sending: lossy")),
+            "{:?}",
+            near.notes
+        );
+        // The far end sends on the lossy direction: bbr and the loss factor for its send
+        // buffer; it receives on the clean one.
+        let far = advise_end(&req, &profile, &facts, &m, End::Far).expect("far");
+        assert_eq!(far.end, End::Far);
+        assert_eq!(far.decision.class, decide::PathClass::Lossy);
+        assert_eq!(far.receive_decision.class, decide::PathClass::Clean);
+        assert_eq!(setting(&far, "net.ipv4.tcp_congestion_control").value, "bbr");
+        assert!(far.sizing.loss_recovery && !far.sizing.receive_loss_recovery);
+        assert!(
+            far.hosts.is_empty() && far.evidence.is_none(),
+            "the measurement is shown once, in this host's"
+        );
+        // Without a reverse test the receive side follows this direction's test, and says so.
+        let p = FakeProber::from_spec("rtt=50ms,rate=200mbit,loss=0").expect("spec");
+        let m = measure(&req, &facts, &p).expect("measured");
+        let near = advise_end(&req, &profile, &facts, &m, End::Near).expect("near");
+        assert!(near.receive_decision.borrowed);
+        assert!(
+            near.notes
+                .iter()
+                .any(|n| n.starts_with("no reverse path test (the fake far end does not send")),
+            "{:?}",
+            near.notes
+        );
+    }
+
+    #[test]
     fn measured_rtt_and_link_speed_feed_the_model() {
         // A path test that saw a clean path with a deep queue: the loss-free sizing.
         let p = FakeProber {

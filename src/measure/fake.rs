@@ -40,6 +40,17 @@ pub struct FakeTest {
     pub queue_bdp: f64,
     pub share: Option<f64>,
     pub rate_bps: Option<u64>,
+    /// The far end sending (a reverse test) when set: its own loss, rate and queue (None: as
+    /// the forward test's).
+    pub reverse: Option<FakeReverse>,
+}
+
+/// The reverse test of a [`FakeTest`]: what differs from the forward one.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct FakeReverse {
+    pub loss_pct: Option<f64>,
+    pub rate_bps: Option<u64>,
+    pub queue_bdp: Option<f64>,
 }
 
 impl FakeProber {
@@ -97,9 +108,12 @@ impl FakeProber {
                 "queue" => test.get_or_insert(FakeTest::clean()).queue_bdp = num(value)?,
                 "share" => test.get_or_insert(FakeTest::clean()).share = Some(num(value)?),
                 "tcp-rate" => test.get_or_insert(FakeTest::clean()).rate_bps = Some(rate()?),
+                "rloss" => reverse(&mut test).loss_pct = Some(num(value)?),
+                "rrate" => reverse(&mut test).rate_bps = Some(rate()?),
+                "rqueue" => reverse(&mut test).queue_bdp = Some(num(value)?),
                 other => {
                     return Err(format!(
-                        "unknown key \"{other}\": expected rtt, speed, capacity, rate, loss, queue, share or tcp-rate"
+                        "unknown key \"{other}\": expected rtt, speed, capacity, rate, loss, queue, share, tcp-rate, rloss, rrate or rqueue"
                     ));
                 }
             }
@@ -111,6 +125,13 @@ impl FakeProber {
             test,
         })
     }
+}
+
+/// The spec's reverse test, made on first mention (with a forward test beside it).
+fn reverse(test: &mut Option<FakeTest>) -> &mut FakeReverse {
+    test.get_or_insert(FakeTest::clean())
+        .reverse
+        .get_or_insert_with(FakeReverse::default)
 }
 
 impl FakeTest {
@@ -197,20 +218,51 @@ impl PathProber for FakeProber {
                 ..Evidence::default()
             });
         };
-        let rate = f
-            .rate_bps
-            .or(self.capacity_bps)
-            .or(self.speed_bps)
-            .unwrap_or(1_000_000_000);
+        let forward = self.test_of(m, req, f.loss_pct, f.rate_bps, f.queue_bdp, f.share);
+        let reverse = f.reverse.map(|r| TcpTest {
+            direction: crate::measure::evidence::Direction::Reverse,
+            ..self.test_of(
+                m,
+                req,
+                r.loss_pct.unwrap_or(f.loss_pct),
+                r.rate_bps.or(f.rate_bps),
+                r.queue_bdp.unwrap_or(f.queue_bdp),
+                f.share,
+            )
+        });
+        Ok(Evidence {
+            test: Some(forward),
+            reverse_skipped: reverse
+                .is_none()
+                .then(|| "the fake far end does not send (no rloss, rrate or rqueue in the spec)".to_string()),
+            reverse,
+            ..Evidence::default()
+        })
+    }
+}
+
+impl FakeProber {
+    /// One fake test: a million segments after startup, `loss_pct` of them retransmitted, at
+    /// `rate` (else the trains', the link's, 1 Gbit/s), its RTT grown by `queue_bdp` × itself.
+    fn test_of(
+        &self,
+        m: &HostMeasurement,
+        req: &EvidenceRequest,
+        loss_pct: f64,
+        rate: Option<u64>,
+        queue_bdp: f64,
+        share: Option<f64>,
+    ) -> TcpTest {
+        let rate = rate.or(self.capacity_bps).or(self.speed_bps).unwrap_or(1_000_000_000);
         let segs: u64 = 1_000_000;
         #[allow(
             clippy::cast_possible_truncation,
             clippy::cast_sign_loss,
             clippy::cast_precision_loss
         )]
-        let retrans = (f.loss_pct / 100.0 * segs as f64).round() as u64;
+        let retrans = (loss_pct / 100.0 * segs as f64).round() as u64;
         #[allow(clippy::cast_precision_loss)]
-        let test = TcpTest {
+        TcpTest {
             peer: Some(if req.mode == TestMode::Iperf3 {
                 TestPeer::Iperf3
             } else {
@@ -229,14 +281,10 @@ impl PathProber for FakeProber {
             steady_segs_out: Some(segs),
             steady_retrans_segs: Some(retrans),
             min_rtt_ms: Some(self.rtt_ms),
-            loaded_rtt_ms: Some(self.rtt_ms * (1.0 + f.queue_bdp)),
-            window_share: f.share,
+            loaded_rtt_ms: Some(self.rtt_ms * (1.0 + queue_bdp)),
+            window_share: share,
             ..TcpTest::default()
-        };
-        Ok(Evidence {
-            test: Some(test),
-            ..Evidence::default()
-        })
+        }
     }
 }
 
@@ -308,8 +356,18 @@ mod tests {
                 loss_pct: 0.01,
                 queue_bdp: 1.0,
                 share: Some(0.35),
-                rate_bps: None
+                rate_bps: None,
+                reverse: None,
             })
+        );
+        let p = FakeProber::from_spec("rtt=150ms,rloss=1").expect("spec");
+        assert_eq!(
+            p.test.and_then(|t| t.reverse),
+            Some(FakeReverse {
+                loss_pct: Some(1.0),
+                ..FakeReverse::default()
+            }),
+            "a reverse test beside a clean forward one"
         );
         assert!(FakeProber::from_spec("rtt").is_err());
     }
