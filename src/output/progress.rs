@@ -99,7 +99,7 @@ impl Progress for Probes {
     }
 }
 
-/// The path test's line: bytes sent so far and the rate.
+/// The path test's line: bytes moved so far (sent, or received in a reverse test) and the rate.
 struct TestLine {
     line: Line,
     host: String,
@@ -115,7 +115,7 @@ impl TestProgress for TestLine {
             bytes as f64 * 8.0 / elapsed.as_secs_f64()
         };
         self.line.0.set_message(format!(
-            "TCP path test to {} (at most {}): {} sent, {}…",
+            "TCP path test to {} (at most {}): {} moved, {}…",
             self.host,
             self.bound,
             crate::text::bytes(bytes),
