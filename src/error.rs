@@ -24,7 +24,7 @@ pub mod exit {
         ),
         (
             MEASUREMENT_FAILED,
-            "measurement failed: host unresolvable or unreachable, no probe answered",
+            "measurement failed: host unresolvable or unreachable, no probe answered, the far end of --ssh not reached (host key, authentication, sshd) or without a peer it can run",
         ),
         (
             SYSTEM,
