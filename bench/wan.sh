@@ -42,6 +42,9 @@
 #                the peer; TEST_TIME (e.g. TEST_TIME=5s) is passed as `advise --test-time`
 #   tcptune+iperf3 the same, with a stock iperf3 server (`iperf3 -s`) in both namespaces and
 #                `advise --iperf3`: the peer users most often have
+#   tcptune+ssh  `tcptune advise --ssh` from A to an sshd in B (B's PATH has this tcptune, so
+#                its `tcptune peer` serves the test), once: both directions tested, both ends
+#                advised; A applies its advice, B the far end's (`far_end` in the JSON)
 #   tcptune+loss the same as tcptune with `advise --loss-recovery`
 #   xF, xR/W     maxima F × BDP both ways, or rmem R × BDP and wmem W × BDP, cubic (experiments)
 #   SETTING@CC   any of these with the congestion control CC instead (e.g. fasterdata@bbr)
@@ -108,9 +111,9 @@ for p in $paths; do
 done
 for setting in $settings; do
 	case ${setting%@*} in
-	stock | tuned | fasterdata | esnet | bbr64 | tcptune | tcptune+test | tcptune+iperf3 | tcptune+loss) ;;
+	stock | tuned | fasterdata | esnet | bbr64 | tcptune | tcptune+test | tcptune+iperf3 | tcptune+ssh | tcptune+loss) ;;
 	x*) [[ ${setting%@*} =~ ^x[0-9.]+(/[0-9.]+)?$ ]] || die "bad setting '$setting' (xF or xR/W)" ;;
-	*) die "unknown setting '$setting' (stock tuned fasterdata bbr64 tcptune tcptune+test tcptune+iperf3 tcptune+loss xF SETTING@CC)" ;;
+	*) die "unknown setting '$setting' (stock tuned fasterdata bbr64 tcptune tcptune+test tcptune+iperf3 tcptune+ssh tcptune+loss xF SETTING@CC)" ;;
 	esac
 done
 
@@ -168,6 +171,28 @@ start_serve() { # ns addr
 	exit 1
 }
 
+# An sshd in namespace $1 on $2:2222 that lets this host in with a key made here, and whose
+# sessions find this build's tcptune on their PATH (for `advise --ssh`).
+start_sshd() { # ns addr
+	local d="$state/ssh"
+	mkdir -p "$d/bin" /run/sshd
+	[[ -f $d/host ]] || {
+		ssh-keygen -q -t ed25519 -N '' -f "$d/host"
+		ssh-keygen -q -t ed25519 -N '' -f "$d/id"
+		cp "$d/id.pub" "$d/authorized_keys"
+		ln -sf "$bin" "$d/bin/tcptune"
+	}
+	rm -f "$d/sshd.pid"
+	echo "[$2]:2222 $(cat "$d/host.pub")" >"$d/known_hosts"
+	printf 'Host far\n  HostName %s\n  Port 2222\n  User root\n  IdentityFile %s\n  IdentitiesOnly yes\n  UserKnownHostsFile %s\n  StrictHostKeyChecking yes\n' \
+		"$2" "$d/id" "$d/known_hosts" >"$d/config"
+	ip netns exec "$1" /usr/sbin/sshd -f /dev/null -h "$d/host" -o "ListenAddress=$2:2222" \
+		-o "AuthorizedKeysFile=$d/authorized_keys" -o StrictModes=no -o UsePAM=no -o "PidFile=$d/sshd.pid" \
+		-o "SetEnv=PATH=$d/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+	for _ in $(seq 50); do [[ -s $d/sshd.pid ]] && break; sleep 0.1; done
+	servers+=("$(cat "$d/sshd.pid")")
+}
+
 echo "wan.sh: $(date -u '+%Y-%m-%d %H:%M UTC'), Linux $(uname -r), $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo) ($(nproc) CPUs)" >&2
 echo "| path | BDP | setting | cc | seconds | throughput | % of goodput limit | retransmits | tcp_rmem[2]/BDP (rx) | tcp_wmem[2]/BDP (tx) | peak skmem r/BDP (rx) | peak skmem w/BDP (tx) |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
@@ -222,6 +247,32 @@ for p in $paths; do
 			vw=$(awk -v f="$fw" -v b="$bdp" 'BEGIN { printf "%.0f", f * b }')
 			set_both net.ipv4.tcp_rmem "4096 131072 $vr"
 			set_both net.ipv4.tcp_wmem "4096 16384 $vw"
+			;;
+		tcptune+ssh)
+			extra=()
+			[[ -n ${TEST_TIME:-} ]] && extra+=(--test-time "$TEST_TIME")
+			start_sshd "$NS_B" "$ADDR_B"
+			t0=$(date +%s.%N)
+			ip netns exec "$NS_A" "$bin" advise --ssh far --ssh-command "ssh -F $state/ssh/config" "${extra[@]}" \
+				--format json >"$state/both.json" 2>"$state/ssh.log" || { cat "$state/ssh.log" >&2; exit 1; }
+			took=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+			stop_run
+			python3 - "$state/both.json" "$state/$NS_A.conf" "$state/$NS_B.conf" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for advice, path in ((d, sys.argv[2]), (d["far_end"], sys.argv[3])):
+    with open(path, "w") as f:
+        for s in advice["settings"]:
+            if s["action"]["kind"] == "set" and s["stage"] == "runtime":
+                f.write(f"{s['key']} = {s['value']}\n")
+PY
+			for ns in "$NS_A" "$NS_B"; do
+				chosen=$(awk '/^net\.ipv4\.tcp_(congestion_control|rmem|wmem) = / { sub(/^net\.ipv4\./, ""); printf "%s%s", sep, $0; sep = "; " }' "$state/$ns.conf")
+				echo "wan.sh: $label, $setting, advice for $ns (advise --ssh took $took s): ${chosen:-no cc, tcp_rmem or tcp_wmem line}" >&2
+				if grep -q '^[a-z]' "$state/$ns.conf"; then
+					ip netns exec "$ns" "$bin" --state-dir "$state/$ns" apply "$state/$ns.conf" >/dev/null
+				fi
+			done
 			;;
 		tcptune*)
 			extra=()
