@@ -41,8 +41,8 @@
 //! the requests left (a whole train released in one batch looks like that, [`NEAR_SEND_RATIO`]),
 //! [`LONG_TRAINS`] long trains of [`MAX_LONG_TRAIN`] requests (fewer when those would take
 //! over [`LONG_TRAIN_SPAN`] at the first reading) go out, and their reading replaces the first
-//! ([`long_train_plan`], [`with_long_trains`]): at most 3 × 1024 × 1500 B = 4.6 MB and about
-//! 0.3 s more, only on such paths.
+//! ([`long_train_plan`], [`summarize_long`], [`with_long_trains`]): at most 3 × 1024 × 1500 B
+//! = 4.6 MB and about 0.3 s more, only on such paths.
 //!
 //! Sockets: as in [`super::icmp`], an unprivileged ping socket (`SOCK_DGRAM`) where
 //! `net.ipv4.ping_group_range` allows it, else a raw socket (root / CAP_NET_RAW). With a ping
@@ -90,9 +90,11 @@ pub const SENDER_LIMIT_RATIO: f64 = 1.25;
 /// spacing the bottleneck gave the train were held up after it and released together (a clean
 /// line's jitter moves a reply by a tenth or two of the spacing).
 pub const BURST_GAP: f64 = 0.5;
-/// Replies in a burst came at most this many times as far apart as this host sends packets: a
-/// forwarder writes a batch at a host's speed (the lab's delay line 1–4 µs a 1500-byte packet,
-/// as this host sends), while a bottleneck of 1 Gbit/s or less spaces them 12 µs or more.
+/// Replies in a burst of a first train came at most this many times as far apart as this host
+/// sends packets: a forwarder writes a batch at about a host's speed (the lab's delay line 1–4
+/// µs a 1500-byte packet; this host sends a train of 48 at 1–4 µs a packet), while a
+/// bottleneck of 1 Gbit/s or less spaces them 12 µs or more. Long trains have no such bound
+/// ([`summarize_long`]).
 pub const BURST_SEND: f64 = 3.0;
 /// The replies came back in bursts when at least this share of them (percent) arrived in
 /// bursts of two or more ([`Burst`]). Recorded on the lab: trains through a clean line, at most
@@ -318,10 +320,11 @@ pub struct Run {
 /// The replies of a train (in any order) in order of arrival, grouped into bursts: a reply
 /// joins the burst of the one before when it arrived less than [`BURST_GAP`] × the train's
 /// typical spacing after it (the mean gap without the longest one, which may be a stall),
-/// and less than [`BURST_SEND`] × `host_gap_ns` (how fast this host emits a packet): a
-/// forwarder releases a batch about as fast as a host sends, while replies spaced evenly but
-/// slower than that are the bottleneck's, with a stall or two between them that inflated the
-/// mean. Evenly spaced replies are each a run of one.
+/// and less than [`BURST_SEND`] × `host_gap_ns` (how fast this host emits a packet; infinite
+/// for no such bound). A forwarder releases a batch about as fast as a host sends; replies
+/// spaced evenly but slower than that are the bottleneck's, and in a short train a second
+/// stall can inflate the mean until they look short. Evenly spaced replies are each a run of
+/// one.
 pub fn bursts(replies: &[Reply], host_gap_ns: f64) -> Vec<Run> {
     let mut r = replies.to_vec();
     r.sort_by_key(|r| r.at_ns);
@@ -482,9 +485,8 @@ struct Reads {
     short: usize,
 }
 
-fn read_trains(outcomes: &[TrainOutcome], per_train: u32) -> Reads {
+fn read_trains(outcomes: &[TrainOutcome], per_train: u32, host_gap: f64) -> Reads {
     let need = min_replies(per_train);
-    let host_gap = host_gap_ns(outcomes, per_train);
     let mut r = Reads::default();
     for t in outcomes {
         if t.replies.len() < need {
@@ -522,12 +524,32 @@ fn spread_ns(t: &TrainOutcome) -> i64 {
 /// compressed copies. Otherwise the densest cluster of all trains, flagged sender-limited when
 /// most trains were. The used trains' bursts give the burst signature ([`signature`]).
 pub fn summarize(outcomes: &[TrainOutcome], per_train: u32, packet_bytes: usize) -> Result<CapacityEstimate, String> {
+    summarize_at(outcomes, (per_train, host_gap_ns(outcomes, per_train)), packet_bytes)
+}
+
+/// [`summarize`] for long trains ([`long_train_plan`]): a reply joins a burst by the train's
+/// spacing alone ([`bursts`] with no bound from this host's send time). Over a long train a
+/// stall or two is a small part of the time, so the mean spacing is the bottleneck's, while
+/// the batches of a slow forwarder may come further apart than this host sends.
+pub fn summarize_long(
+    outcomes: &[TrainOutcome],
+    per_train: u32,
+    packet_bytes: usize,
+) -> Result<CapacityEstimate, String> {
+    summarize_at(outcomes, (per_train, f64::INFINITY), packet_bytes)
+}
+
+fn summarize_at(
+    outcomes: &[TrainOutcome],
+    (per_train, host_gap): (u32, f64),
+    packet_bytes: usize,
+) -> Result<CapacityEstimate, String> {
     let Reads {
         samples,
         dispersed,
         runs,
         short,
-    } = read_trains(outcomes, per_train);
+    } = read_trains(outcomes, per_train, host_gap);
     let trains = u32::try_from(outcomes.len()).unwrap_or(u32::MAX);
     let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
     // Three or more dispersed trains that agree outvote everything else.
@@ -663,8 +685,8 @@ fn near_send_rate(outcomes: &[TrainOutcome], per_train: u32) -> bool {
 }
 
 /// The first trains' estimate with the long trains' (`long`, of `sent` trains of `per_train`)
-/// beside it: their reading becomes the estimate when they gave one, as do their bursts when
-/// they showed some.
+/// beside it: their reading becomes the estimate when they gave one (agreed when most of them,
+/// two at least, agree), as do their bursts when they showed some.
 pub fn with_long_trains(
     mut first: CapacityEstimate,
     why: LongWhy,
@@ -683,7 +705,8 @@ pub fn with_long_trains(
     };
     if let Ok(l) = long {
         first.bps = l.bps;
-        first.agreed = l.agreed;
+        // Each long train averages many bursts: two of three that agree are enough.
+        first.agreed = l.agreeing >= 2 && l.agreeing * 2 > l.used;
         first.sender_limited = l.sender_limited;
         first.reading = Reading::LongTrains;
         first.bursty = l.bursty.or(first.bursty);
@@ -739,12 +762,13 @@ pub fn estimate_capacity(
     let ip_size = ip_size.clamp(MIN_PACKET, MAX_PACKET);
     #[cfg(target_os = "linux")]
     {
-        let (first, outcomes) = linux::measure(addr, ip_size, (trains, per_train, MAX_ROUNDS), timeout)?;
+        let shape = (trains, per_train, MAX_ROUNDS);
+        let (first, outcomes) = linux::measure(addr, ip_size, shape, timeout, false)?;
         let Some((long_train, why)) = long_train_plan(&first, &outcomes) else {
             return Ok(first);
         };
         let shape = (LONG_TRAINS, long_train, 1);
-        let long = linux::measure(addr, first.packet_bytes, shape, timeout).map(|(e, _)| e);
+        let long = linux::measure(addr, first.packet_bytes, shape, timeout, true).map(|(e, _)| e);
         Ok(with_long_trains(first, why, (LONG_TRAINS, long_train), long))
     }
     #[cfg(not(target_os = "linux"))]
@@ -817,7 +841,7 @@ mod linux {
 
     use super::{
         CapacityEstimate, MAX_TRAIN_GAP, Reply, Sent, TRAIN_GAP, TrainOutcome, another_round, dispersion_bps,
-        echo_request, median, parse_echo_reply, summarize,
+        echo_request, median, parse_echo_reply, summarize, summarize_long,
     };
     use crate::measure::icmp::{PingAccess, SocketKind};
 
@@ -1145,18 +1169,21 @@ mod linux {
     }
 
     /// Rounds of trains of `shape` (trains per round, requests per train, rounds at most; a
-    /// round more while they disagree), summarized; and the trains themselves.
+    /// round more while they disagree), summarized (as `long` trains or not); and the trains
+    /// themselves.
     pub(super) fn measure(
         addr: IpAddr,
         ip_size: usize,
         shape: (u32, u32, u32),
         timeout: Duration,
+        long: bool,
     ) -> Result<(CapacityEstimate, Vec<TrainOutcome>), String> {
         let per_train = shape.1;
         let sent = send(addr, ip_size, shape, timeout, &|o, bytes| {
             another_round(o, per_train, bytes)
         })?;
-        match summarize(&sent.outcomes, per_train, sent.packet_bytes) {
+        let summary = if long { summarize_long } else { summarize };
+        match summary(&sent.outcomes, per_train, sent.packet_bytes) {
             Ok(e) => Ok((e, sent.outcomes)),
             Err(e) => Err(match sent.error {
                 Some(first) => format!("{e} ({first})"),
@@ -1509,7 +1536,7 @@ mod tests {
 
         // Three such long trains: the signature, and the estimate within 2 %.
         let three: Vec<TrainOutcome> = (0..3).map(|_| sent(long.clone(), 1_024 * 1_500)).collect();
-        let e = summarize(&three, 1024, 1500).expect("estimate");
+        let e = summarize_long(&three, 1024, 1500).expect("estimate");
         assert!(e.bps.abs_diff(1_000_000_000) < 20_000_000, "{e:?}");
         let b = e.bursty.expect("a burst signature");
         assert!((25..=36).contains(&b.packets), "{b:?}");
@@ -1524,6 +1551,43 @@ mod tests {
         let e = summarize(&first, 48, 1500);
         let plan = e.as_ref().ok().and_then(|e| long_train_plan(e, &first));
         assert_eq!(plan, Some((MAX_LONG_TRAIN, LongWhy::Bursts)), "{e:?}");
+    }
+
+    #[test]
+    fn long_trains_take_a_slow_forwarder_at_its_batches() {
+        // A forwarder that writes its batches 4 µs a packet, behind 1 Gbit/s, while this host
+        // sends a long train at 1 µs a packet: bounded by 3 × this host's speed, each batch
+        // falls apart into single replies read at the forwarder's 3 Gbit/s; long trains take
+        // the train's own spacing (12 µs) and see whole batches.
+        let late = [0, 300_000, 100_000, 450_000];
+        let long: Vec<TrainOutcome> = (0..3)
+            .map(|i| sent(batched(1024, 12_000, 2_000_000, &late[i..], 4_000), 1_024_000))
+            .collect();
+        let bounded = summarize(&long, 1024, 1500).expect("estimate");
+        assert!(bounded.bps > 2_500_000_000, "{bounded:?}");
+        let e = summarize_long(&long, 1024, 1500).expect("estimate");
+        assert!(e.bps.abs_diff(1_000_000_000) < 20_000_000, "{e:?}");
+        let b = e.bursty.expect("bursts");
+        assert!(b.packets > 150 && b.period_us.abs_diff(2_000) < 200, "{b:?}");
+    }
+
+    #[test]
+    fn two_stalls_in_a_short_train_are_no_batches() {
+        // 500 Mbit/s, a first train stretched twice by 2 ms: the mean gap without the longest
+        // is 67 µs, so the ordinary 24 µs gaps are under half of it; but this host sends at
+        // 3 µs a packet and no forwarder batch is spaced 24 µs.
+        let mut r = train(24_000, 48, 1500);
+        for x in &mut r[15..] {
+            x.at_ns += 2_000_000;
+        }
+        for x in &mut r[31..] {
+            x.at_ns += 2_000_000;
+        }
+        assert_eq!(bursts(&r, 3_000.0).len(), 48);
+        let bps = dispersion_bps(&r, WINDOW_GAPS, 3_000.0).expect("rate");
+        assert!((bps - 5e8).abs() < 1e-6 * 5e8, "{bps}");
+        // Unbounded, three "batches" of 15 or 16.
+        assert_eq!(bursts(&r, f64::INFINITY).len(), 3);
     }
 
     #[test]
@@ -1665,7 +1729,7 @@ mod tests {
         assert_eq!(long_train_plan(&e, first), Some((MAX_LONG_TRAIN, LongWhy::Bursts)));
         // The long trains: within 10 % (the forwarder's own stops idle the line a little), and
         // the stops seen: bursts every ~600 µs.
-        let e = summarize(long, 1024, 1500).expect("estimate");
+        let e = summarize_long(long, 1024, 1500).expect("estimate");
         assert!(e.bps.abs_diff(1_000_000_000) < 100_000_000, "{e:?}");
         let b = e.bursty.expect("bursts");
         assert!(b.period_us.abs_diff(600) <= 60, "{b:?}");
@@ -1676,12 +1740,9 @@ mod tests {
         let all = recorded(include_str!("../../tests/fixtures/trains/lab-1gbit-nort-batches.txt"));
         let (first, long) = all.split_at(10);
         let first = summarize(first, 48, 1500).expect("first");
-        let long = summarize(long, 1024, 1500).expect("long");
+        let long = summarize_long(long, 1024, 1500).expect("long");
         let e = with_long_trains(first.clone(), LongWhy::Bursts, (2, 1024), Ok(long.clone()));
-        assert_eq!(
-            (e.bps, e.reading, e.agreed),
-            (long.bps, Reading::LongTrains, long.agreed)
-        );
+        assert_eq!((e.bps, e.reading, e.agreed), (long.bps, Reading::LongTrains, true));
         // The first trains' record stays; the long trains' bursts (their period is measured).
         assert_eq!((e.trains, e.per_train, &e.samples_bps), (10, 48, &first.samples_bps));
         assert_eq!(e.bursty, long.bursty);
@@ -1740,7 +1801,7 @@ mod tests {
         // out, ~3 ms into a 1000-packet train, then in bursts of 2-4 (the old windows read
         // 0.87 to 0.90).
         let long = recorded(include_str!("../../tests/fixtures/trains/lab-1gbit-rt-long.txt"));
-        let e = summarize(&long, 1000, 1500).expect("estimate");
+        let e = summarize_long(&long, 1000, 1500).expect("estimate");
         assert!(e.bps.abs_diff(1_000_000_000) < 20_000_000, "{e:?}");
         let b = e.bursty.expect("bursts");
         assert!((2..=4).contains(&b.packets), "{b:?}");
