@@ -193,6 +193,9 @@ impl PathProber for FakeProber {
                     packet_bytes: train::MAX_PACKET,
                     per_train: train::DEFAULT_PER_TRAIN,
                     sender_limited: false,
+                    reading: train::Reading::Trains,
+                    bursty: None,
+                    long: None,
                 });
                 Ok(HostMeasurement {
                     host: host.clone(),

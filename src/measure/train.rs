@@ -6,8 +6,9 @@
 //! each reply as it arrives (`SO_TIMESTAMPNS`; userspace clocks taken after a wake-up see
 //! replies in batches and are useless at these spacings). The whole-train formula is
 //! `C = (IP bytes of replies 2..n) × 8 / (t_n − t_1)`; each train's rate here is the median of
-//! that formula over runs of 8 consecutive gaps ([`dispersion_bps`]), which keeps one late
-//! timestamp or one stall from moving the result. On 360 recorded lab trains (TUN delay line
+//! that formula over runs of 8 consecutive gaps between bursts ([`dispersion_bps`]; evenly
+//! spaced replies are each a burst of one), which keeps one late timestamp or one stall from
+//! moving the result. On 360 recorded lab trains (TUN delay line
 //! at 50 and 500 Mbit/s, RTT 40–600 ms) single trains read −54 % to +36 % off with the
 //! whole-train formula (2–3 ms stalls of the line, a late first arrival) and −4 % to +0.2 %
 //! with the windowed median.
@@ -24,6 +25,24 @@
 //! machine does it). Spoilt trains scatter, good ones agree: on the lab under 10–20 % CPU
 //! steal, three of five trains came back compressed to 0.8–2.6 Gbit/s on a 500 Mbit/s path,
 //! and the median of five said 800 Mbit/s.
+//!
+//! Bursts: a forwarder that releases packets in batches (a busy router or virtual switch, a
+//! descheduled virtual machine, the lab's delay line without real-time priority, interrupt
+//! coalescing) hands on at each wake-up what the bottleneck delivered since the last one, as
+//! fast as a host writes packets. The reply gaps show it: batches of replies closer together
+//! than half the train's typical spacing, long gaps between ([`bursts`]). From the start of
+//! one batch to the start of another the rate is the bottleneck's however large the batches,
+//! so the windows count bursts, not replies; replies one at a time per reply read a window
+//! inside a batch at the forwarder's speed and one across a long gap too slow (on the delay
+//! line stopped for 300 µs of every 600 µs at 1 Gbit/s: 5.9–9.7 × the rate; by bursts, 1.00).
+//! When at least half the replies came in bursts the estimate says so ([`Burst`]: bursts of
+//! ~N every ~T). Windows average bursts only over trains that span many: when the bursts are
+//! too large for a train to span [`MIN_BURSTS`], or the replies came back nearly as fast as
+//! the requests left (a whole train released in one batch looks like that, [`NEAR_SEND_RATIO`]),
+//! [`LONG_TRAINS`] long trains of [`MAX_LONG_TRAIN`] requests (fewer when those would take
+//! over [`LONG_TRAIN_SPAN`] at the first reading) go out, and their reading replaces the first
+//! ([`long_train_plan`], [`summarize_long`], [`with_long_trains`]): at most 3 × 1024 × 1500 B
+//! = 4.6 MB and about 0.3 s more, only on such paths.
 //!
 //! Sockets: as in [`super::icmp`], an unprivileged ping socket (`SOCK_DGRAM`) where
 //! `net.ipv4.ping_group_range` allows it, else a raw socket (root / CAP_NET_RAW). With a ping
@@ -66,6 +85,35 @@ pub const AGREE_RATIO: f64 = 1.10;
 /// A train is sender-limited when its replies are spread out less than this factor times the
 /// time it took to send it.
 pub const SENDER_LIMIT_RATIO: f64 = 1.25;
+/// A reply that arrives less than this fraction of its train's typical spacing after the one
+/// before joins that one's burst ([`bursts`]): two replies closer together than half the
+/// spacing the bottleneck gave the train were held up after it and released together (a clean
+/// line's jitter moves a reply by a tenth or two of the spacing).
+pub const BURST_GAP: f64 = 0.5;
+/// Replies in a burst of a first train came at most this many times as far apart as this host
+/// sends packets: a forwarder writes a batch at about a host's speed (the lab's delay line 1–4
+/// µs a 1500-byte packet; this host sends a train of 48 at 1–4 µs a packet), while a
+/// bottleneck of 1 Gbit/s or less spaces them 12 µs or more. Long trains have no such bound
+/// ([`summarize_long`]).
+pub const BURST_SEND: f64 = 3.0;
+/// The replies came back in bursts when at least this share of them (percent) arrived in
+/// bursts of two or more ([`Burst`]). Recorded on the lab: trains through a clean line, at most
+/// 11 %; a busy host's stalls, each followed by the replies it held in one burst, 25–33 %; a
+/// line that forwards in batches, 50–85 %.
+pub const BURSTY_PCT: u32 = 40;
+/// Bursts a train must span for its windows of [`WINDOW_GAPS`] bursts to average them out:
+/// with larger bursts than that allows, long trains go out ([`long_train_plan`]). A train of
+/// [`DEFAULT_PER_TRAIN`] spans 16 bursts of 3.
+pub const MIN_BURSTS: u32 = 2 * WINDOW_GAPS as u32;
+/// Long trains sent, when they go out.
+pub const LONG_TRAINS: u32 = 3;
+/// Echo requests per long train, at most: 1.5 MB of 1500-byte packets.
+pub const MAX_LONG_TRAIN: u32 = 1024;
+/// A long train takes at most about this long to drain at the first trains' reading.
+pub const LONG_TRAIN_SPAN: Duration = Duration::from_millis(50);
+/// The first trains came back nearly as fast as they left when the replies of most of them
+/// were spread out less than this factor times the time it took to send them.
+pub const NEAR_SEND_RATIO: f64 = 2.0;
 
 /// The result of a packet-train measurement.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -94,6 +142,152 @@ pub struct CapacityEstimate {
     /// The replies came back (in most used trains) about as fast as the requests left: the
     /// path may be faster than `bps`, which is then a lower bound.
     pub sender_limited: bool,
+    /// Which trains `bps`, `agreed` and `sender_limited` come from; the other fields above
+    /// always describe the first trains (`trains` of `per_train`).
+    pub reading: Reading,
+    /// The gaps between the replies showed bursts: something on the path (a forwarder, or
+    /// this host's own receive path) releases packets in batches. None: no burst signature.
+    pub bursty: Option<Burst>,
+    /// The long trains, when they went out ([`long_train_plan`]).
+    pub long: Option<LongTrains>,
+}
+
+impl CapacityEstimate {
+    /// What the trains showed beyond a rate, in a sentence for people: the burst signature and
+    /// how the estimate was read despite it, or why long trains went out. None when the first
+    /// trains came back without bursts and sufficed.
+    pub fn describe(&self) -> Option<String> {
+        let range = rate_range(&self.samples_bps);
+        let first = format!("the {}-packet trains read {range}", self.per_train);
+        let seen = self.bursty.map(|b| {
+            format!(
+                "replies came back in bursts of ~{} every ~{}: a forwarder releases packets in batches",
+                b.packets,
+                duration_us(b.period_us)
+            )
+        });
+        let each = self.bursty.map_or(0, |b| b.bursts_per_train);
+        Some(match (seen, &self.long) {
+            (Some(seen), Some(l)) => match l.bps {
+                Some(bps) => format!(
+                    "{seen}; read over trains of {} packets, {}, where {first}",
+                    l.per_train,
+                    crate::text::rate(bps as f64)
+                ),
+                None => format!(
+                    "{seen}; trains of {} packets gave no reading ({}), so this is {first}, over ~{each} bursts each",
+                    l.per_train,
+                    l.error.as_deref().unwrap_or("no replies")
+                ),
+            },
+            (Some(seen), None) => format!(
+                "{seen}; read from burst to burst over trains of {} packets, ~{each} bursts each",
+                self.per_train
+            ),
+            (None, Some(l)) => {
+                let near = format!(
+                    "the {}-packet trains came back nearly as fast as this host sent them, as a batch released at once would",
+                    self.per_train
+                );
+                match l.bps {
+                    Some(bps) => format!(
+                        "{near}; trains of {} packets showed no bursts and read {}",
+                        l.per_train,
+                        crate::text::rate(bps as f64)
+                    ),
+                    None => format!(
+                        "{near}; trains of {} packets to check gave no reading ({}), so {first}",
+                        l.per_train,
+                        l.error.as_deref().unwrap_or("no replies")
+                    ),
+                }
+            }
+            (None, None) => return None,
+        })
+    }
+}
+
+/// "497 Mbit/s to 2.6 Gbit/s", or the one rate.
+#[allow(clippy::cast_precision_loss)]
+fn rate_range(samples: &[u64]) -> String {
+    let lo = samples.iter().min().copied().unwrap_or(0);
+    let hi = samples.iter().max().copied().unwrap_or(0);
+    if lo == hi {
+        crate::text::rate(lo as f64)
+    } else {
+        format!("{} to {}", crate::text::rate(lo as f64), crate::text::rate(hi as f64))
+    }
+}
+
+/// "36 µs", "1.5 ms", "20 ms".
+fn duration_us(us: u64) -> String {
+    match us {
+        0..1000 => format!("{us} µs"),
+        1000..10_000 => format!("{:.1} ms", us as f64 / 1000.0),
+        _ => format!("{} ms", (us + 500) / 1000),
+    }
+}
+
+/// Which trains an estimate comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reading {
+    /// The first trains, `per_train` requests each.
+    Trains,
+    /// The long trains ([`LongTrains`]): long enough to span many bursts, which their windows
+    /// then average out.
+    LongTrains,
+}
+
+/// A burst signature: replies that came back in batches, closer together than the bottleneck
+/// spaced them, with long gaps between the batches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Burst {
+    /// Replies per burst: the size of the burst that the median reply of those in bursts came in.
+    pub packets: u32,
+    /// From the start of one burst of two or more to the start of the next in the same train,
+    /// µs (the median); when no train had two such bursts, the time `packets` replies take at
+    /// the estimate.
+    pub period_us: u64,
+    /// Bursts per train, a lone reply counting as one (the median over the trains read).
+    pub bursts_per_train: u32,
+    /// Percent of the replies that came in bursts of two or more.
+    pub share_pct: u32,
+}
+
+/// Trains long enough to span many bursts, sent after the first ones when those could not be
+/// trusted ([`long_train_plan`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LongTrains {
+    /// Why they went out.
+    pub why: LongWhy,
+    /// Trains sent.
+    pub trains: u32,
+    /// Echo requests per train.
+    pub per_train: u32,
+    /// Trains that gave a sample.
+    pub used: u32,
+    /// Used trains whose rates agree with `bps`.
+    pub agreeing: u32,
+    /// One rate per used train, in send order.
+    pub samples_bps: Vec<u64>,
+    /// Their estimate; None when they gave none (`error` says why), and the first trains'
+    /// reading stands.
+    pub bps: Option<u64>,
+    /// Why they gave no estimate.
+    pub error: Option<String>,
+}
+
+/// Why long trains went out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LongWhy {
+    /// The first trains' replies came in bursts, too few per train to average out.
+    Bursts,
+    /// The first trains' replies came back nearly as fast as the requests left
+    /// ([`NEAR_SEND_RATIO`]): so does a whole train that a forwarder held and released at once,
+    /// as well as a path faster than this host sends.
+    NearSendRate,
 }
 
 /// One echo reply: its IP total length and the kernel's receive time.
@@ -113,31 +307,110 @@ pub struct TrainOutcome {
     pub send_span_ns: i64,
 }
 
-/// The dispersion rate of one train, bit/s: over every run of `window` consecutive gaps
-/// (`window + 1` consecutive arrivals), the bytes of the arrivals after the first over the time
-/// from the first to the last; the median of those. With `window` ≥ the number of gaps this
-/// is the whole-train formula, `(bytes of replies 2..n) × 8 / (t_n − t_1)`. A run with no
-/// spread counts as infinitely fast. None with fewer than two replies, or when the median
-/// run has no spread.
+/// Replies that came back together: a burst, or one reply alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Run {
+    /// Arrival of its first reply, ns.
+    pub start_ns: i64,
+    pub replies: usize,
+    /// IP bytes of its replies.
+    pub bytes: usize,
+}
+
+/// The replies of a train (in any order) in order of arrival, grouped into bursts: a reply
+/// joins the burst of the one before when it arrived less than [`BURST_GAP`] × the train's
+/// typical spacing after it (the mean gap without the longest one, which may be a stall),
+/// and less than [`BURST_SEND`] × `host_gap_ns` (how fast this host emits a packet; infinite
+/// for no such bound). A forwarder releases a batch about as fast as a host sends; replies
+/// spaced evenly but slower than that are the bottleneck's, and in a short train a second
+/// stall can inflate the mean until they look short. Evenly spaced replies are each a run of
+/// one.
+pub fn bursts(replies: &[Reply], host_gap_ns: f64) -> Vec<Run> {
+    let mut r = replies.to_vec();
+    r.sort_by_key(|r| r.at_ns);
+    let gaps: Vec<i64> = r.windows(2).map(|w| w[1].at_ns - w[0].at_ns).collect();
+    let short = (BURST_GAP * typical_gap(&gaps)).min(BURST_SEND * host_gap_ns);
+    let mut runs: Vec<Run> = Vec::new();
+    for (i, x) in r.iter().enumerate() {
+        #[allow(clippy::cast_precision_loss)]
+        let joins = i > 0 && (gaps[i - 1] as f64) < short;
+        match runs.last_mut() {
+            Some(run) if joins => {
+                run.replies += 1;
+                run.bytes += x.ip_bytes;
+            }
+            _ => runs.push(Run {
+                start_ns: x.at_ns,
+                replies: 1,
+                bytes: x.ip_bytes,
+            }),
+        }
+    }
+    runs
+}
+
+/// The mean of `gaps` without the longest (when two or more): 0 for none.
+#[allow(clippy::cast_precision_loss)]
+fn typical_gap(gaps: &[i64]) -> f64 {
+    match gaps {
+        [] => 0.0,
+        [one] => *one as f64,
+        _ => {
+            let longest = gaps.iter().copied().max().unwrap_or(0);
+            (gaps.iter().sum::<i64>() - longest) as f64 / (gaps.len() - 1) as f64
+        }
+    }
+}
+
+/// How fast this host emitted the requests of `outcomes`' trains of `per_train`, ns per packet:
+/// the quickest train (a send the scheduler interrupted took longer, not the packets);
+/// infinite when unknown.
+fn host_gap_ns(outcomes: &[TrainOutcome], per_train: u32) -> f64 {
+    let fastest = outcomes.iter().map(|t| t.send_span_ns).filter(|&n| n > 0).min();
+    #[allow(clippy::cast_precision_loss)]
+    fastest.map_or(f64::INFINITY, |n| n as f64 / f64::from(per_train.max(2) - 1))
+}
+
+/// The dispersion rate of one train, bit/s: its replies grouped into bursts ([`bursts`]),
+/// over every run of `window` consecutive gaps between bursts (`window + 1` consecutive
+/// bursts), the bytes of the bursts after the first over the time from the start of the
+/// first to the start of the last; the median of those. When the replies came back evenly
+/// every burst is one reply, and with `window` ≥ the number of gaps this is the whole-train
+/// formula, `(bytes of replies 2..n) × 8 / (t_n − t_1)`. A run with no spread counts as
+/// infinitely fast. None with fewer than two bursts, or when the median run has no spread.
+/// `host_gap_ns`: how fast this host sent the requests, ns per packet ([`bursts`]).
 ///
 /// Why windows: the whole-train formula rests on two timestamps. A late first arrival (a
 /// receiver woken from idle) compresses the train, a stall anywhere (a packet held up after
 /// the bottleneck, and everything behind it) stretches it, and either error lands in full on
 /// the estimate. A stall or a burst spoils only the windows that contain it, and the median
-/// ignores them; windows several gaps long still average over receive-side batching
-/// (interrupt coalescing) that would make single gaps meaningless.
-pub fn dispersion_bps(replies: &[Reply], window: usize) -> Option<f64> {
-    let mut r = replies.to_vec();
-    r.sort_by_key(|r| r.at_ns);
-    if r.len() < 2 {
+/// ignores them.
+///
+/// Why bursts: a forwarder that releases packets in batches releases at each wake-up what
+/// fell due since the last one, so a burst holds the bytes the bottleneck delivered between
+/// the starts of the burst before it and its own: from burst start to burst start the rate
+/// is exact, however large the bursts, where windows of single gaps read a window with one
+/// long gap too slow and a window inside a burst too fast. A last burst of two or more is
+/// left out: the train may have ended before its forwarder's batch did.
+pub fn dispersion_bps(replies: &[Reply], window: usize, host_gap_ns: f64) -> Option<f64> {
+    runs_bps(&bursts(replies, host_gap_ns), window)
+}
+
+/// [`dispersion_bps`] of a train already grouped into bursts.
+fn runs_bps(runs: &[Run], window: usize) -> Option<f64> {
+    let runs = match runs.split_last() {
+        Some((last, rest)) if last.replies > 1 => rest,
+        _ => runs,
+    };
+    if runs.len() < 2 {
         return None;
     }
-    let w = window.clamp(1, r.len() - 1);
-    let mut rates: Vec<f64> = r
+    let w = window.clamp(1, runs.len() - 1);
+    let mut rates: Vec<f64> = runs
         .windows(w + 1)
         .map(|run| {
-            let span_ns = run[w].at_ns - run[0].at_ns;
-            let bytes: usize = run[1..].iter().map(|x| x.ip_bytes).sum();
+            let span_ns = run[w].start_ns - run[0].start_ns;
+            let bytes: usize = run[1..].iter().map(|x| x.bytes).sum();
             #[allow(clippy::cast_precision_loss)]
             if span_ns > 0 {
                 bytes as f64 * 8.0 * 1e9 / span_ns as f64
@@ -199,36 +472,84 @@ pub fn densest(samples: &[u64]) -> Option<(u64, usize)> {
     best
 }
 
+/// What the trains that count gave, in send order.
+#[derive(Default)]
+struct Reads {
+    /// One rate per used train.
+    samples: Vec<u64>,
+    /// The rates of the dispersed ones.
+    dispersed: Vec<u64>,
+    /// The bursts of every used train.
+    runs: Vec<Vec<Run>>,
+    /// Trains with fewer than `need` replies.
+    short: usize,
+}
+
+fn read_trains(outcomes: &[TrainOutcome], per_train: u32, host_gap: f64) -> Reads {
+    let need = min_replies(per_train);
+    let mut r = Reads::default();
+    for t in outcomes {
+        if t.replies.len() < need {
+            r.short += 1;
+            continue;
+        }
+        let runs = bursts(&t.replies, host_gap);
+        let Some(bps) = runs_bps(&runs, WINDOW_GAPS) else {
+            continue;
+        };
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let bps = bps.round() as u64;
+        #[allow(clippy::cast_precision_loss)]
+        if spread_ns(t) as f64 >= SENDER_LIMIT_RATIO * t.send_span_ns as f64 {
+            r.dispersed.push(bps);
+        }
+        r.samples.push(bps);
+        r.runs.push(runs);
+    }
+    r
+}
+
+/// From the first reply of a train to the last, ns.
+fn spread_ns(t: &TrainOutcome) -> i64 {
+    let first = t.replies.iter().map(|r| r.at_ns).min().unwrap_or(0);
+    let last = t.replies.iter().map(|r| r.at_ns).max().unwrap_or(0);
+    last - first
+}
+
 /// Combine the trains: reject the short ones; the estimate is the centre of the densest
 /// cluster ([`densest`]) of the *dispersed* trains — those whose replies came back more spread
 /// out than the requests left — when three or more of them agree. Compression after the
 /// bottleneck only ever makes a train read faster, up to as fast as it was sent, so a cluster
 /// of dispersed trains is the bottleneck and the sender-limited trains beside it are
 /// compressed copies. Otherwise the densest cluster of all trains, flagged sender-limited when
-/// most trains were.
+/// most trains were. The used trains' bursts give the burst signature ([`signature`]).
 pub fn summarize(outcomes: &[TrainOutcome], per_train: u32, packet_bytes: usize) -> Result<CapacityEstimate, String> {
-    let need = min_replies(per_train);
-    let mut samples = Vec::new();
-    let mut dispersed = Vec::new();
-    let mut short = 0usize;
-    for t in outcomes {
-        if t.replies.len() < need {
-            short += 1;
-            continue;
-        }
-        let Some(bps) = dispersion_bps(&t.replies, WINDOW_GAPS) else {
-            continue;
-        };
-        let first = t.replies.iter().map(|r| r.at_ns).min().unwrap_or(0);
-        let last = t.replies.iter().map(|r| r.at_ns).max().unwrap_or(0);
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        let bps = bps.round() as u64;
-        #[allow(clippy::cast_precision_loss)]
-        if ((last - first) as f64) >= SENDER_LIMIT_RATIO * t.send_span_ns as f64 {
-            dispersed.push(bps);
-        }
-        samples.push(bps);
-    }
+    summarize_at(outcomes, (per_train, host_gap_ns(outcomes, per_train)), packet_bytes)
+}
+
+/// [`summarize`] for long trains ([`long_train_plan`]): a reply joins a burst by the train's
+/// spacing alone ([`bursts`] with no bound from this host's send time). Over a long train a
+/// stall or two is a small part of the time, so the mean spacing is the bottleneck's, while
+/// the batches of a slow forwarder may come further apart than this host sends.
+pub fn summarize_long(
+    outcomes: &[TrainOutcome],
+    per_train: u32,
+    packet_bytes: usize,
+) -> Result<CapacityEstimate, String> {
+    summarize_at(outcomes, (per_train, f64::INFINITY), packet_bytes)
+}
+
+fn summarize_at(
+    outcomes: &[TrainOutcome],
+    (per_train, host_gap): (u32, f64),
+    packet_bytes: usize,
+) -> Result<CapacityEstimate, String> {
+    let Reads {
+        samples,
+        dispersed,
+        runs,
+        short,
+    } = read_trains(outcomes, per_train, host_gap);
     let trains = u32::try_from(outcomes.len()).unwrap_or(u32::MAX);
     let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
     // Three or more dispersed trains that agree outvote everything else.
@@ -269,16 +590,162 @@ pub fn summarize(outcomes: &[TrainOutcome], per_train: u32, packet_bytes: usize)
         samples_bps: samples,
         packet_bytes,
         per_train,
+        reading: Reading::Trains,
+        bursty: signature(&runs, bps, packet_bytes),
+        long: None,
     })
+}
+
+/// The burst signature of the used trains' bursts (`runs`, one list per train): at least
+/// [`BURSTY_PCT`] percent of their replies came in bursts of two or more; the period is
+/// measured between bursts of at least half the typical size. On a clean path
+/// nearly every reply comes alone; a stall followed by the replies it held back puts a third
+/// of a train in one burst at most, in one train of several.
+fn signature(runs: &[Vec<Run>], bps: u64, packet_bytes: usize) -> Option<Burst> {
+    let replies: usize = runs.iter().flatten().map(|r| r.replies).sum();
+    let mut sizes: Vec<usize> = runs.iter().flatten().map(|r| r.replies).filter(|&n| n > 1).collect();
+    let in_bursts: usize = sizes.iter().sum();
+    if replies == 0 || in_bursts * 100 < replies * BURSTY_PCT as usize {
+        return None;
+    }
+    // The burst the median reply (of those in bursts) came in.
+    sizes.sort_unstable();
+    let mut seen = 0;
+    let packets = sizes
+        .iter()
+        .find(|&&n| {
+            seen += n;
+            seen * 2 >= in_bursts
+        })
+        .copied()
+        .unwrap_or(1);
+    // Start to start of consecutive bursts of about that size in one train.
+    let big = (packets / 2).max(2);
+    let periods: Vec<u64> = runs
+        .iter()
+        .flat_map(|t| {
+            let starts: Vec<i64> = t.iter().filter(|r| r.replies >= big).map(|r| r.start_ns).collect();
+            starts
+                .windows(2)
+                .map(|w| u64::try_from(w[1] - w[0]).unwrap_or(0))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    #[allow(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        clippy::cast_precision_loss
+    )]
+    let period_ns = median(&periods).unwrap_or_else(|| (packets * packet_bytes) as u64 * 8_000_000_000 / bps.max(1));
+    let per_train: Vec<u64> = runs.iter().map(|t| t.len() as u64).collect();
+    let count = |n: u64| u32::try_from(n).unwrap_or(u32::MAX);
+    Some(Burst {
+        packets: count(packets as u64),
+        period_us: period_ns / 1000,
+        bursts_per_train: count(median(&per_train).unwrap_or(0)),
+        share_pct: count((in_bursts * 100 / replies) as u64),
+    })
+}
+
+/// Whether long trains should follow the first ones, and of how many requests. They go out
+/// when the first trains' replies came in bursts ([`Burst`]) too large for a train to span
+/// [`MIN_BURSTS`] of them, or came back nearly as fast as the requests left
+/// ([`NEAR_SEND_RATIO`]: so does a whole train released at once by a forwarder that batches
+/// more than a train). A long train has [`MAX_LONG_TRAIN`] requests, or as many as drain in
+/// [`LONG_TRAIN_SPAN`] at the first reading when fewer; None when that is not twice the first
+/// trains, which then already spanned as long as a long train would.
+pub fn long_train_plan(first: &CapacityEstimate, outcomes: &[TrainOutcome]) -> Option<(u32, LongWhy)> {
+    let why = match first.bursty {
+        Some(b) if b.packets.saturating_mul(MIN_BURSTS) > first.per_train => LongWhy::Bursts,
+        Some(_) => return None,
+        None if near_send_rate(outcomes, first.per_train) => LongWhy::NearSendRate,
+        None => return None,
+    };
+    #[allow(
+        clippy::cast_precision_loss,
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss
+    )]
+    let drains = (LONG_TRAIN_SPAN.as_secs_f64() * first.bps as f64 / (first.packet_bytes as f64 * 8.0)) as u32;
+    let m = MAX_LONG_TRAIN.min(drains);
+    (m >= 2 * first.per_train).then_some((m, why))
+}
+
+/// Most trains with enough replies came back spread out less than [`NEAR_SEND_RATIO`] × the
+/// time it took to send them.
+fn near_send_rate(outcomes: &[TrainOutcome], per_train: u32) -> bool {
+    let need = min_replies(per_train);
+    let used: Vec<&TrainOutcome> = outcomes.iter().filter(|t| t.replies.len() >= need).collect();
+    #[allow(clippy::cast_precision_loss)]
+    let near = used
+        .iter()
+        .filter(|t| (spread_ns(t) as f64) < NEAR_SEND_RATIO * t.send_span_ns as f64)
+        .count();
+    near * 2 > used.len()
+}
+
+/// The first trains' estimate with the long trains' (`long`, of `sent` trains of `per_train`)
+/// beside it: their reading becomes the estimate when they gave one (agreed when most of them,
+/// two at least, agree), as do their bursts when they showed some.
+pub fn with_long_trains(
+    mut first: CapacityEstimate,
+    why: LongWhy,
+    (sent, per_train): (u32, u32),
+    long: Result<CapacityEstimate, String>,
+) -> CapacityEstimate {
+    let record = LongTrains {
+        why,
+        trains: sent,
+        per_train,
+        used: long.as_ref().map_or(0, |l| l.used),
+        agreeing: long.as_ref().map_or(0, |l| l.agreeing),
+        samples_bps: long.as_ref().map_or_else(|_| Vec::new(), |l| l.samples_bps.clone()),
+        bps: long.as_ref().ok().map(|l| l.bps),
+        error: long.as_ref().err().cloned(),
+    };
+    if let Ok(l) = long {
+        first.bps = l.bps;
+        // Each long train averages many bursts: two of three that agree are enough.
+        first.agreed = l.agreeing >= 2 && l.agreeing * 2 > l.used;
+        first.sender_limited = l.sender_limited;
+        first.reading = Reading::LongTrains;
+        first.bursty = l.bursty.or(first.bursty);
+    }
+    first.long = Some(record);
+    first
+}
+
+/// Another round while the trains disagree — unless none was dispersed: then they all
+/// measured how fast this host sends, and so would another round.
+#[cfg(target_os = "linux")]
+fn another_round(outcomes: &[TrainOutcome], per_train: u32, packet_bytes: usize) -> bool {
+    summarize(outcomes, per_train, packet_bytes).is_ok_and(|e| e.dispersed > 0 && !e.agreed)
+}
+
+/// What a measurement's trains sent and got back.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Sent {
+    /// Every train, in send order.
+    pub outcomes: Vec<TrainOutcome>,
+    /// IP total length of every request (and reply), after the path MTU capped it.
+    pub packet_bytes: usize,
+    /// The first send or ICMP error, to explain a failure.
+    pub error: Option<String>,
 }
 
 /// Send `trains` trains of `per_train` echo requests of `ip_size` bytes (clamped to
 /// [`MIN_PACKET`]..=[`MAX_PACKET`] and to the kernel's path MTU) to `addr`, and estimate the
 /// bottleneck rate from the spacing of the replies; while the trains disagree
-/// ([`CapacityEstimate::agreed`]),
-/// up to [`MAX_ROUNDS`] rounds of `trains`. Blocks: from async code run it with
-/// `spawn_blocking`. Takes at most about `MAX_ROUNDS × ((trains − 1) × 250 ms + timeout)`;
-/// usually `(trains − 1) × 50 ms + RTT + one train's drain time`.
+/// ([`CapacityEstimate::agreed`]), up to [`MAX_ROUNDS`] rounds of `trains`. Then, when those
+/// trains cannot be trusted to have seen the bottleneck ([`long_train_plan`]: bursts too few
+/// per train to average out, or replies back nearly as fast as the requests left),
+/// [`LONG_TRAINS`] long trains, whose reading replaces theirs ([`with_long_trains`]).
+///
+/// Blocks: from async code run it with `spawn_blocking`. Takes at most about
+/// `MAX_ROUNDS × ((trains − 1) × 250 ms + timeout)`, usually `(trains − 1) × 50 ms + RTT +
+/// one train's drain time`; long trains add at most `2 × 250 ms + timeout` (usually
+/// `2 × 100 ms + RTT + 50 ms`), [`LONG_TRAINS`] × [`MAX_LONG_TRAIN`] requests (4.6 MB of
+/// 1500-byte packets).
 pub fn estimate_capacity(
     addr: IpAddr,
     ip_size: usize,
@@ -295,7 +762,14 @@ pub fn estimate_capacity(
     let ip_size = ip_size.clamp(MIN_PACKET, MAX_PACKET);
     #[cfg(target_os = "linux")]
     {
-        linux::run(addr, ip_size, trains, per_train, timeout)
+        let shape = (trains, per_train, MAX_ROUNDS);
+        let (first, outcomes) = linux::measure(addr, ip_size, shape, timeout, false)?;
+        let Some((long_train, why)) = long_train_plan(&first, &outcomes) else {
+            return Ok(first);
+        };
+        let shape = (LONG_TRAINS, long_train, 1);
+        let long = linux::measure(addr, first.packet_bytes, shape, timeout, true).map(|(e, _)| e);
+        Ok(with_long_trains(first, why, (LONG_TRAINS, long_train), long))
     }
     #[cfg(not(target_os = "linux"))]
     {
@@ -366,8 +840,8 @@ mod linux {
     use std::time::{Duration, Instant};
 
     use super::{
-        CapacityEstimate, MAX_TRAIN_GAP, Reply, TRAIN_GAP, TrainOutcome, dispersion_bps, echo_request, median,
-        parse_echo_reply, summarize,
+        CapacityEstimate, MAX_TRAIN_GAP, Reply, Sent, TRAIN_GAP, TrainOutcome, another_round, dispersion_bps,
+        echo_request, median, parse_echo_reply, summarize, summarize_long,
     };
     use crate::measure::icmp::{PingAccess, SocketKind};
 
@@ -375,7 +849,8 @@ mod linux {
     const IDLE_GRACE: Duration = Duration::from_millis(100);
     /// Longest poll sleep while waiting for replies.
     const POLL_SLICE: Duration = Duration::from_millis(10);
-    const SOCKET_BUF: libc::c_int = 1 << 20;
+    /// Socket buffers for a whole long train: 1024 replies of up to about 4 KiB of kernel memory.
+    const SOCKET_BUF: libc::c_int = 4 << 20;
     /// Room for an IPv4 header and the largest echo reply we send, and then some.
     const RECV_BUF: usize = 4096;
 
@@ -648,13 +1123,17 @@ mod linux {
         }
     }
 
-    pub(super) fn run(
+    /// Sends rounds of `trains` trains of `per_train` echo requests to `addr` while `more`
+    /// (given the trains so far and the request size) asks for another round, at most
+    /// `max_rounds`, and returns what came back.
+    pub(super) fn send(
         addr: IpAddr,
         ip_size: usize,
-        trains: u32,
-        per_train: u32,
+        shape: (u32, u32, u32),
         timeout: Duration,
-    ) -> Result<CapacityEstimate, String> {
+        more: &dyn Fn(&[TrainOutcome], usize) -> bool,
+    ) -> Result<Sent, String> {
+        let (trains, per_train, max_rounds) = shape;
         let p = open_probe(addr, ip_size)?;
         let k = per_train as usize;
         let mut t = Trains::new(trains as usize, k);
@@ -666,7 +1145,7 @@ mod linux {
             }
             let now = Instant::now();
             if t.all_sent() && t.state.iter().all(|x| x.done(now, k, timeout)) {
-                if !another_round(&t.state, trains, per_train, p.ip_size) {
+                if t.state.len() >= (max_rounds * trains) as usize || !more(&outcomes(&t.state), p.ip_size) {
                     break;
                 }
                 t.add_round(trains as usize);
@@ -682,10 +1161,35 @@ mod linux {
         if t.no_stamp > 0 && t.state.iter().all(|x| x.count == 0) {
             return Err("the kernel attached no receive timestamps to the replies".to_string());
         }
-        summarize(&outcomes(&t.state), per_train, p.ip_size).map_err(|e| match t.errors.first() {
-            Some(first) => format!("{e} ({first})"),
-            None => e,
+        Ok(Sent {
+            outcomes: outcomes(&t.state),
+            packet_bytes: p.ip_size,
+            error: t.errors.into_iter().next(),
         })
+    }
+
+    /// Rounds of trains of `shape` (trains per round, requests per train, rounds at most; a
+    /// round more while they disagree), summarized (as `long` trains or not); and the trains
+    /// themselves.
+    pub(super) fn measure(
+        addr: IpAddr,
+        ip_size: usize,
+        shape: (u32, u32, u32),
+        timeout: Duration,
+        long: bool,
+    ) -> Result<(CapacityEstimate, Vec<TrainOutcome>), String> {
+        let per_train = shape.1;
+        let sent = send(addr, ip_size, shape, timeout, &|o, bytes| {
+            another_round(o, per_train, bytes)
+        })?;
+        let summary = if long { summarize_long } else { summarize };
+        match summary(&sent.outcomes, per_train, sent.packet_bytes) {
+            Ok(e) => Ok((e, sent.outcomes)),
+            Err(e) => Err(match sent.error {
+                Some(first) => format!("{e} ({first})"),
+                None => e,
+            }),
+        }
     }
 
     /// The connected socket of a measurement, and the shape of its echo requests.
@@ -715,9 +1219,16 @@ mod linux {
         let fd = sock.fd.as_raw_fd();
         set_int(fd, libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, 1)
             .map_err(|e| format!("no kernel receive timestamps (SO_TIMESTAMPNS): {e}"))?;
-        // A whole train must fit in both buffers (the kernel caps these at [rw]mem_max × 2).
-        let _ = set_int(fd, libc::SOL_SOCKET, libc::SO_RCVBUF, SOCKET_BUF);
-        let _ = set_int(fd, libc::SOL_SOCKET, libc::SO_SNDBUF, SOCKET_BUF);
+        // A whole train should fit in both buffers. The kernel caps these at [rw]mem_max × 2
+        // unless this process may exceed them (CAP_NET_ADMIN): replies beyond are lost.
+        for (force, plain) in [
+            (libc::SO_RCVBUFFORCE, libc::SO_RCVBUF),
+            (libc::SO_SNDBUFFORCE, libc::SO_SNDBUF),
+        ] {
+            if set_int(fd, libc::SOL_SOCKET, force, SOCKET_BUF).is_err() {
+                let _ = set_int(fd, libc::SOL_SOCKET, plain, SOCKET_BUF);
+            }
+        }
         let raw = sock.kind == SocketKind::Raw;
         if raw {
             filter_echo_replies(&sock);
@@ -838,13 +1349,6 @@ mod linux {
         Ok(())
     }
 
-    /// Another round while the trains disagree — unless none was dispersed: then they all
-    /// measured how fast this host sends, and so would another round.
-    fn another_round(state: &[Train], trains: u32, per_train: u32, ip_size: usize) -> bool {
-        state.len() < (super::MAX_ROUNDS * trains) as usize
-            && summarize(&outcomes(state), per_train, ip_size).is_ok_and(|e| e.dispersed > 0 && !e.agreed)
-    }
-
     /// Takes every reply waiting on the socket; kernel timestamps keep the arrival times exact.
     fn drain(p: &Probe, t: &mut Trains, buf: &mut [u8]) {
         for _ in 0..4096 {
@@ -889,7 +1393,7 @@ mod linux {
             .filter_map(|t| {
                 let replies: Vec<Reply> = t.replies.iter().flatten().copied().collect();
                 #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-                dispersion_bps(&replies, super::WINDOW_GAPS).map(|b| b as u64)
+                dispersion_bps(&replies, super::WINDOW_GAPS, f64::INFINITY).map(|b| b as u64)
             })
             .collect();
         let Some(rate) = median(&rates).filter(|r| *r > 0) else {
@@ -918,25 +1422,31 @@ mod tests {
     fn dispersion_of_evenly_spaced_replies() {
         // 1500 B every 240 µs = 50 Mbit/s; 24 µs = 500 Mbit/s.
         for window in [1, WINDOW_GAPS, usize::MAX] {
-            let bps = dispersion_bps(&train(240_000, 48, 1500), window).expect("rate");
+            let bps = dispersion_bps(&train(240_000, 48, 1500), window, f64::INFINITY).expect("rate");
             assert!((bps - 50e6).abs() < 1.0, "{bps}");
-            let bps = dispersion_bps(&train(24_000, 48, 1500), window).expect("rate");
+            let bps = dispersion_bps(&train(24_000, 48, 1500), window, f64::INFINITY).expect("rate");
             assert!((bps - 500e6).abs() < 1.0, "{bps}");
         }
         // The whole-train formula: order does not matter, the first arrival's bytes do not count.
         let mut r = train(240_000, 3, 1000);
         r.swap(0, 2);
         r[1].ip_bytes = 500;
-        assert_eq!(dispersion_bps(&r, usize::MAX), Some((500.0 + 1000.0) * 8.0 / 480e-6));
+        assert_eq!(
+            dispersion_bps(&r, usize::MAX, f64::INFINITY),
+            Some((500.0 + 1000.0) * 8.0 / 480e-6)
+        );
     }
 
     #[test]
     fn dispersion_needs_two_replies_and_a_spread() {
-        assert_eq!(dispersion_bps(&[], WINDOW_GAPS), None);
-        assert_eq!(dispersion_bps(&train(1000, 1, 1500), WINDOW_GAPS), None);
-        assert_eq!(dispersion_bps(&train(0, 10, 1500), WINDOW_GAPS), None);
+        assert_eq!(dispersion_bps(&[], WINDOW_GAPS, f64::INFINITY), None);
+        assert_eq!(dispersion_bps(&train(1000, 1, 1500), WINDOW_GAPS, f64::INFINITY), None);
+        assert_eq!(dispersion_bps(&train(0, 10, 1500), WINDOW_GAPS, f64::INFINITY), None);
         // Fewer gaps than a window: one window, the whole train.
-        assert_eq!(dispersion_bps(&train(1000, 3, 1500), WINDOW_GAPS), Some(12e9));
+        assert_eq!(
+            dispersion_bps(&train(1000, 3, 1500), WINDOW_GAPS, f64::INFINITY),
+            Some(12e9)
+        );
     }
 
     #[test]
@@ -948,25 +1458,353 @@ mod tests {
             x.at_ns += 2_000_000;
         }
         r[0].at_ns += 60_000;
-        let whole = dispersion_bps(&r, usize::MAX).expect("rate");
+        let whole = dispersion_bps(&r, usize::MAX, f64::INFINITY).expect("rate");
         assert!(whole < 0.86 * 50e6, "{whole}");
-        let windowed = dispersion_bps(&r, WINDOW_GAPS).expect("rate");
+        let windowed = dispersion_bps(&r, WINDOW_GAPS, f64::INFINITY).expect("rate");
         assert!((windowed - 50e6).abs() < 0.001 * 50e6, "{windowed}");
     }
 
     #[test]
     fn batched_arrivals_still_average_out() {
         // Interrupt coalescing at 1 Gbit/s: replies handed up four at a time, 1 µs apart, every
-        // 48 µs. Single gaps say 12 Gbit/s or 250 Mbit/s; windows of 8 gaps say 1 Gbit/s.
+        // 48 µs. Single gaps say 12 Gbit/s or 250 Mbit/s; windows of 8 gaps say 1 Gbit/s, and
+        // so does every window of whole bursts, down to one.
         let r: Vec<Reply> = (0..48)
             .map(|i| Reply {
                 ip_bytes: 1500,
                 at_ns: (i / 4) * 48_000 + (i % 4) * 1_000,
             })
             .collect();
-        let bps = dispersion_bps(&r, WINDOW_GAPS).expect("rate");
-        assert!((bps - 1e9).abs() < 0.05 * 1e9, "{bps}");
-        assert!(dispersion_bps(&r, 1).expect("rate") > 5e9);
+        let runs = bursts(&r, f64::INFINITY);
+        assert_eq!(runs.len(), 12);
+        assert!(runs.iter().all(|b| b.replies == 4 && b.bytes == 6000), "{runs:?}");
+        for window in [1, WINDOW_GAPS] {
+            let bps = dispersion_bps(&r, window, f64::INFINITY).expect("rate");
+            assert!((bps - 1e9).abs() < 1e-6 * 1e9, "{window}: {bps}");
+        }
+        // Without bursts (a host that sends a packet in 0 ns sees none): per reply.
+        assert!(dispersion_bps(&r, 1, 0.0).expect("rate") > 5e9);
+    }
+
+    /// The replies of a train of `n` that a bottleneck spaced `gap_ns` apart, as a forwarder
+    /// behind it hands them on: it wakes every `period_ns` (each wake-up late by the next of
+    /// `late_ns`, in turn) and writes everything due by then, `write_ns` apart.
+    fn batched(n: usize, gap_ns: i64, period_ns: i64, late_ns: &[i64], write_ns: i64) -> Vec<Reply> {
+        let start = 1_000_000_000;
+        let mut out = Vec::new();
+        let mut busy_until = 0;
+        for wake in 0.. {
+            if out.len() == n {
+                break;
+            }
+            let now = start + wake as i64 * period_ns + late_ns[wake % late_ns.len()];
+            let mut at = now.max(busy_until);
+            while out.len() < n && start + out.len() as i64 * gap_ns <= now {
+                out.push(Reply {
+                    ip_bytes: 1500,
+                    at_ns: at,
+                });
+                at += write_ns;
+            }
+            busy_until = at;
+        }
+        out
+    }
+
+    fn sent(replies: Vec<Reply>, send_span_ns: i64) -> TrainOutcome {
+        TrainOutcome { replies, send_span_ns }
+    }
+
+    #[test]
+    fn a_forwarder_that_batches_is_seen_and_read_burst_to_burst() {
+        // 1 Gbit/s (12 µs a packet) behind a forwarder that wakes every 360 µs, up to 70 µs
+        // late, and writes a batch 1.5 µs a packet: bursts of ~30 replies.
+        let late = [0, 40_000, 10_000, 70_000, 20_000, 55_000];
+        let long = batched(1024, 12_000, 360_000, &late, 1_500);
+        let runs = bursts(&long, 1_500.0);
+        assert!((33..=36).contains(&runs.len()), "{}", runs.len());
+        assert!(
+            runs[1..runs.len() - 1].iter().all(|b| (24..=36).contains(&b.replies)),
+            "{runs:?}"
+        );
+        // Windows of single gaps read the batches (8 Gbit/s inside one); from burst to burst,
+        // the bottleneck.
+        let per_reply = dispersion_bps(&long, WINDOW_GAPS, 0.0).expect("rate");
+        assert!(per_reply > 5e9, "{per_reply}");
+        let by_bursts = dispersion_bps(&long, WINDOW_GAPS, 1_500.0).expect("rate");
+        assert!((by_bursts - 1e9).abs() < 0.02 * 1e9, "{by_bursts}");
+
+        // Three such long trains: the signature, and the estimate within 2 %.
+        let three: Vec<TrainOutcome> = (0..3).map(|_| sent(long.clone(), 1_024 * 1_500)).collect();
+        let e = summarize_long(&three, 1024, 1500).expect("estimate");
+        assert!(e.bps.abs_diff(1_000_000_000) < 20_000_000, "{e:?}");
+        let b = e.bursty.expect("a burst signature");
+        assert!((25..=36).contains(&b.packets), "{b:?}");
+        assert!(b.period_us.abs_diff(360) <= 36, "{b:?}");
+        assert!(b.share_pct > 90 && b.bursts_per_train >= 33, "{b:?}");
+
+        // A first train of 48 spans two bursts: too few to read, and the bursts too large for
+        // a train to span 16 of them: long trains go out.
+        let first: Vec<TrainOutcome> = (0..5)
+            .map(|i| sent(batched(48, 12_000, 360_000, &late[i..], 1_500), 48 * 1_500))
+            .collect();
+        let e = summarize(&first, 48, 1500);
+        let plan = e.as_ref().ok().and_then(|e| long_train_plan(e, &first));
+        assert_eq!(plan, Some((MAX_LONG_TRAIN, LongWhy::Bursts)), "{e:?}");
+    }
+
+    #[test]
+    fn long_trains_take_a_slow_forwarder_at_its_batches() {
+        // A forwarder that writes its batches 4 µs a packet, behind 1 Gbit/s, while this host
+        // sends a long train at 1 µs a packet: bounded by 3 × this host's speed, each batch
+        // falls apart into single replies read at the forwarder's 3 Gbit/s; long trains take
+        // the train's own spacing (12 µs) and see whole batches.
+        let late = [0, 300_000, 100_000, 450_000];
+        let long: Vec<TrainOutcome> = (0..3)
+            .map(|i| sent(batched(1024, 12_000, 2_000_000, &late[i..], 4_000), 1_024_000))
+            .collect();
+        let bounded = summarize(&long, 1024, 1500).expect("estimate");
+        assert!(bounded.bps > 2_500_000_000, "{bounded:?}");
+        let e = summarize_long(&long, 1024, 1500).expect("estimate");
+        assert!(e.bps.abs_diff(1_000_000_000) < 20_000_000, "{e:?}");
+        let b = e.bursty.expect("bursts");
+        assert!(b.packets > 150 && b.period_us.abs_diff(2_000) < 200, "{b:?}");
+    }
+
+    #[test]
+    fn two_stalls_in_a_short_train_are_no_batches() {
+        // 500 Mbit/s, a first train stretched twice by 2 ms: the mean gap without the longest
+        // is 67 µs, so the ordinary 24 µs gaps are under half of it; but this host sends at
+        // 3 µs a packet and no forwarder batch is spaced 24 µs.
+        let mut r = train(24_000, 48, 1500);
+        for x in &mut r[15..] {
+            x.at_ns += 2_000_000;
+        }
+        for x in &mut r[31..] {
+            x.at_ns += 2_000_000;
+        }
+        assert_eq!(bursts(&r, 3_000.0).len(), 48);
+        let bps = dispersion_bps(&r, WINDOW_GAPS, 3_000.0).expect("rate");
+        assert!((bps - 5e8).abs() < 1e-6 * 5e8, "{bps}");
+        // Unbounded, three "batches" of 15 or 16.
+        assert_eq!(bursts(&r, f64::INFINITY).len(), 3);
+    }
+
+    #[test]
+    fn small_batches_are_read_from_the_first_trains() {
+        // Batches of 3 every 36 µs: windows of 8 single gaps hold 2 or 3 batches and read
+        // 1.3 or 0.9 × the rate, 0.9 in the median; windows of 8 bursts are exact.
+        let even = batched(48, 12_000, 36_000, &[0], 1_000);
+        let per_reply = dispersion_bps(&even, WINDOW_GAPS, 0.0).expect("rate");
+        assert!((per_reply - 0.897e9).abs() < 0.01e9, "{per_reply}");
+        let by_bursts = dispersion_bps(&even, WINDOW_GAPS, 1_000.0).expect("rate");
+        assert!((by_bursts - 1e9).abs() < 1e-6 * 1e9, "{by_bursts}");
+        // Wake-ups up to 10 µs late: a train of 48 spans 16 batches, its windows average them
+        // out, and no long trains go out.
+        let late = [0, 10_000, 3_000, 7_000];
+        let trains: Vec<TrainOutcome> = (0..5)
+            .map(|i| sent(batched(48, 12_000, 36_000, &late[i % 4..], 1_000), 48 * 1_000))
+            .collect();
+        let e = summarize(&trains, 48, 1500).expect("estimate");
+        assert!(e.bps.abs_diff(1_000_000_000) < 30_000_000, "{e:?}");
+        let b = e.bursty.expect("bursts");
+        assert_eq!(b.packets, 3, "{b:?}");
+        assert_eq!(long_train_plan(&e, &trains), None);
+    }
+
+    #[test]
+    fn clean_trains_show_no_bursts() {
+        // 500 Mbit/s with ±2 µs of jitter, one train stretched by a 3 ms stall, one whose
+        // first reply came 60 µs late, one whose send the scheduler interrupted for 2 ms.
+        let jitter = [0, 2_000, -1_500, 1_000, -2_000, 500, 1_500, -500];
+        let clean = |stall_at: usize, stall_ns: i64| -> Vec<Reply> {
+            (0..48)
+                .map(|i| Reply {
+                    ip_bytes: 1500,
+                    at_ns: 1_000_000_000
+                        + i as i64 * 24_000
+                        + jitter[i % jitter.len()]
+                        + if i >= stall_at { stall_ns } else { 0 },
+                })
+                .collect()
+        };
+        let mut late_first = clean(48, 0);
+        late_first[0].at_ns += 60_000;
+        let trains = vec![
+            sent(clean(48, 0), 150_000),
+            sent(clean(20, 3_000_000), 150_000),
+            sent(late_first, 150_000),
+            sent(clean(48, 0), 2_150_000),
+            sent(clean(48, 0), 140_000),
+        ];
+        for t in &trains {
+            let runs = bursts(&t.replies, 150_000.0 / 47.0);
+            assert!(runs.iter().all(|b| b.replies == 1), "{runs:?}");
+        }
+        let e = summarize(&trains, 48, 1500).expect("estimate");
+        assert!(e.bps.abs_diff(500_000_000) < 5_000_000, "{e:?}");
+        assert_eq!((e.bursty, e.reading, e.long.clone()), (None, Reading::Trains, None));
+        assert_eq!(long_train_plan(&e, &trains), None);
+        assert_eq!(e.describe(), None);
+    }
+
+    #[test]
+    fn a_train_inside_one_batch_asks_for_long_trains() {
+        // A forwarder that wakes every 4 ms holds a whole 0.6 ms train at 1 Gbit/s and writes
+        // it 1.5 µs a packet: 8 Gbit/s, back nearly as fast as it left (in 100 µs).
+        let trains: Vec<TrainOutcome> = (0..5)
+            .map(|i| sent(batched(48, 12_000, 4_000_000, &[i * 500_000 + 700_000], 1_500), 100_000))
+            .collect();
+        let e = summarize(&trains, 48, 1500).expect("estimate");
+        assert!(e.bps > 7_000_000_000, "{e:?}");
+        assert_eq!(e.bursty, None, "evenly spaced, as far as one train shows");
+        assert_eq!(
+            long_train_plan(&e, &trains),
+            Some((MAX_LONG_TRAIN, LongWhy::NearSendRate))
+        );
+        // On a slow path a long train would be no longer than the first ones.
+        let slow = CapacityEstimate { bps: 10_000_000, ..e };
+        assert_eq!(long_train_plan(&slow, &trains), None);
+    }
+
+    /// Recorded trains (tests/fixtures/trains): one a line, the send span of its requests and
+    /// then the gaps between its replies in arrival order, ns; 1500-byte packets.
+    fn recorded(text: &str) -> Vec<TrainOutcome> {
+        text.lines()
+            .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+            .map(|l| {
+                let v: Vec<i64> = l.split_whitespace().map(|x| x.parse().expect("ns")).collect();
+                let mut at = 1_000_000_000;
+                let mut replies = vec![Reply {
+                    ip_bytes: 1500,
+                    at_ns: at,
+                }];
+                for gap in &v[1..] {
+                    at += gap;
+                    replies.push(Reply {
+                        ip_bytes: 1500,
+                        at_ns: at,
+                    });
+                }
+                sent(replies, v[0])
+            })
+            .collect()
+    }
+
+    #[test]
+    fn recorded_clean_and_stalled_trains_show_no_bursts() {
+        let clean = recorded(include_str!("../../tests/fixtures/trains/lab-1gbit-nort.txt"));
+        let e = summarize(&clean, 48, 1500).expect("estimate");
+        assert!(e.bps.abs_diff(1_000_000_000) < 5_000_000, "{e:?}");
+        assert_eq!(e.bursty, None, "{e:?}");
+        assert_eq!(long_train_plan(&e, &clean), None);
+        // 100 Mbit/s on a busy host: stalls of 1-5 ms, three of them followed by 20-30
+        // replies in one burst (the old windows read those trains 1.4, 65 and 136 × too fast).
+        let busy = recorded(include_str!("../../tests/fixtures/trains/lab-100mbit-nort-busy.txt"));
+        for t in &busy {
+            let bps = dispersion_bps(&t.replies, WINDOW_GAPS, host_gap_ns(&busy, 48)).expect("rate");
+            assert!((bps - 1e8).abs() < 0.02 * 1e8, "{bps}");
+        }
+        let e = summarize(&busy, 48, 1500).expect("estimate");
+        assert!(e.bps.abs_diff(100_000_000) < 1_000_000 && e.agreed, "{e:?}");
+        assert_eq!(e.bursty, None, "{e:?}");
+    }
+
+    #[test]
+    fn recorded_batches_are_seen_and_read_within_ten_percent() {
+        // The delay line stopped for 300 µs of every 600 µs, 1 Gbit/s: the old windows read
+        // the first trains 5.9 to 9.7 × too fast, the long ones 1.5 and 3.4 ×.
+        let all = recorded(include_str!("../../tests/fixtures/trains/lab-1gbit-nort-batches.txt"));
+        let (first, long) = all.split_at(10);
+        assert!(first.iter().all(|t| t.replies.len() == 48) && long.iter().all(|t| t.replies.len() == 1024));
+        let old: Vec<f64> = first
+            .iter()
+            .filter_map(|t| dispersion_bps(&t.replies, WINDOW_GAPS, 0.0))
+            .collect();
+        assert!(old.iter().all(|&b| b > 5e9), "{old:?}");
+        let e = summarize(first, 48, 1500).expect("estimate");
+        assert!(e.bps.abs_diff(1_000_000_000) < 10_000_000, "{e:?}");
+        let b = e.bursty.expect("bursts");
+        assert!((20..=40).contains(&b.packets), "{b:?}");
+        assert_eq!(long_train_plan(&e, first), Some((MAX_LONG_TRAIN, LongWhy::Bursts)));
+        // The long trains: within 10 % (the forwarder's own stops idle the line a little), and
+        // the stops seen: bursts every ~600 µs.
+        let e = summarize_long(long, 1024, 1500).expect("estimate");
+        assert!(e.bps.abs_diff(1_000_000_000) < 100_000_000, "{e:?}");
+        let b = e.bursty.expect("bursts");
+        assert!(b.period_us.abs_diff(600) <= 60, "{b:?}");
+    }
+
+    #[test]
+    fn long_trains_replace_the_reading_and_say_why() {
+        let all = recorded(include_str!("../../tests/fixtures/trains/lab-1gbit-nort-batches.txt"));
+        let (first, long) = all.split_at(10);
+        let first = summarize(first, 48, 1500).expect("first");
+        let long = summarize_long(long, 1024, 1500).expect("long");
+        let e = with_long_trains(first.clone(), LongWhy::Bursts, (2, 1024), Ok(long.clone()));
+        assert_eq!((e.bps, e.reading, e.agreed), (long.bps, Reading::LongTrains, true));
+        // The first trains' record stays; the long trains' bursts (their period is measured).
+        assert_eq!((e.trains, e.per_train, &e.samples_bps), (10, 48, &first.samples_bps));
+        assert_eq!(e.bursty, long.bursty);
+        let l = e.long.clone().expect("long trains");
+        assert_eq!(
+            (l.why, l.trains, l.per_train, l.used, l.bps),
+            (LongWhy::Bursts, 2, 1024, 2, Some(long.bps))
+        );
+        let v = serde_json::to_value(&e).expect("json");
+        assert_eq!(
+            (v["reading"].as_str(), v["long"]["why"].as_str()),
+            (Some("long_trains"), Some("bursts"))
+        );
+        assert!(
+            v["bursty"]["period_us"].as_u64().is_some_and(|p| p.abs_diff(600) <= 60),
+            "{v:#}"
+        );
+        let said = e.describe().expect("words");
+        let b = e.bursty.expect("bursts");
+        assert!(
+            said.starts_with(&format!(
+                "replies came back in bursts of ~{} every ~{} µs",
+                b.packets, b.period_us
+            )) && said.contains("read over trains of 1024 packets")
+                && said.contains("the 48-packet trains read"),
+            "{said}"
+        );
+
+        // Long trains that gave nothing leave the first reading, and say so.
+        let lost = "every train lost more than half its replies (3 of 3072 came back)".to_string();
+        let e = with_long_trains(first.clone(), LongWhy::Bursts, (3, 1024), Err(lost.clone()));
+        assert_eq!((e.bps, e.reading), (first.bps, Reading::Trains));
+        assert_eq!(e.long.as_ref().and_then(|l| l.error.clone()), Some(lost));
+        assert!(e.describe().expect("words").contains("gave no reading"), "{e:?}");
+
+        // Trains that came back as fast as they left, checked by long ones without bursts.
+        let mut fast = first.clone();
+        fast.bursty = None;
+        let mut clean = long;
+        clean.bursty = None;
+        let e = with_long_trains(fast, LongWhy::NearSendRate, (3, 1024), Ok(clean));
+        let said = e.describe().expect("words");
+        assert!(
+            said.contains("nearly as fast as this host sent them") && said.contains("showed no bursts"),
+            "{said}"
+        );
+        assert_eq!(summarize(&[outcome(24_000, 48)], 48, 1500).expect("e").describe(), None);
+        assert_eq!(duration_us(2_400), "2.4 ms");
+        assert_eq!(duration_us(36), "36 µs");
+        assert_eq!(duration_us(25_400), "25 ms");
+    }
+
+    #[test]
+    fn recorded_long_trains_through_the_rt_line() {
+        // With real-time priority the line forwards on time until its rationed spinning runs
+        // out, ~3 ms into a 1000-packet train, then in bursts of 2-4 (the old windows read
+        // 0.87 to 0.90).
+        let long = recorded(include_str!("../../tests/fixtures/trains/lab-1gbit-rt-long.txt"));
+        let e = summarize_long(&long, 1000, 1500).expect("estimate");
+        assert!(e.bps.abs_diff(1_000_000_000) < 20_000_000, "{e:?}");
+        let b = e.bursty.expect("bursts");
+        assert!((2..=4).contains(&b.packets), "{b:?}");
     }
 
     #[test]
