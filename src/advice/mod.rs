@@ -1068,6 +1068,38 @@ mod tests {
     }
 
     #[test]
+    fn a_bursty_forwarder_is_named_and_the_long_trains_are_counted() {
+        use crate::measure::train::{Burst, LongTrains, LongWhy, Reading};
+        let mut m = measured_with_trains(1_000_000_000);
+        if let Some(c) = m.capacity.as_mut() {
+            c.bursty = Some(Burst {
+                packets: 25,
+                period_us: 600,
+                bursts_per_train: 2,
+                share_pct: 90,
+            });
+            c.reading = Reading::LongTrains;
+            c.long = Some(LongTrains {
+                why: LongWhy::Bursts,
+                trains: 3,
+                per_train: 1024,
+                used: 3,
+                agreeing: 2,
+                samples_bps: vec![990_000_000, 1_010_000_000, 1_400_000_000],
+                bps: Some(1_000_000_000),
+                error: None,
+            });
+        }
+        let (rate, source, note) = measured_rate(&m);
+        assert_eq!((rate.bps(), source), (1_000_000_000, Source::Measured));
+        assert!(note.contains("(2 of 3 trains of 1024 x"), "{note}");
+        assert!(
+            note.contains("bursts of ~25 every ~600") && note.contains("trains of 1024 packets"),
+            "{note}"
+        );
+    }
+
+    #[test]
     fn bbr_on_long_paths_gets_a_probe_rtt_note() {
         let note = probe_rtt_note(Some("bbr"), 600.0).expect("note");
         assert!(

@@ -109,20 +109,29 @@ fn spread(samples: &[u64]) -> String {
 /// measured the rate — the link speed or [`ASSUMED_RATE_BPS`], marked assumed (a NIC's speed
 /// is not the path's: a 10 Gbit/s server NIC behind a 100 Mbit/s path would size buffers 100
 /// times too large). [`super::rate::settle_rate`] then settles it with the TCP evidence.
+/// The trains the estimate was read from: agreeing, sent, requests each.
+fn counted(c: &crate::measure::train::CapacityEstimate) -> (u32, u32, u32) {
+    match (&c.reading, &c.long) {
+        (crate::measure::train::Reading::LongTrains, Some(l)) => (l.agreeing, l.trains, l.per_train),
+        _ => (c.agreeing, c.trains, c.per_train),
+    }
+}
+
 pub(crate) fn measured_rate(m: &HostMeasurement) -> (Bitrate, Source, String) {
     let link = m.link.speed_bps.filter(|s| *s > 0);
     let ifname = m.link.interface.as_deref().unwrap_or("the egress interface");
     let show = |bps: u64| text::rate(bps as f64);
     match (&m.capacity, link) {
         (Some(c), _) if !c.sender_limited => {
+            let (agreeing, trains, per_train) = counted(c);
             let mut note = format!(
-                "bottleneck rate from packet trains: {} ({} of {} trains of {} x {} bytes agree within 10 %)",
+                "bottleneck rate from packet trains: {} ({agreeing} of {trains} trains of {per_train} x {} bytes agree within 10 %)",
                 show(c.bps),
-                c.agreeing,
-                c.trains,
-                c.per_train,
                 c.packet_bytes
             );
+            if let Some(seen) = c.describe() {
+                note.push_str(&format!("; {seen}"));
+            }
             if !c.agreed {
                 note.push_str(&format!(
                     "; the trains disagree (rates {}): the path or this host is busy, so check the rate or give --bandwidth",
@@ -143,12 +152,14 @@ pub(crate) fn measured_rate(m: &HostMeasurement) -> (Bitrate, Source, String) {
         }
         (Some(c), _) => {
             // The replies came back as fast as the train left: the path is at least this fast.
+            let (agreeing, trains, _) = counted(c);
             let mut note = format!(
-                "packet trains came back as fast as this host sent them: the bottleneck rate is at least {} ({} of {} trains agree)",
-                show(c.bps),
-                c.agreeing,
-                c.trains
+                "packet trains came back as fast as this host sent them: the bottleneck rate is at least {} ({agreeing} of {trains} trains agree)",
+                show(c.bps)
             );
+            if let Some(seen) = c.describe() {
+                note.push_str(&format!("; {seen}"));
+            }
             let rate = match link {
                 // A link a few times faster than the bound is a credible ceiling; one far
                 // above it is the NIC, not the path.
