@@ -263,11 +263,16 @@ d = json.load(open(sys.argv[1]))
 for advice, path in ((d, sys.argv[2]), (d["far_end"], sys.argv[3])):
     with open(path, "w") as f:
         for s in advice["settings"]:
-            if s["action"]["kind"] == "set" and s["stage"] == "runtime":
+            if s["stage"] != "runtime":
+                continue
+            if s["action"]["kind"] == "set":
                 f.write(f"{s['key']} = {s['value']}\n")
+            elif s["action"]["kind"] == "keep":
+                f.write(f"# {s['key']} = {s['value']} (already running: no change)\n")
 PY
 			for ns in "$NS_A" "$NS_B"; do
-				chosen=$(awk '/^net\.ipv4\.tcp_(congestion_control|rmem|wmem) = / { sub(/^net\.ipv4\./, ""); printf "%s%s", sep, $0; sep = "; " }' "$state/$ns.conf")
+				chosen=$(awk '{ sub(/^# /, "") } /^net\.ipv4\.tcp_(congestion_control|rmem|wmem) = / {
+					sub(/^net\.ipv4\./, ""); printf "%s%s", sep, $0; sep = "; " }' "$state/$ns.conf")
 				echo "wan.sh: $label, $setting, advice for $ns (advise --ssh took $took s): ${chosen:-no cc, tcp_rmem or tcp_wmem line}" >&2
 				if grep -q '^[a-z]' "$state/$ns.conf"; then
 					ip netns exec "$ns" "$bin" --state-dir "$state/$ns" apply "$state/$ns.conf" >/dev/null
