@@ -150,8 +150,39 @@ pub fn choose_dropin(root: &Path, keys: &[&str]) -> DropIn {
     let own = |p: &Path| {
         p.parent() == Some(dir.as_path()) && std::str::from_utf8(file_name(p)).is_ok_and(|n| dropin_number(n).is_some())
     };
-    let counts = |p: &Path| p != main && !own(p);
-    // The last conflicting sysctl.d file: the name to sort after, and how to say why.
+    let bar = last_conflict(&setters, &files.unchecked, |p| p != main && !own(p));
+    let (nn, mut why) = pick_number(root, &dir, bar);
+    if !files.unchecked.is_empty() {
+        let names: Vec<String> = files
+            .unchecked
+            .iter()
+            .map(|u| format!("{} ({})", name_shown(&u.path), u.why))
+            .collect();
+        why.push_str(&format!("; could not check {}", names.join(", ")));
+    }
+
+    let name = dropin_name(nn);
+    // Read after ours: a sysctl.d name that sorts after it, and /etc/sysctl.conf.
+    let later: Vec<(PathBuf, Vec<host::ConfLine>)> = setters
+        .into_iter()
+        .filter(|(p, _)| *p == main || file_name(p) > name.as_bytes())
+        .collect();
+    DropIn {
+        path: dir.join(&name),
+        overridden_by: override_lines(&later, &name),
+        unchecked: files.unchecked,
+        name,
+        why,
+    }
+}
+
+/// The conflicting sysctl.d file that sorts last among those that `counts`: one that sets the
+/// keys, or one that could not be read and may. Its name, and how to say why.
+fn last_conflict(
+    setters: &[(PathBuf, Vec<host::ConfLine>)],
+    unchecked: &[host::Unchecked],
+    counts: impl Fn(&Path) -> bool,
+) -> Option<(Vec<u8>, String)> {
     let set = setters.iter().filter(|(p, _)| counts(p)).map(|(p, lines)| {
         let mut ks: Vec<&str> = Vec::new();
         for l in lines {
@@ -161,8 +192,7 @@ pub fn choose_dropin(root: &Path, keys: &[&str]) -> DropIn {
         }
         (file_name(p), format!("{}, which sets {}", name_shown(p), ks.join(", ")))
     });
-    let may = files
-        .unchecked
+    let may = unchecked
         .iter()
         .filter(|u| u.why.may_set_keys() && counts(&u.path))
         .map(|u| {
@@ -171,11 +201,17 @@ pub fn choose_dropin(root: &Path, keys: &[&str]) -> DropIn {
                 format!("{}, which could not be checked", name_shown(&u.path)),
             )
         });
-    let bar = set.chain(may).max_by(|a, b| a.0.cmp(b.0));
-    let beats = |name: &str| bar.as_ref().is_none_or(|(b, _)| name.as_bytes() > *b);
-    let bar_why = bar.as_ref().map(|(_, why)| why.clone());
+    set.chain(may)
+        .max_by(|a, b| a.0.cmp(b.0))
+        .map(|(name, why)| (name.to_vec(), why))
+}
 
-    let mut existing: Vec<u8> = std::fs::read_dir(&dir)
+/// The drop-in's number, and why: tcptune's existing drop-in when it sorts after `bar`, else
+/// the first free number that does and masks no file of another sysctl.d directory, else 99.
+fn pick_number(root: &Path, dir: &Path, bar: Option<(Vec<u8>, String)>) -> (u8, String) {
+    let beats = |name: &str| bar.as_ref().is_none_or(|(b, _)| name.as_bytes() > b.as_slice());
+    let bar_why = bar.as_ref().map(|(_, why)| why.clone());
+    let mut existing: Vec<u8> = std::fs::read_dir(dir)
         .into_iter()
         .flatten()
         .flatten()
@@ -188,7 +224,7 @@ pub fn choose_dropin(root: &Path, keys: &[&str]) -> DropIn {
             .filter(|d| **d != SYSCTL_D)
             .any(|d| std::fs::symlink_metadata(root.join(d).join(name)).is_ok())
     };
-    let (nn, mut why) = if let Some(&nn) = existing.iter().rev().find(|&&n| beats(&dropin_name(n))) {
+    if let Some(&nn) = existing.iter().rev().find(|&&n| beats(&dropin_name(n))) {
         let why = match &bar_why {
             Some(b) => format!("tcptune's existing drop-in, read after {b}"),
             None => "tcptune's existing drop-in; no other sysctl.d file sets these keys".to_string(),
@@ -214,28 +250,6 @@ pub fn choose_dropin(root: &Path, keys: &[&str]) -> DropIn {
             None => "every other NN-tcptune.conf name is taken in another sysctl.d directory".to_string(),
         };
         (LAST, why)
-    };
-    if !files.unchecked.is_empty() {
-        let names: Vec<String> = files
-            .unchecked
-            .iter()
-            .map(|u| format!("{} ({})", name_shown(&u.path), u.why))
-            .collect();
-        why.push_str(&format!("; could not check {}", names.join(", ")));
-    }
-
-    let name = dropin_name(nn);
-    // Read after ours: a sysctl.d name that sorts after it, and /etc/sysctl.conf.
-    let later: Vec<(PathBuf, Vec<host::ConfLine>)> = setters
-        .into_iter()
-        .filter(|(p, _)| *p == main || file_name(p) > name.as_bytes())
-        .collect();
-    DropIn {
-        path: dir.join(&name),
-        overridden_by: override_lines(&later, &name),
-        unchecked: files.unchecked,
-        name,
-        why,
     }
 }
 

@@ -434,6 +434,22 @@ impl Steps<'_> {
     }
 
     /// Step 5: the warnings and notes that go with the settings, and the advice.
+    /// What the advice warns of: a path no buffer Linux accepts can fill, memory, probe loss.
+    fn warnings(&self, m: &Measured, sizing: &Sizing) -> Vec<String> {
+        let mut warnings = Vec::new();
+        if sizing.clamped {
+            warnings.push(
+                "the path needs more buffer than Linux accepts (2^31 - 1 bytes); one flow cannot fill it: use parallel streams"
+                    .to_string(),
+            );
+        }
+        warnings.extend(warnings::memory(self.host, self.req.flows, sizing));
+        if !sizing.loss_recovery {
+            warnings.extend(m.hosts.iter().filter_map(warnings::probe_loss));
+        }
+        warnings
+    }
+
     fn annotate(
         &self,
         path: Path,
@@ -457,17 +473,7 @@ impl Steps<'_> {
                 text::bytes(sizing.send_buffer)
             ));
         }
-        let mut warnings = Vec::new();
-        if sizing.clamped {
-            warnings.push(
-                "the path needs more buffer than Linux accepts (2^31 - 1 bytes); one flow cannot fill it: use parallel streams"
-                    .to_string(),
-            );
-        }
-        warnings.extend(warnings::memory(self.host, self.req.flows, &sizing));
-        if !sizing.loss_recovery {
-            warnings.extend(m.hosts.iter().filter_map(warnings::probe_loss));
-        }
+        let warnings = self.warnings(m, &sizing);
         let cc = settings
             .iter()
             .find(|s| s.key == facts::CURRENT_CC && s.action == Action::Set)

@@ -46,46 +46,7 @@ pub fn resolve(a: &AdviceRequest, prober: &dyn PathProber) -> Result<(Path, Vec<
         ..a.probe.clone()
     };
     let measured = prober.measure(&a.hosts, &opts)?;
-    let mut reports: Vec<(Path, HostReport)> = Vec::new();
-    for m in measured {
-        let (rtt, rtt_source, mdev) = match a.rtt {
-            Some(r) => (r, Source::Given, None),
-            // Microsecond resolution, so rtt_ms in the output reproduces bdp_bytes exactly.
-            None => (
-                Span::from_millis_f64(text::ms(m.rtt.min_ms)),
-                Source::Measured,
-                Some(Span::from_millis_f64(m.rtt.mdev_ms)),
-            ),
-        };
-        let (rate, rate_source) = match a.bandwidth {
-            Some(b) => (b, Source::Given),
-            None => {
-                let (rate, source, note) = measured_rate(&m);
-                notes.push(format!("{}: {note}", m.host));
-                (rate, source)
-            }
-        };
-        notes.extend(m.notes.iter().map(|n| format!("{}: {n}", m.host)));
-        let path = Path {
-            rtt,
-            rtt_source,
-            mdev,
-            rate,
-            rate_source,
-            receive_rate: None,
-            mtu: m.link.route_mtu.or(m.link.mtu),
-            host: Some(m.host.clone()),
-        };
-        let report = HostReport {
-            host: m.host.clone(),
-            rtt_ms: text::ms(rtt.as_millis_f64()),
-            bandwidth_bps: rate.bps(),
-            bandwidth_source: rate_source,
-            bdp_bytes: text::number(bdp::bdp_exact(rate, rtt)),
-            measurement: m,
-        };
-        reports.push((path, report));
-    }
+    let reports: Vec<(Path, HostReport)> = measured.into_iter().map(|m| path_of(a, m, &mut notes)).collect();
     // Advise for the largest BDP: buffers sized for it serve every smaller path too.
     let best = reports
         .iter()
@@ -95,6 +56,48 @@ pub fn resolve(a: &AdviceRequest, prober: &dyn PathProber) -> Result<(Path, Vec<
         .ok_or_else(|| Error::measurement("no host was measured"))?;
     let path = reports[best].0.clone();
     Ok((path, reports.into_iter().map(|(_, r)| r).collect(), notes))
+}
+
+/// One measured host's path and report: the given RTT and rate where given, else what was
+/// measured (the rate's note joins `notes`, then the measurement's own notes).
+fn path_of(a: &AdviceRequest, m: HostMeasurement, notes: &mut Vec<String>) -> (Path, HostReport) {
+    let (rtt, rtt_source, mdev) = match a.rtt {
+        Some(r) => (r, Source::Given, None),
+        // Microsecond resolution, so rtt_ms in the output reproduces bdp_bytes exactly.
+        None => (
+            Span::from_millis_f64(text::ms(m.rtt.min_ms)),
+            Source::Measured,
+            Some(Span::from_millis_f64(m.rtt.mdev_ms)),
+        ),
+    };
+    let (rate, rate_source) = match a.bandwidth {
+        Some(b) => (b, Source::Given),
+        None => {
+            let (rate, source, note) = measured_rate(&m);
+            notes.push(format!("{}: {note}", m.host));
+            (rate, source)
+        }
+    };
+    notes.extend(m.notes.iter().map(|n| format!("{}: {n}", m.host)));
+    let path = Path {
+        rtt,
+        rtt_source,
+        mdev,
+        rate,
+        rate_source,
+        receive_rate: None,
+        mtu: m.link.route_mtu.or(m.link.mtu),
+        host: Some(m.host.clone()),
+    };
+    let report = HostReport {
+        host: m.host.clone(),
+        rtt_ms: text::ms(rtt.as_millis_f64()),
+        bandwidth_bps: rate.bps(),
+        bandwidth_source: rate_source,
+        bdp_bytes: text::number(bdp::bdp_exact(rate, rtt)),
+        measurement: m,
+    };
+    (path, report)
 }
 
 /// The lowest and highest of `samples`: "496 Mbit/s to 2.6 Gbit/s".
@@ -115,6 +118,35 @@ fn counted(c: &crate::measure::train::CapacityEstimate) -> (u32, u32, u32) {
         (crate::measure::train::Reading::LongTrains, Some(l)) => (l.agreeing, l.trains, l.per_train),
         _ => (c.agreeing, c.trains, c.per_train),
     }
+}
+
+/// Trains whose replies came back as fast as they left: the path is at least that fast; a link
+/// speed a few times above the bound is a credible ceiling, one far above it is the NIC.
+fn sender_limited_rate(
+    c: &crate::measure::train::CapacityEstimate,
+    link: Option<u64>,
+    ifname: &str,
+) -> (Bitrate, Source, String) {
+    let show = |bps: u64| text::rate(bps as f64);
+    let (agreeing, trains, _) = counted(c);
+    let mut note = format!(
+        "packet trains came back as fast as this host sent them: the bottleneck rate is at least {} ({agreeing} of {trains} trains agree)",
+        show(c.bps)
+    );
+    if let Some(seen) = c.describe() {
+        note.push_str(&format!("; {seen}"));
+    }
+    let rate = match link {
+        Some(l) if l > c.bps && l <= c.bps.saturating_mul(SENDER_LIMITED_LINK_RATIO) => {
+            note.push_str(&format!("; used the link speed of {ifname}, {}", show(l)));
+            l
+        }
+        _ => {
+            note.push_str("; used that lower bound: give --bandwidth if the path is faster");
+            c.bps
+        }
+    };
+    (Bitrate::from_bps(rate), Source::Measured, note)
 }
 
 pub(crate) fn measured_rate(m: &HostMeasurement) -> (Bitrate, Source, String) {
@@ -150,30 +182,7 @@ pub(crate) fn measured_rate(m: &HostMeasurement) -> (Bitrate, Source, String) {
             };
             (Bitrate::from_bps(rate), Source::Measured, note)
         }
-        (Some(c), _) => {
-            // The replies came back as fast as the train left: the path is at least this fast.
-            let (agreeing, trains, _) = counted(c);
-            let mut note = format!(
-                "packet trains came back as fast as this host sent them: the bottleneck rate is at least {} ({agreeing} of {trains} trains agree)",
-                show(c.bps)
-            );
-            if let Some(seen) = c.describe() {
-                note.push_str(&format!("; {seen}"));
-            }
-            let rate = match link {
-                // A link a few times faster than the bound is a credible ceiling; one far
-                // above it is the NIC, not the path.
-                Some(l) if l > c.bps && l <= c.bps.saturating_mul(SENDER_LIMITED_LINK_RATIO) => {
-                    note.push_str(&format!("; used the link speed of {ifname}, {}", show(l)));
-                    l
-                }
-                _ => {
-                    note.push_str("; used that lower bound: give --bandwidth if the path is faster");
-                    c.bps
-                }
-            };
-            (Bitrate::from_bps(rate), Source::Measured, note)
-        }
+        (Some(c), _) => sender_limited_rate(c, link, ifname),
         (None, link) => {
             let trains = m
                 .notes

@@ -329,27 +329,45 @@ pub fn parse_json(text: &str, req: &Iperf3Request) -> Result<TcpTest, Error> {
     parse(&v, req)
 }
 
+/// Whose JSON holds the sender's readings: the client's own in a forward test, the server's
+/// (when it came) in a reverse one.
+fn senders_json<'a>(v: &'a Value, reverse: bool, notes: &mut Vec<String>) -> &'a Value {
+    if !reverse {
+        return v;
+    }
+    match v.get("server_output_json").filter(|s| s.get("end").is_some()) {
+        Some(server) => server,
+        None => {
+            notes.push(
+                "the iperf3 server sent no JSON of its own (start it with -J): the reverse test reads only what this host received and the sender's totals, no RTT and no window"
+                    .to_string(),
+            );
+            v
+        }
+    }
+}
+
+/// The receiver's largest advertised window the sender saw (`max_snd_wnd`, else the intervals'
+/// largest `snd_wnd`); one larger than TCP can advertise is no reading.
+fn receiver_window(sender: &Value, intervals: &[Interval]) -> Result<Option<u64>, Error> {
+    let w = u64_of(sender, "max_snd_wnd")
+        .filter(|w| *w > 0)
+        .or_else(|| intervals.iter().filter_map(|i| i.snd_wnd).max().filter(|w| *w > 0));
+    if let Some(w) = w.filter(|w| *w > crate::tcp::MAX_WINDOW) {
+        return Err(Error::measurement(format!(
+            "iperf3 reported a receive window of {w} bytes; TCP advertises at most {}",
+            crate::tcp::MAX_WINDOW
+        )));
+    }
+    Ok(w)
+}
+
 fn parse(v: &Value, req: &Iperf3Request) -> Result<TcpTest, Error> {
     if let Some(e) = v.get("error") {
         return Err(iperf3_error(e, None, None));
     }
     let mut notes = Vec::new();
-    // Whose JSON holds the sender's readings: the client's own in a forward test, the
-    // server's (when it came) in a reverse one.
-    let doc = if req.reverse {
-        match v.get("server_output_json").filter(|s| s.get("end").is_some()) {
-            Some(server) => server,
-            None => {
-                notes.push(
-                    "the iperf3 server sent no JSON of its own (start it with -J): the reverse test reads only what this host received and the sender's totals, no RTT and no window"
-                        .to_string(),
-                );
-                v
-            }
-        }
-    } else {
-        v
-    };
+    let doc = senders_json(v, req.reverse, &mut notes);
     let end = doc.get("end").unwrap_or(&Value::Null);
     let stream = end.get("streams").and_then(|s| s.get(0)).unwrap_or(&Value::Null);
     let Some(sender) = stream.get("sender") else {
@@ -405,15 +423,7 @@ fn parse(v: &Value, req: &Iperf3Request) -> Result<TcpTest, Error> {
         segments(&mut t, mss, &intervals, best);
     }
     rtts(&mut t, sender, &intervals);
-    t.receiver_window = u64_of(sender, "max_snd_wnd")
-        .filter(|w| *w > 0)
-        .or_else(|| intervals.iter().filter_map(|i| i.snd_wnd).max().filter(|w| *w > 0));
-    if let Some(w) = t.receiver_window.filter(|w| *w > crate::tcp::MAX_WINDOW) {
-        return Err(Error::measurement(format!(
-            "iperf3 reported a receive window of {w} bytes; TCP advertises at most {}",
-            crate::tcp::MAX_WINDOW
-        )));
-    }
+    t.receiver_window = receiver_window(sender, &intervals)?;
     t.notes
         .push("iperf3 does not report the receiver's buffer: no window share (tcptune serve measures it)".to_string());
     let mean_us = f64_of(sender, "mean_rtt").filter(|r| *r > 0.0);
