@@ -710,6 +710,13 @@ mod tests {
         assert_eq!(far.receive_decision.class, decide::PathClass::Clean);
         assert_eq!(setting(&far, "net.ipv4.tcp_congestion_control").value, "bbr");
         assert!(far.sizing.loss_recovery && !far.sizing.receive_loss_recovery);
+        // 1 % is heavy loss: 6 × BDP, and the reason says why.
+        assert_eq!(far.sizing.send_factor, bdp::HEAVY_LOSS_FACTOR);
+        let cc_reason = setting(&far, "net.ipv4.tcp_congestion_control").reason;
+        assert!(
+            cc_reason.contains("bbr and 6 × BDP (from 0.2 % loss after startup tcptune's lab needed 6, not 5"),
+            "{cc_reason}"
+        );
         assert!(
             far.hosts.is_empty() && far.evidence.is_none(),
             "the measurement is shown once, in this host's"

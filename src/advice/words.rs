@@ -65,13 +65,23 @@ fn rule(d: &Decision) -> String {
     } else {
         format!("{f:.1}")
     };
+    // The heavy-loss factor carries its rule in the reason.
+    let heavy = if f > crate::bdp::LOSS_FACTOR {
+        format!(
+            " (from {} % loss after startup tcptune's lab needed {times}, not {}, to keep BBR's window through the repairs)",
+            crate::bdp::LOSS_SCALE_FROM_PCT,
+            crate::bdp::LOSS_FACTOR
+        )
+    } else {
+        String::new()
+    };
     match (d.rule, d.linux) {
-        (Rule::LossRecovery, true) => format!("bbr and {times} × BDP"),
+        (Rule::LossRecovery, true) => format!("bbr and {times} × BDP{heavy}"),
         (Rule::Clean, true) => "cubic and 2 × BDP + headroom".into(),
         (Rule::Unmeasured, true) => {
             format!("bbr and {times} × BDP, the best worst case over clean, lossy and shallow lab paths")
         }
-        (Rule::LossRecovery, false) => format!("{times} × BDP (loss recovery)"),
+        (Rule::LossRecovery, false) => format!("{times} × BDP (loss recovery){heavy}"),
         (Rule::Clean, false) => "2 × BDP + headroom".into(),
         (Rule::Unmeasured, false) => {
             format!("{times} × BDP (loss recovery), the best worst case over clean, lossy and shallow lab paths")
