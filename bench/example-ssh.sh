@@ -4,7 +4,8 @@
 #   bench/example-ssh.sh [--path RTT:RATE[:loss=PCT]] [-- ADVISE-OPTIONS...]
 #
 # Builds the lab (lab/lab.sh, tun backend: two namespaces, RTT/2 of delay each way, a RATE
-# bottleneck, random loss PCT % each way), sets both namespaces to the kernel's stock buffers
+# bottleneck with a drop-tail queue of one BDP as bench/wan.sh has it, random loss PCT % each
+# way), sets both namespaces to the kernel's stock buffers
 # (tcp_rmem 4096 131072 6291456, tcp_wmem 4096 16384 4194304) and cubic, starts an sshd in B
 # (port 2222, a key made here, this build's tcptune on its sessions' PATH), then runs in A
 #   tcptune advise --ssh far --ssh-command "ssh -F CONFIG" ADVISE-OPTIONS
@@ -35,7 +36,8 @@ trap '[[ -s $d/sshd.pid ]] && kill "$(cat "$d/sshd.pid")" 2>/dev/null; bash lab/
 	rm -rf "$d"; sysctl -qw net.ipv4.tcp_allowed_congestion_control="$allowed_cc" || true' EXIT
 # The namespaces stand for whole hosts: root there may choose any available algorithm.
 sysctl -qw net.ipv4.tcp_allowed_congestion_control="$(sysctl -n net.ipv4.tcp_available_congestion_control)"
-bash lab/lab.sh up "$lab" --rtt "$rtt" --rate "$rate" --backend tun "${loss[@]}" >/dev/null
+bdp=$("$bin" calc --bandwidth "$rate" --rtt "$rtt" --format json | sed -n 's/^ *"bdp_bytes": \([0-9]*\),$/\1/p')
+bash lab/lab.sh up "$lab" --rtt "$rtt" --rate "$rate" --queue "$bdp" --backend tun "${loss[@]}" >/dev/null
 eval "$(bash lab/lab.sh env "$lab")"
 for ns in "$NS_A" "$NS_B"; do
 	ip netns exec "$ns" sysctl -qw net.ipv4.tcp_rmem="4096 131072 6291456" net.ipv4.tcp_wmem="4096 16384 4194304" \
