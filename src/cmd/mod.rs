@@ -33,14 +33,17 @@ tcptune sizes TCP buffers so that one flow can fill a long, fast path.
 
   1. What does the path need?
        tcptune calc --bandwidth 500mbit --rtt 150ms
-  2. What should change on this machine, and why? (measures the path to HOST)
-       tcptune advise --host HOST
+  2. What should change here and at HOST, and why? (measures the path; tests
+     it with TCP both ways through your own ssh login to HOST)
+       tcptune advise --ssh HOST    (no login there: tcptune advise --host HOST)
   3. Keep it: save the advice where sysctl reads it at boot, read it, load it
      (its \"# save as\" line says if installed files need a later number)
-       tcptune advise --host HOST | sudo tee /etc/sysctl.d/60-tcptune.conf
+       tcptune advise --ssh HOST | sudo tee /etc/sysctl.d/60-tcptune.conf
        sudo sysctl -p /etc/sysctl.d/60-tcptune.conf
+     and the far end's own file: tcptune advise --ssh HOST --side far
   4. Or change the running kernel now, and put it back exactly later
-       sudo tcptune apply --host HOST
+       tcptune advise --ssh HOST > tcptune.conf
+       sudo tcptune apply tcptune.conf
        sudo tcptune revert
 
 Know the path, or nothing answers? Give it: --rtt 150ms --bandwidth 500mbit

@@ -221,11 +221,17 @@ fn no_arguments_prints_the_guide_not_an_error() {
     assert_eq!(text, format!("{}\n", tcptune::cmd::GUIDE));
     // The three commands, in the order a newcomer runs them.
     let calc = text.find("tcptune calc --bandwidth").expect("calc");
-    let advise = text.find("tcptune advise --host HOST\n").expect("advise");
+    let advise = text.find("tcptune advise --ssh HOST ").expect("advise");
     let keep = text
-        .find("tcptune advise --host HOST | sudo tee /etc/sysctl.d/60-tcptune.conf")
+        .find("tcptune advise --ssh HOST | sudo tee /etc/sysctl.d/60-tcptune.conf")
         .expect("tee");
-    assert!(calc < advise && advise < keep, "{text}");
+    let far = text.find("tcptune advise --ssh HOST --side far\n").expect("far end");
+    let apply = text
+        .find("tcptune advise --ssh HOST > tcptune.conf\n       sudo tcptune apply tcptune.conf")
+        .expect("apply");
+    assert!(calc < advise && advise < keep && keep < far && far < apply, "{text}");
+    // Without an ssh login there, --host is named beside it.
+    assert!(text.contains("(no login there: tcptune advise --host HOST)"), "{text}");
     assert!(
         text.lines().all(|l| l.len() <= 80),
         "fits an 80-column terminal: {text}"
