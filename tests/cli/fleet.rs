@@ -20,7 +20,7 @@ use super::tcptune;
 const PATH: [&str; 4] = ["--rtt", "150ms", "--bandwidth", "500mbit"];
 
 /// The venv holding ansible-playbook, kubernetes-validate and PyYAML.
-fn venv() -> PathBuf {
+pub(crate) fn venv() -> PathBuf {
     let dir = std::env::var_os("TCPTUNE_FLEET_VENV")
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/fleet-venv"));

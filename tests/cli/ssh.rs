@@ -587,6 +587,33 @@ fn the_far_end_gets_its_own_advice_from_its_own_values() {
         play.contains("hosts: tcptune_this_end") && play.contains("hosts: tcptune_far_end"),
         "{play}"
     );
+    // Ansible reads it as two plays, each on its group's host.
+    let dir = tempfile::tempdir().expect("tmp");
+    let (book, inventory) = (dir.path().join("both.yml"), dir.path().join("hosts.ini"));
+    std::fs::write(&book, play.as_bytes()).expect("write");
+    std::fs::write(&inventory, "[tcptune_this_end]\ndtn1\n[tcptune_far_end]\ndtn2\n").expect("write");
+    let venv = super::fleet::venv();
+    let out = std::process::Command::new(venv.join("bin/ansible-playbook"))
+        .arg("-i")
+        .arg(&inventory)
+        .arg(&book)
+        .arg("--list-hosts")
+        .env("ANSIBLE_NOCOLOR", "1")
+        .env("ANSIBLE_LOCAL_TEMP", dir.path().join("ansible-tmp"))
+        .output()
+        .expect("ansible-playbook");
+    let listed = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{listed}{}", stderr(&out));
+    let plays: Vec<&str> = listed.split("play #").skip(1).collect();
+    assert_eq!(plays.len(), 2, "{listed}");
+    assert!(
+        plays[0].contains("(tcptune_this_end)") && plays[0].contains("dtn1") && !plays[0].contains("dtn2"),
+        "{listed}"
+    );
+    assert!(
+        plays[1].contains("(tcptune_far_end)") && plays[1].contains("dtn2") && !plays[1].contains("dtn1"),
+        "{listed}"
+    );
     lab.assert_clean();
 }
 
