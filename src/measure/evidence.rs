@@ -102,9 +102,6 @@ pub struct TcpTest {
     pub notes: Vec<String>,
 }
 
-/// The longest RTT a reading may show, ms (the sender's own bound, [`crate::tcp::flow::MAX_RTT_MS`]).
-const MAX_RTT_MS: f64 = crate::tcp::flow::MAX_RTT_MS;
-
 impl TcpTest {
     /// Whether this is evidence: Err says why not. A test that moved nothing measures nothing
     /// (its RTTs are the handshake's, its loss 0 of 0), and a reading out of every range a
@@ -118,20 +115,8 @@ impl TcpTest {
         if !(self.duration_s.is_finite() && self.duration_s >= 0.0) {
             return Err(format!("a test of {} s is no test", self.duration_s));
         }
-        let rate_ok = |r: f64| (0.0..=crate::tcp::MAX_RATE_BPS).contains(&r);
-        if !rate_ok(self.goodput_bps) || !self.delivery_rate_bps.is_none_or(rate_ok) {
-            return Err(format!(
-                "a rate of {} (goodput) or {} (delivery) is past any TCP flow",
-                self.goodput_bps,
-                self.delivery_rate_bps.unwrap_or(0.0)
-            ));
-        }
-        let rtt_ok = |r: f64| r.is_finite() && r > 0.0 && r <= MAX_RTT_MS;
-        if !self.min_rtt_ms.is_none_or(rtt_ok) || !self.loaded_rtt_ms.is_none_or(rtt_ok) {
-            return Err(format!(
-                "RTTs of {:?} ms (lowest) and {:?} ms (under load) are out of range",
-                self.min_rtt_ms, self.loaded_rtt_ms
-            ));
+        if !(0.0..=crate::tcp::MAX_RATE_BPS).contains(&self.goodput_bps) {
+            return Err(format!("a goodput of {} bit/s is past any TCP flow", self.goodput_bps));
         }
         if self.window_share.is_some_and(|s| !(s > 0.0 && s <= 1.0)) {
             return Err(format!(
@@ -139,23 +124,20 @@ impl TcpTest {
                 self.window_share
             ));
         }
-        let pct_ok = |p: f64| (0.0..=100.0).contains(&p);
-        if !self.rwnd_limited_pct.is_none_or(pct_ok) || !self.sndbuf_limited_pct.is_none_or(pct_ok) {
-            return Err("a limited-by share outside 0–100 %".to_string());
+        // The sender's readings: what flow::Reading::check holds any TCP flow to.
+        crate::tcp::flow::Reading {
+            delivery_rate_bps: self.delivery_rate_bps,
+            segs_out: self.segs_out,
+            retrans_segs: self.retrans_segs,
+            steady_segs_out: self.steady_segs_out,
+            steady_retrans_segs: self.steady_retrans_segs,
+            min_rtt_ms: self.min_rtt_ms,
+            loaded_rtt_ms: self.loaded_rtt_ms,
+            rwnd_limited_pct: self.rwnd_limited_pct,
+            sndbuf_limited_pct: self.sndbuf_limited_pct,
+            ..Default::default()
         }
-        let within = |part: Option<u64>, whole: Option<u64>| match (part, whole) {
-            (Some(p), Some(w)) => p <= w,
-            _ => true,
-        };
-        if !within(self.retrans_segs, self.segs_out)
-            || !within(self.steady_retrans_segs, self.steady_segs_out)
-            || !within(self.steady_segs_out, self.segs_out)
-        {
-            return Err(format!(
-                "{:?} of {:?} segments retransmitted ({:?} of {:?} after startup)",
-                self.retrans_segs, self.segs_out, self.steady_retrans_segs, self.steady_segs_out
-            ));
-        }
+        .check()?;
         Ok(())
     }
 
@@ -321,7 +303,7 @@ mod tests {
                 delivery_rate_bps: Some(f64::NAN),
                 ..sane()
             })
-            .contains("past any TCP flow")
+            .contains("a delivery rate of Some(NaN) bit/s (a TCP flow runs at 0 to")
         );
         for share in [100.0, -5.0, 0.0] {
             assert!(

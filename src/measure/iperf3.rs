@@ -1006,7 +1006,7 @@ mod tests {
         v["end"]["streams"][0]["sender"]["seconds"] = 0.004.into();
         v["end"]["streams"][0]["receiver"] = Value::Null;
         assert!(
-            refused(&v).starts_with("iperf3's result is no measurement: a rate of"),
+            refused(&v).starts_with("iperf3's result is no measurement: a goodput of"),
             "{}",
             refused(&v)
         );
