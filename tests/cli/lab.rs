@@ -377,6 +377,49 @@ fn advise_host_measures_the_bottleneck_rate() {
         (0.9 * 50e6..=1.25 * 50e6).contains(&rate),
         "iperf3's best interval {rate}: {test:#}"
     );
+    assert_eq!(test["window_limited"], false, "{test:#}");
+
+    // A stock-sized server: B's receive maximum 256 KiB advertises about 160 KB, 32 Mbit/s at
+    // 40 ms. The test is held by the far end's window, says so, and its rate is only a lower
+    // bound: the trains' 50 Mbit/s sizes the advice, not the held test's rate.
+    lab.sh(&lab.ns_b, "sysctl -qw net.ipv4.tcp_rmem='4096 131072 262144'");
+    let iperf = Server::start(&lab.ns_b, &["iperf3", "-s", "-1", "-B", &b], 5201);
+    let v = json(&lab.tcptune(
+        &lab.ns_a,
+        &[
+            "advise",
+            "--host",
+            &b,
+            "--iperf3",
+            "--test-time",
+            "3s",
+            "--format",
+            "json",
+        ],
+    ));
+    drop(iperf);
+    let test = &v["evidence"]["test"];
+    assert_eq!(
+        (&test["window_limited"], &test["held_by"]),
+        (&Value::from(true), &Value::from("receive-window")),
+        "{test:#}"
+    );
+    let rate = test["delivery_rate_bps"].as_f64().expect("delivery rate");
+    assert!(rate < 0.8 * 50e6, "held at {rate}: {test:#}");
+    let bps = v["bandwidth_bps"].as_f64().expect("bps");
+    assert!(
+        (bps - 50e6).abs() <= 0.1 * 50e6,
+        "sized for {bps}, not the held test: {v:#}"
+    );
+    assert_ne!(
+        v["decision"]["class"], "shallow",
+        "a held test's flat RTT is no queue: {v:#}"
+    );
+    assert!(
+        v["notes"].to_string().contains("held by the far end's receive window"),
+        "{:#}",
+        v["notes"]
+    );
 }
 
 /// The path test sees injected loss (0.5 % each way on the delay line) and the advice changes:
