@@ -12,12 +12,15 @@
 //! | a queue under [`QUEUE_DEEP_BDP`] × BDP filled by the test | shallow | BBR, 5 × BDP |
 //! | no loss and a deep queue | clean | CUBIC, 2 × BDP + headroom |
 //! | live flows or cached metrics showing loss | lossy | BBR, 5 × BDP |
-//! | nothing measured | not measured | [`UNMEASURED_IS_LOSSY`]: BBR, 5 × BDP |
+//! | nothing measured | not measured | [`UNMEASURED_IS_LOSSY`]: BBR, 6 × BDP |
 //!
 //! Why the unmeasured default is the lossy class: it is the best worst case over the lab's
 //! clean, lossy and shallow paths (BENCHMARKS.md): CUBIC sized for a clean path reached 5.8 %
 //! at 150 ms with 0.01 % loss and about a third of the link behind a shallow queue, where BBR
-//! with 5 × BDP loses a few points on a clean path (its ProbeRTT) and nothing elsewhere.
+//! loses a few points on a clean path (its ProbeRTT) and nothing elsewhere. Its factor is the
+//! heavy-loss one ([`bdp::HEAVY_LOSS_FACTOR`]): the loss may be 1 %, where 5 × BDP fell 6 points
+//! behind bbr + 64 MiB on the lab and 6 × came within 1.6; on a clean path the larger maxima
+//! cost only memory.
 //!
 //! The receive buffer: Linux advertises `buffer × scaling_ratio` (payload / truesize of the
 //! receiver's skbs) as window since 6.6; the shipped 2 × sizing assumes a ratio of one half.
@@ -336,7 +339,11 @@ pub fn decide_side(path: &PathFacts, view: &View<'_>, side: Side, word: Override
         side,
         borrowed: own.is_none() && other.is_some(),
         loss_recovery,
-        loss_factor: loss_recovery.then(|| bdp::loss_factor(r.loss_pct.filter(|_| r.lossy))),
+        loss_factor: loss_recovery.then(|| match rule {
+            // The loss is not known: size for the heavy loss it may be (see the module docs).
+            Rule::Unmeasured => bdp::HEAVY_LOSS_FACTOR,
+            _ => bdp::loss_factor(r.loss_pct.filter(|_| r.lossy)),
+        }),
         loss_pct: r.loss_pct,
         queue_bdp: r.queue_bdp,
         window_share: share_of(share_source).clamp(MIN_SHARE, MAX_SHARE),

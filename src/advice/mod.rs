@@ -751,10 +751,10 @@ mod tests {
         assert_eq!(a.decision.class, decide::PathClass::Clean);
         assert_eq!(a.sizing.buffer, 20_643_840);
         assert_eq!(a.hosts.len(), 1);
-        // No peer answers: not measured, sized for loss recovery.
+        // No peer answers: not measured, sized for heavy loss (6 × BDP).
         let a = advise_linux(&args(&["peer.example"], None), &FakeProber { test: None, ..p }).expect("advice");
         assert_eq!(a.decision.class, decide::PathClass::Unmeasured);
-        assert_eq!(a.sizing.buffer, 46_923_776);
+        assert_eq!(a.sizing.buffer, 56_295_424);
         assert!(
             a.notes
                 .iter()

@@ -743,15 +743,15 @@ fn advise_without_evidence_sizes_for_the_best_worst_case() {
             .arg(dir.path()),
     );
     assert_eq!(v["decision"]["class"], "unmeasured");
-    assert_eq!(setting(&v, "net.ipv4.tcp_rmem")["value"], "4096 131072 46923776");
-    assert_eq!(setting(&v, "net.ipv4.tcp_wmem")["value"], "4096 16384 46923776");
+    assert_eq!(setting(&v, "net.ipv4.tcp_rmem")["value"], "4096 131072 56295424");
+    assert_eq!(setting(&v, "net.ipv4.tcp_wmem")["value"], "4096 16384 56295424");
     let cc = setting(&v, "net.ipv4.tcp_congestion_control");
     assert_eq!(cc["value"], "bbr", "{cc:#}");
     assert!(
         cc["reason"]
             .as_str()
             .expect("r")
-            .contains("were not measured (no TCP test) → bbr and 5 × BDP"),
+            .contains("were not measured (no TCP test) → bbr and 6 × BDP"),
         "{cc:#}"
     );
     assert_eq!(setting(&v, "net.ipv4.tcp_notsent_lowat")["value"], "625000");
