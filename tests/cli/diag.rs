@@ -919,7 +919,7 @@ fn verify_inspect_and_serve_over_the_lab_path() {
     let c = parse(&out);
     let recv = finding(&c, "buffers:receive");
     assert_eq!(recv["status"], "fail", "{c:#}");
-    // Sized as advise sizes a path it could not test (no tcptune serve on the sender): 5 × BDP.
+    // Sized as advise sizes a path it could not test (no tcptune serve on the sender): 6 × BDP.
     assert!(
         recv["fix"].as_str().expect("fix").contains("tcp_rmem=\"4096 131072 3"),
         "{recv}"

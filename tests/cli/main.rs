@@ -733,7 +733,7 @@ fn advise_freebsd_with_fake_sysctl() {
 }
 
 /// With nothing measured (a given path, no TCP test), the advice is for the class that does
-/// no harm on either kind of path: BBR and 5 × BDP, and it says how to measure.
+/// no harm on either kind of path: BBR and 6 × BDP, and it says how to measure.
 #[test]
 fn advise_without_evidence_sizes_for_the_best_worst_case() {
     let dir = linux_tree(&[]);
