@@ -1081,6 +1081,30 @@ mod tests {
     }
 
     #[test]
+    fn a_test_through_heavy_loss_is_a_lower_bound_raised_to_the_trains() {
+        // 1 % loss: a flow repairing it runs below the path (188 of 200 Mbit/s); the trains read
+        // the path itself. 0.1 %: the test's own rate stands.
+        let facts = Facts::unknown(Os::Linux);
+        let req = args(&["198.18.0.2"], None);
+        let advised = |spec: &str| {
+            let p = FakeProber::from_spec(spec).expect("spec");
+            let m = measure(&req, &facts, &p).expect("measured");
+            advise_end(&req, &Profile::for_os(Os::Linux), &facts, &m, End::Near).expect("advice")
+        };
+        let a = advised("rtt=50ms,capacity=200mbit,tcp-rate=188mbit,loss=1");
+        assert_eq!(a.bandwidth_bps, 200_000_000, "{:?}", a.notes);
+        assert!(
+            a.notes
+                .iter()
+                .any(|n| n.contains("a lower bound, as the test lost 1.0 % after startup")),
+            "{:?}",
+            a.notes
+        );
+        let a = advised("rtt=50ms,capacity=200mbit,tcp-rate=188mbit,loss=0.1");
+        assert!(a.bandwidth_bps < 200_000_000, "{}", a.bandwidth_bps);
+    }
+
+    #[test]
     fn a_bursty_forwarder_is_named_and_the_long_trains_are_counted() {
         use crate::measure::train::{Burst, LongTrains, LongWhy, Reading};
         let mut m = measured_with_trains(1_000_000_000);

@@ -114,14 +114,28 @@ fn test_says(t: &TcpTest, m: &HostMeasurement, mtu: Option<u32>) -> Option<(u64,
     let payload = t.delivery_rate_bps.filter(|r| *r > 0.0)?;
     let r = ip_rate(payload, mtu);
     let link = m.link.speed_bps.filter(|s| *s > 0);
+    let heavy_loss = t
+        .steady_loss_pct()
+        .filter(|p| *p >= crate::bdp::LOSS_SCALE_FROM_PCT)
+        .map(|p| {
+            format!(
+                "a lower bound, as the test lost {} after startup (a flow repairing that much loss runs below the path's rate)",
+                super::words::pct(p)
+            )
+        });
     let bound = if t.in_startup {
-        Some("the test ended inside startup, so it is the highest rate reached, a lower bound")
+        Some("the test ended inside startup, so it is the highest rate reached, a lower bound".to_string())
+    } else if let Some(why) = heavy_loss {
+        Some(why)
     } else if t.window_limited {
-        Some(match t.held_by {
-            Some(HeldBy::ReceiveWindow) => "a lower bound, as the receiver's window held the test",
-            Some(HeldBy::SendBuffer) => "a lower bound, as the sender's buffer held the test",
-            None => "a lower bound, as the test was held by its window",
-        })
+        Some(
+            match t.held_by {
+                Some(HeldBy::ReceiveWindow) => "a lower bound, as the receiver's window held the test",
+                Some(HeldBy::SendBuffer) => "a lower bound, as the sender's buffer held the test",
+                None => "a lower bound, as the test was held by its window",
+            }
+            .to_string(),
+        )
     } else {
         None
     };

@@ -321,7 +321,7 @@ pub fn explain(settings: &mut [Setting], profile: &Profile, send: &Decision, rec
 }
 
 /// "0.011 %": enough digits for small shares.
-fn pct(p: f64) -> String {
+pub(crate) fn pct(p: f64) -> String {
     let digits = if p >= 1.0 {
         1
     } else if p >= 0.01 {
