@@ -123,8 +123,15 @@ fn test_says(t: &TcpTest, m: &HostMeasurement, mtu: Option<u32>) -> Option<(u64,
                 super::words::pct(p)
             )
         });
+    // A reverse iperf3 test whose server sent no readings of its own (a plain `iperf3 -s`): no
+    // RTT, no window, so nothing shows whether the far end's send buffer held it.
+    let unseen_sender = t.peer == Some(crate::measure::evidence::TestPeer::Iperf3)
+        && t.direction == crate::measure::evidence::Direction::Reverse
+        && t.min_rtt_ms.is_none();
     let bound = if t.in_startup {
         Some("the test ended inside startup, so it is the highest rate reached, a lower bound".to_string())
+    } else if unseen_sender {
+        Some("a lower bound, as the far end's iperf3 server reported nothing of its sender (start it with -J): its send buffer may have held the test".to_string())
     } else if let Some(why) = heavy_loss {
         Some(why)
     } else if t.window_limited {
