@@ -2,7 +2,8 @@
 # Effectiveness benchmark: does tcptune's advice reach line rate with little memory?
 #
 #   bench/wan.sh [--time auto|SECONDS] [--omit 5] [--paths "RTT:RATE[:MOD...] ..."]
-#                [--settings "stock tuned fasterdata bbr64 tcptune tcptune+test"] [--queue BYTES]
+#                [--settings "stock tuned bbr64 tcptune tcptune+test tcptune+iperf3 tcptune+ssh"]
+#                [--queue BYTES]
 #
 # For each path it builds the lab (lab/lab.sh: two namespaces, an emulated WAN with one-way
 # delay RTT/2, a RATE bottleneck and a drop-tail queue of one BDP unless told otherwise),
@@ -67,10 +68,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 time_s=auto omit_s=5 queue=""
-paths="25ms:500mbit 150ms:500mbit 600ms:500mbit 40ms:50mbit
-	150ms:500mbit:loss=0.001 150ms:500mbit:loss=0.01 150ms:500mbit:loss=0.1
-	150ms:500mbit:queue=0.1 25ms:1gbit 75ms:1gbit 75ms:1gbit:nort"
-settings="stock tuned fasterdata bbr64 tcptune tcptune+test"
+# The path classes, each at more than one point (issue 22): RTT 10 ms to 600 ms, 50 Mbit/s to
+# 1 Gbit/s, random loss 0.001 % to 1 %, queues 0.1 to 4 x BDP, bursty forwarding.
+paths="10ms:1gbit 40ms:100mbit:queue=4 150ms:500mbit:loss=0.01 50ms:200mbit:loss=1
+	75ms:1gbit:nort 150ms:500mbit:queue=0.1 250ms:50mbit 600ms:100mbit:loss=0.05
+	150ms:500mbit 150ms:500mbit:loss=0.001 150ms:500mbit:loss=0.1 25ms:1gbit"
+settings="stock tuned bbr64 tcptune tcptune+test tcptune+iperf3 tcptune+ssh"
 while (($#)); do
 	case $1 in
 	--time) time_s=$2; shift 2 ;;
