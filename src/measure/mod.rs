@@ -368,8 +368,7 @@ fn gather_evidence(
                 max_bytes: req.max_bytes,
                 buffer: req.buffer,
                 cc: req.cc.clone(),
-                // The host answered its probes: a tcptune serve answers within a few RTTs.
-                connect_timeout: Duration::from_secs_f64((m.rtt.max_ms * 4.0 / 1000.0).clamp(0.5, 3.0)),
+                connect_timeout: connect_timeout(m.rtt.max_ms),
             };
             match with_progress(opts, &m.host, &bound, |p| pathtest::run(&test, p)) {
                 Ok(t) => ev.test = Some(t),
@@ -651,6 +650,15 @@ impl Probing {
             p.start_tcp(host);
         }
     }
+}
+
+/// How long the path test's connect may take: a tcptune serve answers within a few RTTs of a
+/// host that answered its probes, and a lost SYN is sent again after Linux's initial RTO of 1 s
+/// (on a path losing 0.5 % each way, about one connect in a hundred needs it): one
+/// retransmission and 4 RTTs, 1.5 s to 4 s. A port that drops costs this, a refused one a
+/// round trip.
+fn connect_timeout(max_rtt_ms: f64) -> Duration {
+    Duration::from_secs_f64((1.0 + max_rtt_ms * 4.0 / 1000.0).clamp(1.5, 4.0))
 }
 
 #[cfg(test)]
