@@ -257,12 +257,18 @@ pub fn read_samples(
         paced: paced_at.is_some(),
         ..Reading::default()
     };
-    let unpaced = |s: &&Sample| paced_at.is_none_or(|p| s.t < p);
-    let best = samples
-        .iter()
-        .filter(unpaced)
-        .filter_map(|s| s.delivery_bps)
-        .fold(0.0_f64, f64::max);
+    let best_of = |all: bool| {
+        samples
+            .iter()
+            .filter(|s| all || paced_at.is_none_or(|p| s.t < p))
+            .filter_map(|s| s.delivery_bps)
+            .fold(0.0_f64, f64::max)
+    };
+    // The unpaced readings set the rate; where none came before pacing began (a sampler that
+    // got no CPU on a busy host), every reading does.
+    let all = best_of(false) <= 0.0;
+    let best = best_of(all);
+    let unpaced = |s: &&Sample| all || paced_at.is_none_or(|p| s.t < p);
     if left_startup_at.is_none() {
         // Still growing when the test ended: the highest rate it reached is all it confirms.
         t.in_startup = true;
@@ -790,6 +796,11 @@ mod tests {
         assert!(!t.in_startup);
         assert_eq!(t.delivery_rate_bps, Some(80e6));
         assert_eq!(t.steady_segs_out, None);
+        // No reading before pacing began (a sampler starved on a busy host): the paced
+        // readings give the rate rather than none.
+        let early = Some(Duration::from_millis(50));
+        let t = read_samples(&samples, 50.0, early, early);
+        assert_eq!(t.delivery_rate_bps, Some(80e6));
     }
 
     #[test]
