@@ -19,6 +19,19 @@ const RATE_UNITS: [&str; 11] = [
     "bit/s", "kbit/s", "Mbit/s", "Gbit/s", "Tbit/s", "Pbit/s", "Ebit/s", "Zbit/s", "Ybit/s", "Rbit/s", "Qbit/s",
 ];
 
+/// The lowest and highest of `samples` (bit/s) for people: "497 Mbit/s to 2.6 Gbit/s", or the
+/// one rate when they agree; None without samples.
+#[allow(clippy::cast_precision_loss)]
+pub fn rate_range(samples: &[u64]) -> Option<String> {
+    let lo = *samples.iter().min()?;
+    let hi = *samples.iter().max()?;
+    Some(if lo == hi {
+        rate(lo as f64)
+    } else {
+        format!("{} to {}", rate(lo as f64), rate(hi as f64))
+    })
+}
+
 /// A rate from a float of bit/s, SI, rounded to 4 significant digits for people (the JSON
 /// carries the exact number), in the unit of its size however large (`8 Zbit/s`, not a
 /// number that overflowed) and never 0 when the rate is not: below 1 bit/s it keeps its
@@ -163,6 +176,16 @@ pub fn ms(v: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_range_of_rates_is_its_ends_or_its_one_rate() {
+        assert_eq!(
+            rate_range(&[500_000_000, 2_600_000_000, 497_000_000]).as_deref(),
+            Some("497 Mbit/s to 2.6 Gbit/s")
+        );
+        assert_eq!(rate_range(&[50_000_000, 50_000_000]).as_deref(), Some("50 Mbit/s"));
+        assert_eq!(rate_range(&[]), None);
+    }
 
     #[test]
     fn formats() {

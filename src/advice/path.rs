@@ -100,13 +100,6 @@ fn path_of(a: &AdviceRequest, m: HostMeasurement, notes: &mut Vec<String>) -> (P
     (path, report)
 }
 
-/// The lowest and highest of `samples`: "496 Mbit/s to 2.6 Gbit/s".
-fn spread(samples: &[u64]) -> String {
-    let lo = samples.iter().min().copied().unwrap_or(0);
-    let hi = samples.iter().max().copied().unwrap_or(0);
-    format!("{} to {}", text::rate(lo as f64), text::rate(hi as f64))
-}
-
 /// The rate of a measured path, where it came from, and a note that says how it was chosen:
 /// the packet-train estimate (capped by the link speed when that is known), else — nothing
 /// measured the rate — the link speed or [`ASSUMED_RATE_BPS`], marked assumed (a NIC's speed
@@ -167,7 +160,7 @@ pub(crate) fn measured_rate(m: &HostMeasurement) -> (Bitrate, Source, String) {
             if !c.agreed {
                 note.push_str(&format!(
                     "; the trains disagree (rates {}): the path or this host is busy, so check the rate or give --bandwidth",
-                    spread(&c.samples_bps)
+                    text::rate_range(&c.samples_bps).unwrap_or_default()
                 ));
             }
             let rate = match link {

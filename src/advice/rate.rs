@@ -73,14 +73,7 @@ pub fn test_buffer(path: &Path, m: &HostMeasurement) -> u64 {
 /// "497 Mbit/s to 2.6 Gbit/s" of the trains, or their one rate.
 fn train_range(m: &HostMeasurement) -> Option<String> {
     let c = m.capacity.as_ref()?;
-    let lo = c.samples_bps.iter().min().copied().unwrap_or(c.bps);
-    let hi = c.samples_bps.iter().max().copied().unwrap_or(c.bps);
-    #[allow(clippy::cast_precision_loss)]
-    Some(if lo == hi {
-        text::rate(lo as f64)
-    } else {
-        format!("{} to {}", text::rate(lo as f64), text::rate(hi as f64))
-    })
+    text::rate_range(&c.samples_bps).or_else(|| text::rate_range(&[c.bps]))
 }
 
 fn show(bps: u64) -> String {

@@ -157,7 +157,7 @@ impl CapacityEstimate {
     /// how the estimate was read despite it, or why long trains went out. None when the first
     /// trains came back without bursts and sufficed.
     pub fn describe(&self) -> Option<String> {
-        let range = rate_range(&self.samples_bps);
+        let range = crate::text::rate_range(&self.samples_bps).unwrap_or_else(|| crate::text::rate(0.0));
         let first = format!("the {}-packet trains read {range}", self.per_train);
         let seen = self.bursty.map(|b| {
             format!(
@@ -204,18 +204,6 @@ impl CapacityEstimate {
             }
             (None, None) => return None,
         })
-    }
-}
-
-/// "497 Mbit/s to 2.6 Gbit/s", or the one rate.
-#[allow(clippy::cast_precision_loss)]
-fn rate_range(samples: &[u64]) -> String {
-    let lo = samples.iter().min().copied().unwrap_or(0);
-    let hi = samples.iter().max().copied().unwrap_or(0);
-    if lo == hi {
-        crate::text::rate(lo as f64)
-    } else {
-        format!("{} to {}", crate::text::rate(lo as f64), crate::text::rate(hi as f64))
     }
 }
 
