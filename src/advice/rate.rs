@@ -15,7 +15,7 @@
 use super::Path;
 use crate::bdp::Source;
 use crate::measure::HostMeasurement;
-use crate::measure::evidence::{Evidence, HeldBy, TcpTest};
+use crate::measure::evidence::{Direction, Evidence, HeldBy, TcpTest, TestPeer};
 use crate::text;
 use crate::units::{Bitrate, Span};
 
@@ -118,9 +118,7 @@ fn test_says(t: &TcpTest, m: &HostMeasurement, mtu: Option<u32>) -> Option<(u64,
         });
     // A reverse iperf3 test whose server sent no readings of its own (a plain `iperf3 -s`): no
     // RTT, no window, so nothing shows whether the far end's send buffer held it.
-    let unseen_sender = t.peer == Some(crate::measure::evidence::TestPeer::Iperf3)
-        && t.direction == crate::measure::evidence::Direction::Reverse
-        && t.min_rtt_ms.is_none();
+    let unseen_sender = t.peer == Some(TestPeer::Iperf3) && t.direction == Direction::Reverse && t.min_rtt_ms.is_none();
     let bound = if t.in_startup {
         Some("the test ended inside startup, so it is the highest rate reached, a lower bound".to_string())
     } else if unseen_sender {
@@ -153,8 +151,8 @@ fn test_says(t: &TcpTest, m: &HostMeasurement, mtu: Option<u32>) -> Option<(u64,
         .map(|t| format!("; the packet trains read {t}"))
         .unwrap_or_default();
     let direction = match t.direction {
-        crate::measure::evidence::Direction::Forward => "TCP path test",
-        crate::measure::evidence::Direction::Reverse => "reverse TCP path test (the far end sending)",
+        Direction::Forward => "TCP path test",
+        Direction::Reverse => "reverse TCP path test (the far end sending)",
     };
     Some((
         rate,
