@@ -100,11 +100,6 @@ fn path_of(a: &AdviceRequest, m: HostMeasurement, notes: &mut Vec<String>) -> (P
     (path, report)
 }
 
-/// The rate of a measured path, where it came from, and a note that says how it was chosen:
-/// the packet-train estimate (capped by the link speed when that is known), else — nothing
-/// measured the rate — the link speed or [`ASSUMED_RATE_BPS`], marked assumed (a NIC's speed
-/// is not the path's: a 10 Gbit/s server NIC behind a 100 Mbit/s path would size buffers 100
-/// times too large). [`super::rate::settle_rate`] then settles it with the TCP evidence.
 /// The trains the estimate was read from: agreeing, sent, requests each.
 fn counted(c: &crate::measure::train::CapacityEstimate) -> (u32, u32, u32) {
     match (&c.reading, &c.long) {
@@ -142,6 +137,11 @@ fn sender_limited_rate(
     (Bitrate::from_bps(rate), Source::Measured, note)
 }
 
+/// The rate of a measured path, where it came from, and a note that says how it was chosen:
+/// the packet-train estimate (capped by the link speed when that is known), else — nothing
+/// measured the rate — the link speed or [`ASSUMED_RATE_BPS`], marked assumed (a NIC's speed
+/// is not the path's: a 10 Gbit/s server NIC behind a 100 Mbit/s path would size buffers 100
+/// times too large). [`super::rate::settle_rate`] then settles it with the TCP evidence.
 pub(crate) fn measured_rate(m: &HostMeasurement) -> (Bitrate, Source, String) {
     let link = m.link.speed_bps.filter(|s| *s > 0);
     let ifname = m.link.interface.as_deref().unwrap_or("the egress interface");
