@@ -433,7 +433,6 @@ impl Steps<'_> {
         pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
     }
 
-    /// Step 5: the warnings and notes that go with the settings, and the advice.
     /// What the advice warns of: a path no buffer Linux accepts can fill, memory, probe loss.
     fn warnings(&self, m: &Measured, sizing: &Sizing) -> Vec<String> {
         let mut warnings = Vec::new();
@@ -450,6 +449,7 @@ impl Steps<'_> {
         warnings
     }
 
+    /// Step 5: the warnings and notes that go with the settings, and the advice.
     fn annotate(
         &self,
         path: Path,
