@@ -352,21 +352,24 @@ fn advise_host_measures_the_bottleneck_rate() {
     assert!(v["decision"]["queue_bdp"].as_f64().is_some_and(|q| q >= 0.5), "{v:#}");
     assert_eq!(v["decision"]["class"], "clean", "{v:#}");
 
-    let iperf = Server::start(&lab.ns_b, &["iperf3", "-s", "-1", "-B", &b], 5201);
-    let v = json(&lab.tcptune(
-        &lab.ns_a,
-        &[
-            "advise",
-            "--host",
-            &b,
-            "--iperf3",
-            "--test-time",
-            "3s",
-            "--format",
-            "json",
-        ],
-    ));
-    drop(iperf);
+    // One iperf3 test against a one-shot `iperf3 -s` in B.
+    let advise_iperf3 = || {
+        let _iperf = Server::start(&lab.ns_b, &["iperf3", "-s", "-1", "-B", &b], 5201);
+        json(&lab.tcptune(
+            &lab.ns_a,
+            &[
+                "advise",
+                "--host",
+                &b,
+                "--iperf3",
+                "--test-time",
+                "3s",
+                "--format",
+                "json",
+            ],
+        ))
+    };
+    let v = advise_iperf3();
     let test = &v["evidence"]["test"];
     assert_eq!(test["peer"], "iperf3", "{test:#}");
     assert!(test["bytes"].as_u64().is_some_and(|n| n > 1_000_000), "{test:#}");
@@ -383,21 +386,7 @@ fn advise_host_measures_the_bottleneck_rate() {
     // 40 ms. The test is held by the far end's window, says so, and its rate is only a lower
     // bound: the trains' 50 Mbit/s sizes the advice, not the held test's rate.
     lab.sh(&lab.ns_b, "sysctl -qw net.ipv4.tcp_rmem='4096 131072 262144'");
-    let iperf = Server::start(&lab.ns_b, &["iperf3", "-s", "-1", "-B", &b], 5201);
-    let v = json(&lab.tcptune(
-        &lab.ns_a,
-        &[
-            "advise",
-            "--host",
-            &b,
-            "--iperf3",
-            "--test-time",
-            "3s",
-            "--format",
-            "json",
-        ],
-    ));
-    drop(iperf);
+    let v = advise_iperf3();
     let test = &v["evidence"]["test"];
     assert_eq!(
         (&test["window_limited"], &test["held_by"]),
