@@ -13,6 +13,8 @@
 # openssh-server. Default path: 150ms:500mbit:loss=0.01. Traffic stays inside the namespaces.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/sshd.sh
+source bench/sshd.sh
 
 path=150ms:500mbit:loss=0.01
 while (($#)); do
@@ -44,18 +46,7 @@ for ns in "$NS_A" "$NS_B"; do
 		net.ipv4.tcp_congestion_control=cubic
 done
 
-mkdir -p "$d/bin" /run/sshd
-ssh-keygen -q -t ed25519 -N '' -f "$d/host"
-ssh-keygen -q -t ed25519 -N '' -f "$d/id"
-cp "$d/id.pub" "$d/authorized_keys"
-ln -s "$bin" "$d/bin/tcptune"
-echo "[$ADDR_B]:2222 $(cat "$d/host.pub")" >"$d/known_hosts"
-printf 'Host far\n  HostName %s\n  Port 2222\n  User root\n  IdentityFile %s\n  IdentitiesOnly yes\n  UserKnownHostsFile %s\n  StrictHostKeyChecking yes\n' \
-	"$ADDR_B" "$d/id" "$d/known_hosts" >"$d/config"
-ip netns exec "$NS_B" /usr/sbin/sshd -f /dev/null -h "$d/host" -o "ListenAddress=$ADDR_B:2222" \
-	-o "AuthorizedKeysFile=$d/authorized_keys" -o StrictModes=no -o UsePAM=no -o "PidFile=$d/sshd.pid" \
-	-o "SetEnv=PATH=$d/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-for _ in $(seq 50); do [[ -s $d/sshd.pid ]] && break; sleep 0.1; done
+lab_sshd "$d" "$NS_B" "$ADDR_B" "$bin"
 
 t0=$(date +%s.%N)
 rc=0

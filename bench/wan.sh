@@ -66,6 +66,8 @@
 # Traffic stays inside the lab namespaces.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/sshd.sh
+source bench/sshd.sh
 
 time_s=auto omit_s=5 queue=""
 # The path classes, each at more than one point (issue 22): RTT 10 ms to 600 ms, 50 Mbit/s to
@@ -174,26 +176,10 @@ start_serve() { # ns addr
 	exit 1
 }
 
-# An sshd in namespace $1 on $2:2222 that lets this host in with a key made here, and whose
-# sessions find this build's tcptune on their PATH (for `advise --ssh`).
+# An sshd in namespace $1 on $2:2222 for `advise --ssh` (bench/sshd.sh).
 start_sshd() { # ns addr
-	local d="$state/ssh"
-	mkdir -p "$d/bin" /run/sshd
-	[[ -f $d/host ]] || {
-		ssh-keygen -q -t ed25519 -N '' -f "$d/host"
-		ssh-keygen -q -t ed25519 -N '' -f "$d/id"
-		cp "$d/id.pub" "$d/authorized_keys"
-		ln -sf "$bin" "$d/bin/tcptune"
-	}
-	rm -f "$d/sshd.pid"
-	echo "[$2]:2222 $(cat "$d/host.pub")" >"$d/known_hosts"
-	printf 'Host far\n  HostName %s\n  Port 2222\n  User root\n  IdentityFile %s\n  IdentitiesOnly yes\n  UserKnownHostsFile %s\n  StrictHostKeyChecking yes\n' \
-		"$2" "$d/id" "$d/known_hosts" >"$d/config"
-	ip netns exec "$1" /usr/sbin/sshd -f /dev/null -h "$d/host" -o "ListenAddress=$2:2222" \
-		-o "AuthorizedKeysFile=$d/authorized_keys" -o StrictModes=no -o UsePAM=no -o "PidFile=$d/sshd.pid" \
-		-o "SetEnv=PATH=$d/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-	for _ in $(seq 50); do [[ -s $d/sshd.pid ]] && break; sleep 0.1; done
-	servers+=("$(cat "$d/sshd.pid")")
+	lab_sshd "$state/ssh" "$1" "$2" "$bin"
+	servers+=("$(cat "$state/ssh/sshd.pid")")
 }
 
 echo "wan.sh: $(date -u '+%Y-%m-%d %H:%M UTC'), Linux $(uname -r), $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo) ($(nproc) CPUs)" >&2
