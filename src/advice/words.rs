@@ -218,7 +218,7 @@ fn class_name(c: PathClass) -> &'static str {
 pub fn notes(ev: Option<&Evidence>, send: &Decision, receive: &Decision, end: End) -> Vec<String> {
     let mut notes = Vec::new();
     if let Some(ev) = ev.filter(|_| end == End::Near) {
-        notes.extend(test_notes(ev, send));
+        notes.extend(test_notes(ev));
     }
     if receive.borrowed || (send.class == receive.class && why_class(send) == why_class(receive)) {
         notes.push(format!("path class {}: {}", class_name(send.class), why_class(send)));
@@ -245,16 +245,16 @@ fn direction_of(side: Side, end: End) -> &'static str {
 }
 
 /// What each test showed, or why there was none.
-fn test_notes(ev: &Evidence, send: &Decision) -> Vec<String> {
+fn test_notes(ev: &Evidence) -> Vec<String> {
     let mut notes = Vec::new();
     if let Some(t) = &ev.test {
-        notes.push(test_note(t, send.loss_pct));
+        notes.push(test_note(t));
         notes.extend(t.notes.iter().map(|n| format!("path test: {n}")));
     } else if let Some(why) = &ev.test_skipped {
         notes.push(format!("no TCP path test: {why}"));
     }
     if let Some(t) = &ev.reverse {
-        notes.push(test_note(t, t.steady_loss_pct()));
+        notes.push(test_note(t));
         notes.extend(t.notes.iter().map(|n| format!("reverse path test: {n}")));
     } else if let (Some(_), Some(why)) = (&ev.test, &ev.reverse_skipped) {
         notes.push(format!(
@@ -268,7 +268,7 @@ fn test_notes(ev: &Evidence, send: &Decision) -> Vec<String> {
 }
 
 /// One test, in one line: what moved, at what rate, with what loss, RTT and share.
-fn test_note(t: &crate::measure::evidence::TcpTest, loss_pct: Option<f64>) -> String {
+fn test_note(t: &crate::measure::evidence::TcpTest) -> String {
     let peer = match t.peer {
         Some(TestPeer::Iperf3) => "iperf3",
         _ => "tcptune serve",
@@ -282,7 +282,7 @@ fn test_note(t: &crate::measure::evidence::TcpTest, loss_pct: Option<f64>) -> St
     if let Some(cc) = &t.cc {
         parts.push(format!("with {cc}"));
     }
-    if let Some(p) = loss_pct {
+    if let Some(p) = t.steady_loss_pct() {
         parts.push(format!("{p:.4} % retransmitted after startup"));
     }
     if let (Some(min), Some(loaded)) = (t.min_rtt_ms, t.loaded_rtt_ms) {
