@@ -633,7 +633,10 @@ fn window_limited(t: &mut TcpTest, mean_us: Option<f64>) {
             "the far end's",
             "raise its receive buffer maximum there (net.ipv4.tcp_rmem on a Linux server)".to_string(),
         ),
-        Direction::Reverse => ("this host's", format!("raise {} here", local_receive_key())),
+        Direction::Reverse => (
+            "this host's",
+            format!("raise {} here", super::pathtest::local_key("buffer")),
+        ),
     };
     t.notes.push(format!(
         "held by {whose} receive window: it advertised at most {w} bytes, which let through at most {} at the {:.1} ms RTT, less than twice the {} goodput (an unheld receiver advertises at least twice what is in flight); {raise}; the rate is a lower bound, and the flat RTT says nothing about the queue",
@@ -641,15 +644,6 @@ fn window_limited(t: &mut TcpTest, mean_us: Option<f64>) {
         rtt_s * 1e3,
         crate::text::rate(t.goodput_bps)
     ));
-}
-
-/// This host's receive-buffer sysctl, from its OS's profile.
-fn local_receive_key() -> String {
-    crate::profile::Profile::for_os(crate::os::Os::running())
-        .caps
-        .into_iter()
-        .find(|(_, f)| f == "buffer")
-        .map_or_else(|| "its receive buffer maximum".to_string(), |(k, _)| k)
 }
 
 /// A test that ran at the rate cap keeping its byte bound was held back by it: a note says so.

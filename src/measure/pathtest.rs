@@ -590,8 +590,8 @@ fn held_note(direction: Direction, by: HeldBy, pct: f64, far_key: Option<&str>) 
 }
 
 /// This host's sysctl for its buffer `fact` ("buffer": receive, "send_buffer": send), from its
-/// OS's profile.
-fn local_key(fact: &str) -> String {
+/// OS's profile (every shipped profile names both).
+pub(super) fn local_key(fact: &str) -> String {
     crate::profile::Profile::for_os(crate::os::Os::running())
         .caps
         .into_iter()
