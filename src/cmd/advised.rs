@@ -123,16 +123,7 @@ fn far_keys(profile: &crate::profile::Profile) -> remote::Keys {
             k.extend(advice::keys_read(profile));
         }
         if os == Os::Linux {
-            k.extend(
-                [
-                    f::AVAILABLE_CC,
-                    f::ALLOWED_CC,
-                    f::CURRENT_CC,
-                    f::TCP_MEM,
-                    "net.core.rmem_max",
-                ]
-                .map(String::from),
-            );
+            k.extend(f::ALWAYS.into_iter().chain(["net.core.rmem_max"]).map(String::from));
         }
         k.sort();
         k.dedup();

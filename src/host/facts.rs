@@ -98,6 +98,8 @@ pub const AVAILABLE_CC: &str = "net.ipv4.tcp_available_congestion_control";
 pub const ALLOWED_CC: &str = "net.ipv4.tcp_allowed_congestion_control";
 pub const CURRENT_CC: &str = "net.ipv4.tcp_congestion_control";
 pub const TCP_MEM: &str = "net.ipv4.tcp_mem";
+/// All of them.
+pub const ALWAYS: [&str; 4] = [AVAILABLE_CC, ALLOWED_CC, CURRENT_CC, TCP_MEM];
 
 /// Gathers the facts of the system `store` reads: the running values of `keys` (and the
 /// congestion-control and memory keys), and, when `local` (the store is this very machine's
@@ -108,8 +110,7 @@ pub fn gather(os: Os, store: Option<&dyn SysctlBackend>, local: bool, keys: &[St
         return Facts::unknown(os);
     };
     let mut values = BTreeMap::new();
-    let extra = [AVAILABLE_CC, ALLOWED_CC, CURRENT_CC, TCP_MEM];
-    for k in keys.iter().map(String::as_str).chain(extra) {
+    for k in keys.iter().map(String::as_str).chain(ALWAYS) {
         if !values.contains_key(k) {
             values.insert(k.to_string(), store.read(k));
         }
