@@ -652,13 +652,14 @@ impl Probing {
     }
 }
 
-/// How long the path test's connect may take: a tcptune serve answers within a few RTTs of a
+/// How long a connect to the path test's peer may take: a peer answers within a few RTTs of a
 /// host that answered its probes, and a lost SYN is sent again after Linux's initial RTO of 1 s
 /// (on a path losing 0.5 % each way, about one connect in a hundred needs it): one
 /// retransmission and 4 RTTs, 1.5 s to 4 s. A port that drops costs this, a refused one a
-/// round trip.
-fn connect_timeout(max_rtt_ms: f64) -> Duration {
-    Duration::from_secs_f64((1.0 + max_rtt_ms * 4.0 / 1000.0).clamp(1.5, 4.0))
+/// round trip. An RTT that is no number (a host that never answered) gets the longest wait.
+pub fn connect_timeout(max_rtt_ms: f64) -> Duration {
+    let s = 1.0 + max_rtt_ms * 4.0 / 1000.0;
+    Duration::from_secs_f64(if s.is_nan() { 4.0 } else { s.clamp(1.5, 4.0) })
 }
 
 #[cfg(test)]
@@ -666,6 +667,14 @@ pub(crate) mod tests {
     use super::*;
     use std::net::TcpListener;
     use std::process::Command;
+
+    #[test]
+    fn a_connect_waits_out_one_lost_syn_and_a_few_round_trips() {
+        assert_eq!(connect_timeout(20.0), Duration::from_millis(1500));
+        assert_eq!(connect_timeout(600.0), Duration::from_millis(3400));
+        assert_eq!(connect_timeout(2000.0), Duration::from_secs(4));
+        assert_eq!(connect_timeout(f64::NAN), Duration::from_secs(4));
+    }
     use std::time::Instant;
 
     fn hosts(h: &[&str]) -> Vec<String> {

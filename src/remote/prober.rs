@@ -66,7 +66,7 @@ impl PathProber for FarProber<'_> {
         if peer.kind == PeerKind::Iperf3 {
             let session = self.far.session();
             session.drain();
-            if !answers(sa, connect_timeout(m)) {
+            if !answers(sa, crate::measure::connect_timeout(m.rtt.max_ms)) {
                 session.check()?;
                 let mut ev = untested()?;
                 ev.test_skipped = Some(blocked());
@@ -75,12 +75,12 @@ impl PathProber for FarProber<'_> {
             // iperf3 -s reopens its port after that connection, and resets a connection made
             // before it has: the test starts once the far end says it listens again (or, not
             // said, after a while anyway).
-            session.wait_ready(READY_WAIT + connect_timeout(m));
+            session.wait_ready(READY_WAIT + crate::measure::connect_timeout(m.rtt.max_ms));
         }
         let got = self.inner.evidence(m, &aimed, opts);
         self.far.session().check()?;
         let tested = matches!(&got, Ok(ev) if ev.test.is_some());
-        if tested || peer.kind == PeerKind::Iperf3 || answers(sa, connect_timeout(m)) {
+        if tested || peer.kind == PeerKind::Iperf3 || answers(sa, crate::measure::connect_timeout(m.rtt.max_ms)) {
             return got;
         }
         // Nothing answers where the peer listens: a firewall, there or on the way. The advice
@@ -96,13 +96,6 @@ impl PathProber for FarProber<'_> {
 
 /// How long the far end's iperf3 -s may take to listen again after the bare connection.
 const READY_WAIT: Duration = Duration::from_secs(3);
-
-/// As long as the path test waits for its connect: a few of the path's round trips.
-fn connect_timeout(m: &HostMeasurement) -> Duration {
-    let s = m.rtt.max_ms * 4.0 / 1000.0;
-    // A NaN reading gives the longest wait, not a panic.
-    Duration::from_secs_f64(if s.is_nan() { 3.0 } else { s.clamp(0.5, 3.0) })
-}
 
 /// Whether a TCP connect to `sa` succeeds within `timeout`.
 fn answers(sa: SocketAddr, timeout: Duration) -> bool {
