@@ -130,6 +130,13 @@ pub enum Observation {
         retransmitted: u64,
         segments: u64,
     },
+    /// Retransmissions after startup that came in bursts (a queue overflowing, not random
+    /// loss), left out of the path's loss.
+    LossInBursts {
+        retransmitted: u64,
+        bursts: usize,
+        intervals: usize,
+    },
     /// No retransmission after startup; `bound_pct`: the loss it rules out at 95 %.
     NoRetransmission { segments: u64, test_s: f64, bound_pct: f64 },
     /// The RTT grew under load: a bottleneck queue of `bdps` × BDP.
@@ -383,6 +390,13 @@ fn read_test(t: &TcpTest, path: &PathFacts, r: &mut Reading) {
         r.observations
             .push(Observation::StartupNotLeft { test_s: t.duration_s });
     }
+    if let Some(b) = t.loss_bursts {
+        r.observations.push(Observation::LossInBursts {
+            retransmitted: b.retrans_segs,
+            bursts: b.bursts,
+            intervals: b.intervals,
+        });
+    }
     if let Some(p) = t.steady_loss_pct() {
         read_loss(t, p, path, r);
     }
@@ -415,7 +429,7 @@ fn read_test(t: &TcpTest, path: &PathFacts, r: &mut Reading) {
 /// The loss after startup, `p` %, against what would hold CUBIC below the BDP.
 fn read_loss(t: &TcpTest, p: f64, path: &PathFacts, r: &mut Reading) {
     r.loss_pct = Some(p);
-    let (segments, retransmitted) = (t.steady_segs_out.unwrap_or(0), t.steady_retrans_segs.unwrap_or(0));
+    let (segments, retransmitted) = t.path_loss().unwrap_or_default();
     let bdp_segs = path.bdp_segments();
     let w = cubic_window_segments(path.rtt_ms / 1000.0, p / 100.0);
     r.observations.push(if retransmitted > 0 && w < bdp_segs {
@@ -575,6 +589,34 @@ mod tests {
             "{}",
             why_class(&d)
         );
+    }
+
+    /// Retransmissions that came in bursts are a queue overflowing, not the path's random
+    /// loss: a deep queue with none left is clean; the loss between the bursts still counts.
+    #[test]
+    fn loss_in_bursts_is_left_out_of_the_paths_loss() {
+        let mut ev = test(400_000, 4_400, 0.95);
+        let t = ev.test.as_mut().expect("a test");
+        t.loss_bursts = Some(crate::measure::evidence::LossBursts {
+            intervals: 10,
+            bursts: 2,
+            segs_out: 80_000,
+            retrans_segs: 4_400,
+        });
+        let d = decide(&long_path(), Some(&ev), Override::None, Some("h"));
+        assert_eq!(d.class, PathClass::Clean, "{}", why_class(&d));
+        assert!(
+            why_class(&d).starts_with("4400 retransmissions after startup came in bursts, in 2 of 10 1-s intervals")
+                && why_class(&d).contains("no retransmission after startup in 320000 segments"),
+            "{}",
+            why_class(&d)
+        );
+        // 44 more between the bursts: 0.014 %, random loss that holds CUBIC at 150 ms.
+        let t = ev.test.as_mut().expect("a test");
+        t.steady_retrans_segs = Some(4_444);
+        let d = decide(&long_path(), Some(&ev), Override::None, Some("h"));
+        assert_eq!(d.class, PathClass::Lossy, "{}", why_class(&d));
+        assert!(why_class(&d).contains("(44 of 320000 segments)"), "{}", why_class(&d));
     }
 
     #[test]

@@ -118,6 +118,13 @@ pub fn observation(o: &Observation) -> String {
             "{} retransmitted after startup ({retransmitted} of {segments} segments): too little to hold CUBIC below the BDP",
             pct(*p)
         ),
+        Observation::LossInBursts {
+            retransmitted,
+            bursts,
+            intervals,
+        } => format!(
+            "{retransmitted} retransmissions after startup came in bursts, in {bursts} of {intervals} 1-s intervals, each more than random loss at the other intervals' rate gives: a queue overflowing, not the path's random loss, so they are left out"
+        ),
         Observation::NoRetransmission {
             segments,
             test_s,
@@ -283,7 +290,10 @@ fn test_note(t: &crate::measure::evidence::TcpTest) -> String {
         parts.push(format!("with {cc}"));
     }
     if let Some(p) = t.steady_loss_pct() {
-        parts.push(format!("{p:.4} % retransmitted after startup"));
+        let bursts = t
+            .loss_bursts
+            .map_or(String::new(), |b| format!(" ({} more in bursts)", b.retrans_segs));
+        parts.push(format!("{p:.4} % retransmitted after startup{bursts}"));
     }
     if let (Some(min), Some(loaded)) = (t.min_rtt_ms, t.loaded_rtt_ms) {
         parts.push(format!("RTT {min} ms, {loaded} ms under load"));

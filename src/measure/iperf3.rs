@@ -22,7 +22,8 @@
 //! * `intervals[]` (1 s each): the best interval's rate is the delivery rate; the highest
 //!   interval RTT is the loaded RTT; the steady state is every interval after the first one
 //!   within 10 % of the best rate (that first one holds the end of slow start and the losses
-//!   of its overshoot into the queue).
+//!   of its overshoot into the queue); intervals of the steady state that lost segments in a
+//!   burst ([`LossBursts`]: a queue overflowing) are left out of the path's loss.
 //!
 //! Not reported: the receiver's buffer (so no window share), TCP_INFO's limited-by times.
 //!
@@ -55,6 +56,19 @@
 //! and the flat RTT says nothing about the queue. A held flow reads about 1–1.5 × (the
 //! goodput counts the ramp; the largest window is a peak): at 1.25 × a stock iperf3 server on a
 //! 150 ms / 500 Mbit/s lab path went unseen, and the advice was sized for 158 Mbit/s.
+//! On a long path the ramp is most of the test, and the goodput says little: a stock server
+//! at 600 ms / 100 Mbit/s held a flow to 41.9 Mbit/s in its best interval, 19.9 Mbit/s over the
+//! test, under a ceiling of 51.6 Mbit/s (2.6 × the goodput, 1.23 × the best interval). So the
+//! test is held too when the ceiling is below [`PEAK_LIMIT_FACTOR`] × its best interval's rate:
+//! unheld flows on the lab read 2.1 × (600 ms), 4.0 × (150 ms) and 54 × (20 ms) there.
+//! The interval rates are what the sender wrote each second, and a held flow on a long path
+//! writes a window per round trip: its best interval ranged from about 31 to 43 Mbit/s over
+//! runs of that path, near the 1.5 × line. The steadiest sign is the sender's congestion
+//! window: a flow the receiver's window holds is not limited by its congestion window, which
+//! grows past it (BBR's to twice the held flow's BDP), so max_snd_cwnd ≥
+//! [`CWND_LIMIT_FACTOR`] × max_snd_wnd is held. Held flows at 600 ms read 1.95–1.98 ×; unheld
+//! ones 0.02 × (20 ms), 0.5 × (600 ms), 0.64 × (150 ms) and 1.12 × (250 ms / 50 Mbit/s: BBR's
+//! window over a standing queue).
 //! iperf3 gives no send-buffer reading.
 
 use std::io::Read as _;
@@ -65,7 +79,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::evidence::{Direction, HeldBy, TcpTest, TestPeer};
+use super::evidence::{Direction, HeldBy, LossBursts, TcpTest, TestPeer};
 use crate::error::Error;
 use crate::text::Foreign;
 
@@ -79,6 +93,14 @@ pub const GRACE: Duration = Duration::from_secs(15);
 /// means held by the receiver's window (an unheld receiver advertises at least twice what is in
 /// flight).
 pub const WINDOW_LIMIT_FACTOR: f64 = 2.0;
+
+/// See the module docs: the window's ceiling below this × the best interval's rate means held
+/// too (a held flow's best interval reaches the ceiling; an unheld one's stays under half of it).
+pub const PEAK_LIMIT_FACTOR: f64 = 1.5;
+
+/// See the module docs: the sender's largest congestion window at least this × the receiver's
+/// largest window means held too.
+pub const CWND_LIMIT_FACTOR: f64 = 1.5;
 
 /// An interval within this share of the best rate ends the startup.
 const STARTUP_DONE: f64 = 0.9;
@@ -431,7 +453,8 @@ fn parse(v: &Value, req: &Iperf3Request) -> Result<TcpTest, Error> {
     t.notes
         .push("iperf3 does not report the receiver's buffer: no window share (tcptune serve measures it)".to_string());
     let mean_us = f64_of(sender, "mean_rtt").filter(|r| *r > 0.0);
-    window_limited(&mut t, mean_us);
+    let cwnd = u64_of(sender, "max_snd_cwnd").filter(|c| *c > 0);
+    window_limited(&mut t, mean_us, cwnd);
     rate_cap_note(&mut t, req, best);
     t.check()
         .map_err(|why| Error::measurement(format!("iperf3's result is no measurement: {why}")))?;
@@ -580,7 +603,8 @@ fn still_in_startup(intervals: &[Interval], best: f64) -> bool {
 }
 
 /// Segments estimated from bytes and the MSS: the whole test's, and the steady state's (after
-/// the first interval within 10 % of the `best` rate).
+/// the first interval within 10 % of the `best` rate), with the intervals that lost segments
+/// in bursts (a queue overflowing, not random loss: [`LossBursts`]).
 fn segments(t: &mut TcpTest, mss: u64, intervals: &[Interval], best: f64) {
     t.segs_out = Some(t.bytes.div_ceil(mss));
     t.notes.push(format!(
@@ -595,6 +619,11 @@ fn segments(t: &mut TcpTest, mss: u64, intervals: &[Interval], best: f64) {
             let bytes: u64 = steady.iter().map(|i| i.bytes).sum();
             t.steady_segs_out = Some(bytes.div_ceil(mss));
             t.steady_retrans_segs = steady.iter().map(|i| i.retransmits).sum();
+            let each: Vec<(u64, u64)> = steady
+                .iter()
+                .map(|i| (i.bytes.div_ceil(mss), i.retransmits.unwrap_or(0)))
+                .collect();
+            t.loss_bursts = t.steady_retrans_segs.and(LossBursts::find(&each));
         }
     }
 }
@@ -612,9 +641,10 @@ fn rtts(t: &mut TcpTest, sender: &Value, intervals: &[Interval]) {
 }
 
 /// The window-limited rule of the module docs, with its note: the receiver's largest window
-/// against the goodput at the flow's mean RTT (`mean_us`; else the loaded RTT).
+/// against the goodput and the best interval at the flow's mean RTT (`mean_us`; else the
+/// loaded RTT), and against the sender's largest congestion window (`cwnd`).
 #[allow(clippy::cast_precision_loss)]
-fn window_limited(t: &mut TcpTest, mean_us: Option<f64>) {
+fn window_limited(t: &mut TcpTest, mean_us: Option<f64>, cwnd: Option<u64>) {
     let rtt_s = mean_us.map(|us| us / 1e6).or(t.loaded_rtt_ms.map(|ms| ms / 1e3));
     let (Some(w), Some(rtt_s)) = (t.receiver_window, rtt_s.filter(|r| *r > 0.0)) else {
         return;
@@ -623,9 +653,16 @@ fn window_limited(t: &mut TcpTest, mean_us: Option<f64>) {
         return;
     }
     let ceiling = w as f64 * 8.0 / rtt_s;
-    if ceiling >= WINDOW_LIMIT_FACTOR * t.goodput_bps {
+    let best = t.delivery_rate_bps.unwrap_or(0.0);
+    let versus = if ceiling < WINDOW_LIMIT_FACTOR * t.goodput_bps {
+        format!("less than twice the {} goodput", crate::text::rate(t.goodput_bps))
+    } else if ceiling < PEAK_LIMIT_FACTOR * best {
+        format!("less than 1.5 × the {} of its best interval", crate::text::rate(best))
+    } else if let Some(c) = cwnd.filter(|c| *c as f64 >= CWND_LIMIT_FACTOR * w as f64) {
+        format!("while the sender's congestion window grew to {c} bytes: the flow sent what the window let through")
+    } else {
         return;
-    }
+    };
     t.window_limited = true;
     t.held_by = Some(HeldBy::ReceiveWindow);
     let (whose, raise) = match t.direction {
@@ -639,10 +676,9 @@ fn window_limited(t: &mut TcpTest, mean_us: Option<f64>) {
         ),
     };
     t.notes.push(format!(
-        "held by {whose} receive window: it advertised at most {w} bytes, which let through at most {} at the {:.1} ms RTT, less than twice the {} goodput (an unheld receiver advertises at least twice what is in flight); {raise}; the rate is a lower bound, and the flat RTT says nothing about the queue",
+        "held by {whose} receive window: it advertised at most {w} bytes, which let through at most {} at the {:.1} ms RTT, {versus} (an unheld receiver advertises at least twice what is in flight); {raise}; the rate is a lower bound, and the flat RTT says nothing about the queue",
         crate::text::rate(ceiling),
         rtt_s * 1e3,
-        crate::text::rate(t.goodput_bps)
     ));
 }
 
@@ -673,6 +709,9 @@ mod tests {
     const LAB_REVERSE_CLIENT: &str =
         include_str!("../../tests/fixtures/iperf3/lab-20ms-100mbit-loss-reverse-client-only.json");
     const BUSY: &str = include_str!("../../tests/fixtures/iperf3/busy.json");
+    /// `iperf3 -J -t 20 -C bbr -b 858993459` over the lab's delay line (600 ms, 100 Mbit/s,
+    /// 0.05 % loss each way) to a stock server (tcp_rmem max 6291456): held by its window.
+    const LAB_600_HELD: &str = include_str!("../../tests/fixtures/iperf3/lab-600ms-100mbit-held.json");
 
     fn req() -> Iperf3Request {
         Iperf3Request::new(
@@ -782,6 +821,44 @@ mod tests {
             "{:?}",
             t.notes
         );
+    }
+
+    /// A long path's test is mostly ramp: the goodput is far below what the window let
+    /// through, but the best interval reached it. Held, and said against the best interval.
+    #[test]
+    fn a_window_the_best_interval_reached_held_the_test() {
+        let mut r = req();
+        r.time = Duration::from_secs(20);
+        r.max_bytes = 2_147_483_648;
+        let t = parse(&serde_json::from_str(LAB_600_HELD).expect("json"), &r).expect("parse");
+        // 3,932,160 bytes at the 604.7 ms mean RTT: 52.0 Mbit/s; goodput 19.4, best 41.9.
+        assert!(t.goodput_bps < 20e6 && t.delivery_rate_bps > Some(41e6), "{t:?}");
+        assert!(t.window_limited, "{:?}", t.notes);
+        assert_eq!(t.held_by, Some(HeldBy::ReceiveWindow));
+        assert!(
+            t.notes.iter().any(|n| n.contains(
+                "at most 3932160 bytes, which let through at most 52.02 Mbit/s at the 604.7 ms RTT, less than 1.5 × the 41.94 Mbit/s of its best interval"
+            )),
+            "{:?}",
+            t.notes
+        );
+        // Under a window 1.6 × its best interval's rate it was held as well: its congestion
+        // window (7,861,192 bytes) had grown past 1.5 × that window.
+        let mut v: Value = serde_json::from_str(LAB_600_HELD).expect("json");
+        v["end"]["streams"][0]["sender"]["max_snd_wnd"] = 5_072_000.into();
+        let t = parse(&v, &r).expect("parse");
+        assert!(t.window_limited, "{:?}", t.notes);
+        assert!(
+            t.notes.iter().any(|n| n.contains(
+                "while the sender's congestion window grew to 7861192 bytes: the flow sent what the window let through"
+            )),
+            "{:?}",
+            t.notes
+        );
+        // A congestion window 1.4 × the window: not held.
+        v["end"]["streams"][0]["sender"]["max_snd_cwnd"] = 7_100_000.into();
+        let t = parse(&v, &r).expect("parse");
+        assert!(!t.window_limited, "{:?}", t.notes);
     }
 
     fn reverse_req() -> Iperf3Request {
