@@ -86,6 +86,10 @@ pub const FACTS: &[(&str, &str)] = &[
         "1 when the path class (clean, lossy, shallow) was measured or given (--loss-recovery, --clean-path), not assumed",
     ),
     (
+        "cubic_at_risk",
+        "1 when nothing measured the path's loss and 1 % random loss would hold CUBIC's window below the BDP (RFC 9438's response function)",
+    ),
+    (
         "notsent_lowat",
         "tcp_notsent_lowat for the path rate (10 ms of it, 128 KiB..4 MiB), bytes",
     ),

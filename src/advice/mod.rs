@@ -429,6 +429,7 @@ impl Steps<'_> {
             ("notsent_lowat", d.send.notsent_lowat as f64),
             ("window_share", sizing.window_share),
             ("class_measured", flag(d.send.class != decide::PathClass::Unmeasured)),
+            ("cubic_at_risk", flag(d.send.cubic_at_risk)),
         ];
         pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
     }
@@ -671,6 +672,50 @@ mod tests {
             "{:?}",
             a.notes
         );
+    }
+
+    /// Nothing measured, and the running buffers already cover the path: the buffers are kept,
+    /// but CUBIC is not left running where 1 % loss would hold it below the BDP (a 40 ms /
+    /// 100 Mbit/s path); on a LAN-sized BDP it is.
+    #[test]
+    fn an_unmeasured_path_gets_bbr_where_loss_would_hold_cubic_even_when_the_buffers_suffice() {
+        let profile = Profile::for_os(Os::Linux);
+        let no_probe = FakeProber {
+            rtt_ms: f64::NAN,
+            speed_bps: None,
+            capacity_bps: None,
+            test: None,
+        };
+        let facts = hand_built(67_108_864);
+        let cc_of = |rtt: &str, rate: &str| {
+            let req = AdviceRequest {
+                rtt: Some(rtt.parse().expect("rtt")),
+                bandwidth: Some(rate.parse().expect("rate")),
+                ..AdviceRequest::for_hosts(Vec::new())
+            };
+            let a = advise(&req, &profile, &facts, &no_probe).expect("advice");
+            assert!(
+                a.notes.iter().any(|n| n.contains("already cover this path")),
+                "{:?}",
+                a.notes
+            );
+            assert_eq!(a.decision.class, decide::PathClass::Unmeasured);
+            (
+                a.decision.cubic_at_risk,
+                a.settings
+                    .iter()
+                    .find(|s| s.key == "net.ipv4.tcp_congestion_control")
+                    .map(|s| (s.value.clone(), s.action.clone())),
+            )
+        };
+        // 500,000 bytes, 345 segments: CUBIC holds about 12 at 1 % loss.
+        let (risk, cc) = cc_of("40ms", "100mbit");
+        assert!(risk);
+        assert_eq!(cc, Some(("bbr".to_string(), Action::Set)));
+        // 1 ms at 50 Mbit/s: 6,250 bytes, 4 segments, which CUBIC holds at 1 % loss.
+        let (risk, cc) = cc_of("1ms", "50mbit");
+        assert!(!risk);
+        assert_eq!(cc, None);
     }
 
     #[test]

@@ -466,8 +466,11 @@ fn advise_never_lowers_a_running_value() {
     assert_eq!(setting(&v, "net.ipv4.tcp_rmem")["value"], "4096 131072 20643840");
 }
 
+/// A slow path the stock buffers cover: no buffer change. Nothing measured its loss, and 1 %
+/// would hold CUBIC to about 12 segments of its 172, so BBR is the one change; on a LAN-sized
+/// path (1 ms: 4 segments) nothing changes at all.
 #[test]
-fn advise_slow_path_recommends_no_change() {
+fn advise_slow_path_recommends_no_buffer_change() {
     let dir = linux_tree(&[]);
     let out = tcptune()
         .args([
@@ -485,18 +488,25 @@ fn advise_slow_path_recommends_no_change() {
         .expect("run");
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).expect("utf8");
-    assert!(text.contains("no change needed"), "{text}");
-    assert!(
-        text.lines().all(|l| l.starts_with('#') || l.trim().is_empty()),
-        "{text}"
-    );
+    assert!(text.contains("no buffer change needed"), "{text}");
+    let set: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .collect();
+    assert_eq!(set, ["net.ipv4.tcp_congestion_control = bbr"], "{text}");
     let v = json(
         tcptune()
             .args(["advise", "--rtt", "40ms", "--bandwidth", "50mbit", "--sysctl-dir"])
             .arg(dir.path()),
     );
-    assert_eq!(v["changes"], 0);
+    assert_eq!(v["changes"], 1);
     assert_eq!(v["bdp_bytes"].as_u64(), Some(250_000));
+    let v = json(
+        tcptune()
+            .args(["advise", "--rtt", "1ms", "--bandwidth", "50mbit", "--sysctl-dir"])
+            .arg(dir.path()),
+    );
+    assert_eq!(v["changes"], 0);
 }
 
 #[test]

@@ -498,7 +498,7 @@ const CASES: &[Case] = &[
             "mine.toml",
         ],
         code: 2,
-        stderr: "tcptune: profile mine.toml, line 7: setting net.ipv4.tcp_rmem: value: unknown fact `bufer`\nhint: the facts are bdp, receive_bdp, receive_rate_bps, buffer, send_buffer, headroom_pct, rate_bps, rtt_ms, sizing_rtt_ms, mtu, flows, needs_raise, loss_recovery, receive_loss_recovery, loss_factor, receive_loss_factor, class_measured, notsent_lowat, window_share, cc_bbr, cc_cubic, cc_htcp, qdisc_fq\n",
+        stderr: "tcptune: profile mine.toml, line 7: setting net.ipv4.tcp_rmem: value: unknown fact `bufer`\nhint: the facts are bdp, receive_bdp, receive_rate_bps, buffer, send_buffer, headroom_pct, rate_bps, rtt_ms, sizing_rtt_ms, mtu, flows, needs_raise, loss_recovery, receive_loss_recovery, loss_factor, receive_loss_factor, class_measured, cubic_at_risk, notsent_lowat, window_share, cc_bbr, cc_cubic, cc_htcp, qdisc_fq\n",
     },
 ];
 
