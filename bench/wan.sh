@@ -71,10 +71,10 @@ source bench/sshd.sh
 
 time_s=auto omit_s=5 queue=""
 # The path classes, each at more than one point (issue 22): RTT 10 ms to 600 ms, 50 Mbit/s to
-# 1 Gbit/s, random loss 0.001 % to 1 %, queues 0.1 to 4 x BDP, bursty forwarding.
-paths="10ms:1gbit 40ms:100mbit:queue=4 150ms:500mbit:loss=0.01 50ms:200mbit:loss=1
-	75ms:1gbit:nort 150ms:500mbit:queue=0.1 250ms:50mbit 600ms:100mbit:loss=0.05
-	150ms:500mbit 150ms:500mbit:loss=0.001 150ms:500mbit:loss=0.1 25ms:1gbit"
+# 1 Gbit/s, random loss 0.001 % to 2 %, queues 0.1 to 4 x BDP, bursty forwarding.
+paths="10ms:1gbit 25ms:1gbit 40ms:100mbit:queue=4 50ms:200mbit:loss=1 25ms:100mbit:loss=2
+	75ms:1gbit:nort 150ms:500mbit 150ms:500mbit:loss=0.001 150ms:500mbit:loss=0.01
+	150ms:500mbit:loss=0.1 150ms:500mbit:queue=0.1 250ms:50mbit 600ms:100mbit:loss=0.05"
 settings="stock tuned bbr64 tcptune tcptune+test tcptune+iperf3 tcptune+ssh"
 while (($#)); do
 	case $1 in
