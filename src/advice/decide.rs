@@ -32,7 +32,7 @@
 use serde::Serialize;
 
 use crate::bdp;
-use crate::measure::evidence::{Evidence, HeldBy, Passive, TcpTest};
+use crate::measure::evidence::{Evidence, HeldBy, Passive, Retest, RetestKind, TcpTest};
 
 /// A queue the test filled to at least this share of the BDP is deep: CUBIC's window, capped by
 /// the receive buffer at about 1.1–1.25 × BDP, then never overflows it.
@@ -58,6 +58,10 @@ pub const PASSIVE_MIN_BYTES: u64 = 10 << 20;
 pub const NOTSENT_LOWAT_MS: f64 = 10.0;
 pub const NOTSENT_LOWAT_MIN: u64 = 128 << 10;
 pub const NOTSENT_LOWAT_MAX: u64 = 4 << 20;
+/// A queue probe's loss after startup counts as the path's only where its streams' windows
+/// together were at most this × BDP: what a one-BDP queue holds (on the lab two streams of 1.26
+/// × BDP each overflowed one and lost 258 segments on a path without random loss).
+pub const PROBE_LOSS_WINDOW_BDP: f64 = 2.0;
 /// A TCP test rate is confirmed by trains within this ratio of it.
 pub const CONFIRM_RATIO: f64 = 1.25;
 
@@ -108,9 +112,14 @@ pub struct PathFacts {
 }
 
 impl PathFacts {
+    /// The BDP in bytes.
+    fn bdp_bytes(&self) -> f64 {
+        self.rate_bps / 8.0 * self.rtt_ms / 1000.0
+    }
+
     /// The BDP in segments.
     fn bdp_segments(&self) -> f64 {
-        self.rate_bps / 8.0 * self.rtt_ms / 1000.0 / f64::from(self.mss.max(1))
+        self.bdp_bytes() / f64::from(self.mss.max(1))
     }
 }
 
@@ -151,6 +160,19 @@ pub enum Observation {
     /// The test was held by a buffer (the receiver's window or the sender's buffer, when the
     /// readings say which), so its flat RTT says nothing of the queue.
     HeldByWindow(Option<HeldBy>),
+    /// The test was held by the receiver's `window`; `streams` parallel flows held by it
+    /// (iperf3 `-P`, `test_s` seconds) filled the queue instead: the [`Observation::Queue`]
+    /// that follows is theirs.
+    StreamsFilled { streams: u32, window: u64, test_s: f64 },
+    /// The unpaced test's `retransmitted` segments after startup, behind a queue of
+    /// `queue_bdps` × BDP that its own flow could overfill, were counted again by a flow paced
+    /// at `rate_bps` for `test_s` seconds: the loss observation that follows is that run's.
+    PacedAgain {
+        retransmitted: u64,
+        queue_bdps: f64,
+        rate_bps: f64,
+        test_s: f64,
+    },
     /// The test gave no RTT under load.
     NoLoadedRtt,
     /// This host's live flows to the far end retransmitted `pct` of `sent_bytes`.
@@ -398,7 +420,8 @@ fn classify(r: &Reading, word: Override) -> (PathClass, Rule) {
     }
 }
 
-/// What a TCP test shows: loss after startup, the queue its RTT growth filled, its rate.
+/// What a TCP test shows: loss after startup, the queue its RTT growth filled (or, where a
+/// buffer held it, the queue its probe's parallel streams filled), its rate.
 fn read_test(t: &TcpTest, path: &PathFacts, r: &mut Reading) {
     if t.steady_loss_pct().is_none() && t.segs_out.is_some() {
         r.observations
@@ -411,27 +434,33 @@ fn read_test(t: &TcpTest, path: &PathFacts, r: &mut Reading) {
             intervals: b.intervals,
         });
     }
-    if let Some(p) = t.steady_loss_pct() {
-        read_loss(t, p, path, r);
-    }
-    match (t.min_rtt_ms, t.loaded_rtt_ms) {
-        (Some(min), Some(loaded)) if min > 0.0 && !t.window_limited => {
-            let q = ((loaded - min) / min).max(0.0);
-            r.queue_bdp = Some((q * 100.0).round() / 100.0);
-            if q < QUEUE_DEEP_BDP {
-                r.shallow = true;
-            } else {
-                r.deep = true;
+    let (streams, paced) = second_runs(t);
+    let queue = test_queue(t, streams);
+    let test_loss = match paced {
+        Some(p) => {
+            if let RetestKind::Paced { rate_bps } = p.kind {
+                r.observations.push(Observation::PacedAgain {
+                    retransmitted: t.path_loss().map_or(0, |l| l.1),
+                    queue_bdps: queue.map_or(0.0, |q| q.2),
+                    rate_bps,
+                    test_s: p.duration_s,
+                });
             }
-            r.observations.push(Observation::Queue {
-                min_ms: min,
-                loaded_ms: loaded,
-                bdps: q,
-            });
+            Some((p.steady_segs_out, p.steady_retrans_segs, p.duration_s))
         }
-        _ if t.window_limited => r.observations.push(Observation::HeldByWindow(t.held_by)),
-        _ => r.observations.push(Observation::NoLoadedRtt),
+        None => t
+            .steady_loss_pct()
+            .and(t.path_loss())
+            .map(|(s, r)| (s, r, t.duration_s)),
+    };
+    let loss = match (test_loss, streams_loss(streams, queue, path)) {
+        (Some(a), Some(b)) => Some((a.0 + b.0, a.1 + b.1, ((a.2 + b.2) * 1000.0).round() / 1000.0)),
+        (a, b) => a.or(b),
+    };
+    if let Some((segments, retransmitted, test_s)) = loss.filter(|l| l.0 > 0) {
+        read_loss(segments, retransmitted, test_s, path, r);
     }
+    read_queue(t, queue, streams, r);
     if let Some(rate) = t.delivery_rate_bps.filter(|x| *x > 0.0) {
         // A window-limited test shows only a lower bound; the caller takes the larger.
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
@@ -440,10 +469,87 @@ fn read_test(t: &TcpTest, path: &PathFacts, r: &mut Reading) {
     }
 }
 
-/// The loss after startup, `p` %, against what would hold CUBIC below the BDP.
-fn read_loss(t: &TcpTest, p: f64, path: &PathFacts, r: &mut Reading) {
+/// The second iperf3 run that counts: parallel streams where a window held the test (their
+/// queue, and their loss where the queue held them), or one paced flow (its loss, in place of
+/// the test's, which its own flow may have caused).
+fn second_runs(t: &TcpTest) -> (Option<Retest>, Option<Retest>) {
+    match t.retest {
+        Some(r) if t.window_limited && matches!(r.kind, RetestKind::Streams { .. }) => (Some(r), None),
+        Some(r) if !t.window_limited && matches!(r.kind, RetestKind::Paced { .. }) => (None, Some(r)),
+        _ => (None, None),
+    }
+}
+
+/// The queue a test filled as (min RTT, loaded RTT, queue in BDPs): its own flow's RTT growth
+/// where no window held it, else its parallel streams'.
+fn test_queue(t: &TcpTest, streams: Option<Retest>) -> Option<(f64, f64, f64)> {
+    match (t.min_rtt_ms, t.loaded_rtt_ms, streams) {
+        (min, _, Some(p)) => Some((min.map_or(p.min_rtt_ms, |m| m.min(p.min_rtt_ms)), p.loaded_rtt_ms)),
+        (Some(min), Some(loaded), None) if !t.window_limited => Some((min, loaded)),
+        _ => None,
+    }
+    .filter(|(min, _)| *min > 0.0)
+    .map(|(min, loaded)| (min, loaded, ((loaded - min) / min).max(0.0)))
+}
+
+/// The parallel streams' loss after startup (segments, retransmitted, seconds), which is the
+/// path's where the queue held them: a deep one, and windows that together stay within what a
+/// one-BDP queue holds (BBR's own 2 × BDP); past that, or behind a shallower queue, they
+/// overflowed it themselves.
+fn streams_loss(streams: Option<Retest>, queue: Option<(f64, f64, f64)>, path: &PathFacts) -> Option<(u64, u64, f64)> {
+    #[allow(clippy::cast_precision_loss)]
+    streams
+        .filter(|r| match r.kind {
+            RetestKind::Streams { streams, window } => {
+                f64::from(streams) * window as f64 <= PROBE_LOSS_WINDOW_BDP * path.bdp_bytes()
+            }
+            RetestKind::Paced { .. } => false,
+        })
+        .filter(|_| queue.is_some_and(|(_, _, q)| q >= QUEUE_DEEP_BDP))
+        .map(|r| (r.steady_segs_out, r.steady_retrans_segs, r.duration_s))
+}
+
+/// The queue a test read, shallow or deep, with the streams that filled it; or why none was read.
+fn read_queue(t: &TcpTest, queue: Option<(f64, f64, f64)>, streams: Option<Retest>, r: &mut Reading) {
+    let Some((min, loaded, q)) = queue else {
+        r.observations.push(if t.window_limited {
+            Observation::HeldByWindow(t.held_by)
+        } else {
+            Observation::NoLoadedRtt
+        });
+        return;
+    };
+    r.queue_bdp = Some((q * 100.0).round() / 100.0);
+    if q < QUEUE_DEEP_BDP {
+        r.shallow = true;
+    } else {
+        r.deep = true;
+    }
+    if let Some(Retest {
+        kind: RetestKind::Streams { streams, window },
+        duration_s,
+        ..
+    }) = streams
+    {
+        r.observations.push(Observation::StreamsFilled {
+            streams,
+            window,
+            test_s: duration_s,
+        });
+    }
+    r.observations.push(Observation::Queue {
+        min_ms: min,
+        loaded_ms: loaded,
+        bdps: q,
+    });
+}
+
+/// The loss after startup, `retransmitted` of `segments` over `test_s` seconds, against what
+/// would hold CUBIC below the BDP.
+fn read_loss(segments: u64, retransmitted: u64, test_s: f64, path: &PathFacts, r: &mut Reading) {
+    #[allow(clippy::cast_precision_loss)]
+    let p = 100.0 * retransmitted as f64 / segments as f64;
     r.loss_pct = Some(p);
-    let (segments, retransmitted) = t.path_loss().unwrap_or_default();
     let bdp_segs = path.bdp_segments();
     let w = cubic_window_segments(path.rtt_ms / 1000.0, p / 100.0);
     r.observations.push(if retransmitted > 0 && w < bdp_segs {
@@ -452,7 +558,7 @@ fn read_loss(t: &TcpTest, p: f64, path: &PathFacts, r: &mut Reading) {
             pct: p,
             retransmitted,
             segments,
-            test_s: t.duration_s,
+            test_s,
             cubic_bps: w * f64::from(path.mss) * 8.0 / (path.rtt_ms / 1000.0),
             cubic_bdps: w / bdp_segs,
         }
@@ -469,7 +575,7 @@ fn read_loss(t: &TcpTest, p: f64, path: &PathFacts, r: &mut Reading) {
         let bound_pct = 300.0 / segments.max(1) as f64;
         Observation::NoRetransmission {
             segments,
-            test_s: t.duration_s,
+            test_s,
             bound_pct,
         }
     });
@@ -631,6 +737,117 @@ mod tests {
         let d = decide(&long_path(), Some(&ev), Override::None, Some("h"));
         assert_eq!(d.class, PathClass::Lossy, "{}", why_class(&d));
         assert!(why_class(&d).contains("(44 of 320000 segments)"), "{}", why_class(&d));
+    }
+
+    /// A test held by a 3,932,160-byte window (its flat RTT no queue reading) and the parallel
+    /// streams run after it: their queue decides, and their loss counts only where the queue
+    /// held them.
+    #[test]
+    fn a_held_tests_parallel_streams_read_the_queue() {
+        use crate::measure::evidence::{Retest, RetestKind};
+        let held = |retest: Option<Retest>| {
+            let mut ev = test(126_456, 0, 0.005);
+            let t = ev.test.as_mut().expect("a test");
+            t.window_limited = true;
+            t.held_by = Some(HeldBy::ReceiveWindow);
+            t.retest = retest;
+            ev
+        };
+        let streams = |streams: u32, loaded: f64, retr: u64| Retest {
+            kind: RetestKind::Streams {
+                streams,
+                window: 3_932_160,
+            },
+            duration_s: 7.0,
+            rate_bps: 480e6,
+            min_rtt_ms: 150.0,
+            loaded_rtt_ms: loaded,
+            steady_segs_out: 208_000,
+            steady_retrans_segs: retr,
+        };
+        // Held, nothing more: the queue is not measured.
+        let d = decide(&long_path(), Some(&held(None)), Override::None, Some("h"));
+        assert_eq!(d.class, PathClass::Unmeasured, "{}", why_class(&d));
+        // Four streams filled 0.6 × BDP without a loss: clean and deep, from 334,456 segments.
+        let d = decide(
+            &long_path(),
+            Some(&held(Some(streams(4, 240.0, 0)))),
+            Override::None,
+            Some("h"),
+        );
+        assert_eq!(d.class, PathClass::Clean, "{}", why_class(&d));
+        assert_eq!(d.queue_bdp, Some(0.6));
+        assert!(
+            d.observations.contains(&Observation::StreamsFilled {
+                streams: 4,
+                window: 3_932_160,
+                test_s: 7.0
+            }),
+            "{:?}",
+            d.observations
+        );
+        assert!(
+            why_class(&d).contains("no retransmission after startup in 334456 segments over 16.8 s"),
+            "{}",
+            why_class(&d)
+        );
+        // Their loss where the queue held them is the path's: 20 of 334,456 holds CUBIC.
+        let d = decide(
+            &long_path(),
+            Some(&held(Some(streams(4, 240.0, 20)))),
+            Override::None,
+            Some("h"),
+        );
+        assert_eq!(d.class, PathClass::Lossy, "{}", why_class(&d));
+        // Behind a 0.1-BDP queue they overflowed it: shallow, and their loss is not the path's.
+        let d = decide(
+            &long_path(),
+            Some(&held(Some(streams(4, 165.0, 15_000)))),
+            Override::None,
+            Some("h"),
+        );
+        assert_eq!(d.class, PathClass::Shallow, "{}", why_class(&d));
+        assert_eq!(d.loss_pct, Some(0.0));
+        // Six streams of that window (2.5 × BDP) overflow even a one-BDP queue: their loss does
+        // not count.
+        let d = decide(
+            &long_path(),
+            Some(&held(Some(streams(6, 300.0, 50)))),
+            Override::None,
+            Some("h"),
+        );
+        assert_eq!(d.class, PathClass::Clean, "{}", why_class(&d));
+    }
+
+    /// An unpaced test that lost segments behind a one-BDP queue, and the paced run after it:
+    /// its loss replaces the test's.
+    #[test]
+    fn a_paced_run_counts_the_loss_an_unpaced_flow_may_have_caused() {
+        use crate::measure::evidence::{Retest, RetestKind};
+        let mut ev = test(400_000, 2_800, 1.0);
+        let paced = |retr: u64| Retest {
+            kind: RetestKind::Paced { rate_bps: 384e6 },
+            duration_s: 7.0,
+            rate_bps: 384e6,
+            min_rtt_ms: 150.0,
+            loaded_rtt_ms: 151.0,
+            steady_segs_out: 160_000,
+            steady_retrans_segs: retr,
+        };
+        ev.test.as_mut().expect("a test").retest = Some(paced(0));
+        let d = decide(&long_path(), Some(&ev), Override::None, Some("h"));
+        assert_eq!(d.class, PathClass::Clean, "{}", why_class(&d));
+        assert!(
+            why_class(&d).starts_with("the test's 2800 retransmissions after startup may be its own")
+                && why_class(&d).contains("no retransmission after startup in 160000 segments over 7 s"),
+            "{}",
+            why_class(&d)
+        );
+        // The paced run lost 16 of 160,000: the path's random loss.
+        ev.test.as_mut().expect("a test").retest = Some(paced(16));
+        let d = decide(&long_path(), Some(&ev), Override::None, Some("h"));
+        assert_eq!(d.class, PathClass::Lossy, "{}", why_class(&d));
+        assert_eq!(d.loss_pct, Some(0.01));
     }
 
     #[test]

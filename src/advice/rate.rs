@@ -81,17 +81,6 @@ fn show(bps: u64) -> String {
     text::rate(bps as f64)
 }
 
-/// The trains' reading a lower-bound test may be raised to: their estimate (the densest
-/// cluster), capped by the link speed. None without trains, or when they are a lower bound
-/// themselves.
-fn credible_trains(m: &HostMeasurement) -> Option<u64> {
-    let c = m.capacity.as_ref().filter(|c| !c.sender_limited)?;
-    Some(match m.link.speed_bps.filter(|s| *s > 0) {
-        Some(l) => c.bps.min(l),
-        None => c.bps,
-    })
-}
-
 /// A TCP delivery rate (payload, bit/s) at the IP level, for a path of `mtu`-byte packets:
 /// × MTU / MSS, MSS = MTU − 52 (IP, TCP and the timestamp option).
 pub fn ip_rate(payload_bps: f64, mtu: Option<u32>) -> u64 {
@@ -137,7 +126,7 @@ fn test_says(t: &TcpTest, m: &HostMeasurement, mtu: Option<u32>) -> Option<(u64,
     } else {
         None
     };
-    let (rate, how) = match (bound, credible_trains(m)) {
+    let (rate, how) = match (bound, m.credible_rate()) {
         (Some(why), Some(t)) if t > r => (t, format!("{why}: sized for the packet trains' {}", show(t))),
         (Some(why), _) => (r, format!("{why}: sized for {}", show(r))),
         (None, _) => match link {

@@ -133,6 +133,27 @@ pub fn observation(o: &Observation) -> String {
             "no retransmission after startup in {segments} segments over {test_s} s (loss below {} at 95 %)",
             pct(*bound_pct)
         ),
+        Observation::Queue { .. }
+        | Observation::HeldByWindow(_)
+        | Observation::StreamsFilled { .. }
+        | Observation::PacedAgain { .. }
+        | Observation::NoLoadedRtt => queue_observation(o),
+        Observation::PassiveLoss { pct: p, sent_bytes } => format!(
+            "this host's live flows to it retransmitted {} of {} sent",
+            pct(*p),
+            text::bytes(*sent_bytes)
+        ),
+        Observation::CachedSsthresh { segments, bdps } => format!(
+            "the kernel keeps a slow-start threshold of {segments} segments ({bdps:.2} × BDP) for it: earlier flows lost packets"
+        ),
+        Observation::NotBothMeasured => "loss and queue depth not both measured".into(),
+        Observation::NotMeasured => "the path's loss and queue depth were not measured (no TCP test)".into(),
+    }
+}
+
+/// An observation of the bottleneck queue (or why none was read), for people.
+fn queue_observation(o: &Observation) -> String {
+    match o {
         Observation::Queue {
             min_ms,
             loaded_ms,
@@ -150,17 +171,24 @@ pub fn observation(o: &Observation) -> String {
                 Some(HeldBy::SendBuffer) => "the sender's send buffer",
             }
         ),
+        Observation::StreamsFilled {
+            streams,
+            window,
+            test_s,
+        } => format!(
+            "the test was held by the receiver's window ({window} bytes), so {streams} parallel streams each held by it (iperf3 -P {streams}, {test_s} s) filled the bottleneck queue instead"
+        ),
+        Observation::PacedAgain {
+            retransmitted,
+            queue_bdps,
+            rate_bps,
+            test_s,
+        } => format!(
+            "the test's {retransmitted} retransmissions after startup may be its own: its unpaced flow keeps up to 2 × BDP in flight, behind a queue of {queue_bdps:.2} × BDP, so a second run paced at {} ({test_s} s) counted the path's loss instead",
+            text::rate(*rate_bps)
+        ),
         Observation::NoLoadedRtt => "the test gave no RTT under load: queue depth not measured".into(),
-        Observation::PassiveLoss { pct: p, sent_bytes } => format!(
-            "this host's live flows to it retransmitted {} of {} sent",
-            pct(*p),
-            text::bytes(*sent_bytes)
-        ),
-        Observation::CachedSsthresh { segments, bdps } => format!(
-            "the kernel keeps a slow-start threshold of {segments} segments ({bdps:.2} × BDP) for it: earlier flows lost packets"
-        ),
-        Observation::NotBothMeasured => "loss and queue depth not both measured".into(),
-        Observation::NotMeasured => "the path's loss and queue depth were not measured (no TCP test)".into(),
+        _ => String::new(),
     }
 }
 
@@ -257,6 +285,7 @@ fn test_notes(ev: &Evidence) -> Vec<String> {
     if let Some(t) = &ev.test {
         notes.push(test_note(t));
         notes.extend(t.notes.iter().map(|n| format!("path test: {n}")));
+        notes.extend(t.retest.as_ref().map(retest_note));
     } else if let Some(why) = &ev.test_skipped {
         notes.push(format!("no TCP path test: {why}"));
     }
@@ -310,6 +339,26 @@ fn test_note(t: &crate::measure::evidence::TcpTest) -> String {
         t.limit_s,
         text::bytes(t.limit_bytes),
         parts.join(", ")
+    )
+}
+
+/// The second iperf3 run, in one line: which, how long, what it reached.
+fn retest_note(r: &crate::measure::evidence::Retest) -> String {
+    use crate::measure::evidence::RetestKind;
+    let what = match r.kind {
+        RetestKind::Streams { streams, window } => {
+            format!("iperf3 -P {streams}, each stream held by the {window}-byte window that held the test")
+        }
+        RetestKind::Paced { rate_bps } => format!("one flow paced at {}", text::rate(rate_bps)),
+    };
+    format!(
+        "second iperf3 run ({what}): {} s, {} after startup, {} of {} segments retransmitted then, RTT {} ms, {} ms under load",
+        r.duration_s,
+        text::rate(r.rate_bps),
+        r.steady_retrans_segs,
+        r.steady_segs_out,
+        text::ms(r.min_rtt_ms),
+        text::ms(r.loaded_rtt_ms)
     )
 }
 

@@ -76,6 +76,9 @@ pub struct TcpTest {
     /// Retransmissions after startup that came in bursts (iperf3's 1-s intervals), part of the
     /// steady counts above and left out of the path's loss ([`Self::steady_loss_pct`]).
     pub loss_bursts: Option<LossBursts>,
+    /// A second run against the same server where this one could not tell what the class
+    /// needs ([`Retest`]).
+    pub retest: Option<Retest>,
     /// Lowest RTT of the flow, ms.
     pub min_rtt_ms: Option<f64>,
     /// Highest smoothed RTT under load, ms: (loaded − min) × delivery rate ≈ the bottleneck
@@ -163,6 +166,42 @@ impl TcpTest {
         let b = self.loss_bursts.unwrap_or_default();
         Some((s.saturating_sub(b.segs_out), r.saturating_sub(b.retrans_segs)))
     }
+}
+
+/// A second iperf3 run against the same server, where the forward test could not tell what the
+/// class needs ([`crate::measure::retest`]), and what it showed.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Retest {
+    #[serde(flatten)]
+    pub kind: RetestKind,
+    /// How long it sent, s.
+    pub duration_s: f64,
+    /// Its delivery rate (the best second of bytes acknowledged on its sockets, else its rate
+    /// after startup, else its best interval; all its streams together), payload bit/s.
+    pub rate_bps: f64,
+    /// The lowest and highest smoothed RTT its streams showed, ms.
+    pub min_rtt_ms: f64,
+    pub loaded_rtt_ms: f64,
+    /// Segments (bytes / MSS) and retransmissions of the intervals after its startup.
+    pub steady_segs_out: u64,
+    pub steady_retrans_segs: u64,
+}
+
+/// Which second run, and why.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum RetestKind {
+    /// The test was held by the receiver's window, so its one flow kept about the BDP in flight
+    /// and could not fill the queue: `streams` flows held by the same `window` bytes, together
+    /// at least [`crate::measure::retest::PROBE_WINDOW_BDP`] × the BDP, fill it instead. Their
+    /// RTT growth is the queue depth; their loss after startup, where the queue held them, more
+    /// of the path's random loss.
+    Streams { streams: u32, window: u64 },
+    /// The test was not held, and lost segments after startup behind a queue of about a BDP,
+    /// which its unpaced BBR flow (up to 2 × BDP in flight) may have overflowed itself: one
+    /// flow paced at `rate_bps` (below the path's rate, so no queue builds) counts the path's
+    /// loss instead.
+    Paced { rate_bps: f64 },
 }
 
 /// Retransmissions that came in bursts: steady-state intervals with far more than random loss

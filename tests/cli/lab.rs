@@ -352,9 +352,9 @@ fn advise_host_measures_the_bottleneck_rate() {
     assert!(v["decision"]["queue_bdp"].as_f64().is_some_and(|q| q >= 0.5), "{v:#}");
     assert_eq!(v["decision"]["class"], "clean", "{v:#}");
 
-    // One iperf3 test against a one-shot `iperf3 -s` in B.
-    let advise_iperf3 = || {
-        let _iperf = Server::start(&lab.ns_b, &["iperf3", "-s", "-1", "-B", &b], 5201);
+    // One iperf3 test against a one-shot `iperf3 -s` in B (or a lasting one: `-s` alone).
+    let advise_iperf3_with = |server: &[&str]| {
+        let _iperf = Server::start(&lab.ns_b, server, 5201);
         json(&lab.tcptune(
             &lab.ns_a,
             &[
@@ -369,6 +369,7 @@ fn advise_host_measures_the_bottleneck_rate() {
             ],
         ))
     };
+    let advise_iperf3 = || advise_iperf3_with(&["iperf3", "-s", "-1", "-B", &b]);
     let v = advise_iperf3();
     let test = &v["evidence"]["test"];
     assert_eq!(test["peer"], "iperf3", "{test:#}");
@@ -393,7 +394,8 @@ fn advise_host_measures_the_bottleneck_rate() {
         (&Value::from(true), &Value::from("receive-window")),
         "{test:#}"
     );
-    let rate = test["delivery_rate_bps"].as_f64().expect("delivery rate");
+    // Its goodput (its best 1-s interval counts what the sender wrote while its buffer filled).
+    let rate = test["goodput_bps"].as_f64().expect("goodput");
     assert!(rate < 0.8 * 50e6, "held at {rate}: {test:#}");
     let bps = v["bandwidth_bps"].as_f64().expect("bps");
     assert!(
@@ -408,6 +410,30 @@ fn advise_host_measures_the_bottleneck_rate() {
         v["notes"].to_string().contains("held by the far end's receive window"),
         "{:#}",
         v["notes"]
+    );
+    // The one-shot server took no second test: said, and the queue stays unmeasured.
+    assert_eq!(v["decision"]["class"], "unmeasured", "{v:#}");
+    assert!(
+        v["notes"]
+            .to_string()
+            .contains("the second iperf3 run (3 parallel streams) failed"),
+        "{:#}",
+        v["notes"]
+    );
+    // A lasting server: parallel streams held by the same window (3 × 162 KB, about 1.9 × BDP)
+    // fill the 6-BDP queue the held flow could not, and the class is measured: clean and deep.
+    let v = advise_iperf3_with(&["iperf3", "-s", "-B", &b]);
+    let test = &v["evidence"]["test"];
+    assert_eq!(test["window_limited"], true, "{test:#}");
+    assert_eq!(test["retest"]["kind"], "streams", "{test:#}");
+    assert_eq!(test["retest"]["streams"], 3, "{test:#}");
+    assert_eq!(v["decision"]["class"], "clean", "{v:#}");
+    assert!(v["decision"]["queue_bdp"].as_f64().is_some_and(|q| q >= 0.5), "{v:#}");
+    assert!(
+        v["decision"]["why_class"]
+            .as_str()
+            .is_some_and(|w| w.contains("3 parallel streams each held by it")),
+        "{v:#}"
     );
 }
 
