@@ -765,16 +765,12 @@ mod tests {
             steady_segs_out: 208_000,
             steady_retrans_segs: retr,
         };
+        let with = |r: Option<Retest>| decide(&long_path(), Some(&held(r)), Override::None, Some("h"));
         // Held, nothing more: the queue is not measured.
-        let d = decide(&long_path(), Some(&held(None)), Override::None, Some("h"));
+        let d = with(None);
         assert_eq!(d.class, PathClass::Unmeasured, "{}", why_class(&d));
         // Four streams filled 0.6 × BDP without a loss: clean and deep, from 334,456 segments.
-        let d = decide(
-            &long_path(),
-            Some(&held(Some(streams(4, 240.0, 0)))),
-            Override::None,
-            Some("h"),
-        );
+        let d = with(Some(streams(4, 240.0, 0)));
         assert_eq!(d.class, PathClass::Clean, "{}", why_class(&d));
         assert_eq!(d.queue_bdp, Some(0.6));
         assert!(
@@ -792,30 +788,15 @@ mod tests {
             why_class(&d)
         );
         // Their loss where the queue held them is the path's: 20 of 334,456 holds CUBIC.
-        let d = decide(
-            &long_path(),
-            Some(&held(Some(streams(4, 240.0, 20)))),
-            Override::None,
-            Some("h"),
-        );
+        let d = with(Some(streams(4, 240.0, 20)));
         assert_eq!(d.class, PathClass::Lossy, "{}", why_class(&d));
         // Behind a 0.1-BDP queue they overflowed it: shallow, and their loss is not the path's.
-        let d = decide(
-            &long_path(),
-            Some(&held(Some(streams(4, 165.0, 15_000)))),
-            Override::None,
-            Some("h"),
-        );
+        let d = with(Some(streams(4, 165.0, 15_000)));
         assert_eq!(d.class, PathClass::Shallow, "{}", why_class(&d));
         assert_eq!(d.loss_pct, Some(0.0));
         // Six streams of that window (2.5 × BDP) overflow even a one-BDP queue: their loss does
         // not count.
-        let d = decide(
-            &long_path(),
-            Some(&held(Some(streams(6, 300.0, 50)))),
-            Override::None,
-            Some("h"),
-        );
+        let d = with(Some(streams(6, 300.0, 50)));
         assert_eq!(d.class, PathClass::Clean, "{}", why_class(&d));
     }
 

@@ -620,12 +620,7 @@ mod tests {
             ..AdviceRequest::for_hosts(Vec::new())
         };
         let profile = Profile::for_os(Os::Linux);
-        let no_probe = FakeProber {
-            rtt_ms: f64::NAN,
-            speed_bps: None,
-            capacity_bps: None,
-            test: None,
-        };
+        let no_probe = FakeProber::UNREACHABLE;
         let a = advise(&req, &profile, &hand_built(6_291_456), &no_probe).expect("advice");
         let setting = |a: &Advice, key: &str| a.settings.iter().find(|s| s.key == key).cloned().expect(key);
         assert_eq!(a.current_from.as_deref(), Some("hand-built"));
@@ -680,12 +675,7 @@ mod tests {
     #[test]
     fn an_unmeasured_path_gets_bbr_where_loss_would_hold_cubic_even_when_the_buffers_suffice() {
         let profile = Profile::for_os(Os::Linux);
-        let no_probe = FakeProber {
-            rtt_ms: f64::NAN,
-            speed_bps: None,
-            capacity_bps: None,
-            test: None,
-        };
+        let no_probe = FakeProber::UNREACHABLE;
         let facts = hand_built(67_108_864);
         let cc_of = |rtt: &str, rate: &str| {
             let req = AdviceRequest {
@@ -1212,12 +1202,7 @@ mod tests {
 
     #[test]
     fn unreachable_and_unresolvable_hosts_are_measurement_errors() {
-        let p = FakeProber {
-            rtt_ms: f64::NAN,
-            speed_bps: None,
-            capacity_bps: None,
-            test: None,
-        };
+        let p = FakeProber::UNREACHABLE;
         let e = advise_linux(&args(&["198.18.0.9"], None), &p).expect_err("unreachable");
         let e = e.downcast_ref::<Error>().expect("typed");
         assert_eq!(e.exit_code(), 4);

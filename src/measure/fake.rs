@@ -55,6 +55,13 @@ pub struct FakeReverse {
 
 impl FakeProber {
     pub const INTERFACE: &'static str = "fake0";
+    /// A prober whose every host is unreachable: no RTT, no speed, no peer.
+    pub const UNREACHABLE: FakeProber = FakeProber {
+        rtt_ms: f64::NAN,
+        speed_bps: None,
+        capacity_bps: None,
+        test: None,
+    };
 
     fn addr_for(host: &str, family: Option<Family>) -> Result<IpAddr, Error> {
         if let Some(ip) = resolve::parse_literal(host) {
@@ -393,12 +400,7 @@ mod tests {
             .expect_err(".invalid fails");
         assert!(err.kind() == crate::error::Kind::Measurement);
 
-        let dead = FakeProber {
-            rtt_ms: f64::NAN,
-            speed_bps: None,
-            capacity_bps: None,
-            test: None,
-        };
+        let dead = FakeProber::UNREACHABLE;
         let err = dead
             .measure(&hosts(&["198.18.0.9"]), &ProbeOptions::default())
             .expect_err("unreachable");
