@@ -779,11 +779,11 @@ fn window_limited(t: &mut TcpTest, mean_us: Option<f64>, cwnd: Option<u64>) {
 /// A test that ran at the rate cap keeping its byte bound was held back by it: a note says so.
 #[allow(clippy::cast_precision_loss)]
 fn rate_cap_note(t: &mut TcpTest, req: &Iperf3Request, best: f64) {
-    let cap = req.rate_cap().1 as f64 * f64::from(req.streams.max(1));
+    let (option, per_stream) = req.rate_cap();
+    let cap = per_stream as f64 * f64::from(req.streams.max(1));
     if t.goodput_bps >= STARTUP_DONE * cap || best >= STARTUP_DONE * cap {
         t.notes.push(format!(
-            "ran at its byte bound's rate cap ({} {} = {} bytes over {} s): the path may be faster",
-            req.rate_cap().0,
+            "ran at its byte bound's rate cap ({option} {} = {} bytes over {} s): the path may be faster",
             crate::text::rate(cap),
             req.max_bytes,
             req.secs()
