@@ -58,7 +58,7 @@ pub const PASSIVE_MIN_BYTES: u64 = 10 << 20;
 pub const NOTSENT_LOWAT_MS: f64 = 10.0;
 pub const NOTSENT_LOWAT_MIN: u64 = 128 << 10;
 pub const NOTSENT_LOWAT_MAX: u64 = 4 << 20;
-/// A queue probe's loss after startup counts as the path's only where its streams' windows
+/// The parallel streams' loss after startup counts as the path's only where their windows
 /// together were at most this × BDP: what a one-BDP queue holds (on the lab two streams of 1.26
 /// × BDP each overflowed one and lost 258 segments on a path without random loss).
 pub const PROBE_LOSS_WINDOW_BDP: f64 = 2.0;
@@ -421,7 +421,7 @@ fn classify(r: &Reading, word: Override) -> (PathClass, Rule) {
 }
 
 /// What a TCP test shows: loss after startup, the queue its RTT growth filled (or, where a
-/// buffer held it, the queue its probe's parallel streams filled), its rate.
+/// buffer held it, the queue a second run's parallel streams filled), its rate.
 fn read_test(t: &TcpTest, path: &PathFacts, r: &mut Reading) {
     if t.steady_loss_pct().is_none() && t.segs_out.is_some() {
         r.observations
