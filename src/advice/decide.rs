@@ -130,6 +130,13 @@ pub enum Observation {
     Given(Override),
     /// The test flow was still in startup when the test ended: no loss reading.
     StartupNotLeft { test_s: f64 },
+    /// The sender reported no retransmissions per interval (a reverse test against a plain
+    /// `iperf3 -s`, whose text gave none): no loss after startup read.
+    NoLossCount,
+    /// This direction's test read no loss after startup (`loss`) or no queue depth (`queue`):
+    /// the other direction's test's reading stands in for it, the path taken as symmetric in
+    /// that. The observations that follow it are the other test's.
+    OtherDirection { loss: bool, queue: bool },
     /// Loss after startup that holds CUBIC's average window (RFC 9438) below the BDP.
     LossHoldsCubic {
         pct: f64,
@@ -276,7 +283,7 @@ pub fn cubic_window_segments(rtt_s: f64, p: f64) -> f64 {
 }
 
 /// What the evidence showed, before the user's word: the observations and the readings.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 struct Reading {
     observations: Vec<Observation>,
     loss_pct: Option<f64>,
@@ -339,7 +346,11 @@ pub fn decide(path: &PathFacts, ev: Option<&Evidence>, word: Override, host: Opt
 
 /// Decides one side of one end: the test of the direction that side acts on (the other
 /// direction's when that one was not tested: the path is then taken as symmetric, and
-/// [`Decision::borrowed`] says so), else the end's live flows.
+/// [`Decision::borrowed`] says so), else the end's live flows. Where that test read too little
+/// to tell the class (no loss after startup, or no queue: a reverse test against a plain
+/// `iperf3 -s` reads no RTT), the other direction's reading of what it missed stands in
+/// ([`Observation::OtherDirection`]): sizing that side as unmeasured (6 × BDP) when the other
+/// direction read the path clean cost 6.5 × BDP on the lab's 250 ms / 50 Mbit/s path.
 pub fn decide_side(path: &PathFacts, view: &View<'_>, side: Side, word: Override, host: Option<&str>) -> Decision {
     let (own, other) = match side {
         Side::Send => (view.sending, view.receiving),
@@ -351,6 +362,15 @@ pub fn decide_side(path: &PathFacts, view: &View<'_>, side: Side, word: Override
         read_test(t, path, &mut r);
     } else if let Some(p) = view.passive {
         read_passive(p, path.bdp_segments(), &mut r);
+    }
+    if let (Some(_), Some(o), Override::None) = (own, other, word)
+        && classify(&r, word).0 == PathClass::Unmeasured
+    {
+        let mut theirs = Reading::default();
+        read_test(o, path, &mut theirs);
+        if let Some(filled) = r.filled_from(&theirs) {
+            r = filled;
+        }
     }
     let (class, rule) = classify(&r, word);
     let mut observations = r.observations;
@@ -400,6 +420,52 @@ pub fn decide_side(path: &PathFacts, view: &View<'_>, side: Side, word: Override
     }
 }
 
+impl Reading {
+    fn has_loss(&self) -> bool {
+        self.lossy || self.clean_loss
+    }
+
+    fn has_queue(&self) -> bool {
+        self.deep || self.shallow
+    }
+
+    /// This reading with what it lacks (loss, queue) taken from `theirs`, the other
+    /// direction's, when that tells the class; None when it does not.
+    fn filled_from(&self, theirs: &Reading) -> Option<Reading> {
+        let loss = !self.has_loss() && theirs.has_loss();
+        let queue = !self.has_queue() && theirs.has_queue();
+        let mut r = self.clone();
+        if loss {
+            (r.loss_pct, r.lossy, r.clean_loss) = (theirs.loss_pct, theirs.lossy, theirs.clean_loss);
+        }
+        if queue {
+            (r.queue_bdp, r.deep, r.shallow) = (theirs.queue_bdp, theirs.deep, theirs.shallow);
+        }
+        if !(loss || queue) || classify(&r, Override::None).0 == PathClass::Unmeasured {
+            return None;
+        }
+        r.observations.push(Observation::OtherDirection { loss, queue });
+        r.observations.extend(
+            theirs
+                .observations
+                .iter()
+                .filter(|o| if o.is_of_queue() { queue } else { loss })
+                .cloned(),
+        );
+        Some(r)
+    }
+}
+
+impl Observation {
+    /// Whether it tells of the queue (else of loss).
+    fn is_of_queue(&self) -> bool {
+        matches!(
+            self,
+            Self::Queue { .. } | Self::HeldByWindow(_) | Self::StreamsFilled { .. } | Self::NoLoadedRtt
+        )
+    }
+}
+
 /// The class and its rule from what was read and the user's word. A shallow queue before
 /// loss: behind one, the test's own flow loses segments too, so its retransmissions are not
 /// the path's alone.
@@ -423,7 +489,9 @@ fn classify(r: &Reading, word: Override) -> (PathClass, Rule) {
 /// What a TCP test shows: loss after startup, the queue its RTT growth filled (or, where a
 /// buffer held it, the queue a second run's parallel streams filled), its rate.
 fn read_test(t: &TcpTest, path: &PathFacts, r: &mut Reading) {
-    if t.steady_loss_pct().is_none() && t.segs_out.is_some() {
+    if t.steady_segs_out.is_some_and(|s| s > 0) && t.steady_retrans_segs.is_none() && !t.in_startup {
+        r.observations.push(Observation::NoLossCount);
+    } else if t.steady_loss_pct().is_none() && t.segs_out.is_some() {
         r.observations
             .push(Observation::StartupNotLeft { test_s: t.duration_s });
     }
@@ -897,6 +965,69 @@ mod tests {
         assert_eq!(d.queue_bdp, None);
         assert!(why_class(&d).contains("held by its window"), "{}", why_class(&d));
         assert!(how_to_measure(&d).is_some());
+    }
+
+    /// The lab's 250 ms / 50 Mbit/s path against a plain `iperf3 -s`: the forward test read it
+    /// clean (no loss in a paced run, a one-BDP queue); the reverse one (the far end sending)
+    /// read no RTT and no retransmissions per interval. The receive side takes the forward
+    /// test's readings for what its own missed, and says so.
+    #[test]
+    fn a_reverse_test_that_read_nothing_of_the_class_takes_the_other_directions() {
+        let path = long_path();
+        let mut ev = test(400_000, 0, 1.0);
+        ev.reverse = Some(TcpTest {
+            duration_s: 14.25,
+            segs_out: Some(47_342),
+            retrans_segs: Some(6_573),
+            steady_segs_out: Some(36_536),
+            delivery_rate_bps: Some(49.2e6),
+            ..TcpTest::default()
+        });
+        let receive = decide_side(&path, &View::near(Some(&ev)), Side::Receive, Override::None, Some("h"));
+        assert_eq!(receive.class, PathClass::Clean);
+        assert!(!receive.loss_recovery && !receive.borrowed);
+        assert_eq!((receive.loss_pct, receive.queue_bdp), (Some(0.0), Some(1.0)));
+        // Its own rate stays its own.
+        assert_eq!(receive.tcp_rate_bps, Some(49_200_000));
+        let why = why_class(&receive);
+        assert!(
+            why.starts_with("the sender reported no retransmissions per interval")
+                && why.contains("the other direction's test stands in for the loss and queue depth")
+                && why.contains("no retransmission after startup in 400000 segments")
+                && why.contains("a bottleneck queue of about 1.00"),
+            "{why}"
+        );
+        assert_eq!(how_to_measure(&receive), None);
+
+        // Its own reading counts where it has one: loss that holds CUBIC is the far end's
+        // direction's, whatever this one read.
+        if let Some(r) = ev.reverse.as_mut() {
+            r.steady_retrans_segs = Some(365);
+        }
+        let receive = decide_side(&path, &View::near(Some(&ev)), Side::Receive, Override::None, Some("h"));
+        assert_eq!(receive.class, PathClass::Lossy);
+        assert!(!why_class(&receive).contains("stands in"), "{}", why_class(&receive));
+        // Clean loss of its own and the other's queue: clean, only the queue borrowed.
+        if let Some(r) = ev.reverse.as_mut() {
+            r.steady_retrans_segs = Some(0);
+        }
+        let receive = decide_side(&path, &View::near(Some(&ev)), Side::Receive, Override::None, Some("h"));
+        assert_eq!(receive.class, PathClass::Clean);
+        let why = why_class(&receive);
+        assert!(
+            why.contains("stands in for the queue depth") && !why.contains("400000 segments"),
+            "{why}"
+        );
+        // The other direction unmeasured too: nothing stands in.
+        if let Some(t) = ev.test.as_mut() {
+            t.loaded_rtt_ms = None;
+        }
+        let receive = decide_side(&path, &View::near(Some(&ev)), Side::Receive, Override::None, Some("h"));
+        assert_eq!(receive.class, PathClass::Unmeasured);
+        assert!(!why_class(&receive).contains("stands in"), "{}", why_class(&receive));
+        // The user's word is above both.
+        let receive = decide_side(&path, &View::near(Some(&ev)), Side::Receive, Override::Lossy, Some("h"));
+        assert_eq!(receive.class, PathClass::Lossy);
     }
 
     #[test]

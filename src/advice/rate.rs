@@ -97,7 +97,7 @@ fn test_says(t: &TcpTest, m: &HostMeasurement, mtu: Option<u32>) -> Option<(u64,
     let r = ip_rate(payload, mtu);
     let link = m.link.speed_bps.filter(|s| *s > 0);
     let heavy_loss = t
-        .steady_loss_pct()
+        .counted_loss_pct()
         .filter(|p| *p >= crate::bdp::LOSS_SCALE_FROM_PCT)
         .map(|p| {
             format!(
@@ -111,7 +111,7 @@ fn test_says(t: &TcpTest, m: &HostMeasurement, mtu: Option<u32>) -> Option<(u64,
     let bound = if t.in_startup {
         Some("the test ended inside startup, so it is the highest rate reached, a lower bound".to_string())
     } else if unseen_sender {
-        Some("a lower bound, as the far end's iperf3 server reported nothing of its sender (start it with -J): its send buffer may have held the test".to_string())
+        Some("a lower bound, as the far end's iperf3 server reported no RTT and no window of its sender (start it with -J): its send buffer may have held the test".to_string())
     } else if let Some(why) = heavy_loss {
         Some(why)
     } else if t.window_limited {

@@ -146,6 +146,17 @@ pub fn observation(o: &Observation) -> String {
         Observation::CachedSsthresh { segments, bdps } => format!(
             "the kernel keeps a slow-start threshold of {segments} segments ({bdps:.2} × BDP) for it: earlier flows lost packets"
         ),
+        Observation::NoLossCount => {
+            "the sender reported no retransmissions per interval: no loss after startup read".into()
+        }
+        Observation::OtherDirection { loss, queue } => format!(
+            "the other direction's test stands in for the {} this one did not read (the path taken as symmetric in that)",
+            match (loss, queue) {
+                (true, true) => "loss and queue depth",
+                (true, false) => "loss after startup",
+                _ => "queue depth",
+            }
+        ),
         Observation::NotBothMeasured => "loss and queue depth not both measured".into(),
         Observation::NotMeasured => "the path's loss and queue depth were not measured (no TCP test)".into(),
     }

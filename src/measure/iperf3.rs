@@ -433,7 +433,7 @@ fn senders_json<'a>(v: &'a Value, reverse: bool, notes: &mut Vec<String>) -> &'a
         Some(server) => server,
         None => {
             notes.push(
-                "the iperf3 server sent no JSON of its own (start it with -J): the reverse test reads only what this host received and the sender's totals, no RTT and no window"
+                "the iperf3 server sent no JSON of its own (start it with -J): the reverse test reads what this host received, the sender's totals and the retransmissions of each interval its text gives, no RTT and no window"
                     .to_string(),
             );
             v
@@ -472,7 +472,10 @@ fn parse(v: &Value, req: &Iperf3Request, seen: Seen) -> Result<TcpTest, Error> {
     // A reverse test's server reports an MSS of 0 (it never connected out): the client's is
     // the path's too.
     let mss = mss_of(&[doc, v]);
-    let intervals = intervals(doc);
+    let mut intervals = intervals(doc);
+    if req.reverse && std::ptr::eq(doc, v) {
+        text_retransmits(v, &mut intervals, &mut notes);
+    }
     #[allow(clippy::cast_precision_loss)]
     let mut t = TcpTest {
         peer: Some(TestPeer::Iperf3),
@@ -619,6 +622,70 @@ fn intervals(v: &Value) -> Vec<Interval> {
         .unwrap_or_default()
 }
 
+/// A reverse test against a server without `-J`: its text output (`server_output_text`, what
+/// `--get-server-output` brings back) has a line per interval of its sending, with the
+/// retransmissions in it — the loss after startup of the far end's direction, which its JSON
+/// would have given. They are taken by position onto this host's intervals when the text is
+/// one stream's, has as many intervals (one more: the sender's last short one) and sums to no
+/// more than the sender's total. The text is the far end's: anything else leaves the
+/// intervals as they are, with a note.
+fn text_retransmits(v: &Value, intervals: &mut [Interval], notes: &mut Vec<String>) {
+    let Some(text) = v.get("server_output_text").and_then(Value::as_str) else {
+        return;
+    };
+    let total = v
+        .get("end")
+        .and_then(|e| e.get("streams"))
+        .and_then(|s| s.get(0))
+        .and_then(|s| s.get("sender"))
+        .and_then(|s| u64_of(s, "retransmits"));
+    match server_text_retransmits(text) {
+        Some(r)
+            if (r.len() == intervals.len() || r.len() == intervals.len() + 1)
+                && total.is_some_and(|t| r.iter().sum::<u64>() <= t) =>
+        {
+            for (i, n) in intervals.iter_mut().zip(r) {
+                i.retransmits = Some(n);
+            }
+        }
+        Some(r) => notes.push(format!(
+            "the iperf3 server's text gave {} intervals of retransmissions for this host's {}, or more than its total: not used",
+            r.len(),
+            intervals.len()
+        )),
+        None => {}
+    }
+}
+
+/// The retransmissions of each interval in iperf3's text output of one sending stream (`[  5]
+/// 0.00-1.00 sec 12.5 MBytes 105 Mbits/sec 266 240 KBytes`), omitted intervals and the summary
+/// left out; None when it has none, or more than one stream's.
+fn server_text_retransmits(text: &str) -> Option<Vec<u64>> {
+    let mut stream = None;
+    let mut each = Vec::new();
+    for line in text.lines().take(100_000) {
+        let Some((id, rest)) = line.strip_prefix('[').and_then(|l| l.split_once(']')) else {
+            continue;
+        };
+        let w: Vec<&str> = rest.split_whitespace().collect();
+        let interval = w.len() >= 7 && w[1] == "sec" && w[5].ends_with("bits/sec") && w[0].contains('-');
+        if !interval || line.contains("omitted") || w.iter().any(|x| *x == "sender" || *x == "receiver") {
+            continue;
+        }
+        let id = id.trim();
+        if id == "SUM" || stream.is_some_and(|s| s != id) {
+            return None;
+        }
+        stream = Some(id);
+        each.push(w[6].parse::<u64>().ok().filter(|n| *n <= MAX_INTERVAL_RETRANSMITS)?);
+    }
+    (!each.is_empty()).then_some(each)
+}
+
+/// More retransmissions in one second than this are no reading: 100 Gbit/s of 1500-byte
+/// packets is 8.3 million a second.
+const MAX_INTERVAL_RETRANSMITS: u64 = 10_000_000;
+
 /// Goodput from what the server received, over the time it took (end − start: its
 /// "seconds" repeats the sender's), when it reported it: the sender's count includes what
 /// still sat in its buffer at the end. Else the sender's bytes over its time. The server's
@@ -705,7 +772,7 @@ fn rtts(t: &mut TcpTest, sender: &Value, intervals: &[Interval], seen: Seen) {
         if let Some(d) = seen.delivered_bps.filter(|d| *d > 0.0) {
             t.delivery_rate_bps = Some(d);
             t.notes.push(format!(
-                "delivery rate {}: the best second of bytes acknowledged on this host's sending socket (iperf3's intervals count what its sender wrote, its send buffer included)",
+                "delivery rate {}: the best second of bytes delivered (acknowledged or SACKed) on this host's sending socket (iperf3's intervals count what its sender wrote, its send buffer included)",
                 crate::text::rate(d)
             ));
         }
@@ -802,6 +869,8 @@ mod tests {
     /// (20 ms, 100 Mbit/s, 0.05 % loss each way; iperf 3.12, the server run with -J).
     const LAB_REVERSE: &str = include_str!("../../tests/fixtures/iperf3/lab-20ms-100mbit-loss-reverse.json");
     /// The same, `-t 3` without --get-server-output: what the client alone sees.
+    const LAB_REVERSE_TEXT: &str =
+        include_str!("../../tests/fixtures/iperf3/lab-20ms-100mbit-loss-ba-reverse-text.json");
     const LAB_REVERSE_CLIENT: &str =
         include_str!("../../tests/fixtures/iperf3/lab-20ms-100mbit-loss-reverse-client-only.json");
     const BUSY: &str = include_str!("../../tests/fixtures/iperf3/busy.json");
@@ -1045,6 +1114,47 @@ mod tests {
                 .to_string()
                 .contains("no bytes received here")
         );
+    }
+
+    /// A plain `iperf3 -s` (no -J) on the lab's 20 ms / 100 Mbit/s path losing 0.5 % from the
+    /// far end only: its text output, brought back by --get-server-output, gives each
+    /// interval's retransmissions, so the far end's direction has a loss after startup.
+    #[test]
+    fn reads_the_loss_of_a_reverse_test_from_the_servers_text() {
+        let mut r = reverse_req();
+        r.time = Duration::from_secs(6);
+        let t = parse_json(LAB_REVERSE_TEXT, &r).expect("parse");
+        assert_eq!(t.retrans_segs, Some(492));
+        // The text's intervals after the first within 10 % of the best rate (this host's
+        // intervals decide which): 49 + 50 + 48 + 41.
+        assert_eq!(t.steady_retrans_segs, Some(188), "{t:?}");
+        let loss = t.steady_loss_pct().expect("loss after startup");
+        assert!((0.3..1.0).contains(&loss), "{loss}");
+        assert_eq!(t.min_rtt_ms, None);
+
+        // Text the reader does not take: another count of intervals, two streams, more
+        // retransmissions than the total, a count that is no number.
+        let text_of = |f: &dyn Fn(&str) -> String| {
+            let mut v: Value = serde_json::from_str(LAB_REVERSE_TEXT).expect("json");
+            let text = v["server_output_text"].as_str().expect("text").to_string();
+            v["server_output_text"] = f(&text).into();
+            parse(&v, &r, Seen::default()).expect("parse")
+        };
+        let fewer = text_of(&|t| t.replacen("[  5]   1.00-2.00", "[  5]   1.00-2.00 (omitted)", 1));
+        assert_eq!(fewer.steady_retrans_segs, None);
+        assert!(
+            fewer
+                .notes
+                .iter()
+                .any(|n| n.contains("gave 5 intervals of retransmissions for this host's 6"))
+        );
+        let two = text_of(&|t| t.replacen("[  5]   2.00-3.00", "[  7]   2.00-3.00", 1));
+        assert_eq!(two.steady_retrans_segs, None);
+        let more = text_of(&|t| t.replacen("Mbits/sec   38 ", "Mbits/sec   3800 ", 1));
+        assert_eq!(more.steady_retrans_segs, None);
+        let word = text_of(&|t| t.replacen("Mbits/sec   38 ", "Mbits/sec   x38 ", 1));
+        assert_eq!(word.steady_retrans_segs, None);
+        assert_eq!(server_text_retransmits("no intervals here\n[ ID] Interval"), None);
     }
 
     /// A test whose best interval is its last was still growing: its best rate is a lower

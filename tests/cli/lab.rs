@@ -532,6 +532,40 @@ fn loss_in_one_direction_is_seen_by_the_test_that_sends_into_it() {
     assert!(ev["reverse_skipped"].is_null(), "{ev:#}");
     // Two 3-s tests with the probes: each ended on time.
     assert!(took < Duration::from_secs(15), "took {took:?}");
+
+    // A plain `iperf3 -s` (no -J) gives no JSON of its sender, but its text, brought back,
+    // has each interval's retransmissions: the reverse test sees the loss there too, and the
+    // receive side (the far end sending) is sized for it.
+    let iperf = Server::start(&lab.ns_b, &["iperf3", "-s", "-B", &b], 5201);
+    let v = json(&lab.tcptune(
+        &lab.ns_a,
+        &[
+            "advise",
+            "--host",
+            &b,
+            "--iperf3",
+            "--test-time",
+            "3s",
+            "--format",
+            "json",
+        ],
+    ));
+    drop(iperf);
+    let rev = &v["evidence"]["reverse"];
+    assert_eq!(rev["peer"], "iperf3", "{rev:#}");
+    assert!(rev["min_rtt_ms"].is_null(), "a plain server gives no RTT: {rev:#}");
+    let (rs, rr, r) = steady(rev);
+    eprintln!("one-way loss 0.5 % b->a, plain iperf3 -s: reverse {rr} of {rs} ({r:.3} %)");
+    assert!(
+        (0.2..1.5).contains(&r),
+        "0.5 % injected b->a, the reverse test saw {r} %: {rev:#}"
+    );
+    let receive = &v["receive_decision"];
+    assert_eq!(receive["class"], "lossy", "{v:#}");
+    assert!(
+        receive["loss_pct"].as_f64().is_some_and(|l| (0.2..1.5).contains(&l)),
+        "{receive:#}"
+    );
 }
 
 /// Stops a process (SIGSTOP) for `stop` of every `period` until dropped, then lets it go on:
