@@ -105,11 +105,7 @@ pub fn observation(o: &Observation) -> String {
             test_s,
             cubic_bps,
             cubic_bdps,
-        } => format!(
-            "{} retransmitted after startup ({retransmitted} of {segments} segments) over {test_s} s: CUBIC would hold about {} ({cubic_bdps:.2} × BDP) at that loss",
-            pct(*p),
-            text::rate(*cubic_bps),
-        ),
+        } => loss_holds_cubic(*p, (*retransmitted, *segments), *test_s, (*cubic_bps, *cubic_bdps)),
         Observation::LossTooSmall {
             pct: p,
             retransmitted,
@@ -133,55 +129,12 @@ pub fn observation(o: &Observation) -> String {
             "no retransmission after startup in {segments} segments over {test_s} s (loss below {} at 95 %)",
             pct(*bound_pct)
         ),
-        Observation::Queue { .. }
-        | Observation::HeldByWindow(_)
-        | Observation::StreamsFilled { .. }
-        | Observation::PacedAgain { .. }
-        | Observation::NoLoadedRtt => queue_observation(o),
-        Observation::PassiveLoss { pct: p, sent_bytes } => format!(
-            "this host's live flows to it retransmitted {} of {} sent",
-            pct(*p),
-            text::bytes(*sent_bytes)
-        ),
-        Observation::CachedSsthresh { segments, bdps } => format!(
-            "the kernel keeps a slow-start threshold of {segments} segments ({bdps:.2} × BDP) for it: earlier flows lost packets"
-        ),
-        Observation::NoLossCount => {
-            "the sender reported no retransmissions per interval: no loss after startup read".into()
-        }
-        Observation::OtherDirection { loss, queue } => format!(
-            "the other direction's test stands in for the {} this one did not read (the path taken as symmetric in that)",
-            match (loss, queue) {
-                (true, true) => "loss and queue depth",
-                (true, false) => "loss after startup",
-                _ => "queue depth",
-            }
-        ),
-        Observation::NotBothMeasured => "loss and queue depth not both measured".into(),
-        Observation::NotMeasured => "the path's loss and queue depth were not measured (no TCP test)".into(),
-    }
-}
-
-/// An observation of the bottleneck queue (or why none was read), for people.
-fn queue_observation(o: &Observation) -> String {
-    match o {
         Observation::Queue {
             min_ms,
             loaded_ms,
             bdps,
-        } => format!(
-            "the RTT grew from {} to {} ms under load: a bottleneck queue of about {bdps:.2} × BDP",
-            text::ms(*min_ms),
-            text::ms(*loaded_ms)
-        ),
-        Observation::HeldByWindow(by) => format!(
-            "the test was held by {}, so it could not fill the bottleneck queue: queue depth not measured",
-            match by {
-                None => "its window",
-                Some(HeldBy::ReceiveWindow) => "the receiver's window (its receive buffer)",
-                Some(HeldBy::SendBuffer) => "the sender's send buffer",
-            }
-        ),
+        } => queue_grew(*min_ms, *loaded_ms, *bdps),
+        Observation::HeldByWindow(by) => held_by_window(*by),
         Observation::StreamsFilled {
             streams,
             window,
@@ -194,13 +147,75 @@ fn queue_observation(o: &Observation) -> String {
             queue_bdps,
             rate_bps,
             test_s,
-        } => format!(
-            "the test's {retransmitted} retransmissions after startup may be its own: its unpaced flow keeps up to 2 × BDP in flight, behind a queue of {queue_bdps:.2} × BDP, so a second run paced at {} ({test_s} s) counted the path's loss instead",
-            text::rate(*rate_bps)
-        ),
+        } => paced_again(*retransmitted, *queue_bdps, *rate_bps, *test_s),
         Observation::NoLoadedRtt => "the test gave no RTT under load: queue depth not measured".into(),
-        _ => String::new(),
+        Observation::PassiveLoss { pct: p, sent_bytes } => format!(
+            "this host's live flows to it retransmitted {} of {} sent",
+            pct(*p),
+            text::bytes(*sent_bytes)
+        ),
+        Observation::CachedSsthresh { segments, bdps } => format!(
+            "the kernel keeps a slow-start threshold of {segments} segments ({bdps:.2} × BDP) for it: earlier flows lost packets"
+        ),
+        Observation::NoLossCount => {
+            "the sender reported no retransmissions per interval: no loss after startup read".into()
+        }
+        Observation::OtherDirection { loss, queue } => stands_in(*loss, *queue),
+        Observation::NotBothMeasured => "loss and queue depth not both measured".into(),
+        Observation::NotMeasured => "the path's loss and queue depth were not measured (no TCP test)".into(),
     }
+}
+
+/// Loss after startup, `p` %, `retransmitted` of `segments`, that holds CUBIC below the BDP, at
+/// `cubic` (bit/s, × BDP), for people.
+fn loss_holds_cubic(p: f64, (retransmitted, segments): (u64, u64), test_s: f64, cubic: (f64, f64)) -> String {
+    format!(
+        "{} retransmitted after startup ({retransmitted} of {segments} segments) over {test_s} s: CUBIC would hold about {} ({:.2} × BDP) at that loss",
+        pct(p),
+        text::rate(cubic.0),
+        cubic.1
+    )
+}
+
+/// The other direction's reading standing in for what this one's test did not read.
+fn stands_in(loss: bool, queue: bool) -> String {
+    format!(
+        "the other direction's test stands in for the {} this one did not read (the path taken as symmetric in that)",
+        match (loss, queue) {
+            (true, true) => "loss and queue depth",
+            (true, false) => "loss after startup",
+            _ => "queue depth",
+        }
+    )
+}
+
+/// The RTT growth under load, for people.
+fn queue_grew(min_ms: f64, loaded_ms: f64, bdps: f64) -> String {
+    format!(
+        "the RTT grew from {} to {} ms under load: a bottleneck queue of about {bdps:.2} × BDP",
+        text::ms(min_ms),
+        text::ms(loaded_ms)
+    )
+}
+
+/// Why the test could not fill the queue: the buffer that held it.
+fn held_by_window(by: Option<HeldBy>) -> String {
+    format!(
+        "the test was held by {}, so it could not fill the bottleneck queue: queue depth not measured",
+        match by {
+            None => "its window",
+            Some(HeldBy::ReceiveWindow) => "the receiver's window (its receive buffer)",
+            Some(HeldBy::SendBuffer) => "the sender's send buffer",
+        }
+    )
+}
+
+/// The paced second run that counted the path's loss in place of the test's.
+fn paced_again(retransmitted: u64, queue_bdps: f64, rate_bps: f64, test_s: f64) -> String {
+    format!(
+        "the test's {retransmitted} retransmissions after startup may be its own: its unpaced flow keeps up to 2 × BDP in flight, behind a queue of {queue_bdps:.2} × BDP, so a second run paced at {} ({test_s} s) counted the path's loss instead",
+        text::rate(rate_bps)
+    )
 }
 
 /// Where the receive-window share came from, as the JSON names it.

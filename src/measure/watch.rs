@@ -4,7 +4,9 @@
 //! a stream's smoothed RTT once a report (1 s), which misses the peak of a startup's overshoot
 //! into the bottleneck queue: on the lab's 40 ms / 100 Mbit/s path behind a 4-BDP queue the RTT
 //! peaked at 123 ms for about 0.3 s in startup, and the 1-s reports read at most 43 ms, a
-//! "shallow" queue. The watch sees the peak, as serve's own sampling does.
+//! "shallow" queue. The watch sees the peak, as serve's own sampling does. Each read asks the
+//! kernel for the sockets to the peer's port only (the dump's socket-id filter), so a host with
+//! tens of thousands of sockets costs no more than one with a few.
 //!
 //! Only this host's sending sockets say something of the path's queue (the smoothed RTT is the
 //! sender's), so the watch is for forward tests. Linux only: elsewhere it sees nothing.
@@ -173,11 +175,11 @@ mod linux {
         }
     }
 
-    /// One read of the socket table: the sockets to `peer` folded into `tracks`, and the bytes
+    /// One read of the sockets to the peer's port: those to `peer` folded into `tracks`, and the bytes
     /// delivered on them all (None when there were none). A failed read (no netlink in a
     /// sandbox) leaves them as they are.
     fn read_once(peer: SocketAddr, tracks: &mut HashMap<u32, Track>) -> Option<u64> {
-        let sockets = crate::tcp::sockdiag::tcp_sockets().ok()?;
+        let sockets = crate::tcp::sockdiag::tcp_sockets_to_port(peer.port()).ok()?;
         let mut delivered = None;
         for s in sockets.iter().filter(|s| s.peer == peer) {
             let Some(i) = &s.info else { continue };

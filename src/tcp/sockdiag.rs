@@ -71,9 +71,9 @@ impl SkMem {
     }
 }
 
-/// The request: every established TCP socket of `family`, with tcp_info, congestion control
-/// and socket memory.
-fn request(family: u8, seq: u32) -> Vec<u8> {
+/// The request: every established TCP socket of `family` (to remote port `dport` only, when not
+/// 0), with tcp_info, congestion control and socket memory.
+fn request(family: u8, seq: u32, dport: u16) -> Vec<u8> {
     let len = NLMSG_HDRLEN + REQ_LEN;
     let mut m = Vec::with_capacity(len);
     m.extend_from_slice(&u32::try_from(len).unwrap_or(0).to_ne_bytes());
@@ -87,7 +87,11 @@ fn request(family: u8, seq: u32) -> Vec<u8> {
     m.push((1u8 << (INET_DIAG_INFO - 1)) | (1u8 << (INET_DIAG_CONG - 1)) | (1u8 << (INET_DIAG_SKMEMINFO - 1)));
     m.push(0);
     m.extend_from_slice(&(1u32 << TCP_ESTABLISHED).to_ne_bytes());
-    m.resize(len, 0); // the socket id: all wildcards
+    // The socket id: wildcards (zero) but for the remote port, network order, which a dump
+    // matches in the kernel (tcp_diag's dump skips a socket whose sk_dport differs).
+    m.extend_from_slice(&0u16.to_be_bytes());
+    m.extend_from_slice(&dport.to_be_bytes());
+    m.resize(len, 0);
     m
 }
 
@@ -187,8 +191,8 @@ fn parse_datagram(buf: &[u8], out: &mut Vec<Socket>) -> io::Result<bool> {
     Ok(false)
 }
 
-fn dump(fd: &OwnedFd, family: u8, seq: u32, out: &mut Vec<Socket>) -> io::Result<()> {
-    let req = request(family, seq);
+fn dump(fd: &OwnedFd, family: u8, seq: u32, dport: u16, out: &mut Vec<Socket>) -> io::Result<()> {
+    let req = request(family, seq, dport);
     // SAFETY: a zeroed sockaddr_nl is valid; we set the family (pid 0 = the kernel).
     let mut kernel: libc::sockaddr_nl = unsafe { std::mem::zeroed() };
     kernel.nl_family = libc::AF_NETLINK as libc::sa_family_t;
@@ -226,6 +230,17 @@ fn dump(fd: &OwnedFd, family: u8, seq: u32, out: &mut Vec<Socket>) -> io::Result
 
 /// Every established TCP socket (IPv4 and IPv6) of this network namespace.
 pub fn tcp_sockets() -> io::Result<Vec<Socket>> {
+    sockets(0)
+}
+
+/// The established TCP sockets of this network namespace to remote port `dport`: the kernel
+/// leaves the others out of the dump, so a host with tens of thousands of sockets answers with
+/// a few, as `ss -ti dport = :PORT` does.
+pub fn tcp_sockets_to_port(dport: u16) -> io::Result<Vec<Socket>> {
+    sockets(dport)
+}
+
+fn sockets(dport: u16) -> io::Result<Vec<Socket>> {
     // SAFETY: socket(2) takes no pointers; the result is checked.
     let fd = unsafe {
         libc::socket(
@@ -252,9 +267,9 @@ pub fn tcp_sockets() -> io::Result<Vec<Socket>> {
         );
     }
     let mut out = Vec::new();
-    dump(&fd, libc::AF_INET as u8, 1, &mut out)?;
+    dump(&fd, libc::AF_INET as u8, 1, dport, &mut out)?;
     // A kernel without IPv6 answers the second dump with an error: IPv4 alone is still an answer.
-    let _ = dump(&fd, libc::AF_INET6 as u8, 2, &mut out);
+    let _ = dump(&fd, libc::AF_INET6 as u8, 2, dport, &mut out);
     Ok(out)
 }
 
@@ -265,8 +280,11 @@ mod tests {
 
     #[test]
     fn request_layout() {
-        let r = request(libc::AF_INET as u8, 7);
+        let r = request(libc::AF_INET as u8, 7, 5201);
         assert_eq!(r.len(), 72);
+        // The socket id: any local port, remote port 5201 in network order, the rest wildcards.
+        assert_eq!(&r[24..28], &[0, 0, 0x14, 0x51]);
+        assert!(r[28..].iter().all(|b| *b == 0));
         assert_eq!(u32_at(&r, 0), 72);
         assert_eq!(u16_at(&r, 4), SOCK_DIAG_BY_FAMILY);
         assert_eq!(u32_at(&r, 8), 7);
@@ -372,5 +390,11 @@ mod tests {
         let peer = all.iter().find(|x| x.peer == local).expect("the accepted socket");
         let rb = peer.skmem.expect("skmem").rcvbuf;
         assert_eq!(i64::from(rb), i64::from(so_rcvbuf(&s)), "{peer:?}");
+        // To the listener's port only: the client's socket, not the accepted one (whose remote
+        // port is the client's).
+        let port = l.local_addr().expect("addr").port();
+        let to_port = tcp_sockets_to_port(port).expect("sock_diag");
+        assert!(to_port.iter().any(|x| x.local == local), "{to_port:?}");
+        assert!(to_port.iter().all(|x| x.peer.port() == port), "{to_port:?}");
     }
 }
