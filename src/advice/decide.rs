@@ -505,7 +505,7 @@ fn read_test(t: &TcpTest, path: &PathFacts, r: &mut Reading) {
             intervals: b.intervals,
         });
     }
-    let (streams, paced) = second_runs(t);
+    let (streams, paced) = t.second_runs();
     let queue = test_queue(t, streams);
     let test_loss = match paced {
         Some(p) => {
@@ -537,17 +537,6 @@ fn read_test(t: &TcpTest, path: &PathFacts, r: &mut Reading) {
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
         let rate = rate.round() as u64;
         r.tcp_rate_bps = Some(rate);
-    }
-}
-
-/// The second iperf3 run that counts: parallel streams where a window held the test (their
-/// queue, and their loss where the queue held them), or one paced flow (its loss, in place of
-/// the test's, which its own flow may have caused).
-fn second_runs(t: &TcpTest) -> (Option<Retest>, Option<Retest>) {
-    match t.retest {
-        Some(r) if t.window_limited && matches!(r.kind, RetestKind::Streams { .. }) => (Some(r), None),
-        Some(r) if !t.window_limited && matches!(r.kind, RetestKind::Paced { .. }) => (None, Some(r)),
-        _ => (None, None),
     }
 }
 

@@ -163,13 +163,21 @@ impl TcpTest {
     /// where one counted it in place of this test's (whose unpaced flow may have overflowed the
     /// queue itself, [`RetestKind::Paced`]), else [`Self::steady_loss_pct`].
     pub fn counted_loss_pct(&self) -> Option<f64> {
-        match self.retest {
-            Some(r) if !self.window_limited && r.steady_segs_out > 0 && matches!(r.kind, RetestKind::Paced { .. }) =>
-            {
-                #[allow(clippy::cast_precision_loss)]
-                Some(100.0 * r.steady_retrans_segs as f64 / r.steady_segs_out as f64)
-            }
+        match self.second_runs().1 {
+            #[allow(clippy::cast_precision_loss)]
+            Some(r) if r.steady_segs_out > 0 => Some(100.0 * r.steady_retrans_segs as f64 / r.steady_segs_out as f64),
             _ => self.steady_loss_pct(),
+        }
+    }
+
+    /// The second iperf3 run that counts, as (streams, paced): parallel streams where a window
+    /// held the test (their queue, and their loss where the queue held them), or one paced flow
+    /// (its loss, in place of the test's, which its own flow may have caused).
+    pub fn second_runs(&self) -> (Option<Retest>, Option<Retest>) {
+        match self.retest {
+            Some(r) if self.window_limited && matches!(r.kind, RetestKind::Streams { .. }) => (Some(r), None),
+            Some(r) if !self.window_limited && matches!(r.kind, RetestKind::Paced { .. }) => (None, Some(r)),
+            _ => (None, None),
         }
     }
 

@@ -473,8 +473,9 @@ fn parse(v: &Value, req: &Iperf3Request, seen: Seen) -> Result<TcpTest, Error> {
     // the path's too.
     let mss = mss_of(&[doc, v]);
     let mut intervals = intervals(doc);
+    // The sender's readings from the client's own JSON: the server sent none of its own.
     if req.reverse && std::ptr::eq(doc, v) {
-        text_retransmits(v, &mut intervals, &mut notes);
+        text_retransmits(v, u64_of(sender, "retransmits"), &mut intervals, &mut notes);
     }
     #[allow(clippy::cast_precision_loss)]
     let mut t = TcpTest {
@@ -627,18 +628,12 @@ fn intervals(v: &Value) -> Vec<Interval> {
 /// retransmissions in it — the loss after startup of the far end's direction, which its JSON
 /// would have given. They are taken by position onto this host's intervals when the text is
 /// one stream's, has as many intervals (one more: the sender's last short one) and sums to no
-/// more than the sender's total. The text is the far end's: anything else leaves the
+/// more than the sender's `total`. The text is the far end's: anything else leaves the
 /// intervals as they are, with a note.
-fn text_retransmits(v: &Value, intervals: &mut [Interval], notes: &mut Vec<String>) {
+fn text_retransmits(v: &Value, total: Option<u64>, intervals: &mut [Interval], notes: &mut Vec<String>) {
     let Some(text) = v.get("server_output_text").and_then(Value::as_str) else {
         return;
     };
-    let total = v
-        .get("end")
-        .and_then(|e| e.get("streams"))
-        .and_then(|s| s.get(0))
-        .and_then(|s| s.get("sender"))
-        .and_then(|s| u64_of(s, "retransmits"));
     match server_text_retransmits(text) {
         Some(r)
             if (r.len() == intervals.len() || r.len() == intervals.len() + 1)
@@ -868,9 +863,11 @@ mod tests {
     /// `--fq-rate`) over the lab's delay line
     /// (20 ms, 100 Mbit/s, 0.05 % loss each way; iperf 3.12, the server run with -J).
     const LAB_REVERSE: &str = include_str!("../../tests/fixtures/iperf3/lab-20ms-100mbit-loss-reverse.json");
-    /// The same, `-t 3` without --get-server-output: what the client alone sees.
+    /// A reverse test against a plain `iperf3 -s` (no -J), `-t 6 -C bbr --get-server-output`,
+    /// on 20 ms / 100 Mbit/s losing 0.5 % from the far end only: its text comes back.
     const LAB_REVERSE_TEXT: &str =
         include_str!("../../tests/fixtures/iperf3/lab-20ms-100mbit-loss-ba-reverse-text.json");
+    /// The same, `-t 3` without --get-server-output: what the client alone sees.
     const LAB_REVERSE_CLIENT: &str =
         include_str!("../../tests/fixtures/iperf3/lab-20ms-100mbit-loss-reverse-client-only.json");
     const BUSY: &str = include_str!("../../tests/fixtures/iperf3/busy.json");

@@ -149,8 +149,8 @@ pub struct HostMeasurement {
 
 impl HostMeasurement {
     /// The trains' reading a lower-bound test may be raised to, and the second iperf3 run's
-    /// streams are sized by: their estimate (the densest cluster), capped by the link speed. None without trains,
-    /// or when they are a lower bound themselves.
+    /// streams are sized by: their estimate (the densest cluster), capped by the link speed.
+    /// None without trains, or when they are a lower bound themselves.
     pub fn credible_rate(&self) -> Option<u64> {
         let c = self.capacity.as_ref().filter(|c| !c.sender_limited)?;
         Some(match self.link.speed_bps.filter(|s| *s > 0) {

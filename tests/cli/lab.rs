@@ -119,6 +119,14 @@ impl Lab {
         lab
     }
 
+    /// `tcptune advise --host HOST ARGS... --format json` run in A, its JSON (it must succeed).
+    pub fn advise_json(&self, host: &str, args: &[&str]) -> Value {
+        let mut all = vec!["advise", "--host", host];
+        all.extend_from_slice(args);
+        all.extend(["--format", "json"]);
+        json(&self.tcptune(&self.ns_a, &all))
+    }
+
     /// Run tcptune inside namespace `ns`.
     pub fn tcptune(&self, ns: &str, args: &[&str]) -> std::process::Output {
         Std::new("ip")
@@ -165,7 +173,7 @@ fn advise_host_measures_the_lab_path() {
     let b = lab.addr_b.clone();
 
     // ICMP: min RTT within 2 % of the true 50 ms.
-    let v = json(&lab.tcptune(&lab.ns_a, &["advise", "--host", &b, "--format", "json"]));
+    let v = lab.advise_json(&b, &[]);
     let rtt = v["rtt_ms"].as_f64().expect("rtt_ms");
     assert!((rtt - 50.0).abs() <= 1.0, "ICMP RTT {rtt} ms vs 50 ms: {v:#}");
     let m = &v["hosts"][0]["measurement"];
@@ -184,19 +192,13 @@ fn advise_host_measures_the_lab_path() {
     assert!((bdp - bps / 8.0 * rtt / 1000.0).abs() < 1.0, "{bdp} vs {bps} × {rtt}");
 
     // --bandwidth always wins over the link.
-    let v = json(&lab.tcptune(
-        &lab.ns_a,
-        &["advise", "--host", &b, "--bandwidth", "500mbit", "--format", "json"],
-    ));
+    let v = lab.advise_json(&b, &["--bandwidth", "500mbit"]);
     assert_eq!(v["bandwidth_bps"].as_u64(), Some(500_000_000));
     assert_eq!(v["bandwidth_source"], "given");
 
     // ICMP ignored by the peer: TCP connect timing (SYN → RST on a closed port) still measures it.
     lab.sh(&lab.ns_b, "sysctl -qw net.ipv4.icmp_echo_ignore_all=1");
-    let v = json(&lab.tcptune(
-        &lab.ns_a,
-        &["advise", "--host", &b, "--probes", "5", "--format", "json"],
-    ));
+    let v = lab.advise_json(&b, &["--probes", "5"]);
     let rtt = v["rtt_ms"].as_f64().expect("rtt_ms");
     assert!((rtt - 50.0).abs() <= 1.0, "TCP RTT {rtt} ms vs 50 ms: {v:#}");
     assert_eq!(
@@ -221,20 +223,7 @@ fn advise_host_measures_the_lab_path() {
     assert!(took < Duration::from_secs(15), "took {took:?}");
 
     // Two hosts, probed together: advice for the larger BDP, each host's numbers shown.
-    let v = json(&lab.tcptune(
-        &lab.ns_a,
-        &[
-            "advise",
-            "--host",
-            &b,
-            "--host",
-            "127.0.0.1",
-            "--bandwidth",
-            "1gbit",
-            "--format",
-            "json",
-        ],
-    ));
+    let v = lab.advise_json(&b, &["--host", "127.0.0.1", "--bandwidth", "1gbit"]);
     assert_eq!(v["hosts"].as_array().expect("hosts").len(), 2);
     assert_eq!(v["host"], b.as_str());
 }
@@ -296,7 +285,7 @@ fn advise_host_measures_the_bottleneck_rate() {
     let lab = Lab::up_with_rate("c", "40ms", Some("50mbit"));
     let b = lab.addr_b.clone();
     let t = Instant::now();
-    let v = json(&lab.tcptune(&lab.ns_a, &["advise", "--host", &b, "--format", "json"]));
+    let v = lab.advise_json(&b, &[]);
     let took = t.elapsed();
     let c = &v["hosts"][0]["measurement"]["capacity"];
     let trains = c["bps"].as_f64().expect("trains");
@@ -322,10 +311,7 @@ fn advise_host_measures_the_bottleneck_rate() {
     assert!(took < Duration::from_secs(3), "took {took:?}");
 
     let serve = Server::tcptune(&lab.ns_b, &b);
-    let v = json(&lab.tcptune(
-        &lab.ns_a,
-        &["advise", "--host", &b, "--test-time", "4s", "--format", "json"],
-    ));
+    let v = lab.advise_json(&b, &["--test-time", "4s"]);
     drop(serve);
     let test = &v["evidence"]["test"];
     assert_eq!(test["peer"], "tcptune", "{test:#}");
@@ -355,19 +341,7 @@ fn advise_host_measures_the_bottleneck_rate() {
     // One iperf3 test against a one-shot `iperf3 -s` in B (or a lasting one: `-s` alone).
     let advise_iperf3_with = |server: &[&str]| {
         let _iperf = Server::start(&lab.ns_b, server, 5201);
-        json(&lab.tcptune(
-            &lab.ns_a,
-            &[
-                "advise",
-                "--host",
-                &b,
-                "--iperf3",
-                "--test-time",
-                "3s",
-                "--format",
-                "json",
-            ],
-        ))
+        lab.advise_json(&b, &["--iperf3", "--test-time", "3s"])
     };
     let advise_iperf3 = || advise_iperf3_with(&["iperf3", "-s", "-1", "-B", &b]);
     let v = advise_iperf3();
@@ -445,10 +419,7 @@ fn the_path_test_sees_loss_and_the_advice_follows() {
     let lab = Lab::up_with_line("l", "20ms", &["--rate", "100mbit"], "--loss 0.5");
     let b = lab.addr_b.clone();
     let serve = Server::tcptune(&lab.ns_b, &b);
-    let v = json(&lab.tcptune(
-        &lab.ns_a,
-        &["advise", "--host", &b, "--test-time", "3s", "--format", "json"],
-    ));
+    let v = lab.advise_json(&b, &["--test-time", "3s"]);
     drop(serve);
     let d = &v["decision"];
     assert_eq!(d["class"], "lossy", "{v:#}");
@@ -483,10 +454,7 @@ fn loss_in_one_direction_is_seen_by_the_test_that_sends_into_it() {
     let b = lab.addr_b.clone();
     let serve = Server::tcptune(&lab.ns_b, &b);
     let t = Instant::now();
-    let v = json(&lab.tcptune(
-        &lab.ns_a,
-        &["advise", "--host", &b, "--test-time", "3s", "--format", "json"],
-    ));
+    let v = lab.advise_json(&b, &["--test-time", "3s"]);
     let took = t.elapsed();
     drop(serve);
     let ev = &v["evidence"];
@@ -537,19 +505,7 @@ fn loss_in_one_direction_is_seen_by_the_test_that_sends_into_it() {
     // has each interval's retransmissions: the reverse test sees the loss there too, and the
     // receive side (the far end sending) is sized for it.
     let iperf = Server::start(&lab.ns_b, &["iperf3", "-s", "-B", &b], 5201);
-    let v = json(&lab.tcptune(
-        &lab.ns_a,
-        &[
-            "advise",
-            "--host",
-            &b,
-            "--iperf3",
-            "--test-time",
-            "3s",
-            "--format",
-            "json",
-        ],
-    ));
+    let v = lab.advise_json(&b, &["--iperf3", "--test-time", "3s"]);
     drop(iperf);
     let rev = &v["evidence"]["reverse"];
     assert_eq!(rev["peer"], "iperf3", "{rev:#}");
@@ -654,10 +610,7 @@ fn trains_see_a_forwarder_that_batches() {
     let lab = Lab::up_with_line("t", "20ms", &["--rate", "1gbit", "--backend", "tun"], "--rt-prio 0");
     let b = lab.addr_b.clone();
     let capacity = || {
-        let v = json(&lab.tcptune(
-            &lab.ns_a,
-            &["advise", "--host", &b, "--no-path-test", "--format", "json"],
-        ));
+        let v = lab.advise_json(&b, &["--no-path-test"]);
         v["hosts"][0]["measurement"]["capacity"].clone()
     };
     for _ in 0..2 {
