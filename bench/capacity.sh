@@ -30,7 +30,7 @@ bin="$target/release/tcptune"
 lab="bcap$$"
 out=$(mktemp)
 freezer=""
-# One lab at a time on this host (tests/cli/lab.rs: HOST_LOCK).
+# One lab at a time on this host (tests/support/lab.rs: HOST_LOCK).
 exec 9>/run/lock/tcptune-lab-tests.lock
 flock 9
 stop_freezer() {

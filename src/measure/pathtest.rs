@@ -518,7 +518,12 @@ fn apply(test: &mut TcpTest, r: &Reading) {
     test.loaded_rtt_ms = r.loaded_rtt_ms;
     test.rwnd_limited_pct = r.rwnd_limited_pct;
     test.sndbuf_limited_pct = r.sndbuf_limited_pct;
-    if r.in_startup {
+    if r.app_limited {
+        test.notes.push(format!(
+            "the sender was application-limited throughout: it never had data queued past what the path took (a host too slow for the path, or busy), so it never left startup; {} is the highest rate it sent at, a lower bound of the path's, and no loss was measured",
+            text::rate(r.delivery_rate_bps.unwrap_or_default())
+        ));
+    } else if r.in_startup {
         test.notes.push(match r.delivery_rate_bps {
             Some(bps) => format!(
                 "the flow was still in startup when the test ended: {} is the highest rate it reached, a lower bound of the path's, and no loss was measured; a longer --test-time lets it leave startup",
@@ -695,6 +700,16 @@ mod tests {
         assert_eq!(t.delivery_rate_bps, Some(42e6));
         assert!(
             t.notes[0].contains("42 Mbit/s is the highest rate it reached, a lower bound"),
+            "{:?}",
+            t.notes
+        );
+        // Application-limited throughout: why, instead of "a longer --test-time".
+        let mut t = TcpTest::default();
+        apply(&mut t, &Reading { app_limited: true, ..r });
+        assert!(t.in_startup && t.notes.len() == 1, "{:?}", t.notes);
+        assert!(
+            t.notes[0].contains("application-limited throughout")
+                && t.notes[0].contains("42 Mbit/s is the highest rate it sent at, a lower bound"),
             "{:?}",
             t.notes
         );

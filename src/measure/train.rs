@@ -101,6 +101,20 @@ pub const BURST_SEND: f64 = 3.0;
 /// 11 %; a busy host's stalls, each followed by the replies it held in one burst, 25–33 %; a
 /// line that forwards in batches, 50–85 %.
 pub const BURSTY_PCT: u32 = 40;
+/// A silence ends one of a batching forwarder's cycles ([`Burst::period_us`]) when the
+/// bottleneck delivered at least this share of a typical burst in it, and at least
+/// [`STALL_MIN`] replies. A stall holds back what a burst releases, so a cycle's silence is
+/// about a burst long at the bottleneck's rate; a burst written slowly falls apart at gaps of
+/// a few replies, and a forwarder that batches its own writes by the clock (2 ms cycles,
+/// each batch written at a third of the bottleneck's spacing) leaves silences of 0.65 of a
+/// burst at the shortest. Counting from every burst of half the typical size instead read a
+/// delay line stopped for 300 µs of every 600 µs, on a busy host whose bursts fell apart, at
+/// 386 µs; the recorded trains with their bursts split so read 132 µs by bursts, 615 µs by
+/// silences.
+pub const STALL_SHARE: f64 = 0.25;
+/// A silence shorter than this many replies at the bottleneck's spacing ends no cycle
+/// ([`STALL_SHARE`]), however small the bursts: the gaps a slow write leaves in a burst.
+pub const STALL_MIN: f64 = 4.0;
 /// Bursts a train must span for its windows of [`WINDOW_GAPS`] bursts to average them out:
 /// with larger bursts than that allows, long trains go out ([`long_train_plan`]). A train of
 /// [`DEFAULT_PER_TRAIN`] spans 16 bursts of 3.
@@ -233,9 +247,10 @@ pub enum Reading {
 pub struct Burst {
     /// Replies per burst: the size of the burst that the median reply of those in bursts came in.
     pub packets: u32,
-    /// From the start of one burst of two or more to the start of the next in the same train,
-    /// µs (the median); when no train had two such bursts, the time `packets` replies take at
-    /// the estimate.
+    /// From the end of one of the forwarder's stalls to the end of the next in the same train,
+    /// µs (the median); when no train had two, the time `packets` replies take at the
+    /// estimate. A stall is a silence in which the bottleneck delivered at least
+    /// [`STALL_SHARE`] of a burst of `packets`, and [`STALL_MIN`] replies.
     pub period_us: u64,
     /// Bursts per train, a lone reply counting as one (the median over the trains read).
     pub bursts_per_train: u32,
@@ -300,6 +315,8 @@ pub struct TrainOutcome {
 pub struct Run {
     /// Arrival of its first reply, ns.
     pub start_ns: i64,
+    /// From the reply before it to its first, ns (0 for a train's first run).
+    pub silence_ns: i64,
     pub replies: usize,
     /// IP bytes of its replies.
     pub bytes: usize,
@@ -329,6 +346,7 @@ pub fn bursts(replies: &[Reply], host_gap_ns: f64) -> Vec<Run> {
             }
             _ => runs.push(Run {
                 start_ns: x.at_ns,
+                silence_ns: if i > 0 { gaps[i - 1] } else { 0 },
                 replies: 1,
                 bytes: x.ip_bytes,
             }),
@@ -586,7 +604,7 @@ fn summarize_at(
 
 /// The burst signature of the used trains' bursts (`runs`, one list per train): at least
 /// [`BURSTY_PCT`] percent of their replies came in bursts of two or more; the period is
-/// measured between bursts of at least half the typical size. On a clean path
+/// measured between the forwarder's stalls ([`STALL_SHARE`]). On a clean path
 /// nearly every reply comes alone; a stall followed by the replies it held back puts a third
 /// of a train in one burst at most, in one train of several.
 fn signature(runs: &[Vec<Run>], bps: u64, packet_bytes: usize) -> Option<Burst> {
@@ -607,12 +625,20 @@ fn signature(runs: &[Vec<Run>], bps: u64, packet_bytes: usize) -> Option<Burst> 
         })
         .copied()
         .unwrap_or(1);
-    // Start to start of consecutive bursts of about that size in one train.
-    let big = (packets / 2).max(2);
+    // From the end of one stall to the end of the next in one train.
+    #[allow(clippy::cast_precision_loss)]
+    let spacing_ns = packet_bytes as f64 * 8e9 / bps.max(1) as f64;
+    #[allow(clippy::cast_precision_loss)]
+    let stall_ns = (STALL_SHARE * packets as f64).max(STALL_MIN) * spacing_ns;
     let periods: Vec<u64> = runs
         .iter()
         .flat_map(|t| {
-            let starts: Vec<i64> = t.iter().filter(|r| r.replies >= big).map(|r| r.start_ns).collect();
+            #[allow(clippy::cast_precision_loss)]
+            let starts: Vec<i64> = t
+                .iter()
+                .filter(|r| r.silence_ns as f64 >= stall_ns)
+                .map(|r| r.start_ns)
+                .collect();
             starts
                 .windows(2)
                 .map(|w| u64::try_from(w[1] - w[0]).unwrap_or(0))
@@ -1721,6 +1747,46 @@ mod tests {
         assert!(e.bps.abs_diff(1_000_000_000) < 100_000_000, "{e:?}");
         let b = e.bursty.expect("bursts");
         assert!(b.period_us.abs_diff(600) <= 60, "{b:?}");
+    }
+
+    /// The same recorded trains on a busy host, where the delay line writes a burst slowly
+    /// and it falls apart: every burst split after its tenth reply by 25 µs. The bursts read
+    /// 17 replies instead of 33, and their period is still the stalls' (615 µs; counted from
+    /// every burst of half the typical size, as before, 132 µs).
+    #[test]
+    fn bursts_that_fall_apart_keep_the_stalls_period() {
+        let all = recorded(include_str!("../../tests/fixtures/trains/lab-1gbit-nort-batches.txt"));
+        let long = &all[10..];
+        let whole = summarize_long(long, 1024, 1500).expect("estimate");
+        let split: Vec<TrainOutcome> = long.iter().map(|t| split_bursts(t, 10, 25_000)).collect();
+        let e = summarize_long(&split, 1024, 1500).expect("estimate");
+        let (b, w) = (e.bursty.expect("bursts"), whole.bursty.expect("bursts"));
+        assert!(
+            b.packets < w.packets && b.bursts_per_train > w.bursts_per_train,
+            "{b:?} vs {w:?}"
+        );
+        assert!(b.period_us.abs_diff(600) <= 60, "{b:?} vs {w:?}");
+    }
+
+    /// `t` with each burst (replies under 5 µs apart) split after its `after`th reply by
+    /// `gap_ns`: every later reply comes that much later.
+    fn split_bursts(t: &TrainOutcome, after: usize, gap_ns: i64) -> TrainOutcome {
+        let mut r = t.replies.clone();
+        r.sort_by_key(|x| x.at_ns);
+        let (mut shift, mut run, mut prev) = (0, 0, i64::MIN);
+        for x in &mut r {
+            run = if x.at_ns.saturating_sub(prev) < 5_000 {
+                run + 1
+            } else {
+                1
+            };
+            prev = x.at_ns;
+            if run == after + 1 {
+                shift += gap_ns;
+            }
+            x.at_ns += shift;
+        }
+        sent(r, t.send_span_ns)
     }
 
     #[test]

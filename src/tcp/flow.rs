@@ -17,7 +17,9 @@
 //! after startup, the RTT under load, what limited it.
 //!
 //! A test that ends still in startup ([`Reading::in_startup`]) confirms the highest delivery
-//! rate it saw as a lower bound of the path's, and measures no loss.
+//! rate it saw as a lower bound of the path's, and measures no loss. A sender whose every
+//! rate reading was application-limited ([`Reading::app_limited`]: it never had data queued
+//! past what the path took) never leaves startup; the highest rate it sent at is the bound.
 //!
 //! ## Ending on time: the unsent data is bounded
 //! The send buffer must hold everything in flight (up to 2 × BDP, more while losses are
@@ -100,6 +102,9 @@ pub struct Sample {
     pub t: Duration,
     /// bit/s; None when the kernel marked it application-limited or gave 0.
     pub delivery_bps: Option<f64>,
+    /// bit/s, when the kernel marked it application-limited: the sender had nothing queued
+    /// to send, so it is what this host sent at, a lower bound of the path's rate.
+    pub app_limited_bps: Option<f64>,
     pub srtt_ms: f64,
     pub segs_out: u64,
     pub retrans: u64,
@@ -115,6 +120,8 @@ impl Sample {
         Self {
             t,
             delivery_bps: (i.tcpi_delivery_rate > 0 && !i.delivery_rate_app_limited())
+                .then_some(i.tcpi_delivery_rate as f64 * 8.0),
+            app_limited_bps: (i.tcpi_delivery_rate > 0 && i.delivery_rate_app_limited())
                 .then_some(i.tcpi_delivery_rate as f64 * 8.0),
             srtt_ms: i.rtt_ms(),
             segs_out: u64::from(i.tcpi_data_segs_out),
@@ -170,6 +177,12 @@ pub struct Reading {
     /// rate is the highest it reached, a lower bound of the path's.
     #[serde(default)]
     pub in_startup: bool,
+    /// Every rate reading was application-limited: this host's sender never had data queued
+    /// past what the path took (a CPU too slow for the path, or a sender starved of it), so
+    /// the flow never left startup, and the delivery rate is the highest of those readings,
+    /// a lower bound of the path's. Only with `in_startup`.
+    #[serde(default)]
+    pub app_limited: bool,
     /// The paced phase ran (startup ended and the pacing rate could be set): the loss after
     /// startup is then the path's, when the flow ran long enough to read it.
     #[serde(default)]
@@ -207,6 +220,9 @@ impl Reading {
                 self.delivery_rate_bps,
                 super::MAX_RATE_BPS
             ));
+        }
+        if self.app_limited && !self.in_startup {
+            return Err("an application-limited sender that left startup".into());
         }
         let rtt_ok = |r: f64| r.is_finite() && r > 0.0 && r <= MAX_RTT_MS;
         if !self.min_rtt_ms.is_none_or(rtt_ok) || !self.loaded_rtt_ms.is_none_or(rtt_ok) {
@@ -276,9 +292,12 @@ pub fn read_samples(
     let best = best_of(all);
     let unpaced = |s: &&Sample| all || paced_at.is_none_or(|p| s.t < p);
     if left_startup_at.is_none() {
-        // Still growing when the test ended: the highest rate it reached is all it confirms.
+        // Still growing when the test ended: the highest rate it reached is all it confirms;
+        // where the sender was application-limited throughout, the highest it sent at.
         t.in_startup = true;
-        t.delivery_rate_bps = (best > 0.0).then_some(best);
+        let sent_at = samples.iter().filter_map(|s| s.app_limited_bps).fold(0.0_f64, f64::max);
+        t.app_limited = best <= 0.0 && sent_at > 0.0;
+        t.delivery_rate_bps = [best, sent_at].into_iter().find(|&r| r > 0.0);
     } else if best > 0.0 {
         // The rate: the median of the unpaced readings from the first within 10 % of the
         // best on, so one ack burst does not set it.
@@ -697,6 +716,7 @@ mod tests {
         Sample {
             t: Duration::from_millis(ms),
             delivery_bps: rate_mbit.map(|r| r * 1e6),
+            app_limited_bps: None,
             srtt_ms: srtt,
             segs_out: segs,
             retrans,
@@ -791,6 +811,28 @@ mod tests {
         assert_eq!(paced, Some((500, 42_000_000)));
     }
 
+    /// A sender that never had data queued past what the path took (on loopback, starved of
+    /// CPU beside a lab: 170,000 segments and not one rate reading that was not
+    /// application-limited) confirms the highest rate it sent at as a lower bound, and says
+    /// so; one reading that was not application-limited sets the rate instead.
+    #[test]
+    fn a_sender_application_limited_throughout_confirms_what_it_sent_at() {
+        let sent_at = |ms, mbit| Sample {
+            app_limited_bps: Some(mbit * 1e6),
+            ..sample(ms, None, 0.05, ms * 100, 0)
+        };
+        let samples = [sent_at(10, 9_000.0), sent_at(20, 31_000.0), sent_at(30, 24_000.0)];
+        let t = read_samples(&samples, 0.02, None, None);
+        assert!(t.in_startup && t.app_limited, "{t:?}");
+        assert_eq!(t.delivery_rate_bps, Some(31e9));
+        assert_eq!(t.steady_segs_out, None);
+        let mut mixed = samples.to_vec();
+        mixed.push(sample(40, Some(20_000.0), 0.05, 4_000, 0));
+        let t = read_samples(&mixed, 0.02, None, None);
+        assert!(t.in_startup && !t.app_limited, "{t:?}");
+        assert_eq!(t.delivery_rate_bps, Some(20e9));
+    }
+
     /// A test that ends while the rate still grows (a long path, a short test) confirms the
     /// highest rate it reached as a lower bound, and no loss: the retransmissions of a
     /// startup are its own overshoot.
@@ -808,9 +850,9 @@ mod tests {
         assert_eq!(t.steady_segs_out, None);
         // The whole test's counts are kept, but they are no reading of the path's loss.
         assert_eq!((t.segs_out, t.retrans_segs), (Some(1500), Some(9)));
-        // Nothing but app-limited readings: no rate at all, still in startup.
+        // No rate reading at all: no rate, still in startup.
         let t = read_samples(&[sample(100, None, 50.0, 10, 0)], 50.0, None, None);
-        assert!(t.in_startup && t.delivery_rate_bps.is_none());
+        assert!(t.in_startup && !t.app_limited && t.delivery_rate_bps.is_none());
         // Left startup but could not be paced: the plateau's rate, no loss reading.
         let left = Some(Duration::from_millis(300));
         let t = read_samples(&samples, 50.0, left, None);
@@ -852,10 +894,15 @@ mod tests {
             rwnd_limited_pct: Some(0.0),
             sndbuf_limited_pct: Some(100.0),
             in_startup: false,
+            app_limited: false,
             paced: true,
         };
         assert_eq!(ok.check(), Ok(()));
         for bad in [
+            Reading {
+                app_limited: true,
+                ..ok.clone()
+            },
             Reading {
                 delivery_rate_bps: Some(2e13),
                 ..ok.clone()

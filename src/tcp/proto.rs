@@ -901,6 +901,7 @@ mod tests {
                 rwnd_limited_pct: Some(0.0),
                 sndbuf_limited_pct: Some(0.0),
                 in_startup: false,
+                app_limited: false,
                 paced: true,
             },
         }

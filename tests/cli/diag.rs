@@ -512,6 +512,8 @@ mod path_test {
     #[cfg(target_os = "linux")]
     #[test]
     fn a_path_test_against_tcptune_serve_reads_the_flow_and_the_receivers_window() {
+        // Loopback at full speed, timed: alone on the host.
+        let _quiet = crate::lab::quiet_host();
         let (addr, server) = serve_once();
         let req = PathTestRequest {
             addr: addr.ip(),
@@ -554,6 +556,8 @@ mod path_test {
     #[cfg(target_os = "linux")]
     #[test]
     fn the_servers_maximum_bounds_the_forced_receive_buffer() {
+        // Loopback at full speed, timed: alone on the host.
+        let _quiet = crate::lab::quiet_host();
         let (addr, server) = serve_once_within(8 << 20);
         let req = PathTestRequest {
             addr: addr.ip(),
@@ -586,6 +590,8 @@ mod path_test {
     #[cfg(target_os = "linux")]
     #[test]
     fn forward_and_reverse_against_tcptune_serve() {
+        // Loopback at full speed, timed: alone on the host.
+        let _quiet = crate::lab::quiet_host();
         let (addr, server) = serve(2, tcptune::tcp::proto::DEFAULT_MAX_BUFFER);
         let req = PathTestRequest {
             addr: addr.ip(),
@@ -696,6 +702,8 @@ mod path_test {
     /// path test against it on its default address (`::`, IPv4 clients mapped).
     #[test]
     fn a_peer_serves_a_path_test_and_exits_when_its_stdin_ends() {
+        // Loopback at full speed, timed: alone on the host.
+        let _quiet = crate::lab::quiet_host();
         let mut peer = Peer::start(&[]);
         let t = run(&peer.request(), &mut |_, _| {}).expect("a forward test against the peer");
         assert!(t.bytes > 0, "{t:?}");

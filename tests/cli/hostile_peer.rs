@@ -197,6 +197,8 @@ fn verify(port: u16, format: &str) -> (Output, Duration) {
 /// `advise --host` with only the path test against the fake: the rate is given (no packet
 /// trains), the RTT is probed on loopback.
 fn advise(port: u16, format: &str) -> (Output, Duration) {
+    // A path test over loopback: not beside a timed one.
+    let _quiet = crate::lab::quiet_host();
     let port = port.to_string();
     run(&[
         "advise",
@@ -769,6 +771,8 @@ fn read_json(c: &mut TcpStream) -> std::io::Result<Vec<u8>> {
 }
 
 fn advise_iperf3(port: u16) -> (Output, Duration) {
+    // A path test over loopback: not beside a timed one.
+    let _quiet = crate::lab::quiet_host();
     let port = port.to_string();
     run(&[
         "advise",

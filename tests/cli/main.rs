@@ -9,6 +9,8 @@ mod fleet;
 mod hostile;
 mod hostile_peer;
 mod lab;
+#[path = "../support/lab.rs"]
+mod lab_support;
 mod layers;
 mod netns;
 mod ship;
