@@ -17,9 +17,10 @@ use lab::Lab;
 /// Issue 22: a forwarder that releases packets in batches. The delay line at 1 Gbit/s reads
 /// clean; stopped for 300 µs of every 600 µs it hands the replies on in bursts of ~25, which
 /// made the trains read 3 to 9 × the rate: now each reading is within 10 %, and the bursts are
-/// seen and measured (their period is the freezer's). The line runs at its real-time priority:
-/// without it, the other tests running beside this one stalled it for milliseconds, and the
-/// clean line read bursty (rightly: it was).
+/// seen and measured (their period is the freezer's). The line runs without real-time
+/// priority (`--rt-prio 0`), as a forwarder any load delays does; beside the other tests in
+/// tests/cli, their load stalled it for milliseconds and the clean line read bursty (rightly:
+/// it was), which is why it runs here.
 #[test]
 #[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
 fn trains_see_a_forwarder_that_batches() {
