@@ -106,6 +106,8 @@ pub struct Sample {
     /// to send, so it is what this host sent at, a lower bound of the path's rate.
     pub app_limited_bps: Option<f64>,
     pub srtt_ms: f64,
+    /// Bytes in the network ([`TcpInfo::bytes_in_flight`]): all a queue of this flow can hold.
+    pub in_flight_bytes: Option<u64>,
     pub segs_out: u64,
     pub retrans: u64,
     /// The flow's lowest RTT so far, ms.
@@ -124,6 +126,7 @@ impl Sample {
             app_limited_bps: (i.tcpi_delivery_rate > 0 && i.delivery_rate_app_limited())
                 .then_some(i.tcpi_delivery_rate as f64 * 8.0),
             srtt_ms: i.rtt_ms(),
+            in_flight_bytes: Some(i.bytes_in_flight()),
             segs_out: u64::from(i.tcpi_data_segs_out),
             retrans: u64::from(i.tcpi_total_retrans),
             min_rtt_ms: i.min_rtt_ms(),
@@ -323,13 +326,28 @@ pub fn read_samples(
         t.retrans_segs = Some(last.retrans);
     }
     t.min_rtt_ms = (min_rtt_ms > 0.0).then(|| round_ms(min_rtt_ms));
-    t.loaded_rtt_ms = samples
-        .iter()
-        .map(|s| s.srtt_ms)
-        .filter(|r| *r > 0.0)
-        .reduce(f64::max)
-        .map(round_ms);
+    t.loaded_rtt_ms = loaded_rtt_ms(samples, min_rtt_ms, t.delivery_rate_bps);
     t
+}
+
+/// The highest smoothed RTT of the samples whose queue this flow could have filled: at
+/// `rate_bps` (bit/s), an RTT `q` ms above `min_rtt_ms` is a queue of `rate × q` bytes, and
+/// a flow queues no more than it has in flight (Little's law: in flight = rate × RTT, a BDP
+/// more than the queue). A higher RTT is a stall — a forwarder that stopped, a timeout —
+/// not a queue: one path test at 50 ms read 1055 ms, a "queue" of 20 × the BDP. Without a
+/// rate or an in-flight count, every RTT counts.
+fn loaded_rtt_ms(samples: &[Sample], min_rtt_ms: f64, rate_bps: Option<f64>) -> Option<f64> {
+    #[allow(clippy::cast_precision_loss)]
+    let could_queue = |s: &Sample| match (rate_bps, s.in_flight_bytes) {
+        (Some(rate), Some(bytes)) => rate / 8.0 * (s.srtt_ms - min_rtt_ms) / 1000.0 <= bytes as f64,
+        _ => true,
+    };
+    samples
+        .iter()
+        .filter(|s| s.srtt_ms > 0.0 && could_queue(s))
+        .map(|s| s.srtt_ms)
+        .reduce(f64::max)
+        .map(round_ms)
 }
 
 /// The segments sent and retransmitted in the paced phase (`paced_at` on), once the queue
@@ -718,6 +736,7 @@ mod tests {
             delivery_bps: rate_mbit.map(|r| r * 1e6),
             app_limited_bps: None,
             srtt_ms: srtt,
+            in_flight_bytes: None,
             segs_out: segs,
             retrans,
             min_rtt_ms: 50.0,
@@ -809,6 +828,39 @@ mod tests {
         // 400 Mbit/s at 300 ms is the last 10 % growth; 4 × 50 ms later, at 500 ms: paced at
         // 0.8 × the median of 400, 420, 430, 410 (420 Mbit/s) = 42 MB/s.
         assert_eq!(paced, Some((500, 42_000_000)));
+    }
+
+    /// A stall is no queue: an RTT the flow's bytes in flight could not have queued at its
+    /// rate is left out of the loaded RTT. 50 ms, 200 Mbit/s (a BDP of 1.25 MB): 2.5 MB in
+    /// flight at 98 ms is a queue of 1.2 MB; 1055 ms with 2.5 MB in flight would be 25 MB.
+    #[test]
+    fn the_loaded_rtt_is_one_the_flow_could_queue() {
+        let with = |s: Sample, bytes: u64| Sample {
+            in_flight_bytes: Some(bytes),
+            ..s
+        };
+        let samples = [
+            with(sample(500, Some(190.0), 60.0, 20_000, 0), 1_500_000),
+            with(sample(1000, Some(200.0), 98.0, 60_000, 0), 2_500_000),
+            with(sample(1200, Some(200.0), 1055.0, 70_000, 40), 2_500_000),
+            with(sample(1400, Some(200.0), 52.0, 80_000, 40), 1_300_000),
+        ];
+        let left = Some(Duration::from_millis(1000));
+        let t = read_samples(&samples, 50.0, left, None);
+        assert_eq!(t.delivery_rate_bps, Some(200e6));
+        assert_eq!(t.loaded_rtt_ms, Some(98.0));
+        // Without in-flight counts (or a rate), every RTT counts.
+        let bare: Vec<Sample> = samples
+            .iter()
+            .map(|s| Sample {
+                in_flight_bytes: None,
+                ..*s
+            })
+            .collect();
+        assert_eq!(read_samples(&bare, 50.0, left, None).loaded_rtt_ms, Some(1055.0));
+        // A queue of exactly what is in flight still counts: 2.5 MB at 200 Mbit/s is 100 ms.
+        let full = [with(sample(1000, Some(200.0), 150.0, 60_000, 0), 2_500_000)];
+        assert_eq!(read_samples(&full, 50.0, left, None).loaded_rtt_ms, Some(150.0));
     }
 
     /// A sender that never had data queued past what the path took (on loopback, starved of
