@@ -119,12 +119,12 @@ pub struct Sample {
 impl Sample {
     #[allow(clippy::cast_precision_loss)]
     pub fn of(t: Duration, i: &TcpInfo) -> Self {
+        let rate = (i.tcpi_delivery_rate > 0).then_some(i.tcpi_delivery_rate as f64 * 8.0);
+        let app_limited = i.delivery_rate_app_limited();
         Self {
             t,
-            delivery_bps: (i.tcpi_delivery_rate > 0 && !i.delivery_rate_app_limited())
-                .then_some(i.tcpi_delivery_rate as f64 * 8.0),
-            app_limited_bps: (i.tcpi_delivery_rate > 0 && i.delivery_rate_app_limited())
-                .then_some(i.tcpi_delivery_rate as f64 * 8.0),
+            delivery_bps: rate.filter(|_| !app_limited),
+            app_limited_bps: rate.filter(|_| app_limited),
             srtt_ms: i.rtt_ms(),
             in_flight_bytes: Some(i.bytes_in_flight()),
             segs_out: u64::from(i.tcpi_data_segs_out),
