@@ -16,14 +16,19 @@ pub struct AppWindow {
     pub source: &'static str,
     /// What gets past it.
     pub way_out: &'static str,
+    /// The tool and the way out, in a few words.
+    pub short_tool: &'static str,
+    pub short_way_out: &'static str,
 }
 
 /// The windows tcptune knows, each checked against the tool's source.
 pub const APP_WINDOWS: &[AppWindow] = &[AppWindow {
     tool: "OpenSSH (scp, sftp, rsync -e ssh)",
     window_bytes: 64 * 32 * 1024,
-    source: "channel window 64 x 32 KiB (channels.h CHAN_SES_WINDOW_DEFAULT); sftp also keeps at most 64 requests of 32 KiB in flight (sftp.c DEFAULT_NUM_REQUESTS, DEFAULT_COPY_BUFLEN)",
+    source: "channel window 64 × 32 KiB (channels.h CHAN_SES_WINDOW_DEFAULT); sftp also keeps at most 64 requests of 32 KiB in flight (sftp.c DEFAULT_NUM_REQUESTS, DEFAULT_COPY_BUFLEN)",
     way_out: "parallel transfers (several scp or rsync at once), HPN-SSH, or a tool that sizes its windows to the path",
+    short_tool: "scp, sftp and rsync -e ssh",
+    short_way_out: "run several at once, or HPN-SSH",
 }];
 
 /// One tool's ceiling on this path.
@@ -71,6 +76,21 @@ pub fn note(c: &AppCeiling, rate_bps: u64) -> Option<String> {
             c.source,
             crate::text::rate(rate_bps as f64),
             w.way_out
+        )
+    })
+}
+
+/// The same, in one line: the tool, its ceiling, and why.
+pub fn short_note(c: &AppCeiling) -> Option<String> {
+    let w = APP_WINDOWS.iter().find(|w| w.tool == c.tool)?;
+    #[allow(clippy::cast_precision_loss)]
+    c.limits_path.then(|| {
+        format!(
+            "{} top out at {} here (a {} window): {}",
+            w.short_tool,
+            crate::text::rate(c.ceiling_bps as f64),
+            crate::text::size(c.window_bytes),
+            w.short_way_out
         )
     })
 }

@@ -388,6 +388,10 @@ pub struct OutputArgs {
     /// `tcptune advise --ssh dtn2 --side far | ssh dtn2 sudo tee /etc/sysctl.d/60-tcptune.conf`
     #[arg(long, value_enum, default_value_t = Side::Near)]
     pub side: Side,
+    /// Add the derivation: the formula, each test's figures, the lab's numbers and the sources
+    /// behind every setting (in every format: comments, the terminal, JSON's `explain`)
+    #[arg(long)]
+    pub explain: bool,
     /// Tests only: the directory standing for / in the sysctl.d files consulted
     #[arg(long, value_name = "DIR", hide = true)]
     pub persist_root: Option<PathBuf>,

@@ -14,7 +14,6 @@ use crate::error::Error;
 use crate::expr::{self, Env};
 use crate::os::Os;
 use crate::sysctl::{Access, KeyState, same_value};
-use crate::units::Bytes;
 
 /// Shipped profiles, by name.
 pub const SHIPPED: &[(&str, &str)] = &[
@@ -165,9 +164,36 @@ pub struct Entry {
     /// Something the user must do besides the sysctl (load a module, persist a tunable).
     #[serde(default)]
     pub note: Option<String>,
+    /// What the key is, in a few words for people ("receive max"); default: the key.
+    #[serde(default)]
+    pub label: Option<String>,
+    /// The reason in one short clause with `{expression}` holes ("6 × BDP for loss
+    /// recovery"), for the one comment line per setting; `reason` is the derivation
+    /// (`--explain`). Default: `reason`, shortened.
+    #[serde(default)]
+    pub why: Option<String>,
+    /// How a person reads the value ([`Shown`]); default: as it is.
+    #[serde(default)]
+    pub shown: Shown,
     /// Line of each field in the source text (0 when unknown), for error messages.
     #[serde(skip)]
     pub lines: FieldLines,
+}
+
+/// How a person reads a key's value, for the "was → now" of the advice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Shown {
+    /// As it is (an algorithm's name, a count).
+    #[default]
+    Text,
+    /// A size in bytes (`53.7 MiB`).
+    Size,
+    /// The last of its fields is a size: an autotuning maximum (`4096 131072 6291456` reads
+    /// `6 MiB`).
+    MaxSize,
+    /// 0 is off and 1 is on.
+    Switch,
 }
 
 /// Where an entry's fields sit in the profile text.
@@ -248,6 +274,12 @@ pub struct Setting {
     pub action: Action,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// What the key is, for people ("receive max").
+    pub label: String,
+    /// The reason in one short clause; `reason` is the whole derivation.
+    pub why: String,
+    /// How a person reads the value.
+    pub shown: Shown,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -259,6 +291,135 @@ pub enum Action {
     Keep,
     /// The key cannot be set here: absent or read-only; `why` says which.
     Unavailable(String),
+}
+
+/// The longest comment line a setting gets in a file, in characters: what a person reads at a
+/// glance, inside the 100 columns of every line of the file.
+pub const LINE_MAX: usize = 90;
+
+/// What a setting changes, in readable units: the running value (None: unknown), the advised
+/// one, and for sizes the change in percent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Change {
+    pub from: Option<String>,
+    pub to: String,
+    pub pct: Option<f64>,
+}
+
+impl Change {
+    /// "6 MiB → 53.7 MiB, +795 %", "cubic → bbr", "→ 53.7 MiB" (running value unknown), or the
+    /// value alone when it does not change.
+    pub fn words(&self, pct_sep: &str) -> String {
+        let pct = self
+            .pct
+            .map(|p| format!("{pct_sep}{}", crate::text::pct_change(p)))
+            .unwrap_or_default();
+        match &self.from {
+            Some(f) if *f == self.to => self.to.clone(),
+            Some(f) => format!("{f} \u{2192} {}{pct}", self.to),
+            None => format!("\u{2192} {}", self.to),
+        }
+    }
+}
+
+impl Setting {
+    /// The change from the running value to the advised one, in readable units.
+    pub fn change(&self) -> Change {
+        let from = self.current.as_deref();
+        let (from_shown, to_shown) = match (self.shown, from) {
+            // The maximum may stay while another field changes: show the fields that do.
+            (Shown::MaxSize, Some(f)) if shown_value(self.shown, f) == shown_value(self.shown, &self.value) => {
+                (Some(f.to_string()), self.value.clone())
+            }
+            (shown, f) => (f.map(|f| shown_value(shown, f)), shown_value(shown, &self.value)),
+        };
+        let size = |v: &str| match self.shown {
+            Shown::Size => v.trim().parse::<f64>().ok(),
+            Shown::MaxSize => numeric_fields(v).and_then(|f| f.last().copied()),
+            Shown::Text | Shown::Switch => None,
+        };
+        let pct = match (from.and_then(size), size(&self.value)) {
+            (Some(f), Some(t)) if f > 0.0 && f != t && f < UNLIMITED => Some((t - f) / f * 100.0),
+            _ => None,
+        };
+        Change {
+            from: from_shown,
+            to: to_shown,
+            pct,
+        }
+    }
+
+    /// The setting's one comment line, for people: what changes from what to what, and why
+    /// ("receive max 6 MiB → 53.7 MiB (+795 %): 6 × BDP for loss recovery"), at most
+    /// [`LINE_MAX`] characters (a long why is cut, marked `…`; `--explain` has it whole).
+    pub fn line(&self) -> String {
+        let c = self.change();
+        let head = match (&self.action, self.stage) {
+            (_, Stage::Boot) => format!("{} {} at boot (/boot/loader.conf)", self.label, c.to),
+            (Action::Keep, _) => format!("{} {}, already running", self.label, c.to),
+            (Action::Set, _) => match &c.pct {
+                Some(p) => format!(
+                    "{} {} ({})",
+                    self.label,
+                    Change { pct: None, ..c.clone() }.words(""),
+                    crate::text::pct_change(*p)
+                ),
+                None => format!("{} {}", self.label, c.words("")),
+            },
+            (Action::Unavailable(why), _) => {
+                let c = Change { pct: None, ..c };
+                return cut(&format!("{} {}, not applied ({why})", self.label, c.words("")), LINE_MAX);
+            }
+        };
+        cut(&format!("{head}: {}", self.why), LINE_MAX)
+    }
+}
+
+/// A value that stands for "no limit" (`tcp_notsent_lowat`'s stock UINT_MAX).
+const UNLIMITED: f64 = 4_294_967_295.0;
+
+/// A value as a person reads it ([`Shown`]).
+fn shown_value(shown: Shown, v: &str) -> String {
+    let size = |n: f64| {
+        if n >= UNLIMITED {
+            "no limit".to_string()
+        } else {
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            crate::text::size(n as u64)
+        }
+    };
+    match shown {
+        Shown::Text => v.to_string(),
+        Shown::Size => v.trim().parse::<f64>().map_or_else(|_| v.to_string(), size),
+        Shown::MaxSize => numeric_fields(v)
+            .and_then(|f| f.last().copied())
+            .map_or_else(|| v.to_string(), size),
+        Shown::Switch => match v.trim() {
+            "0" => "off".to_string(),
+            "1" => "on".to_string(),
+            other => other.to_string(),
+        },
+    }
+}
+
+/// `s` cut at a word to at most `max` characters, `…` where cut.
+pub fn cut(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let mut out = String::new();
+    for word in s.split(' ') {
+        if out.chars().count() + word.chars().count() + 2 > max {
+            break;
+        }
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    out.truncate(out.trim_end_matches([',', ':', ';']).len());
+    out.push('\u{2026}');
+    out
 }
 
 impl Profile {
@@ -399,6 +560,8 @@ impl Profile {
             ("reason", Some(&e.reason)),
             ("when", e.when.as_ref()),
             ("note", e.note.as_ref()),
+            ("label", e.label.as_ref()),
+            ("why", e.why.as_ref()),
         ] {
             if let Some(t) = t {
                 plain(
@@ -470,7 +633,8 @@ impl Profile {
     fn check_setting_facts(&self, e: &Entry) -> Result<(), Error> {
         let at = |field: &str, m: &str| self.setting_error(e, field, m);
         let mut exprs: Vec<(&str, String)> = Vec::new();
-        for (field, t) in [("value", &e.value), ("reason", &e.reason)] {
+        let why = e.why.as_deref().unwrap_or_default();
+        for (field, t) in [("value", e.value.as_str()), ("reason", e.reason.as_str()), ("why", why)] {
             for hole in holes(t).map_err(|m| at(field, &m).with_hint(FILE_HINT))? {
                 exprs.push((field, hole.trim_end_matches(":iec").to_string()));
             }
@@ -539,14 +703,22 @@ impl Profile {
         self.check_rendered(e, &value)
             .map_err(|m| fail("value")(format!("renders as an invalid value: {m}")))?;
         let action = action(ks.as_ref(), baseline.as_deref(), &value, e.stage);
+        let reason = fill(&e.reason, &env, true).map_err(fail("reason"))?;
+        let why = match &e.why {
+            Some(w) => fill(w, &env, true).map_err(fail("why"))?,
+            None => shortened(&reason),
+        };
         Ok(Some(Setting {
             key: e.key.clone(),
             value,
             current,
-            reason: fill(&e.reason, &env, true).map_err(fail("reason"))?,
+            reason,
             stage: e.stage,
             action,
             note: e.note.clone(),
+            label: e.label.clone().unwrap_or_else(|| e.key.clone()),
+            why,
+            shown: e.shown,
         }))
     }
 
@@ -577,7 +749,7 @@ impl Profile {
 /// with `baseline`, the stock value).
 fn action(ks: Option<&KeyState>, baseline: Option<&str>, value: &str, stage: Stage) -> Action {
     match ks {
-        Some(KeyState::Absent) => Action::Unavailable("not present in this kernel or network namespace".into()),
+        Some(KeyState::Absent) => Action::Unavailable("not in this kernel or network namespace".into()),
         Some(KeyState::Unreadable(why)) => Action::Unavailable(format!("unreadable: {why}")),
         // Only the kernel's refusal makes a key unavailable: a key that needs root is
         // advice for root to apply, whoever reads it.
@@ -585,7 +757,7 @@ fn action(ks: Option<&KeyState>, baseline: Option<&str>, value: &str, stage: Sta
             access: Access::ReadOnly,
             value: v,
         }) if !same_value(v, value) => {
-            Action::Unavailable("read-only in this network namespace: set it on the host".into())
+            Action::Unavailable("read-only here: set it on the host".into())
         }
         Some(KeyState::Present { value: v, .. }) if same_value(v, value) => Action::Keep,
         None if baseline.is_some_and(|b| same_value(b, value)) && stage == Stage::Runtime => Action::Keep,
@@ -640,7 +812,7 @@ fn one_line(s: &str) -> String {
 }
 
 /// The fields of a profile, top level and `[[setting]]`: the schema's words, not the file's.
-const SCHEMA_FIELDS: [&str; 13] = [
+const SCHEMA_FIELDS: [&str; 16] = [
     "name",
     "os",
     "description",
@@ -654,6 +826,9 @@ const SCHEMA_FIELDS: [&str; 13] = [
     "stage",
     "when",
     "note",
+    "label",
+    "why",
+    "shown",
 ];
 
 /// The field an error at byte `at` is about, when the line (starting at `start`) assigns one
@@ -885,9 +1060,9 @@ fn fill(t: &str, env: &Env<'_>, prose: bool) -> Result<String, String> {
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
         let n = v.ceil() as u64;
         if iec && prose {
-            out.push_str(&Bytes::new(n).iec());
+            out.push_str(&crate::text::size(n));
         } else if prose && v.fract() != 0.0 {
-            out.push_str(&format!("{v:.1}"));
+            out.push_str(&crate::text::sig(v, 3));
         } else {
             out.push_str(&n.to_string());
         }
@@ -895,6 +1070,15 @@ fn fill(t: &str, env: &Env<'_>, prose: bool) -> Result<String, String> {
     }
     out.push_str(rest);
     Ok(out)
+}
+
+/// The longest short reason a profile without a `why` gets from its `reason`, in characters.
+pub const WHY_MAX: usize = 60;
+
+/// A reason cut to one short clause for a profile that gives no `why`: up to its first `:` or
+/// `;`, and at a word within [`WHY_MAX`] characters, marked with `…` where cut.
+fn shortened(reason: &str) -> String {
+    cut(reason.split([':', ';']).next().unwrap_or(reason).trim(), WHY_MAX)
 }
 
 /// "4096 131072 6291456" → [4096, 131072, 6291456]; None when any field is not a number.

@@ -14,6 +14,94 @@ pub fn bytes(n: u64) -> String {
     }
 }
 
+/// `v` with `digits` significant figures for people, trailing zeros trimmed: `53.7`, `8.94`,
+/// `0.0095`; a value with more whole digits than that keeps them all (`610`, `1055`), so no
+/// number a person reads is longer than it must be, nor shown as 0 when it is not.
+pub fn sig(v: f64, digits: u32) -> String {
+    if !v.is_finite() {
+        return format!("{v}");
+    }
+    if v == 0.0 {
+        return "0".to_string();
+    }
+    let digits = i32::try_from(digits.max(1)).unwrap_or(3);
+    #[allow(clippy::cast_possible_truncation)]
+    let magnitude = v.abs().log10().floor() as i32;
+    let decimals = (digits - 1 - magnitude).max(0);
+    #[allow(clippy::cast_sign_loss)]
+    let shown = format!("{v:.prec$}", prec = decimals as usize);
+    // Rounding may carry into a new digit (9.996 → 10.00): trim what is left over.
+    if shown.contains('.') {
+        shown.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        shown
+    }
+}
+
+/// A size for people: IEC units with three significant figures (`53.7 MiB`, `610 KiB`,
+/// `6 MiB`, `512 bytes`). Exact bytes belong on setting lines and in JSON, not here.
+pub fn size(n: u64) -> String {
+    const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    if n < 1024 {
+        return format!("{n} bytes");
+    }
+    #[allow(clippy::cast_precision_loss)]
+    let mut v = n as f64 / 1024.0;
+    let mut unit = 0;
+    // 1023.9 KiB reads as 1024 KiB at three figures: show it as 1 MiB instead.
+    while v >= 1023.5 && unit + 1 < UNITS.len() {
+        v /= 1024.0;
+        unit += 1;
+    }
+    format!("{} {}", sig(v, 3), UNITS[unit])
+}
+
+/// A duration in milliseconds for people: `150 ms`, `301 ms`, `0.25 ms`, `12.3 ms`.
+pub fn millis(ms: f64) -> String {
+    format!("{} ms", sig(ms, 3))
+}
+
+/// A duration in seconds for people: `12.3 s`, `10 s`, `0.5 s`.
+pub fn secs(s: f64) -> String {
+    format!("{} s", sig(s, 3))
+}
+
+/// A percentage for people, with the one percent style: a space before `%`, two significant
+/// figures below 10 (`0.0095 %`, `0.48 %`, `2.5 %`), whole from 10 up (`68 %`, `795 %`).
+pub fn pct(p: f64) -> String {
+    format!("{} %", sig(p, 2))
+}
+
+/// A change in percent with its sign: `+68 %`, `-50 %`; from ten-fold up, the multiple it
+/// came to (`13.4 \u{d7}`), which reads better than `+1242 %`.
+pub fn pct_change(p: f64) -> String {
+    if p < 0.0 {
+        format!("-{}", pct(-p))
+    } else if p >= 900.0 {
+        times(1.0 + p / 100.0)
+    } else {
+        format!("+{}", pct(p))
+    }
+}
+
+/// A multiple for people, with the one multiplication sign: `6 ×`, `2.5 ×`, `1.01 ×`.
+pub fn times(f: f64) -> String {
+    format!("{} \u{d7}", sig(f, 3))
+}
+
+/// A count with thousands separators: `283,158`.
+pub fn count(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// SI prefixes of bit/s, each 1000 times the one before (up to quetta, 10^30).
 const RATE_UNITS: [&str; 11] = [
     "bit/s", "kbit/s", "Mbit/s", "Gbit/s", "Tbit/s", "Pbit/s", "Ebit/s", "Zbit/s", "Ybit/s", "Rbit/s", "Qbit/s",
@@ -185,6 +273,40 @@ mod tests {
         );
         assert_eq!(rate_range(&[50_000_000, 50_000_000]).as_deref(), Some("50 Mbit/s"));
         assert_eq!(rate_range(&[]), None);
+    }
+
+    #[test]
+    fn numbers_for_people_have_at_most_four_figures() {
+        assert_eq!(sig(53.69, 3), "53.7");
+        assert_eq!(sig(8.94, 3), "8.94");
+        assert_eq!(sig(610.35, 3), "610");
+        assert_eq!(sig(1055.4, 3), "1055");
+        assert_eq!(sig(9.996, 3), "10");
+        assert_eq!(sig(0.009_512, 2), "0.0095");
+        assert_eq!(sig(-2.5, 2), "-2.5");
+        assert_eq!(sig(0.0, 3), "0");
+        assert_eq!(size(56_295_424), "53.7 MiB");
+        assert_eq!(size(6_291_456), "6 MiB");
+        assert_eq!(size(625_000), "610 KiB");
+        assert_eq!(size(212_992), "208 KiB");
+        assert_eq!(size(1_048_575), "1 MiB");
+        assert_eq!(size(512), "512 bytes");
+        assert_eq!(size(u64::MAX), "16 EiB");
+        assert_eq!(millis(301.118), "301 ms");
+        assert_eq!(millis(150.197), "150 ms");
+        assert_eq!(millis(0.25), "0.25 ms");
+        assert_eq!(secs(12.252_955), "12.3 s");
+        assert_eq!(pct(0.009_5), "0.0095 %");
+        assert_eq!(pct(68.2), "68 %");
+        assert_eq!(pct(1.0), "1 %");
+        assert_eq!(pct_change(67.7), "+68 %");
+        assert_eq!(pct_change(-50.0), "-50 %");
+        assert_eq!(pct_change(1242.0), "13.4 \u{d7}");
+        assert_eq!(times(6.0), "6 \u{d7}");
+        assert_eq!(times(1.0123), "1.01 \u{d7}");
+        assert_eq!(count(283_158), "283,158");
+        assert_eq!(count(999), "999");
+        assert_eq!(count(1_000), "1,000");
     }
 
     #[test]

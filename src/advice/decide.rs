@@ -1,8 +1,9 @@
 //! The decision table: from the TCP evidence about a path (a path test, else what this host's
 //! kernel knows) to the class the advice is sized for, the congestion control, the receive
 //! window share the receive buffer is sized with, the rate, and `tcp_notsent_lowat` — each
-//! with the evidence behind it as typed [`Observation`]s. The words are
-//! [`super::words`]'s: a renderer chooses its own, and tests assert on types.
+//! with the evidence behind it as typed [`Observation`]s. The words are `words`'s, which
+//! imports this module and never the reverse: a renderer chooses its own, and tests assert on
+//! types.
 //!
 //! | evidence | class | congestion control, buffers |
 //! |---|---|---|
@@ -123,7 +124,7 @@ impl PathFacts {
     }
 }
 
-/// One piece of evidence behind the class, as measured: [`super::words`] says it.
+/// One piece of evidence behind the class, as measured: `words` says it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Observation {
     /// `--loss-recovery` or `--clean-path`.
@@ -223,8 +224,8 @@ pub enum MeasureHint {
     RunServe { on: String },
 }
 
-/// The decision, and the evidence behind it. Its JSON carries the words too
-/// ([`super::words::DecisionJson`]).
+/// The decision, and the evidence behind it. Its JSON, with the words, is
+/// `words::DecisionJson`'s (the words live apart: deciding imports none of them).
 #[derive(Debug, Clone)]
 pub struct Decision {
     pub class: PathClass,
@@ -262,12 +263,6 @@ pub struct Decision {
     /// CUBIC kept on a 40 ms / 100 Mbit/s path because its buffers sufficed would reach a few
     /// percent of it at 1 % loss).
     pub cubic_at_risk: bool,
-}
-
-impl Serialize for Decision {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        super::words::DecisionJson::of(self).serialize(s)
-    }
 }
 
 /// The average window CUBIC holds at loss rate `p` (a fraction) and `rtt_s`, in segments: the
@@ -687,8 +682,12 @@ pub fn share_of(s: ShareSource) -> f64 {
 }
 
 fn notsent_lowat(rate_bps: f64) -> u64 {
+    let b = rate_bps / 8.0 * NOTSENT_LOWAT_MS / 1000.0;
+    // Ten milliseconds is a rule of thumb, not a measure: three significant figures of it, so
+    // a measured 500.003337 Mbit/s gives 625000 as the given 500 Mbit/s does, not 625004.
+    let step = 10f64.powf((b.max(1.0).log10().floor() - 2.0).max(0.0));
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    let b = (rate_bps / 8.0 * NOTSENT_LOWAT_MS / 1000.0) as u64;
+    let b = ((b / step).round() * step) as u64;
     b.clamp(NOTSENT_LOWAT_MIN, NOTSENT_LOWAT_MAX)
 }
 
@@ -748,7 +747,7 @@ mod tests {
             d.observations
         );
         assert!(
-            why_class(&d).starts_with("0.011 % retransmitted after startup (44 of 400000 segments) over 9.8 s"),
+            why_class(&d).starts_with("0.011 % retransmitted after startup (44 of 400,000 segments) over 9.8 s"),
             "{}",
             why_class(&d)
         );
@@ -763,7 +762,7 @@ mod tests {
         assert_eq!(d.class, PathClass::Clean);
         assert!(!d.loss_recovery);
         assert!(
-            why_class(&d).contains("no retransmission after startup in 400000 segments")
+            why_class(&d).contains("no retransmission after startup in 400,000 segments")
                 && why_class(&d).contains("a bottleneck queue of about 0.95 × BDP")
                 && why_class(&d).ends_with("→ cubic and 2 × BDP + headroom"),
             "{}",
@@ -786,8 +785,8 @@ mod tests {
         let d = decide(&long_path(), Some(&ev), Override::None, Some("h"));
         assert_eq!(d.class, PathClass::Clean, "{}", why_class(&d));
         assert!(
-            why_class(&d).starts_with("4400 retransmissions after startup came in bursts, in 2 of 10 1-s intervals")
-                && why_class(&d).contains("no retransmission after startup in 320000 segments"),
+            why_class(&d).starts_with("4,400 retransmissions after startup came in bursts, in 2 of 10 1-s intervals")
+                && why_class(&d).contains("no retransmission after startup in 320,000 segments"),
             "{}",
             why_class(&d)
         );
@@ -796,7 +795,7 @@ mod tests {
         t.steady_retrans_segs = Some(4_444);
         let d = decide(&long_path(), Some(&ev), Override::None, Some("h"));
         assert_eq!(d.class, PathClass::Lossy, "{}", why_class(&d));
-        assert!(why_class(&d).contains("(44 of 320000 segments)"), "{}", why_class(&d));
+        assert!(why_class(&d).contains("(44 of 320,000 segments)"), "{}", why_class(&d));
     }
 
     /// A test held by a 3,932,160-byte window (its flat RTT no queue reading) and the parallel
@@ -843,7 +842,7 @@ mod tests {
             d.observations
         );
         assert!(
-            why_class(&d).contains("no retransmission after startup in 334456 segments over 16.8 s"),
+            why_class(&d).contains("no retransmission after startup in 334,456 segments over 16.8 s"),
             "{}",
             why_class(&d)
         );
@@ -879,8 +878,8 @@ mod tests {
         let d = decide(&long_path(), Some(&ev), Override::None, Some("h"));
         assert_eq!(d.class, PathClass::Clean, "{}", why_class(&d));
         assert!(
-            why_class(&d).starts_with("the test's 2800 retransmissions after startup may be its own")
-                && why_class(&d).contains("no retransmission after startup in 160000 segments over 7 s"),
+            why_class(&d).starts_with("the test's 2,800 retransmissions after startup may be its own")
+                && why_class(&d).contains("no retransmission after startup in 160,000 segments over 7 s"),
             "{}",
             why_class(&d)
         );
@@ -921,7 +920,7 @@ mod tests {
         assert_eq!((d.loss_pct, d.loss_factor), (Some(1.0), Some(bdp::HEAVY_LOSS_FACTOR)));
         let why = why_class(&d);
         assert!(
-            why.contains("stands in for the loss after startup") && why.contains("4000 of 400000 segments"),
+            why.contains("stands in for the loss after startup") && why.contains("4,000 of 400,000 segments"),
             "{why}"
         );
         // The queue is its own: the reverse one's is not taken.
@@ -968,7 +967,7 @@ mod tests {
         assert_eq!(d.loss_pct, None);
         assert_eq!(d.queue_bdp, Some(1.0));
         assert!(
-            why_class(&d).starts_with("loss not measured: the test flow did not leave startup within 10.016 s"),
+            why_class(&d).starts_with("loss not measured: the test flow did not leave startup within 10 s"),
             "{}",
             why_class(&d)
         );
@@ -1014,8 +1013,8 @@ mod tests {
         assert!(
             why.starts_with("the sender reported no retransmissions per interval")
                 && why.contains("the other direction's test stands in for the loss and queue depth")
-                && why.contains("no retransmission after startup in 400000 segments")
-                && why.contains("a bottleneck queue of about 1.00"),
+                && why.contains("no retransmission after startup in 400,000 segments")
+                && why.contains("a bottleneck queue of about 1 × BDP"),
             "{why}"
         );
         assert_eq!(how_to_measure(&receive), None);
@@ -1149,7 +1148,7 @@ mod tests {
         let d = decide(&long_path(), Some(&ev), Override::None, None);
         assert_eq!(d.class, PathClass::Lossy);
         assert!(
-            why_class(&d).contains("slow-start threshold of 640 segments (0.10 × BDP)"),
+            why_class(&d).contains("slow-start threshold of 640 segments (0.0989 × BDP)"),
             "{}",
             why_class(&d)
         );
@@ -1223,6 +1222,9 @@ mod tests {
     #[test]
     fn notsent_lowat_is_ten_ms_of_the_rate_within_bounds() {
         assert_eq!(notsent_lowat(500e6), 625_000);
+        // A measured rate gives a value rounded to three figures, not its noise.
+        assert_eq!(notsent_lowat(500_003_337.0), 625_000);
+        assert_eq!(notsent_lowat(482_700_000.0), 603_000);
         assert_eq!(notsent_lowat(10e6), NOTSENT_LOWAT_MIN);
         assert_eq!(notsent_lowat(100e9), NOTSENT_LOWAT_MAX);
     }

@@ -12,6 +12,7 @@
 //! - [`warnings`]: memory budget, lost probes, BBR's ProbeRTT on long paths.
 
 pub mod decide;
+pub mod note;
 pub mod path;
 pub mod rate;
 pub mod warnings;
@@ -32,7 +33,8 @@ use crate::sysctl::KeyState;
 use crate::text;
 use crate::units::{Bitrate, Span};
 
-pub use path::ASSUMED_RATE_BPS;
+pub use note::Note;
+pub use path::{ASSUMED_RATE_BPS, RateBasis};
 
 /// What to advise for: the path (given, or measured to `hosts`), the rules, and the options
 /// of the sizing. `advise`, `apply` and `check --host` each build one.
@@ -105,9 +107,13 @@ pub struct Path {
     /// The rate this host sends at (the forward direction).
     pub rate: Bitrate,
     pub rate_source: Source,
+    /// Which reading sized `rate`.
+    pub rate_basis: RateBasis,
     /// The rate the far end sends at, when a reverse test measured it apart (an asymmetric
     /// path); None: the same as `rate`.
     pub receive_rate: Option<Bitrate>,
+    /// Which reading sized `receive_rate`.
+    pub receive_basis: Option<RateBasis>,
     pub mtu: Option<u32>,
     /// The host whose path this is, when measured.
     pub host: Option<String>,
@@ -119,7 +125,9 @@ impl Path {
         match self.receive_rate {
             Some(r) => Self {
                 rate: r,
+                rate_basis: self.receive_basis.unwrap_or(self.rate_basis),
                 receive_rate: Some(self.rate),
+                receive_basis: Some(self.rate_basis),
                 ..self.clone()
             },
             None => self.clone(),
@@ -153,6 +161,11 @@ pub struct Advice {
     pub rtt_source: Source,
     pub bandwidth_bps: u64,
     pub bandwidth_source: Source,
+    /// Which reading sized `bandwidth_bps`.
+    pub bandwidth_basis: RateBasis,
+    /// The rate this end receives at, when a reverse test measured it apart; null: the same.
+    pub receive_bandwidth_bps: Option<u64>,
+    pub receive_bandwidth_basis: Option<RateBasis>,
     /// Exactly bandwidth_bps / 8 × rtt_ms / 1000.
     pub bdp_bytes: serde_json::Value,
     pub sizing: Sizing,
@@ -160,8 +173,8 @@ pub struct Advice {
     pub current_from: Option<String>,
     pub settings: Vec<Setting>,
     pub changes: usize,
-    pub warnings: Vec<String>,
-    pub notes: Vec<String>,
+    pub warnings: Vec<Note>,
+    pub notes: Vec<Note>,
     pub hosts: Vec<HostReport>,
     /// The TCP evidence about the path advised for (null when the path was given).
     pub evidence: Option<Evidence>,
@@ -174,6 +187,9 @@ pub struct Advice {
     pub end: End,
     /// What common transfer tools can reach on this path with their own windows.
     pub app_ceilings: Vec<crate::ceilings::AppCeiling>,
+    /// What the running receive maximum lets one flow reach on this path, bit/s: its window
+    /// share ÷ the RTT (null when the running value is not known).
+    pub window_limit_bps: Option<u64>,
 }
 
 impl Advice {
@@ -227,7 +243,7 @@ pub struct Measured {
     pub path: Path,
     pub hosts: Vec<HostReport>,
     pub evidence: Option<Evidence>,
-    pub notes: Vec<String>,
+    pub notes: Vec<Note>,
 }
 
 /// Which end of the path an advice is for.
@@ -314,10 +330,13 @@ pub fn advise_end(
         && sizing.buffer.max(sizing.send_buffer) > b
     {
         sizing = bdp::cap(sizing, b);
-        notes.push(format!(
-            "with the rate unmeasured, both buffer maxima stay within {} per flow: a quarter of what this host lets TCP use (net.ipv4.tcp_mem[2]) over {} flow(s), in 64 KiB steps",
-            text::bytes(sizing.buffer.max(sizing.send_buffer)),
-            req.flows
+        let cap = text::size(sizing.buffer.max(sizing.send_buffer));
+        notes.push(Note::with_short(
+            format!(
+                "with the rate unmeasured, both buffer maxima stay within {cap} per flow: a quarter of what this host lets TCP use (net.ipv4.tcp_mem[2]) over {} flow(s), in 64 KiB steps",
+                req.flows
+            ),
+            format!("with the rate unmeasured, both maxima stay within {cap}: a quarter of tcp_mem[2] per flow"),
         ));
     }
     let decided = Decided {
@@ -385,13 +404,10 @@ impl Steps<'_> {
         let mut settings = self
             .profile
             .render(&numbers, &|k| self.host.read(k), self.req.allow_lower)?;
-        words::explain(&mut settings, self.profile, &d.send, &d.receive);
         for s in &mut settings {
-            if s.key == facts::CURRENT_CC
-                && s.action == Action::Set
-                && let Some(why) = self.host.cc_refused(&s.value)
-            {
-                s.action = Action::Unavailable(why);
+            if s.key == facts::CURRENT_CC && s.action == Action::Set && self.host.cc_refused(&s.value).is_some() {
+                let allowed = self.host.value(facts::ALLOWED_CC).unwrap_or_default();
+                s.action = Action::Unavailable(format!("this network namespace allows only {}", text::escape(allowed)));
             }
         }
         Ok(settings)
@@ -435,13 +451,12 @@ impl Steps<'_> {
     }
 
     /// What the advice warns of: a path no buffer Linux accepts can fill, memory, probe loss.
-    fn warnings(&self, m: &Measured, sizing: &Sizing) -> Vec<String> {
+    fn warnings(&self, m: &Measured, sizing: &Sizing) -> Vec<Note> {
         let mut warnings = Vec::new();
         if sizing.clamped {
-            warnings.push(
-                "the path needs more buffer than Linux accepts (2^31 - 1 bytes); one flow cannot fill it: use parallel streams"
-                    .to_string(),
-            );
+            warnings.push(Note::shown(
+                "the path needs more buffer than Linux accepts (2 GiB): one flow cannot fill it; use parallel streams",
+            ));
         }
         warnings.extend(warnings::memory(self.host, self.req.flows, sizing));
         if !sizing.loss_recovery {
@@ -454,7 +469,7 @@ impl Steps<'_> {
     fn annotate(
         &self,
         path: Path,
-        mut notes: Vec<String>,
+        mut notes: Vec<Note>,
         m: &Measured,
         d: Decided,
         settings: Vec<Setting>,
@@ -467,12 +482,12 @@ impl Steps<'_> {
             raise,
         } = d;
         if !raise {
-            notes.push(format!(
+            notes.push(Note::shown(format!(
                 "the running buffer maxima ({}) already cover this path (receive {}, send {}): no buffer change needed",
                 self.profile.caps.keys().cloned().collect::<Vec<_>>().join(", "),
-                text::bytes(sizing.buffer),
-                text::bytes(sizing.send_buffer)
-            ));
+                text::size(sizing.buffer),
+                text::size(sizing.send_buffer)
+            )));
         }
         let warnings = self.warnings(m, &sizing);
         let cc = settings
@@ -482,11 +497,11 @@ impl Steps<'_> {
             .or_else(|| self.host.value(facts::CURRENT_CC));
         notes.extend(warnings::probe_rtt_note(cc, path.rtt.as_millis_f64()));
         let app_ceilings = crate::ceilings::ceilings(path.rtt, path.rate.bps());
-        notes.extend(
-            app_ceilings
-                .iter()
-                .filter_map(|c| crate::ceilings::note(c, path.rate.bps())),
-        );
+        let window_limit_bps = self.window_limit(&path, sizing.window_share);
+        notes.extend(app_ceilings.iter().filter_map(|c| {
+            let long = crate::ceilings::note(c, path.rate.bps())?;
+            Some(Note::with_short(long, crate::ceilings::short_note(c)?))
+        }));
         Advice {
             tcptune_version: env!("CARGO_PKG_VERSION"),
             generated: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
@@ -497,6 +512,9 @@ impl Steps<'_> {
             rtt_source: path.rtt_source,
             bandwidth_bps: path.rate.bps(),
             bandwidth_source: path.rate_source,
+            bandwidth_basis: path.rate_basis,
+            receive_bandwidth_bps: path.receive_rate.map(Bitrate::bps),
+            receive_bandwidth_basis: path.receive_basis,
             bdp_bytes: text::number(bdp::bdp_exact(path.rate, path.rtt)),
             sizing,
             current_from: self.host.values_from().map(str::to_string),
@@ -521,7 +539,23 @@ impl Steps<'_> {
             receive_decision: receive,
             end,
             app_ceilings,
+            window_limit_bps,
         }
+    }
+
+    /// What the running receive maximum lets one flow reach on `path`: the share of it
+    /// advertised as window, per round trip.
+    fn window_limit(&self, path: &Path, share: f64) -> Option<u64> {
+        let (cap, _) = self.profile.caps.iter().find(|(_, fact)| *fact == "buffer")?;
+        let max = self
+            .host
+            .value(cap)
+            .and_then(crate::profile::numeric_fields)
+            .and_then(|f| f.last().copied())?;
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let window = crate::units::Bytes::new((max * share) as u64);
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        Some(bdp::max_throughput_bps(window, path.rtt).round() as u64)
     }
 }
 
@@ -637,7 +671,7 @@ mod tests {
         let cc = setting(&a, "net.ipv4.tcp_congestion_control");
         assert_eq!(cc.value, "cubic");
         assert!(
-            matches!(&cc.action, Action::Unavailable(w) if w.contains("(reno bbr)")),
+            matches!(&cc.action, Action::Unavailable(w) if w.contains("allows only reno bbr")),
             "{cc:?}"
         );
         // The memory budget is the value's: 300 pages of 4096 bytes, 1 GiB of RAM.
@@ -747,10 +781,10 @@ mod tests {
         assert!(far.sizing.loss_recovery && !far.sizing.receive_loss_recovery);
         // 1 % is heavy loss: 6 × BDP, and the reason says why.
         assert_eq!(far.sizing.send_factor, bdp::HEAVY_LOSS_FACTOR);
-        let cc_reason = setting(&far, "net.ipv4.tcp_congestion_control").reason;
+        let why = words::why_class(&far.decision);
         assert!(
-            cc_reason.contains("bbr and 6 × BDP (from 0.2 % loss after startup tcptune's lab needed 6, not 5"),
-            "{cc_reason}"
+            why.contains("bbr and 6 × BDP (from 0.2 % loss after startup tcptune's lab needed 6, not 5"),
+            "{why}"
         );
         assert!(
             far.hosts.is_empty() && far.evidence.is_none(),
@@ -810,11 +844,10 @@ mod tests {
         assert!(a.sizing.loss_recovery);
         let cc = setting(&a, "net.ipv4.tcp_congestion_control");
         assert_eq!(cc.value, "bbr");
+        let why = words::why_class(&a.decision);
         assert!(
-            cc.reason
-                .contains("evidence: 0.010 % retransmitted after startup (100 of 1000000 segments)"),
-            "{}",
-            cc.reason
+            why.starts_with("0.01 % retransmitted after startup (100 of 1,000,000 segments)"),
+            "{why}"
         );
         let a = advise_linux(&args(&["h"], None), &p("rtt=150ms,rate=500mbit,queue=0.1")).expect("advice");
         assert_eq!(a.decision.class, decide::PathClass::Shallow);
@@ -829,12 +862,8 @@ mod tests {
         assert_eq!(a.sizing.window_share, 0.35);
         // 20,643,840 × 0.5 / 0.35 = 29,491,200 exactly, a whole number of 64 KiB steps.
         assert_eq!(a.sizing.buffer, 29_491_200);
-        let rmem = setting(&a, "net.ipv4.tcp_rmem");
-        assert!(
-            rmem.reason.contains("window share: the far end advertised 35 %"),
-            "{}",
-            rmem.reason
-        );
+        let share = words::why_share(&a.receive_decision);
+        assert!(share.starts_with("the far end advertised 35 %"), "{share}");
     }
 
     #[test]
@@ -852,7 +881,7 @@ mod tests {
         h.measurement.rtt = crate::measure::RttStats::compute(r.method.clone(), r.sent + 2, r.samples_ms.clone());
         let w = probe_loss_warning(h).expect("a warning");
         assert!(
-            w.starts_with("198.18.0.2: 2 of 12 probes were lost (16.7 %)") && w.contains("--loss-recovery"),
+            w.starts_with("198.18.0.2: 2 of 12 probes were lost (17 %)") && w.contains("--loss-recovery"),
             "{w}"
         );
         // No answer at all is an unreachable host, not a lossy path.
@@ -918,7 +947,7 @@ mod tests {
         let budget = 30_000 * 4096 / 4 / 65_536 * 65_536;
         assert_eq!((a.sizing.buffer, a.sizing.send_buffer), (budget, budget));
         assert!(
-            a.notes.iter().any(|n| n.contains("stay within 30670848 bytes")),
+            a.notes.iter().any(|n| n.contains("stay within 29.2 MiB")),
             "{:?}",
             a.notes
         );
@@ -938,7 +967,7 @@ mod tests {
         assert_eq!((a.bandwidth_bps, a.bandwidth_source), (51_795_580, Source::Measured));
         assert_eq!(
             a.notes[0],
-            "198.18.0.2: bottleneck rate from packet trains: 50 Mbit/s (5 of 5 trains of 48 x 1500 bytes agree within 10 %)"
+            "198.18.0.2: bottleneck rate from packet trains: 50 Mbit/s (5 of 5 trains of 48 × 1500 bytes agree within 10 %)"
         );
         assert_eq!(
             a.notes[1],
@@ -1131,7 +1160,7 @@ mod tests {
         assert!(
             a.notes
                 .iter()
-                .any(|n| n.contains("a lower bound, as the test lost 1.0 % after startup")),
+                .any(|n| n.contains("a lower bound, as the test lost 1 % after startup")),
             "{:?}",
             a.notes
         );
@@ -1164,7 +1193,7 @@ mod tests {
         }
         let (rate, source, note) = measured_rate(&m);
         assert_eq!((rate.bps(), source), (1_000_000_000, Source::Measured));
-        assert!(note.contains("(2 of 3 trains of 1024 x"), "{note}");
+        assert!(note.contains("(2 of 3 trains of 1024 × "), "{note}");
         assert!(
             note.contains("bursts of ~25 every ~600") && note.contains("trains of 1024 packets"),
             "{note}"

@@ -2,7 +2,7 @@
 //! (the minimum RTT over the probes; the packet-train rate capped by the link speed, else the
 //! link speed, else an assumed 1 Gbit/s), and the host with the largest BDP among several.
 
-use super::{AdviceRequest, HostReport, Path};
+use super::{AdviceRequest, HostReport, Note, Path};
 use crate::bdp;
 use crate::bdp::Source;
 use crate::error::Error;
@@ -13,14 +13,35 @@ use crate::units::{Bitrate, Span};
 /// When the egress link does not report its speed (virtio, TUN, many clouds), this is assumed.
 pub const ASSUMED_RATE_BPS: u64 = 1_000_000_000;
 
+/// Which reading sized a direction's rate: what the path line names beside the rate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RateBasis {
+    /// `--bandwidth`.
+    Given,
+    /// A TCP test's delivery rate after startup.
+    TcpTest,
+    /// A TCP test held below the path (a buffer, startup, heavy loss) and the packet trains
+    /// above it: the trains' reading.
+    TrainsOverTest,
+    /// The packet trains, no TCP test.
+    Trains,
+    /// Trains that came back as fast as they left: at least this.
+    TrainsAtLeast,
+    /// The egress link's speed, lower than any reading.
+    LinkSpeed,
+    /// Nothing measured it.
+    Assumed,
+}
+
 /// Resolve the path: given values win; what is missing is measured to every host.
 /// Returns the path advised for, a report per measured host, and notes.
-pub fn resolve(a: &AdviceRequest, prober: &dyn PathProber) -> Result<(Path, Vec<HostReport>, Vec<String>), Error> {
+pub fn resolve(a: &AdviceRequest, prober: &dyn PathProber) -> Result<(Path, Vec<HostReport>, Vec<Note>), Error> {
     let mut notes = Vec::new();
     // Both given: nothing to measure (the hosts, if any, are not probed).
     if let (Some(rtt), Some(rate)) = (a.rtt, a.bandwidth) {
         if !a.hosts.is_empty() {
-            notes.push("--rtt and --bandwidth given: the hosts were not probed".into());
+            notes.push(Note::shown("--rtt and --bandwidth given: the hosts were not probed"));
         }
         let path = Path {
             rtt,
@@ -28,7 +49,9 @@ pub fn resolve(a: &AdviceRequest, prober: &dyn PathProber) -> Result<(Path, Vec<
             mdev: None,
             rate,
             rate_source: Source::Given,
+            rate_basis: RateBasis::Given,
             receive_rate: None,
+            receive_basis: None,
             mtu: None,
             host: None,
         };
@@ -60,7 +83,7 @@ pub fn resolve(a: &AdviceRequest, prober: &dyn PathProber) -> Result<(Path, Vec<
 
 /// One measured host's path and report: the given RTT and rate where given, else what was
 /// measured (the rate's note joins `notes`, then the measurement's own notes).
-fn path_of(a: &AdviceRequest, m: HostMeasurement, notes: &mut Vec<String>) -> (Path, HostReport) {
+fn path_of(a: &AdviceRequest, m: HostMeasurement, notes: &mut Vec<Note>) -> (Path, HostReport) {
     let (rtt, rtt_source, mdev) = match a.rtt {
         Some(r) => (r, Source::Given, None),
         // Microsecond resolution, so rtt_ms in the output reproduces bdp_bytes exactly.
@@ -70,22 +93,24 @@ fn path_of(a: &AdviceRequest, m: HostMeasurement, notes: &mut Vec<String>) -> (P
             Some(Span::from_millis_f64(m.rtt.mdev_ms)),
         ),
     };
-    let (rate, rate_source) = match a.bandwidth {
-        Some(b) => (b, Source::Given),
+    let (rate, rate_source, rate_basis) = match a.bandwidth {
+        Some(b) => (b, Source::Given, RateBasis::Given),
         None => {
             let (rate, source, note) = measured_rate(&m);
-            notes.push(format!("{}: {note}", m.host));
-            (rate, source)
+            notes.push(note.prefixed(&format!("{}: ", m.host)));
+            (rate, source, basis_of(&m, rate))
         }
     };
-    notes.extend(m.notes.iter().map(|n| format!("{}: {n}", m.host)));
+    notes.extend(m.notes.iter().map(|n| Note::detail(format!("{}: {n}", m.host))));
     let path = Path {
         rtt,
         rtt_source,
         mdev,
         rate,
         rate_source,
+        rate_basis,
         receive_rate: None,
+        receive_basis: None,
         mtu: m.link.route_mtu.or(m.link.mtu),
         host: Some(m.host.clone()),
     };
@@ -98,6 +123,16 @@ fn path_of(a: &AdviceRequest, m: HostMeasurement, notes: &mut Vec<String>) -> (P
         measurement: m,
     };
     (path, report)
+}
+
+/// Which reading [`measured_rate`] sized `rate` from.
+fn basis_of(m: &HostMeasurement, rate: Bitrate) -> RateBasis {
+    match &m.capacity {
+        Some(c) if rate.bps() == c.bps && c.sender_limited => RateBasis::TrainsAtLeast,
+        Some(c) if rate.bps() == c.bps => RateBasis::Trains,
+        Some(_) => RateBasis::LinkSpeed,
+        None => RateBasis::Assumed,
+    }
 }
 
 /// The trains the estimate was read from: agreeing, sent, requests each.
@@ -114,7 +149,7 @@ fn sender_limited_rate(
     c: &crate::measure::train::CapacityEstimate,
     link: Option<u64>,
     ifname: &str,
-) -> (Bitrate, Source, String) {
+) -> (Bitrate, Source, Note) {
     let show = |bps: u64| text::rate(bps as f64);
     let (agreeing, trains, _) = counted(c);
     let mut note = format!(
@@ -131,10 +166,14 @@ fn sender_limited_rate(
         }
         _ => {
             note.push_str("; used that lower bound: give --bandwidth if the path is faster");
-            c.bps
+            let short = format!(
+                "the packet trains read at least {}, this host's own sending rate: give --bandwidth if the path is faster",
+                show(c.bps)
+            );
+            return (Bitrate::from_bps(c.bps), Source::Measured, Note::with_short(note, short));
         }
     };
-    (Bitrate::from_bps(rate), Source::Measured, note)
+    (Bitrate::from_bps(rate), Source::Measured, Note::detail(note))
 }
 
 /// The rate of a measured path, where it came from, and a note that says how it was chosen:
@@ -142,7 +181,7 @@ fn sender_limited_rate(
 /// measured the rate — the link speed or [`ASSUMED_RATE_BPS`], marked assumed (a NIC's speed
 /// is not the path's: a 10 Gbit/s server NIC behind a 100 Mbit/s path would size buffers 100
 /// times too large). [`super::rate::settle_rate`] then settles it with the TCP evidence.
-pub(crate) fn measured_rate(m: &HostMeasurement) -> (Bitrate, Source, String) {
+pub(crate) fn measured_rate(m: &HostMeasurement) -> (Bitrate, Source, Note) {
     let link = m.link.speed_bps.filter(|s| *s > 0);
     let ifname = m.link.interface.as_deref().unwrap_or("the egress interface");
     let show = |bps: u64| text::rate(bps as f64);
@@ -150,7 +189,7 @@ pub(crate) fn measured_rate(m: &HostMeasurement) -> (Bitrate, Source, String) {
         (Some(c), _) if !c.sender_limited => {
             let (agreeing, trains, per_train) = counted(c);
             let mut note = format!(
-                "bottleneck rate from packet trains: {} ({agreeing} of {trains} trains of {per_train} x {} bytes agree within 10 %)",
+                "bottleneck rate from packet trains: {} ({agreeing} of {trains} trains of {per_train} \u{d7} {} bytes agree within 10 %)",
                 show(c.bps),
                 c.packet_bytes
             );
@@ -172,6 +211,17 @@ pub(crate) fn measured_rate(m: &HostMeasurement) -> (Bitrate, Source, String) {
                     l
                 }
                 _ => c.bps,
+            };
+            let note = if c.agreed {
+                Note::detail(note)
+            } else {
+                Note::with_short(
+                    note,
+                    format!(
+                        "the packet trains disagree ({}): check the rate, or give --bandwidth",
+                        text::rate_range(&c.samples_bps).unwrap_or_default()
+                    ),
+                )
             };
             (Bitrate::from_bps(rate), Source::Measured, note)
         }
@@ -195,9 +245,15 @@ pub(crate) fn measured_rate(m: &HostMeasurement) -> (Bitrate, Source, String) {
             (
                 Bitrate::from_bps(rate),
                 Source::Assumed,
-                format!(
-                    "the path's rate was NOT MEASURED ({why}): the buffers assume {} and stay within this host's TCP memory budget — give --bandwidth with the path's rate, or --ssh DEST so tcptune tests the path from both ends",
-                    show(rate)
+                Note::with_short(
+                    format!(
+                        "the path's rate was NOT MEASURED ({why}): the buffers assume {} and stay within this host's TCP memory budget — give --bandwidth with the path's rate, or --ssh DEST so tcptune tests the path from both ends",
+                        show(rate)
+                    ),
+                    format!(
+                        "the rate was NOT MEASURED: {} assumed; give --bandwidth, or --ssh DEST to test the path",
+                        show(rate)
+                    ),
                 ),
             )
         }

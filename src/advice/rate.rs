@@ -12,7 +12,7 @@
 //! - With nothing measured (no trains, no test), the rate is assumed and said so first; the
 //!   buffers then stay within the host's TCP memory budget ([`budget`]).
 
-use super::Path;
+use super::{Path, RateBasis};
 use crate::bdp::Source;
 use crate::measure::HostMeasurement;
 use crate::measure::evidence::{Direction, Evidence, HeldBy, TcpTest, TestPeer};
@@ -92,7 +92,7 @@ pub fn ip_rate(payload_bps: f64, mtu: Option<u32>) -> u64 {
 
 /// What one test says of its direction's rate: the rate and how it was settled, or None when
 /// it gave no delivery rate.
-fn test_says(t: &TcpTest, m: &HostMeasurement, mtu: Option<u32>) -> Option<(u64, String)> {
+fn test_says(t: &TcpTest, m: &HostMeasurement, mtu: Option<u32>) -> Option<(u64, RateBasis, String)> {
     let payload = t.delivery_rate_bps.filter(|r| *r > 0.0)?;
     let r = ip_rate(payload, mtu);
     let link = m.link.speed_bps.filter(|s| *s > 0);
@@ -102,7 +102,7 @@ fn test_says(t: &TcpTest, m: &HostMeasurement, mtu: Option<u32>) -> Option<(u64,
         .map(|p| {
             format!(
                 "a lower bound, as the test lost {} after startup (a flow repairing that much loss runs below the path's rate)",
-                super::words::pct(p)
+                text::pct(p)
             )
         });
     // A reverse iperf3 test whose server sent no readings of its own (a plain `iperf3 -s`): no
@@ -126,12 +126,20 @@ fn test_says(t: &TcpTest, m: &HostMeasurement, mtu: Option<u32>) -> Option<(u64,
     } else {
         None
     };
-    let (rate, how) = match (bound, m.credible_rate()) {
-        (Some(why), Some(t)) if t > r => (t, format!("{why}: sized for the packet trains' {}", show(t))),
-        (Some(why), _) => (r, format!("{why}: sized for {}", show(r))),
+    let (rate, basis, how) = match (bound, m.credible_rate()) {
+        (Some(why), Some(t)) if t > r => (
+            t,
+            RateBasis::TrainsOverTest,
+            format!("{why}: sized for the packet trains' {}", show(t)),
+        ),
+        (Some(why), _) => (r, RateBasis::TcpTest, format!("{why}: sized for {}", show(r))),
         (None, _) => match link {
-            Some(l) if l < r => (l, format!("the link speed, {}, is lower: sized for that", show(l))),
-            _ => (r, "sized for that".to_string()),
+            Some(l) if l < r => (
+                l,
+                RateBasis::LinkSpeed,
+                format!("the link speed, {}, is lower: sized for that", show(l)),
+            ),
+            _ => (r, RateBasis::TcpTest, "sized for that".to_string()),
         },
     };
     #[allow(clippy::cast_precision_loss)]
@@ -145,6 +153,7 @@ fn test_says(t: &TcpTest, m: &HostMeasurement, mtu: Option<u32>) -> Option<(u64,
     };
     Some((
         rate,
+        basis,
         format!(
             "{}: rate from the {direction}: {payload_shown} delivery rate after startup ({} at the IP level){trains}; {how}",
             m.host,
@@ -155,25 +164,28 @@ fn test_says(t: &TcpTest, m: &HostMeasurement, mtu: Option<u32>) -> Option<(u64,
 
 /// Settles the rates of `path` (measured to `m`, no `--bandwidth`) from the TCP evidence, one
 /// per direction, and says how in the returned notes.
-pub fn settle_rate(path: &mut Path, m: &HostMeasurement, ev: Option<&Evidence>) -> Vec<String> {
+pub fn settle_rate(path: &mut Path, m: &HostMeasurement, ev: Option<&Evidence>) -> Vec<super::Note> {
     let mut notes = Vec::new();
     let forward = ev.and_then(|e| e.test.as_ref()).and_then(|t| test_says(t, m, path.mtu));
     let reverse = ev
         .and_then(|e| e.reverse.as_ref())
         .and_then(|t| test_says(t, m, path.mtu));
-    if let Some((rate, note)) = forward {
+    if let Some((rate, basis, note)) = forward {
         path.rate = Bitrate::from_bps(rate);
         path.rate_source = Source::Measured;
-        notes.push(note);
+        path.rate_basis = basis;
+        notes.push(super::Note::detail(note));
     }
-    if let Some((rate, note)) = reverse {
+    if let Some((rate, basis, note)) = reverse {
         path.receive_rate = Some(Bitrate::from_bps(rate));
+        path.receive_basis = Some(basis);
         if path.rate_source == Source::Assumed {
             // Only the far end's direction was tested: this one is taken as alike.
             path.rate = Bitrate::from_bps(rate);
             path.rate_source = Source::Measured;
+            path.rate_basis = basis;
         }
-        notes.push(note);
+        notes.push(super::Note::detail(note));
     }
     notes
 }

@@ -1,7 +1,7 @@
 //! The warnings and notes that come with the advice, as data: the command prints them.
 //! The memory budget is [`crate::check::memory`]'s, the one `check` words too.
 
-use super::HostReport;
+use super::{HostReport, Note};
 use crate::bdp::Sizing;
 use crate::host::Facts;
 use crate::os::Os;
@@ -9,15 +9,21 @@ use crate::text;
 
 /// Lost probes to a host that answers: the path may drop data at random too, and the advice
 /// for a loss-free path (CUBIC, 2 x BDP) is then the wrong one.
-pub fn probe_loss(h: &HostReport) -> Option<String> {
+pub fn probe_loss(h: &HostReport) -> Option<Note> {
     let r = &h.measurement.rtt;
     (r.received > 0 && r.received < r.sent).then(|| {
-        format!(
-            "{}: {} of {} probes were lost ({:.1} %): if this path drops data at random too, CUBIC collapses on it and the buffers are too small to repair loss: use --loss-recovery (BBR, 5 x BDP)",
+        let lost = format!(
+            "{}: {} of {} probes were lost ({})",
             h.host,
             r.sent - r.received,
             r.sent,
-            r.loss_pct
+            text::pct(r.loss_pct)
+        );
+        Note::with_short(
+            format!(
+                "{lost}: if this path drops data at random too, CUBIC collapses on it and the buffers are too small to repair loss: use --loss-recovery (BBR, 5 × BDP)"
+            ),
+            format!("{lost}: if data is lost too, add --loss-recovery"),
         )
     })
 }
@@ -30,23 +36,29 @@ const PROBE_RTT_NOTE_MS: f64 = 300.0;
 /// 200 ms and a round trip (tcp_bbr.c, ProbeRTT), so the receiver sees about RTT + 200 ms of
 /// nothing. Measured on tcptune's lab at 600 ms / 500 Mbit/s over 60 s: BBR 90.2 %, CUBIC
 /// 96.9 % of the goodput limit.
-pub fn probe_rtt_note(cc: Option<&str>, rtt_ms: f64) -> Option<String> {
+pub fn probe_rtt_note(cc: Option<&str>, rtt_ms: f64) -> Option<Note> {
     if cc != Some("bbr") || rtt_ms < PROBE_RTT_NOTE_MS {
         return None;
     }
-    let cost = (rtt_ms + 200.0) / 10_000.0 * 100.0;
-    Some(format!(
-        "with bbr at {} ms, ProbeRTT idles the path for about {} ms every 10 s (about {cost:.0} % of throughput), whatever the buffers; \
-         on a path without random loss cubic keeps more (tcptune's lab at 600 ms: bbr 90 %, cubic 97 % of the goodput limit), on a lossy one far less: \
-         choose per application (TCP_CONGESTION, iperf3 -C cubic)",
-        text::ms(rtt_ms),
-        text::ms(rtt_ms + 200.0)
+    let cost = text::pct((rtt_ms + 200.0) / 10_000.0 * 100.0);
+    let idle = format!(
+        "with bbr at {}, ProbeRTT idles the path for about {} every 10 s (about {cost} of throughput)",
+        text::millis(rtt_ms),
+        text::millis(rtt_ms + 200.0)
+    );
+    Some(Note::with_short(
+        format!(
+            "{idle}, whatever the buffers; \
+             on a path without random loss cubic keeps more (tcptune's lab at 600 ms: bbr 90 %, cubic 97 % of the goodput limit), on a lossy one far less: \
+             choose per application (TCP_CONGESTION, iperf3 -C cubic)"
+        ),
+        format!("{idle}; cubic keeps more where nothing is lost"),
     ))
 }
 
 /// Buffers × flows against what the kernel lets TCP use (tcp_mem, in pages of the machine's
 /// size) and the RAM there is: the one budget `check` uses too ([`crate::check::memory`]).
-pub fn memory(host: &Facts, flows: u32, sizing: &Sizing) -> Vec<String> {
+pub fn memory(host: &Facts, flows: u32, sizing: &Sizing) -> Vec<Note> {
     let facts = crate::check::memory::MemoryFacts {
         tcp_mem: (host.os == Os::Linux)
             .then(|| host.value(crate::host::facts::TCP_MEM).map(str::to_string))
@@ -64,20 +76,26 @@ pub fn memory(host: &Facts, flows: u32, sizing: &Sizing) -> Vec<String> {
     if b.exceeds_tcp_mem()
         && let Some((_, pages)) = b.tcp_mem_pages
     {
-        warnings.push(format!(
-            "{flows} flow(s) x {} exceed tcp_mem[2] ({pages} pages = {}): TCP memory pressure will shrink the windows; raise net.ipv4.tcp_mem or expect fewer concurrent flows",
-            text::bytes(sizing.buffer),
-            text::bytes(b.bytes(pages))
+        let over = format!(
+            "{flows} flow(s) × {} exceed tcp_mem[2] ({pages} pages = {} bytes)",
+            text::size(sizing.buffer),
+            b.bytes(pages)
+        );
+        warnings.push(Note::with_short(
+            format!(
+                "{over}: TCP memory pressure will shrink the windows; raise net.ipv4.tcp_mem or expect fewer concurrent flows"
+            ),
+            format!("{over}: memory pressure will shrink the windows"),
         ));
     }
     if b.over_quarter_of_ram()
         && let Some(ram) = b.ram
     {
-        warnings.push(format!(
-            "{flows} flow(s) x {} is more than a quarter of this host's RAM ({})",
-            text::bytes(sizing.buffer),
-            text::bytes(ram)
-        ));
+        warnings.push(Note::shown(format!(
+            "{flows} flow(s) × {} is more than a quarter of this host's RAM ({} bytes)",
+            text::size(sizing.buffer),
+            ram
+        )));
     }
     warnings
 }

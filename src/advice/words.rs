@@ -4,10 +4,9 @@
 
 use serde::Serialize;
 
-use super::End;
+use super::{End, Note};
 use super::decide::{Decision, MeasureHint, Observation, Override, PathClass, Rule, ShareSource, Side, share_of};
 use crate::measure::evidence::{Direction, Evidence, HeldBy, TestPeer};
-use crate::profile::{Profile, Setting};
 use crate::text;
 
 /// The decision as its JSON shows it: the typed fields and their words.
@@ -48,6 +47,13 @@ impl DecisionJson {
             why_share: why_share(d),
             how_to_measure: how_to_measure(d),
         }
+    }
+}
+
+/// The decision's JSON: the typed fields and their words ([`DecisionJson`]).
+impl Serialize for Decision {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        DecisionJson::of(self).serialize(s)
     }
 }
 
@@ -96,7 +102,8 @@ pub fn observation(o: &Observation) -> String {
         Observation::Given(Override::Lossy) => "--loss-recovery given".into(),
         Observation::Given(Override::None) => String::new(),
         Observation::StartupNotLeft { test_s } => format!(
-            "loss not measured: the test flow did not leave startup within {test_s} s (a longer --test-time lets it)"
+            "loss not measured: the test flow did not leave startup within {} (a longer --test-time lets it)",
+            text::secs(*test_s)
         ),
         Observation::LossHoldsCubic {
             pct: p,
@@ -111,22 +118,27 @@ pub fn observation(o: &Observation) -> String {
             retransmitted,
             segments,
         } => format!(
-            "{} retransmitted after startup ({retransmitted} of {segments} segments): too little to hold CUBIC below the BDP",
-            pct(*p)
+            "{} retransmitted after startup ({} of {} segments): too little to hold CUBIC below the BDP",
+            pct(*p),
+            text::count(*retransmitted),
+            text::count(*segments)
         ),
         Observation::LossInBursts {
             retransmitted,
             bursts,
             intervals,
         } => format!(
-            "{retransmitted} retransmissions after startup came in bursts, in {bursts} of {intervals} 1-s intervals, each more than random loss at the other intervals' rate gives: a queue overflowing, not the path's random loss, so they are left out"
+            "{} retransmissions after startup came in bursts, in {bursts} of {intervals} 1-s intervals, each more than random loss at the other intervals' rate gives: a queue overflowing, not the path's random loss, so they are left out",
+            text::count(*retransmitted)
         ),
         Observation::NoRetransmission {
             segments,
             test_s,
             bound_pct,
         } => format!(
-            "no retransmission after startup in {segments} segments over {test_s} s (loss below {} at 95 %)",
+            "no retransmission after startup in {} segments over {} (loss below {} at 95 %)",
+            text::count(*segments),
+            text::secs(*test_s),
             pct(*bound_pct)
         ),
         Observation::Queue {
@@ -140,7 +152,9 @@ pub fn observation(o: &Observation) -> String {
             window,
             test_s,
         } => format!(
-            "the test was held by the receiver's window ({window} bytes), so {streams} parallel streams each held by it (iperf3 -P {streams}, {test_s} s) filled the bottleneck queue instead"
+            "the test was held by the receiver's window ({}), so {streams} parallel streams each held by it (iperf3 -P {streams}, {}) filled the bottleneck queue instead",
+            text::size(*window),
+            text::secs(*test_s)
         ),
         Observation::PacedAgain {
             retransmitted,
@@ -152,10 +166,11 @@ pub fn observation(o: &Observation) -> String {
         Observation::PassiveLoss { pct: p, sent_bytes } => format!(
             "this host's live flows to it retransmitted {} of {} sent",
             pct(*p),
-            text::bytes(*sent_bytes)
+            text::size(*sent_bytes)
         ),
         Observation::CachedSsthresh { segments, bdps } => format!(
-            "the kernel keeps a slow-start threshold of {segments} segments ({bdps:.2} × BDP) for it: earlier flows lost packets"
+            "the kernel keeps a slow-start threshold of {segments} segments ({} BDP) for it: earlier flows lost packets",
+            text::times(*bdps)
         ),
         Observation::NoLossCount => {
             "the sender reported no retransmissions per interval: no loss after startup read".into()
@@ -170,10 +185,13 @@ pub fn observation(o: &Observation) -> String {
 /// `cubic` (bit/s, × BDP), for people.
 fn loss_holds_cubic(p: f64, (retransmitted, segments): (u64, u64), test_s: f64, cubic: (f64, f64)) -> String {
     format!(
-        "{} retransmitted after startup ({retransmitted} of {segments} segments) over {test_s} s: CUBIC would hold about {} ({:.2} × BDP) at that loss",
+        "{} retransmitted after startup ({} of {} segments) over {}: CUBIC would hold about {} ({} BDP) at that loss",
         pct(p),
+        text::count(retransmitted),
+        text::count(segments),
+        text::secs(test_s),
         text::rate(cubic.0),
-        cubic.1
+        text::times(cubic.1)
     )
 }
 
@@ -192,9 +210,10 @@ fn stands_in(loss: bool, queue: bool) -> String {
 /// The RTT growth under load, for people.
 fn queue_grew(min_ms: f64, loaded_ms: f64, bdps: f64) -> String {
     format!(
-        "the RTT grew from {} to {} ms under load: a bottleneck queue of about {bdps:.2} × BDP",
-        text::ms(min_ms),
-        text::ms(loaded_ms)
+        "the RTT grew from {} to {} under load: a bottleneck queue of about {} BDP",
+        text::millis(min_ms),
+        text::millis(loaded_ms),
+        text::times(bdps)
     )
 }
 
@@ -213,8 +232,11 @@ fn held_by_window(by: Option<HeldBy>) -> String {
 /// The paced second run that counted the path's loss in place of the test's.
 fn paced_again(retransmitted: u64, queue_bdps: f64, rate_bps: f64, test_s: f64) -> String {
     format!(
-        "the test's {retransmitted} retransmissions after startup may be its own: its unpaced flow keeps up to 2 × BDP in flight, behind a queue of {queue_bdps:.2} × BDP, so a second run paced at {} ({test_s} s) counted the path's loss instead",
-        text::rate(rate_bps)
+        "the test's {} retransmissions after startup may be its own: its unpaced flow keeps up to 2 × BDP in flight, behind a queue of {} BDP, so a second run paced at {} ({}) counted the path's loss instead",
+        text::count(retransmitted),
+        text::times(queue_bdps),
+        text::rate(rate_bps),
+        text::secs(test_s)
     )
 }
 
@@ -276,25 +298,49 @@ fn class_name(c: PathClass) -> &'static str {
 /// The notes that report the evidence and what was not measured: the tests (in this host's
 /// advice; the far end's shares them), then each side's class — one note when both sides
 /// followed the same test.
-pub fn notes(ev: Option<&Evidence>, send: &Decision, receive: &Decision, end: End) -> Vec<String> {
+pub fn notes(ev: Option<&Evidence>, send: &Decision, receive: &Decision, end: End) -> Vec<Note> {
     let mut notes = Vec::new();
     if let Some(ev) = ev.filter(|_| end == End::Near) {
         notes.extend(test_notes(ev));
     }
+    // The class line of the file and the terminal says these; the derivation says them whole.
     if receive.borrowed || (send.class == receive.class && why_class(send) == why_class(receive)) {
-        notes.push(format!("path class {}: {}", class_name(send.class), why_class(send)));
+        notes.push(Note::detail(format!(
+            "path class {}: {}",
+            class_name(send.class),
+            why_class(send)
+        )));
     } else {
         for d in [send, receive] {
-            notes.push(format!(
+            notes.push(Note::detail(format!(
                 "path class, {}: {}: {}",
                 direction_of(d.side, end),
                 class_name(d.class),
                 why_class(d)
-            ));
+            )));
         }
     }
-    notes.extend(how_to_measure(send));
+    notes.extend(how_to_measure(send).map(|long| match &send.how_to_measure {
+        Some(hint) => Note::with_short(long, measure_hint_short(hint)),
+        None => Note::detail(long),
+    }));
     notes
+}
+
+/// How to measure what was not, in one line.
+fn measure_hint_short(h: &MeasureHint) -> String {
+    // No host named: the words a user would type.
+    let host = |on: &str| if on == "the far end" { "HOST".to_string() } else { on.to_string() };
+    match h {
+        MeasureHint::LongerTest { on } => format!(
+            "to measure loss and queue: advise again with a longer --test-time (`tcptune serve` as root on {})",
+            host(on)
+        ),
+        MeasureHint::RunServe { on } => format!(
+            "to measure loss and queue: advise --ssh {0} (or `tcptune serve` there and --host {0})",
+            host(on)
+        ),
+    }
 }
 
 /// The direction of the data a side of an end acts on, named from this host.
@@ -306,25 +352,34 @@ fn direction_of(side: Side, end: End) -> &'static str {
 }
 
 /// What each test showed, or why there was none.
-fn test_notes(ev: &Evidence) -> Vec<String> {
+fn test_notes(ev: &Evidence) -> Vec<Note> {
     let mut notes = Vec::new();
     if let Some(t) = &ev.test {
-        notes.push(test_note(t));
-        notes.extend(t.notes.iter().map(|n| format!("path test: {n}")));
-        notes.extend(t.retest.as_ref().map(retest_note));
+        notes.push(Note::detail(test_note(t)));
+        notes.extend(t.notes.iter().map(|n| Note::detail(format!("path test: {n}"))));
+        notes.extend(t.retest.as_ref().map(|r| Note::detail(retest_note(r))));
     } else if let Some(why) = &ev.test_skipped {
-        notes.push(format!("no TCP path test: {why}"));
+        notes.push(Note::shown(format!("no TCP path test: {why}")));
     }
     if let Some(t) = &ev.reverse {
-        notes.push(test_note(t));
-        notes.extend(t.notes.iter().map(|n| format!("reverse path test: {n}")));
+        notes.push(Note::detail(test_note(t)));
+        notes.extend(
+            t.notes
+                .iter()
+                .map(|n| Note::detail(format!("reverse path test: {n}"))),
+        );
     } else if let (Some(_), Some(why)) = (&ev.test, &ev.reverse_skipped) {
-        notes.push(format!(
-            "no reverse path test ({why}): the far end's sending direction is taken as this one"
+        notes.push(Note::with_short(
+            format!("no reverse path test ({why}): the far end's sending direction is taken as this one"),
+            format!("no reverse path test ({why}): the far end's direction is taken as this one"),
         ));
     }
     if let Some(p) = &ev.passive {
-        notes.extend(p.notes.iter().map(|n| format!("passive evidence: {n}")));
+        notes.extend(
+            p.notes
+                .iter()
+                .map(|n| Note::detail(format!("passive evidence: {n}"))),
+        );
     }
     notes
 }
@@ -336,9 +391,10 @@ fn test_note(t: &crate::measure::evidence::TcpTest) -> String {
         _ => "tcptune serve",
     };
     let mut parts = vec![format!(
-        "{} in {} s ({})",
-        text::bytes(t.bytes),
-        t.duration_s,
+        "{} bytes ({}) in {} ({})",
+        text::count(t.bytes),
+        text::size(t.bytes),
+        text::secs(t.duration_s),
         text::rate(t.goodput_bps)
     )];
     if let Some(cc) = &t.cc {
@@ -348,22 +404,26 @@ fn test_note(t: &crate::measure::evidence::TcpTest) -> String {
         let bursts = t
             .loss_bursts
             .map_or(String::new(), |b| format!(" ({} more in bursts)", b.retrans_segs));
-        parts.push(format!("{p:.4} % retransmitted after startup{bursts}"));
+        parts.push(format!("{} retransmitted after startup{bursts}", text::pct(p)));
     }
     if let (Some(min), Some(loaded)) = (t.min_rtt_ms, t.loaded_rtt_ms) {
-        parts.push(format!("RTT {min} ms, {loaded} ms under load"));
+        parts.push(format!(
+            "RTT {}, {} under load",
+            text::millis(min),
+            text::millis(loaded)
+        ));
     }
     if let Some(s) = t.window_share {
-        parts.push(format!("the receiver advertised {:.0} % of its buffer", s * 100.0));
+        parts.push(format!("the receiver advertised {} of its buffer", text::pct(s * 100.0)));
     }
     let what = match t.direction {
         Direction::Forward => format!("TCP path test to {}", t.addr),
         Direction::Reverse => format!("reverse TCP path test from {} (the far end sending)", t.addr),
     };
     format!(
-        "{what} ({peer}, at most {} s or {}): {}",
-        t.limit_s,
-        text::bytes(t.limit_bytes),
+        "{what} ({peer}, at most {} or {}): {}",
+        text::secs(t.limit_s),
+        text::size(t.limit_bytes),
         parts.join(", ")
     )
 }
@@ -378,45 +438,21 @@ fn retest_note(r: &crate::measure::evidence::Retest) -> String {
         RetestKind::Paced { rate_bps } => format!("one flow paced at {}", text::rate(rate_bps)),
     };
     format!(
-        "second iperf3 run ({what}): {} s, {} after startup, {} of {} segments retransmitted then, RTT {} ms, {} ms under load",
-        r.duration_s,
+        "second iperf3 run ({what}): {}, {} after startup, {} of {} segments retransmitted then, RTT {}, {} under load",
+        text::secs(r.duration_s),
         text::rate(r.rate_bps),
         r.steady_retrans_segs,
-        r.steady_segs_out,
-        text::ms(r.min_rtt_ms),
-        text::ms(r.loaded_rtt_ms)
+        text::count(r.steady_segs_out),
+        text::millis(r.min_rtt_ms),
+        text::millis(r.loaded_rtt_ms)
     )
 }
 
-/// Appends the evidence to the reasons of the settings it decided: the receive buffer's
-/// maximum (with the window share) follows the receiving side's class, the send buffer's and
-/// the congestion control the sending side's.
-pub fn explain(settings: &mut [Setting], profile: &Profile, send: &Decision, receive: &Decision) {
-    let (tx, rx, share) = (why_class(send), why_class(receive), why_share(receive));
-    for s in settings {
-        let fact = profile.caps.get(&s.key).map(String::as_str);
-        let cc = s.key.ends_with("congestion_control") || s.key.ends_with("cc.algorithm");
-        match fact {
-            Some("buffer") => s.reason.push_str(&format!("; evidence: {rx}; window share: {share}")),
-            Some(_) => s.reason.push_str(&format!("; evidence: {tx}")),
-            None if cc => s.reason.push_str(&format!("; evidence: {tx}")),
-            None => {}
-        }
-    }
-}
-
-/// "0.011 %": enough digits for small shares.
-pub(crate) fn pct(p: f64) -> String {
-    let digits = if p >= 1.0 {
-        1
-    } else if p >= 0.01 {
-        3
-    } else {
-        4
-    };
-    format!("{p:.digits$} %")
+/// A loss or a share in percent, in the one percent style ([`text::pct`]).
+fn pct(p: f64) -> String {
+    text::pct(p)
 }
 
 fn share_pct(s: f64) -> String {
-    format!("{:.0} %", s * 100.0)
+    text::pct(s * 100.0)
 }

@@ -15,6 +15,9 @@ use crate::fleet::{self, Engine};
 use crate::output;
 use crate::persist::{self, DropIn};
 
+/// The table's width where neither the terminal nor `COLUMNS` gives one.
+const TABLE_WIDTH: usize = 80;
+
 /// The TuneD profile name when `--output` does not give one.
 const TUNED_NAME: &str = "tcptune";
 
@@ -101,14 +104,21 @@ fn render(
     keys: &[&str],
 ) -> anyhow::Result<Vec<u8>> {
     let mut text = Vec::new();
+    let file = output::advice::Render::file(a.explain);
     match format {
-        Format::Json => output::advice::write_json(&mut text, advice, dropin, beside.map(|(f, _)| f))?,
-        Format::Sysctl => output::advice::write_sysctl(&mut text, advice, dropin)?,
-        Format::Shell => output::advice::write_shell(&mut text, advice)?,
+        Format::Json => output::advice::write_json(&mut text, advice, dropin, beside.map(|(f, _)| f), a.explain)?,
+        Format::Sysctl => output::advice::write_sysctl(&mut text, advice, dropin, file)?,
+        Format::Shell => output::advice::write_shell(&mut text, advice, file)?,
         Format::Table => {
-            output::advice::write_table(&mut text, advice, dropin, ctx.term.stdout_tty, ctx.term.color)?;
+            let r = output::advice::Render {
+                explain: a.explain,
+                tty: ctx.term.stdout_tty,
+                color: ctx.term.color,
+                width: ctx.term.columns.unwrap_or(TABLE_WIDTH),
+            };
+            output::advice::write_table(&mut text, advice, dropin, r)?;
             if let Some((far, who)) = beside {
-                output::advice::write_far_table(&mut text, far, who, ctx.term.stdout_tty, ctx.term.color)?;
+                output::advice::write_far_table(&mut text, far, who, r)?;
             }
         }
         Format::Ansible => {
@@ -153,6 +163,14 @@ fn render(
             &fleet::entries(advice)?,
             &a.allowed_unsafe_sysctls.clone().unwrap_or_default(),
         )?,
+    }
+    // The fleets' files take the derivation as comments after their own text.
+    if a.explain && matches!(format, Format::Ansible | Format::Tuned | Format::K8s) {
+        output::advice::file::write_explain(&mut text, advice, dropin)?;
+        if let (Format::Ansible, Some((far, who))) = (format, beside) {
+            writeln!(text, "# the far end's ({}):", crate::text::comment(who))?;
+            output::advice::file::write_explain(&mut text, far, None)?;
+        }
     }
     Ok(text)
 }

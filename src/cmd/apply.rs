@@ -164,7 +164,7 @@ fn gather(a: &ApplyArgs, ctx: &Context) -> anyhow::Result<Input> {
                 Bitrate::from_bps(advice.bandwidth_bps),
                 advice.profile
             );
-            Input::from_settings(&advice.settings, ctx.os, source, advice.warnings.clone())
+            Input::from_settings(&advice.settings, ctx.os, source, advice.warnings.iter().map(|w| w.line().to_string()).collect())
         }
     }
 }

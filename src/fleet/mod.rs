@@ -66,7 +66,7 @@ impl Engine {
 pub struct Entry {
     pub key: String,
     pub value: String,
-    /// The advice's reason, one line.
+    /// What changes from what to what, and why, in one short line ([`crate::profile::Setting::line`]).
     pub reason: String,
     pub note: Option<String>,
     /// None: set it. Some(why): written as a comment only (why it is not set).
@@ -103,7 +103,7 @@ pub fn entries(advice: &Advice) -> Result<Vec<Entry>, Error> {
             Ok(Entry {
                 key: s.key.clone(),
                 value: s.value.clone(),
-                reason: s.reason.clone(),
+                reason: s.line(),
                 note: s.note.clone(),
                 left_out,
             })
@@ -113,11 +113,12 @@ pub fn entries(advice: &Advice) -> Result<Vec<Entry>, Error> {
 
 /// A one-line title for the path, for playbook names, profile summaries and manifests.
 pub fn title(advice: &Advice) -> String {
+    #[allow(clippy::cast_precision_loss)]
+    let rate = crate::text::rate(advice.bandwidth_bps as f64);
     format!(
-        "TCP buffers for RTT {} ms at {} (BDP {} bytes)",
-        advice.rtt_ms,
-        crate::units::Bitrate::from_bps(advice.bandwidth_bps),
-        advice.sizing.bdp
+        "TCP buffers for RTT {} at {rate} (BDP {})",
+        crate::text::millis(advice.rtt_ms),
+        crate::text::size(advice.sizing.bdp)
     )
 }
 

@@ -56,8 +56,12 @@ pub fn write(out: &mut dyn Write, near: &Play<'_>, far: Option<(&Play<'_>, &str)
     write_play(out, near, far.map(|_| THIS_END))?;
     if let Some((f, _)) = far {
         writeln!(out)?;
-        for l in super::advice::header_lines(f.advice) {
-            writeln!(out, "# far end: {l}")?;
+        let mut lines = super::advice::file::head(f.advice);
+        lines.extend(super::advice::file::remarks(f.advice));
+        for l in lines {
+            for w in super::advice::summary::wrap(&crate::text::comment(&l), 100, "# far end: ", "#   ") {
+                writeln!(out, "{w}")?;
+            }
         }
         write_play(out, f, Some(FAR_END))?;
     }

@@ -55,7 +55,7 @@ fn advise_host_with_unknown_speed_assumes_and_says_so() {
         ])
         .assert()
         .success()
-        .stdout(predicate::str::contains("(ASSUMED)"));
+        .stdout(predicate::str::contains("1 Gbit/s (ASSUMED: not measured)"));
 }
 
 #[test]

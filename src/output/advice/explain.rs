@@ -1,0 +1,135 @@
+//! The derivation (`--explain`): everything behind the short advice, said once each — the
+//! path and the BDP's formula, each host's probes and packet trains, how each buffer was sized,
+//! each side's class with all its evidence, every test's figures, the notes and warnings whole
+//! (the lab's numbers and the sources they cite), and each setting's whole reason. One line
+//! each, unwrapped: the renderer wraps them for its file or terminal.
+
+use crate::advice::{Advice, HostReport, words};
+use crate::bdp::{Sizing, Source};
+use crate::persist::DropIn;
+use crate::text;
+
+/// The derivation's lines.
+pub fn lines(a: &Advice, dropin: Option<&DropIn>) -> Vec<String> {
+    let mut out = vec![path(a)];
+    for h in &a.hosts {
+        out.extend(host(h));
+    }
+    out.push(format!("receive buffer: {}", receive_rule(&a.sizing)));
+    out.push(format!("send buffer: {}", send_rule(&a.sizing)));
+    out.push(format!(
+        "the sending side (send buffer, congestion control): {}",
+        words::why_class(&a.decision)
+    ));
+    out.push(format!(
+        "the receiving side (receive buffer): {}; window share: {}",
+        words::why_class(&a.receive_decision),
+        words::why_share(&a.receive_decision)
+    ));
+    out.extend(a.notes.iter().map(|n| format!("note: {}", n.text)));
+    out.extend(a.warnings.iter().map(|w| format!("warning: {}", w.text)));
+    if let Some(d) = dropin {
+        out.push(format!("save as {}: {}", super::dropin_file(d), d.why));
+    }
+    for s in &a.settings {
+        out.push(format!("{}: {}", s.key, s.reason));
+        if let Some(n) = &s.note {
+            out.push(format!("{}: note: {n}", s.key));
+        }
+    }
+    out.into_iter().map(|l| text::comment(&l)).collect()
+}
+
+/// The path and the BDP's formula.
+fn path(a: &Advice) -> String {
+    let src = |s: Source| match s {
+        Source::Given => "given",
+        Source::Measured => "measured",
+        Source::Assumed => "ASSUMED: not measured",
+    };
+    let host = a.host.as_deref().map(|h| format!(" to {h}")).unwrap_or_default();
+    #[allow(clippy::cast_precision_loss)]
+    let rate = text::rate(a.bandwidth_bps as f64);
+    format!(
+        "path{host}: RTT {} ({}), {rate} ({}); BDP = {rate} \u{d7} {} = {} bytes ({})",
+        text::millis(a.rtt_ms),
+        src(a.rtt_source),
+        src(a.bandwidth_source),
+        text::millis(a.rtt_ms),
+        text::count(a.sizing.bdp),
+        text::size(a.sizing.bdp)
+    )
+}
+
+/// One measured host: its round trips, and the packet trains' reading.
+fn host(h: &HostReport) -> Vec<String> {
+    let r = &h.measurement.rtt;
+    let method = match &r.method {
+        crate::measure::Method::Icmp => "ICMP echo".to_string(),
+        crate::measure::Method::TcpConnect { port } => format!("TCP connect to port {port}"),
+    };
+    let ms = |v: f64| text::sig(v, 4);
+    let mut lines = vec![format!(
+        "host {} ({}): rtt min/avg/max/mdev {}/{}/{}/{} ms by {method}, {} of {} answered",
+        h.host,
+        h.measurement.addr,
+        ms(r.min_ms),
+        ms(r.avg_ms),
+        ms(r.max_ms),
+        ms(r.mdev_ms),
+        r.received,
+        r.sent
+    )];
+    if let Some(c) = &h.measurement.capacity {
+        #[allow(clippy::cast_precision_loss)]
+        lines.push(format!(
+            "host {}: bottleneck {}{} from packet trains ({} of {} trains of {} \u{d7} {} bytes agree)",
+            h.host,
+            if c.sender_limited { "at least " } else { "" },
+            text::rate(c.bps as f64),
+            c.agreeing,
+            c.trains,
+            c.per_train,
+            c.packet_bytes
+        ));
+    }
+    lines
+}
+
+/// How the receive buffer was sized.
+fn receive_rule(s: &Sizing) -> String {
+    if s.receive_loss_recovery {
+        format!(
+            "{} BDP ({}) = {}, for loss recovery",
+            text::times(s.receive_factor),
+            text::size(s.receive_bdp),
+            text::size(s.buffer)
+        )
+    } else {
+        #[allow(clippy::cast_precision_loss)]
+        let times = text::times(s.buffer as f64 / s.receive_bdp.max(1) as f64);
+        format!(
+            "the BDP ({}) for an RTT of {} ({} headroom), \u{f7} a window share of {} = {} ({times} BDP)",
+            text::size(s.receive_bdp),
+            text::millis(s.sizing_rtt_ms),
+            text::pct_change(s.headroom_pct),
+            text::pct(s.window_share * 100.0),
+            text::size(s.buffer),
+        )
+    }
+}
+
+/// How the send buffer was sized.
+fn send_rule(s: &Sizing) -> String {
+    let why = if s.loss_recovery {
+        "for loss recovery"
+    } else {
+        "what is in flight, queued and unsent"
+    };
+    format!(
+        "{} BDP ({}) = {}, {why}",
+        text::times(s.send_factor),
+        text::size(s.bdp),
+        text::size(s.send_buffer)
+    )
+}

@@ -1,0 +1,131 @@
+//! The advice as a file: the sysctl format (`/etc/sysctl.d`, or the BSDs' `/etc/sysctl.conf`)
+//! and a `#!/bin/sh` script of sysctl commands. A header of a few `#` lines (what, the path,
+//! the class, the count, where to save it), the warnings, then per setting one comment line
+//! (what changes from what to what, and why) and the setting; the notes last, and with
+//! `--explain` the derivation. No line is over [`WIDTH`] columns, and every comment goes
+//! through [`crate::text::comment`], so no text from a profile or a host can end a comment and
+//! start a live line.
+
+use std::io::Write;
+
+use super::{Render, summary};
+use crate::advice::Advice;
+use crate::os::Os;
+use crate::persist::DropIn;
+use crate::profile::{Action, Stage};
+use crate::text::comment as c;
+
+/// The widest line of a file, in columns.
+pub const WIDTH: usize = 100;
+
+/// `# ` and `text` wrapped within [`WIDTH`], continued with `#   `.
+pub(super) fn commented(text: &str) -> Vec<String> {
+    summary::wrap(&c(text), WIDTH, "# ", "#   ")
+}
+
+/// The head of every file: what and when, the path, what was measured, the class, the count.
+pub fn head(a: &Advice) -> Vec<String> {
+    let mut lines = vec![format!("{}; the derivation: --explain", summary::title(a)), summary::path(a)];
+    lines.extend(summary::measured(a));
+    lines.extend(summary::class(a));
+    lines.push(summary::count_line(a));
+    lines
+}
+
+/// The warnings and the notes a person should see, short, as their lines are said.
+pub fn remarks(a: &Advice) -> Vec<String> {
+    let mut lines: Vec<String> = summary::warnings(a).iter().map(|w| format!("warning: {w}")).collect();
+    lines.extend(summary::notes(a).iter().map(|n| format!("note: {n}")));
+    lines
+}
+
+/// Lines as `#` comments within [`WIDTH`].
+fn write_comments(out: &mut dyn Write, lines: &[String]) -> std::io::Result<()> {
+    for l in lines {
+        for w in commented(l) {
+            writeln!(out, "{w}")?;
+        }
+    }
+    Ok(())
+}
+
+/// The head and the remarks as comments: the header the fleets' files open with.
+pub fn header(out: &mut dyn Write, a: &Advice) -> std::io::Result<()> {
+    write_comments(out, &head(a))?;
+    write_comments(out, &remarks(a))
+}
+
+/// The derivation as comments, after a blank line.
+pub fn write_explain(out: &mut dyn Write, a: &Advice, dropin: Option<&DropIn>) -> std::io::Result<()> {
+    writeln!(out)?;
+    writeln!(out, "# The derivation (--explain):")?;
+    write_comments(out, &super::explain::lines(a, dropin))
+}
+
+/// `key = value` lines and `#` comments: valid for /etc/sysctl.d (Linux) or /etc/sysctl.conf.
+pub fn write_sysctl(out: &mut dyn Write, a: &Advice, dropin: Option<&DropIn>, r: Render) -> anyhow::Result<()> {
+    let mut head = head(a);
+    if let Some(d) = dropin {
+        let file = super::dropin_file(d);
+        // The usual number needs no reason; another one says which file it must follow.
+        let why = if d.name == crate::persist::unknown_dropin().name {
+            String::new()
+        } else {
+            format!(" ({})", d.why)
+        };
+        head.push(format!("save as {file}{why}; load it: sysctl -p {file}"));
+    }
+    write_comments(out, &head)?;
+    let mut warnings: Vec<String> = summary::warnings(a).iter().map(|w| format!("warning: {w}")).collect();
+    warnings.extend(dropin.iter().flat_map(|d| d.warnings()).map(|w| format!("warning: {w}")));
+    write_comments(out, &warnings)?;
+    writeln!(out)?;
+    // FreeBSD's rc.d/sysctl and macOS read `key=value`; Linux's sysctl -p also takes spaces.
+    let sep = if a.os == Os::Linux { " = " } else { "=" };
+    if summary::counts(a).change == 0 {
+        writeln!(out, "# no change needed: the running values already meet this path's needs")?;
+    }
+    for s in &a.settings {
+        write_comments(out, &[s.line()])?;
+        if let Some(n) = &s.note {
+            write_comments(out, &[format!("first: {n}")])?;
+        }
+        let (key, value) = (c(&s.key), c(&s.value));
+        match (&s.action, s.stage) {
+            (_, Stage::Boot) => writeln!(out, "# in /boot/loader.conf: {key}={value}")?,
+            (Action::Set, Stage::Runtime) => writeln!(out, "{key}{sep}{value}")?,
+            (Action::Keep | Action::Unavailable(_), _) => writeln!(out, "# {key}{sep}{value}")?,
+        }
+    }
+    let notes: Vec<String> = summary::notes(a).iter().map(|n| format!("note: {n}")).collect();
+    if !notes.is_empty() {
+        writeln!(out)?;
+        write_comments(out, &notes)?;
+    }
+    if r.explain {
+        write_explain(out, a, dropin)?;
+    }
+    Ok(())
+}
+
+/// A `#!/bin/sh` script of sysctl commands, each quoted by [`Os::set_command`].
+pub fn write_shell(out: &mut dyn Write, a: &Advice, r: Render) -> anyhow::Result<()> {
+    writeln!(out, "#!/bin/sh")?;
+    header(out, a)?;
+    writeln!(out)?;
+    for s in &a.settings {
+        write_comments(out, &[s.line()])?;
+        // Quoted by the one renderer of a sysctl command: `key=value` from a profile must
+        // never run as shell code.
+        let line = a.os.set_command(&s.key, &s.value);
+        match (&s.action, s.stage) {
+            (_, Stage::Boot) => writeln!(out, "# in /boot/loader.conf: {}={}", c(&s.key), c(&s.value))?,
+            (Action::Set, Stage::Runtime) => writeln!(out, "{}", c(&line))?,
+            (Action::Keep | Action::Unavailable(_), _) => writeln!(out, "# {}", c(&line))?,
+        }
+    }
+    if r.explain {
+        write_explain(out, a, None)?;
+    }
+    Ok(())
+}

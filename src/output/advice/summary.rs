@@ -1,0 +1,296 @@
+//! The advice in a few short lines, from its typed values: the path and what the tests read of
+//! each direction, the class and the one reason for it, the verdict, the count of changes and
+//! the notes a person should see without asking. Every renderer (the file, the shell script,
+//! the terminal, the fleets' comments, JSON's `summary`) says these the same way; each fact is
+//! said once, and the whole derivation is [`super::explain`]'s.
+
+use crate::advice::decide::{Decision, Observation, Override, PathClass, Rule};
+use crate::advice::{Advice, End, RateBasis};
+use crate::bdp::Source;
+use crate::profile::{Action, Stage};
+use crate::text;
+
+/// "tcptune 0.1.0 advice for linux, 2026-11-25T04:03:53Z".
+pub fn title(a: &Advice) -> String {
+    format!("tcptune {} advice for {}, {}", a.tcptune_version, a.os, a.generated)
+}
+
+/// Where a rate came from, in a word or two.
+fn basis(b: RateBasis) -> &'static str {
+    match b {
+        RateBasis::Given => "given",
+        RateBasis::TcpTest => "TCP test",
+        RateBasis::TrainsOverTest => "packet trains; the test was held below it",
+        RateBasis::Trains => "packet trains",
+        RateBasis::TrainsAtLeast => "packet trains: at least",
+        RateBasis::LinkSpeed => "link speed",
+        RateBasis::Assumed => "ASSUMED: not measured",
+    }
+}
+
+/// The path in one line: its host, RTT, the rate that sized the buffers and where it came
+/// from (each direction's, where a reverse test read another), and its BDP.
+pub fn path(a: &Advice) -> String {
+    let host = a.host.as_deref().map(|h| format!(" to {}", text::escape(h))).unwrap_or_default();
+    let rtt = match a.rtt_source {
+        Source::Given => "given",
+        _ => "measured",
+    };
+    let rate = text::rate(a.bandwidth_bps as f64);
+    let rates = match a.receive_bandwidth_bps {
+        // Within 2 %, one rate for both directions.
+        Some(r) if (r as f64 - a.bandwidth_bps as f64).abs() > a.bandwidth_bps as f64 * 0.02 => format!(
+            "{rate} sending ({}), {} receiving ({})",
+            basis(a.bandwidth_basis),
+            text::rate(r as f64),
+            basis(a.receive_bandwidth_basis.unwrap_or(a.bandwidth_basis))
+        ),
+        Some(_) if a.receive_bandwidth_basis == Some(RateBasis::TcpTest) && a.bandwidth_basis == RateBasis::TcpTest => {
+            format!("{rate} each way (TCP tests)")
+        }
+        _ => format!("{rate} ({})", basis(a.bandwidth_basis)),
+    };
+    format!(
+        "path{host}: RTT {} ({rtt}), {rates}, BDP {}",
+        text::millis(a.rtt_ms),
+        text::size(a.sizing.bdp)
+    )
+}
+
+/// What the tests read of one side's direction: its loss after startup and its queue.
+fn reading(d: &Decision) -> Option<String> {
+    if d.class == PathClass::Unmeasured || d.observations.iter().any(|o| matches!(o, Observation::Given(_))) {
+        return None;
+    }
+    let loss = d
+        .loss_pct
+        .map_or_else(|| "loss not measured".to_string(), |p| format!("{} loss", text::pct(p)));
+    let queue = d.queue_bdp.map_or_else(
+        || "queue not measured".to_string(),
+        |q| format!("queue {} BDP", text::times(q)),
+    );
+    let borrowed = if d.borrowed { " (read the other way)" } else { "" };
+    Some(format!("{loss}, {queue}{borrowed}"))
+}
+
+/// What was measured of each direction, in one line; None when nothing was.
+pub fn measured(a: &Advice) -> Option<String> {
+    let send = reading(&a.decision);
+    let receive = reading(&a.receive_decision);
+    match (send, receive) {
+        (None, None) => None,
+        (Some(s), Some(r)) if s == r => Some(format!("measured: {s}, both ways")),
+        (s, r) => Some(format!(
+            "measured: sending {}; receiving {}",
+            s.unwrap_or_else(|| "not measured".into()),
+            r.unwrap_or_else(|| "not measured".into())
+        )),
+    }
+}
+
+/// The class as a word.
+pub fn class_name(c: PathClass) -> &'static str {
+    match c {
+        PathClass::Clean => "clean",
+        PathClass::Lossy => "lossy",
+        PathClass::Shallow => "shallow queue",
+        PathClass::Unmeasured => "not measured",
+    }
+}
+
+/// What the rule sizes and chooses: "bbr, 6 × BDP".
+fn rule(d: &Decision) -> String {
+    let f = text::times(d.loss_factor.unwrap_or(crate::bdp::LOSS_FACTOR));
+    match (d.rule, d.linux) {
+        (Rule::LossRecovery | Rule::Unmeasured, true) => format!("bbr, {f} BDP"),
+        (Rule::Clean, true) => "cubic, 2 \u{d7} BDP + headroom".into(),
+        (Rule::LossRecovery | Rule::Unmeasured, false) => format!("{f} BDP for loss recovery"),
+        (Rule::Clean, false) => "2 \u{d7} BDP + headroom".into(),
+    }
+}
+
+/// The one reason for a side's class, from its deciding observation.
+fn reason(d: &Decision) -> String {
+    let obs = &d.observations;
+    if let Some(Observation::Given(o)) = obs.iter().find(|o| matches!(o, Observation::Given(_))) {
+        return match o {
+            Override::Lossy => "--loss-recovery given".into(),
+            Override::Clean => "--clean-path given".into(),
+            Override::None => String::new(),
+        };
+    }
+    match d.class {
+        PathClass::Unmeasured => "the best worst case over clean, lossy and shallow lab paths".into(),
+        PathClass::Lossy => obs
+            .iter()
+            .find_map(|o| match o {
+                Observation::LossHoldsCubic { pct, cubic_bps, .. } => Some(format!(
+                    "at {} loss CUBIC would hold about {}",
+                    text::pct(*pct),
+                    text::rate(*cubic_bps)
+                )),
+                Observation::PassiveLoss { pct, .. } => {
+                    Some(format!("this host's live flows to it lost {}", text::pct(*pct)))
+                }
+                Observation::CachedSsthresh { .. } => Some("earlier flows to it lost packets".into()),
+                _ => None,
+            })
+            .unwrap_or_else(|| "loss that would hold CUBIC below the BDP".into()),
+        PathClass::Shallow => match d.queue_bdp {
+            Some(q) => format!("a queue of only {} BDP, which CUBIC overflows", text::times(q)),
+            None => "a shallow queue, which CUBIC overflows".into(),
+        },
+        PathClass::Clean => "no loss after startup, and a queue deep enough for CUBIC".into(),
+    }
+}
+
+/// The class and the one reason for it: one line when both sides of this end follow the same
+/// evidence, else one per side.
+pub fn class(a: &Advice) -> Vec<String> {
+    let (s, r) = (&a.decision, &a.receive_decision);
+    if s.class == r.class && rule(s) == rule(r) && reason(s) == reason(r) {
+        return vec![format!("class: {} \u{2192} {}: {}", class_name(s.class), rule(s), reason(s))];
+    }
+    let (tx, rx) = match a.end {
+        End::Near => ("sending", "receiving"),
+        End::Far => ("sending (the far end)", "receiving"),
+    };
+    vec![
+        format!(
+            "class {tx}: {} \u{2192} {} (send max, congestion control): {}",
+            class_name(s.class),
+            rule(s),
+            reason(s)
+        ),
+        format!(
+            "class {rx}: {} \u{2192} {} (receive max): {}",
+            class_name(r.class),
+            rule_receive(r),
+            reason(r)
+        ),
+    ]
+}
+
+/// A receive side's rule: only its buffer.
+fn rule_receive(d: &Decision) -> String {
+    match d.rule {
+        Rule::Clean => "2 \u{d7} BDP + headroom".into(),
+        _ => format!("{} BDP", text::times(d.loss_factor.unwrap_or(crate::bdp::LOSS_FACTOR))),
+    }
+}
+
+/// The settings counted: to change, already right, not applied here.
+pub struct Counts {
+    pub change: usize,
+    pub keep: usize,
+    pub unavailable: usize,
+}
+
+pub fn counts(a: &Advice) -> Counts {
+    let mut c = Counts {
+        change: 0,
+        keep: 0,
+        unavailable: 0,
+    };
+    for s in &a.settings {
+        match (&s.action, s.stage) {
+            (Action::Set, _) | (_, Stage::Boot) => c.change += 1,
+            (Action::Keep, _) => c.keep += 1,
+            (Action::Unavailable(_), _) => c.unavailable += 1,
+        }
+    }
+    c
+}
+
+/// "6 to change, 1 already right, 2 not applied here".
+pub fn count_line(a: &Advice) -> String {
+    count_marked(a, false)
+}
+
+/// The count with the table's marks: "6 to change (*), …, 2 not applied here (!)".
+pub fn count_marked(a: &Advice, marks: bool) -> String {
+    let c = counts(a);
+    let (star, bang) = if marks { (" (*)", " (!)") } else { ("", "") };
+    let mut parts = vec![format!("{} to change{star}", c.change)];
+    if c.keep > 0 {
+        parts.push(format!("{} already right", c.keep));
+    }
+    if c.unavailable > 0 {
+        parts.push(format!("{} not applied here{bang}", c.unavailable));
+    }
+    let against = match &a.current_from {
+        Some(from) => format!(" (against {})", text::escape(from)),
+        None => format!(" (against {}'s stock values: the running ones are not known)", a.os),
+    };
+    format!("{}{against}", parts.join(", "))
+}
+
+/// The verdict in one line: what the running buffers hold one flow to, and what changes.
+pub fn verdict(a: &Advice) -> String {
+    let c = counts(a);
+    if c.change == 0 {
+        return "no change needed: the running values fit this path".into();
+    }
+    let cc = a
+        .settings
+        .iter()
+        .find(|s| s.key.ends_with("congestion_control") && s.action == Action::Set)
+        .map(|s| format!("; {} instead of {}", s.value, s.current.as_deref().unwrap_or("the running one")))
+        .unwrap_or_default();
+    match a.window_limit_bps {
+        Some(limit) if limit < a.receive_bandwidth_bps.unwrap_or(a.bandwidth_bps) => format!(
+            "the running receive max holds one flow to about {} of {}: raise it{cc}",
+            text::rate(limit as f64),
+            text::rate(a.receive_bandwidth_bps.unwrap_or(a.bandwidth_bps) as f64)
+        ),
+        Some(_) => format!("the running buffers already reach the path's rate{cc}"),
+        None => format!("{} settings to set{cc}", c.change),
+    }
+}
+
+/// The short lines of the notes and the warnings, in that order of importance: warnings first.
+pub fn warnings(a: &Advice) -> Vec<String> {
+    a.warnings.iter().map(|w| w.line().to_string()).collect()
+}
+
+pub fn notes(a: &Advice) -> Vec<String> {
+    a.notes.iter().filter_map(|n| n.short.clone()).collect()
+}
+
+/// `text` wrapped at `width` columns: the first line after `first`, the others after `rest`
+/// (both counted in the width). A word longer than a line stands alone on it.
+pub fn wrap(text: &str, width: usize, first: &str, rest: &str) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = first.to_string();
+    let mut empty = true;
+    for word in text.split(' ').filter(|w| !w.is_empty()) {
+        let len = line.chars().count() + usize::from(!empty) + word.chars().count();
+        if !empty && len > width {
+            lines.push(line);
+            line = rest.to_string();
+            empty = true;
+        }
+        if !empty {
+            line.push(' ');
+        }
+        line.push_str(word);
+        empty = false;
+    }
+    lines.push(line);
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrapping_keeps_every_word_within_the_width() {
+        let t = "scp, sftp and rsync -e ssh top out at 112 Mbit/s here (its 2 MiB window): run several at once, or HPN-SSH";
+        let lines = wrap(t, 40, "note: ", "      ");
+        assert!(lines.iter().all(|l| l.chars().count() <= 40), "{lines:?}");
+        assert_eq!(lines.join(" ").split_whitespace().collect::<Vec<_>>().len(), t.split(' ').count() + 1);
+        assert!(lines[1].starts_with("      "));
+        assert_eq!(wrap("short", 80, "# ", "#   "), vec!["# short".to_string()]);
+    }
+}
