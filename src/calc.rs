@@ -28,10 +28,14 @@ pub struct CalcReport {
     pub window_bytes: Option<u64>,
     /// Exactly bandwidth_bps / 8 × rtt_ms / 1000 (a JSON integer when whole).
     pub bdp_bytes: Option<serde_json::Value>,
-    /// The Linux receive buffer maximum tcptune would size for this path (tcp_rmem[2]).
+    /// The Linux receive buffer maximum tcptune sizes for this path when a test finds it
+    /// clean (tcp_rmem[2]); `by_class` has every class's.
     pub buffer_bytes: Option<u64>,
-    /// The Linux send buffer maximum tcptune would size for this path (tcp_wmem[2]).
+    /// The same, for the send buffer (tcp_wmem[2]).
     pub send_buffer_bytes: Option<u64>,
+    /// What `advise` sizes for each class of path, in the order of [`CLASSES`]: the same
+    /// numbers `advise` writes, so the two commands tell one story.
+    pub by_class: Vec<ClassBuffers>,
     /// Ceiling of `window` at `rtt`.
     pub max_throughput_bps: Option<f64>,
     /// Longest RTT at which `window` still fills `bandwidth`.
@@ -39,6 +43,53 @@ pub struct CalcReport {
     pub loss_pct: Option<f64>,
     pub mss_bytes: Option<u64>,
     pub mathis_bps: Option<f64>,
+}
+
+/// The buffers and the congestion control `advise` gives one class of path.
+#[derive(Debug, Clone, Serialize)]
+pub struct ClassBuffers {
+    /// `clean`, `lossy`, `heavy-loss` or `not-measured`.
+    pub class: &'static str,
+    /// The congestion control on Linux.
+    pub congestion_control: &'static str,
+    /// The multiple of the BDP the buffers are sized to (clean: before the receive headroom).
+    pub factor: f64,
+    pub buffer_bytes: u64,
+    pub send_buffer_bytes: u64,
+    /// What `advise` picks when nothing measured the path (no TCP test).
+    pub advise_without_test: bool,
+}
+
+/// The classes `advise` sizes for, and how (see [`crate::bdp`]): a path a test found clean,
+/// one with random loss below and from [`bdp::LOSS_SCALE_FROM_PCT`], and one nothing measured
+/// (the best worst case over the lab's paths: sized as heavy loss).
+pub const CLASSES: [(&str, &str, f64); 4] = [
+    ("clean", "cubic", 2.0),
+    ("lossy", "bbr", bdp::LOSS_FACTOR),
+    ("heavy-loss", "bbr", bdp::HEAVY_LOSS_FACTOR),
+    ("not-measured", "bbr", bdp::HEAVY_LOSS_FACTOR),
+];
+
+fn by_class(rate: Bitrate, rtt: Span) -> Vec<ClassBuffers> {
+    CLASSES
+        .iter()
+        .map(|&(class, cc, factor)| {
+            let s = if class == "clean" {
+                bdp::size_buffers(rate, rtt, None)
+            } else {
+                bdp::size_for_loss_by(rate, rtt, None, factor)
+            };
+            ClassBuffers {
+                class,
+                congestion_control: cc,
+                // The clean receive buffer's own multiple: 2 × BDP and the RTT headroom.
+                factor: if class == "clean" { s.receive_factor } else { factor },
+                buffer_bytes: s.buffer,
+                send_buffer_bytes: s.send_buffer,
+                advise_without_test: class == "not-measured",
+            }
+        })
+        .collect()
 }
 
 /// Every quantity that follows from what `a` gives; usage errors for too little or
@@ -78,6 +129,7 @@ pub fn compute(a: &CalcRequest) -> Result<CalcReport, Error> {
         bdp_bytes: None,
         buffer_bytes: None,
         send_buffer_bytes: None,
+        by_class: Vec::new(),
         max_throughput_bps: None,
         max_rtt_ms: None,
         loss_pct: a.loss_pct,
@@ -89,6 +141,7 @@ pub fn compute(a: &CalcRequest) -> Result<CalcReport, Error> {
         let sizing = bdp::size_buffers(rate, rtt, None);
         r.buffer_bytes = Some(sizing.buffer);
         r.send_buffer_bytes = Some(sizing.send_buffer);
+        r.by_class = by_class(rate, rtt);
     }
     if let (Some(w), Some(rtt)) = (a.window, a.rtt) {
         r.max_throughput_bps = Some(bdp::max_throughput_bps(w, rtt));

@@ -328,7 +328,9 @@ impl Setting {
         let from = self.current.as_deref();
         let (from_shown, to_shown) = match (self.shown, from) {
             // The maximum may stay while another field changes: show the fields that do.
-            (Shown::MaxSize, Some(f)) if shown_value(self.shown, f) == shown_value(self.shown, &self.value) => {
+            (Shown::MaxSize, Some(f))
+                if f != self.value && shown_value(self.shown, f) == shown_value(self.shown, &self.value) =>
+            {
                 (Some(f.to_string()), self.value.clone())
             }
             (shown, f) => (f.map(|f| shown_value(shown, f)), shown_value(shown, &self.value)),

@@ -407,7 +407,7 @@ impl Steps<'_> {
         for s in &mut settings {
             if s.key == facts::CURRENT_CC && s.action == Action::Set && self.host.cc_refused(&s.value).is_some() {
                 let allowed = self.host.value(facts::ALLOWED_CC).unwrap_or_default();
-                s.action = Action::Unavailable(format!("this network namespace allows only {}", text::escape(allowed)));
+                s.action = Action::Unavailable(format!("only {} allowed here", text::escape(allowed)));
             }
         }
         Ok(settings)
@@ -671,7 +671,7 @@ mod tests {
         let cc = setting(&a, "net.ipv4.tcp_congestion_control");
         assert_eq!(cc.value, "cubic");
         assert!(
-            matches!(&cc.action, Action::Unavailable(w) if w.contains("allows only reno bbr")),
+            matches!(&cc.action, Action::Unavailable(w) if w.contains("only reno bbr allowed here")),
             "{cc:?}"
         );
         // The memory budget is the value's: 300 pages of 4096 bytes, 1 GiB of RAM.

@@ -31,7 +31,8 @@ use crate::text;
 pub const GUIDE: &str = "\
 tcptune sizes TCP buffers so that one flow can fill a long, fast path.
 
-  1. What does the path need?
+  1. What does the path need? (the buffers for each class of path; step 2
+     measures which class it is)
        tcptune calc --bandwidth 500mbit --rtt 150ms
   2. What should change here and at HOST, and why? (measures the path; tests
      it with TCP both ways through your own ssh login to HOST)

@@ -34,17 +34,8 @@ pub fn write_table(out: &mut dyn Write, a: &CalcRequest, r: &CalcReport, tty: bo
             shown,
             "bandwidth / 8 × RTT: the window that fills the path".into(),
         ]);
-        if let (Some(b), Some(w)) = (r.buffer_bytes, r.send_buffer_bytes) {
-            t.add_row([
-                "receive buffer".into(),
-                crate::text::bytes(b),
-                "Linux tcp_rmem[2]: 2 × BDP + 10 % RTT headroom, 64 KiB steps".into(),
-            ]);
-            t.add_row([
-                "send buffer".into(),
-                crate::text::bytes(w),
-                "Linux tcp_wmem[2]: 2.5 × BDP, 64 KiB steps".into(),
-            ]);
+        for c in &r.by_class {
+            t.add_row(class_row(c));
         }
     }
     if let Some(tp) = r.max_throughput_bps {
@@ -82,7 +73,49 @@ pub fn write_table(out: &mut dyn Write, a: &CalcRequest, r: &CalcReport, tty: bo
         ]);
     }
     writeln!(out, "{t}")?;
+    if !r.by_class.is_empty() {
+        writeln!(
+            out,
+            "Buffer maxima (receive / send) by the class of path advise finds; * its pick without a test."
+        )?;
+    }
     Ok(())
+}
+
+/// One class's buffer maxima (Linux tcp_rmem[2] = tcp_wmem[2] but on a clean path), what
+/// `advise` gives that class, and its pick without a test marked.
+fn class_row(c: &crate::calc::ClassBuffers) -> [String; 3] {
+    let how = match c.class {
+        "clean" => format!(
+            "no loss, deep queue: cubic, {} BDP receive, 2.5 \u{d7} send",
+            crate::text::times(c.factor)
+        ),
+        "lossy" => format!(
+            "loss below {}: bbr, {} BDP",
+            crate::text::pct(crate::bdp::LOSS_SCALE_FROM_PCT),
+            crate::text::times(c.factor)
+        ),
+        "heavy-loss" => format!(
+            "loss from {}: bbr, {} BDP",
+            crate::text::pct(crate::bdp::LOSS_SCALE_FROM_PCT),
+            crate::text::times(c.factor)
+        ),
+        _ => format!(
+            "bbr, {} BDP: what advise picks without a test",
+            crate::text::times(c.factor)
+        ),
+    };
+    let value = if c.buffer_bytes == c.send_buffer_bytes {
+        format!("{} each", crate::text::size(c.buffer_bytes))
+    } else {
+        format!(
+            "{} / {}",
+            crate::text::size(c.buffer_bytes),
+            crate::text::size(c.send_buffer_bytes)
+        )
+    };
+    let mark = if c.advise_without_test { " *" } else { "" };
+    [format!("{}{mark}", c.class.replace('-', " ")), value, how]
 }
 
 /// `v` as `usual` words it, unless it is positive and below `least`, where the usual

@@ -1,6 +1,6 @@
 //! The derivation (`--explain`): everything behind the short advice, said once each — the
 //! path and the BDP's formula, each host's probes and packet trains, how each buffer was sized,
-//! each side's class with all its evidence, every test's figures, the notes and warnings whole
+//! each side's class with all its evidence (the notes'), every test's figures, the notes and warnings whole
 //! (the lab's numbers and the sources they cite), and each setting's whole reason. One line
 //! each, unwrapped: the renderer wraps them for its file or terminal.
 
@@ -17,15 +17,7 @@ pub fn lines(a: &Advice, dropin: Option<&DropIn>) -> Vec<String> {
     }
     out.push(format!("receive buffer: {}", receive_rule(&a.sizing)));
     out.push(format!("send buffer: {}", send_rule(&a.sizing)));
-    out.push(format!(
-        "the sending side (send buffer, congestion control): {}",
-        words::why_class(&a.decision)
-    ));
-    out.push(format!(
-        "the receiving side (receive buffer): {}; window share: {}",
-        words::why_class(&a.receive_decision),
-        words::why_share(&a.receive_decision)
-    ));
+    out.push(format!("window share: {}", words::why_share(&a.receive_decision)));
     out.extend(a.notes.iter().map(|n| format!("note: {}", n.text)));
     out.extend(a.warnings.iter().map(|w| format!("warning: {}", w.text)));
     if let Some(d) = dropin {

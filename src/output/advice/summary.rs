@@ -148,8 +148,20 @@ fn reason(d: &Decision) -> String {
 /// evidence, else one per side.
 pub fn class(a: &Advice) -> Vec<String> {
     let (s, r) = (&a.decision, &a.receive_decision);
-    if s.class == r.class && rule(s) == rule(r) && reason(s) == reason(r) {
-        return vec![format!("class: {} \u{2192} {}: {}", class_name(s.class), rule(s), reason(s))];
+    if s.class == r.class && rule(s) == rule(r) {
+        // The same class and rule both ways: one line, with the sending side's reason (the
+        // congestion control's).
+        let both = if reason(s) == reason(r) || s.class == PathClass::Unmeasured {
+            ""
+        } else {
+            " both ways"
+        };
+        return vec![format!(
+            "class: {}{both} \u{2192} {}: {}",
+            class_name(s.class),
+            rule(s),
+            reason(s)
+        )];
     }
     let (tx, rx) = match a.end {
         End::Near => ("sending", "receiving"),
@@ -227,25 +239,25 @@ pub fn count_marked(a: &Advice, marks: bool) -> String {
 
 /// The verdict in one line: what the running buffers hold one flow to, and what changes.
 pub fn verdict(a: &Advice) -> String {
-    let c = counts(a);
-    if c.change == 0 {
-        return "no change needed: the running values fit this path".into();
-    }
-    let cc = a
+    let changed: Vec<&str> = a
         .settings
         .iter()
-        .find(|s| s.key.ends_with("congestion_control") && s.action == Action::Set)
-        .map(|s| format!("; {} instead of {}", s.value, s.current.as_deref().unwrap_or("the running one")))
-        .unwrap_or_default();
-    match a.window_limit_bps {
-        Some(limit) if limit < a.receive_bandwidth_bps.unwrap_or(a.bandwidth_bps) => format!(
-            "the running receive max holds one flow to about {} of {}: raise it{cc}",
-            text::rate(limit as f64),
-            text::rate(a.receive_bandwidth_bps.unwrap_or(a.bandwidth_bps) as f64)
-        ),
-        Some(_) => format!("the running buffers already reach the path's rate{cc}"),
-        None => format!("{} settings to set{cc}", c.change),
+        .filter(|s| s.action == Action::Set || s.stage == Stage::Boot)
+        .map(|s| s.label.as_str())
+        .collect();
+    if changed.is_empty() {
+        return "no change needed: the running values fit this path".into();
     }
+    let rate = a.receive_bandwidth_bps.unwrap_or(a.bandwidth_bps);
+    let now = match a.window_limit_bps {
+        Some(limit) if limit < rate => format!(
+            "the running receive max holds one flow to about {} of {}; ",
+            text::rate(limit as f64),
+            text::rate(rate as f64)
+        ),
+        _ => String::new(),
+    };
+    format!("{now}change {}", changed.join(", "))
 }
 
 /// The short lines of the notes and the warnings, in that order of importance: warnings first.
