@@ -102,6 +102,39 @@ pub fn count(n: u64) -> String {
     out
 }
 
+/// A series as one line of at most `width` bars (`▁▂▃▄▅▆▇█`, scaled to its highest value;
+/// neighbouring values averaged into one bar where there are more than `width`), a bar whose
+/// values include a `marked` one drawn `×` instead. Empty for an empty series.
+pub fn sparkline(values: &[f64], marked: &[bool], width: usize) -> String {
+    const BARS: [char; 8] = ['\u{2581}', '\u{2582}', '\u{2583}', '\u{2584}', '\u{2585}', '\u{2586}', '\u{2587}', '\u{2588}'];
+    let n = values.len();
+    if n == 0 || width == 0 {
+        return String::new();
+    }
+    let bars = n.min(width);
+    let buckets: Vec<(f64, bool)> = (0..bars)
+        .map(|b| {
+            let (from, to) = (b * n / bars, ((b + 1) * n / bars).max(b * n / bars + 1));
+            let part = &values[from..to];
+            #[allow(clippy::cast_precision_loss)]
+            let mean = part.iter().sum::<f64>() / part.len() as f64;
+            (mean, (from..to).any(|i| marked.get(i).copied().unwrap_or(false)))
+        })
+        .collect();
+    let top = buckets.iter().map(|b| b.0).fold(0.0, f64::max);
+    buckets
+        .iter()
+        .map(|&(v, mark)| {
+            if mark {
+                return '\u{d7}';
+            }
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            let level = if top > 0.0 { ((v / top) * 7.0).round() as usize } else { 0 };
+            BARS[level.min(7)]
+        })
+        .collect()
+}
+
 /// SI prefixes of bit/s, each 1000 times the one before (up to quetta, 10^30).
 const RATE_UNITS: [&str; 11] = [
     "bit/s", "kbit/s", "Mbit/s", "Gbit/s", "Tbit/s", "Pbit/s", "Ebit/s", "Zbit/s", "Ybit/s", "Rbit/s", "Qbit/s",
@@ -273,6 +306,16 @@ mod tests {
         );
         assert_eq!(rate_range(&[50_000_000, 50_000_000]).as_deref(), Some("50 Mbit/s"));
         assert_eq!(rate_range(&[]), None);
+    }
+
+    #[test]
+    fn a_sparkline_scales_to_its_top_and_marks_what_is_marked() {
+        assert_eq!(sparkline(&[0.0, 50.0, 100.0], &[], 10), "\u{2581}\u{2585}\u{2588}");
+        assert_eq!(sparkline(&[100.0, 100.0, 10.0, 100.0], &[false, false, true, false], 10), "\u{2588}\u{2588}\u{d7}\u{2588}");
+        // Eight values in four bars: pairs averaged, a mark in a pair marks its bar.
+        let s = sparkline(&[0.0, 0.0, 100.0, 100.0, 50.0, 50.0, 100.0, 100.0], &[false, false, false, false, false, true], 4);
+        assert_eq!(s, "\u{2581}\u{2588}\u{d7}\u{2588}");
+        assert_eq!(sparkline(&[], &[], 10), "");
     }
 
     #[test]

@@ -631,7 +631,7 @@ fn grant(s: &mut TcpStream, hello: &Hello) -> Result<(Duration, Vec<u8>), Outcom
 /// Reads the data until the client ends it or the cutoff ([`flow::cutoff`]: what came by then
 /// is the result), with the sender never silent for [`IDLE_TIMEOUT`].
 fn receive(s: &TcpStream, start: Instant, granted: Duration, path_test: bool) -> Result<Received, Outcome> {
-    flow::receive(s, flow::cutoff(start, granted), IDLE_TIMEOUT, path_test, &mut |_, _| {}).map_err(|(got, e)| {
+    flow::receive(s, flow::cutoff(start, granted), IDLE_TIMEOUT, path_test, &mut |_| {}).map_err(|(got, e)| {
         let why = match e {
             ReceiveError::Silent(d) => format!("the sender went silent for {} s", d.as_secs()),
             ReceiveError::Io(e) => e.to_string(),
@@ -707,7 +707,7 @@ fn send_test(
     let data = open_data_channel(&mut control, Want::Send(ask.sndbuf), shared.max_buffer)
         .map_err(|why| Outcome::Aborted(format!("reverse path test: {why}")))?;
     let setup = flow::set_up_sender(&data, Some(ask.cc.as_deref().unwrap_or(REVERSE_CC)), 0);
-    let sent = flow::send(&data, granted, ask.max_bytes, &mut |_, _| {}).map_err(|(n, e)| {
+    let sent = flow::send(&data, granted, ask.max_bytes, &mut |_| {}).map_err(|(n, e)| {
         Outcome::Aborted(format!(
             "reverse path test: sending broke off after {}: {e}",
             text::bytes(n)

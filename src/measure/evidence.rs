@@ -106,6 +106,19 @@ pub struct TcpTest {
     /// What the test says about itself, e.g. "as a normal user the buffers could not be
     /// forced: limited to net.core.wmem_max = 212992".
     pub notes: Vec<String>,
+    /// Its rate over time: a point every quarter second (tcptune serve) or every second
+    /// (iperf3's intervals), each with the retransmissions in it where the sender is known.
+    pub series: Vec<Point>,
+}
+
+/// One point of a test's rate over time: the rate over the interval that ends `t_s` seconds
+/// into the test, and the segments retransmitted in it (None: not known, e.g. this host
+/// receiving).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Point {
+    pub t_s: f64,
+    pub rate_bps: f64,
+    pub retrans: Option<u64>,
 }
 
 impl TcpTest {

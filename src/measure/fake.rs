@@ -293,8 +293,25 @@ impl FakeProber {
             min_rtt_ms: Some(self.rtt_ms),
             loaded_rtt_ms: Some(self.rtt_ms * (1.0 + queue_bdp)),
             window_share: share,
+            series: Self::series(rate as f64, retrans),
             ..TcpTest::default()
         }
+    }
+
+    /// A quarter-second series over the fake test's 10 s: startup doubling up to `rate` in the
+    /// first second, then flat, its `retrans` spread evenly after startup.
+    fn series(rate: f64, retrans: u64) -> Vec<crate::measure::evidence::Point> {
+        let steady = 36;
+        (1..=40u32)
+            .map(|i| {
+                let startup = i <= 4;
+                crate::measure::evidence::Point {
+                    t_s: f64::from(i) * 0.25,
+                    rate_bps: if startup { rate / f64::from(1u32 << (4 - i)) } else { rate },
+                    retrans: Some(if startup { 0 } else { retrans / steady }),
+                }
+            })
+            .collect()
     }
 }
 

@@ -400,6 +400,8 @@ pub(super) fn u64_of(v: &Value, key: &str) -> Option<u64> {
 /// One interval of the test flow.
 struct Interval {
     bytes: u64,
+    /// Its length, s.
+    seconds: f64,
     bps: f64,
     retransmits: Option<u64>,
     rtt_us: Option<f64>,
@@ -503,6 +505,17 @@ fn parse(v: &Value, req: &Iperf3Request, seen: Seen) -> Result<TcpTest, Error> {
     t.goodput_bps = goodput;
     t.notes.extend(note);
     let best = intervals.iter().map(|i| i.bps).fold(0.0, f64::max);
+    t.series = intervals
+        .iter()
+        .scan(0.0, |at, i| {
+            *at += i.seconds;
+            Some(super::evidence::Point {
+                t_s: (*at * 1000.0_f64).round() / 1000.0,
+                rate_bps: i.bps,
+                retrans: i.retransmits,
+            })
+        })
+        .collect();
     t.delivery_rate_bps = (best > 0.0).then_some(best);
     t.in_startup = still_in_startup(&intervals, best);
     if t.in_startup {
@@ -613,6 +626,7 @@ fn intervals(v: &Value) -> Vec<Interval> {
                 .filter(|s| s.get("omitted").and_then(Value::as_bool) != Some(true))
                 .map(|s| Interval {
                     bytes: u64_of(s, "bytes").unwrap_or(0),
+                    seconds: f64_of(s, "seconds").unwrap_or(1.0),
                     bps: f64_of(s, "bits_per_second").unwrap_or(0.0),
                     retransmits: u64_of(s, "retransmits"),
                     rtt_us: f64_of(s, "rtt").filter(|r| *r > 0.0),

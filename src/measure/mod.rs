@@ -265,8 +265,8 @@ pub trait HostProgress: Send + Sync {
 
 /// The TCP path test's progress.
 pub trait TestProgress {
-    /// `bytes` sent in `elapsed`.
-    fn sent(&self, bytes: u64, elapsed: Duration);
+    /// How far the test has come ([`crate::tcp::flow::Tick`]).
+    fn tick(&self, t: &crate::tcp::flow::Tick);
 }
 
 /// Which far end the TCP path test runs against.
@@ -369,9 +369,9 @@ fn gather_evidence(
 ) -> Result<evidence::Evidence, Error> {
     let mut ev = evidence::Evidence::default();
     let bound = format!(
-        "{} s or {}",
-        crate::text::number(req.time.as_secs_f64()),
-        crate::text::bytes(req.max_bytes)
+        "{} or {}",
+        crate::text::secs(req.time.as_secs_f64()),
+        crate::text::size(req.max_bytes)
     );
     match req.mode {
         TestMode::Off => ev.test_skipped = Some("the path test was turned off (--no-path-test)".into()),
@@ -385,7 +385,7 @@ fn gather_evidence(
                 cc: req.cc.clone(),
                 connect_timeout: connect_timeout(m.rtt.max_ms),
             };
-            match with_progress(opts, &m.host, &bound, |p| pathtest::run(&test, p)) {
+            match with_series(opts, &m.host, &bound, |p| pathtest::run(&test, p)) {
                 Ok(t) => ev.test = Some(t),
                 Err(pathtest::TestError::NoPeer(why)) => ev.test_skipped = Some(why),
                 Err(pathtest::TestError::Failed(why)) => {
@@ -395,7 +395,7 @@ fn gather_evidence(
             // Only after a forward test: a peer that failed it is not asked again.
             if req.reverse && ev.test.is_some() {
                 let host = format!("{} (reverse: it sends)", m.host);
-                match with_progress(opts, &host, &bound, |p| pathtest::run_reverse(&test, p)) {
+                match with_series(opts, &host, &bound, |p| pathtest::run_reverse(&test, p)) {
                     Ok(t) => ev.reverse = Some(t),
                     Err(pathtest::TestError::NoPeer(why)) => ev.reverse_skipped = Some(why),
                     Err(pathtest::TestError::Failed(why)) => {
@@ -455,20 +455,54 @@ fn retest(t: &mut evidence::TcpTest, test: &iperf3::Iperf3Request, m: &HostMeasu
 }
 
 /// Runs `f` with a progress line for the path test to `host` (`bound`: its limits), passing
-/// it the callback that reports bytes moved; the line ends when `f` returns.
+/// it the callback that reports how far the test has come; the line ends when `f` returns.
 fn with_progress<T>(
     opts: &ProbeOptions,
     host: &str,
     bound: &str,
-    f: impl FnOnce(&mut dyn FnMut(u64, Duration)) -> T,
+    f: impl FnOnce(&mut dyn FnMut(crate::tcp::flow::Tick)) -> T,
 ) -> T {
     let progress = opts.progress.as_ref().map(|p| p.path_test(host, bound));
-    let mut on_progress = |bytes: u64, t: Duration| {
+    let mut on_progress = |t: crate::tcp::flow::Tick| {
         if let Some(p) = &progress {
-            p.sent(bytes, t);
+            p.tick(&t);
         }
     };
     f(&mut on_progress)
+}
+
+/// [`with_progress`] for a tcptune test, whose ticks also become its rate over time.
+fn with_series<E>(
+    opts: &ProbeOptions,
+    host: &str,
+    bound: &str,
+    f: impl FnOnce(&mut dyn FnMut(crate::tcp::flow::Tick)) -> Result<evidence::TcpTest, E>,
+) -> Result<evidence::TcpTest, E> {
+    let mut ticks = Vec::new();
+    let mut test = with_progress(opts, host, bound, |p| {
+        f(&mut |t| {
+            ticks.push(t);
+            p(t);
+        })
+    })?;
+    test.series = series(&ticks);
+    Ok(test)
+}
+
+/// The rate between consecutive ticks, and the retransmissions between them where counted.
+pub fn series(ticks: &[crate::tcp::flow::Tick]) -> Vec<evidence::Point> {
+    ticks
+        .windows(2)
+        .filter_map(|w| {
+            let dt = w[1].elapsed.saturating_sub(w[0].elapsed).as_secs_f64();
+            #[allow(clippy::cast_precision_loss)]
+            (dt > 0.0).then(|| evidence::Point {
+                t_s: (w[1].elapsed.as_secs_f64() * 1000.0).round() / 1000.0,
+                rate_bps: w[1].bytes.saturating_sub(w[0].bytes) as f64 * 8.0 / dt,
+                retrans: w[1].retrans.zip(w[0].retrans).map(|(b, a)| b.saturating_sub(a)),
+            })
+        })
+        .collect()
 }
 
 fn run_on_own_runtime(hosts: &[String], opts: &ProbeOptions) -> Result<Vec<HostMeasurement>, Error> {
@@ -706,6 +740,29 @@ pub fn connect_timeout(max_rtt_ms: f64) -> Duration {
 pub(crate) mod tests {
     use super::*;
     use std::net::TcpListener;
+
+    #[test]
+    fn a_tests_ticks_become_its_rate_over_time_with_its_retransmissions() {
+        use crate::tcp::flow::Tick;
+        let tick = |ms: u64, bytes: u64, retrans: Option<u64>| Tick {
+            bytes,
+            elapsed: Duration::from_millis(ms),
+            srtt_ms: None,
+            retrans,
+        };
+        let s = series(&[
+            tick(0, 0, Some(0)),
+            tick(250, 1_250_000, Some(0)),
+            tick(500, 3_750_000, Some(3)),
+            // A tick at the same time adds no point.
+            tick(500, 3_750_000, Some(3)),
+            tick(750, 5_000_000, None),
+        ]);
+        assert_eq!(s.len(), 3, "{s:?}");
+        assert_eq!((s[0].t_s, s[0].rate_bps, s[0].retrans), (0.25, 40e6, Some(0)));
+        assert_eq!((s[1].rate_bps, s[1].retrans), (80e6, Some(3)));
+        assert_eq!(s[2].retrans, None, "a receiver's ticks count no retransmissions");
+    }
     use std::process::Command;
 
     #[test]

@@ -196,9 +196,9 @@ fn new_test(req: &PathTestRequest, sa: SocketAddr, direction: Direction) -> TcpT
 
 // ------------------------------------------------------------------------------ forward
 
-/// The forward test, this host sending; `on_progress(bytes sent, time sending)` is called a
-/// few times a second.
-pub fn run(req: &PathTestRequest, on_progress: &mut dyn FnMut(u64, Duration)) -> Result<TcpTest, TestError> {
+/// The forward test, this host sending; `on_progress` gets a [`flow::Tick`] a few times a
+/// second.
+pub fn run(req: &PathTestRequest, on_progress: &mut dyn FnMut(flow::Tick)) -> Result<TcpTest, TestError> {
     let sa = SocketAddr::new(req.addr, req.port);
     let hello = |version| Hello {
         version,
@@ -344,9 +344,9 @@ fn fill_forward(test: &mut TcpTest, req: &PathTestRequest, sent: &flow::Sent, re
 
 // ------------------------------------------------------------------------------ reverse
 
-/// The reverse test, the far end sending to this host; `on_progress(bytes received, time
-/// receiving)` is called a few times a second.
-pub fn run_reverse(req: &PathTestRequest, on_progress: &mut dyn FnMut(u64, Duration)) -> Result<TcpTest, TestError> {
+/// The reverse test, the far end sending to this host; `on_progress` gets the bytes received
+/// and the time receiving a few times a second.
+pub fn run_reverse(req: &PathTestRequest, on_progress: &mut dyn FnMut(flow::Tick)) -> Result<TcpTest, TestError> {
     let sa = SocketAddr::new(req.addr, req.port);
     let hello = Hello {
         version: proto::VERSION,
@@ -384,7 +384,7 @@ pub fn run_reverse(req: &PathTestRequest, on_progress: &mut dyn FnMut(u64, Durat
             format!("the reverse test broke off after {}: {why}", text::bytes(got.bytes)),
         )
     })?;
-    on_progress(got.bytes, got.duration());
+    on_progress(flow::Tick::moved(got.bytes, got.duration()));
     drop(data);
     if got.bytes == 0 {
         return Err(failed(
@@ -736,7 +736,7 @@ mod tests {
     #[test]
     fn nothing_listening_is_no_peer() {
         let req = request(unused_port());
-        for r in [run(&req, &mut |_, _| {}), run_reverse(&req, &mut |_, _| {})] {
+        for r in [run(&req, &mut |_| {}), run_reverse(&req, &mut |_| {})] {
             match r {
                 Err(TestError::NoPeer(why)) => assert!(why.contains("no tcptune serve on 127.0.0.1:"), "{why}"),
                 other => panic!("{other:?}"),
@@ -802,9 +802,9 @@ mod tests {
     fn a_version_2_serve_gets_a_forward_test_and_no_reverse_one() {
         let (port, serve) = version_2_serve(3);
         let req = request(port);
-        let t = run(&req, &mut |_, _| {}).expect("a forward test in version 2");
+        let t = run(&req, &mut |_| {}).expect("a forward test in version 2");
         assert_eq!((t.direction, t.bytes), (Direction::Forward, t.bytes.max(1)));
-        match run_reverse(&req, &mut |_, _| {}) {
+        match run_reverse(&req, &mut |_| {}) {
             Err(TestError::NoPeer(why)) => assert!(
                 why.ends_with("runs a tcptune serve of protocol 2, which cannot send a test: update it on the far end for the reverse test"),
                 "{why}"

@@ -7,6 +7,7 @@ use std::time::Duration;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::measure::{HostProgress, Progress, TestProgress};
+use crate::tcp::flow::Tick;
 
 /// How often a spinner turns.
 const TICK: Duration = Duration::from_millis(120);
@@ -95,30 +96,39 @@ impl Progress for Probes {
             line: Line(bar),
             host: host.to_string(),
             bound: bound.to_string(),
+            last: std::sync::Mutex::new(Tick::default()),
         })
     }
 }
 
-/// The path test's line: bytes moved so far (sent, or received in a reverse test) and the rate.
+/// The path test's line: time so far of its bound, the rate now (since the last tick), and
+/// the sender's RTT where it is this host.
 struct TestLine {
     line: Line,
     host: String,
     bound: String,
+    last: std::sync::Mutex<Tick>,
 }
 
 impl TestProgress for TestLine {
-    fn sent(&self, bytes: u64, elapsed: Duration) {
+    fn tick(&self, t: &Tick) {
+        let mut last = self.last.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let dt = t.elapsed.saturating_sub(last.elapsed).as_secs_f64();
         #[allow(clippy::cast_precision_loss)]
-        let rate = if elapsed.is_zero() {
-            0.0
+        let rate = if dt > 0.0 {
+            t.bytes.saturating_sub(last.bytes) as f64 * 8.0 / dt
         } else {
-            bytes as f64 * 8.0 / elapsed.as_secs_f64()
+            0.0
         };
+        *last = *t;
+        let rtt = t
+            .srtt_ms
+            .map_or_else(String::new, |r| format!(", RTT {}", crate::text::millis(r)));
         self.line.0.set_message(format!(
-            "TCP path test to {} (at most {}): {} moved, {}…",
+            "TCP path test to {}: {} of at most {}: {}{rtt}…",
             self.host,
+            crate::text::secs(t.elapsed.as_secs_f64()),
             self.bound,
-            crate::text::bytes(bytes),
             crate::text::rate(rate)
         ));
     }

@@ -95,6 +95,28 @@ pub const UNSENT_TIME: Duration = Duration::from_millis(50);
 /// initial window of 10 segments and 35 ms at 30 Mbit/s.
 pub const UNSENT_FLOOR: u64 = 128 << 10;
 
+/// What a test's data phase reports as it runs, a few times a second: the bytes moved so far
+/// and in how long, and for a sender its smoothed RTT and its retransmissions so far.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Tick {
+    pub bytes: u64,
+    pub elapsed: Duration,
+    pub srtt_ms: Option<f64>,
+    pub retrans: Option<u64>,
+}
+
+impl Tick {
+    /// A receiver's tick: bytes and time only.
+    pub fn moved(bytes: u64, elapsed: Duration) -> Self {
+        Self {
+            bytes,
+            elapsed,
+            srtt_ms: None,
+            retrans: None,
+        }
+    }
+}
+
 /// One TCP_INFO reading during the test.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Sample {
@@ -410,7 +432,7 @@ struct Sampler {
 impl Sampler {
     /// After each write, `sent` bytes in `t`: a TCP_INFO reading every [`SAMPLE_EVERY`], and
     /// progress.
-    fn tick(&mut self, s: &TcpStream, sent: u64, t: Duration, on_progress: &mut dyn FnMut(u64, Duration)) {
+    fn tick(&mut self, s: &TcpStream, sent: u64, t: Duration, on_progress: &mut dyn FnMut(Tick)) {
         if t.saturating_sub(self.last_sample) >= SAMPLE_EVERY {
             self.last_sample = t;
             if let Some(i) = super::tcpinfo::read(s) {
@@ -419,7 +441,18 @@ impl Sampler {
         }
         if t.saturating_sub(self.last_progress) >= PROGRESS_EVERY {
             self.last_progress = t;
-            on_progress(sent, t);
+            on_progress(self.progress(sent, t));
+        }
+    }
+
+    /// `sent` bytes in `t`, with the latest reading's RTT and retransmissions.
+    fn progress(&self, sent: u64, t: Duration) -> Tick {
+        let last = self.samples.last();
+        Tick {
+            bytes: sent,
+            elapsed: t,
+            srtt_ms: last.map(|s| s.srtt_ms),
+            retrans: last.map(|s| s.retrans),
         }
     }
 
@@ -458,13 +491,13 @@ pub fn unsent_bound(rate: f64) -> u64 {
 
 /// The data phase of a test's sender: writes to `s` until `time` has passed or `max_bytes`
 /// went out, reading TCP_INFO as it goes (startup, then paced; see the module docs), with the
-/// unsent data bounded. `on_progress(bytes sent, time sending)` is called a few times a
-/// second. Err: the bytes sent before a write failed, and why.
+/// unsent data bounded. `on_progress` gets a [`Tick`] a few times a second. Err: the bytes
+/// sent before a write failed, and why.
 pub fn send(
     s: &TcpStream,
     time: Duration,
     max_bytes: u64,
-    on_progress: &mut dyn FnMut(u64, Duration),
+    on_progress: &mut dyn FnMut(Tick),
 ) -> Result<Sent, (u64, std::io::Error)> {
     // A short write timeout: the loop samples and stops on time while the kernel holds it.
     s.set_write_timeout(Some(SAMPLE_EVERY)).map_err(|e| (0, e))?;
@@ -479,7 +512,7 @@ pub fn send(
     if let Some(i) = &end {
         sampler.samples.push(Sample::of(elapsed, i));
     }
-    on_progress(bytes, elapsed);
+    on_progress(sampler.progress(bytes, elapsed));
     let reading = end.map_or_else(Reading::default, |i| {
         let mut r = read_samples(
             &sampler.samples,
@@ -633,14 +666,14 @@ pub enum ReceiveError {
 
 /// Reads the data on `s` until the sender's end of it (Ok, not cut) or `cutoff` (Ok, cut:
 /// what came by then), with the sender never silent for `idle`; `share`: sample the window
-/// share (a path test). `on_progress(bytes received, time since the first)` is called a few
-/// times a second. Err: what was counted, and why it stopped.
+/// share (a path test). `on_progress` gets the bytes received and the time since the first a
+/// few times a second. Err: what was counted, and why it stopped.
 pub fn receive(
     s: &TcpStream,
     cutoff: Instant,
     idle: Duration,
     share: bool,
-    on_progress: &mut dyn FnMut(u64, Duration),
+    on_progress: &mut dyn FnMut(Tick),
 ) -> Result<Received, (Received, ReceiveError)> {
     use std::io::Read as _;
     let mut buf = vec![0u8; 256 * 1024];
@@ -651,7 +684,7 @@ pub fn receive(
     loop {
         if progress_at.elapsed() >= PROGRESS_EVERY {
             progress_at = Instant::now();
-            on_progress(got.bytes, got.first.map_or(Duration::ZERO, |f| f.elapsed()));
+            on_progress(Tick::moved(got.bytes, got.first.map_or(Duration::ZERO, |f| f.elapsed())));
         }
         let now = Instant::now();
         let left = cutoff.saturating_duration_since(now);
@@ -1015,7 +1048,7 @@ mod tests {
             Instant::now() + Duration::from_secs(5),
             Duration::from_secs(5),
             true,
-            &mut |_, _| {},
+            &mut |_| {},
         )
         .expect("all");
         assert_eq!((got.bytes, got.cut), (100_000, false));
@@ -1038,7 +1071,7 @@ mod tests {
             t + Duration::from_millis(300),
             Duration::from_secs(5),
             false,
-            &mut |_, _| {},
+            &mut |_| {},
         )
         .expect("cut");
         assert!(got.cut && got.bytes > 0, "{got:?}");
@@ -1054,7 +1087,7 @@ mod tests {
             Instant::now() + Duration::from_secs(5),
             Duration::from_millis(200),
             false,
-            &mut |_, _| {},
+            &mut |_| {},
         );
         assert!(matches!(e, Err((_, ReceiveError::Silent(_)))), "{e:?}");
     }

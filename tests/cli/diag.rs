@@ -526,7 +526,7 @@ mod path_test {
             connect_timeout: Duration::from_secs(1),
         };
         let mut calls = 0;
-        let t = run(&req, &mut |_, _| calls += 1).expect("a test");
+        let t = run(&req, &mut |_| calls += 1).expect("a test");
         server.join().expect("server thread").expect("the test ran to its end");
         assert!(calls >= 2, "progress reported");
         assert_eq!(t.peer, Some(TestPeer::Tcptune));
@@ -568,7 +568,7 @@ mod path_test {
             cc: None,
             connect_timeout: Duration::from_secs(1),
         };
-        let t = run(&req, &mut |_, _| {}).expect("a test");
+        let t = run(&req, &mut |_| {}).expect("a test");
         server.join().expect("server thread").expect("ended");
         if tcptune::host::is_root() {
             // 4 MiB asked of the kernel, which keeps 8 MiB: the maximum, not 2 GiB.
@@ -602,11 +602,11 @@ mod path_test {
             cc: None,
             connect_timeout: Duration::from_secs(1),
         };
-        let f = run(&req, &mut |_, _| {}).expect("a forward test");
+        let f = run(&req, &mut |_| {}).expect("a forward test");
         assert_eq!(f.direction, Direction::Forward);
         let mut calls = 0;
         let t = std::time::Instant::now();
-        let r = run_reverse(&req, &mut |_, _| calls += 1).expect("a reverse test");
+        let r = run_reverse(&req, &mut |_| calls += 1).expect("a reverse test");
         // 1.5 s of data, and the result at once: not the drain grace.
         assert!(t.elapsed() < Duration::from_secs(4), "{:?}", t.elapsed());
         server
@@ -705,7 +705,7 @@ mod path_test {
         // Loopback at full speed, timed: alone on the host.
         let _quiet = crate::lab::quiet_host();
         let mut peer = Peer::start(&[]);
-        let t = run(&peer.request(), &mut |_, _| {}).expect("a forward test against the peer");
+        let t = run(&peer.request(), &mut |_| {}).expect("a forward test against the peer");
         assert!(t.bytes > 0, "{t:?}");
         // One test of two: still serving.
         std::thread::sleep(Duration::from_millis(200));
@@ -720,8 +720,8 @@ mod path_test {
     fn a_peer_exits_after_its_two_tests_or_its_lifetime() {
         let mut peer = Peer::start(&["--bind", "127.0.0.1"]);
         let req = peer.request();
-        run(&req, &mut |_, _| {}).expect("forward");
-        let r = run_reverse(&req, &mut |_, _| {}).expect("reverse");
+        run(&req, &mut |_| {}).expect("forward");
+        let r = run_reverse(&req, &mut |_| {}).expect("reverse");
         assert_eq!(r.direction, Direction::Reverse);
         assert!(peer.exited(Duration::from_secs(5)).success());
 
@@ -743,7 +743,7 @@ mod path_test {
             cc: None,
             connect_timeout: Duration::from_secs(1),
         };
-        let t = run(&req, &mut |_, _| {}).expect("a test");
+        let t = run(&req, &mut |_| {}).expect("a test");
         server.join().expect("server thread").expect("ended");
         assert_eq!(t.bytes, 3 << 20);
         assert!(t.duration_s < 10.0, "{t:?}");

@@ -58,7 +58,7 @@ pub fn path(a: &Advice) -> String {
 }
 
 /// What the tests read of one side's direction: its loss after startup and its queue.
-fn reading(d: &Decision) -> Option<String> {
+pub fn reading(d: &Decision) -> Option<String> {
     if d.class == PathClass::Unmeasured || d.observations.iter().any(|o| matches!(o, Observation::Given(_))) {
         return None;
     }
@@ -86,6 +86,22 @@ pub fn measured(a: &Advice) -> Option<String> {
             r.unwrap_or_else(|| "not measured".into())
         )),
     }
+}
+
+/// A test's rate over time as a sparkline of at most `width` bars, the bars with a burst of
+/// retransmissions (more than twice the test's mean per point) drawn `×`.
+pub fn sparkline(t: &crate::measure::evidence::TcpTest, width: usize) -> String {
+    let rates: Vec<f64> = t.series.iter().map(|p| p.rate_bps).collect();
+    let counted: Vec<u64> = t.series.iter().filter_map(|p| p.retrans).collect();
+    #[allow(clippy::cast_precision_loss)]
+    let mean = counted.iter().sum::<u64>() as f64 / counted.len().max(1) as f64;
+    #[allow(clippy::cast_precision_loss)]
+    let marked: Vec<bool> = t
+        .series
+        .iter()
+        .map(|p| p.retrans.is_some_and(|r| r > 0 && r as f64 > 2.0 * mean))
+        .collect();
+    text::sparkline(&rates, &marked, width)
 }
 
 /// The class as a word.
@@ -249,15 +265,19 @@ pub fn verdict(a: &Advice) -> String {
         return "no change needed: the running values fit this path".into();
     }
     let rate = a.receive_bandwidth_bps.unwrap_or(a.bandwidth_bps);
-    let now = match a.window_limit_bps {
+    let what = if changed.len() <= 3 {
+        format!("change {}", changed.join(", "))
+    } else {
+        format!("{} settings to change", changed.len())
+    };
+    match a.window_limit_bps {
         Some(limit) if limit < rate => format!(
-            "the running receive max holds one flow to about {} of {}; ",
+            "the running receive max holds one flow to about {} of {}: {what}",
             text::rate(limit as f64),
             text::rate(rate as f64)
         ),
-        _ => String::new(),
-    };
-    format!("{now}change {}", changed.join(", "))
+        _ => what,
+    }
 }
 
 /// The short lines of the notes and the warnings, in that order of importance: warnings first.

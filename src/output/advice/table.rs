@@ -52,7 +52,7 @@ pub fn write_far_table(out: &mut dyn Write, far: &Advice, who: &str, r: Render) 
 /// One end's summary, settings, remarks and count.
 fn block(out: &mut dyn Write, a: &Advice, r: Render) -> anyhow::Result<()> {
     let mut head = vec![summary::path(a)];
-    head.extend(summary::measured(a));
+    head.extend(measured(a));
     head.extend(summary::class(a));
     head.push(format!("verdict: {}", summary::verdict(a)));
     for l in head {
@@ -70,6 +70,30 @@ fn block(out: &mut dyn Write, a: &Advice, r: Render) -> anyhow::Result<()> {
     }
     note(out, &summary::count_marked(a, true), r)?;
     Ok(())
+}
+
+/// The bars of a test's rate over time.
+const SPARK_WIDTH: usize = 20;
+
+/// What was measured each way: with this host's tests, a line per direction with the test's
+/// rate over time; else the one line the file has.
+fn measured(a: &Advice) -> Vec<String> {
+    let tests = a.evidence.as_ref().map(|e| (e.test.as_ref(), e.reverse.as_ref()));
+    let Some((forward, reverse)) = tests.filter(|(f, r)| f.is_some() || r.is_some()) else {
+        return summary::measured(a).into_iter().collect();
+    };
+    [
+        ("sending", forward, &a.decision),
+        ("receiving", reverse, &a.receive_decision),
+    ]
+    .into_iter()
+    .map(|(way, t, d)| {
+        let spark = t.map(|t| summary::sparkline(t, SPARK_WIDTH)).unwrap_or_default();
+        let what = summary::reading(d).unwrap_or_else(|| "not measured".into());
+        let spark = if spark.is_empty() { String::new() } else { format!("{spark} ") };
+        format!("{way}: {spark}{what}")
+    })
+    .collect()
 }
 
 /// "path to …" → "Path to …".
