@@ -101,6 +101,7 @@ Register-ArgumentCompleter -Native -CommandName 'tcptune' -ScriptBlock {
             [CompletionResult]::new('--clean-path', '--clean-path', [CompletionResultType]::ParameterName, 'Advise for a path known to be clean (no random loss, a bottleneck queue of a BDP or more: a dedicated circuit, a lab) whatever the evidence says: CUBIC and 2 x BDP')
             [CompletionResult]::new('--no-path-test', '--no-path-test', [CompletionResultType]::ParameterName, 'Skip the TCP path test (a bounded transfer to `tcptune serve` on the host, which measures loss, queue depth, delivery rate and the receiver''s window share)')
             [CompletionResult]::new('--iperf3', '--iperf3', [CompletionResultType]::ParameterName, 'Run the path test against an iperf3 server on the host (with the iperf3 client) instead of tcptune serve')
+            [CompletionResult]::new('--explain', '--explain', [CompletionResultType]::ParameterName, 'Add the derivation: the formula, each test''s figures, the lab''s numbers and the sources behind every setting (in every format: comments, the terminal, JSON''s `explain`)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break

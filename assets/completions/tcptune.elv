@@ -96,6 +96,7 @@ set edit:completion:arg-completer[tcptune] = {|@words|
             cand --clean-path 'Advise for a path known to be clean (no random loss, a bottleneck queue of a BDP or more: a dedicated circuit, a lab) whatever the evidence says: CUBIC and 2 x BDP'
             cand --no-path-test 'Skip the TCP path test (a bounded transfer to `tcptune serve` on the host, which measures loss, queue depth, delivery rate and the receiver''s window share)'
             cand --iperf3 'Run the path test against an iperf3 server on the host (with the iperf3 client) instead of tcptune serve'
+            cand --explain 'Add the derivation: the formula, each test''s figures, the lab''s numbers and the sources behind every setting (in every format: comments, the terminal, JSON''s `explain`)'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }

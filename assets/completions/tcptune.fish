@@ -117,6 +117,7 @@ complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l loss-recovery
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l clean-path -d 'Advise for a path known to be clean (no random loss, a bottleneck queue of a BDP or more: a dedicated circuit, a lab) whatever the evidence says: CUBIC and 2 x BDP'
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l no-path-test -d 'Skip the TCP path test (a bounded transfer to `tcptune serve` on the host, which measures loss, queue depth, delivery rate and the receiver\'s window share)'
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l iperf3 -d 'Run the path test against an iperf3 server on the host (with the iperf3 client) instead of tcptune serve'
+complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l explain -d 'Add the derivation: the formula, each test\'s figures, the lab\'s numbers and the sources behind every setting (in every format: comments, the terminal, JSON\'s `explain`)'
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l for -d 'A timed experiment: a detached process reverts the snapshot after DURATION (90s, 10m, 2h)' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l wait -d 'Seconds to wait for another apply or revert to finish (0: refuse at once)' -r

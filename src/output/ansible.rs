@@ -229,16 +229,16 @@ fn usage(out: &mut dyn Write, sysctl_file: &str, dropin: Option<&DropIn>) -> std
 #   ansible-playbook -i INVENTORY tcptune.yml
 # Put back the values each host ran before its first apply:
 #   ansible-playbook -i INVENTORY tcptune.yml --tags revert
-# The settings are kept in {sysctl_file} (-e tcptune_sysctl_file=... to change it); the values
-# they replace are recorded on each host in {PRIOR_FILE} (-e tcptune_prior_file=...).
+# The settings are kept in {sysctl_file}
+# (-e tcptune_sysctl_file=... to change it); the values they replace are recorded on each host
+# in {PRIOR_FILE} (-e tcptune_prior_file=...).
 "
     )?;
     if let Some(d) = dropin {
-        writeln!(
-            out,
-            "# The drop-in's number: {} (on the host this advice was made on).",
-            c(&d.why)
-        )?;
+        let why = format!("The drop-in's number: {} (on the host this advice was made on).", c(&d.why));
+        for l in super::advice::summary::wrap(&why, 100, "# ", "#   ") {
+            writeln!(out, "{l}")?;
+        }
         for w in &d.overridden_by {
             writeln!(out, "# warning: {}", c(w))?;
         }

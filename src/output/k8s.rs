@@ -25,7 +25,8 @@ pub fn write(
         out,
         "#
 # Kubernetes: a pod's network namespace takes the sysctls in spec.securityContext.sysctls below;
-# copy that list into your own pod template (Deployment, StatefulSet, Job) and replace the container.
+# copy that list into your own pod template (Deployment, StatefulSet, Job) and replace the
+# container.
 "
     )?;
     safe_line(out, &scoped)?;

@@ -23,11 +23,14 @@ pub fn write(
     write!(
         out,
         "#
-# TuneD profile \"{name}\": this file is /etc/tuned/{name}/tuned.conf (advise --format tuned --output /etc/tuned/{name}).
-# Activate it alone: tuned-adm profile {name}   or on top of the profile you run: tuned-adm profile ACTIVE {name}
+# TuneD profile \"{name}\": this file is /etc/tuned/{name}/tuned.conf
+#   (advise --format tuned --output /etc/tuned/{name}).
+# Activate it alone: tuned-adm profile {name}
+#   or on top of the profile you run: tuned-adm profile ACTIVE {name}
 # Check the running values against it: tuned-adm verify
 # reapply_sysctl (on by default in /etc/tuned/tuned-main.conf): after the profile, TuneD applies
-# /run/sysctl.d, /etc/sysctl.d and /etc/sysctl.conf again, so a key set there wins over this profile.
+# /run/sysctl.d, /etc/sysctl.d and /etc/sysctl.conf again, so a key set there wins over this
+# profile.
 "
     )?;
     if overridden_by.is_empty() {

@@ -279,13 +279,30 @@ fn the_path_test_sees_loss_and_the_advice_follows() {
         .clone();
     assert_eq!(cc["value"], "bbr", "{cc:#}");
     assert!(
-        cc["reason"]
+        d["why_class"]
             .as_str()
-            .expect("reason")
+            .expect("why")
             .contains("retransmitted after startup"),
-        "{cc:#}"
+        "{d:#}"
     );
     assert_eq!(v["sizing"]["loss_recovery"], true);
+    assert!(
+        v["evidence"]["test"]["series"].as_array().is_some_and(|s| s.len() >= 4),
+        "the test's rate over time: {:#}",
+        v["evidence"]["test"]
+    );
+    // The measured advice as a person reads it: the same rules as the given path's, and the
+    // tests' figures in its derivation.
+    let serve = Server::tcptune(&lab.ns_b, &b);
+    let out = lab.tcptune(
+        &lab.ns_a,
+        &["advise", "--host", &b, "--test-time", "3s", "--format", "sysctl", "--explain"],
+    );
+    drop(serve);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let file = String::from_utf8(out.stdout).expect("utf8");
+    crate::legible::check_file(&file, "the lab's lossy path");
+    crate::legible::check_explained(&file, crate::legible::MEASURED_FACTS, "the lab's lossy path");
 }
 
 /// Loss in one direction only (0.5 % from the far end to this host, `lab.sh up --loss-ba`):

@@ -12,6 +12,7 @@ mod lab;
 #[path = "../support/lab.rs"]
 mod lab_support;
 mod layers;
+mod legible;
 mod netns;
 mod ship;
 mod ssh;

@@ -1,0 +1,275 @@
+//! The advice reads in ten seconds: the file's header, one short comment per setting with its
+//! old and new value, no line past 100 columns, numbers rounded for people, the derivation
+//! whole behind `--explain`, and a terminal table that fits 80 columns. The checks are
+//! functions, so the lab's measured advice (tests/cli/lab.rs) is held to them too.
+
+use crate::{linux_tree, tcptune};
+
+/// The widest line of a file, and of a setting's comment.
+const FILE_WIDTH: usize = 100;
+const COMMENT_WIDTH: usize = 90;
+const HEADER_LINES: usize = 8;
+
+/// Whether `line` is a setting, live or commented out: `key = value`, `# key = value`,
+/// `key=value` (BSD), `# in /boot/loader.conf: key=value`.
+fn is_setting(line: &str) -> bool {
+    let l = line.trim_start_matches("# in /boot/loader.conf: ").trim_start_matches("# ");
+    l.split_once('=').is_some_and(|(k, _)| {
+        let k = k.trim();
+        !k.is_empty()
+            && k.contains('.')
+            && k.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+    }) || l.starts_with("cc_") && l.contains('=')
+}
+
+/// The significant figures of a number as written ("625000" has 3, "0.0095" 2, "283,158" 6).
+fn figures(n: &str) -> usize {
+    let digits: String = n.chars().filter(char::is_ascii_digit).collect();
+    let trimmed = digits.trim_start_matches('0');
+    let trimmed = if n.contains('.') { trimmed } else { trimmed.trim_end_matches('0') };
+    trimmed.len()
+}
+
+/// The numbers of prose: digit runs (with `,` and `.` inside) that stand alone — not part of
+/// a word, an address, a date, a version, a key or a file name.
+fn prose_numbers(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for word in line.split([' ', '(', ')', ';', '/']) {
+        let w = word.trim_end_matches([',', ':', '.', '…']);
+        let plain = !w.is_empty()
+            && w.chars().next().is_some_and(|c| c.is_ascii_digit() || c == '+' || c == '-')
+            && w.trim_start_matches(['+', '-'])
+                .chars()
+                .all(|c| c.is_ascii_digit() || c == ',' || c == '.');
+        // An address or a version has more than one dot; a date or a file name a letter.
+        if plain && w.matches('.').count() <= 1 {
+            out.push(w.to_string());
+        }
+    }
+    out
+}
+
+/// The rules every advice file keeps; `what` names it in failures.
+pub fn check_file(text: &str, what: &str) {
+    let lines: Vec<&str> = text.lines().collect();
+    for l in &lines {
+        assert!(
+            l.chars().count() <= FILE_WIDTH,
+            "{what}: a line of {} columns: {l}\n{text}",
+            l.chars().count()
+        );
+    }
+    let header = lines.iter().take_while(|l| !l.is_empty()).count();
+    assert!(header <= HEADER_LINES, "{what}: a header of {header} lines\n{text}");
+    assert!(lines.iter().take(header).all(|l| l.starts_with('#')), "{what}\n{text}");
+    let mut settings = 0;
+    for (i, l) in lines.iter().enumerate() {
+        if !is_setting(l) || l.starts_with("#   ") {
+            continue;
+        }
+        settings += 1;
+        let comment = lines[..i]
+            .iter()
+            .rev()
+            .find(|c| !c.starts_with("# first:"))
+            .expect("a comment before each setting");
+        assert!(
+            comment.starts_with("# ") && !is_setting(comment),
+            "{what}: {l} has no comment line of its own\n{text}"
+        );
+        assert!(
+            comment.chars().count() <= COMMENT_WIDTH,
+            "{what}: a setting's comment of {} characters: {comment}",
+            comment.chars().count()
+        );
+        // A live setting changes the running value: its comment says from what to what.
+        if !l.starts_with('#') {
+            assert!(comment.contains(" \u{2192} "), "{what}: {l} says no old and new value: {comment}");
+        }
+    }
+    assert!(settings > 0, "{what}: no setting\n{text}");
+    // The derivation carries exact counts and the BDP's formula on purpose: the short advice
+    // above it rounds every number it says.
+    let short = lines
+        .iter()
+        .take_while(|l| !l.starts_with("# The derivation (--explain):"));
+    for l in short.filter(|l| l.starts_with('#') && !is_setting(l)) {
+        for n in prose_numbers(l) {
+            assert!(figures(&n) <= 4, "{what}: {n} has more than 4 significant figures: {l}");
+        }
+    }
+}
+
+/// The table on an 80-column terminal: no line wider, at most `most` lines.
+pub fn check_table(text: &str, most: usize, what: &str) {
+    for l in text.lines() {
+        assert!(l.chars().count() <= 80, "{what}: {} columns: {l}\n{text}", l.chars().count());
+    }
+    let n = text.lines().count();
+    assert!(n <= most, "{what}: {n} lines at 80 columns\n{text}");
+}
+
+/// Every fact of `facts` is in `explained`, the derivation.
+pub fn check_explained(explained: &str, facts: &[&str], what: &str) {
+    // Wrapped lines joined again: a fact may cross a line break.
+    let joined = explained
+        .lines()
+        .map(|l| l.trim_start_matches('#').trim())
+        .collect::<Vec<_>>()
+        .join(" ");
+    for f in facts {
+        assert!(joined.contains(f), "{what}: --explain does not say \"{f}\"\n{explained}");
+    }
+}
+
+/// What the comments of the given path's file said before they were made short (2026-11-27),
+/// each now in its derivation: the formula, the sources, the lab's figures.
+const GIVEN_FACTS: &[&str] = &[
+    "BDP = 500 Mbit/s × 150 ms = 9,375,000 bytes (8.94 MiB)",
+    "6 × BDP (8.94 MiB) = 53.7 MiB, for loss recovery",
+    "Linux advertises only part of the buffer as window",
+    "the sender holds every byte sent from the loss until its repair is acknowledged",
+    "the path's loss and queue depth were not measured (no TCP test) → bbr and 6 × BDP, the best worst case over clean, lossy and shallow lab paths",
+    "assumed one half (Linux's scaling_ratio for typical 1500-byte frames)",
+    "run `tcptune serve` on the far end (as root, so the test is not held by its buffers)",
+    "channels.h CHAN_SES_WINDOW_DEFAULT",
+    "sftp.c DEFAULT_NUM_REQUESTS, DEFAULT_COPY_BUFLEN",
+    "HPN-SSH, or a tool that sizes its windows to the path",
+    "after systemd's 50-default.conf",
+    "caps SO_RCVBUF for programs that size their own buffers (iperf3 -w, some transfer tools)",
+    "without window scaling the window stops at 64 KiB: 3.5 Mbit/s at this RTT",
+    "probe the path MTU when an ICMP black hole stalls big segments",
+    "need not slow-start again after each idle gap",
+    "tcptune's lab, 150 ms, 0.01 % loss: BBR with 5 × BDP 98 % of the goodput limit, CUBIC 5.8 %",
+    "10 ms at the path rate, within 128 KiB..4 MiB",
+];
+
+/// The facts a measured advice's derivation adds: each test's figures and the probes'.
+pub const MEASURED_FACTS: &[&str] = &[
+    "rtt min/avg/max/mdev",
+    "TCP path test to",
+    "reverse TCP path test from",
+    "retransmitted after startup (",
+    "delivery rate after startup",
+    "at the IP level",
+    "the RTT grew from",
+];
+
+fn advise_given(dir: &std::path::Path, extra: &[&str]) -> String {
+    let out = tcptune()
+        .args(["advise", "--rtt", "150ms", "--bandwidth", "500mbit", "--sysctl-dir"])
+        .arg(dir)
+        .args(extra)
+        .env("COLUMNS", "80")
+        .output()
+        .expect("run");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).expect("utf8")
+}
+
+/// The README's path, from stock values: the file, its derivation, and the table at 80
+/// columns.
+#[test]
+fn the_given_paths_advice_reads_in_ten_seconds() {
+    let dir = linux_tree(&[]);
+    let file = advise_given(dir.path(), &["--format", "sysctl"]);
+    check_file(&file, "the given path");
+    // The first setting comes within the first dozen lines, and the file says why in words.
+    let first = file.lines().position(|l| l.starts_with("net.")).expect("a setting");
+    assert!(first < 12, "{file}");
+    assert!(
+        file.contains("# receive max 6 MiB → 53.7 MiB (+795 %): 6 × BDP, loss recovery\nnet.ipv4.tcp_rmem = 4096 131072 56295424\n"),
+        "{file}"
+    );
+    // Each evidence sentence once.
+    assert_eq!(file.matches("the best worst case").count(), 1, "{file}");
+    let explained = advise_given(dir.path(), &["--format", "sysctl", "--explain"]);
+    check_file(&explained, "the given path with --explain");
+    // Past the first line (its time may be another second's).
+    let after_title = |t: &str| t.split_once('\n').map(|(_, rest)| rest.to_string()).unwrap_or_default();
+    assert!(
+        after_title(&explained).starts_with(&after_title(&file)),
+        "--explain adds to the file, it changes none of it"
+    );
+    check_explained(&explained, GIVEN_FACTS, "the given path");
+    let table = advise_given(dir.path(), &["--format", "table"]);
+    check_table(&table, 25, "the given path's table");
+    assert!(table.contains("* tcp_rmem") || table.contains("* net.ipv4.tcp_rmem"), "{table}");
+    assert!(table.lines().any(|l| l.starts_with("already right: ")), "{table}");
+    assert!(table.contains("to change (*)"), "{table}");
+    let explained = advise_given(dir.path(), &["--format", "table", "--explain"]);
+    check_explained(&explained, GIVEN_FACTS, "the given path's table");
+}
+
+/// A measured path (the fake prober's: both directions tested, loss both ways), in every
+/// format: the same rules, the tests' figures in the derivation, the series in JSON.
+#[test]
+fn a_measured_advice_reads_in_ten_seconds_in_every_format() {
+    let dir = linux_tree(&[]);
+    let run = |format: &str, explain: bool| {
+        let mut c = tcptune();
+        c.args(["advise", "--host", "198.18.0.2", "--fake-prober"])
+            .arg("rtt=150ms,rate=500mbit,loss=0.0095,rloss=0.008")
+            .args(["--sysctl-dir"])
+            .arg(dir.path())
+            .args(["--format", format])
+            .env("COLUMNS", "80");
+        if explain {
+            c.arg("--explain");
+        }
+        let out = c.output().expect("run");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).expect("utf8")
+    };
+    let file = run("sysctl", false);
+    check_file(&file, "a measured path");
+    let header: Vec<&str> = file.lines().take_while(|l| !l.is_empty()).collect();
+    assert!(
+        header
+            .iter()
+            .any(|l| l.starts_with("# measured: sending 0.0095 % loss, queue 1 × BDP; receiving 0.008 % loss")),
+        "{file}"
+    );
+    let explained = run("sysctl", true);
+    check_file(&explained, "a measured path with --explain");
+    check_explained(&explained, MEASURED_FACTS, "a measured path");
+    let shell = run("shell", false);
+    assert!(shell.lines().all(|l| l.chars().count() <= FILE_WIDTH), "{shell}");
+    let table = run("table", false);
+    check_table(&table, 25, "a measured path's table");
+    // Each direction's test as a sparkline beside what it read.
+    assert!(
+        table.lines().any(|l| l.starts_with("Sending: ") && l.contains('\u{2588}')),
+        "{table}"
+    );
+    let v: serde_json::Value = serde_json::from_str(&run("json", true)).expect("json");
+    assert!(v["evidence"]["test"]["series"].as_array().is_some_and(|s| s.len() > 10), "{v:#}");
+    assert_eq!(v["summary"]["class"][0], "class: lossy both ways → bbr, 5 × BDP: at 0.0095 % loss CUBIC would hold about 23.1 Mbit/s");
+    assert!(v["explain"].as_array().is_some_and(|e| !e.is_empty()), "{v:#}");
+    // JSON keeps every number whole: the exact bytes, the exact rate.
+    assert_eq!(v["bdp_bytes"], 9_375_000);
+    // The fleets' files open with the same words as the file: the path, what was measured,
+    // the class (after the title, whose time may be another second's).
+    let head: Vec<&str> = file.lines().skip(1).take(3).collect();
+    for format in ["ansible", "tuned", "k8s"] {
+        let text = run(format, false);
+        assert_eq!(text.lines().skip(1).take(3).collect::<Vec<_>>(), head, "{format}: {text}");
+        assert!(!text.contains("The derivation"), "{format}");
+        assert!(run(format, true).contains("# The derivation (--explain):"), "{format}");
+    }
+}
+
+#[test]
+fn the_checks_can_fail() {
+    // A long comment, a setting without its comment, and a number with 7 figures each fail.
+    let long = format!("# a\n\n# {}\nnet.ipv4.tcp_rmem = 1 2 3\n", "x".repeat(95));
+    assert!(std::panic::catch_unwind(|| check_file(&long, "long")).is_err());
+    let bare = "# a\n\nnet.ipv4.tcp_rmem = 1 2 3\n";
+    assert!(std::panic::catch_unwind(|| check_file(bare, "bare")).is_err());
+    let precise = "# path: 500.003337 Mbit/s\n\n# receive max 1 → 2: x\nnet.ipv4.tcp_rmem = 1 2 3\n";
+    assert!(std::panic::catch_unwind(|| check_file(precise, "precise")).is_err());
+    assert_eq!(figures("625000"), 3);
+    assert_eq!(figures("0.0095"), 2);
+    assert_eq!(figures("283,158"), 6);
+    assert_eq!(prose_numbers("host 198.18.0.2: 12.3 s, 2026-11-27T08:00:00Z, +795 %"), ["12.3", "+795"]);
+}
