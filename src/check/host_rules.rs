@@ -80,8 +80,10 @@ pub fn retransmissions(c: Option<TcpCounters>, rtt_ms: Option<f64>) -> Option<Fi
         ));
     };
     let base = format!(
-        "{:.2}% of segments retransmitted ({} of {} since boot, /proc/net/snmp)",
-        pct, c.retrans_segs, c.out_segs
+        "{} of segments retransmitted ({} of {} since boot, /proc/net/snmp)",
+        crate::text::pct(pct),
+        c.retrans_segs,
+        c.out_segs
     );
     if pct < 1.0 {
         return Some(Finding::ok(id, base));
@@ -378,7 +380,7 @@ pub fn offloads(ifname: &str, o: &std::io::Result<crate::host::ethtool::Offloads
         Some(Finding::warn(
             id,
             format!(
-                "{ifname}: {state}: without segmentation offload the CPU handles every 1500-byte packet (one cloud lost 65% of its send rate with TSO and GSO off)"
+                "{ifname}: {state}: without segmentation offload the CPU handles every 1500-byte packet (one cloud lost 65 % of its send rate with TSO and GSO off)"
             ),
             format!("ethtool -K {q} {args}"),
         ))
@@ -408,7 +410,7 @@ mod tests {
         let w = retransmissions(c(100_000, 2000), Some(50.0)).expect("f");
         assert_eq!(w.status, Status::Warn);
         assert!(
-            w.message.contains("2.00%") && w.message.contains("Mathis"),
+            w.message.contains("2 % of segments") && w.message.contains("Mathis"),
             "{}",
             w.message
         );

@@ -128,14 +128,14 @@ pub fn flow(local: SocketAddr, peer: SocketAddr, cc: Option<Foreign>, i: &TcpInf
                 )
             });
             Some(format!(
-                "receive window limited {:.0}% of the time{}: raise the receive buffer maximum on the peer (tcp_rmem[2]; see tcptune advise)",
-                b.rwnd_limited_pct,
+                "receive window limited {} of the time{}: raise the receive buffer maximum on the peer (tcp_rmem[2]; see tcptune advise)",
+                text::pct(b.rwnd_limited_pct),
                 w.unwrap_or_default()
             ))
         } else if b.sndbuf_limited_pct >= NOTE_PCT {
             Some(format!(
-                "send buffer limited {:.0}% of the time: raise tcp_wmem[2] here (see tcptune advise), or the program's SO_SNDBUF",
-                b.sndbuf_limited_pct
+                "send buffer limited {} of the time: raise tcp_wmem[2] here (see tcptune advise), or the program's SO_SNDBUF",
+                text::pct(b.sndbuf_limited_pct)
             ))
         } else if limited_by == Some(LimitedBy::Application) {
             Some(application_note(process.as_ref(), i.min_rtt_ms()))

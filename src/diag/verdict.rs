@@ -143,7 +143,7 @@ fn field_name(b: &BufferFacts) -> String {
 
 /// One end's buffer, as the advice line about it names it.
 struct Side<'a> {
-    /// "receive window limited 49% of the time (its window at the end: …)".
+    /// "receive window limited 49 % of the time (its window at the end: …)".
     limited: String,
     facts: &'a BufferFacts,
     /// "the receiver's net.ipv4.tcp_rmem[2]", "net.ipv4.tcp_wmem[2] here".
@@ -234,7 +234,10 @@ fn receive_side<'a>(flow: &VerdictFacts<'a>, b: &Breakdown) -> Side<'a> {
         })
         .unwrap_or_default();
     Side {
-        limited: format!("receive window limited {:.0}% of the time{window}", b.rwnd_limited_pct),
+        limited: format!(
+            "receive window limited {} of the time{window}",
+            crate::text::pct(b.rwnd_limited_pct)
+        ),
         facts: flow.receiver,
         whose: format!("the receiver's {field}"),
         still_growing: "its window was still growing (autotuning ramps up over the first round trips: test longer with --time), or the receiving program sets a small SO_RCVBUF",
@@ -247,7 +250,10 @@ fn receive_side<'a>(flow: &VerdictFacts<'a>, b: &Breakdown) -> Side<'a> {
 fn send_side<'a>(flow: &VerdictFacts<'a>, b: &Breakdown) -> Side<'a> {
     let field = field_name(flow.sender);
     Side {
-        limited: format!("send buffer limited {:.0}% of the time", b.sndbuf_limited_pct),
+        limited: format!(
+            "send buffer limited {} of the time",
+            crate::text::pct(b.sndbuf_limited_pct)
+        ),
         facts: flow.sender,
         whose: format!("{field} here"),
         still_growing: "the buffer was still growing; test longer with --time",
@@ -263,17 +269,22 @@ fn verdict_line(f: &AdviceFacts<'_>, b: &Breakdown) -> Option<String> {
             let loss = f
                 .retransmitted_pct
                 .filter(|p| *p >= 0.1)
-                .map(|p| format!("; {p}% of the bytes were retransmitted: loss holds the congestion window down"))
+                .map(|p| {
+                    format!(
+                        "; {} of the bytes were retransmitted: loss holds the congestion window down",
+                        crate::text::pct(p)
+                    )
+                })
                 .unwrap_or_default();
             Some(format!(
-                "network limited {:.0}% of the time (the congestion window decided): the buffers are not what limits this flow; {} is what the path and the congestion control give one flow{loss}",
-                b.network_limited_pct,
+                "network limited {} of the time (the congestion window decided): the buffers are not what limits this flow; {} is what the path and the congestion control give one flow{loss}",
+                crate::text::pct(b.network_limited_pct),
                 text::rate(f.flow.throughput_bps)
             ))
         }
         LimitedBy::Application => Some(format!(
-            "the sender had nothing queued {:.0}% of the time: the application (here tcptune itself: a busy CPU) limited the flow, not TCP",
-            b.app_limited_pct.unwrap_or(0.0)
+            "the sender had nothing queued {} of the time: the application (here tcptune itself: a busy CPU) limited the flow, not TCP",
+            crate::text::pct(b.app_limited_pct.unwrap_or(0.0))
         )),
         LimitedBy::ReceiveWindow | LimitedBy::SendBuffer => None,
     }
@@ -310,7 +321,7 @@ mod tests {
         };
         let a = advice(&f);
         assert_eq!(a.len(), 1, "{a:?}");
-        assert!(a[0].starts_with("receive window limited 80% of the time"), "{}", a[0]);
+        assert!(a[0].starts_with("receive window limited 80 % of the time"), "{}", a[0]);
         assert!(
             a[0].contains("net.ipv4.tcp_rmem[2] on the receiver (now 262144 bytes"),
             "{}",
@@ -367,15 +378,15 @@ mod tests {
             retransmitted_pct: Some(1.5),
             ..f
         });
-        assert!(a[0].starts_with("network limited 99% of the time"), "{a:?}");
-        assert!(a[0].contains("1.5% of the bytes were retransmitted"), "{a:?}");
+        assert!(a[0].starts_with("network limited 99 % of the time"), "{a:?}");
+        assert!(a[0].contains("1.5 % of the bytes were retransmitted"), "{a:?}");
 
         let b = Breakdown::compute(1_000_000, 0, 0, Some(3_000_000)).expect("b");
         let a = advice(&AdviceFacts {
             breakdown: Some(&b),
             ..f
         });
-        assert!(a[0].contains("nothing queued 67%"), "{a:?}");
+        assert!(a[0].contains("nothing queued 67 %"), "{a:?}");
 
         let a = advice(&AdviceFacts { breakdown: None, ..f });
         assert!(a[0].contains("no limited-by counters"), "{a:?}");
@@ -397,7 +408,7 @@ mod tests {
         });
         assert!(a[0].contains("still growing"), "{a:?}");
         // 15 %: worth a line, but below the verdict's threshold: the network is the limit.
-        assert!(a[1].starts_with("network limited 85%"), "{a:?}");
+        assert!(a[1].starts_with("network limited 85 %"), "{a:?}");
     }
 
     fn facts<'a>(recv: &'a BufferFacts, send: &'a BufferFacts, window: Option<u64>) -> VerdictFacts<'a> {
@@ -430,7 +441,7 @@ mod tests {
             retransmitted_pct: None,
         });
         assert_eq!(a.len(), 1, "{a:?}");
-        assert!(a[0].starts_with("receive window limited 10% of the time"), "{a:?}");
+        assert!(a[0].starts_with("receive window limited 10 % of the time"), "{a:?}");
         assert!(a[0].contains("sysctl -w net.ipv4.tcp_rmem="), "{a:?}");
         assert!(!a.iter().any(|l| l.contains("not what limits")), "{a:?}");
     }
@@ -456,7 +467,7 @@ mod tests {
             retransmitted_pct: None,
         });
         assert_eq!(a.len(), 1, "{a:?}");
-        assert!(a[0].starts_with("receive window limited 4% of the time"), "{a:?}");
+        assert!(a[0].starts_with("receive window limited 4 % of the time"), "{a:?}");
         assert!(a[0].contains("small SO_RCVBUF"), "{a:?}");
 
         // A window that carries far more than got through: the network, as the counters say.

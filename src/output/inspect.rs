@@ -12,7 +12,7 @@ pub fn write_table(out: &mut dyn Write, r: &Report, tty: bool, color: bool) -> a
         writeln!(out, "no established TCP flows{to}")?;
         return Ok(());
     }
-    let pct = |p: Option<f64>| p.map_or_else(|| "-".to_string(), |p| format!("{p:.0}%"));
+    let pct = |p: Option<f64>| p.map_or_else(|| "-".to_string(), crate::text::pct);
     let mut t = super::table(tty, color);
     t.set_header(super::header([
         "local",

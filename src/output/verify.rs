@@ -7,23 +7,26 @@ use crate::tcp::tcpinfo::LimitedBy;
 
 /// The goodput, RTT, limited-by shares, verdict and advice lines, for people.
 pub fn write_table(out: &mut dyn Write, r: &VerifyReport) -> anyhow::Result<()> {
-    let pct = |p: Option<f64>| p.map_or_else(|| "n/a".to_string(), |p| format!("{p:.1}%"));
+    let pct = |p: Option<f64>| p.map_or_else(|| "n/a".to_string(), crate::text::pct);
     writeln!(
         out,
-        "verify {} ({}): sent {} in {:.2} s",
+        "verify {} ({}): sent {} in {}",
         r.host,
         r.addr,
-        crate::text::bytes(r.bytes),
-        r.duration_s
+        crate::text::size(r.bytes),
+        crate::text::secs(r.duration_s)
     )?;
     writeln!(out, "  throughput       {}", crate::text::rate(r.throughput_bps))?;
-    let min = r.min_rtt_ms.map(|m| format!(", min {m} ms")).unwrap_or_default();
-    writeln!(out, "  RTT              {} ms{min} ({})", r.rtt_ms, r.rtt_source)?;
+    let min = r
+        .min_rtt_ms
+        .map(|m| format!(", min {}", crate::text::millis(m)))
+        .unwrap_or_default();
+    writeln!(out, "  RTT              {}{min} ({})", crate::text::millis(r.rtt_ms), r.rtt_source)?;
     if let (Some(c), Some(m)) = (r.cwnd, r.mss) {
         writeln!(out, "  cwnd             {c} segments of {m} bytes")?;
     }
     if let Some(p) = r.retransmitted_pct {
-        writeln!(out, "  retransmitted    {p}% of the bytes")?;
+        writeln!(out, "  retransmitted    {} of the bytes", crate::text::pct(p))?;
     }
     writeln!(out, "  rwnd limited     {}", pct(r.rwnd_limited_pct))?;
     writeln!(out, "  sndbuf limited   {}", pct(r.sndbuf_limited_pct))?;
