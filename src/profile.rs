@@ -280,6 +280,10 @@ pub struct Setting {
     pub why: String,
     /// How a person reads the value.
     pub shown: Shown,
+    /// The OS's stock value it was compared with, when the running one is not known
+    /// (advising for another system).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stock: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -325,7 +329,8 @@ impl Change {
 impl Setting {
     /// The change from the running value to the advised one, in readable units.
     pub fn change(&self) -> Change {
-        let from = self.current.as_deref();
+        // The running value, else the stock one it was compared with.
+        let from = self.current.as_deref().or(self.stock.as_deref());
         let (from_shown, to_shown) = match (self.shown, from) {
             // The maximum may stay while another field changes: show the fields that do.
             (Shown::MaxSize, Some(f))
@@ -357,7 +362,8 @@ impl Setting {
     pub fn line(&self) -> String {
         let c = self.change();
         let head = match (&self.action, self.stage) {
-            (_, Stage::Boot) => format!("{} {} at boot (/boot/loader.conf)", self.label, c.to),
+            (_, Stage::Boot) => format!("{} \u{2192} {} in /boot/loader.conf", self.label, c.to),
+            (Action::Keep, _) if self.current.is_none() => format!("{} {}, the stock value", self.label, c.to),
             (Action::Keep, _) => format!("{} {}, already running", self.label, c.to),
             (Action::Set, _) => match &c.pct {
                 Some(p) => format!(
@@ -370,7 +376,10 @@ impl Setting {
             },
             (Action::Unavailable(why), _) => {
                 let c = Change { pct: None, ..c };
-                return cut(&format!("{} {}, not applied ({why})", self.label, c.words("")), LINE_MAX);
+                return cut(
+                    &format!("{} {}, not applied ({why})", self.label, c.words("")),
+                    LINE_MAX,
+                );
             }
         };
         cut(&format!("{head}: {}", self.why), LINE_MAX)
@@ -710,6 +719,7 @@ impl Profile {
             Some(w) => fill(w, &env, true).map_err(fail("why"))?,
             None => shortened(&reason),
         };
+        let stock = if current.is_none() { baseline } else { None };
         Ok(Some(Setting {
             key: e.key.clone(),
             value,
@@ -721,6 +731,7 @@ impl Profile {
             label: e.label.clone().unwrap_or_else(|| e.key.clone()),
             why,
             shown: e.shown,
+            stock,
         }))
     }
 
@@ -758,9 +769,7 @@ fn action(ks: Option<&KeyState>, baseline: Option<&str>, value: &str, stage: Sta
         Some(KeyState::Present {
             access: Access::ReadOnly,
             value: v,
-        }) if !same_value(v, value) => {
-            Action::Unavailable("read-only here: set it on the host".into())
-        }
+        }) if !same_value(v, value) => Action::Unavailable("read-only here: set it on the host".into()),
         Some(KeyState::Present { value: v, .. }) if same_value(v, value) => Action::Keep,
         None if baseline.is_some_and(|b| same_value(b, value)) && stage == Stage::Runtime => Action::Keep,
         _ => Action::Set,

@@ -94,7 +94,7 @@ pub fn count(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -106,7 +106,9 @@ pub fn count(n: u64) -> String {
 /// neighbouring values averaged into one bar where there are more than `width`), a bar whose
 /// values include a `marked` one drawn `×` instead. Empty for an empty series.
 pub fn sparkline(values: &[f64], marked: &[bool], width: usize) -> String {
-    const BARS: [char; 8] = ['\u{2581}', '\u{2582}', '\u{2583}', '\u{2584}', '\u{2585}', '\u{2586}', '\u{2587}', '\u{2588}'];
+    const BARS: [char; 8] = [
+        '\u{2581}', '\u{2582}', '\u{2583}', '\u{2584}', '\u{2585}', '\u{2586}', '\u{2587}', '\u{2588}',
+    ];
     let n = values.len();
     if n == 0 || width == 0 {
         return String::new();
@@ -129,7 +131,11 @@ pub fn sparkline(values: &[f64], marked: &[bool], width: usize) -> String {
                 return '\u{d7}';
             }
             #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-            let level = if top > 0.0 { ((v / top) * 7.0).round() as usize } else { 0 };
+            let level = if top > 0.0 {
+                ((v / top) * 7.0).round() as usize
+            } else {
+                0
+            };
             BARS[level.min(7)]
         })
         .collect()
@@ -311,9 +317,16 @@ mod tests {
     #[test]
     fn a_sparkline_scales_to_its_top_and_marks_what_is_marked() {
         assert_eq!(sparkline(&[0.0, 50.0, 100.0], &[], 10), "\u{2581}\u{2585}\u{2588}");
-        assert_eq!(sparkline(&[100.0, 100.0, 10.0, 100.0], &[false, false, true, false], 10), "\u{2588}\u{2588}\u{d7}\u{2588}");
+        assert_eq!(
+            sparkline(&[100.0, 100.0, 10.0, 100.0], &[false, false, true, false], 10),
+            "\u{2588}\u{2588}\u{d7}\u{2588}"
+        );
         // Eight values in four bars: pairs averaged, a mark in a pair marks its bar.
-        let s = sparkline(&[0.0, 0.0, 100.0, 100.0, 50.0, 50.0, 100.0, 100.0], &[false, false, false, false, false, true], 4);
+        let s = sparkline(
+            &[0.0, 0.0, 100.0, 100.0, 50.0, 50.0, 100.0, 100.0],
+            &[false, false, false, false, false, true],
+            4,
+        );
         assert_eq!(s, "\u{2581}\u{2588}\u{d7}\u{2588}");
         assert_eq!(sparkline(&[], &[], 10), "");
     }

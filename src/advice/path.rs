@@ -170,7 +170,11 @@ fn sender_limited_rate(
                 "the packet trains read at least {}, this host's own sending rate: give --bandwidth if the path is faster",
                 show(c.bps)
             );
-            return (Bitrate::from_bps(c.bps), Source::Measured, Note::with_short(note, short));
+            return (
+                Bitrate::from_bps(c.bps),
+                Source::Measured,
+                Note::with_short(note, short),
+            );
         }
     };
     (Bitrate::from_bps(rate), Source::Measured, Note::detail(note))

@@ -4,8 +4,8 @@
 
 use serde::Serialize;
 
-use super::{End, Note};
 use super::decide::{Decision, MeasureHint, Observation, Override, PathClass, Rule, ShareSource, Side, share_of};
+use super::{End, Note};
 use crate::measure::evidence::{Direction, Evidence, HeldBy, TestPeer};
 use crate::text;
 
@@ -135,12 +135,7 @@ pub fn observation(o: &Observation) -> String {
             segments,
             test_s,
             bound_pct,
-        } => format!(
-            "no retransmission after startup in {} segments over {} (loss below {} at 95 %)",
-            text::count(*segments),
-            text::secs(*test_s),
-            pct(*bound_pct)
-        ),
+        } => no_retransmission(*segments, *test_s, *bound_pct),
         Observation::Queue {
             min_ms,
             loaded_ms,
@@ -179,6 +174,16 @@ pub fn observation(o: &Observation) -> String {
         Observation::NotBothMeasured => "loss and queue depth not both measured".into(),
         Observation::NotMeasured => "the path's loss and queue depth were not measured (no TCP test)".into(),
     }
+}
+
+/// No retransmission after startup, and the loss that rules out.
+fn no_retransmission(segments: u64, test_s: f64, bound_pct: f64) -> String {
+    format!(
+        "no retransmission after startup in {} segments over {} (loss below {} at 95 %)",
+        text::count(segments),
+        text::secs(test_s),
+        pct(bound_pct)
+    )
 }
 
 /// Loss after startup, `p` %, `retransmitted` of `segments`, that holds CUBIC below the BDP, at
@@ -330,7 +335,13 @@ pub fn notes(ev: Option<&Evidence>, send: &Decision, receive: &Decision, end: En
 /// How to measure what was not, in one line.
 fn measure_hint_short(h: &MeasureHint) -> String {
     // No host named: the words a user would type.
-    let host = |on: &str| if on == "the far end" { "HOST".to_string() } else { on.to_string() };
+    let host = |on: &str| {
+        if on == "the far end" {
+            "HOST".to_string()
+        } else {
+            on.to_string()
+        }
+    };
     match h {
         MeasureHint::LongerTest { on } => format!(
             "to measure loss and queue: advise again with a longer --test-time (`tcptune serve` as root on {})",
@@ -363,11 +374,7 @@ fn test_notes(ev: &Evidence) -> Vec<Note> {
     }
     if let Some(t) = &ev.reverse {
         notes.push(Note::detail(test_note(t)));
-        notes.extend(
-            t.notes
-                .iter()
-                .map(|n| Note::detail(format!("reverse path test: {n}"))),
-        );
+        notes.extend(t.notes.iter().map(|n| Note::detail(format!("reverse path test: {n}"))));
     } else if let (Some(_), Some(why)) = (&ev.test, &ev.reverse_skipped) {
         notes.push(Note::with_short(
             format!("no reverse path test ({why}): the far end's sending direction is taken as this one"),
@@ -375,11 +382,7 @@ fn test_notes(ev: &Evidence) -> Vec<Note> {
         ));
     }
     if let Some(p) = &ev.passive {
-        notes.extend(
-            p.notes
-                .iter()
-                .map(|n| Note::detail(format!("passive evidence: {n}"))),
-        );
+        notes.extend(p.notes.iter().map(|n| Note::detail(format!("passive evidence: {n}"))));
     }
     notes
 }
@@ -414,7 +417,10 @@ fn test_note(t: &crate::measure::evidence::TcpTest) -> String {
         ));
     }
     if let Some(s) = t.window_share {
-        parts.push(format!("the receiver advertised {} of its buffer", text::pct(s * 100.0)));
+        parts.push(format!(
+            "the receiver advertised {} of its buffer",
+            text::pct(s * 100.0)
+        ));
     }
     let what = match t.direction {
         Direction::Forward => format!("TCP path test to {}", t.addr),

@@ -164,15 +164,27 @@ fn render(
             &a.allowed_unsafe_sysctls.clone().unwrap_or_default(),
         )?,
     }
-    // The fleets' files take the derivation as comments after their own text.
     if a.explain && matches!(format, Format::Ansible | Format::Tuned | Format::K8s) {
-        output::advice::file::write_explain(&mut text, advice, dropin)?;
-        if let (Format::Ansible, Some((far, who))) = (format, beside) {
-            writeln!(text, "# the far end's ({}):", crate::text::comment(who))?;
-            output::advice::file::write_explain(&mut text, far, None)?;
-        }
+        fleet_explain(&mut text, format, advice, beside, dropin)?;
     }
     Ok(text)
+}
+
+/// The fleets' files take the derivation as comments after their own text (the playbook the
+/// far end's too).
+fn fleet_explain(
+    text: &mut Vec<u8>,
+    format: Format,
+    advice: &Advice,
+    beside: Option<&(Advice, String)>,
+    dropin: Option<&DropIn>,
+) -> std::io::Result<()> {
+    output::advice::file::write_explain(text, advice, dropin)?;
+    if let (Format::Ansible, Some((far, who))) = (format, beside) {
+        writeln!(text, "# the far end's ({}):", crate::text::comment(who))?;
+        output::advice::file::write_explain(text, far, None)?;
+    }
+    Ok(())
 }
 
 /// Linux: the sysctl.d drop-in to keep `keys` in, numbered against this machine's installed

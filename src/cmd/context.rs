@@ -31,7 +31,9 @@ impl Terminal {
             .then(|| comfy_table::Table::new().width())
             .flatten()
             .map(usize::from);
-        let env_width = std::env::var("COLUMNS").ok().and_then(|c| c.trim().parse::<usize>().ok());
+        let env_width = std::env::var("COLUMNS")
+            .ok()
+            .and_then(|c| c.trim().parse::<usize>().ok());
         Self {
             stdout_tty,
             stderr_tty: std::io::stderr().is_terminal(),

@@ -307,7 +307,11 @@ impl FakeProber {
                 let startup = i <= 4;
                 crate::measure::evidence::Point {
                     t_s: f64::from(i) * 0.25,
-                    rate_bps: if startup { rate / f64::from(1u32 << (4 - i)) } else { rate },
+                    rate_bps: if startup {
+                        rate / f64::from(1u32 << (4 - i))
+                    } else {
+                        rate
+                    },
                     retrans: Some(if startup { 0 } else { retrans / steady }),
                 }
             })

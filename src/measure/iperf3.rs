@@ -505,17 +505,7 @@ fn parse(v: &Value, req: &Iperf3Request, seen: Seen) -> Result<TcpTest, Error> {
     t.goodput_bps = goodput;
     t.notes.extend(note);
     let best = intervals.iter().map(|i| i.bps).fold(0.0, f64::max);
-    t.series = intervals
-        .iter()
-        .scan(0.0, |at, i| {
-            *at += i.seconds;
-            Some(super::evidence::Point {
-                t_s: (*at * 1000.0_f64).round() / 1000.0,
-                rate_bps: i.bps,
-                retrans: i.retransmits,
-            })
-        })
-        .collect();
+    t.series = series(&intervals);
     t.delivery_rate_bps = (best > 0.0).then_some(best);
     t.in_startup = still_in_startup(&intervals, best);
     if t.in_startup {
@@ -614,6 +604,21 @@ fn check_sender(t: &TcpTest, req: &Iperf3Request) -> Result<(), Error> {
         )));
     }
     Ok(())
+}
+
+/// The intervals as the test's rate over time, each with its retransmissions.
+fn series(intervals: &[Interval]) -> Vec<super::evidence::Point> {
+    intervals
+        .iter()
+        .scan(0.0, |at, i| {
+            *at += i.seconds;
+            Some(super::evidence::Point {
+                t_s: (*at * 1000.0_f64).round() / 1000.0,
+                rate_bps: i.bps,
+                retrans: i.retransmits,
+            })
+        })
+        .collect()
 }
 
 /// The test flow's intervals (`intervals[].streams[0]`), those iperf3 omitted left out.

@@ -235,7 +235,10 @@ fn usage(out: &mut dyn Write, sysctl_file: &str, dropin: Option<&DropIn>) -> std
 "
     )?;
     if let Some(d) = dropin {
-        let why = format!("The drop-in's number: {} (on the host this advice was made on).", c(&d.why));
+        let why = format!(
+            "The drop-in's number: {} (on the host this advice was made on).",
+            c(&d.why)
+        );
         for l in super::advice::summary::wrap(&why, 100, "# ", "#   ") {
             writeln!(out, "{l}")?;
         }

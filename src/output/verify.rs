@@ -21,7 +21,12 @@ pub fn write_table(out: &mut dyn Write, r: &VerifyReport) -> anyhow::Result<()> 
         .min_rtt_ms
         .map(|m| format!(", min {}", crate::text::millis(m)))
         .unwrap_or_default();
-    writeln!(out, "  RTT              {}{min} ({})", crate::text::millis(r.rtt_ms), r.rtt_source)?;
+    writeln!(
+        out,
+        "  RTT              {}{min} ({})",
+        crate::text::millis(r.rtt_ms),
+        r.rtt_source
+    )?;
     if let (Some(c), Some(m)) = (r.cwnd, r.mss) {
         writeln!(out, "  cwnd             {c} segments of {m} bytes")?;
     }

@@ -684,7 +684,10 @@ pub fn receive(
     loop {
         if progress_at.elapsed() >= PROGRESS_EVERY {
             progress_at = Instant::now();
-            on_progress(Tick::moved(got.bytes, got.first.map_or(Duration::ZERO, |f| f.elapsed())));
+            on_progress(Tick::moved(
+                got.bytes,
+                got.first.map_or(Duration::ZERO, |f| f.elapsed()),
+            ));
         }
         let now = Instant::now();
         let left = cutoff.saturating_duration_since(now);

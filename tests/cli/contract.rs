@@ -66,7 +66,13 @@ fn options(cmd: &clap::Command, globals: bool) -> BTreeSet<String> {
 }
 
 /// Options of advise that apply takes too (its fresh advice): advise's but the output ones.
-const ADVISE_OUTPUT_ONLY: [&str; 5] = ["--output", "--tuned-include", "--allowed-unsafe-sysctls", "--side", "--explain"];
+const ADVISE_OUTPUT_ONLY: [&str; 5] = [
+    "--output",
+    "--tuned-include",
+    "--allowed-unsafe-sysctls",
+    "--side",
+    "--explain",
+];
 
 #[test]
 fn every_option_is_in_the_contract_and_every_option_there_exists() {

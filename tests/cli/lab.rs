@@ -296,7 +296,16 @@ fn the_path_test_sees_loss_and_the_advice_follows() {
     let serve = Server::tcptune(&lab.ns_b, &b);
     let out = lab.tcptune(
         &lab.ns_a,
-        &["advise", "--host", &b, "--test-time", "3s", "--format", "sysctl", "--explain"],
+        &[
+            "advise",
+            "--host",
+            &b,
+            "--test-time",
+            "3s",
+            "--format",
+            "sysctl",
+            "--explain",
+        ],
     );
     drop(serve);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

@@ -13,12 +13,15 @@ const HEADER_LINES: usize = 8;
 /// Whether `line` is a setting, live or commented out: `key = value`, `# key = value`,
 /// `key=value` (BSD), `# in /boot/loader.conf: key=value`.
 fn is_setting(line: &str) -> bool {
-    let l = line.trim_start_matches("# in /boot/loader.conf: ").trim_start_matches("# ");
+    let l = line
+        .trim_start_matches("# in /boot/loader.conf: ")
+        .trim_start_matches("# ");
     l.split_once('=').is_some_and(|(k, _)| {
         let k = k.trim();
         !k.is_empty()
             && k.contains('.')
-            && k.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+            && k.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
     }) || l.starts_with("cc_") && l.contains('=')
 }
 
@@ -26,7 +29,11 @@ fn is_setting(line: &str) -> bool {
 fn figures(n: &str) -> usize {
     let digits: String = n.chars().filter(char::is_ascii_digit).collect();
     let trimmed = digits.trim_start_matches('0');
-    let trimmed = if n.contains('.') { trimmed } else { trimmed.trim_end_matches('0') };
+    let trimmed = if n.contains('.') {
+        trimmed
+    } else {
+        trimmed.trim_end_matches('0')
+    };
     trimmed.len()
 }
 
@@ -37,7 +44,9 @@ fn prose_numbers(line: &str) -> Vec<String> {
     for word in line.split([' ', '(', ')', ';', '/']) {
         let w = word.trim_end_matches([',', ':', '.', '…']);
         let plain = !w.is_empty()
-            && w.chars().next().is_some_and(|c| c.is_ascii_digit() || c == '+' || c == '-')
+            && w.chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_digit() || c == '+' || c == '-')
             && w.trim_start_matches(['+', '-'])
                 .chars()
                 .all(|c| c.is_ascii_digit() || c == ',' || c == '.');
@@ -68,11 +77,7 @@ pub fn check_file(text: &str, what: &str) {
             continue;
         }
         settings += 1;
-        let comment = lines[..i]
-            .iter()
-            .rev()
-            .find(|c| !c.starts_with("# first:"))
-            .expect("a comment before each setting");
+        let comment = lines[..i].last().expect("a comment before each setting");
         assert!(
             comment.starts_with("# ") && !is_setting(comment),
             "{what}: {l} has no comment line of its own\n{text}"
@@ -84,7 +89,10 @@ pub fn check_file(text: &str, what: &str) {
         );
         // A live setting changes the running value: its comment says from what to what.
         if !l.starts_with('#') {
-            assert!(comment.contains(" \u{2192} "), "{what}: {l} says no old and new value: {comment}");
+            assert!(
+                comment.contains(" \u{2192} "),
+                "{what}: {l} says no old and new value: {comment}"
+            );
         }
     }
     assert!(settings > 0, "{what}: no setting\n{text}");
@@ -103,7 +111,11 @@ pub fn check_file(text: &str, what: &str) {
 /// The table on an 80-column terminal: no line wider, at most `most` lines.
 pub fn check_table(text: &str, most: usize, what: &str) {
     for l in text.lines() {
-        assert!(l.chars().count() <= 80, "{what}: {} columns: {l}\n{text}", l.chars().count());
+        assert!(
+            l.chars().count() <= 80,
+            "{what}: {} columns: {l}\n{text}",
+            l.chars().count()
+        );
     }
     let n = text.lines().count();
     assert!(n <= most, "{what}: {n} lines at 80 columns\n{text}");
@@ -118,7 +130,10 @@ pub fn check_explained(explained: &str, facts: &[&str], what: &str) {
         .collect::<Vec<_>>()
         .join(" ");
     for f in facts {
-        assert!(joined.contains(f), "{what}: --explain does not say \"{f}\"\n{explained}");
+        assert!(
+            joined.contains(f),
+            "{what}: --explain does not say \"{f}\"\n{explained}"
+        );
     }
 }
 
@@ -194,7 +209,10 @@ fn the_given_paths_advice_reads_in_ten_seconds() {
     check_explained(&explained, GIVEN_FACTS, "the given path");
     let table = advise_given(dir.path(), &["--format", "table"]);
     check_table(&table, 25, "the given path's table");
-    assert!(table.contains("* tcp_rmem") || table.contains("* net.ipv4.tcp_rmem"), "{table}");
+    assert!(
+        table.contains("* tcp_rmem") || table.contains("* net.ipv4.tcp_rmem"),
+        "{table}"
+    );
     assert!(table.lines().any(|l| l.starts_with("already right: ")), "{table}");
     assert!(table.contains("to change (*)"), "{table}");
     let explained = advise_given(dir.path(), &["--format", "table", "--explain"]);
@@ -239,12 +257,20 @@ fn a_measured_advice_reads_in_ten_seconds_in_every_format() {
     check_table(&table, 25, "a measured path's table");
     // Each direction's test as a sparkline beside what it read.
     assert!(
-        table.lines().any(|l| l.starts_with("Sending: ") && l.contains('\u{2588}')),
+        table
+            .lines()
+            .any(|l| l.starts_with("Sending: ") && l.contains('\u{2588}')),
         "{table}"
     );
     let v: serde_json::Value = serde_json::from_str(&run("json", true)).expect("json");
-    assert!(v["evidence"]["test"]["series"].as_array().is_some_and(|s| s.len() > 10), "{v:#}");
-    assert_eq!(v["summary"]["class"][0], "class: lossy both ways → bbr, 5 × BDP: at 0.0095 % loss CUBIC would hold about 23.1 Mbit/s");
+    assert!(
+        v["evidence"]["test"]["series"].as_array().is_some_and(|s| s.len() > 10),
+        "{v:#}"
+    );
+    assert_eq!(
+        v["summary"]["class"][0],
+        "class: lossy both ways → bbr, 5 × BDP: at 0.0095 % loss CUBIC would hold about 23.1 Mbit/s"
+    );
     assert!(v["explain"].as_array().is_some_and(|e| !e.is_empty()), "{v:#}");
     // JSON keeps every number whole: the exact bytes, the exact rate.
     assert_eq!(v["bdp_bytes"], 9_375_000);
@@ -253,7 +279,11 @@ fn a_measured_advice_reads_in_ten_seconds_in_every_format() {
     let head: Vec<&str> = file.lines().skip(1).take(3).collect();
     for format in ["ansible", "tuned", "k8s"] {
         let text = run(format, false);
-        assert_eq!(text.lines().skip(1).take(3).collect::<Vec<_>>(), head, "{format}: {text}");
+        assert_eq!(
+            text.lines().skip(1).take(3).collect::<Vec<_>>(),
+            head,
+            "{format}: {text}"
+        );
         assert!(!text.contains("The derivation"), "{format}");
         assert!(run(format, true).contains("# The derivation (--explain):"), "{format}");
     }
@@ -271,5 +301,8 @@ fn the_checks_can_fail() {
     assert_eq!(figures("625000"), 3);
     assert_eq!(figures("0.0095"), 2);
     assert_eq!(figures("283,158"), 6);
-    assert_eq!(prose_numbers("host 198.18.0.2: 12.3 s, 2026-11-27T08:00:00Z, +795 %"), ["12.3", "+795"]);
+    assert_eq!(
+        prose_numbers("host 198.18.0.2: 12.3 s, 2026-11-27T08:00:00Z, +795 %"),
+        ["12.3", "+795"]
+    );
 }

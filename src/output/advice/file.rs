@@ -25,7 +25,10 @@ pub(super) fn commented(text: &str) -> Vec<String> {
 
 /// The head of every file: what and when, the path, what was measured, the class, the count.
 pub fn head(a: &Advice) -> Vec<String> {
-    let mut lines = vec![format!("{}; the derivation: --explain", summary::title(a)), summary::path(a)];
+    let mut lines = vec![
+        format!("{}; the derivation: --explain", summary::title(a)),
+        summary::path(a),
+    ];
     lines.extend(summary::measured(a));
     lines.extend(summary::class(a));
     lines.push(summary::count_line(a));
@@ -77,19 +80,27 @@ pub fn write_sysctl(out: &mut dyn Write, a: &Advice, dropin: Option<&DropIn>, r:
     }
     write_comments(out, &head)?;
     let mut warnings: Vec<String> = summary::warnings(a).iter().map(|w| format!("warning: {w}")).collect();
-    warnings.extend(dropin.iter().flat_map(|d| d.warnings()).map(|w| format!("warning: {w}")));
+    warnings.extend(
+        dropin
+            .iter()
+            .flat_map(|d| d.warnings())
+            .map(|w| format!("warning: {w}")),
+    );
     write_comments(out, &warnings)?;
     writeln!(out)?;
     // FreeBSD's rc.d/sysctl and macOS read `key=value`; Linux's sysctl -p also takes spaces.
     let sep = if a.os == Os::Linux { " = " } else { "=" };
     if summary::counts(a).change == 0 {
-        writeln!(out, "# no change needed: the running values already meet this path's needs")?;
+        writeln!(
+            out,
+            "# no change needed: the running values already meet this path's needs"
+        )?;
     }
     for s in &a.settings {
-        write_comments(out, &[s.line()])?;
         if let Some(n) = &s.note {
-            write_comments(out, &[format!("first: {n}")])?;
+            write_comments(out, &[format!("note: {n}")])?;
         }
+        write_comments(out, &[s.line()])?;
         let (key, value) = (c(&s.key), c(&s.value));
         match (&s.action, s.stage) {
             (_, Stage::Boot) => writeln!(out, "# in /boot/loader.conf: {key}={value}")?,

@@ -31,7 +31,11 @@ fn basis(b: RateBasis) -> &'static str {
 /// The path in one line: its host, RTT, the rate that sized the buffers and where it came
 /// from (each direction's, where a reverse test read another), and its BDP.
 pub fn path(a: &Advice) -> String {
-    let host = a.host.as_deref().map(|h| format!(" to {}", text::escape(h))).unwrap_or_default();
+    let host = a
+        .host
+        .as_deref()
+        .map(|h| format!(" to {}", text::escape(h)))
+        .unwrap_or_default();
     let rtt = match a.rtt_source {
         Source::Given => "given",
         _ => "measured",
@@ -318,10 +322,14 @@ mod tests {
 
     #[test]
     fn wrapping_keeps_every_word_within_the_width() {
-        let t = "scp, sftp and rsync -e ssh top out at 112 Mbit/s here (its 2 MiB window): run several at once, or HPN-SSH";
+        let t =
+            "scp, sftp and rsync -e ssh top out at 112 Mbit/s here (its 2 MiB window): run several at once, or HPN-SSH";
         let lines = wrap(t, 40, "note: ", "      ");
         assert!(lines.iter().all(|l| l.chars().count() <= 40), "{lines:?}");
-        assert_eq!(lines.join(" ").split_whitespace().collect::<Vec<_>>().len(), t.split(' ').count() + 1);
+        assert_eq!(
+            lines.join(" ").split_whitespace().collect::<Vec<_>>().len(),
+            t.split(' ').count() + 1
+        );
         assert!(lines[1].starts_with("      "));
         assert_eq!(wrap("short", 80, "# ", "#   "), vec!["# short".to_string()]);
     }

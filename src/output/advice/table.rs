@@ -39,7 +39,10 @@ pub fn write_table(out: &mut dyn Write, a: &Advice, dropin: Option<&DropIn>, r: 
 /// The far end's block below this host's (`advise --ssh`), the same shape.
 pub fn write_far_table(out: &mut dyn Write, far: &Advice, who: &str, r: Render) -> anyhow::Result<()> {
     writeln!(out)?;
-    let from = far.current_from.as_deref().map_or_else(String::new, |f| format!(", values from {}", escape(f)));
+    let from = far
+        .current_from
+        .as_deref()
+        .map_or_else(String::new, |f| format!(", values from {}", escape(f)));
     let title = format!("Far end {} ({}{from}):", escape(who), far.os);
     writeln!(out, "{}", bold(&cut(&title, r.width), r.color))?;
     block(out, far, r)?;
@@ -90,7 +93,11 @@ fn measured(a: &Advice) -> Vec<String> {
     .map(|(way, t, d)| {
         let spark = t.map(|t| summary::sparkline(t, SPARK_WIDTH)).unwrap_or_default();
         let what = summary::reading(d).unwrap_or_else(|| "not measured".into());
-        let spark = if spark.is_empty() { String::new() } else { format!("{spark} ") };
+        let spark = if spark.is_empty() {
+            String::new()
+        } else {
+            format!("{spark} ")
+        };
         format!("{way}: {spark}{what}")
     })
     .collect()
