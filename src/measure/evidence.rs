@@ -106,6 +106,9 @@ pub struct TcpTest {
     /// What the test says about itself, e.g. "as a normal user the buffers could not be
     /// forced: limited to net.core.wmem_max = 212992".
     pub notes: Vec<String>,
+    /// How its RTT, loss and rate behaved ([`crate::tcp::flow::Shape`]): what tells random
+    /// loss from congestion, a shared bottleneck, a policer and reordering apart.
+    pub shape: Option<crate::tcp::flow::Shape>,
     /// Its rate over time: a point every quarter second (tcptune serve) or every second
     /// (iperf3's intervals), each with the retransmissions in it where the sender is known.
     pub series: Vec<Point>,

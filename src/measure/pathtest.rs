@@ -518,6 +518,7 @@ fn apply(test: &mut TcpTest, r: &Reading) {
     test.loaded_rtt_ms = r.loaded_rtt_ms;
     test.rwnd_limited_pct = r.rwnd_limited_pct;
     test.sndbuf_limited_pct = r.sndbuf_limited_pct;
+    test.shape = r.shape;
     if r.app_limited {
         test.notes.push(format!(
             "the sender was application-limited throughout: it never had data queued past what the path took (a host too slow for the path, or busy), so it never left startup; {} is the highest rate it sent at, a lower bound of the path's, and no loss was measured",

@@ -136,6 +136,11 @@ pub struct Sample {
     pub min_rtt_ms: f64,
     /// The sender was repairing losses ([`TcpInfo::in_loss_recovery`]).
     pub recovering: bool,
+    /// Segments the receiver reported received twice (D-SACK): retransmissions that were
+    /// spurious, the first copy having arrived late, not lost (`tcpi_dsack_dups`, Linux 5.0+).
+    pub dsack_dups: u64,
+    /// Times the sender saw reordering (`tcpi_reord_seen`, Linux 5.0+).
+    pub reord_seen: u64,
 }
 
 impl Sample {
@@ -153,6 +158,8 @@ impl Sample {
             retrans: u64::from(i.tcpi_total_retrans),
             min_rtt_ms: i.min_rtt_ms(),
             recovering: i.in_loss_recovery(),
+            dsack_dups: u64::from(i.tcpi_dsack_dups),
+            reord_seen: u64::from(i.tcpi_reord_seen),
         }
     }
 }
@@ -225,6 +232,33 @@ pub struct Reading {
     /// Percent of the busy time limited by the receiver's window, and by the sender's buffer.
     pub rwnd_limited_pct: Option<f64>,
     pub sndbuf_limited_pct: Option<f64>,
+    /// What tells the kinds of loss and queue apart ([`Shape`]); absent from older peers.
+    #[serde(default)]
+    pub shape: Option<Shape>,
+}
+
+/// How the flow's RTT, loss and rate behaved: what tells random loss from a queue overflowing,
+/// a flow alone from one that shares its bottleneck, a policer from a slow path, and
+/// reordering from loss.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Shape {
+    /// The median smoothed RTT of the paced phase, ms: a paced flow drains its own queue, so
+    /// an RTT that stays above the lowest is a queue someone else keeps standing.
+    pub steady_rtt_ms: Option<f64>,
+    /// The median queue (smoothed RTT − lowest, ms) at the samples where the retransmissions
+    /// rose, startup included: near 0, loss at the base RTT (random, or a policer's); near the
+    /// queue's top, loss of a full queue (congestion).
+    pub loss_queue_ms: Option<f64>,
+    /// The retransmissions of startup (before the paced phase), and the segments sent then.
+    pub startup_retrans_segs: Option<u64>,
+    pub startup_segs_out: Option<u64>,
+    /// Of the retransmissions after startup, those the receiver reported as duplicates
+    /// (D-SACK): spurious, reordering rather than loss.
+    pub steady_spurious_segs: Option<u64>,
+    /// Reordering the sender saw over the whole test (`tcpi_reord_seen`).
+    pub reordering: Option<u64>,
+    /// The delivery rate's readings in the paced phase: their spread, (p90 − p10) ÷ median.
+    pub steady_rate_spread: Option<f64>,
 }
 
 /// The longest RTT a reading may show, ms: a minute, past any path TCP runs on (a
@@ -276,7 +310,7 @@ impl Reading {
                 self.retrans_segs, self.segs_out, self.steady_retrans_segs, self.steady_segs_out
             ));
         }
-        Ok(())
+        self.shape.as_ref().map_or(Ok(()), |s| s.check(self.segs_out))
     }
 
     /// What held the flow, when its buffers did: the receiver's window or the sender's buffer
@@ -349,7 +383,80 @@ pub fn read_samples(
     }
     t.min_rtt_ms = (min_rtt_ms > 0.0).then(|| round_ms(min_rtt_ms));
     t.loaded_rtt_ms = loaded_rtt_ms(samples, min_rtt_ms, t.delivery_rate_bps);
+    t.shape = Some(shape(samples, min_rtt_ms, paced_at));
     t
+}
+
+impl Shape {
+    /// Whether every number is one a flow of `segs_out` segments can show.
+    fn check(&self, segs_out: Option<u64>) -> Result<(), String> {
+        let rtt_ok = |r: f64| r.is_finite() && r > 0.0 && r <= MAX_RTT_MS;
+        let queue_ok = |q: f64| q.is_finite() && (0.0..=MAX_RTT_MS).contains(&q);
+        if !self.steady_rtt_ms.is_none_or(rtt_ok) || !self.loss_queue_ms.is_none_or(queue_ok) {
+            return Err(format!(
+                "an RTT after startup of {:?} ms and a queue at loss of {:?} ms",
+                self.steady_rtt_ms, self.loss_queue_ms
+            ));
+        }
+        let within = |part: Option<u64>, whole: Option<u64>| part.zip(whole).is_none_or(|(p, w)| p <= w);
+        if !within(self.startup_retrans_segs, self.startup_segs_out)
+            || !within(self.startup_segs_out, segs_out)
+            || !within(self.steady_spurious_segs, segs_out)
+        {
+            return Err(format!(
+                "{:?} of {:?} segments retransmitted in startup, {:?} spurious, of {segs_out:?} sent",
+                self.startup_retrans_segs, self.startup_segs_out, self.steady_spurious_segs
+            ));
+        }
+        if !self.steady_rate_spread.is_none_or(|s| s.is_finite() && s >= 0.0) {
+            return Err(format!("a rate spread of {:?}", self.steady_rate_spread));
+        }
+        Ok(())
+    }
+}
+
+/// The median of `v` (None when empty).
+fn median(mut v: Vec<f64>) -> Option<f64> {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied()
+}
+
+/// The [`Shape`] of the samples: the paced phase's RTT and rate spread, the queue at each rise
+/// of the retransmissions, startup's loss, and the spurious retransmissions and reordering.
+fn shape(samples: &[Sample], min_rtt_ms: f64, paced_at: Option<Duration>) -> Shape {
+    let paced: Vec<&Sample> = samples.iter().filter(|s| paced_at.is_some_and(|p| s.t >= p)).collect();
+    let steady_rtt_ms = median(paced.iter().map(|s| s.srtt_ms).filter(|r| *r > 0.0).collect()).map(round_ms);
+    let loss_queue_ms = median(
+        samples
+            .windows(2)
+            .filter(|w| w[1].retrans > w[0].retrans && w[1].srtt_ms > 0.0)
+            .map(|w| (w[1].srtt_ms - min_rtt_ms).max(0.0))
+            .collect(),
+    )
+    .map(round_ms);
+    let first_paced = paced.first();
+    let rates: Vec<f64> = paced.iter().filter_map(|s| s.delivery_bps).collect();
+    let steady_rate_spread = (rates.len() >= 5).then(|| {
+        let mut r = rates.clone();
+        r.sort_by(f64::total_cmp);
+        let at = |q: f64| {
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_precision_loss)]
+            let i = ((r.len() - 1) as f64 * q).round() as usize;
+            r[i]
+        };
+        let mid = at(0.5).max(1.0);
+        ((at(0.9) - at(0.1)) / mid * 1000.0).round() / 1000.0
+    });
+    let (first, last) = (samples.first(), samples.last());
+    Shape {
+        steady_rtt_ms,
+        loss_queue_ms,
+        startup_retrans_segs: first_paced.map(|p| p.retrans),
+        startup_segs_out: first_paced.map(|p| p.segs_out),
+        steady_spurious_segs: first_paced.zip(last).map(|(p, l)| l.dsack_dups.saturating_sub(p.dsack_dups)),
+        reordering: first.zip(last).map(|(f, l)| l.reord_seen.saturating_sub(f.reord_seen)),
+        steady_rate_spread,
+    }
 }
 
 /// The highest smoothed RTT of the samples whose queue this flow could have filled: at
@@ -777,7 +884,49 @@ mod tests {
             retrans,
             min_rtt_ms: 50.0,
             recovering: false,
+            dsack_dups: 0,
+            reord_seen: 0,
         }
+    }
+
+    #[test]
+    fn the_shape_tells_loss_at_the_base_rtt_from_loss_of_a_full_queue() {
+        // Paced from 1 s at 50 ms: a policer's or random loss comes at the base RTT, and the
+        // paced flow's RTT stays at it.
+        let at_base = [
+            sample(0, None, 50.0, 10, 0),
+            sample(500, Some(100.0), 51.0, 5_000, 30),
+            sample(1000, Some(80.0), 50.0, 10_000, 60),
+            sample(1500, Some(80.0), 50.5, 14_000, 61),
+            sample(2000, Some(81.0), 50.0, 18_000, 63),
+            sample(2500, Some(79.0), 50.2, 22_000, 63),
+            sample(3000, Some(80.0), 50.0, 26_000, 64),
+            sample(3500, Some(80.0), 50.1, 30_000, 64),
+        ];
+        let s = shape(&at_base, 50.0, Some(Duration::from_millis(1000)));
+        assert!(s.loss_queue_ms.is_some_and(|q| q < 2.0), "{s:?}");
+        assert_eq!(s.steady_rtt_ms, Some(50.1));
+        assert_eq!((s.startup_retrans_segs, s.startup_segs_out), (Some(60), Some(10_000)));
+        assert!(s.steady_rate_spread.is_some_and(|x| x < 0.05), "{s:?}");
+        // Someone else's queue: the paced flow's RTT stands 100 ms above the lowest, and it
+        // loses when the queue overflows, at its top.
+        let shared: Vec<Sample> = at_base
+            .iter()
+            .enumerate()
+            .map(|(i, s)| Sample {
+                srtt_ms: if i == 0 { 50.0 } else { 150.0 + if s.retrans > 0 { 40.0 } else { 0.0 } },
+                ..*s
+            })
+            .collect();
+        let s = shape(&shared, 50.0, Some(Duration::from_millis(1000)));
+        assert!(s.loss_queue_ms.is_some_and(|q| q >= 130.0), "{s:?}");
+        assert!(s.steady_rtt_ms.is_some_and(|r| r >= 150.0), "{s:?}");
+        // Reordering: the retransmissions after startup the receiver got twice.
+        let mut reordered = at_base;
+        reordered[7].dsack_dups = 3;
+        reordered[7].reord_seen = 9;
+        let s = shape(&reordered, 50.0, Some(Duration::from_millis(1000)));
+        assert_eq!((s.steady_spurious_segs, s.reordering), (Some(3), Some(9)));
     }
 
     fn recovering(s: Sample) -> Sample {
@@ -984,8 +1133,25 @@ mod tests {
             in_startup: false,
             app_limited: false,
             paced: true,
+            shape: Some(Shape {
+                steady_rtt_ms: Some(21.0),
+                loss_queue_ms: Some(0.5),
+                startup_retrans_segs: Some(1),
+                startup_segs_out: Some(50),
+                steady_spurious_segs: Some(0),
+                reordering: Some(0),
+                steady_rate_spread: Some(0.1),
+            }),
         };
         assert_eq!(ok.check(), Ok(()));
+        // A peer's shape is held to what a flow can show too.
+        let odd = |s: Shape| Reading { shape: Some(s), ..ok.clone() }.check();
+        let shape = ok.shape.expect("shape");
+        assert!(odd(Shape { steady_rtt_ms: Some(-1.0), ..shape }).is_err());
+        assert!(odd(Shape { loss_queue_ms: Some(f64::NAN), ..shape }).is_err());
+        assert!(odd(Shape { startup_retrans_segs: Some(51), ..shape }).is_err());
+        assert!(odd(Shape { steady_spurious_segs: Some(101), ..shape }).is_err());
+        assert!(odd(Shape { steady_rate_spread: Some(f64::INFINITY), ..shape }).is_err());
         for bad in [
             Reading {
                 app_limited: true,

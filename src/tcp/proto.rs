@@ -903,6 +903,7 @@ mod tests {
                 in_startup: false,
                 app_limited: false,
                 paced: true,
+                shape: None,
             },
         }
     }
