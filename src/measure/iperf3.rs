@@ -792,6 +792,7 @@ fn rtts(t: &mut TcpTest, sender: &Value, intervals: &[Interval], seen: Seen) {
         }
         t.min_rtt_ms = lower(t.min_rtt_ms, seen.min_rtt_ms);
         t.loaded_rtt_ms = higher(t.loaded_rtt_ms, seen.loaded_rtt_ms);
+        t.shape = seen.shape;
         t.notes.push(format!(
             "RTT also read from this host's sending socket every {} ms (sock_diag, {} reads): iperf3 reports it once a second",
             super::watch::PERIOD.as_millis(),

@@ -502,6 +502,7 @@ mod tests {
             min_rtt_ms: Some(150.01),
             loaded_rtt_ms: Some(167.5),
             delivered_bps: Some(380e6),
+            shape: None,
         };
         let p = read(&json(SHALLOW), &plan, seen).expect("read");
         assert_eq!((p.min_rtt_ms, p.loaded_rtt_ms, p.rate_bps), (150.01, 167.5, 380e6));

@@ -35,6 +35,9 @@ pub struct Seen {
     /// iperf3's intervals count what its sender wrote (in the first second that is the path's
     /// rate plus the send buffer it filled: 64 Mbit/s on the lab's 50 Mbit/s path).
     pub delivered_bps: Option<f64>,
+    /// How the busiest socket's RTT, loss and rate behaved, as a path test's sender reads its
+    /// own ([`crate::tcp::flow::shape_unpaced`]).
+    pub shape: Option<crate::tcp::flow::Shape>,
 }
 
 /// The bytes a socket delivered: the segments the peer acknowledged or selectively
@@ -108,13 +111,14 @@ impl Watch {
 }
 
 /// Per socket (by inode): bytes acknowledged, the lowest min RTT, the highest smoothed RTT
-/// (µs), and how many reads found it.
-#[derive(Debug, Clone, Copy, Default)]
+/// (µs), how many reads found it, and its readings.
+#[derive(Debug, Clone, Default)]
 struct Track {
     bytes: u64,
     min_us: u32,
     max_us: u32,
     reads: u32,
+    samples: Vec<crate::tcp::flow::Sample>,
 }
 
 /// The data sockets' summary: those with at least 1/[`DATA_SHARE`] of the busiest one's bytes;
@@ -126,11 +130,18 @@ fn summarize(tracks: &std::collections::HashMap<u32, Track>, series: &[(f64, u64
         .filter(|t| busiest > 0 && t.bytes >= busiest / DATA_SHARE)
         .collect();
     let ms = |us: u32| f64::from(us) / 1000.0;
+    let min_rtt_ms = data.iter().map(|t| t.min_us).filter(|u| *u > 0).min().map(ms);
+    let shape = data
+        .iter()
+        .max_by_key(|t| t.bytes)
+        .filter(|t| !t.samples.is_empty())
+        .map(|t| crate::tcp::flow::shape_unpaced(&t.samples, min_rtt_ms.unwrap_or(0.0)));
     Seen {
         samples: data.iter().map(|t| t.reads).max().unwrap_or(0),
-        min_rtt_ms: data.iter().map(|t| t.min_us).filter(|u| *u > 0).min().map(ms),
+        min_rtt_ms,
         loaded_rtt_ms: data.iter().map(|t| t.max_us).filter(|u| *u > 0).max().map(ms),
         delivered_bps: best_rate(series, RATE_WINDOW),
+        shape,
     }
 }
 
@@ -159,7 +170,7 @@ mod linux {
                 let mut series = Vec::new();
                 let start = Instant::now();
                 while !flag.load(Ordering::Relaxed) {
-                    if let Some(delivered) = read_once(peer, &mut tracks) {
+                    if let Some(delivered) = read_once(peer, &mut tracks, start.elapsed()) {
                         series.push((start.elapsed().as_secs_f64(), delivered));
                     }
                     std::thread::sleep(PERIOD);
@@ -178,7 +189,7 @@ mod linux {
     /// One read of the sockets to the peer's port: those to `peer` folded into `tracks`, and the bytes
     /// delivered on them all (None when there were none). A failed read (no netlink in a
     /// sandbox) leaves them as they are.
-    fn read_once(peer: SocketAddr, tracks: &mut HashMap<u32, Track>) -> Option<u64> {
+    fn read_once(peer: SocketAddr, tracks: &mut HashMap<u32, Track>, at: std::time::Duration) -> Option<u64> {
         let sockets = crate::tcp::sockdiag::tcp_sockets_to_port(peer.port()).ok()?;
         let mut delivered = None;
         for s in sockets.iter().filter(|s| s.peer == peer) {
@@ -193,6 +204,7 @@ mod linux {
             // Before the first data is acknowledged the RTT is the handshake's.
             if i.tcpi_bytes_acked > 0 {
                 t.max_us = t.max_us.max(i.tcpi_rtt);
+                t.samples.push(crate::tcp::flow::Sample::of(at, i));
             }
         }
         delivered
@@ -216,6 +228,7 @@ mod tests {
                 min_us: 100,
                 max_us: 900_000,
                 reads: 40,
+                samples: Vec::new(),
             },
         );
         tracks.insert(
@@ -225,6 +238,7 @@ mod tests {
                 min_us: 40_100,
                 max_us: 123_000,
                 reads: 38,
+                samples: Vec::new(),
             },
         );
         tracks.insert(
@@ -234,6 +248,7 @@ mod tests {
                 min_us: 40_050,
                 max_us: 90_000,
                 reads: 37,
+                samples: Vec::new(),
             },
         );
         let seen = summarize(&tracks, &[]);

@@ -415,6 +415,18 @@ impl Shape {
     }
 }
 
+/// The [`Shape`] of an unpaced flow read from outside (another program's socket, watched):
+/// its steady phase begins where its delivery rate stopped growing ([`Plateau`]).
+pub fn shape_unpaced(samples: &[Sample], min_rtt_ms: f64) -> Shape {
+    let mut plateau = Plateau::default();
+    let left = samples
+        .iter()
+        .enumerate()
+        .find(|(i, s)| plateau.see(s, &samples[..*i]).is_some())
+        .map(|(_, s)| s.t);
+    shape(samples, min_rtt_ms, left)
+}
+
 /// The median of `v` (None when empty).
 fn median(mut v: Vec<f64>) -> Option<f64> {
     v.sort_by(f64::total_cmp);
@@ -440,7 +452,11 @@ fn shape(samples: &[Sample], min_rtt_ms: f64, paced_at: Option<Duration>) -> Sha
         let mut r = rates.clone();
         r.sort_by(f64::total_cmp);
         let at = |q: f64| {
-            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_precision_loss)]
+            #[allow(
+                clippy::cast_possible_truncation,
+                clippy::cast_sign_loss,
+                clippy::cast_precision_loss
+            )]
             let i = ((r.len() - 1) as f64 * q).round() as usize;
             r[i]
         };
@@ -453,7 +469,9 @@ fn shape(samples: &[Sample], min_rtt_ms: f64, paced_at: Option<Duration>) -> Sha
         loss_queue_ms,
         startup_retrans_segs: first_paced.map(|p| p.retrans),
         startup_segs_out: first_paced.map(|p| p.segs_out),
-        steady_spurious_segs: first_paced.zip(last).map(|(p, l)| l.dsack_dups.saturating_sub(p.dsack_dups)),
+        steady_spurious_segs: first_paced
+            .zip(last)
+            .map(|(p, l)| l.dsack_dups.saturating_sub(p.dsack_dups)),
         reordering: first.zip(last).map(|(f, l)| l.reord_seen.saturating_sub(f.reord_seen)),
         steady_rate_spread,
     }
@@ -914,7 +932,11 @@ mod tests {
             .iter()
             .enumerate()
             .map(|(i, s)| Sample {
-                srtt_ms: if i == 0 { 50.0 } else { 150.0 + if s.retrans > 0 { 40.0 } else { 0.0 } },
+                srtt_ms: if i == 0 {
+                    50.0
+                } else {
+                    150.0 + if s.retrans > 0 { 40.0 } else { 0.0 }
+                },
                 ..*s
             })
             .collect();
@@ -1145,13 +1167,49 @@ mod tests {
         };
         assert_eq!(ok.check(), Ok(()));
         // A peer's shape is held to what a flow can show too.
-        let odd = |s: Shape| Reading { shape: Some(s), ..ok.clone() }.check();
+        let odd = |s: Shape| {
+            Reading {
+                shape: Some(s),
+                ..ok.clone()
+            }
+            .check()
+        };
         let shape = ok.shape.expect("shape");
-        assert!(odd(Shape { steady_rtt_ms: Some(-1.0), ..shape }).is_err());
-        assert!(odd(Shape { loss_queue_ms: Some(f64::NAN), ..shape }).is_err());
-        assert!(odd(Shape { startup_retrans_segs: Some(51), ..shape }).is_err());
-        assert!(odd(Shape { steady_spurious_segs: Some(101), ..shape }).is_err());
-        assert!(odd(Shape { steady_rate_spread: Some(f64::INFINITY), ..shape }).is_err());
+        assert!(
+            odd(Shape {
+                steady_rtt_ms: Some(-1.0),
+                ..shape
+            })
+            .is_err()
+        );
+        assert!(
+            odd(Shape {
+                loss_queue_ms: Some(f64::NAN),
+                ..shape
+            })
+            .is_err()
+        );
+        assert!(
+            odd(Shape {
+                startup_retrans_segs: Some(51),
+                ..shape
+            })
+            .is_err()
+        );
+        assert!(
+            odd(Shape {
+                steady_spurious_segs: Some(101),
+                ..shape
+            })
+            .is_err()
+        );
+        assert!(
+            odd(Shape {
+                steady_rate_spread: Some(f64::INFINITY),
+                ..shape
+            })
+            .is_err()
+        );
         for bad in [
             Reading {
                 app_limited: true,
