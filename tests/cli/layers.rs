@@ -186,8 +186,8 @@ const CIRCLES_BEING_REMOVED: &[(&str, &[&str])] = &[
 /// file → the siblings it imports → the first line that does.
 type Imports = BTreeMap<String, BTreeMap<String, String>>;
 
-/// For each folder of src/: which of its files each file imports in its non-test code, with
-/// the first line that does. A file imports a sibling by naming it (`super::linux::X`,
+/// For each folder of src/ (by its path under src/, a folder in a folder too): which of its
+/// files each file imports in its non-test code, with the first line that does. A file imports a sibling by naming it (`super::linux::X`,
 /// `crate::host::linux::X`, `use super::{facts, linux}`) or by naming an item the folder's
 /// mod.rs re-exports from it (`pub use facts::Facts` in host/mod.rs makes `super::Facts` and
 /// `crate::host::Facts` imports of facts.rs). mod.rs itself is the folder's door: it declares
@@ -197,18 +197,29 @@ type Imports = BTreeMap<String, BTreeMap<String, String>>;
 fn sibling_imports() -> BTreeMap<String, Imports> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut out = BTreeMap::new();
-    for folder in std::fs::read_dir(&src).expect("read_dir").flatten() {
-        if !folder.path().is_dir() {
-            continue;
+    let mut stack = vec![src.clone()];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).expect("read_dir").flatten() {
+            if !e.path().is_dir() {
+                continue;
+            }
+            let rel = e
+                .path()
+                .strip_prefix(&src)
+                .expect("under src")
+                .to_string_lossy()
+                .into_owned();
+            out.insert(rel.clone(), folder_imports(&e.path(), &rel));
+            stack.push(e.path());
         }
-        let name = folder.file_name().to_string_lossy().into_owned();
-        out.insert(name.clone(), folder_imports(&folder.path(), &name));
     }
     out
 }
 
-/// [`sibling_imports`] of one folder, `src/NAME`.
+/// [`sibling_imports`] of one folder, `src/NAME` (`output/advice` for a folder in a folder).
 fn folder_imports(dir: &Path, name: &str) -> Imports {
+    // The folder's module path, as `crate::` paths name it.
+    let module: Vec<&str> = name.split('/').collect();
     let mut files: BTreeMap<String, String> = BTreeMap::new();
     for e in std::fs::read_dir(dir).expect("read_dir").flatten() {
         let file = e.file_name().to_string_lossy().into_owned();
@@ -246,8 +257,8 @@ fn folder_imports(dir: &Path, name: &str) -> Imports {
         for (at, _) in code.match_indices("crate::") {
             let own = use_tree(&code[at + "crate::".len()..])
                 .into_iter()
-                .filter(|p| p.len() > 1 && p[0] == name)
-                .map(|p| (at, p[1..].to_vec()));
+                .filter(|p| p.len() > module.len() && p.iter().zip(&module).all(|(a, b)| a == b))
+                .map(|p| (at, p[module.len()..].to_vec()));
             paths.extend(own);
         }
         for (at, p) in paths {
