@@ -1,5 +1,6 @@
-//! The command line, as clap types only. The contract is docs/CLI.md (kept true by
-//! tests/cli/contract.rs).
+//! The command line, as clap types, and the one step before clap parses: the options that were
+//! global, given before the command, go where it takes them ([`Cli::try_parse_args`]). The
+//! contract is docs/CLI.md (kept true by tests/cli/contract.rs).
 
 use std::ffi::OsString;
 use std::path::PathBuf;

@@ -1,5 +1,6 @@
 //! docs/CLI.md, the command-line contract, kept true: every option it lists exists under that
-//! name and every visible option is listed; its units and exit codes are the tables the binary
+//! name for the commands it names, every visible option is listed, and each command's `--format`
+//! takes the values listed for it; its units and exit codes are the tables the binary
 //! prints; the README's first-run block is what `tcptune` prints; and no file of the repository
 //! points outside it.
 
