@@ -1,6 +1,8 @@
-//! The command line, as clap types only. The contract is docs/CLI.md (kept true by
-//! tests/cli/contract.rs).
+//! The command line, as clap types, and the one step before clap parses: the options that were
+//! global, given before the command, go where it takes them ([`Cli::try_parse_args`]). The
+//! contract is docs/CLI.md (kept true by tests/cli/contract.rs).
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -64,33 +66,129 @@ pub const DEFAULT_STATE_DIR: &str = "/var/lib/tcptune";
 #[derive(Debug, Parser)]
 #[command(name = "tcptune", version, about = "TCP tuning advisor: size kernel buffers to the path's bandwidth-delay product", after_help = after_help())]
 pub struct Cli {
-    #[command(flatten)]
-    pub global: GlobalArgs,
     #[command(subcommand)]
     pub command: Option<Command>,
 }
 
+impl Cli {
+    /// Parses the command line (`args`, the program's name first) as
+    /// [`Parser::try_parse_from`] does, once the options that were global and come before the
+    /// subcommand are moved after it or dropped, as it takes them ([`options_after_subcommand`]).
+    pub fn try_parse_args(args: impl IntoIterator<Item = OsString>) -> Result<Self, clap::Error> {
+        Self::try_parse_from(options_after_subcommand(args.into_iter().collect()))
+    }
+}
+
+/// The options that were global once, and may still come before the subcommand (`tcptune --os
+/// freebsd advise`, docs/CLI.md); each takes a value.
+const LEADING: [&str; 6] = [
+    "--os",
+    "--format",
+    "--sysctl-dir",
+    "--sysctl-cmd",
+    "--state-dir",
+    "--fake-prober",
+];
+
+/// `args` with the [`LEADING`] options given before the subcommand handled as when they were
+/// global: one the subcommand takes moves after its name (and a nested one's: `profiles
+/// list`), where clap checks it as if it had been typed there (`tcptune --format json calc`
+/// is `tcptune calc --format json`, and `--format ansible` before `inspect` its usage error);
+/// one it does not take is dropped, as it was ignored (a wrapper may put its `--sysctl-dir` and
+/// `--state-dir` before any command). Given on both sides, an option is the subcommand's.
+fn options_after_subcommand(args: Vec<OsString>) -> Vec<OsString> {
+    let mut at = 1;
+    let mut leading: Vec<(&str, &[OsString])> = Vec::new();
+    while let Some(arg) = args.get(at).and_then(|a| a.to_str()) {
+        let Some(name) = LEADING.into_iter().find(|n| arg.split('=').next() == Some(*n)) else {
+            break;
+        };
+        let len = if arg.contains('=') { 1 } else { 2 };
+        // A missing value is clap's to report.
+        let Some(option) = args.get(at..at + len) else { break };
+        leading.push((name, option));
+        at += len;
+    }
+    if leading.is_empty() {
+        return args;
+    }
+    let mut cmd = <Cli as clap::CommandFactory>::command();
+    let mut end = at;
+    while let Some(sub) = args.get(end).and_then(|a| cmd.find_subcommand(a)) {
+        cmd = sub.clone();
+        end += 1;
+    }
+    let rest = &args[end..];
+    let named = |a: &OsString, name: &str| a.to_str().is_some_and(|a| a.split('=').next() == Some(name));
+    let takes = |name: &str| cmd.get_arguments().any(|a| a.get_long() == name.strip_prefix("--"));
+    let given_after = |name: &str| rest.iter().take_while(|a| *a != "--").any(|a| named(a, name));
+    let mut out = args[..1].to_vec();
+    out.extend_from_slice(&args[at..end]);
+    for (name, option) in leading {
+        if takes(name) && !given_after(name) {
+            out.extend_from_slice(option);
+        }
+    }
+    out.extend_from_slice(rest);
+    out
+}
+
+/// `--os`, `--sysctl-dir`, `--sysctl-cmd`: the system a command advises for or works on, and
+/// the sysctl store its running values are read from (and written to).
 #[derive(Debug, Args)]
-pub struct GlobalArgs {
+pub struct TargetArgs {
     /// OS to advise for / operate on [default: the running OS]
-    #[arg(long, global = true, value_parser = os_parser())]
+    #[arg(long, value_parser = os_parser())]
     pub os: Option<Os>,
-    /// Output format [advise: table on a terminal, else sysctl; others: table]
-    #[arg(long, global = true, value_enum)]
-    pub format: Option<Format>,
     /// Linux: read and write sysctls under DIR instead of /proc/sys
-    #[arg(long, global = true, value_name = "DIR")]
+    #[arg(long, value_name = "DIR")]
     pub sysctl_dir: Option<PathBuf>,
     /// FreeBSD/macOS: the sysctl(8) program to run
-    #[arg(long, global = true, value_name = "PATH")]
+    #[arg(long, value_name = "PATH")]
     pub sysctl_cmd: Option<PathBuf>,
+}
+
+/// `--state-dir`: where apply's snapshots are kept.
+#[derive(Debug, Args)]
+pub struct StateArgs {
     /// Where snapshots live
-    #[arg(long, global = true, value_name = "DIR", default_value = DEFAULT_STATE_DIR)]
+    #[arg(long, value_name = "DIR", default_value = DEFAULT_STATE_DIR)]
     pub state_dir: PathBuf,
+}
+
+/// `--format` of a command that reports rather than configures.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Output format
+    #[arg(long, value_enum, default_value_t = ReportFormat::Table)]
+    pub format: ReportFormat,
+}
+
+/// What a command that reports prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
+    /// A table for people
+    Table,
+    /// JSON for programs
+    Json,
+}
+
+impl From<ReportFormat> for Format {
+    fn from(f: ReportFormat) -> Self {
+        match f {
+            ReportFormat::Table => Self::Table,
+            ReportFormat::Json => Self::Json,
+        }
+    }
+}
+
+/// The hidden `--fake-prober` of the commands that measure `--host` paths (advise, apply, check).
+#[derive(Debug, Args)]
+pub struct ProberArgs {
     /// Tests only: measure --host paths with a deterministic fake instead of the network
     /// (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine's
     /// `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab
-    #[arg(long, global = true, hide = true, value_name = "SPEC", value_parser = crate::measure::fake::FakeProber::from_spec)]
+    #[arg(long, hide = true, value_name = "SPEC", value_parser = crate::measure::fake::FakeProber::from_spec)]
     pub fake_prober: Option<crate::measure::fake::FakeProber>,
 }
 
@@ -106,6 +204,8 @@ fn os_parser() -> impl clap::builder::TypedValueParser<Value = Os> {
     })
 }
 
+/// What advise prints (`--format`); the commands that report take a [`ReportFormat`], which
+/// the context turns into one of these.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
     /// `key = value` lines, valid for /etc/sysctl.d (Linux) or /etc/sysctl.conf (BSD)
@@ -116,11 +216,11 @@ pub enum Format {
     Json,
     /// `sysctl -w` commands
     Shell,
-    /// advise: an Ansible playbook (ansible.posix.sysctl), with a revert tagged `revert`
+    /// An Ansible playbook (ansible.posix.sysctl), with a revert tagged `revert`
     Ansible,
-    /// advise: a TuneD profile (tuned.conf; --output DIR writes the profile directory)
+    /// A TuneD profile (tuned.conf; --output DIR writes the profile directory)
     Tuned,
-    /// advise: a Kubernetes Pod with the sysctls a pod may set; node-wide keys listed apart
+    /// A Kubernetes Pod with the sysctls a pod may set; node-wide keys listed apart
     K8s,
 }
 
@@ -141,7 +241,7 @@ pub enum Command {
     /// Put back the values a snapshot replaced
     Revert(RevertArgs),
     /// List the snapshots taken by apply
-    Snapshots,
+    Snapshots(SnapshotsArgs),
     /// Internal: the detached process behind `apply --for`
     #[command(hide = true, name = "revert-timer")]
     RevertTimer(RevertTimerArgs),
@@ -189,6 +289,14 @@ pub struct ApplyArgs {
     /// Tests only: the directory standing for / in --persist paths
     #[arg(long, value_name = "DIR", hide = true)]
     pub persist_root: Option<PathBuf>,
+    #[command(flatten)]
+    pub target: TargetArgs,
+    #[command(flatten)]
+    pub state: StateArgs,
+    #[command(flatten)]
+    pub report: ReportArgs,
+    #[command(flatten)]
+    pub prober: ProberArgs,
     // Last: the heading applies to every argument after it.
     #[command(flatten, next_help_heading = "Fresh advice (instead of FILE)")]
     pub advice: AdviseArgs,
@@ -212,11 +320,31 @@ pub struct RevertArgs {
     /// Tests only: the directory standing for / in --persist paths (as given to apply)
     #[arg(long, value_name = "DIR", hide = true)]
     pub persist_root: Option<PathBuf>,
+    #[command(flatten)]
+    pub target: TargetArgs,
+    #[command(flatten)]
+    pub state: StateArgs,
+    #[command(flatten)]
+    pub report: ReportArgs,
 }
 
 #[derive(Debug, Args)]
+pub struct SnapshotsArgs {
+    #[command(flatten)]
+    pub state: StateArgs,
+    #[command(flatten)]
+    pub report: ReportArgs,
+}
+
+/// The timer's snapshot, and the options that select the same OS, sysctl target and state
+/// directory as the apply that started it.
+#[derive(Debug, Args)]
 pub struct RevertTimerArgs {
     pub id: String,
+    #[command(flatten)]
+    pub target: TargetArgs,
+    #[command(flatten)]
+    pub state: StateArgs,
 }
 
 /// `advise --test-time`: 1 s (the path test needs round trips to leave startup) up to the
@@ -277,6 +405,8 @@ pub struct CalcArgs {
     /// Maximum segment size in bytes, for the Mathis bound
     #[arg(long, value_name = "BYTES", default_value = "1448")]
     pub mss: Bytes,
+    #[command(flatten)]
+    pub report: ReportArgs,
 }
 
 #[derive(Debug, Args)]
@@ -359,12 +489,19 @@ pub struct AdviseArgs {
     pub flows: u32,
 }
 
-/// `tcptune advise`: the advice's arguments (shared with apply and check) and where and how
-/// the advice is written (advise's own).
+/// `tcptune advise`: the advice's arguments (shared with apply), the system it is for, and
+/// where and how the advice is written (advise's own).
 #[derive(Debug, Args)]
 pub struct AdviseCmdArgs {
     #[command(flatten)]
     pub advice: AdviseArgs,
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// Output format [default: table on a terminal, else sysctl]
+    #[arg(long, value_enum)]
+    pub format: Option<Format>,
+    #[command(flatten)]
+    pub prober: ProberArgs,
     #[command(flatten, next_help_heading = "Output for a fleet")]
     pub output: OutputArgs,
 }
@@ -493,11 +630,15 @@ impl AdviseArgs {
     }
 }
 
+/// `tcptune profiles` alone lists, so it takes list's `--format` (and then no subcommand).
 #[derive(Debug, Args)]
 #[command(
+    args_conflicts_with_subcommands = true,
     after_help = "Your own: tcptune profiles export linux > my.toml, edit it, then tcptune advise --profile my.toml ..."
 )]
 pub struct ProfilesArgs {
+    #[command(flatten)]
+    pub list: ReportArgs,
     #[command(subcommand)]
     pub command: Option<ProfilesCommand>,
 }
@@ -505,12 +646,19 @@ pub struct ProfilesArgs {
 #[derive(Debug, Subcommand)]
 pub enum ProfilesCommand {
     /// List the shipped profiles: name, OS, description (the default)
-    List,
+    List(ReportArgs),
     /// Print a shipped profile's TOML
+    #[command(after_help = TEMPLATE_AFTER_HELP)]
     Show(ProfileName),
     /// Print a shipped profile's TOML as a starting point for your own (--profile FILE)
+    #[command(after_help = TEMPLATE_AFTER_HELP)]
     Export(ProfileName),
 }
+
+/// After `profiles show` and `export`: why they take no --format, and where the formats are.
+const TEMPLATE_AFTER_HELP: &str = "\
+The TOML is a template, with no values until advise sizes it for a path; advise renders it in any \
+format: tcptune advise --profile NAME --rtt 150ms --bandwidth 500mbit --format ansible";
 
 #[derive(Debug, Args)]
 pub struct ProfileName {
@@ -560,6 +708,12 @@ pub struct CheckArgs {
     /// Concurrent bulk flows expected, for the memory check
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub flows: u32,
+    #[command(flatten)]
+    pub target: TargetArgs,
+    #[command(flatten)]
+    pub report: ReportArgs,
+    #[command(flatten)]
+    pub prober: ProberArgs,
 }
 
 #[derive(Debug, Args)]
@@ -588,6 +742,8 @@ pub struct ServeArgs {
     /// Largest buffer a path test may force here, as the kernel counts it (0: none)
     #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = parse_max_buffer)]
     pub max_buffer: Bytes,
+    #[command(flatten)]
+    pub target: TargetArgs,
 }
 
 #[derive(Debug, Args)]
@@ -610,6 +766,8 @@ pub struct PeerArgs {
     /// Largest buffer a path test may force here, as the kernel counts it (0: none)
     #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = parse_max_buffer)]
     pub max_buffer: Bytes,
+    #[command(flatten)]
+    pub target: TargetArgs,
 }
 
 /// `peer --lifetime`: 1 s to an hour (humantime: 90s, 3m, 1h).
@@ -653,6 +811,10 @@ pub struct VerifyArgs {
     /// Path rate, for sizing the advice (500mbit, 1gbit)
     #[arg(long, value_name = "RATE", allow_hyphen_values = true)]
     pub bandwidth: Option<Bitrate>,
+    #[command(flatten)]
+    pub target: TargetArgs,
+    #[command(flatten)]
+    pub report: ReportArgs,
 }
 
 #[derive(Debug, Args)]
@@ -669,6 +831,8 @@ pub struct InspectArgs {
     /// Only flows with this local or remote port
     #[arg(long, value_name = "N")]
     pub port: Option<u16>,
+    #[command(flatten)]
+    pub report: ReportArgs,
 }
 
 #[cfg(test)]
@@ -690,8 +854,79 @@ mod tests {
             assert!(!sub.render_long_help().to_string().contains("fake-prober"));
         }
         use clap::Parser as _;
-        let cli = Cli::parse_from(["tcptune", "advise", "--fake-prober", "rtt=10ms"]);
-        assert_eq!(cli.global.fake_prober.map(|f| f.rtt_ms), Some(10.0));
+        let Some(Command::Advise(a)) = Cli::parse_from(["tcptune", "advise", "--fake-prober", "rtt=10ms"]).command
+        else {
+            unreachable!("advise")
+        };
+        assert_eq!(a.prober.fake_prober.map(|f| f.rtt_ms), Some(10.0));
+    }
+
+    #[test]
+    fn options_before_the_subcommand_are_taken_as_after_it_or_dropped() {
+        let moved = |args: &str| {
+            options_after_subcommand(args.split(' ').map(OsString::from).collect())
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        for (given, parsed) in [
+            (
+                "tcptune --os freebsd advise --rtt 1ms",
+                "tcptune advise --os freebsd --rtt 1ms",
+            ),
+            (
+                "tcptune --format=json --state-dir /s snapshots",
+                "tcptune snapshots --format=json --state-dir /s",
+            ),
+            (
+                "tcptune --format json profiles list",
+                "tcptune profiles list --format json",
+            ),
+            ("tcptune --format json profiles", "tcptune profiles --format json"),
+            // Given on both sides: the subcommand's.
+            (
+                "tcptune --format json calc --format table",
+                "tcptune calc --format table",
+            ),
+            ("tcptune --os linux check --os=freebsd", "tcptune check --os=freebsd"),
+            // Not the subcommand's: dropped, as a global option it did not use was ignored.
+            (
+                "tcptune --sysctl-dir /d --state-dir /s snapshots",
+                "tcptune snapshots --state-dir /s",
+            ),
+            (
+                "tcptune --os linux --format json profiles show linux",
+                "tcptune profiles show linux",
+            ),
+            ("tcptune --os linux", "tcptune"),
+            ("tcptune --os linux advse", "tcptune advse"),
+            // Left for clap: a missing value, an option that never was global, one after.
+            ("tcptune --os", "tcptune --os"),
+            ("tcptune --rtt 1ms calc", "tcptune --rtt 1ms calc"),
+            ("tcptune calc --os linux", "tcptune calc --os linux"),
+        ] {
+            assert_eq!(moved(given), parsed, "{given}");
+        }
+    }
+
+    #[test]
+    fn an_option_before_the_subcommand_is_checked_as_after_it() {
+        use clap::error::ErrorKind;
+        let parse = |args: &[&str]| Cli::try_parse_args(args.iter().map(OsString::from)).map(|c| c.command);
+        for args in [
+            &["tcptune", "--format", "ansible", "inspect"][..],
+            &["tcptune", "inspect", "--format", "k8s"],
+        ] {
+            let e = parse(args).expect_err("inspect reports");
+            assert_eq!(e.kind(), ErrorKind::InvalidValue, "{args:?}");
+        }
+        let e = parse(&["tcptune", "calc", "--state-dir", "/s"]).expect_err("calc has no snapshots");
+        assert_eq!(e.kind(), ErrorKind::UnknownArgument);
+        let Ok(Some(Command::Advise(a))) = parse(&["tcptune", "--os", "freebsd", "--format", "k8s", "advise"]) else {
+            unreachable!("advise")
+        };
+        assert_eq!((a.target.os, a.format), (Some(Os::Freebsd), Some(Format::K8s)));
     }
 
     #[test]

@@ -251,12 +251,12 @@ mod tests {
     fn clap_errors_become_a_message_and_a_hint() {
         let (m, h) = clap_one_line(
             "error: unrecognized subcommand 'advice'\n\n  tip: a similar subcommand exists: 'advise'\n\n\
-             Usage: tcptune [OPTIONS] [COMMAND]\n\nFor more information, try '--help'.\n",
+             Usage: tcptune [COMMAND]\n\nFor more information, try '--help'.\n",
         );
         assert_eq!(m, "unrecognized subcommand 'advice'");
         assert_eq!(
             h,
-            "a similar subcommand exists: 'advise'; usage: tcptune [OPTIONS] [COMMAND]; see --help"
+            "a similar subcommand exists: 'advise'; usage: tcptune [COMMAND]; see --help"
         );
         let (m, h) = clap_one_line(
             "error: the following required arguments were not provided:\n  <SHELL>\n\n\

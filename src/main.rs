@@ -1,9 +1,7 @@
 use std::process::ExitCode;
 
-use clap::Parser as _;
-
 fn main() -> ExitCode {
-    match tcptune::cli::Cli::try_parse() {
+    match tcptune::cli::Cli::try_parse_args(std::env::args_os()) {
         Ok(cli) => match tcptune::cmd::run(cli) {
             Ok(code) => code,
             Err(e) => tcptune::error::report(&e),

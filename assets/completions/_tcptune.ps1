@@ -21,14 +21,8 @@ Register-ArgumentCompleter -Native -CommandName 'tcptune' -ScriptBlock {
 
     $completions = @(switch ($command) {
         'tcptune' {
-            [CompletionResult]::new('--os', '--os', [CompletionResultType]::ParameterName, 'OS to advise for / operate on [default: the running OS]')
-            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format [advise: table on a terminal, else sysctl; others: table]')
-            [CompletionResult]::new('--sysctl-dir', '--sysctl-dir', [CompletionResultType]::ParameterName, 'Linux: read and write sysctls under DIR instead of /proc/sys')
-            [CompletionResult]::new('--sysctl-cmd', '--sysctl-cmd', [CompletionResultType]::ParameterName, 'FreeBSD/macOS: the sysctl(8) program to run')
-            [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Where snapshots live')
-            [CompletionResult]::new('--fake-prober', '--fake-prober', [CompletionResultType]::ParameterName, 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine''s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('calc', 'calc', [CompletionResultType]::ParameterValue, 'Bandwidth-delay product and throughput calculator')
@@ -57,12 +51,7 @@ Register-ArgumentCompleter -Native -CommandName 'tcptune' -ScriptBlock {
             [CompletionResult]::new('--window', '--window', [CompletionResultType]::ParameterName, 'TCP window or buffer (64KiB, 4MiB, 65536)')
             [CompletionResult]::new('--loss', '--loss', [CompletionResultType]::ParameterName, 'Packet loss, percent (0.01 or 0.01%), for the Mathis bound')
             [CompletionResult]::new('--mss', '--mss', [CompletionResultType]::ParameterName, 'Maximum segment size in bytes, for the Mathis bound')
-            [CompletionResult]::new('--os', '--os', [CompletionResultType]::ParameterName, 'OS to advise for / operate on [default: the running OS]')
-            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format [advise: table on a terminal, else sysctl; others: table]')
-            [CompletionResult]::new('--sysctl-dir', '--sysctl-dir', [CompletionResultType]::ParameterName, 'Linux: read and write sysctls under DIR instead of /proc/sys')
-            [CompletionResult]::new('--sysctl-cmd', '--sysctl-cmd', [CompletionResultType]::ParameterName, 'FreeBSD/macOS: the sysctl(8) program to run')
-            [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Where snapshots live')
-            [CompletionResult]::new('--fake-prober', '--fake-prober', [CompletionResultType]::ParameterName, 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine''s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
@@ -82,17 +71,16 @@ Register-ArgumentCompleter -Native -CommandName 'tcptune' -ScriptBlock {
             [CompletionResult]::new('--test-time', '--test-time', [CompletionResultType]::ParameterName, 'Longest path test, each direction (at most 60s) [default: 10 s + 15 x the path''s RTT, so a long path''s test leaves startup: 12.3 s at 150 ms, 19 s at 600 ms]')
             [CompletionResult]::new('--test-bytes', '--test-bytes', [CompletionResultType]::ParameterName, 'Most bytes a path test sends')
             [CompletionResult]::new('--flows', '--flows', [CompletionResultType]::ParameterName, 'Concurrent bulk flows expected, for the memory check')
+            [CompletionResult]::new('--os', '--os', [CompletionResultType]::ParameterName, 'OS to advise for / operate on [default: the running OS]')
+            [CompletionResult]::new('--sysctl-dir', '--sysctl-dir', [CompletionResultType]::ParameterName, 'Linux: read and write sysctls under DIR instead of /proc/sys')
+            [CompletionResult]::new('--sysctl-cmd', '--sysctl-cmd', [CompletionResultType]::ParameterName, 'FreeBSD/macOS: the sysctl(8) program to run')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format [default: table on a terminal, else sysctl]')
+            [CompletionResult]::new('--fake-prober', '--fake-prober', [CompletionResultType]::ParameterName, 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine''s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab')
             [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Write the output to PATH instead of stdout (--format tuned: the profile directory, e.g. /etc/tuned/tcptune, whose name is the profile''s)')
             [CompletionResult]::new('--tuned-include', '--tuned-include', [CompletionResultType]::ParameterName, '--format tuned: stack the profile on this TuneD profile (`include=`); its settings for the same keys are overridden by tcptune''s')
             [CompletionResult]::new('--allowed-unsafe-sysctls', '--allowed-unsafe-sysctls', [CompletionResultType]::ParameterName, '--format k8s: the kubelet''s --allowed-unsafe-sysctls list (names, or prefixes ending in ''*''); the unsafe keys it allows go into the pod, the others stay comments')
             [CompletionResult]::new('--side', '--side', [CompletionResultType]::ParameterName, 'With --ssh: whose advice to print: this host''s (near; table, json and ansible show the far end''s beside it), or the far end''s alone (far), e.g. for `tcptune advise --ssh dtn2 --side far | ssh dtn2 sudo tee /etc/sysctl.d/60-tcptune.conf`')
             [CompletionResult]::new('--persist-root', '--persist-root', [CompletionResultType]::ParameterName, 'Tests only: the directory standing for / in the sysctl.d files consulted')
-            [CompletionResult]::new('--os', '--os', [CompletionResultType]::ParameterName, 'OS to advise for / operate on [default: the running OS]')
-            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format [advise: table on a terminal, else sysctl; others: table]')
-            [CompletionResult]::new('--sysctl-dir', '--sysctl-dir', [CompletionResultType]::ParameterName, 'Linux: read and write sysctls under DIR instead of /proc/sys')
-            [CompletionResult]::new('--sysctl-cmd', '--sysctl-cmd', [CompletionResultType]::ParameterName, 'FreeBSD/macOS: the sysctl(8) program to run')
-            [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Where snapshots live')
-            [CompletionResult]::new('--fake-prober', '--fake-prober', [CompletionResultType]::ParameterName, 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine''s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab')
             [CompletionResult]::new('-4', '-4', [CompletionResultType]::ParameterName, 'Use IPv4 only')
             [CompletionResult]::new('-6', '-6', [CompletionResultType]::ParameterName, 'Use IPv6 only')
             [CompletionResult]::new('--no-capacity', '--no-capacity', [CompletionResultType]::ParameterName, 'Skip the packet-train estimate of the bottleneck rate (ICMP trains of MTU-sized echo requests sent after the round-trip probes; not sent when --bandwidth is given)')
@@ -110,6 +98,12 @@ Register-ArgumentCompleter -Native -CommandName 'tcptune' -ScriptBlock {
             [CompletionResult]::new('--for', '--for', [CompletionResultType]::ParameterName, 'A timed experiment: a detached process reverts the snapshot after DURATION (90s, 10m, 2h)')
             [CompletionResult]::new('--wait', '--wait', [CompletionResultType]::ParameterName, 'Seconds to wait for another apply or revert to finish (0: refuse at once)')
             [CompletionResult]::new('--persist-root', '--persist-root', [CompletionResultType]::ParameterName, 'Tests only: the directory standing for / in --persist paths')
+            [CompletionResult]::new('--os', '--os', [CompletionResultType]::ParameterName, 'OS to advise for / operate on [default: the running OS]')
+            [CompletionResult]::new('--sysctl-dir', '--sysctl-dir', [CompletionResultType]::ParameterName, 'Linux: read and write sysctls under DIR instead of /proc/sys')
+            [CompletionResult]::new('--sysctl-cmd', '--sysctl-cmd', [CompletionResultType]::ParameterName, 'FreeBSD/macOS: the sysctl(8) program to run')
+            [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Where snapshots live')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--fake-prober', '--fake-prober', [CompletionResultType]::ParameterName, 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine''s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab')
             [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Host to measure the path to (repeatable)')
             [CompletionResult]::new('--ssh', '--ssh', [CompletionResultType]::ParameterName, 'Start the path test''s peer on the far end through your own ssh (DEST as ssh takes it: host, user@host, a Host of your ssh config) and read that machine''s facts; one session, no password prompt, nothing left there. --host defaults to the host name ssh connects to')
             [CompletionResult]::new('--ssh-command', '--ssh-command', [CompletionResultType]::ParameterName, 'The ssh command to run instead of `ssh`, split into words as a shell would ("ssh -F ./config -p 2222"), as rsync -e and GIT_SSH_COMMAND take it')
@@ -124,12 +118,6 @@ Register-ArgumentCompleter -Native -CommandName 'tcptune' -ScriptBlock {
             [CompletionResult]::new('--test-time', '--test-time', [CompletionResultType]::ParameterName, 'Longest path test, each direction (at most 60s) [default: 10 s + 15 x the path''s RTT, so a long path''s test leaves startup: 12.3 s at 150 ms, 19 s at 600 ms]')
             [CompletionResult]::new('--test-bytes', '--test-bytes', [CompletionResultType]::ParameterName, 'Most bytes a path test sends')
             [CompletionResult]::new('--flows', '--flows', [CompletionResultType]::ParameterName, 'Concurrent bulk flows expected, for the memory check')
-            [CompletionResult]::new('--os', '--os', [CompletionResultType]::ParameterName, 'OS to advise for / operate on [default: the running OS]')
-            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format [advise: table on a terminal, else sysctl; others: table]')
-            [CompletionResult]::new('--sysctl-dir', '--sysctl-dir', [CompletionResultType]::ParameterName, 'Linux: read and write sysctls under DIR instead of /proc/sys')
-            [CompletionResult]::new('--sysctl-cmd', '--sysctl-cmd', [CompletionResultType]::ParameterName, 'FreeBSD/macOS: the sysctl(8) program to run')
-            [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Where snapshots live')
-            [CompletionResult]::new('--fake-prober', '--fake-prober', [CompletionResultType]::ParameterName, 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine''s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab')
             [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Show each change (key: current -> new) and write nothing, not even a snapshot')
             [CompletionResult]::new('--persist', '--persist', [CompletionResultType]::ParameterName, 'Also make the values survive a reboot (Linux: /etc/sysctl.d/NN-tcptune.conf, NN 60 or later than any installed file that sets the same keys; FreeBSD/macOS: a marked block in /etc/sysctl.conf, boot tunables in /boot/loader.conf)')
             [CompletionResult]::new('-4', '-4', [CompletionResultType]::ParameterName, 'Use IPv4 only')
@@ -148,11 +136,10 @@ Register-ArgumentCompleter -Native -CommandName 'tcptune' -ScriptBlock {
             [CompletionResult]::new('--wait', '--wait', [CompletionResultType]::ParameterName, 'Seconds to wait for another apply or revert to finish (0: refuse at once)')
             [CompletionResult]::new('--persist-root', '--persist-root', [CompletionResultType]::ParameterName, 'Tests only: the directory standing for / in --persist paths (as given to apply)')
             [CompletionResult]::new('--os', '--os', [CompletionResultType]::ParameterName, 'OS to advise for / operate on [default: the running OS]')
-            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format [advise: table on a terminal, else sysctl; others: table]')
             [CompletionResult]::new('--sysctl-dir', '--sysctl-dir', [CompletionResultType]::ParameterName, 'Linux: read and write sysctls under DIR instead of /proc/sys')
             [CompletionResult]::new('--sysctl-cmd', '--sysctl-cmd', [CompletionResultType]::ParameterName, 'FreeBSD/macOS: the sysctl(8) program to run')
             [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Where snapshots live')
-            [CompletionResult]::new('--fake-prober', '--fake-prober', [CompletionResultType]::ParameterName, 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine''s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format')
             [CompletionResult]::new('--force', '--force', [CompletionResultType]::ParameterName, 'Restore even values someone changed since, a snapshot from another boot or namespace')
             [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Show what would be restored and change nothing')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
@@ -160,25 +147,19 @@ Register-ArgumentCompleter -Native -CommandName 'tcptune' -ScriptBlock {
             break
         }
         'tcptune;snapshots' {
-            [CompletionResult]::new('--os', '--os', [CompletionResultType]::ParameterName, 'OS to advise for / operate on [default: the running OS]')
-            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format [advise: table on a terminal, else sysctl; others: table]')
-            [CompletionResult]::new('--sysctl-dir', '--sysctl-dir', [CompletionResultType]::ParameterName, 'Linux: read and write sysctls under DIR instead of /proc/sys')
-            [CompletionResult]::new('--sysctl-cmd', '--sysctl-cmd', [CompletionResultType]::ParameterName, 'FreeBSD/macOS: the sysctl(8) program to run')
             [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Where snapshots live')
-            [CompletionResult]::new('--fake-prober', '--fake-prober', [CompletionResultType]::ParameterName, 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine''s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
         }
         'tcptune;revert-timer' {
             [CompletionResult]::new('--os', '--os', [CompletionResultType]::ParameterName, 'OS to advise for / operate on [default: the running OS]')
-            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format [advise: table on a terminal, else sysctl; others: table]')
             [CompletionResult]::new('--sysctl-dir', '--sysctl-dir', [CompletionResultType]::ParameterName, 'Linux: read and write sysctls under DIR instead of /proc/sys')
             [CompletionResult]::new('--sysctl-cmd', '--sysctl-cmd', [CompletionResultType]::ParameterName, 'FreeBSD/macOS: the sysctl(8) program to run')
             [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Where snapshots live')
-            [CompletionResult]::new('--fake-prober', '--fake-prober', [CompletionResultType]::ParameterName, 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine''s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             break
         }
         'tcptune;check' {
@@ -186,10 +167,9 @@ Register-ArgumentCompleter -Native -CommandName 'tcptune' -ScriptBlock {
             [CompletionResult]::new('--bandwidth', '--bandwidth', [CompletionResultType]::ParameterName, 'Path rate for the buffer check, instead of the link speed (500mbit, 1gbit)')
             [CompletionResult]::new('--flows', '--flows', [CompletionResultType]::ParameterName, 'Concurrent bulk flows expected, for the memory check')
             [CompletionResult]::new('--os', '--os', [CompletionResultType]::ParameterName, 'OS to advise for / operate on [default: the running OS]')
-            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format [advise: table on a terminal, else sysctl; others: table]')
             [CompletionResult]::new('--sysctl-dir', '--sysctl-dir', [CompletionResultType]::ParameterName, 'Linux: read and write sysctls under DIR instead of /proc/sys')
             [CompletionResult]::new('--sysctl-cmd', '--sysctl-cmd', [CompletionResultType]::ParameterName, 'FreeBSD/macOS: the sysctl(8) program to run')
-            [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Where snapshots live')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format')
             [CompletionResult]::new('--fake-prober', '--fake-prober', [CompletionResultType]::ParameterName, 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine''s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
@@ -200,14 +180,11 @@ Register-ArgumentCompleter -Native -CommandName 'tcptune' -ScriptBlock {
             [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'TCP port to listen on (0: any free port)')
             [CompletionResult]::new('--max-buffer', '--max-buffer', [CompletionResultType]::ParameterName, 'Largest buffer a path test may force here, as the kernel counts it (0: none)')
             [CompletionResult]::new('--os', '--os', [CompletionResultType]::ParameterName, 'OS to advise for / operate on [default: the running OS]')
-            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format [advise: table on a terminal, else sysctl; others: table]')
             [CompletionResult]::new('--sysctl-dir', '--sysctl-dir', [CompletionResultType]::ParameterName, 'Linux: read and write sysctls under DIR instead of /proc/sys')
             [CompletionResult]::new('--sysctl-cmd', '--sysctl-cmd', [CompletionResultType]::ParameterName, 'FreeBSD/macOS: the sysctl(8) program to run')
-            [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Where snapshots live')
-            [CompletionResult]::new('--fake-prober', '--fake-prober', [CompletionResultType]::ParameterName, 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine''s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab')
             [CompletionResult]::new('--once', '--once', [CompletionResultType]::ParameterName, 'Exit after one test')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             break
         }
         'tcptune;verify' {
@@ -216,11 +193,9 @@ Register-ArgumentCompleter -Native -CommandName 'tcptune' -ScriptBlock {
             [CompletionResult]::new('--time', '--time', [CompletionResultType]::ParameterName, 'How long to send (at most 60s)')
             [CompletionResult]::new('--bandwidth', '--bandwidth', [CompletionResultType]::ParameterName, 'Path rate, for sizing the advice (500mbit, 1gbit)')
             [CompletionResult]::new('--os', '--os', [CompletionResultType]::ParameterName, 'OS to advise for / operate on [default: the running OS]')
-            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format [advise: table on a terminal, else sysctl; others: table]')
             [CompletionResult]::new('--sysctl-dir', '--sysctl-dir', [CompletionResultType]::ParameterName, 'Linux: read and write sysctls under DIR instead of /proc/sys')
             [CompletionResult]::new('--sysctl-cmd', '--sysctl-cmd', [CompletionResultType]::ParameterName, 'FreeBSD/macOS: the sysctl(8) program to run')
-            [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Where snapshots live')
-            [CompletionResult]::new('--fake-prober', '--fake-prober', [CompletionResultType]::ParameterName, 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine''s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
@@ -231,35 +206,22 @@ Register-ArgumentCompleter -Native -CommandName 'tcptune' -ScriptBlock {
             [CompletionResult]::new('--lifetime', '--lifetime', [CompletionResultType]::ParameterName, 'Exit after this long whatever happens (1s to 1h; default: two 60-s tests with their slack)')
             [CompletionResult]::new('--max-buffer', '--max-buffer', [CompletionResultType]::ParameterName, 'Largest buffer a path test may force here, as the kernel counts it (0: none)')
             [CompletionResult]::new('--os', '--os', [CompletionResultType]::ParameterName, 'OS to advise for / operate on [default: the running OS]')
-            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format [advise: table on a terminal, else sysctl; others: table]')
             [CompletionResult]::new('--sysctl-dir', '--sysctl-dir', [CompletionResultType]::ParameterName, 'Linux: read and write sysctls under DIR instead of /proc/sys')
             [CompletionResult]::new('--sysctl-cmd', '--sysctl-cmd', [CompletionResultType]::ParameterName, 'FreeBSD/macOS: the sysctl(8) program to run')
-            [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Where snapshots live')
-            [CompletionResult]::new('--fake-prober', '--fake-prober', [CompletionResultType]::ParameterName, 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine''s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             break
         }
         'tcptune;inspect' {
             [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Only flows to this peer (name or address)')
             [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Only flows with this local or remote port')
-            [CompletionResult]::new('--os', '--os', [CompletionResultType]::ParameterName, 'OS to advise for / operate on [default: the running OS]')
-            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format [advise: table on a terminal, else sysctl; others: table]')
-            [CompletionResult]::new('--sysctl-dir', '--sysctl-dir', [CompletionResultType]::ParameterName, 'Linux: read and write sysctls under DIR instead of /proc/sys')
-            [CompletionResult]::new('--sysctl-cmd', '--sysctl-cmd', [CompletionResultType]::ParameterName, 'FreeBSD/macOS: the sysctl(8) program to run')
-            [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Where snapshots live')
-            [CompletionResult]::new('--fake-prober', '--fake-prober', [CompletionResultType]::ParameterName, 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine''s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
         }
         'tcptune;profiles' {
-            [CompletionResult]::new('--os', '--os', [CompletionResultType]::ParameterName, 'OS to advise for / operate on [default: the running OS]')
-            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format [advise: table on a terminal, else sysctl; others: table]')
-            [CompletionResult]::new('--sysctl-dir', '--sysctl-dir', [CompletionResultType]::ParameterName, 'Linux: read and write sysctls under DIR instead of /proc/sys')
-            [CompletionResult]::new('--sysctl-cmd', '--sysctl-cmd', [CompletionResultType]::ParameterName, 'FreeBSD/macOS: the sysctl(8) program to run')
-            [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Where snapshots live')
-            [CompletionResult]::new('--fake-prober', '--fake-prober', [CompletionResultType]::ParameterName, 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine''s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List the shipped profiles: name, OS, description (the default)')
@@ -269,36 +231,19 @@ Register-ArgumentCompleter -Native -CommandName 'tcptune' -ScriptBlock {
             break
         }
         'tcptune;profiles;list' {
-            [CompletionResult]::new('--os', '--os', [CompletionResultType]::ParameterName, 'OS to advise for / operate on [default: the running OS]')
-            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format [advise: table on a terminal, else sysctl; others: table]')
-            [CompletionResult]::new('--sysctl-dir', '--sysctl-dir', [CompletionResultType]::ParameterName, 'Linux: read and write sysctls under DIR instead of /proc/sys')
-            [CompletionResult]::new('--sysctl-cmd', '--sysctl-cmd', [CompletionResultType]::ParameterName, 'FreeBSD/macOS: the sysctl(8) program to run')
-            [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Where snapshots live')
-            [CompletionResult]::new('--fake-prober', '--fake-prober', [CompletionResultType]::ParameterName, 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine''s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
         }
         'tcptune;profiles;show' {
-            [CompletionResult]::new('--os', '--os', [CompletionResultType]::ParameterName, 'OS to advise for / operate on [default: the running OS]')
-            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format [advise: table on a terminal, else sysctl; others: table]')
-            [CompletionResult]::new('--sysctl-dir', '--sysctl-dir', [CompletionResultType]::ParameterName, 'Linux: read and write sysctls under DIR instead of /proc/sys')
-            [CompletionResult]::new('--sysctl-cmd', '--sysctl-cmd', [CompletionResultType]::ParameterName, 'FreeBSD/macOS: the sysctl(8) program to run')
-            [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Where snapshots live')
-            [CompletionResult]::new('--fake-prober', '--fake-prober', [CompletionResultType]::ParameterName, 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine''s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             break
         }
         'tcptune;profiles;export' {
-            [CompletionResult]::new('--os', '--os', [CompletionResultType]::ParameterName, 'OS to advise for / operate on [default: the running OS]')
-            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format [advise: table on a terminal, else sysctl; others: table]')
-            [CompletionResult]::new('--sysctl-dir', '--sysctl-dir', [CompletionResultType]::ParameterName, 'Linux: read and write sysctls under DIR instead of /proc/sys')
-            [CompletionResult]::new('--sysctl-cmd', '--sysctl-cmd', [CompletionResultType]::ParameterName, 'FreeBSD/macOS: the sysctl(8) program to run')
-            [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Where snapshots live')
-            [CompletionResult]::new('--fake-prober', '--fake-prober', [CompletionResultType]::ParameterName, 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine''s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             break
         }
         'tcptune;profiles;help' {
@@ -321,25 +266,13 @@ Register-ArgumentCompleter -Native -CommandName 'tcptune' -ScriptBlock {
             break
         }
         'tcptune;man' {
-            [CompletionResult]::new('--os', '--os', [CompletionResultType]::ParameterName, 'OS to advise for / operate on [default: the running OS]')
-            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format [advise: table on a terminal, else sysctl; others: table]')
-            [CompletionResult]::new('--sysctl-dir', '--sysctl-dir', [CompletionResultType]::ParameterName, 'Linux: read and write sysctls under DIR instead of /proc/sys')
-            [CompletionResult]::new('--sysctl-cmd', '--sysctl-cmd', [CompletionResultType]::ParameterName, 'FreeBSD/macOS: the sysctl(8) program to run')
-            [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Where snapshots live')
-            [CompletionResult]::new('--fake-prober', '--fake-prober', [CompletionResultType]::ParameterName, 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine''s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             break
         }
         'tcptune;completions' {
-            [CompletionResult]::new('--os', '--os', [CompletionResultType]::ParameterName, 'OS to advise for / operate on [default: the running OS]')
-            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format [advise: table on a terminal, else sysctl; others: table]')
-            [CompletionResult]::new('--sysctl-dir', '--sysctl-dir', [CompletionResultType]::ParameterName, 'Linux: read and write sysctls under DIR instead of /proc/sys')
-            [CompletionResult]::new('--sysctl-cmd', '--sysctl-cmd', [CompletionResultType]::ParameterName, 'FreeBSD/macOS: the sysctl(8) program to run')
-            [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Where snapshots live')
-            [CompletionResult]::new('--fake-prober', '--fake-prober', [CompletionResultType]::ParameterName, 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine''s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             break
         }
         'tcptune;help' {

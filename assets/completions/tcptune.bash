@@ -146,36 +146,12 @@ _tcptune() {
 
     case "${cmd}" in
         tcptune)
-            opts="-h -V --os --format --sysctl-dir --sysctl-cmd --state-dir --fake-prober --help --version calc advise apply revert snapshots revert-timer check serve verify peer inspect profiles man completions help"
+            opts="-h -V --help --version calc advise apply revert snapshots revert-timer check serve verify peer inspect profiles man completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --os)
-                    COMPREPLY=($(compgen -W "linux freebsd macos" -- "${cur}"))
-                    return 0
-                    ;;
-                --format)
-                    COMPREPLY=($(compgen -W "sysctl table json shell ansible tuned k8s" -- "${cur}"))
-                    return 0
-                    ;;
-                --sysctl-dir)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --sysctl-cmd)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --state-dir)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --fake-prober)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -184,7 +160,7 @@ _tcptune() {
             return 0
             ;;
         tcptune__subcmd__advise)
-            opts="-4 -6 -h --host --ssh --ssh-command --rtt --bandwidth --profile --probes --port --interval --timeout --no-capacity --allow-lower --loss-recovery --clean-path --no-path-test --iperf3 --test-port --test-time --test-bytes --flows --output --tuned-include --allowed-unsafe-sysctls --side --explain --persist-root --os --format --sysctl-dir --sysctl-cmd --state-dir --fake-prober --help"
+            opts="-4 -6 -h --host --ssh --ssh-command --rtt --bandwidth --profile --probes --port --interval --timeout --no-capacity --allow-lower --loss-recovery --clean-path --no-path-test --iperf3 --test-port --test-time --test-bytes --flows --os --sysctl-dir --sysctl-cmd --format --fake-prober --output --tuned-include --allowed-unsafe-sysctls --side --explain --persist-root --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -243,6 +219,26 @@ _tcptune() {
                     return 0
                     ;;
                 --flows)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --os)
+                    COMPREPLY=($(compgen -W "linux freebsd macos" -- "${cur}"))
+                    return 0
+                    ;;
+                --sysctl-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sysctl-cmd)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "sysctl table json shell ansible tuned k8s" -- "${cur}"))
+                    return 0
+                    ;;
+                --fake-prober)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -266,30 +262,6 @@ _tcptune() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --os)
-                    COMPREPLY=($(compgen -W "linux freebsd macos" -- "${cur}"))
-                    return 0
-                    ;;
-                --format)
-                    COMPREPLY=($(compgen -W "sysctl table json shell ansible tuned k8s" -- "${cur}"))
-                    return 0
-                    ;;
-                --sysctl-dir)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --sysctl-cmd)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --state-dir)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --fake-prober)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -298,7 +270,7 @@ _tcptune() {
             return 0
             ;;
         tcptune__subcmd__apply)
-            opts="-4 -6 -h --dry-run --persist --for --wait --persist-root --host --ssh --ssh-command --rtt --bandwidth --profile --probes --port --interval --timeout --no-capacity --allow-lower --loss-recovery --clean-path --no-path-test --iperf3 --test-port --test-time --test-bytes --flows --os --format --sysctl-dir --sysctl-cmd --state-dir --fake-prober --help"
+            opts="-4 -6 -h --dry-run --persist --for --wait --persist-root --os --sysctl-dir --sysctl-cmd --state-dir --format --fake-prober --host --ssh --ssh-command --rtt --bandwidth --profile --probes --port --interval --timeout --no-capacity --allow-lower --loss-recovery --clean-path --no-path-test --iperf3 --test-port --test-time --test-bytes --flows --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -313,6 +285,30 @@ _tcptune() {
                     return 0
                     ;;
                 --persist-root)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --os)
+                    COMPREPLY=($(compgen -W "linux freebsd macos" -- "${cur}"))
+                    return 0
+                    ;;
+                --sysctl-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sysctl-cmd)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                --fake-prober)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -372,30 +368,6 @@ _tcptune() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --os)
-                    COMPREPLY=($(compgen -W "linux freebsd macos" -- "${cur}"))
-                    return 0
-                    ;;
-                --format)
-                    COMPREPLY=($(compgen -W "sysctl table json shell ansible tuned k8s" -- "${cur}"))
-                    return 0
-                    ;;
-                --sysctl-dir)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --sysctl-cmd)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --state-dir)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --fake-prober)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -404,7 +376,7 @@ _tcptune() {
             return 0
             ;;
         tcptune__subcmd__calc)
-            opts="-b -r -w -h --bandwidth --rtt --window --loss --mss --os --format --sysctl-dir --sysctl-cmd --state-dir --fake-prober --help"
+            opts="-b -r -w -h --bandwidth --rtt --window --loss --mss --format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -442,28 +414,8 @@ _tcptune() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --os)
-                    COMPREPLY=($(compgen -W "linux freebsd macos" -- "${cur}"))
-                    return 0
-                    ;;
                 --format)
-                    COMPREPLY=($(compgen -W "sysctl table json shell ansible tuned k8s" -- "${cur}"))
-                    return 0
-                    ;;
-                --sysctl-dir)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --sysctl-cmd)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --state-dir)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --fake-prober)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -474,7 +426,7 @@ _tcptune() {
             return 0
             ;;
         tcptune__subcmd__check)
-            opts="-h --host --bandwidth --flows --os --format --sysctl-dir --sysctl-cmd --state-dir --fake-prober --help"
+            opts="-h --host --bandwidth --flows --os --sysctl-dir --sysctl-cmd --format --fake-prober --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -496,10 +448,6 @@ _tcptune() {
                     COMPREPLY=($(compgen -W "linux freebsd macos" -- "${cur}"))
                     return 0
                     ;;
-                --format)
-                    COMPREPLY=($(compgen -W "sysctl table json shell ansible tuned k8s" -- "${cur}"))
-                    return 0
-                    ;;
                 --sysctl-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -508,8 +456,8 @@ _tcptune() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --state-dir)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --format)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
                     return 0
                     ;;
                 --fake-prober)
@@ -524,36 +472,12 @@ _tcptune() {
             return 0
             ;;
         tcptune__subcmd__completions)
-            opts="-h --os --format --sysctl-dir --sysctl-cmd --state-dir --fake-prober --help bash elvish fish powershell zsh"
+            opts="-h --help bash elvish fish powershell zsh"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --os)
-                    COMPREPLY=($(compgen -W "linux freebsd macos" -- "${cur}"))
-                    return 0
-                    ;;
-                --format)
-                    COMPREPLY=($(compgen -W "sysctl table json shell ansible tuned k8s" -- "${cur}"))
-                    return 0
-                    ;;
-                --sysctl-dir)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --sysctl-cmd)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --state-dir)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --fake-prober)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -828,7 +752,7 @@ _tcptune() {
             return 0
             ;;
         tcptune__subcmd__inspect)
-            opts="-h --host --port --os --format --sysctl-dir --sysctl-cmd --state-dir --fake-prober --help"
+            opts="-h --host --port --format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -842,28 +766,8 @@ _tcptune() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --os)
-                    COMPREPLY=($(compgen -W "linux freebsd macos" -- "${cur}"))
-                    return 0
-                    ;;
                 --format)
-                    COMPREPLY=($(compgen -W "sysctl table json shell ansible tuned k8s" -- "${cur}"))
-                    return 0
-                    ;;
-                --sysctl-dir)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --sysctl-cmd)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --state-dir)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --fake-prober)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -874,36 +778,12 @@ _tcptune() {
             return 0
             ;;
         tcptune__subcmd__man)
-            opts="-h --os --format --sysctl-dir --sysctl-cmd --state-dir --fake-prober --help"
+            opts="-h --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --os)
-                    COMPREPLY=($(compgen -W "linux freebsd macos" -- "${cur}"))
-                    return 0
-                    ;;
-                --format)
-                    COMPREPLY=($(compgen -W "sysctl table json shell ansible tuned k8s" -- "${cur}"))
-                    return 0
-                    ;;
-                --sysctl-dir)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --sysctl-cmd)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --state-dir)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --fake-prober)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -912,7 +792,7 @@ _tcptune() {
             return 0
             ;;
         tcptune__subcmd__peer)
-            opts="-h --bind --tests --lifetime --max-buffer --os --format --sysctl-dir --sysctl-cmd --state-dir --fake-prober --help"
+            opts="-h --bind --tests --lifetime --max-buffer --os --sysctl-dir --sysctl-cmd --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -938,23 +818,11 @@ _tcptune() {
                     COMPREPLY=($(compgen -W "linux freebsd macos" -- "${cur}"))
                     return 0
                     ;;
-                --format)
-                    COMPREPLY=($(compgen -W "sysctl table json shell ansible tuned k8s" -- "${cur}"))
-                    return 0
-                    ;;
                 --sysctl-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --sysctl-cmd)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --state-dir)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --fake-prober)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -966,34 +834,14 @@ _tcptune() {
             return 0
             ;;
         tcptune__subcmd__profiles)
-            opts="-h --os --format --sysctl-dir --sysctl-cmd --state-dir --fake-prober --help list show export help"
+            opts="-h --format --help list show export help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --os)
-                    COMPREPLY=($(compgen -W "linux freebsd macos" -- "${cur}"))
-                    return 0
-                    ;;
                 --format)
-                    COMPREPLY=($(compgen -W "sysctl table json shell ansible tuned k8s" -- "${cur}"))
-                    return 0
-                    ;;
-                --sysctl-dir)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --sysctl-cmd)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --state-dir)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --fake-prober)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1004,36 +852,12 @@ _tcptune() {
             return 0
             ;;
         tcptune__subcmd__profiles__subcmd__export)
-            opts="-h --os --format --sysctl-dir --sysctl-cmd --state-dir --fake-prober --help linux freebsd macos"
+            opts="-h --help linux freebsd macos"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --os)
-                    COMPREPLY=($(compgen -W "linux freebsd macos" -- "${cur}"))
-                    return 0
-                    ;;
-                --format)
-                    COMPREPLY=($(compgen -W "sysctl table json shell ansible tuned k8s" -- "${cur}"))
-                    return 0
-                    ;;
-                --sysctl-dir)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --sysctl-cmd)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --state-dir)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --fake-prober)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1112,34 +936,14 @@ _tcptune() {
             return 0
             ;;
         tcptune__subcmd__profiles__subcmd__list)
-            opts="-h --os --format --sysctl-dir --sysctl-cmd --state-dir --fake-prober --help"
+            opts="-h --format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --os)
-                    COMPREPLY=($(compgen -W "linux freebsd macos" -- "${cur}"))
-                    return 0
-                    ;;
                 --format)
-                    COMPREPLY=($(compgen -W "sysctl table json shell ansible tuned k8s" -- "${cur}"))
-                    return 0
-                    ;;
-                --sysctl-dir)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --sysctl-cmd)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --state-dir)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --fake-prober)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1150,36 +954,12 @@ _tcptune() {
             return 0
             ;;
         tcptune__subcmd__profiles__subcmd__show)
-            opts="-h --os --format --sysctl-dir --sysctl-cmd --state-dir --fake-prober --help linux freebsd macos"
+            opts="-h --help linux freebsd macos"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --os)
-                    COMPREPLY=($(compgen -W "linux freebsd macos" -- "${cur}"))
-                    return 0
-                    ;;
-                --format)
-                    COMPREPLY=($(compgen -W "sysctl table json shell ansible tuned k8s" -- "${cur}"))
-                    return 0
-                    ;;
-                --sysctl-dir)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --sysctl-cmd)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --state-dir)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --fake-prober)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1188,7 +968,7 @@ _tcptune() {
             return 0
             ;;
         tcptune__subcmd__revert)
-            opts="-h --force --dry-run --wait --persist-root --os --format --sysctl-dir --sysctl-cmd --state-dir --fake-prober --help"
+            opts="-h --force --dry-run --wait --persist-root --os --sysctl-dir --sysctl-cmd --state-dir --format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1206,10 +986,6 @@ _tcptune() {
                     COMPREPLY=($(compgen -W "linux freebsd macos" -- "${cur}"))
                     return 0
                     ;;
-                --format)
-                    COMPREPLY=($(compgen -W "sysctl table json shell ansible tuned k8s" -- "${cur}"))
-                    return 0
-                    ;;
                 --sysctl-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1222,8 +998,8 @@ _tcptune() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --fake-prober)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --format)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1234,7 +1010,7 @@ _tcptune() {
             return 0
             ;;
         tcptune__subcmd__revert__subcmd__timer)
-            opts="-h --os --format --sysctl-dir --sysctl-cmd --state-dir --fake-prober --help"
+            opts="-h --os --sysctl-dir --sysctl-cmd --state-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1242,10 +1018,6 @@ _tcptune() {
             case "${prev}" in
                 --os)
                     COMPREPLY=($(compgen -W "linux freebsd macos" -- "${cur}"))
-                    return 0
-                    ;;
-                --format)
-                    COMPREPLY=($(compgen -W "sysctl table json shell ansible tuned k8s" -- "${cur}"))
                     return 0
                     ;;
                 --sysctl-dir)
@@ -1257,10 +1029,6 @@ _tcptune() {
                     return 0
                     ;;
                 --state-dir)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --fake-prober)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1272,7 +1040,7 @@ _tcptune() {
             return 0
             ;;
         tcptune__subcmd__serve)
-            opts="-h --bind --port --once --max-buffer --os --format --sysctl-dir --sysctl-cmd --state-dir --fake-prober --help"
+            opts="-h --bind --port --once --max-buffer --os --sysctl-dir --sysctl-cmd --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1294,23 +1062,11 @@ _tcptune() {
                     COMPREPLY=($(compgen -W "linux freebsd macos" -- "${cur}"))
                     return 0
                     ;;
-                --format)
-                    COMPREPLY=($(compgen -W "sysctl table json shell ansible tuned k8s" -- "${cur}"))
-                    return 0
-                    ;;
                 --sysctl-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --sysctl-cmd)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --state-dir)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --fake-prober)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1322,34 +1078,18 @@ _tcptune() {
             return 0
             ;;
         tcptune__subcmd__snapshots)
-            opts="-h --os --format --sysctl-dir --sysctl-cmd --state-dir --fake-prober --help"
+            opts="-h --state-dir --format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --os)
-                    COMPREPLY=($(compgen -W "linux freebsd macos" -- "${cur}"))
-                    return 0
-                    ;;
-                --format)
-                    COMPREPLY=($(compgen -W "sysctl table json shell ansible tuned k8s" -- "${cur}"))
-                    return 0
-                    ;;
-                --sysctl-dir)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --sysctl-cmd)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --state-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --fake-prober)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --format)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1360,7 +1100,7 @@ _tcptune() {
             return 0
             ;;
         tcptune__subcmd__verify)
-            opts="-h --host --port --time --bandwidth --os --format --sysctl-dir --sysctl-cmd --state-dir --fake-prober --help"
+            opts="-h --host --port --time --bandwidth --os --sysctl-dir --sysctl-cmd --format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1386,10 +1126,6 @@ _tcptune() {
                     COMPREPLY=($(compgen -W "linux freebsd macos" -- "${cur}"))
                     return 0
                     ;;
-                --format)
-                    COMPREPLY=($(compgen -W "sysctl table json shell ansible tuned k8s" -- "${cur}"))
-                    return 0
-                    ;;
                 --sysctl-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1398,12 +1134,8 @@ _tcptune() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --state-dir)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --fake-prober)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --format)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
                     return 0
                     ;;
                 *)

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_tcptune_global_optspecs
-    string join \n os= format= sysctl-dir= sysctl-cmd= state-dir= fake-prober= h/help V/version
+    string join \n h/help V/version
 end
 
 function __fish_tcptune_needs_command
@@ -24,21 +24,7 @@ function __fish_tcptune_using_subcommand
     contains -- $cmd[1] $argv
 end
 
-complete -c tcptune -n "__fish_tcptune_needs_command" -l os -d 'OS to advise for / operate on [default: the running OS]' -r -f -a "linux\t''
-freebsd\t''
-macos\t''"
-complete -c tcptune -n "__fish_tcptune_needs_command" -l format -d 'Output format [advise: table on a terminal, else sysctl; others: table]' -r -f -a "sysctl\t'`key = value` lines, valid for /etc/sysctl.d (Linux) or /etc/sysctl.conf (BSD)'
-table\t'A table for people'
-json\t'JSON for programs'
-shell\t'`sysctl -w` commands'
-ansible\t'advise: an Ansible playbook (ansible.posix.sysctl), with a revert tagged `revert`'
-tuned\t'advise: a TuneD profile (tuned.conf; --output DIR writes the profile directory)'
-k8s\t'advise: a Kubernetes Pod with the sysctls a pod may set; node-wide keys listed apart'"
-complete -c tcptune -n "__fish_tcptune_needs_command" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
-complete -c tcptune -n "__fish_tcptune_needs_command" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
-complete -c tcptune -n "__fish_tcptune_needs_command" -l state-dir -d 'Where snapshots live' -r -F
-complete -c tcptune -n "__fish_tcptune_needs_command" -l fake-prober -d 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine\'s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab' -r
-complete -c tcptune -n "__fish_tcptune_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tcptune -n "__fish_tcptune_needs_command" -s h -l help -d 'Print help'
 complete -c tcptune -n "__fish_tcptune_needs_command" -s V -l version -d 'Print version'
 complete -c tcptune -n "__fish_tcptune_needs_command" -f -a "calc" -d 'Bandwidth-delay product and throughput calculator'
 complete -c tcptune -n "__fish_tcptune_needs_command" -f -a "advise" -d 'Recommend sysctl settings for a path'
@@ -60,20 +46,8 @@ complete -c tcptune -n "__fish_tcptune_using_subcommand calc" -s r -l rtt -d 'Ro
 complete -c tcptune -n "__fish_tcptune_using_subcommand calc" -s w -l window -d 'TCP window or buffer (64KiB, 4MiB, 65536)' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand calc" -l loss -d 'Packet loss, percent (0.01 or 0.01%), for the Mathis bound' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand calc" -l mss -d 'Maximum segment size in bytes, for the Mathis bound' -r
-complete -c tcptune -n "__fish_tcptune_using_subcommand calc" -l os -d 'OS to advise for / operate on [default: the running OS]' -r -f -a "linux\t''
-freebsd\t''
-macos\t''"
-complete -c tcptune -n "__fish_tcptune_using_subcommand calc" -l format -d 'Output format [advise: table on a terminal, else sysctl; others: table]' -r -f -a "sysctl\t'`key = value` lines, valid for /etc/sysctl.d (Linux) or /etc/sysctl.conf (BSD)'
-table\t'A table for people'
-json\t'JSON for programs'
-shell\t'`sysctl -w` commands'
-ansible\t'advise: an Ansible playbook (ansible.posix.sysctl), with a revert tagged `revert`'
-tuned\t'advise: a TuneD profile (tuned.conf; --output DIR writes the profile directory)'
-k8s\t'advise: a Kubernetes Pod with the sysctls a pod may set; node-wide keys listed apart'"
-complete -c tcptune -n "__fish_tcptune_using_subcommand calc" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
-complete -c tcptune -n "__fish_tcptune_using_subcommand calc" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
-complete -c tcptune -n "__fish_tcptune_using_subcommand calc" -l state-dir -d 'Where snapshots live' -r -F
-complete -c tcptune -n "__fish_tcptune_using_subcommand calc" -l fake-prober -d 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine\'s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand calc" -l format -d 'Output format' -r -f -a "table\t'A table for people'
+json\t'JSON for programs'"
 complete -c tcptune -n "__fish_tcptune_using_subcommand calc" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l host -d 'Host to measure the path to (repeatable)' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l ssh -d 'Start the path test\'s peer on the far end through your own ssh (DEST as ssh takes it: host, user@host, a Host of your ssh config) and read that machine\'s facts; one session, no password prompt, nothing left there. --host defaults to the host name ssh connects to' -r
@@ -89,26 +63,25 @@ complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l test-port -d 
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l test-time -d 'Longest path test, each direction (at most 60s) [default: 10 s + 15 x the path\'s RTT, so a long path\'s test leaves startup: 12.3 s at 150 ms, 19 s at 600 ms]' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l test-bytes -d 'Most bytes a path test sends' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l flows -d 'Concurrent bulk flows expected, for the memory check' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l os -d 'OS to advise for / operate on [default: the running OS]' -r -f -a "linux\t''
+freebsd\t''
+macos\t''"
+complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l format -d 'Output format [default: table on a terminal, else sysctl]' -r -f -a "sysctl\t'`key = value` lines, valid for /etc/sysctl.d (Linux) or /etc/sysctl.conf (BSD)'
+table\t'A table for people'
+json\t'JSON for programs'
+shell\t'`sysctl -w` commands'
+ansible\t'An Ansible playbook (ansible.posix.sysctl), with a revert tagged `revert`'
+tuned\t'A TuneD profile (tuned.conf; --output DIR writes the profile directory)'
+k8s\t'A Kubernetes Pod with the sysctls a pod may set; node-wide keys listed apart'"
+complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l fake-prober -d 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine\'s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l output -d 'Write the output to PATH instead of stdout (--format tuned: the profile directory, e.g. /etc/tuned/tcptune, whose name is the profile\'s)' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l tuned-include -d '--format tuned: stack the profile on this TuneD profile (`include=`); its settings for the same keys are overridden by tcptune\'s' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l allowed-unsafe-sysctls -d '--format k8s: the kubelet\'s --allowed-unsafe-sysctls list (names, or prefixes ending in \'*\'); the unsafe keys it allows go into the pod, the others stay comments' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l side -d 'With --ssh: whose advice to print: this host\'s (near; table, json and ansible show the far end\'s beside it), or the far end\'s alone (far), e.g. for `tcptune advise --ssh dtn2 --side far | ssh dtn2 sudo tee /etc/sysctl.d/60-tcptune.conf`' -r -f -a "near\t'This host'
 far\t'The far end reached with --ssh'"
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l persist-root -d 'Tests only: the directory standing for / in the sysctl.d files consulted' -r -F
-complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l os -d 'OS to advise for / operate on [default: the running OS]' -r -f -a "linux\t''
-freebsd\t''
-macos\t''"
-complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l format -d 'Output format [advise: table on a terminal, else sysctl; others: table]' -r -f -a "sysctl\t'`key = value` lines, valid for /etc/sysctl.d (Linux) or /etc/sysctl.conf (BSD)'
-table\t'A table for people'
-json\t'JSON for programs'
-shell\t'`sysctl -w` commands'
-ansible\t'advise: an Ansible playbook (ansible.posix.sysctl), with a revert tagged `revert`'
-tuned\t'advise: a TuneD profile (tuned.conf; --output DIR writes the profile directory)'
-k8s\t'advise: a Kubernetes Pod with the sysctls a pod may set; node-wide keys listed apart'"
-complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
-complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
-complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l state-dir -d 'Where snapshots live' -r -F
-complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l fake-prober -d 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine\'s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -s 4 -d 'Use IPv4 only'
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -s 6 -d 'Use IPv6 only'
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l no-capacity -d 'Skip the packet-train estimate of the bottleneck rate (ICMP trains of MTU-sized echo requests sent after the round-trip probes; not sent when --bandwidth is given)'
@@ -122,6 +95,15 @@ complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -s h -l help -d 
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l for -d 'A timed experiment: a detached process reverts the snapshot after DURATION (90s, 10m, 2h)' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l wait -d 'Seconds to wait for another apply or revert to finish (0: refuse at once)' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l persist-root -d 'Tests only: the directory standing for / in --persist paths' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l os -d 'OS to advise for / operate on [default: the running OS]' -r -f -a "linux\t''
+freebsd\t''
+macos\t''"
+complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l state-dir -d 'Where snapshots live' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l format -d 'Output format' -r -f -a "table\t'A table for people'
+json\t'JSON for programs'"
+complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l fake-prober -d 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine\'s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l host -d 'Host to measure the path to (repeatable)' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l ssh -d 'Start the path test\'s peer on the far end through your own ssh (DEST as ssh takes it: host, user@host, a Host of your ssh config) and read that machine\'s facts; one session, no password prompt, nothing left there. --host defaults to the host name ssh connects to' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l ssh-command -d 'The ssh command to run instead of `ssh`, split into words as a shell would ("ssh -F ./config -p 2222"), as rsync -e and GIT_SSH_COMMAND take it' -r
@@ -136,20 +118,6 @@ complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l test-port -d '
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l test-time -d 'Longest path test, each direction (at most 60s) [default: 10 s + 15 x the path\'s RTT, so a long path\'s test leaves startup: 12.3 s at 150 ms, 19 s at 600 ms]' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l test-bytes -d 'Most bytes a path test sends' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l flows -d 'Concurrent bulk flows expected, for the memory check' -r
-complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l os -d 'OS to advise for / operate on [default: the running OS]' -r -f -a "linux\t''
-freebsd\t''
-macos\t''"
-complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l format -d 'Output format [advise: table on a terminal, else sysctl; others: table]' -r -f -a "sysctl\t'`key = value` lines, valid for /etc/sysctl.d (Linux) or /etc/sysctl.conf (BSD)'
-table\t'A table for people'
-json\t'JSON for programs'
-shell\t'`sysctl -w` commands'
-ansible\t'advise: an Ansible playbook (ansible.posix.sysctl), with a revert tagged `revert`'
-tuned\t'advise: a TuneD profile (tuned.conf; --output DIR writes the profile directory)'
-k8s\t'advise: a Kubernetes Pod with the sysctls a pod may set; node-wide keys listed apart'"
-complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
-complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
-complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l state-dir -d 'Where snapshots live' -r -F
-complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l fake-prober -d 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine\'s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l dry-run -d 'Show each change (key: current -> new) and write nothing, not even a snapshot'
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l persist -d 'Also make the values survive a reboot (Linux: /etc/sysctl.d/NN-tcptune.conf, NN 60 or later than any installed file that sets the same keys; FreeBSD/macOS: a marked block in /etc/sysctl.conf, boot tunables in /boot/loader.conf)'
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -s 4 -d 'Use IPv4 only'
@@ -166,66 +134,35 @@ complete -c tcptune -n "__fish_tcptune_using_subcommand revert" -l persist-root 
 complete -c tcptune -n "__fish_tcptune_using_subcommand revert" -l os -d 'OS to advise for / operate on [default: the running OS]' -r -f -a "linux\t''
 freebsd\t''
 macos\t''"
-complete -c tcptune -n "__fish_tcptune_using_subcommand revert" -l format -d 'Output format [advise: table on a terminal, else sysctl; others: table]' -r -f -a "sysctl\t'`key = value` lines, valid for /etc/sysctl.d (Linux) or /etc/sysctl.conf (BSD)'
-table\t'A table for people'
-json\t'JSON for programs'
-shell\t'`sysctl -w` commands'
-ansible\t'advise: an Ansible playbook (ansible.posix.sysctl), with a revert tagged `revert`'
-tuned\t'advise: a TuneD profile (tuned.conf; --output DIR writes the profile directory)'
-k8s\t'advise: a Kubernetes Pod with the sysctls a pod may set; node-wide keys listed apart'"
 complete -c tcptune -n "__fish_tcptune_using_subcommand revert" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand revert" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand revert" -l state-dir -d 'Where snapshots live' -r -F
-complete -c tcptune -n "__fish_tcptune_using_subcommand revert" -l fake-prober -d 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine\'s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand revert" -l format -d 'Output format' -r -f -a "table\t'A table for people'
+json\t'JSON for programs'"
 complete -c tcptune -n "__fish_tcptune_using_subcommand revert" -l force -d 'Restore even values someone changed since, a snapshot from another boot or namespace'
 complete -c tcptune -n "__fish_tcptune_using_subcommand revert" -l dry-run -d 'Show what would be restored and change nothing'
 complete -c tcptune -n "__fish_tcptune_using_subcommand revert" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c tcptune -n "__fish_tcptune_using_subcommand snapshots" -l os -d 'OS to advise for / operate on [default: the running OS]' -r -f -a "linux\t''
-freebsd\t''
-macos\t''"
-complete -c tcptune -n "__fish_tcptune_using_subcommand snapshots" -l format -d 'Output format [advise: table on a terminal, else sysctl; others: table]' -r -f -a "sysctl\t'`key = value` lines, valid for /etc/sysctl.d (Linux) or /etc/sysctl.conf (BSD)'
-table\t'A table for people'
-json\t'JSON for programs'
-shell\t'`sysctl -w` commands'
-ansible\t'advise: an Ansible playbook (ansible.posix.sysctl), with a revert tagged `revert`'
-tuned\t'advise: a TuneD profile (tuned.conf; --output DIR writes the profile directory)'
-k8s\t'advise: a Kubernetes Pod with the sysctls a pod may set; node-wide keys listed apart'"
-complete -c tcptune -n "__fish_tcptune_using_subcommand snapshots" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
-complete -c tcptune -n "__fish_tcptune_using_subcommand snapshots" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand snapshots" -l state-dir -d 'Where snapshots live' -r -F
-complete -c tcptune -n "__fish_tcptune_using_subcommand snapshots" -l fake-prober -d 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine\'s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand snapshots" -l format -d 'Output format' -r -f -a "table\t'A table for people'
+json\t'JSON for programs'"
 complete -c tcptune -n "__fish_tcptune_using_subcommand snapshots" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tcptune -n "__fish_tcptune_using_subcommand revert-timer" -l os -d 'OS to advise for / operate on [default: the running OS]' -r -f -a "linux\t''
 freebsd\t''
 macos\t''"
-complete -c tcptune -n "__fish_tcptune_using_subcommand revert-timer" -l format -d 'Output format [advise: table on a terminal, else sysctl; others: table]' -r -f -a "sysctl\t'`key = value` lines, valid for /etc/sysctl.d (Linux) or /etc/sysctl.conf (BSD)'
-table\t'A table for people'
-json\t'JSON for programs'
-shell\t'`sysctl -w` commands'
-ansible\t'advise: an Ansible playbook (ansible.posix.sysctl), with a revert tagged `revert`'
-tuned\t'advise: a TuneD profile (tuned.conf; --output DIR writes the profile directory)'
-k8s\t'advise: a Kubernetes Pod with the sysctls a pod may set; node-wide keys listed apart'"
 complete -c tcptune -n "__fish_tcptune_using_subcommand revert-timer" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand revert-timer" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand revert-timer" -l state-dir -d 'Where snapshots live' -r -F
-complete -c tcptune -n "__fish_tcptune_using_subcommand revert-timer" -l fake-prober -d 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine\'s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab' -r
-complete -c tcptune -n "__fish_tcptune_using_subcommand revert-timer" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tcptune -n "__fish_tcptune_using_subcommand revert-timer" -s h -l help -d 'Print help'
 complete -c tcptune -n "__fish_tcptune_using_subcommand check" -l host -d 'Also measure the path to HOST and check the running buffers against what it needs' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand check" -l bandwidth -d 'Path rate for the buffer check, instead of the link speed (500mbit, 1gbit)' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand check" -l flows -d 'Concurrent bulk flows expected, for the memory check' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand check" -l os -d 'OS to advise for / operate on [default: the running OS]' -r -f -a "linux\t''
 freebsd\t''
 macos\t''"
-complete -c tcptune -n "__fish_tcptune_using_subcommand check" -l format -d 'Output format [advise: table on a terminal, else sysctl; others: table]' -r -f -a "sysctl\t'`key = value` lines, valid for /etc/sysctl.d (Linux) or /etc/sysctl.conf (BSD)'
-table\t'A table for people'
-json\t'JSON for programs'
-shell\t'`sysctl -w` commands'
-ansible\t'advise: an Ansible playbook (ansible.posix.sysctl), with a revert tagged `revert`'
-tuned\t'advise: a TuneD profile (tuned.conf; --output DIR writes the profile directory)'
-k8s\t'advise: a Kubernetes Pod with the sysctls a pod may set; node-wide keys listed apart'"
 complete -c tcptune -n "__fish_tcptune_using_subcommand check" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand check" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
-complete -c tcptune -n "__fish_tcptune_using_subcommand check" -l state-dir -d 'Where snapshots live' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand check" -l format -d 'Output format' -r -f -a "table\t'A table for people'
+json\t'JSON for programs'"
 complete -c tcptune -n "__fish_tcptune_using_subcommand check" -l fake-prober -d 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine\'s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand check" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tcptune -n "__fish_tcptune_using_subcommand serve" -l bind -d 'Address to listen on (:: for IPv6 and IPv4)' -r
@@ -234,19 +171,10 @@ complete -c tcptune -n "__fish_tcptune_using_subcommand serve" -l max-buffer -d 
 complete -c tcptune -n "__fish_tcptune_using_subcommand serve" -l os -d 'OS to advise for / operate on [default: the running OS]' -r -f -a "linux\t''
 freebsd\t''
 macos\t''"
-complete -c tcptune -n "__fish_tcptune_using_subcommand serve" -l format -d 'Output format [advise: table on a terminal, else sysctl; others: table]' -r -f -a "sysctl\t'`key = value` lines, valid for /etc/sysctl.d (Linux) or /etc/sysctl.conf (BSD)'
-table\t'A table for people'
-json\t'JSON for programs'
-shell\t'`sysctl -w` commands'
-ansible\t'advise: an Ansible playbook (ansible.posix.sysctl), with a revert tagged `revert`'
-tuned\t'advise: a TuneD profile (tuned.conf; --output DIR writes the profile directory)'
-k8s\t'advise: a Kubernetes Pod with the sysctls a pod may set; node-wide keys listed apart'"
 complete -c tcptune -n "__fish_tcptune_using_subcommand serve" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand serve" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
-complete -c tcptune -n "__fish_tcptune_using_subcommand serve" -l state-dir -d 'Where snapshots live' -r -F
-complete -c tcptune -n "__fish_tcptune_using_subcommand serve" -l fake-prober -d 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine\'s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand serve" -l once -d 'Exit after one test'
-complete -c tcptune -n "__fish_tcptune_using_subcommand serve" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tcptune -n "__fish_tcptune_using_subcommand serve" -s h -l help -d 'Print help'
 complete -c tcptune -n "__fish_tcptune_using_subcommand verify" -l host -d 'Host running `tcptune serve`' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand verify" -l port -d 'Its port' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand verify" -l time -d 'How long to send (at most 60s)' -r
@@ -254,17 +182,10 @@ complete -c tcptune -n "__fish_tcptune_using_subcommand verify" -l bandwidth -d 
 complete -c tcptune -n "__fish_tcptune_using_subcommand verify" -l os -d 'OS to advise for / operate on [default: the running OS]' -r -f -a "linux\t''
 freebsd\t''
 macos\t''"
-complete -c tcptune -n "__fish_tcptune_using_subcommand verify" -l format -d 'Output format [advise: table on a terminal, else sysctl; others: table]' -r -f -a "sysctl\t'`key = value` lines, valid for /etc/sysctl.d (Linux) or /etc/sysctl.conf (BSD)'
-table\t'A table for people'
-json\t'JSON for programs'
-shell\t'`sysctl -w` commands'
-ansible\t'advise: an Ansible playbook (ansible.posix.sysctl), with a revert tagged `revert`'
-tuned\t'advise: a TuneD profile (tuned.conf; --output DIR writes the profile directory)'
-k8s\t'advise: a Kubernetes Pod with the sysctls a pod may set; node-wide keys listed apart'"
 complete -c tcptune -n "__fish_tcptune_using_subcommand verify" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand verify" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
-complete -c tcptune -n "__fish_tcptune_using_subcommand verify" -l state-dir -d 'Where snapshots live' -r -F
-complete -c tcptune -n "__fish_tcptune_using_subcommand verify" -l fake-prober -d 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine\'s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand verify" -l format -d 'Output format' -r -f -a "table\t'A table for people'
+json\t'JSON for programs'"
 complete -c tcptune -n "__fish_tcptune_using_subcommand verify" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tcptune -n "__fish_tcptune_using_subcommand peer" -l bind -d 'Address to listen on (default :: for IPv6 and IPv4, or 0.0.0.0 where IPv6 is off)' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand peer" -l tests -d 'Tests to serve before exiting' -r
@@ -273,133 +194,32 @@ complete -c tcptune -n "__fish_tcptune_using_subcommand peer" -l max-buffer -d '
 complete -c tcptune -n "__fish_tcptune_using_subcommand peer" -l os -d 'OS to advise for / operate on [default: the running OS]' -r -f -a "linux\t''
 freebsd\t''
 macos\t''"
-complete -c tcptune -n "__fish_tcptune_using_subcommand peer" -l format -d 'Output format [advise: table on a terminal, else sysctl; others: table]' -r -f -a "sysctl\t'`key = value` lines, valid for /etc/sysctl.d (Linux) or /etc/sysctl.conf (BSD)'
-table\t'A table for people'
-json\t'JSON for programs'
-shell\t'`sysctl -w` commands'
-ansible\t'advise: an Ansible playbook (ansible.posix.sysctl), with a revert tagged `revert`'
-tuned\t'advise: a TuneD profile (tuned.conf; --output DIR writes the profile directory)'
-k8s\t'advise: a Kubernetes Pod with the sysctls a pod may set; node-wide keys listed apart'"
 complete -c tcptune -n "__fish_tcptune_using_subcommand peer" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand peer" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
-complete -c tcptune -n "__fish_tcptune_using_subcommand peer" -l state-dir -d 'Where snapshots live' -r -F
-complete -c tcptune -n "__fish_tcptune_using_subcommand peer" -l fake-prober -d 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine\'s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab' -r
-complete -c tcptune -n "__fish_tcptune_using_subcommand peer" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tcptune -n "__fish_tcptune_using_subcommand peer" -s h -l help -d 'Print help'
 complete -c tcptune -n "__fish_tcptune_using_subcommand inspect" -l host -d 'Only flows to this peer (name or address)' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand inspect" -l port -d 'Only flows with this local or remote port' -r
-complete -c tcptune -n "__fish_tcptune_using_subcommand inspect" -l os -d 'OS to advise for / operate on [default: the running OS]' -r -f -a "linux\t''
-freebsd\t''
-macos\t''"
-complete -c tcptune -n "__fish_tcptune_using_subcommand inspect" -l format -d 'Output format [advise: table on a terminal, else sysctl; others: table]' -r -f -a "sysctl\t'`key = value` lines, valid for /etc/sysctl.d (Linux) or /etc/sysctl.conf (BSD)'
-table\t'A table for people'
-json\t'JSON for programs'
-shell\t'`sysctl -w` commands'
-ansible\t'advise: an Ansible playbook (ansible.posix.sysctl), with a revert tagged `revert`'
-tuned\t'advise: a TuneD profile (tuned.conf; --output DIR writes the profile directory)'
-k8s\t'advise: a Kubernetes Pod with the sysctls a pod may set; node-wide keys listed apart'"
-complete -c tcptune -n "__fish_tcptune_using_subcommand inspect" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
-complete -c tcptune -n "__fish_tcptune_using_subcommand inspect" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
-complete -c tcptune -n "__fish_tcptune_using_subcommand inspect" -l state-dir -d 'Where snapshots live' -r -F
-complete -c tcptune -n "__fish_tcptune_using_subcommand inspect" -l fake-prober -d 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine\'s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand inspect" -l format -d 'Output format' -r -f -a "table\t'A table for people'
+json\t'JSON for programs'"
 complete -c tcptune -n "__fish_tcptune_using_subcommand inspect" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and not __fish_seen_subcommand_from list show export help" -l os -d 'OS to advise for / operate on [default: the running OS]' -r -f -a "linux\t''
-freebsd\t''
-macos\t''"
-complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and not __fish_seen_subcommand_from list show export help" -l format -d 'Output format [advise: table on a terminal, else sysctl; others: table]' -r -f -a "sysctl\t'`key = value` lines, valid for /etc/sysctl.d (Linux) or /etc/sysctl.conf (BSD)'
-table\t'A table for people'
-json\t'JSON for programs'
-shell\t'`sysctl -w` commands'
-ansible\t'advise: an Ansible playbook (ansible.posix.sysctl), with a revert tagged `revert`'
-tuned\t'advise: a TuneD profile (tuned.conf; --output DIR writes the profile directory)'
-k8s\t'advise: a Kubernetes Pod with the sysctls a pod may set; node-wide keys listed apart'"
-complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and not __fish_seen_subcommand_from list show export help" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
-complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and not __fish_seen_subcommand_from list show export help" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
-complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and not __fish_seen_subcommand_from list show export help" -l state-dir -d 'Where snapshots live' -r -F
-complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and not __fish_seen_subcommand_from list show export help" -l fake-prober -d 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine\'s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and not __fish_seen_subcommand_from list show export help" -l format -d 'Output format' -r -f -a "table\t'A table for people'
+json\t'JSON for programs'"
 complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and not __fish_seen_subcommand_from list show export help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and not __fish_seen_subcommand_from list show export help" -f -a "list" -d 'List the shipped profiles: name, OS, description (the default)'
 complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and not __fish_seen_subcommand_from list show export help" -f -a "show" -d 'Print a shipped profile\'s TOML'
 complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and not __fish_seen_subcommand_from list show export help" -f -a "export" -d 'Print a shipped profile\'s TOML as a starting point for your own (--profile FILE)'
 complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and not __fish_seen_subcommand_from list show export help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from list" -l os -d 'OS to advise for / operate on [default: the running OS]' -r -f -a "linux\t''
-freebsd\t''
-macos\t''"
-complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from list" -l format -d 'Output format [advise: table on a terminal, else sysctl; others: table]' -r -f -a "sysctl\t'`key = value` lines, valid for /etc/sysctl.d (Linux) or /etc/sysctl.conf (BSD)'
-table\t'A table for people'
-json\t'JSON for programs'
-shell\t'`sysctl -w` commands'
-ansible\t'advise: an Ansible playbook (ansible.posix.sysctl), with a revert tagged `revert`'
-tuned\t'advise: a TuneD profile (tuned.conf; --output DIR writes the profile directory)'
-k8s\t'advise: a Kubernetes Pod with the sysctls a pod may set; node-wide keys listed apart'"
-complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from list" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
-complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from list" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
-complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from list" -l state-dir -d 'Where snapshots live' -r -F
-complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from list" -l fake-prober -d 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine\'s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from list" -l format -d 'Output format' -r -f -a "table\t'A table for people'
+json\t'JSON for programs'"
 complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from show" -l os -d 'OS to advise for / operate on [default: the running OS]' -r -f -a "linux\t''
-freebsd\t''
-macos\t''"
-complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from show" -l format -d 'Output format [advise: table on a terminal, else sysctl; others: table]' -r -f -a "sysctl\t'`key = value` lines, valid for /etc/sysctl.d (Linux) or /etc/sysctl.conf (BSD)'
-table\t'A table for people'
-json\t'JSON for programs'
-shell\t'`sysctl -w` commands'
-ansible\t'advise: an Ansible playbook (ansible.posix.sysctl), with a revert tagged `revert`'
-tuned\t'advise: a TuneD profile (tuned.conf; --output DIR writes the profile directory)'
-k8s\t'advise: a Kubernetes Pod with the sysctls a pod may set; node-wide keys listed apart'"
-complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from show" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
-complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from show" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
-complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from show" -l state-dir -d 'Where snapshots live' -r -F
-complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from show" -l fake-prober -d 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine\'s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab' -r
-complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from export" -l os -d 'OS to advise for / operate on [default: the running OS]' -r -f -a "linux\t''
-freebsd\t''
-macos\t''"
-complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from export" -l format -d 'Output format [advise: table on a terminal, else sysctl; others: table]' -r -f -a "sysctl\t'`key = value` lines, valid for /etc/sysctl.d (Linux) or /etc/sysctl.conf (BSD)'
-table\t'A table for people'
-json\t'JSON for programs'
-shell\t'`sysctl -w` commands'
-ansible\t'advise: an Ansible playbook (ansible.posix.sysctl), with a revert tagged `revert`'
-tuned\t'advise: a TuneD profile (tuned.conf; --output DIR writes the profile directory)'
-k8s\t'advise: a Kubernetes Pod with the sysctls a pod may set; node-wide keys listed apart'"
-complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from export" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
-complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from export" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
-complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from export" -l state-dir -d 'Where snapshots live' -r -F
-complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from export" -l fake-prober -d 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine\'s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab' -r
-complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from export" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
+complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from export" -s h -l help -d 'Print help'
 complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from help" -f -a "list" -d 'List the shipped profiles: name, OS, description (the default)'
 complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from help" -f -a "show" -d 'Print a shipped profile\'s TOML'
 complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from help" -f -a "export" -d 'Print a shipped profile\'s TOML as a starting point for your own (--profile FILE)'
 complete -c tcptune -n "__fish_tcptune_using_subcommand profiles; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c tcptune -n "__fish_tcptune_using_subcommand man" -l os -d 'OS to advise for / operate on [default: the running OS]' -r -f -a "linux\t''
-freebsd\t''
-macos\t''"
-complete -c tcptune -n "__fish_tcptune_using_subcommand man" -l format -d 'Output format [advise: table on a terminal, else sysctl; others: table]' -r -f -a "sysctl\t'`key = value` lines, valid for /etc/sysctl.d (Linux) or /etc/sysctl.conf (BSD)'
-table\t'A table for people'
-json\t'JSON for programs'
-shell\t'`sysctl -w` commands'
-ansible\t'advise: an Ansible playbook (ansible.posix.sysctl), with a revert tagged `revert`'
-tuned\t'advise: a TuneD profile (tuned.conf; --output DIR writes the profile directory)'
-k8s\t'advise: a Kubernetes Pod with the sysctls a pod may set; node-wide keys listed apart'"
-complete -c tcptune -n "__fish_tcptune_using_subcommand man" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
-complete -c tcptune -n "__fish_tcptune_using_subcommand man" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
-complete -c tcptune -n "__fish_tcptune_using_subcommand man" -l state-dir -d 'Where snapshots live' -r -F
-complete -c tcptune -n "__fish_tcptune_using_subcommand man" -l fake-prober -d 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine\'s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab' -r
-complete -c tcptune -n "__fish_tcptune_using_subcommand man" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c tcptune -n "__fish_tcptune_using_subcommand completions" -l os -d 'OS to advise for / operate on [default: the running OS]' -r -f -a "linux\t''
-freebsd\t''
-macos\t''"
-complete -c tcptune -n "__fish_tcptune_using_subcommand completions" -l format -d 'Output format [advise: table on a terminal, else sysctl; others: table]' -r -f -a "sysctl\t'`key = value` lines, valid for /etc/sysctl.d (Linux) or /etc/sysctl.conf (BSD)'
-table\t'A table for people'
-json\t'JSON for programs'
-shell\t'`sysctl -w` commands'
-ansible\t'advise: an Ansible playbook (ansible.posix.sysctl), with a revert tagged `revert`'
-tuned\t'advise: a TuneD profile (tuned.conf; --output DIR writes the profile directory)'
-k8s\t'advise: a Kubernetes Pod with the sysctls a pod may set; node-wide keys listed apart'"
-complete -c tcptune -n "__fish_tcptune_using_subcommand completions" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
-complete -c tcptune -n "__fish_tcptune_using_subcommand completions" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
-complete -c tcptune -n "__fish_tcptune_using_subcommand completions" -l state-dir -d 'Where snapshots live' -r -F
-complete -c tcptune -n "__fish_tcptune_using_subcommand completions" -l fake-prober -d 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine\'s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab' -r
-complete -c tcptune -n "__fish_tcptune_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tcptune -n "__fish_tcptune_using_subcommand man" -s h -l help -d 'Print help'
+complete -c tcptune -n "__fish_tcptune_using_subcommand completions" -s h -l help -d 'Print help'
 complete -c tcptune -n "__fish_tcptune_using_subcommand help; and not __fish_seen_subcommand_from calc advise apply revert snapshots revert-timer check serve verify peer inspect profiles man completions help" -f -a "calc" -d 'Bandwidth-delay product and throughput calculator'
 complete -c tcptune -n "__fish_tcptune_using_subcommand help; and not __fish_seen_subcommand_from calc advise apply revert snapshots revert-timer check serve verify peer inspect profiles man completions help" -f -a "advise" -d 'Recommend sysctl settings for a path'
 complete -c tcptune -n "__fish_tcptune_using_subcommand help; and not __fish_seen_subcommand_from calc advise apply revert snapshots revert-timer check serve verify peer inspect profiles man completions help" -f -a "apply" -d 'Apply a sysctl file or fresh advice to the running kernel, snapshotting first'

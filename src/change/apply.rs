@@ -38,7 +38,8 @@ pub struct ApplyRequest {
     pub for_: Option<Duration>,
     /// The directory standing for / in `--persist` paths (`/` but in tests).
     pub persist_root: PathBuf,
-    /// The global options for a tcptune started by this one (the `--for` timer).
+    /// The options for a tcptune started by this one (the `--for` timer), typed after its
+    /// subcommand.
     pub timer_args: Vec<OsString>,
 }
 

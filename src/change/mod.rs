@@ -38,7 +38,7 @@ pub struct Env<'a> {
     pub local: bool,
     pub backend: &'a dyn SysctlBackend,
     pub store: &'a Store,
-    /// The global options that find the same store and target, as typed after
+    /// The options that find the same store and target, as typed after
     /// `tcptune revert ID` in hints (`" --state-dir /x"`; empty for the defaults).
     pub again_args: &'a str,
 }

@@ -331,7 +331,7 @@ fn assess_access(env: &Env, input: &Input, a: &Assignment, cur: String, access: 
     // The kernel refuses some congestion controls in a child namespace although the key
     // is writable: found here, before the snapshot, rather than by a rollback.
     let cc_refused = (env.local && os == Os::Linux && a.key == "net.ipv4.tcp_congestion_control")
-        .then(|| crate::host::linux::cc_refused_here(backend, &a.value))
+        .then(|| crate::host::facts::cc_refused_here(backend, &a.value))
         .flatten();
     let refused = if access == Access::NeedsRoot {
         // Not the key's fault but the caller's: a `-` line does not turn this into a

@@ -15,8 +15,8 @@ const SUBCOMMAND: &str = "revert-timer";
 
 /// Start the detached process that reverts `snap` when it expires: its own session
 /// (setsid), so closing the terminal or ending the login shell does not take it down;
-/// SIGHUP ignored; stdio to a log in the state directory. `args`: the global options that
-/// select the same OS, sysctl target and state directory.
+/// SIGHUP ignored; stdio to a log in the state directory. `args`: the options that select the
+/// same OS, sysctl target and state directory.
 pub fn spawn(store: &Store, snap: &Snapshot, args: &[OsString]) -> anyhow::Result<u32> {
     use std::os::unix::process::CommandExt as _;
     let exe = std::env::current_exe()?;
@@ -25,8 +25,8 @@ pub fn spawn(store: &Store, snap: &Snapshot, args: &[OsString]) -> anyhow::Resul
     let log = crate::fsutil::open_nofollow_append(&log_path, 0o644)
         .map_err(|e| crate::error::Error::system(format!("cannot open {}: {e}", log_path.display())))?;
     let mut cmd = std::process::Command::new(exe);
-    cmd.args(args)
-        .arg(SUBCOMMAND)
+    cmd.arg(SUBCOMMAND)
+        .args(args)
         .arg(&snap.id)
         .stdin(std::process::Stdio::null())
         .stdout(log.try_clone()?)

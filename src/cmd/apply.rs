@@ -17,7 +17,7 @@ use crate::snapshot::{FileChange, Store};
 use crate::units::Bitrate;
 
 pub fn run(a: &ApplyArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
-    let format = ctx.report_format("apply")?;
+    let format = ctx.report_format();
     let backend = ctx.changing_backend("apply")?;
     let input = gather(a, ctx)?;
     for n in &input.notes {

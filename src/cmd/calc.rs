@@ -10,7 +10,7 @@ use crate::cmd::Context;
 use crate::output;
 
 pub fn run(a: &CalcArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<std::process::ExitCode> {
-    let format = ctx.report_format("calc")?;
+    let format = ctx.report_format();
     let req = CalcRequest {
         bandwidth: a.bandwidth,
         rtt: a.rtt,

@@ -23,7 +23,7 @@ use crate::output;
 use crate::sysctl::KeyState;
 
 pub fn run(a: &CheckArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
-    let format = ctx.report_format("check")?;
+    let format = ctx.report_format();
     let report = report(a, ctx)?;
     match format {
         Format::Json => output::json(out, &report)?,

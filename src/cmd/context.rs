@@ -1,12 +1,15 @@
-//! What every command gets: the resolved global options, where the output goes, and the
+//! What every command gets: the options that set it up (the OS, the sysctl store, the state
+//! directory, the format: each command takes those it uses), where the output goes, and the
 //! services it may use (the sysctl store, the path prober), resolved once from the command
 //! line and the environment; commands never read env vars or probe the terminal themselves.
 
 use std::ffi::OsString;
 use std::io::IsTerminal as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use crate::cli::{self, Cli, Format};
+use crate::cli::{
+    self, Cli, Command, Format, PeerArgs, ProberArgs, ProfilesCommand, ReportArgs, ServeArgs, StateArgs, TargetArgs,
+};
 use crate::os::Os;
 use crate::sysctl::{self, SysctlBackend};
 use crate::{change, error, fsutil, host, measure, snapshot};
@@ -47,7 +50,8 @@ impl Terminal {
 /// once here; subcommands never read env vars or probe the terminal themselves.
 pub struct Context {
     pub os: Os,
-    /// `--format` as given; each command picks its default.
+    /// `--format`: advise's as given (None: it picks by the terminal), a reporting command's
+    /// table or json, None for a command without one.
     pub format: Option<Format>,
     /// Where the output goes: terminals or pipes, colour or not.
     pub term: Terminal,
@@ -58,10 +62,10 @@ pub struct Context {
     pub state_dir: PathBuf,
     /// Whether `backend` is this very machine (memory checks use its RAM).
     pub local: bool,
-    /// The global options that select the same OS, sysctl target and state directory, for a
+    /// The options that select the same OS, sysctl target and state directory, for a
     /// tcptune started by this one (the `apply --for` timer); paths made absolute.
     pub forward_args: Vec<OsString>,
-    /// The same global options as a user would type them, only those not at their default,
+    /// The same options as a user would type them, only those not at their default,
     /// shell-quoted with a leading space: what a printed `tcptune revert ...` must carry to
     /// find the same snapshot store and sysctl target.
     pub again_args: String,
@@ -70,78 +74,179 @@ pub struct Context {
     pub prober: Box<dyn measure::PathProber>,
 }
 
+/// The options of a command that set up its context, each None where the command takes none
+/// (then its default holds: the running OS and its store, the default state directory).
+#[derive(Default)]
+struct Taken<'a> {
+    target: Option<&'a TargetArgs>,
+    state: Option<&'a StateArgs>,
+    format: Option<Format>,
+    prober: Option<&'a ProberArgs>,
+}
+
+impl<'a> Taken<'a> {
+    fn of(command: Option<&'a Command>) -> Self {
+        let none = Self::default();
+        let report = |r: &ReportArgs| Some(Format::from(r.format));
+        let Some(command) = command else {
+            return none;
+        };
+        match command {
+            Command::Calc(a) => Self {
+                format: report(&a.report),
+                ..none
+            },
+            Command::Advise(a) => Self {
+                target: Some(&a.target),
+                format: a.format,
+                prober: Some(&a.prober),
+                ..none
+            },
+            Command::Apply(a) => Self {
+                target: Some(&a.target),
+                state: Some(&a.state),
+                format: report(&a.report),
+                prober: Some(&a.prober),
+            },
+            Command::Revert(a) => Self {
+                target: Some(&a.target),
+                state: Some(&a.state),
+                format: report(&a.report),
+                ..none
+            },
+            Command::Snapshots(a) => Self {
+                state: Some(&a.state),
+                format: report(&a.report),
+                ..none
+            },
+            Command::RevertTimer(a) => Self {
+                target: Some(&a.target),
+                state: Some(&a.state),
+                ..none
+            },
+            Command::Check(a) => Self {
+                target: Some(&a.target),
+                format: report(&a.report),
+                prober: Some(&a.prober),
+                ..none
+            },
+            Command::Serve(ServeArgs { target, .. }) | Command::Peer(PeerArgs { target, .. }) => Self {
+                target: Some(target),
+                ..none
+            },
+            Command::Verify(a) => Self {
+                target: Some(&a.target),
+                format: report(&a.report),
+                ..none
+            },
+            Command::Inspect(a) => Self {
+                format: report(&a.report),
+                ..none
+            },
+            Command::Profiles(a) => match &a.command {
+                None => Self {
+                    format: report(&a.list),
+                    ..none
+                },
+                Some(ProfilesCommand::List(r)) => Self {
+                    format: report(r),
+                    ..none
+                },
+                Some(_) => none,
+            },
+            Command::Man | Command::Completions(_) => none,
+        }
+    }
+}
+
+/// `p` made absolute (as it is, if that fails).
+fn absolute(p: &Path) -> PathBuf {
+    std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
+/// The sysctl store of `os`: the tree under `sysctl_dir` (Linux) or the `sysctl_cmd` program
+/// (FreeBSD, macOS), else this machine's when it runs `os`, else none (advising for another OS).
+fn open_backend(
+    os: Os,
+    sysctl_dir: Option<&Path>,
+    sysctl_cmd: Option<&Path>,
+) -> anyhow::Result<Option<Box<dyn SysctlBackend>>> {
+    let running = Os::running();
+    Ok(match os {
+        Os::Linux => match sysctl_dir {
+            // Root reads and writes every key file of this tree: under sudo it must be one
+            // that only root could have put there, as --state-dir must.
+            Some(dir) if host::is_root() => {
+                fsutil::check_trusted_tree(dir, "--sysctl-dir")?;
+                Some(Box::new(sysctl::linux::ProcSys::new(dir)))
+            }
+            Some(dir) => Some(Box::new(sysctl::linux::ProcSys::new(dir))),
+            None if running == Os::Linux => Some(Box::new(sysctl::linux::ProcSys::new("/proc/sys"))),
+            None => None,
+        },
+        Os::Freebsd | Os::Macos => match sysctl_cmd {
+            // Root runs this program for every read and write: under sudo it must be one
+            // that only root could have put there.
+            Some(cmd) if host::is_root() => Some(Box::new(sysctl::bsd::SysctlCmd::new(
+                os,
+                fsutil::check_trusted_program(cmd, "the --sysctl-cmd program")?,
+            ))),
+            Some(cmd) => Some(Box::new(sysctl::bsd::SysctlCmd::new(os, cmd))),
+            None if running == os => Some(Box::new(sysctl::bsd::SysctlCmd::new(os, "sysctl"))),
+            None => None,
+        },
+    })
+}
+
 impl Context {
+    /// The context of the command `cli` holds, from the options it takes.
     pub fn from_cli(cli: &Cli) -> anyhow::Result<Self> {
-        let g = &cli.global;
-        let os = g.os.unwrap_or_else(Os::running);
-        let running = Os::running();
-        let absolute = |p: &PathBuf| std::path::absolute(p).unwrap_or_else(|_| p.clone());
+        let taken = Taken::of(cli.command.as_ref());
+        let target = taken.target;
+        let os = target.and_then(|t| t.os).unwrap_or_else(Os::running);
         // Absolute once, here: the snapshot records the target, and a relative one would not
         // match the same directory seen from the `--for` timer (which runs in /).
-        let sysctl_dir = g.sysctl_dir.as_ref().map(absolute);
-        let backend: Option<Box<dyn SysctlBackend>> = match os {
-            Os::Linux => match &sysctl_dir {
-                // Root reads and writes every key file of this tree: under sudo it must be one
-                // that only root could have put there, as --state-dir must.
-                Some(dir) if host::is_root() => {
-                    fsutil::check_trusted_tree(dir, "--sysctl-dir")?;
-                    Some(Box::new(sysctl::linux::ProcSys::new(dir)))
-                }
-                Some(dir) => Some(Box::new(sysctl::linux::ProcSys::new(dir))),
-                None if running == Os::Linux => Some(Box::new(sysctl::linux::ProcSys::new("/proc/sys"))),
-                None => None,
-            },
-            Os::Freebsd | Os::Macos => match &g.sysctl_cmd {
-                // Root runs this program for every read and write: under sudo it must be one
-                // that only root could have put there.
-                Some(cmd) if host::is_root() => Some(Box::new(sysctl::bsd::SysctlCmd::new(
-                    os,
-                    fsutil::check_trusted_program(cmd, "the --sysctl-cmd program")?,
-                ))),
-                Some(cmd) => Some(Box::new(sysctl::bsd::SysctlCmd::new(os, cmd))),
-                None if running == os => Some(Box::new(sysctl::bsd::SysctlCmd::new(os, "sysctl"))),
-                None => None,
-            },
-        };
-        let local = os == running && g.sysctl_dir.is_none() && g.sysctl_cmd.is_none();
-        let mut forward_args: Vec<OsString> = vec!["--os".into(), os.name().into()];
-        let mut again: Vec<(&str, String)> = Vec::new();
-        if os != running {
-            again.push(("--os", os.name().to_string()));
-        }
-        if let Some(d) = &sysctl_dir {
-            forward_args.extend(["--sysctl-dir".into(), d.into()]);
-            again.push(("--sysctl-dir", d.display().to_string()));
-        }
-        if let Some(c) = &g.sysctl_cmd {
+        let sysctl_dir = target.and_then(|t| t.sysctl_dir.as_deref()).map(absolute);
+        let given_sysctl_cmd = target.and_then(|t| t.sysctl_cmd.as_deref());
+        let sysctl_cmd = given_sysctl_cmd.map(|c| {
             // A bare program name is looked up in PATH, as sysctl(8) is: keep it as given.
-            let c = if c.components().count() > 1 {
+            if c.components().count() > 1 {
                 absolute(c)
             } else {
-                c.clone()
-            };
-            again.push(("--sysctl-cmd", c.display().to_string()));
-            forward_args.extend(["--sysctl-cmd".into(), c.into()]);
+                c.to_path_buf()
+            }
+        });
+        let given_state_dir = taken.state.map(|s| s.state_dir.as_path());
+        let state_dir = absolute(given_state_dir.unwrap_or(Path::new(cli::DEFAULT_STATE_DIR)));
+        let mut again: Vec<(&str, &Path)> = Vec::new();
+        if os != Os::running() {
+            again.push(("--os", Path::new(os.name())));
         }
-        let state_dir = absolute(&g.state_dir);
-        if g.state_dir.as_os_str() != cli::DEFAULT_STATE_DIR {
-            again.push(("--state-dir", state_dir.display().to_string()));
+        again.extend(sysctl_dir.as_deref().map(|d| ("--sysctl-dir", d)));
+        again.extend(sysctl_cmd.as_deref().map(|c| ("--sysctl-cmd", c)));
+        if given_state_dir.is_some_and(|d| d.as_os_str() != cli::DEFAULT_STATE_DIR) {
+            again.push(("--state-dir", &state_dir));
+        }
+        let mut forward_args: Vec<OsString> = vec!["--os".into(), os.name().into()];
+        for (flag, value) in [("--sysctl-dir", &sysctl_dir), ("--sysctl-cmd", &sysctl_cmd)] {
+            if let Some(v) = value {
+                forward_args.extend([flag.into(), v.into()]);
+            }
         }
         forward_args.extend(["--state-dir".into(), state_dir.clone().into()]);
-        let again_args = again
-            .iter()
-            .map(|(flag, v)| format!(" {flag} {}", crate::text::shell_quote(v)))
-            .collect();
         Ok(Self {
             os,
-            format: g.format,
+            format: taken.format,
             term: Terminal::detect(),
-            backend,
-            state_dir,
-            local,
+            backend: open_backend(os, sysctl_dir.as_deref(), given_sysctl_cmd)?,
+            local: os == Os::running() && sysctl_dir.is_none() && sysctl_cmd.is_none(),
+            again_args: again
+                .iter()
+                .map(|(flag, v)| format!(" {flag} {}", crate::text::shell_quote(&v.display().to_string())))
+                .collect(),
             forward_args,
-            again_args,
-            prober: match &g.fake_prober {
+            state_dir,
+            prober: match taken.prober.and_then(|p| p.fake_prober.as_ref()) {
                 Some(fake) => Box::new(fake.clone()),
                 None => Box::new(measure::SystemProber),
             },
@@ -149,7 +254,7 @@ impl Context {
     }
 
     /// Where `apply` and `revert` change things: this context's OS and backend, `store`, and
-    /// the global options a printed `tcptune revert ...` must carry.
+    /// the options a printed `tcptune revert ...` must carry.
     pub fn change_env<'a>(&'a self, backend: &'a dyn SysctlBackend, store: &'a snapshot::Store) -> change::Env<'a> {
         change::Env {
             os: self.os,
@@ -185,16 +290,10 @@ impl Context {
         })
     }
 
-    /// For commands that report: table (default) or json.
-    pub fn report_format(&self, command: &str) -> anyhow::Result<Format> {
-        match self.format.unwrap_or(Format::Table) {
-            f @ (Format::Table | Format::Json) => Ok(f),
-            f => Err(error::Error::usage(format!(
-                "{command} prints --format table or json, not {}",
-                cli::format_name(f)
-            ))
-            .into()),
-        }
+    /// For commands that report: table (the default) or json, as `--format` said (clap took
+    /// no other value for them).
+    pub fn report_format(&self) -> Format {
+        self.format.unwrap_or(Format::Table)
     }
 }
 

@@ -17,7 +17,7 @@ use crate::error::Error;
 use crate::{measure, output};
 
 pub fn run(a: &InspectArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
-    let format = ctx.report_format("inspect")?;
+    let format = ctx.report_format();
     // Elsewhere than Linux that error comes first, before any name lookup.
     inspect::supported()?;
     let peers = a.host.as_deref().map(peer_addresses).transpose()?;

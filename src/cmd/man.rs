@@ -66,17 +66,13 @@ fn prose(f: impl FnOnce(&mut Roff)) -> String {
     piece(|w| r.to_writer(w))
 }
 
-/// One command: `.SS tcptune NAME`, what it does, its synopsis and its own options (the global
-/// ones are listed once, under OPTIONS); nested commands follow.
+/// One command: `.SS tcptune NAME`, what it does, its synopsis and its options; nested
+/// commands follow.
 fn command_section(cmd: &clap::Command) -> String {
     let name = cmd.get_bin_name().unwrap_or_else(|| cmd.get_name()).to_string();
     let own = cmd.clone().mut_args(|a| {
-        // Global options and -h are listed once, under OPTIONS.
-        if a.is_global_set() || a.get_id() == "help" {
-            a.hide(true)
-        } else {
-            a
-        }
+        // -h is listed once, under OPTIONS.
+        if a.get_id() == "help" { a.hide(true) } else { a }
     });
     let man = Man::new(own);
     let mut s = prose(|r| {
@@ -114,10 +110,12 @@ fn strip_heading(s: &str) -> String {
         .collect()
 }
 
-/// After OPTIONS: where they go, and the heading of the commands that follow.
+/// After OPTIONS: where each command's go, and the heading of the commands that follow.
 const BEFORE_COMMANDS: &str = "\
 .PP
-These options are accepted before or after the command, e.g. tcptune advise --os freebsd ...
+Each command takes the options listed under it. --os, --format, --sysctl-dir, --sysctl-cmd and \
+--state-dir may also come before the command, e.g. tcptune --os freebsd advise ...; a command ignores \
+those of them it does not take there.
 .SH COMMANDS
 ";
 

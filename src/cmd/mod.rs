@@ -65,7 +65,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Advise(a)) => advise::run(a, &ctx, &mut out),
         Some(Command::Apply(a)) => apply::run(a, &ctx, &mut out),
         Some(Command::Revert(a)) => revert::run(a, &ctx, &mut out),
-        Some(Command::Snapshots) => snapshots::run(&ctx, &mut out),
+        Some(Command::Snapshots(_)) => snapshots::run(&ctx, &mut out),
         Some(Command::RevertTimer(a)) => revert::run_timer(a, &ctx),
         Some(Command::Check(a)) => check::run(a, &ctx, &mut out),
         Some(Command::Serve(a)) => serve::run(a, &ctx, &mut out),

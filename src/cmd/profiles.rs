@@ -12,39 +12,13 @@ use crate::output::{self, profiles::Listed};
 use crate::profile::{Profile, SHIPPED};
 
 pub fn run(a: &ProfilesArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+    // show and export print TOML and take no --format (clap refuses one).
     match &a.command {
-        None | Some(ProfilesCommand::List) => list(ctx, out)?,
-        Some(ProfilesCommand::Show(p)) => {
-            toml_only(ctx, "show")?;
-            out.write_all(text(&p.name)?.as_bytes())?;
-        }
-        Some(ProfilesCommand::Export(p)) => {
-            toml_only(ctx, "export")?;
-            out.write_all(export(&p.name)?.as_bytes())?;
-        }
+        None | Some(ProfilesCommand::List(_)) => list(ctx, out)?,
+        Some(ProfilesCommand::Show(p)) => out.write_all(text(&p.name)?.as_bytes())?,
+        Some(ProfilesCommand::Export(p)) => out.write_all(export(&p.name)?.as_bytes())?,
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// show and export print TOML; a `--format` meant for `list` should not be silently ignored.
-fn toml_only(ctx: &Context, what: &str) -> Result<(), Error> {
-    match ctx.format {
-        None => Ok(()),
-        // A template has no values until a path is given: the engines' formats come from advise.
-        Some(f @ (Format::Ansible | Format::Tuned | Format::K8s | Format::Sysctl | Format::Shell)) => {
-            Err(Error::usage(format!(
-                "profiles {what} prints the TOML template, which has no values until advise sizes it for a path"
-            ))
-            .with_hint(format!(
-                "tcptune advise --profile NAME --rtt 150ms --bandwidth 500mbit --format {}",
-                crate::cli::format_name(f)
-            )))
-        }
-        Some(_) => Err(
-            Error::usage(format!("profiles {what} prints TOML and takes no --format"))
-                .with_hint("--format table|json applies to `tcptune profiles list`"),
-        ),
-    }
 }
 
 fn list(ctx: &Context, out: &mut dyn Write) -> anyhow::Result<()> {
@@ -65,7 +39,7 @@ fn list(ctx: &Context, out: &mut dyn Write) -> anyhow::Result<()> {
             })
         })
         .collect::<Result<Vec<_>, Error>>()?;
-    match ctx.report_format("profiles list")? {
+    match ctx.report_format() {
         Format::Json => output::json(out, &serde_json::json!({ "profiles": rows }))?,
         _ => output::profiles::write_table(out, &rows, ctx.term.stdout_tty, ctx.term.color)?,
     }

@@ -14,7 +14,7 @@ use crate::error::Error;
 use crate::snapshot::{Identity, Snapshot, Store};
 
 pub fn run(a: &RevertArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
-    let format = ctx.report_format("revert")?;
+    let format = ctx.report_format();
     let backend = ctx.changing_backend("revert")?;
     let store = Store::new(&ctx.state_dir);
     if !store.dir().join("snapshots").is_dir() {

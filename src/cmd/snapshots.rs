@@ -13,7 +13,7 @@ use crate::output::snapshots::{Entry, write_json, write_table};
 use crate::snapshot::{Identity, Snapshot, State, Store};
 
 pub fn run(ctx: &Context, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
-    let format = ctx.report_format("snapshots")?;
+    let format = ctx.report_format();
     let store = Store::new(&ctx.state_dir);
     let snaps = open_store(&store, Intent::Read)?.snapshots;
     let here = Identity::current(ctx.os);

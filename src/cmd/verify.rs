@@ -15,7 +15,7 @@ use crate::error::Error;
 use crate::{advice, measure, output};
 
 pub fn run(a: &VerifyArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
-    let format = ctx.report_format("verify")?;
+    let format = ctx.report_format();
     let (addr, link_speed_bps) = resolve(&a.host, a.bandwidth.is_none())?;
     let req = VerifyRequest {
         host: a.host.clone(),

@@ -628,10 +628,11 @@ fn grant(s: &mut TcpStream, hello: &Hello) -> Result<(Duration, Vec<u8>), Outcom
     Ok((Duration::from_millis(u64::from(granted_ms)), extra))
 }
 
-/// Reads the data until the client ends it or the cutoff ([`flow::cutoff`]: what came by then
-/// is the result), with the sender never silent for [`IDLE_TIMEOUT`].
+/// Reads the data until the client ends it or the cutoff ([`proto::receive_cutoff`]: what
+/// came by then is the result), with the sender never silent for [`IDLE_TIMEOUT`].
 fn receive(s: &TcpStream, start: Instant, granted: Duration, path_test: bool) -> Result<Received, Outcome> {
-    flow::receive(s, flow::cutoff(start, granted), IDLE_TIMEOUT, path_test, &mut |_| {}).map_err(|(got, e)| {
+    let cutoff = proto::receive_cutoff(start, granted);
+    flow::receive(s, cutoff, IDLE_TIMEOUT, path_test, &mut |_| {}).map_err(|(got, e)| {
         let why = match e {
             ReceiveError::Silent(d) => format!("the sender went silent for {} s", d.as_secs()),
             ReceiveError::Io(e) => e.to_string(),

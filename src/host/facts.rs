@@ -92,6 +92,18 @@ impl Facts {
     }
 }
 
+/// Why `cc` cannot become the default congestion control of this machine's network
+/// namespace, when the kernel would refuse it before anything is written (see
+/// [`super::linux::cc_refused`]): [`Facts::cc_refused`] for a store read now. `store` must be
+/// this machine's /proc/sys.
+pub fn cc_refused_here(store: &dyn SysctlBackend, cc: &str) -> Option<String> {
+    let allowed = store.read(ALLOWED_CC);
+    let current = store.read(CURRENT_CC);
+    super::linux::cc_refused(cc, allowed.value()?, current.value(), || {
+        super::linux::runs_in_child_netns(store)
+    })
+}
+
 /// The Linux keys the facts always carry besides what a profile names: the congestion
 /// controls (offered, allowed, current) and TCP's memory limits.
 pub const AVAILABLE_CC: &str = "net.ipv4.tcp_available_congestion_control";

@@ -518,15 +518,6 @@ pub fn runs_in_child_netns(backend: &dyn crate::sysctl::SysctlBackend) -> bool {
     })
 }
 
-/// Why `cc` cannot become the default congestion control of this machine's network
-/// namespace, when the kernel would refuse it before anything is written (see [`cc_refused`]).
-/// `backend` must be this machine's /proc/sys.
-pub fn cc_refused_here(backend: &dyn crate::sysctl::SysctlBackend, cc: &str) -> Option<String> {
-    let allowed = backend.read(super::facts::ALLOWED_CC);
-    let current = backend.read(super::facts::CURRENT_CC);
-    cc_refused(cc, allowed.value()?, current.value(), || runs_in_child_netns(backend))
-}
-
 /// Why `cc` cannot become the default: a child network namespace may choose only the
 /// algorithms in `allowed` (net.ipv4.tcp_allowed_congestion_control, the host's list,
 /// read-only there; EPERM even for root, tcp_set_default_congestion_control) unless it runs

@@ -4,7 +4,8 @@
 //!   apply in what order and what they set, processes by name, TCP counters, default routes,
 //!   interfaces) and rtnetlink qdiscs.
 //! * [`ethtool`] (Linux): NIC offloads through the SIOCETHTOOL ioctl.
-//! * [`facts`]: the facts advice is computed from, gathered into one value ([`Facts`]).
+//! * [`facts`]: the facts advice is computed from, gathered into one value ([`Facts`]) with
+//!   [`linux`]'s readers (which know nothing of it).
 //! * here: the page size and the RAM, which every OS has.
 //!
 //! Sysctl values are not here: they go through [`crate::sysctl::SysctlBackend`], which may

@@ -369,7 +369,7 @@ pub fn run_reverse(req: &PathTestRequest, on_progress: &mut dyn FnMut(flow::Tick
     let data = open_reverse_data(req, sa, &control, &mut test)?;
     let got = flow::receive(
         &data,
-        flow::cutoff(Instant::now(), control.granted),
+        proto::receive_cutoff(Instant::now(), control.granted),
         proto::IDLE_TIMEOUT,
         true,
         on_progress,

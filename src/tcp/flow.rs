@@ -32,10 +32,11 @@
 //! bound and one write.
 //!
 //! # The receiver ([`receive`])
-//! Counts the payload until the sender's end of data (FIN), or until its cutoff — the granted
-//! time plus [`super::proto::ARRIVAL_GRACE`] — and reports what came by then: a sender whose
-//! backlog outlasts the test is measured, not waited for. On Linux 6.2+ it samples the window
-//! it advertises against its receive buffer (its window share, the kernel's scaling_ratio).
+//! Counts the payload until the sender's end of data (FIN), or until the cutoff its caller
+//! gives (the protocol's, [`super::proto::receive_cutoff`]), and reports what came by then: a
+//! sender whose backlog outlasts the test is measured, not waited for. On Linux 6.2+ it
+//! samples the window it advertises against its receive buffer (its window share, the
+//! kernel's scaling_ratio).
 //!
 //! # Platform specific behavior
 //! Without Linux's TCP_INFO (FreeBSD, macOS) the sender reads nothing of its flow: its
@@ -47,7 +48,6 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use super::proto;
 use super::sockopt::{self, Buffer};
 use super::tcpinfo::{LimitedBy, TcpInfo};
 
@@ -865,12 +865,6 @@ pub fn drain(s: &TcpStream, until: Instant) {
             Err(_) => return,
         }
     }
-}
-
-/// The cutoff of a receiver whose test was granted `granted` from `start`: the granted time
-/// plus [`proto::ARRIVAL_GRACE`].
-pub fn cutoff(start: Instant, granted: Duration) -> Instant {
-    start + granted + proto::ARRIVAL_GRACE
 }
 
 /// The receive window this end advertises now (Linux 6.2+), bytes.

@@ -3,9 +3,10 @@
 //! here, and they do not import each other.
 //!
 //! * [`proto`]: the wire protocol between `tcptune serve` and its clients (`verify`, the path
-//!   test of `advise --host`, both directions).
+//!   test of `advise --host`, both directions); its messages carry [`flow`]'s readings.
 //! * [`flow`]: the two ends of a path test's data flow — the sampled, paced sender and the
-//!   receiver — run by the client or by serve, whichever end sends.
+//!   receiver — run by the client or by serve, whichever end sends; below [`proto`] (its
+//!   receiver counts until a cutoff the caller gives).
 //! * [`tcpinfo`]: `struct tcp_info` (TCP_INFO, INET_DIAG_INFO) and the limited-by breakdown.
 //! * [`sockopt`]: socket options (congestion control, forced buffers, pacing).
 //! * [`sockdiag`] (Linux): live TCP sockets through sock_diag netlink (INET_DIAG).

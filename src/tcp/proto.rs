@@ -758,6 +758,12 @@ pub fn read_json_line<T: DeserializeOwned>(s: &TcpStream, max: usize, deadline: 
     })
 }
 
+/// The cutoff of a receiver whose test was granted `granted` from `start` ([`super::flow::receive`]
+/// counts until it): the granted time plus [`ARRIVAL_GRACE`].
+pub fn receive_cutoff(start: Instant, granted: Duration) -> Instant {
+    start + granted + ARRIVAL_GRACE
+}
+
 /// When the client stops waiting for the result of a test whose data it stopped sending at
 /// `stopped` (and has shut down its write side). A version-3 serve reports at most
 /// [`ARRIVAL_GRACE`] after the granted time; an older one once it has taken all the data,

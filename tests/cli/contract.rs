@@ -1,9 +1,10 @@
 //! docs/CLI.md, the command-line contract, kept true: every option it lists exists under that
-//! name and every visible option is listed; its units and exit codes are the tables the binary
+//! name for the commands it names, every visible option is listed, and each command's `--format`
+//! takes the values listed for it; its units and exit codes are the tables the binary
 //! prints; the README's first-run block is what `tcptune` prints; and no file of the repository
 //! points outside it.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use clap::CommandFactory as _;
@@ -53,15 +54,43 @@ fn section<'a>(doc: &'a str, heading: &str) -> &'a str {
 
 /// The visible options of a command as the user types them: `--long` and, for an option
 /// without a long name, `-s`; `-b` beside `--bandwidth` too.
-fn options(cmd: &clap::Command, globals: bool) -> BTreeSet<String> {
+fn options(cmd: &clap::Command) -> BTreeSet<String> {
     cmd.get_arguments()
-        .filter(|a| !a.is_hide_set() && !a.is_positional() && a.is_global_set() == globals)
+        .filter(|a| !a.is_hide_set() && !a.is_positional())
         .filter(|a| !matches!(a.get_id().as_str(), "help" | "version"))
         .flat_map(|a| {
             let mut names: Vec<String> = a.get_long().map(|l| format!("--{l}")).into_iter().collect();
             names.extend(a.get_short().map(|s| format!("-{s}")));
             names
         })
+        .collect()
+}
+
+/// Every visible command by the words that run it (`advise`, `profiles list`).
+fn commands(cmd: &clap::Command, prefix: &str) -> Vec<(String, clap::Command)> {
+    cmd.get_subcommands()
+        .filter(|s| !s.is_hide_set())
+        .flat_map(|s| {
+            let path = format!("{prefix}{}", s.get_name());
+            let mut all = vec![(path.clone(), s.clone())];
+            all.extend(commands(s, &format!("{path} ")));
+            all
+        })
+        .collect()
+}
+
+/// The rows of a table in `text` (not its header), as trimmed cells.
+fn rows(text: &str) -> Vec<Vec<&str>> {
+    text.lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| option ") && !l.starts_with("| commands "))
+        .map(|l| l.split('|').skip(1).map(str::trim).collect())
+        .collect()
+}
+
+/// A cell's comma-separated words, as a set: `calc, profiles list` or `` `table`, `json` ``.
+fn words(cell: &str) -> BTreeSet<String> {
+    cell.split(',')
+        .map(|w| w.trim().trim_matches('`').to_string())
         .collect()
 }
 
@@ -74,24 +103,29 @@ const ADVISE_OUTPUT_ONLY: [&str; 5] = [
     "--explain",
 ];
 
+const SHARED: &str = "## Options several commands take";
+
 #[test]
 fn every_option_is_in_the_contract_and_every_option_there_exists() {
     let doc = read("docs/CLI.md");
     let cli = tcptune::cli::Cli::command();
-    assert_eq!(
-        documented(section(&doc, "## Global options")),
-        options(&cli, true),
-        "docs/CLI.md's global options differ from the command line's"
-    );
+    assert!(options(&cli).is_empty(), "tcptune takes its options after a command");
+    // The options several commands take, and the commands each names.
+    let shared: Vec<(String, BTreeSet<String>)> = rows(section(&doc, SHARED))
+        .into_iter()
+        .filter(|r| r.len() == 5 && r[0].starts_with("`-"))
+        .map(|r| (r[0].trim_matches('`').to_string(), words(r[2])))
+        .collect();
+    assert_eq!(shared.len(), 5, "{shared:?}");
     let advise = documented(section(&doc, "### `tcptune advise`"));
-    for sub in cli.get_subcommands().filter(|s| !s.is_hide_set()) {
-        let name = sub.get_name();
-        let heading = match name {
-            "man" | "completions" => "### `tcptune man`, `tcptune completions SHELL`".to_string(),
-            _ => format!("### `tcptune {name}`"),
+    for (path, sub) in commands(&cli, "") {
+        let mut listed = match path.as_str() {
+            "man" | "completions" => documented(section(&doc, "### `tcptune man`, `tcptune completions SHELL`")),
+            // A nested command's own options would be in its parent's section; none has any.
+            p if p.contains(' ') => BTreeSet::new(),
+            p => documented(section(&doc, &format!("### `tcptune {p}`"))),
         };
-        let mut listed = documented(section(&doc, &heading));
-        if name == "apply" {
+        if path == "apply" {
             listed.extend(
                 advise
                     .iter()
@@ -99,22 +133,128 @@ fn every_option_is_in_the_contract_and_every_option_there_exists() {
                     .cloned(),
             );
         }
+        listed.extend(
+            shared
+                .iter()
+                .filter(|(_, by)| by.contains(&path))
+                .map(|(o, _)| o.clone()),
+        );
         assert_eq!(
             listed,
-            options(sub, false),
-            "docs/CLI.md's options of `tcptune {name}` differ"
+            options(&sub),
+            "docs/CLI.md's options of `tcptune {path}` differ"
         );
     }
-    // And the formats --format takes.
-    let formats: Vec<String> = tcptune::cli::Format::value_variants()
+}
+
+/// The values each command's `--format` takes are the ones docs/CLI.md lists for it.
+#[test]
+fn every_commands_formats_are_in_the_contract() {
+    let doc = read("docs/CLI.md");
+    let table = section(&doc, SHARED);
+    let table = &table[table.find("`--format`, by command").expect("the formats table")..];
+    let mut documented: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for r in rows(table).into_iter().filter(|r| r.len() == 4) {
+        for command in words(r[0]) {
+            assert!(documented.insert(command, words(r[1])).is_none(), "{r:?}");
+        }
+    }
+    let mut takes = BTreeMap::new();
+    for (path, sub) in commands(&tcptune::cli::Cli::command(), "") {
+        if let Some(format) = sub.get_arguments().find(|a| a.get_long() == Some("format")) {
+            let values = format
+                .get_possible_values()
+                .iter()
+                .map(|v| v.get_name().to_string())
+                .collect();
+            takes.insert(path, values);
+        }
+    }
+    assert_eq!(documented, takes, "docs/CLI.md's --format values by command");
+    // advise's are all of them.
+    let all: BTreeSet<String> = tcptune::cli::Format::value_variants()
         .iter()
-        .map(|f| format!("`{}`", tcptune::cli::format_name(*f)))
+        .map(|f| tcptune::cli::format_name(*f))
         .collect();
-    let row = section(&doc, "## Global options")
-        .lines()
-        .find(|l| l.starts_with("| `--format`"))
-        .expect("a --format row");
-    assert_eq!(row.split('|').nth(2).map(str::trim), Some(formats.join(", ").as_str()));
+    assert_eq!(takes.get("advise"), Some(&all));
+}
+
+/// Each command's `--help` offers what it takes and nothing else (the shared options were once
+/// global, and every command's help listed all of them with all seven formats), and refuses
+/// the rest after it.
+#[test]
+fn each_commands_help_offers_only_what_it_takes() {
+    let help = |args: &[&str]| {
+        let out = super::tcptune().args(args).arg("--help").output().expect("run");
+        assert!(out.status.success(), "{args:?}");
+        String::from_utf8(out.stdout).expect("utf8")
+    };
+    let inspect = help(&["inspect"]);
+    for absent in [
+        "ansible",
+        "tuned",
+        "k8s",
+        "sysctl",
+        "--state-dir",
+        "--sysctl-dir",
+        "--sysctl-cmd",
+        "--os",
+    ] {
+        assert!(!inspect.contains(absent), "inspect --help offers {absent}:\n{inspect}");
+    }
+    assert!(inspect.contains("--format") && inspect.contains("json"), "{inspect}");
+    let calc = help(&["calc"]);
+    for absent in ["--os", "--state-dir", "--sysctl-dir", "ansible"] {
+        assert!(!calc.contains(absent), "calc --help offers {absent}:\n{calc}");
+    }
+    let advise = help(&["advise"]);
+    assert!(!advise.contains("--state-dir"), "{advise}");
+    assert!(
+        advise.contains("--os") && advise.contains("k8s") && advise.contains("--sysctl-cmd"),
+        "{advise}"
+    );
+    let snapshots = help(&["snapshots"]);
+    assert!(
+        snapshots.contains("--state-dir") && !snapshots.contains("--os"),
+        "{snapshots}"
+    );
+    assert!(!help(&["profiles", "show"]).contains("--format <FORMAT>"));
+    for (args, code) in [
+        (&["inspect", "--format", "ansible"][..], 2),
+        (&["--format", "ansible", "inspect"], 2),
+        (&["calc", "--os", "linux", "-b", "1gbit", "-r", "1ms"], 2),
+        // Before the command, as when they were global: what it takes is checked, the rest ignored.
+        (&["--state-dir", "/tmp", "calc", "-b", "1gbit", "-r", "1ms"], 0),
+        (
+            &["advise", "--state-dir", "/tmp", "--rtt", "1ms", "--bandwidth", "1gbit"],
+            2,
+        ),
+        (&["--format", "json", "calc", "-b", "1gbit", "-r", "1ms"], 0),
+        (
+            &[
+                "--os",
+                "freebsd",
+                "advise",
+                "--rtt",
+                "1ms",
+                "--bandwidth",
+                "1gbit",
+                "--format",
+                "sysctl",
+            ],
+            0,
+        ),
+    ] {
+        let out = super::tcptune().args(args).output().expect("run");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {stderr}");
+        if code == 2 {
+            assert!(
+                stderr.starts_with("tcptune: ") && out.stdout.is_empty(),
+                "{args:?}: {stderr}"
+            );
+        }
+    }
 }
 
 use clap::ValueEnum as _;

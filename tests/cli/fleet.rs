@@ -131,17 +131,23 @@ fn formats_for_an_engine_that_cannot_run_there_are_refused_in_one_line() {
             .stdout("")
             .stderr(predicate::str::starts_with("tcptune: ").or(predicate::str::starts_with("error: ")));
     }
-    // Commands that report take table or json only; a profile template has no values yet.
+    // Commands that report take table or json only; a profile template has no values yet,
+    // and takes no --format (its --help points at advise).
     tcptune()
         .args(["calc", "--format", "ansible", "--bandwidth", "1gbit", "--rtt", "10ms"])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("table or json"));
+        .stderr(predicate::str::contains("possible values: table, json"));
     tcptune()
         .args(["profiles", "export", "linux", "--format", "tuned"])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("advise --profile"));
+        .stderr(predicate::str::contains("unexpected argument '--format'"));
+    tcptune()
+        .args(["profiles", "export", "--help"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("tcptune advise --profile NAME"));
 }
 
 #[test]

@@ -109,14 +109,21 @@ fn man_page_is_section_8_reproducible_and_complete() {
     for nested in ["list", "show", "export"] {
         assert!(page.contains(&format!(".SS \"tcptune profiles {nested}\"")), "{nested}");
     }
-    // Every option of advise is documented, the global ones once.
+    // Every option of advise is documented; each command's under it: --sysctl-dir in the
+    // synopsis and the options of each command that takes it.
     for opt in ["\\-\\-host", "\\-\\-probes", "\\-\\-allow\\-lower", "\\-\\-profile"] {
         assert!(page.contains(&format!("\\fB{opt}\\fR")), "{opt}");
     }
+    use clap::CommandFactory as _;
+    let taking = tcptune::cli::Cli::command()
+        .get_subcommands()
+        .filter(|s| !s.is_hide_set() && s.get_arguments().any(|a| a.get_long() == Some("sysctl-dir")))
+        .count();
+    assert_eq!(taking, 6, "advise, apply, revert, check, serve, verify");
     assert_eq!(
         page.matches("\\fB\\-\\-sysctl\\-dir\\fR").count(),
-        2,
-        "synopsis and OPTIONS"
+        2 * taking,
+        "synopsis and options of each command that takes it"
     );
 }
 
@@ -268,11 +275,18 @@ fn profiles_show_prints_the_shipped_toml() {
         let shipped = std::fs::read(repo().join(format!("profiles/{name}.toml"))).expect("profile");
         assert_eq!(stdout_of(&["profiles", "show", name]), shipped, "{name}");
     }
+    // TOML only: a --format is a usage error, as any option it does not take; before the
+    // command, where the options that were global may go, a command ignores those it does not take.
     tcptune()
-        .args(["--format", "json", "profiles", "show", "linux"])
+        .args(["profiles", "show", "linux", "--format", "json"])
         .assert()
         .code(2)
-        .stderr("tcptune: profiles show prints TOML and takes no --format\nhint: --format table|json applies to `tcptune profiles list`\n");
+        .stdout("")
+        .stderr(predicate::str::starts_with(
+            "tcptune: unexpected argument '--format' found\n",
+        ));
+    let shipped = std::fs::read(repo().join("profiles/linux.toml")).expect("profile");
+    assert_eq!(stdout_of(&["--format", "json", "profiles", "show", "linux"]), shipped);
 }
 
 /// Export, edit a value, advise with it: the user's copy is what advise renders.
@@ -450,7 +464,7 @@ const CASES: &[Case] = &[
         shown: "tcptune advice --host example.org",
         args: &["advice", "--host", "example.org"],
         code: 2,
-        stderr: "tcptune: unrecognized subcommand 'advice'\nhint: a similar subcommand exists: 'advise'; usage: tcptune [OPTIONS] [COMMAND]; see --help\n",
+        stderr: "tcptune: unrecognized subcommand 'advice'\nhint: a similar subcommand exists: 'advise'; usage: tcptune [COMMAND]; see --help\n",
     },
     Case {
         shown: "tcptune advise --host nonexistent.invalid",
