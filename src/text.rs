@@ -24,6 +24,11 @@ pub fn sig(v: f64, digits: u32) -> String {
     if v == 0.0 {
         return "0".to_string();
     }
+    // Below a ten-thousandth the usual rounding would show a row of zeros: scientific.
+    if v.abs() < 1e-4 {
+        let s = significant(v.abs());
+        return if v < 0.0 { format!("-{s}") } else { s };
+    }
     let digits = i32::try_from(digits.max(1)).unwrap_or(3);
     #[allow(clippy::cast_possible_truncation)]
     let magnitude = v.abs().log10().floor() as i32;
@@ -341,6 +346,9 @@ mod tests {
         assert_eq!(sig(0.009_512, 2), "0.0095");
         assert_eq!(sig(-2.5, 2), "-2.5");
         assert_eq!(sig(0.0, 3), "0");
+        assert_eq!(sig(4.337e-16, 3), "4.337e-16");
+        assert_eq!(pct(8e-10), "8e-10 %");
+        assert_eq!(pct(0.000_75), "0.00075 %");
         assert_eq!(size(56_295_424), "53.7 MiB");
         assert_eq!(size(6_291_456), "6 MiB");
         assert_eq!(size(625_000), "610 KiB");

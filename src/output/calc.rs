@@ -49,7 +49,7 @@ pub fn write_table(out: &mut dyn Write, a: &CalcRequest, r: &CalcReport, tty: bo
             let pct = (tp / b.bps() as f64 * 100.0).min(100.0);
             t.add_row([
                 "of bandwidth".into(),
-                format!("{} %", small_or(pct, 0.05, |p| format!("{p:.1}"))),
+                crate::text::pct(pct),
                 "share of the path the window can fill".into(),
             ]);
         }
@@ -57,7 +57,7 @@ pub fn write_table(out: &mut dyn Write, a: &CalcRequest, r: &CalcReport, tty: bo
     if let Some(m) = r.max_rtt_ms {
         t.add_row([
             "max RTT".into(),
-            format!("{} ms", small_or(m, 0.0005, |m| crate::text::ms(m).to_string())),
+            crate::text::millis(m),
             "window × 8 / bandwidth: longest RTT this window fills".into(),
         ]);
     }
