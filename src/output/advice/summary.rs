@@ -293,13 +293,37 @@ pub fn notes(a: &Advice) -> Vec<String> {
     a.notes.iter().filter_map(|n| n.short.clone()).collect()
 }
 
+/// The units a number keeps on its line.
+const UNITS: [&str; 16] = [
+    "bit/s", "kbit/s", "Mbit/s", "Gbit/s", "Tbit/s", "bytes", "KiB", "MiB", "GiB", "TiB", "ms", "s", "%", "\u{d7}",
+    "\u{b5}s", "us",
+];
+
+/// The words of `text`, a number and its unit kept together ("500 Mbit/s" is one word).
+fn unbroken(text: &str) -> Vec<String> {
+    let mut words: Vec<String> = Vec::new();
+    for w in text.split(' ').filter(|w| !w.is_empty()) {
+        let bare = w.trim_end_matches([',', ';', ':', '.', ')', '\u{2026}']);
+        let after_number = words.last().is_some_and(|p| p.ends_with(|c: char| c.is_ascii_digit()));
+        match words.last_mut() {
+            Some(prev) if after_number && UNITS.contains(&bare) => {
+                prev.push(' ');
+                prev.push_str(w);
+            }
+            _ => words.push(w.to_string()),
+        }
+    }
+    words
+}
+
 /// `text` wrapped at `width` columns: the first line after `first`, the others after `rest`
 /// (both counted in the width). A word longer than a line stands alone on it.
 pub fn wrap(text: &str, width: usize, first: &str, rest: &str) -> Vec<String> {
     let mut lines = Vec::new();
     let mut line = first.to_string();
     let mut empty = true;
-    for word in text.split(' ').filter(|w| !w.is_empty()) {
+    for word in unbroken(text) {
+        let word = word.as_str();
         let len = line.chars().count() + usize::from(!empty) + word.chars().count();
         if !empty && len > width {
             lines.push(line);
@@ -332,5 +356,8 @@ mod tests {
         );
         assert!(lines[1].starts_with("      "));
         assert_eq!(wrap("short", 80, "# ", "#   "), vec!["# short".to_string()]);
+        // A number keeps its unit on its line.
+        let lines = wrap("holds one flow to about 167.8 Mbit/s of 500 Mbit/s: raise it", 30, "", "");
+        assert!(lines.iter().all(|l| !l.ends_with("500") && !l.ends_with("167.8")), "{lines:?}");
     }
 }
