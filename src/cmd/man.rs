@@ -169,8 +169,10 @@ The same profiles are built into the binary: tcptune profiles show NAME prints t
 Snapshots of prior values (--state-dir).
 .SH PROFILES
 The sizing rules are data: a profile is a TOML file with name, os, description, optional [caps] and [stock] \
-tables, and one [[setting]] per key with key, value, reason and optionally policy (at-least or exact), when, \
-stage (runtime or boot) and note. value, reason and when hold {expression} holes: + - * /, comparisons, \
+tables, and one [[setting]] per key with key, value, reason and optionally label, why (the reason in one short \
+clause, for the setting's comment line), shown (text, size, max-size or switch: how its old and new values read), \
+policy (at-least or exact), when, stage (runtime or boot) and note. value, reason, why and when hold {expression} holes: \
++ - * /, comparisons, \
 && || !, min, max, ceil, floor, round_up(x, m), cur(i) (field i of the running value) and these facts:
 .rows facts
 .PP

@@ -284,7 +284,7 @@ fn setting(out: &mut dyn Write, e: &Entry, reload: bool) -> std::io::Result<()> 
     if let Some(n) = &e.note {
         comments.push(format!("note: {}", c(n)));
     }
-    let Some(why) = &e.left_out else {
+    if e.left_out.is_none() {
         let body = [
             "ansible.posix.sysctl:".to_string(),
             format!("  name: {}", quoted(&e.key)),
@@ -296,12 +296,13 @@ fn setting(out: &mut dyn Write, e: &Entry, reload: bool) -> std::io::Result<()> 
         ];
         let body: Vec<&str> = body.iter().map(String::as_str).collect();
         return task(out, &comments, &format!("{} = {}", e.key, e.value), &body, APPLY);
-    };
+    }
     writeln!(out)?;
     for l in &comments {
         writeln!(out, "    # {l}")?;
     }
-    writeln!(out, "    # left out: {} = {}: {}", e.key, e.value, c(why))
+    // The line above says why ("not applied (…)", "in /boot/loader.conf").
+    writeln!(out, "    # left out: {} = {}", e.key, e.value)
 }
 
 /// One task after a blank line: its comment lines, `- name:`, its body lines, its tags,

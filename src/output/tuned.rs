@@ -62,7 +62,8 @@ pub fn write(
         }
         match &e.left_out {
             None => writeln!(out, "{}={}", e.key, e.value)?,
-            Some(why) => writeln!(out, "# {}={}  (left out: {})", e.key, e.value, c(why))?,
+            // The line above says why ("not applied (…)", "in /boot/loader.conf").
+            Some(_) => writeln!(out, "# {}={}  (left out)", e.key, e.value)?,
         }
     }
     Ok(())
