@@ -222,6 +222,8 @@ pub enum Format {
     Tuned,
     /// A Kubernetes Pod with the sysctls a pod may set; node-wide keys listed apart
     K8s,
+    /// A systemd-networkd drop-in with the host route of --scope path (systemd 252+)
+    Networkd,
 }
 
 /// A format's name as `--format` takes it.
@@ -289,6 +291,9 @@ pub struct ApplyArgs {
     /// Tests only: the directory standing for / in --persist paths
     #[arg(long, value_name = "DIR", hide = true)]
     pub persist_root: Option<PathBuf>,
+    /// Tests only: wait SECS after the sysctls, before the host route is written
+    #[arg(long, value_name = "SECS", hide = true)]
+    pub pause_before_routes: Option<u64>,
     #[command(flatten)]
     pub target: TargetArgs,
     #[command(flatten)]
@@ -487,6 +492,20 @@ pub struct AdviseArgs {
     /// Concurrent bulk flows expected, for the memory check
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub flows: u32,
+    /// Where the congestion control applies: host-wide (the net.ipv4.tcp_congestion_control
+    /// key, every destination), or only on the path to the one --host / --ssh host (a host
+    /// route with congctl, Linux 4.0+); the buffer maxima stay host-wide either way, as caps
+    #[arg(long, value_enum, default_value_t = Scope::HostWide)]
+    pub scope: Scope,
+}
+
+/// `--scope`: where the advised congestion control applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Scope {
+    /// Every destination: the host-wide sysctl
+    HostWide,
+    /// Only the path to the --host / --ssh host: a host route with congctl
+    Path,
 }
 
 /// `tcptune advise`: the advice's arguments (shared with apply), the system it is for, and

@@ -11,7 +11,7 @@
 //! | rendering | `output`, `fleet` | tables, JSON, sysctl files, playbooks, profiles, pods |
 //! | domain | `advice`, `change`, `calc`, `check` | decisions over values the caller gathered |
 //! | evidence | `measure`, `diag`, `remote`, `persist`, `snapshot`, `profile` | probes, tests, the far end over SSH, state and rules on disk |
-//! | TCP and the host | `tcp`, `host`, `sysctl`, `fsutil`, `input`, `signals` | sockets, this machine, the sysctl store |
+//! | TCP and the host | `tcp`, `host`, `route`, `sysctl`, `fsutil`, `input`, `signals` | sockets, this machine, its routes, the sysctl store |
 //! | model | `units`, `text`, `bdp`, `ceilings`, `expr`, `os`, `error` | pure: no I/O |
 //!
 //! The domain never prints and takes no clap type.
@@ -37,6 +37,7 @@ pub mod output;
 pub mod persist;
 pub mod profile;
 pub mod remote;
+pub mod route;
 pub mod signals;
 pub mod snapshot;
 pub mod sysctl;

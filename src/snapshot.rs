@@ -28,8 +28,13 @@ use crate::os::Os;
 /// files they carry are small config files).
 const MAX_SNAPSHOT_BYTES: u64 = 16 << 20;
 
-/// Version of the snapshot file format.
-pub const FORMAT: u32 = 1;
+/// The newest snapshot file format this tcptune reads. A snapshot with host routes is written
+/// as format 2, so that a tcptune from before routes refuses it ("newer than this tcptune
+/// understands") rather than revert its sysctls and drop its routes; one without is format 1.
+pub const FORMAT: u32 = 2;
+
+/// The format of a snapshot that holds no route.
+const FORMAT_SYSCTLS: u32 = 1;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -78,6 +83,39 @@ impl Change {
     /// The value the key should hold while this snapshot is in effect.
     pub fn in_effect(&self) -> &str {
         self.applied.as_deref().unwrap_or(&self.new)
+    }
+}
+
+/// A host route this apply adds or changes (`apply --scope path`): the host route to the
+/// destination before (None: there was none, and tcptune adds its own, [`crate::route::PROTO`]),
+/// the one tcptune writes, and the one the kernel shows after the write.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RouteChange {
+    /// The destination as a host prefix: "198.18.0.2/32".
+    pub dest: String,
+    pub prior: Option<crate::route::Route>,
+    pub new: crate::route::Route,
+    /// What the kernel showed after the write, when it differs from `new`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub applied: Option<crate::route::Route>,
+}
+
+impl RouteChange {
+    /// The route while this snapshot is in effect.
+    pub fn in_effect(&self) -> &crate::route::Route {
+        self.applied.as_ref().unwrap_or(&self.new)
+    }
+
+    /// "route 198.18.0.2/32 congctl bbr", as a listing names it.
+    pub fn label(&self) -> String {
+        format!(
+            "route {} congctl {}",
+            self.dest,
+            self.new
+                .congctl
+                .as_deref()
+                .map_or_else(|| "-".to_string(), crate::text::escape)
+        )
     }
 }
 
@@ -152,6 +190,9 @@ pub struct Snapshot {
     pub source: String,
     pub state: State,
     pub changes: Vec<Change>,
+    /// `apply --scope path`: the host routes it writes, after the sysctls.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub routes: Vec<RouteChange>,
     #[serde(default)]
     pub persist: Vec<FileChange>,
     /// `apply --for`: when the timer reverts it, and the timer's process id.
@@ -170,7 +211,7 @@ impl Snapshot {
         // 2026-11-22T05:11:00Z → 20261122T051100Z
         let compact: String = stamp.chars().filter(|c| *c != '-' && *c != ':').collect();
         Self {
-            format: FORMAT,
+            format: FORMAT_SYSCTLS,
             id: format!("{seq:04}-{compact}"),
             seq,
             created: stamp,
@@ -181,11 +222,18 @@ impl Snapshot {
             source,
             state: State::Applying,
             changes: Vec::new(),
+            routes: Vec::new(),
             persist: Vec::new(),
             expires: None,
             timer_pid: None,
             events: Vec::new(),
         }
+    }
+
+    /// Record the host routes this apply writes: the snapshot becomes format 2.
+    pub fn set_routes(&mut self, routes: Vec<RouteChange>) {
+        self.format = if routes.is_empty() { FORMAT_SYSCTLS } else { FORMAT };
+        self.routes = routes;
     }
 
     /// Set the state and note it in the history.

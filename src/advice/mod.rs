@@ -15,6 +15,7 @@ pub mod decide;
 pub mod note;
 pub mod path;
 pub mod rate;
+pub mod scope;
 pub mod warnings;
 pub mod words;
 
@@ -190,6 +191,11 @@ pub struct Advice {
     /// What the running receive maximum lets one flow reach on this path, bit/s: its window
     /// share ÷ the RTT (null when the running value is not known).
     pub window_limit_bps: Option<u64>,
+    /// Where the congestion control applies (`--scope`): `host-wide` or `path`.
+    pub scope: scope::Scope,
+    /// `--scope path`: the congestion control as a host route toward the path's host (then
+    /// `settings` holds no net.ipv4.tcp_congestion_control).
+    pub route: Option<scope::RouteAdvice>,
 }
 
 impl Advice {
@@ -540,6 +546,8 @@ impl Steps<'_> {
             end,
             app_ceilings,
             window_limit_bps,
+            scope: scope::Scope::HostWide,
+            route: None,
         }
     }
 

@@ -41,6 +41,9 @@ pub struct ApplyRequest {
     /// The options for a tcptune started by this one (the `--for` timer), typed after its
     /// subcommand.
     pub timer_args: Vec<OsString>,
+    /// Tests only: wait this long after the sysctls, before the first route is written, so a
+    /// test can kill the apply between its snapshot and its route.
+    pub pause_before_routes: Option<Duration>,
 }
 
 /// A snapshot being applied, and what the preflight found.
@@ -53,7 +56,7 @@ pub struct Transaction {
 impl Transaction {
     /// Every value already set and no file to change: no snapshot is taken.
     pub fn is_empty(&self) -> bool {
-        self.snap.changes.is_empty() && self.snap.persist.is_empty()
+        self.snap.changes.is_empty() && self.snap.persist.is_empty() && self.snap.routes.is_empty()
     }
 }
 
@@ -90,6 +93,7 @@ pub fn prepare(env: &Env, input: &Input, req: &ApplyRequest, snaps: &[Snapshot])
 
     let mut snap = Snapshot::new(env.store.next_seq()?, env.os, target, here, input.source.clone());
     snap.changes.clone_from(&plan.changes);
+    snap.set_routes(plan.routes.clone());
     if req.persist {
         snap.persist = persist_plan(env.os, &req.persist_root, &snap.id, input, &mut plan)?;
     }
@@ -116,11 +120,14 @@ pub fn commit(env: &Env, req: &ApplyRequest, t: Transaction) -> anyhow::Result<T
     // without it no revert could put the values back.
     store.create(&snap).map_err(before_any_write)?;
     let deferred = signals::Deferred::new();
-    if let Err(e) = write_all(env, &mut snap, &mut plan.warnings) {
+    if let Err(e) = write_all(env, &mut snap, &mut plan.warnings, req.pause_before_routes) {
         drop(deferred);
         return Err(e);
     }
-    snap.mark(State::Applied, format!("applied {} change(s)", snap.changes.len()));
+    snap.mark(
+        State::Applied,
+        format!("applied {} change(s)", snap.changes.len() + snap.routes.len()),
+    );
     if let Err(e) = store.save(&snap) {
         let what = format!("snapshot {} as applied", snap.id);
         let e = undo_after_failed_save(env, &mut snap, &e, &what);
@@ -186,6 +193,9 @@ pub struct Report<'a> {
     persist: Vec<&'a Path>,
     warnings: &'a [String],
     expires: Option<&'a str>,
+    /// `--scope path`: the host routes written (or that would be).
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    routes: &'a [crate::snapshot::RouteChange],
 }
 
 #[derive(Debug, Serialize)]
@@ -233,5 +243,6 @@ pub fn report<'a>(snap: Option<&'a Snapshot>, plan: &'a Plan, files: &'a [FileCh
         persist: files.iter().map(|f| f.path.as_path()).collect(),
         warnings: &plan.warnings,
         expires: snap.and_then(|s| s.expires.as_deref()),
+        routes: snap.map_or(plan.routes.as_slice(), |s| s.routes.as_slice()),
     }
 }

@@ -17,7 +17,9 @@
 pub mod apply;
 pub mod plan;
 pub mod revert;
+pub mod route;
 pub mod timer;
+pub mod verdict;
 pub mod write;
 
 #[cfg(test)]

@@ -6,11 +6,12 @@
 use std::path::Path;
 
 use super::Env;
+use super::route::RouteWant;
 use crate::error::Error;
 use crate::os::Os;
 use crate::persist;
 use crate::profile::{Action, Setting, Stage};
-use crate::snapshot::{Change, FileChange};
+use crate::snapshot::{Change, FileChange, RouteChange};
 use crate::sysctl::{self, file::Assignment};
 use crate::sysctl::{Access, KeyState, normalize_value, same_value};
 
@@ -27,6 +28,8 @@ pub struct Input {
     pub from_advice: bool,
     /// For the user, before anything else happens (advice warnings, settings left out).
     pub notes: Vec<String>,
+    /// `--scope path`, or a file's route line: the host route to set.
+    pub route: Option<RouteWant>,
 }
 
 impl Input {
@@ -60,6 +63,7 @@ impl Input {
                 .collect();
             many(Error::usage, &all, "nothing was written")
         })?;
+        let route = route_line(&text, &origin)?;
         // A file that sets nothing (the advice, when every key already has its value, prints
         // each line commented out) is nothing to change, as for `sysctl -p`: apply says so
         // and succeeds, so the documented pipeline can run twice.
@@ -70,6 +74,7 @@ impl Input {
             boot: Vec::new(),
             from_advice: false,
             notes: Vec::new(),
+            route,
         })
     }
 
@@ -117,8 +122,36 @@ impl Input {
             boot,
             from_advice: true,
             notes,
+            route: None,
         })
     }
+
+    /// Whether the input sets nothing: no key, no boot tunable, no route.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty() && self.boot.is_empty() && self.route.is_none()
+    }
+}
+
+/// The route line of a sysctl file (`# route: ip route replace DEST ... congctl ALGO`, as
+/// `advise --scope path` writes it): at most one; a line tcptune cannot take is an error.
+fn route_line(text: &str, origin: &str) -> anyhow::Result<Option<RouteWant>> {
+    let mut found: Option<(usize, RouteWant)> = None;
+    for (i, line) in text.lines().enumerate() {
+        let Some(parsed) = crate::route::parse_route_line(line.trim_end()) else {
+            continue;
+        };
+        let (dest, algorithm) =
+            parsed.map_err(|m| Error::usage(format!("{origin}:{}: {m}", i + 1)).with_hint("nothing was written"))?;
+        if let Some((first, _)) = &found {
+            return Err(Error::usage(format!(
+                "{origin}:{}: a second route line (the first is line {first}): one destination per file",
+                i + 1
+            ))
+            .into());
+        }
+        found = Some((i + 1, RouteWant { dest, algorithm }));
+    }
+    Ok(found.map(|(_, w)| w))
 }
 
 /// What the running system says about the input.
@@ -136,6 +169,10 @@ pub struct Plan {
     pub warnings: Vec<String>,
     /// For the user, not a problem (boot-time tunables this OS does not persist).
     pub notes: Vec<String>,
+    /// The host route to write (`--scope path`), after the sysctls.
+    pub routes: Vec<RouteChange>,
+    /// A host route already as wanted: its destination.
+    pub routes_unchanged: Vec<String>,
 }
 
 /// Errors shown in full; the rest are counted. A file of 60,000 bad lines once printed
@@ -199,6 +236,16 @@ pub fn preflight(env: &Env, input: &Input, dry_run: bool) -> anyhow::Result<Plan
         }
     }
     refusals.check()?;
+    if let Some(want) = &input.route {
+        match super::route::preflight(env, want, dry_run)? {
+            Some(c) => plan.routes.push(c),
+            None => plan.routes_unchanged.push(format!(
+                "{} (its host route has congctl {} already)",
+                want.dest,
+                crate::text::escape(&want.algorithm)
+            )),
+        }
+    }
     Ok(plan)
 }
 
@@ -391,6 +438,14 @@ pub fn persist_plan(os: Os, root: &Path, id: &str, input: &Input, plan: &mut Pla
     };
     let files = persist_files(os, root, &file, chosen, id, input, plan)?;
     plan.warnings.extend(warnings);
+    if let Some(want) = &input.route {
+        plan.notes.push(format!(
+            "--persist keeps the sysctls only: the host route to {} ends at reboot (and when its link or \
+             address goes); keep it with the systemd-networkd drop-in of `tcptune advise --scope path \
+             --format networkd`, or your network configuration",
+            want.dest
+        ));
+    }
     Ok(files)
 }
 

@@ -16,12 +16,13 @@
 use serde::Serialize;
 
 use super::Env;
+pub use super::verdict::Verdict;
 use super::write::{put_file, write_checked};
 use crate::error::Error;
 use crate::os::Os;
 use crate::persist::{self, Undo};
 use crate::signals;
-use crate::snapshot::{Change, Identity, Snapshot, State};
+use crate::snapshot::{Change, Identity, RouteChange, Snapshot, State};
 use crate::sysctl;
 use crate::sysctl::{KeyState, SysctlBackend, normalize_value, same_value};
 
@@ -45,6 +46,9 @@ pub struct Outcome {
     pub restored: Vec<Restored>,
     /// Keys already at their prior value.
     pub unchanged: Vec<String>,
+    /// Host routes put back (or that would be): deleted, replaced by the prior one, added back.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub routes: Vec<RouteRestored>,
     pub files: Vec<FileOutcome>,
     pub warnings: Vec<String>,
 }
@@ -54,6 +58,21 @@ pub struct Restored {
     pub key: String,
     pub from: String,
     pub to: String,
+}
+
+/// One host route revert puts back.
+#[derive(Debug, Serialize)]
+pub struct RouteRestored {
+    /// "198.18.0.2/32".
+    pub dest: String,
+    /// The host route(s) now, as `ip route` lines ("no host route" when none).
+    pub from: String,
+    /// What revert leaves: the prior route's line, or "no host route".
+    pub to: String,
+    #[serde(skip)]
+    change: RouteChange,
+    #[serde(skip)]
+    now: Vec<crate::route::Route>,
 }
 
 #[derive(Debug, Serialize)]
@@ -97,32 +116,6 @@ pub fn finished(snap: &Snapshot) -> Option<String> {
     Some(format!("snapshot {} is {}{when}", snap.id, snap.state.name()))
 }
 
-/// What revert does with one key, given its value now: restore it, leave it, or stop the
-/// whole revert on a conflict. (Named apart from advice's `decide`/`Decision`, which decide
-/// what to advise.)
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
-    /// Already at its prior value: nothing to write.
-    Unchanged,
-    /// From an earlier boot: the value tcptune set ended at the reboot; what runs now is
-    /// not tcptune's to change.
-    Ended,
-    /// At the value the apply left: write the prior value back.
-    Restore,
-    /// The apply was interrupted (`applying`): restore whatever the key holds.
-    RestoreInterrupted,
-    /// Changed by someone else, restored anyway (`--force`).
-    RestoreForced,
-    /// Changed by someone else: stop the whole revert.
-    Conflict,
-}
-
-impl Verdict {
-    pub fn writes(self) -> bool {
-        matches!(self, Self::Restore | Self::RestoreInterrupted | Self::RestoreForced)
-    }
-}
-
 /// The verdict ladder for one key of `snap`, whose value is `now`; `other_boot` when the
 /// snapshot comes from an earlier boot. The first rung that matches wins.
 pub fn judge(c: &Change, now: &str, state: State, other_boot: bool, force: bool) -> Verdict {
@@ -147,6 +140,9 @@ fn check_contents(snap: &Snapshot, persist_root: &std::path::Path) -> anyhow::Re
         sysctl::file::check_key(&c.key, snap.os)
             .and_then(|()| sysctl::file::check_restorable(&c.key, &c.prior))
             .map_err(|m| Error::usage(format!("snapshot {} is damaged: {m}", snap.id)))?;
+    }
+    for r in &snap.routes {
+        super::route::check_record(r).map_err(|m| Error::usage(format!("snapshot {} is damaged: {m}", snap.id)))?;
     }
     for f in &snap.persist {
         persist::check_record(snap.os, persist_root, &snap.id, f).map_err(|m| {
@@ -244,6 +240,7 @@ pub(super) fn revert_in(env: &Env, mut snap: Snapshot, opts: RevertOpts, here: &
     check_contents(&snap, opts.persist_root)?;
     let mut warnings = check_place(env, &snap, &env.backend.describe(), here, opts.force)?;
     let other_boot = !snap.same_boot(here);
+    let routes = plan_routes(&snap, other_boot, opts.force, &mut warnings)?;
     let (restored, unchanged) = plan_keys(env, &snap, here, other_boot, opts.force, &mut warnings)?;
     let (files, file_steps) = plan_files(&snap, &mut warnings)?;
     let mut outcome = Outcome {
@@ -252,6 +249,7 @@ pub(super) fn revert_in(env: &Env, mut snap: Snapshot, opts: RevertOpts, here: &
         dry_run: opts.dry_run,
         restored,
         unchanged,
+        routes,
         files,
         warnings,
     };
@@ -260,7 +258,15 @@ pub(super) fn revert_in(env: &Env, mut snap: Snapshot, opts: RevertOpts, here: &
     }
     // A signal now would leave values restored and the record saying otherwise.
     let deferred = signals::Deferred::new();
-    let failed = write_back(env.backend, &outcome.restored, &file_steps);
+    let mut failed: Vec<String> = outcome
+        .routes
+        .iter()
+        .filter_map(|r| super::route::restore(&r.change, &r.now).err())
+        .collect();
+    failed.extend(write_back(env.backend, &outcome.restored, &file_steps));
+    if !outcome.routes.is_empty() && failed.is_empty() {
+        snap.note(format!("{}: {} host route(s) put back", opts.by, outcome.routes.len()));
+    }
     record(&mut snap, &opts, other_boot, outcome.restored.len(), &failed);
     let saved = env.store.save(&snap);
     drop(deferred);
@@ -282,6 +288,57 @@ fn newer_here(env: &Env, snap: &Snapshot, here: &Identity) -> Vec<Snapshot> {
         .into_iter()
         .filter(|s| s.seq > snap.seq && s.state.needs_revert() && s.same_place(snap.os, &snap.target, here))
         .collect()
+}
+
+/// The host routes to put back, in reverse order of the apply. A route someone changed since
+/// stops the whole revert here, before anything is written (unless `force`).
+fn plan_routes(
+    snap: &Snapshot,
+    other_boot: bool,
+    force: bool,
+    warnings: &mut Vec<String>,
+) -> anyhow::Result<Vec<RouteRestored>> {
+    let mut out = Vec::new();
+    let mut conflicts = Vec::new();
+    for c in snap.routes.iter().rev() {
+        let now = super::route::now(c)?;
+        let from = super::route::shown(&now);
+        let to = super::route::shown(c.prior.as_slice());
+        match super::route::judge(c, &now, other_boot, force) {
+            Verdict::Unchanged | Verdict::Ended => continue,
+            Verdict::Conflict => {
+                conflicts.push(format!(
+                    "the host route to {} is now `{from}` (tcptune set `{}`; before, {to})",
+                    c.dest,
+                    crate::route::command("replace", c.in_effect())
+                ));
+                continue;
+            }
+            Verdict::RestoreForced => warnings.push(format!(
+                "the host route to {} was changed since the apply (now `{from}`); restoring {to} anyway (--force)",
+                c.dest
+            )),
+            Verdict::Restore | Verdict::RestoreInterrupted => {}
+        }
+        out.push(RouteRestored {
+            dest: c.dest.clone(),
+            from,
+            to,
+            change: c.clone(),
+            now,
+        });
+    }
+    if !conflicts.is_empty() {
+        return Err(Error::not_permitted(format!(
+            "{} route(s) changed since snapshot {} was applied: {}",
+            conflicts.len(),
+            snap.id,
+            conflicts.join("; ")
+        ))
+        .with_hint("nothing was changed; --force restores the prior routes anyway")
+        .into());
+    }
+    Ok(out)
 }
 
 /// The keys to write back, in reverse order of the apply, and those already at their prior

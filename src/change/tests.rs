@@ -205,7 +205,7 @@ fn a_failed_write_rolls_back_the_earlier_ones_and_its_own_first_fields() {
         change("net.x.vector", "1 1 1", "9 9 0"),
     ];
     let mut warnings = Vec::new();
-    let e = write_all(&f.env(&mock), &mut snap, &mut warnings).expect_err("fails");
+    let e = write_all(&f.env(&mock), &mut snap, &mut warnings, None).expect_err("fails");
     let msg = e.to_string();
     assert!(msg.contains("EINVAL"), "{msg}");
     assert!(
@@ -282,7 +282,7 @@ fn rollback_cases() {
         mock.stuck = stuck.to_vec();
         f.store.create(&snap).expect("create");
         let cause = Error::not_permitted("the cause".to_string());
-        let e = roll_back(&f.env(&mock), &mut snap, *n, *failing, &[], cause);
+        let e = roll_back(&f.env(&mock), &mut snap, *n, *failing, 0, &[], cause);
         let msg = format!("{e:#}");
         assert!(msg.starts_with("the cause; "), "{case}: {msg}");
         assert!(msg.contains(want), "{case}: {msg}");
@@ -322,7 +322,7 @@ fn a_clamped_write_is_recorded_as_applied() {
     let mut snap = Snapshot::new(1, Os::Linux, "mock".into(), here(), "test".into());
     snap.changes = vec![change("net.x.clamped", "50", "500")];
     let mut warnings = Vec::new();
-    write_all(&f.env(&mock), &mut snap, &mut warnings).expect("writes");
+    write_all(&f.env(&mock), &mut snap, &mut warnings, None).expect("writes");
     assert_eq!(snap.changes[0].applied.as_deref(), Some("100"));
     assert_eq!(snap.changes[0].in_effect(), "100");
     assert!(warnings[0].contains("stored 100 when asked for 500"), "{warnings:?}");

@@ -13,13 +13,18 @@ use crate::sysctl::{SysctlBackend, normalize_value, same_value};
 /// Steps 4 and 5 of an apply: write, read back, persist; undo everything on the first failure.
 /// A value the kernel stored differently (clamped or rounded) is recorded in the change as
 /// `applied`, and named in `warnings`.
-pub fn write_all(env: &Env, snap: &mut Snapshot, warnings: &mut Vec<String>) -> anyhow::Result<()> {
+pub fn write_all(
+    env: &Env,
+    snap: &mut Snapshot,
+    warnings: &mut Vec<String>,
+    pause: Option<std::time::Duration>,
+) -> anyhow::Result<()> {
     let backend = env.backend;
     for i in 0..snap.changes.len() {
         let (key, new) = (snap.changes[i].key.clone(), snap.changes[i].new.clone());
         if let Err(e) = backend.write(&key, &new) {
             let cause = write_failure(env.os, backend, &key, &new, &e);
-            return Err(roll_back(env, snap, i, Some(i), &[], cause));
+            return Err(roll_back(env, snap, i, Some(i), 0, &[], cause));
         }
         match backend.read(&key).value() {
             Some(v) if same_value(v, &new) => {}
@@ -32,12 +37,21 @@ pub fn write_all(env: &Env, snap: &mut Snapshot, warnings: &mut Vec<String>) -> 
             None => warnings.push(format!("{key}: could not read it back after writing")),
         }
     }
+    if let Some(p) = pause.filter(|_| !snap.routes.is_empty()) {
+        std::thread::sleep(p);
+    }
+    for i in 0..snap.routes.len() {
+        if let Err(e) = super::route::write(&mut snap.routes[i]) {
+            let n = snap.changes.len();
+            return Err(roll_back(env, snap, n, None, i, &[], e));
+        }
+    }
     let mut written: Vec<FileChange> = Vec::new();
     for f in snap.persist.clone() {
         if let Err(e) = write_persist(&f) {
             let cause = Error::not_permitted(format!("cannot write {}: {e:#}", f.path.display()));
-            let n = snap.changes.len();
-            return Err(roll_back(env, snap, n, None, &written, cause));
+            let (n, r) = (snap.changes.len(), snap.routes.len());
+            return Err(roll_back(env, snap, n, None, r, &written, cause));
         }
         written.push(f);
     }
@@ -80,18 +94,19 @@ pub fn before_any_write(e: anyhow::Error) -> anyhow::Error {
 pub fn undo_after_failed_save(env: &Env, snap: &mut Snapshot, e: &anyhow::Error, what: &str) -> anyhow::Error {
     let cause = Error::not_permitted(format!("could not record {what} ({})", e.root_cause()));
     let files = snap.persist.clone();
-    let n = snap.changes.len();
-    roll_back(env, snap, n, None, &files, cause)
+    let (n, r) = (snap.changes.len(), snap.routes.len());
+    roll_back(env, snap, n, None, r, &files, cause)
 }
 
 /// Undo the first `n` changes, the failing one at index `failing` if the kernel kept part of
-/// it, and the files in `files`, in reverse; record the outcome in the snapshot; return the
-/// error to report, naming the cause and what was undone.
+/// it, the first `routes` routes and the files in `files`, in reverse; record the outcome in
+/// the snapshot; return the error to report, naming the cause and what was undone.
 pub fn roll_back(
     env: &Env,
     snap: &mut Snapshot,
     n: usize,
     failing: Option<usize>,
+    routes: usize,
     files: &[FileChange],
     cause: Error,
 ) -> anyhow::Error {
@@ -101,6 +116,12 @@ pub fn roll_back(
         .rev()
         .filter_map(|f| put_file(&f.path, f.before.as_deref()).err())
         .collect();
+    failed.extend(
+        snap.routes[..routes]
+            .iter()
+            .rev()
+            .filter_map(|c| super::route::undo(c).err()),
+    );
     let partly = failing
         .and_then(|i| snap.changes.get(i))
         .filter(|c| kept_in_part(backend, c));

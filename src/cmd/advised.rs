@@ -31,6 +31,19 @@ pub struct Advised {
 /// path is measured once; each end's advice reads the direction it sends in for its
 /// congestion control and send buffer, the other for its receive buffer.
 pub fn advice_from_args(args: &AdviseArgs, ctx: &Context) -> anyhow::Result<Advised> {
+    super::scoped::check_args(args, ctx.os)?;
+    let mut advised = advice_unscoped(args, ctx)?;
+    if args.scope == crate::cli::Scope::Path {
+        super::scoped::near(&mut advised.near, args)?;
+        if let Some((found, Some(far))) = &mut advised.far {
+            super::scoped::far(far, found);
+        }
+    }
+    Ok(advised)
+}
+
+/// [`advice_from_args`] before `--scope path`.
+fn advice_unscoped(args: &AdviseArgs, ctx: &Context) -> anyhow::Result<Advised> {
     let mut req = args.request(crate::output::progress::probes(ctx.term.stderr_tty));
     let Some(dest) = &args.ssh else {
         let near = advice_for(&req, ctx)?;

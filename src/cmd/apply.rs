@@ -27,7 +27,7 @@ pub fn run(a: &ApplyArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<
     let store = Store::new(&ctx.state_dir);
     let env = ctx.change_env(backend, &store);
     let req = request(a, ctx);
-    if input.entries.is_empty() && input.boot.is_empty() {
+    if input.is_empty() {
         // Nothing to write, so no lock, no state directory, no snapshot.
         let (plan, _) = change::dry_run(&env, &input, &req)?;
         return nothing_to_change(out, format, &plan, &input.nothing_set());
@@ -75,6 +75,7 @@ fn request(a: &ApplyArgs, ctx: &Context) -> ApplyRequest {
         for_: a.for_,
         persist_root: a.persist_root.clone().unwrap_or_else(|| PathBuf::from("/")),
         timer_args: ctx.forward_args.clone(),
+        pause_before_routes: a.pause_before_routes.map(std::time::Duration::from_secs),
     }
 }
 
@@ -103,6 +104,18 @@ fn print_applied(out: &mut dyn Write, format: Format, env: &Env, t: &Transaction
             None => eprintln!("{}: {} -> {}", c.key, c.prior, c.new),
         }
     }
+    for r in &snap.routes {
+        let how = if r.prior.is_some() {
+            "its host route replaced"
+        } else {
+            "a host route added"
+        };
+        eprintln!(
+            "route {}: {how}: {}",
+            r.dest,
+            crate::route::command("replace", r.in_effect())
+        );
+    }
     for f in &snap.persist {
         eprintln!("persisted in {}", f.path.display());
     }
@@ -115,7 +128,7 @@ fn print_applied(out: &mut dyn Write, format: Format, env: &Env, t: &Transaction
     };
     eprintln!(
         "applied {} change(s); snapshot {} in {} ({undo})",
-        snap.changes.len(),
+        snap.changes.len() + snap.routes.len(),
         snap.id,
         env.store.dir().display()
     );
@@ -149,9 +162,14 @@ fn gather(a: &ApplyArgs, ctx: &Context) -> anyhow::Result<Input> {
         )
         .with_hint("e.g. tcptune apply --rtt 150ms --bandwidth 500mbit --dry-run")
         .into()),
+        (Some(_), false) if adv.scope == crate::cli::Scope::Path => Err(Error::usage(
+            "--scope path makes fresh advice: a FILE says its own scope (its `# route:` line, as advise --scope path writes it)",
+        )
+        .into()),
         (Some(file), false) => Input::from_file((file.as_os_str() != "-").then_some(file.as_path()), ctx.os),
         (None, true) => {
             let advice = super::advice_from_args(adv, ctx)?.near;
+            let route = route_of(&advice)?;
             // The host as typed: an IP literal resolves with a newline around it.
             let host = advice
                 .host
@@ -164,8 +182,42 @@ fn gather(a: &ApplyArgs, ctx: &Context) -> anyhow::Result<Input> {
                 Bitrate::from_bps(advice.bandwidth_bps),
                 advice.profile
             );
-            Input::from_settings(&advice.settings, ctx.os, source, advice.warnings.iter().map(|w| w.line().to_string()).collect())
+            let mut input = Input::from_settings(
+                &advice.settings,
+                ctx.os,
+                source,
+                advice.warnings.iter().map(|w| w.line().to_string()).collect(),
+            )?;
+            input.route = route;
+            Ok(input)
         }
+    }
+}
+
+/// The host route fresh `--scope path` advice sets: none when it is in place already (said in
+/// a note); an error when it cannot be set here, rather than apply the buffers without it.
+fn route_of(advice: &crate::advice::Advice) -> anyhow::Result<Option<change::route::RouteWant>> {
+    use crate::profile::Action;
+    let Some(r) = &advice.route else {
+        return Ok(None);
+    };
+    match &r.action {
+        Action::Set => Ok(Some(change::route::RouteWant {
+            dest: r.dest,
+            algorithm: r.algorithm.clone(),
+        })),
+        Action::Keep => {
+            eprintln!(
+                "note: new connections to {} run {} already: no host route needed",
+                r.dest, r.algorithm
+            );
+            Ok(None)
+        }
+        Action::Unavailable(why) => Err(
+            Error::not_permitted(format!("--scope path: {why}; nothing was written"))
+                .with_hint("--scope host-wide sets the host-wide net.ipv4.tcp_congestion_control instead")
+                .into(),
+        ),
     }
 }
 
@@ -188,6 +240,21 @@ fn print_dry_run(out: &mut dyn Write, format: Format, plan: &Plan, files: &[File
         }
         for (k, v) in &plan.unchanged {
             writeln!(out, "{k}: {v} (no change)")?;
+        }
+        for r in &plan.routes {
+            let before = r
+                .prior
+                .as_ref()
+                .map_or_else(|| "no host route".to_string(), |p| crate::route::command("replace", p));
+            writeln!(
+                out,
+                "route {}: {before} \u{2192} {}",
+                r.dest,
+                crate::route::command("replace", &r.new)
+            )?;
+        }
+        for d in &plan.routes_unchanged {
+            writeln!(out, "route to {d} (no change)")?;
         }
         for f in files {
             writeln!(
@@ -212,7 +279,7 @@ fn print_dry_run(out: &mut dyn Write, format: Format, plan: &Plan, files: &[File
     }
     eprintln!(
         "dry run: {} change(s) shown; nothing was written, no snapshot taken",
-        plan.changes.len()
+        plan.changes.len() + plan.routes.len()
     );
     Ok(ExitCode::SUCCESS)
 }

@@ -13,6 +13,7 @@ pub mod man;
 pub mod peer;
 pub mod profiles;
 pub mod revert;
+pub mod scoped;
 pub mod serve;
 pub mod snapshots;
 pub mod store;

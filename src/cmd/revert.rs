@@ -86,10 +86,13 @@ fn print_outcome(out: &mut dyn Write, format: Format, dry_run: bool, o: &Outcome
         written?;
         eprintln!(
             "dry run: {} key(s) would be restored from snapshot {}; nothing was changed",
-            o.restored.len(),
+            o.restored.len() + o.routes.len(),
             o.snapshot
         );
         return Ok(ExitCode::SUCCESS);
+    }
+    for r in &o.routes {
+        eprintln!("route {}: {} -> {}", r.dest, r.from, r.to);
     }
     for r in &o.restored {
         eprintln!("{}: {} -> {}", r.key, r.from, r.to);
@@ -98,9 +101,13 @@ fn print_outcome(out: &mut dyn Write, format: Format, dry_run: bool, o: &Outcome
         eprintln!("{}: {}", f.path.display(), f.outcome);
     }
     eprintln!(
-        "reverted snapshot {}: {} key(s) restored{}",
+        "reverted snapshot {}: {} key(s) restored{}{}",
         o.snapshot,
         o.restored.len(),
+        match o.routes.len() {
+            0 => String::new(),
+            n => format!(", {n} host route(s) put back"),
+        },
         match o.unchanged.len() {
             0 => String::new(),
             n => format!(", {n} already at the prior value"),
@@ -123,6 +130,9 @@ fn write_outcome(out: &mut dyn Write, format: Format, dry_run: bool, o: &Outcome
     if format == Format::Json {
         crate::output::json(out, o)?;
     } else if dry_run {
+        for r in &o.routes {
+            writeln!(out, "route {}: {} \u{2192} {}", r.dest, r.from, r.to)?;
+        }
         for r in &o.restored {
             writeln!(out, "{}: {} \u{2192} {}", r.key, r.from, r.to)?;
         }

@@ -36,7 +36,12 @@ fn entry<'a>(s: &'a Snapshot, here: &Identity) -> Entry<'a> {
         time: &s.created,
         state: s.state,
         reverted: s.state == State::Reverted,
-        keys: s.changes.iter().map(|c| c.key.as_str()).collect(),
+        keys: s
+            .changes
+            .iter()
+            .map(|c| c.key.clone())
+            .chain(s.routes.iter().map(|r| r.label()))
+            .collect(),
         this_boot: s.same_boot(here),
         this_netns: s.identity.netns == here.netns,
         expires: s.expires.as_deref(),

@@ -143,7 +143,7 @@ pub fn gather(os: Os, store: Option<&dyn SysctlBackend>, local: bool, keys: &[St
 }
 
 /// `uname -r`.
-fn kernel_release() -> Option<String> {
+pub fn kernel_release() -> Option<String> {
     // SAFETY: utsname is plain old data; uname fills it and NUL-terminates its fields.
     let mut u: libc::utsname = unsafe { std::mem::zeroed() };
     // SAFETY: `u` is a valid, writable utsname.

@@ -51,6 +51,7 @@ pub mod calc;
 pub mod check;
 pub mod inspect;
 pub mod k8s;
+pub mod networkd;
 pub mod profiles;
 pub mod progress;
 pub mod snapshots;

@@ -16,7 +16,8 @@ pub struct Entry<'a> {
     pub time: &'a str,
     pub state: State,
     pub reverted: bool,
-    pub keys: Vec<&'a str>,
+    /// The keys, then each host route as "route 198.18.0.2/32 congctl bbr".
+    pub keys: Vec<String>,
     /// Taken in this kernel boot, in this network namespace.
     pub this_boot: bool,
     pub this_netns: bool,

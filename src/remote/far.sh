@@ -66,7 +66,14 @@ Linux)
   while read -r k v u; do if [ "$k" = MemTotal: ]; then say "ramkb $v"; fi; done </proc/meminfo;
   if [ -d /sys/module/sch_fq ]; then say "fq 1"; else say "fq 0"; fi;
   say "netns-self $(readlink /proc/self/ns/net 2>/dev/null)";
-  say "netns-init $(readlink /proc/1/ns/net 2>/dev/null)";;
+  say "netns-init $(readlink /proc/1/ns/net 2>/dev/null)";
+  # This host as the far end sees it (the ssh client address) and its route back to it.
+  cl=${SSH_CONNECTION%% *};
+  if [ -n "$cl" ]; then
+    say "client $cl";
+    r=$(ip route get "$cl" 2>/dev/null || /sbin/ip route get "$cl" 2>/dev/null);
+    say "route-get ${r%%$nl*}";
+  fi;;
 FreeBSD) say "ram $(sysctl -n hw.physmem 2>/dev/null)";;
 Darwin) say "ram $(sysctl -n hw.memsize 2>/dev/null)";;
 esac;

@@ -80,6 +80,9 @@ pub struct FarEnd {
     pub facts: Option<Facts>,
     /// The peer listening there for the path test (None: none was asked for).
     pub peer: Option<Peer>,
+    /// How it routes back to this host (Linux: ssh's client address, `ip route get` there),
+    /// for the far end's `--scope path` advice; None when it did not say.
+    pub route_back: Option<crate::route::Lookup>,
     /// From starting ssh to the peer's port being known.
     pub setup: Duration,
 }
@@ -170,6 +173,10 @@ pub fn start(t: &Target) -> Result<Opening, Error> {
             let from = if os == Os::Linux { "/proc/sys" } else { "sysctl(8)" };
             script::facts(&report, os, format!("ssh {}: {from}", text::escape(&dest)))
         });
+        let route_back = report
+            .client
+            .zip(report.route_get.as_deref())
+            .and_then(|(client, line)| crate::route::parse_route_get(client, line));
         Ok(FarEnd {
             uname: Foreign::new(format!("{} {}", report.sysname.raw(), report.machine.raw())),
             dest,
@@ -177,6 +184,7 @@ pub fn start(t: &Target) -> Result<Opening, Error> {
             os,
             facts,
             peer,
+            route_back,
             setup: started.elapsed(),
         })
     });

@@ -152,6 +152,10 @@ pub struct Report {
     pub sch_fq: Option<bool>,
     pub netns_self: Option<String>,
     pub netns_init: Option<String>,
+    /// This host as the far end sees it: the client address of SSH_CONNECTION.
+    pub client: Option<std::net::IpAddr>,
+    /// The first line of `ip route get CLIENT` there (bounded; parsed, never shown raw).
+    pub route_get: Option<String>,
     /// By sysctl name (dotted), as read there.
     pub keys: BTreeMap<String, Read>,
 }
@@ -239,6 +243,8 @@ impl Reader {
             "fq" => r.sch_fq = flag(rest),
             "netns-self" => r.netns_self = namespace(rest),
             "netns-init" => r.netns_init = namespace(rest),
+            "client" => r.client = rest.trim().parse().ok(),
+            "route-get" => r.route_get = Some(rest.chars().take(MAX_VALUE).collect()),
             "key" => self.key_line(rest)?,
             "need-binary" => return Ok(Step::NeedBinary),
             "peer" => return peer(rest).map(Step::Peer),

@@ -12,7 +12,7 @@ const LAYERS: &[&[&str]] = &[
     // model: pure, no I/O
     &["units", "text", "bdp", "ceilings", "expr", "os", "error"],
     // TCP and the host: sockets, this machine, the sysctl store
-    &["sysctl", "fsutil", "input", "signals", "host", "tcp"],
+    &["sysctl", "fsutil", "input", "signals", "host", "tcp", "route"],
     // evidence: probes, tests, the far end over SSH, state and rules on disk
     &["profile", "snapshot", "persist", "measure", "diag", "remote"],
     // domain: decisions over values the caller gathered

@@ -29,6 +29,12 @@ pub fn lines(a: &Advice, dropin: Option<&DropIn>) -> Vec<String> {
             out.push(format!("{}: note: {n}", s.key));
         }
     }
+    if let Some(r) = &a.route {
+        out.push(format!("route to {}: {}", r.dest, r.reason));
+        if let Some(c) = &r.command {
+            out.push(format!("route to {}: {c}", r.dest));
+        }
+    }
     out.into_iter().map(|l| text::comment(&l)).collect()
 }
 

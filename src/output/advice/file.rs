@@ -32,7 +32,24 @@ pub fn head(a: &Advice) -> Vec<String> {
     lines.extend(summary::measured(a));
     lines.extend(summary::class(a));
     lines.push(summary::count_line(a));
+    lines.extend(summary::scope_line(a));
     lines
+}
+
+/// `--scope path`: the route's comment line and its `# route: ip route replace ...` line (a
+/// comment to sysctl, the line `tcptune apply` reads); one kept or not applied here says so.
+fn write_route(out: &mut dyn Write, a: &Advice) -> std::io::Result<()> {
+    let Some(r) = &a.route else {
+        return Ok(());
+    };
+    writeln!(out)?;
+    write_comments(out, &[r.line()])?;
+    match (&r.action, &r.command) {
+        (Action::Set, Some(cmd)) => writeln!(out, "{}{}", crate::route::LINE_MARK, c(cmd)),
+        (Action::Keep, Some(cmd)) => writeln!(out, "# in place already: {}", c(cmd)),
+        (Action::Unavailable(why), _) => write_comments(out, &[format!("not applied here: {why}")]),
+        (_, None) => Ok(()),
+    }
 }
 
 /// The warnings and the notes a person should see, short, as their lines are said.
@@ -108,6 +125,7 @@ pub fn write_sysctl(out: &mut dyn Write, a: &Advice, dropin: Option<&DropIn>, r:
             (Action::Keep | Action::Unavailable(_), _) => writeln!(out, "# {key}{sep}{value}")?,
         }
     }
+    write_route(out, a)?;
     let notes: Vec<String> = summary::notes(a).iter().map(|n| format!("note: {n}")).collect();
     if !notes.is_empty() {
         writeln!(out)?;
@@ -133,6 +151,14 @@ pub fn write_shell(out: &mut dyn Write, a: &Advice, r: Render) -> anyhow::Result
             (_, Stage::Boot) => writeln!(out, "# in /boot/loader.conf: {}={}", c(&s.key), c(&s.value))?,
             (Action::Set, Stage::Runtime) => writeln!(out, "{}", c(&line))?,
             (Action::Keep | Action::Unavailable(_), _) => writeln!(out, "# {}", c(&line))?,
+        }
+    }
+    if let Some(route) = &a.route {
+        write_comments(out, &[route.line()])?;
+        match (&route.action, &route.command) {
+            (Action::Set, Some(cmd)) => writeln!(out, "{}", c(cmd))?,
+            (_, Some(cmd)) => writeln!(out, "# {}", c(cmd))?,
+            (_, None) => {}
         }
     }
     if r.explain {

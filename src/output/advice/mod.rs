@@ -56,6 +56,8 @@ fn summary_json(a: &Advice) -> serde_json::Value {
         "verdict": summary::verdict(a),
         "count": summary::count_line(a),
         "settings": a.settings.iter().map(crate::profile::Setting::line).collect::<Vec<_>>(),
+        "scope": summary::scope_line(a),
+        "route": a.route.as_ref().map(crate::advice::scope::RouteAdvice::line),
         "warnings": summary::warnings(a),
         "notes": summary::notes(a),
     })

@@ -224,14 +224,31 @@ pub fn counts(a: &Advice) -> Counts {
         keep: 0,
         unavailable: 0,
     };
-    for s in &a.settings {
-        match (&s.action, s.stage) {
+    let route = a.route.as_ref().map(|r| (&r.action, Stage::Runtime));
+    for (action, stage) in a.settings.iter().map(|s| (&s.action, s.stage)).chain(route) {
+        match (action, stage) {
             (Action::Set, _) | (_, Stage::Boot) => c.change += 1,
             (Action::Keep, _) => c.keep += 1,
             (Action::Unavailable(_), _) => c.unavailable += 1,
         }
     }
     c
+}
+
+/// `--scope path`: what is scoped and what stays host-wide, in one line; None for host-wide
+/// advice.
+pub fn scope_line(a: &Advice) -> Option<String> {
+    let r = a.route.as_ref()?;
+    let elsewhere = r
+        .host_wide
+        .as_deref()
+        .map(|d| format!(", {} elsewhere", text::escape(d)))
+        .unwrap_or_default();
+    Some(format!(
+        "scope: {} only to {} (a host route){elsewhere}; buffer maxima host-wide caps",
+        text::escape(&r.algorithm),
+        r.dest
+    ))
 }
 
 /// "6 to change, 1 already right, 2 not applied here".
@@ -259,11 +276,17 @@ pub fn count_marked(a: &Advice, marks: bool) -> String {
 
 /// The verdict in one line: what the running buffers hold one flow to, and what changes.
 pub fn verdict(a: &Advice) -> String {
+    let route = a
+        .route
+        .as_ref()
+        .filter(|r| r.action == Action::Set)
+        .map(|r| format!("{} to {}", r.label, r.dest));
     let changed: Vec<&str> = a
         .settings
         .iter()
         .filter(|s| s.action == Action::Set || s.stage == Stage::Boot)
         .map(|s| s.label.as_str())
+        .chain(route.as_deref())
         .collect();
     if changed.is_empty() {
         return "no change needed: the running values fit this path".into();
@@ -357,7 +380,15 @@ mod tests {
         assert!(lines[1].starts_with("      "));
         assert_eq!(wrap("short", 80, "# ", "#   "), vec!["# short".to_string()]);
         // A number keeps its unit on its line.
-        let lines = wrap("holds one flow to about 167.8 Mbit/s of 500 Mbit/s: raise it", 30, "", "");
-        assert!(lines.iter().all(|l| !l.ends_with("500") && !l.ends_with("167.8")), "{lines:?}");
+        let lines = wrap(
+            "holds one flow to about 167.8 Mbit/s of 500 Mbit/s: raise it",
+            30,
+            "",
+            "",
+        );
+        assert!(
+            lines.iter().all(|l| !l.ends_with("500") && !l.ends_with("167.8")),
+            "{lines:?}"
+        );
     }
 }

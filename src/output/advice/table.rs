@@ -58,6 +58,7 @@ fn block(out: &mut dyn Write, a: &Advice, r: Render) -> anyhow::Result<()> {
     head.extend(measured(a));
     head.extend(summary::class(a));
     head.push(format!("verdict: {}", summary::verdict(a)));
+    head.extend(summary::scope_line(a));
     for l in head {
         for w in summary::wrap(&escape(&capitalized(&l)), r.width, "", "  ") {
             writeln!(out, "{w}")?;
@@ -174,12 +175,34 @@ fn settings(out: &mut dyn Write, a: &Advice, r: Render) -> std::io::Result<()> {
         .filter(|s| !matches!((&s.action, s.stage), (Action::Keep, Stage::Runtime)))
         .map(row)
         .collect();
-    let kept: Vec<String> = a
+    let mut kept: Vec<String> = a
         .settings
         .iter()
         .filter(|s| matches!((&s.action, s.stage), (Action::Keep, Stage::Runtime)))
         .map(|s| format!("{} ({})", s.key, s.change().to))
         .collect();
+    if let Some(route) = &a.route {
+        let key = format!("route to {}", route.dest);
+        let change = match &route.current {
+            Some(c) => format!("{c} \u{2192} {}", route.algorithm),
+            None => format!("\u{2192} {}", route.algorithm),
+        };
+        match &route.action {
+            Action::Set => rows.push(Row {
+                mark: '*',
+                key,
+                change,
+                why: route.why.clone(),
+            }),
+            Action::Keep => kept.push(format!("{key} ({})", route.algorithm)),
+            Action::Unavailable(why) => rows.push(Row {
+                mark: '!',
+                key,
+                change,
+                why: why.clone(),
+            }),
+        }
+    }
     let width = |rows: &[Row], f: fn(&Row) -> &str| rows.iter().map(|x| f(x).chars().count()).max().unwrap_or(0);
     let mut key_header = "key".to_string();
     if 2 + width(&rows, |x| &x.key) + 2 + width(&rows, |x| &x.change) + 2 + WHY_MIN > r.width {
