@@ -51,8 +51,9 @@ pub struct RouteAdvice {
     /// The route to write: a copy of what the kernel uses for the host today plus congctl, or
     /// the host route already there plus congctl (`replaces`); null when it cannot be known.
     pub route: Option<Route>,
-    /// A host route to the host is there already: it is replaced with all its attributes.
-    pub replaces: bool,
+    /// The host route to the host there now, replaced with all its attributes plus congctl;
+    /// null when there is none (tcptune adds its own).
+    pub prior: Option<Route>,
     /// The `ip route replace ...` line that writes it.
     pub command: Option<String>,
     /// What the setting is, its one short clause and its whole derivation (the congestion
@@ -63,6 +64,20 @@ pub struct RouteAdvice {
 }
 
 impl RouteAdvice {
+    /// The `ip route` line that puts back what runs now: the host route there before, or the
+    /// deletion of tcptune's own.
+    pub fn undo_command(&self) -> Option<String> {
+        let r = self.route.as_ref()?;
+        Some(match &self.prior {
+            Some(p) => route::command("replace", p),
+            None => format!(
+                "ip route del {} proto {}",
+                route::prefix(r.dst, r.dst_len),
+                route::PROTO
+            ),
+        })
+    }
+
     /// "congestion control to 198.18.0.2 cubic → bbr: holds rate through loss", as a file's
     /// comment says a setting.
     pub fn line(&self) -> String {
@@ -107,7 +122,7 @@ pub fn to_path(a: &mut Advice, facts: &RouteFacts) {
         current,
         host_wide: s.current.clone(),
         action,
-        replaces: !facts.existing.is_empty(),
+        prior: facts.existing.first().cloned(),
         command: route.as_ref().map(|r| route::command("replace", r)),
         route,
         label: s.label.clone(),

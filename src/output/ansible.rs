@@ -79,15 +79,70 @@ fn write_play(out: &mut dyn Write, p: &Play<'_>, group: Option<&str>) -> anyhow:
     for e in p.entries {
         setting(out, e, reload)?;
     }
+    route_task(out, p.advice)?;
     writeln!(out)?;
     writeln!(
         out,
         "    # Revert (--tags revert): the record, then tcptune's lines out, then the old values back."
     )?;
+    route_revert_task(out, p.advice)?;
     for t in revert_tasks(p.advice.os) {
         t.write(out, REVERT)?;
     }
     Ok(())
+}
+
+/// An `ip route` line as the argv of an `ansible.builtin.command` task.
+fn argv(command: &str) -> String {
+    let words: Vec<String> = command.split_whitespace().map(quoted).collect();
+    format!("  argv: [{}]", words.join(", "))
+}
+
+/// `--scope path`: the host route, set with `ip route replace` (its gateway and device are
+/// those of the host the advice was made on).
+fn route_task(out: &mut dyn Write, a: &Advice) -> std::io::Result<()> {
+    let Some(r) = &a.route else {
+        return Ok(());
+    };
+    let c = crate::text::comment;
+    let mut comments = vec![c(&r.line())];
+    let Some(cmd) = r.command.as_deref().filter(|_| r.action == crate::profile::Action::Set) else {
+        writeln!(out)?;
+        writeln!(out, "    # {}", comments[0])?;
+        return writeln!(out, "    # left out: the host route to {}", r.dest);
+    };
+    comments
+        .push("the route copies the gateway and device of the host this advice was made on; it ends at reboot".into());
+    let body = ["ansible.builtin.command:".to_string(), argv(cmd)];
+    let body: Vec<&str> = body.iter().map(String::as_str).collect();
+    task(
+        out,
+        &comments,
+        &format!("route to {} congctl {}", r.dest, r.algorithm),
+        &body,
+        APPLY,
+    )
+}
+
+/// The revert of the host route: the one there before put back, or tcptune's deleted (gone
+/// already is no error).
+fn route_revert_task(out: &mut dyn Write, a: &Advice) -> std::io::Result<()> {
+    let Some(undo) = a
+        .route
+        .as_ref()
+        .filter(|r| r.action == crate::profile::Action::Set)
+        .and_then(|r| r.undo_command())
+    else {
+        return Ok(());
+    };
+    let body = [
+        "ansible.builtin.command:".to_string(),
+        argv(&undo),
+        "register: tcptune_route_undo".to_string(),
+        "failed_when: tcptune_route_undo.rc != 0 and 'No such process' not in tcptune_route_undo.stderr".to_string(),
+    ];
+    let body: Vec<&str> = body.iter().map(String::as_str).collect();
+    task(out, &[], "Revert: the host route as it was", &body, REVERT)
 }
 
 /// How to give the two ends an inventory.
