@@ -59,6 +59,8 @@ pub struct LocalFacts {
     pub child_netns: Option<bool>,
     /// Running tuned/bpftune: (pid, name).
     pub tuning_daemons: Vec<(u32, String)>,
+    /// The host routes `apply --scope path` added (protocol 116), or why they could not be read.
+    pub tcptune_routes: Result<Vec<crate::route::Route>, String>,
 }
 
 /// Gather the facts of this machine. `towards`: the interface towards `--host`, when measured;
@@ -116,6 +118,7 @@ pub fn gather(towards: Option<&str>, bbr: bool) -> LocalFacts {
         unchecked: conf.unchecked,
         child_netns: fs::in_child_netns(proc),
         tuning_daemons: fs::find_processes(proc, &fs::TUNING_DAEMONS),
+        tcptune_routes: crate::route::netlink::tcptune_routes().map_err(|e| e.to_string()),
     }
 }
 

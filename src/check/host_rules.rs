@@ -35,6 +35,45 @@ pub fn local(read: &Read<'_>, path: Option<&PathNeeds>, flows: u32, facts: &Loca
     f.extend(sysctl_files(&facts.setters, read, facts.child_netns));
     f.extend(facts.unchecked.iter().map(unchecked_file));
     f.extend(tuning_daemons(&facts.tuning_daemons));
+    f.extend(tcptune_routes(&facts.tcptune_routes));
+}
+
+/// The host routes `apply --scope path` added: each destination and its congestion control,
+/// so a route left behind is seen; nothing when there are none.
+pub fn tcptune_routes(routes: &Result<Vec<crate::route::Route>, String>) -> Option<Finding> {
+    match routes {
+        Ok(rs) if rs.is_empty() => None,
+        Ok(rs) => {
+            let each: Vec<String> = rs
+                .iter()
+                .map(|r| {
+                    format!(
+                        "{} congctl {}{}",
+                        crate::route::prefix(r.dst, r.dst_len),
+                        r.congctl.as_deref().map_or("-".into(), crate::text::escape),
+                        r.dev
+                            .as_deref()
+                            .map(|d| format!(" dev {}", crate::text::escape(d)))
+                            .unwrap_or_default()
+                    )
+                })
+                .collect();
+            Some(Finding::ok(
+                "routes:tcptune",
+                format!(
+                    "{} host route(s) of tcptune apply --scope path (proto {}): {}; the rest keep the host-wide congestion control (tcptune snapshots lists them, tcptune revert removes them)",
+                    rs.len(),
+                    crate::route::PROTO,
+                    each.join(", ")
+                ),
+            ))
+        }
+        Err(e) => Some(Finding::warn(
+            "routes:tcptune",
+            format!("could not read the routes: {}", crate::text::escape(e)),
+            "ip route show proto 116 lists the host routes tcptune added",
+        )),
+    }
 }
 
 /// The findings on one interface; the route MTU counts only on the interface towards the host.
@@ -384,6 +423,37 @@ pub fn offloads(ifname: &str, o: &std::io::Result<crate::host::ethtool::Offloads
             ),
             format!("ethtool -K {q} {args}"),
         ))
+    }
+}
+
+#[cfg(test)]
+mod route_tests {
+    use super::*;
+    use crate::check::Status;
+
+    #[test]
+    fn tcptune_routes_are_listed_and_none_is_no_finding() {
+        assert_eq!(tcptune_routes(&Ok(Vec::new())), None);
+        let l = crate::route::Lookup {
+            dest: "198.18.0.2".parse().expect("ip"),
+            table: crate::route::MAIN_TABLE,
+            kind: crate::route::UNICAST,
+            matched: None,
+            uncopyable: None,
+            gateway: None,
+            oif: Some(2),
+            dev: Some("wan0".into()),
+            prefsrc: None,
+        };
+        let f = tcptune_routes(&Ok(vec![l.host_route("bbr")])).expect("a finding");
+        assert_eq!(f.status, Status::Ok);
+        assert!(
+            f.message.contains("198.18.0.2/32 congctl bbr dev wan0"),
+            "{}",
+            f.message
+        );
+        let e = tcptune_routes(&Err("netlink: EPERM".into())).expect("a finding");
+        assert_eq!(e.status, Status::Warn);
     }
 }
 

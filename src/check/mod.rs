@@ -230,6 +230,7 @@ mod tests {
             unchecked: Vec::new(),
             child_netns: Some(false),
             tuning_daemons: vec![(812, "bpftune".into())],
+            tcptune_routes: Ok(Vec::new()),
         }
     }
 

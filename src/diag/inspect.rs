@@ -22,6 +22,12 @@ pub struct Flow {
     pub peer: String,
     /// The kernel's name for it (a module may name itself anything): shown escaped.
     pub congestion_control: Option<Foreign>,
+    /// The congctl of the route this host uses to the peer (`ip route get PEER`), when it has
+    /// one: a host route of `apply --scope path`, say.
+    pub route_congestion_control: Option<Foreign>,
+    /// Whether that route chose the flow's congestion control (they are the same); false
+    /// when no route names one, or a program chose another (TCP_CONGESTION).
+    pub cc_from_route: bool,
     /// Smoothed RTT.
     pub rtt_ms: f64,
     pub min_rtt_ms: f64,
@@ -148,6 +154,8 @@ pub fn flow(local: SocketAddr, peer: SocketAddr, cc: Option<Foreign>, i: &TcpInf
         local: local.to_string(),
         peer: peer.to_string(),
         congestion_control: cc,
+        route_congestion_control: None,
+        cc_from_route: false,
         rtt_ms: text::ms(i.rtt_ms()),
         min_rtt_ms: text::ms(i.min_rtt_ms()),
         rttvar_ms: text::ms(f64::from(i.tcpi_rttvar) / 1000.0),
@@ -219,7 +227,40 @@ pub fn flows(peers: Option<&[IpAddr]>, port: Option<u16>) -> anyhow::Result<Vec<
         .collect();
     // The busiest flows first.
     flows.sort_by_key(|x| std::cmp::Reverse(x.0));
-    Ok(flows.into_iter().map(|(_, f)| f).collect())
+    let mut flows: Vec<Flow> = flows.into_iter().map(|(_, f)| f).collect();
+    route_choices(&mut flows);
+    Ok(flows)
+}
+
+/// The most peers whose routes are looked up (one netlink query each).
+#[cfg(target_os = "linux")]
+const ROUTE_LOOKUPS: usize = 64;
+
+/// Each flow's route congestion control: the congctl of the route to its peer, and whether
+/// it is the flow's own (the route chose it). Best effort: a peer whose route cannot be read
+/// has none.
+#[cfg(target_os = "linux")]
+fn route_choices(flows: &mut [Flow]) {
+    let mut seen: std::collections::BTreeMap<IpAddr, Option<String>> = std::collections::BTreeMap::new();
+    for f in flows.iter_mut() {
+        let Ok(peer) = f.peer.parse::<SocketAddr>() else {
+            continue;
+        };
+        if !seen.contains_key(&peer.ip()) && seen.len() >= ROUTE_LOOKUPS {
+            continue;
+        }
+        let cc = seen
+            .entry(peer.ip())
+            .or_insert_with(|| {
+                crate::route::netlink::lookup(peer.ip())
+                    .ok()
+                    .and_then(|l| l.matched)
+                    .and_then(|r| r.congctl)
+            })
+            .clone();
+        f.cc_from_route = cc.is_some() && f.congestion_control.as_ref().map(Foreign::raw) == cc.as_deref();
+        f.route_congestion_control = cc.map(Foreign::new);
+    }
 }
 
 #[cfg(not(target_os = "linux"))]

@@ -5,6 +5,21 @@ use std::io::Write;
 use crate::diag::inspect::Report;
 use crate::units::Bytes;
 
+/// The congestion control, marked "(route)" where the route to the peer chose it, or with
+/// the route's own where a program chose another.
+fn cc_cell(f: &crate::diag::inspect::Flow) -> String {
+    let cc = f
+        .congestion_control
+        .as_ref()
+        .map(ToString::to_string)
+        .unwrap_or_default();
+    match (&f.route_congestion_control, f.cc_from_route) {
+        (Some(_), true) => format!("{cc} (route)"),
+        (Some(r), false) => format!("{cc} (route: {r})"),
+        (None, _) => cc,
+    }
+}
+
 /// One row per flow, then each flow's note, for people.
 pub fn write_table(out: &mut dyn Write, r: &Report, tty: bool, color: bool) -> anyhow::Result<()> {
     if r.flows.is_empty() {
@@ -30,10 +45,7 @@ pub fn write_table(out: &mut dyn Write, r: &Report, tty: bool, color: bool) -> a
         t.add_row([
             f.local.clone(),
             f.peer.clone(),
-            f.congestion_control
-                .as_ref()
-                .map(ToString::to_string)
-                .unwrap_or_default(),
+            cc_cell(f),
             format!("{:.1}", f.rtt_ms),
             f.cwnd.to_string(),
             crate::text::rate(f.delivery_rate_bps),
