@@ -112,6 +112,9 @@ mod linux {
                 .destination_prefix(a, 128)
                 .build(),
         };
+        // The table the lookup ended in: without RTM_F_LOOKUP_TABLE the kernel says main,
+        // whichever table an ip rule chose.
+        m.header.flags |= RouteFlags::LookupTable;
         if fib_match {
             m.header.flags |= RouteFlags::FibMatch;
         }

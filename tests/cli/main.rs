@@ -14,6 +14,7 @@ mod lab_support;
 mod layers;
 mod legible;
 mod netns;
+mod scope;
 mod ship;
 mod ssh;
 mod sysctld;

@@ -1,0 +1,517 @@
+//! `--scope path` against the real kernel, read back from the kernel (INET_DIAG through
+//! `tcptune inspect`, and `ip -d route show`), never inferred. Three namespaces this test
+//! creates: A (this host: a bridge, br0, 198.18.31.1/24 and 2001:2:31::1/64) and, behind that
+//! same device, B (.2) and C (.3). Root only; CI runs as root. Addresses: 198.18.0.0/15 and the
+//! IPv6 benchmarking prefix 2001:2::/48, inside these namespaces only.
+
+use std::path::Path;
+use std::process::{Command as Std, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use assert_cmd::cargo::cargo_bin;
+use serde_json::Value;
+
+use super::lab_support::quiet_host;
+use super::netns::Netns;
+
+const A: &str = "198.18.31.1";
+const B: &str = "198.18.31.2";
+const C: &str = "198.18.31.3";
+const B6: &str = "2001:2:31::2";
+
+/// A with its bridge, B and C behind it, and a state directory for A's snapshots.
+struct Three {
+    a: Netns,
+    b: Netns,
+    c: Netns,
+    state: tempfile::TempDir,
+    /// A's default congestion control: cubic where this host lets a namespace choose it,
+    /// else reno (net.ipv4.tcp_allowed_congestion_control is the host's, read-only here).
+    default_cc: String,
+}
+
+fn ok(out: &Output, what: &str) -> String {
+    assert!(
+        out.status.success(),
+        "{what}: exit {:?}\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn ip(args: &[&str]) {
+    ok(&Std::new("ip").args(args).output().expect("ip"), &args.join(" "));
+}
+
+impl Three {
+    fn up(tag: &str) -> Self {
+        let (a, b, c) = (
+            Netns::new(&format!("{tag}a")),
+            Netns::new(&format!("{tag}b")),
+            Netns::new(&format!("{tag}c")),
+        );
+        ip(&["-n", &a.name, "link", "add", "br0", "type", "bridge"]);
+        for (ns, port, v4, v6) in [(&b, "pb", B, B6), (&c, "pc", C, "2001:2:31::3")] {
+            ip(&[
+                "link", "add", port, "netns", &a.name, "type", "veth", "peer", "name", "eth0", "netns", &ns.name,
+            ]);
+            ip(&["-n", &a.name, "link", "set", port, "master", "br0", "up"]);
+            ip(&["-n", &ns.name, "addr", "add", &format!("{v4}/24"), "dev", "eth0"]);
+            ip(&[
+                "-n",
+                &ns.name,
+                "addr",
+                "add",
+                &format!("{v6}/64"),
+                "dev",
+                "eth0",
+                "nodad",
+            ]);
+            ip(&["-n", &ns.name, "link", "set", "eth0", "up"]);
+            ip(&["-n", &ns.name, "link", "set", "lo", "up"]);
+        }
+        ip(&["-n", &a.name, "addr", "add", &format!("{A}/24"), "dev", "br0"]);
+        ip(&["-n", &a.name, "addr", "add", "2001:2:31::1/64", "dev", "br0", "nodad"]);
+        ip(&["-n", &a.name, "link", "set", "br0", "up"]);
+        ip(&["-n", &a.name, "link", "set", "lo", "up"]);
+        let allowed = a.sysctl("net.ipv4.tcp_allowed_congestion_control");
+        let default_cc = if allowed.split_whitespace().any(|c| c == "cubic") {
+            "cubic"
+        } else {
+            "reno"
+        };
+        for ns in [&a, &b, &c] {
+            ok(
+                &ns.exec(
+                    "sysctl",
+                    &["-w", &format!("net.ipv4.tcp_congestion_control={default_cc}")],
+                ),
+                "sysctl",
+            );
+        }
+        let three = Self {
+            a,
+            b,
+            c,
+            state: tempfile::tempdir().expect("tempdir"),
+            default_cc: default_cc.to_string(),
+        };
+        // B and C answer on the bridge before anything is measured.
+        three.wait_reachable(B);
+        three
+    }
+
+    fn wait_reachable(&self, host: &str) {
+        let t = Instant::now();
+        while !self.a.exec("ping", &["-c", "1", "-W", "1", host]).status.success() {
+            assert!(t.elapsed() < Duration::from_secs(10), "{host} unreachable");
+        }
+    }
+
+    /// `tcptune --state-dir STATE ARGS` in A (a command without snapshots drops it).
+    fn tcptune(&self, args: &[&str]) -> Output {
+        let state = self.state.path().to_str().expect("utf8");
+        Std::new("ip")
+            .args(["netns", "exec", &self.a.name])
+            .arg(cargo_bin("tcptune"))
+            .args(["--state-dir", state])
+            .args(args)
+            .output()
+            .expect("tcptune")
+    }
+
+    /// `apply --scope path` toward `host`, fresh advice for a given path (bbr: unmeasured).
+    fn apply(&self, host: &str, extra: &[&str]) -> Output {
+        let mut args = vec![
+            "apply",
+            "--scope",
+            "path",
+            "--host",
+            host,
+            "--rtt",
+            "150ms",
+            "--bandwidth",
+            "500mbit",
+        ];
+        args.extend_from_slice(extra);
+        self.tcptune(&args)
+    }
+
+    /// What `ip -d route show` says in A, both families: what revert must give back.
+    fn routes(&self) -> String {
+        let v4 = ok(&self.a.exec("ip", &["-d", "route", "show"]), "ip route");
+        let v6 = ok(&self.a.exec("ip", &["-d", "-6", "route", "show"]), "ip -6 route");
+        format!("{v4}{v6}")
+    }
+}
+
+/// A server in `ns`, as `iperf3 -s -1 -B addr -p port`, killed when dropped.
+struct Server(std::process::Child);
+
+impl Server {
+    fn start(ns: &Netns, addr: &str, port: &str) -> Self {
+        let child = Std::new("ip")
+            .args(["netns", "exec", &ns.name, "iperf3", "-s", "-1", "-B", addr, "-p", port])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("iperf3 -s");
+        Self(child)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A client in `ns` for 3 s, `iperf3 -c HOST -p PORT ARGS`.
+fn client(ns: &Netns, host: &str, port: &str, args: &[&str]) -> std::process::Child {
+    Std::new("ip")
+        .args(["netns", "exec", &ns.name, "iperf3", "-c", host, "-p", port, "-t", "3"])
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("iperf3 -c")
+}
+
+/// Waits until the servers listen (iperf3 takes a moment to bind).
+fn wait_listening(ns: &Netns, port: &str) {
+    let t = Instant::now();
+    while !String::from_utf8_lossy(&ns.exec("ss", &["-tlnH", &format!("sport = :{port}")]).stdout).contains(port) {
+        assert!(
+            t.elapsed() < Duration::from_secs(5),
+            "nothing listens on {port} in {}",
+            ns.name
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The sending flows A's kernel holds (INET_DIAG through `tcptune inspect`): each peer and
+/// local port with its congestion control and whether the route chose it.
+fn flows(t: &Three) -> Vec<(String, String, String, bool)> {
+    let out = t.tcptune(&["inspect", "--format", "json"]);
+    let v: Value = serde_json::from_slice(ok(&out, "inspect").as_bytes()).expect("json");
+    v["flows"]
+        .as_array()
+        .expect("flows")
+        .iter()
+        .filter(|f| f["bytes_acked"].as_u64().unwrap_or(0) > 1_000_000)
+        .map(|f| {
+            (
+                f["local"].as_str().unwrap_or_default().to_string(),
+                f["peer"].as_str().unwrap_or_default().to_string(),
+                f["congestion_control"].as_str().unwrap_or_default().to_string(),
+                f["cc_from_route"].as_bool().unwrap_or_default(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+#[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
+fn a_scoped_apply_gives_bbr_to_the_path_only_and_revert_gives_the_routes_back() {
+    let t = Three::up("scp");
+    let before = t.routes();
+    let out = t.apply(B, &[]);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    ok(&out, "apply --scope path");
+    assert!(err.contains(&format!("route {B}/32: a host route added")), "{err}");
+    let shown = t.routes();
+    assert!(
+        shown.contains(&format!("unicast {B} dev br0 proto 116 scope link src {A} congctl bbr")),
+        "{shown}"
+    );
+    assert!(!shown.contains(&format!("{C} ")), "{shown}");
+
+    // Four flows at once, 3 s each, read from A's kernel after 1.5 s.
+    let _quiet = quiet_host();
+    let _servers = [
+        Server::start(&t.b, B, "5201"),
+        Server::start(&t.b, B, "5202"),
+        Server::start(&t.c, C, "5201"),
+        Server::start(&t.a, A, "5203"),
+    ];
+    for (ns, port) in [(&t.b, "5201"), (&t.b, "5202"), (&t.c, "5201"), (&t.a, "5203")] {
+        wait_listening(ns, port);
+    }
+    let clients = [
+        client(&t.a, B, "5201", &[]),
+        client(&t.a, B, "5202", &["-C", "cubic"]),
+        client(&t.a, C, "5201", &[]),
+        // B opens the connection, A sends on it (-R).
+        client(&t.b, A, "5203", &["-R"]),
+    ];
+    std::thread::sleep(Duration::from_millis(1500));
+    let seen = flows(&t);
+    for mut c in clients {
+        let _ = c.wait();
+    }
+    let find = |peer: &str, port: &str| {
+        seen.iter()
+            .find(|(local, p, _, _)| {
+                (p == &format!("{peer}:{port}")) || (port == "5203" && local.ends_with(":5203") && p.starts_with(peer))
+            })
+            .map(|(_, _, cc, route)| (cc.clone(), *route))
+            .unwrap_or_else(|| panic!("no sending flow to {peer}:{port} in {seen:?}"))
+    };
+    assert_eq!(find(B, "5201"), ("bbr".to_string(), true), "a new connection to B");
+    assert_eq!(find(B, "5202"), ("cubic".to_string(), false), "iperf3 -C cubic to B");
+    assert_eq!(
+        find(C, "5201"),
+        (t.default_cc.clone(), false),
+        "C, behind the same device"
+    );
+    assert_eq!(find(B, "5203"), ("bbr".to_string(), true), "a connection B opened to A");
+
+    let out = t.tcptune(&["revert"]);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    ok(&out, "revert");
+    assert!(err.contains("1 host route(s) put back"), "{err}");
+    assert_eq!(t.routes(), before, "revert gives back the routes as they were");
+}
+
+#[test]
+#[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
+fn a_host_route_there_keeps_every_attribute_and_comes_back_byte_for_byte() {
+    let t = Three::up("scx");
+    ip(&[
+        "-n",
+        &t.a.name,
+        "route",
+        "add",
+        &format!("{B}/32"),
+        "dev",
+        "br0",
+        "mtu",
+        "1400",
+        "advmss",
+        "1360",
+        "initcwnd",
+        "20",
+    ]);
+    ip(&[
+        "-n",
+        &t.a.name,
+        "route",
+        "add",
+        &format!("{B6}/128"),
+        "dev",
+        "br0",
+        "mtu",
+        "1400",
+        "initcwnd",
+        "20",
+    ]);
+    let before = t.routes();
+    for host in [B, B6] {
+        ok(&t.apply(host, &[]), "apply --scope path");
+    }
+    let shown = t.routes();
+    assert!(
+        shown.contains(&format!(
+            "unicast {B} dev br0 proto boot scope link mtu 1400 advmss 1360 initcwnd 20 congctl bbr"
+        )),
+        "{shown}"
+    );
+    assert!(
+        shown.contains(&format!(
+            "{B6} dev br0 proto boot scope global metric 1024 mtu 1400 initcwnd 20 congctl bbr pref medium"
+        )),
+        "{shown}"
+    );
+    assert!(
+        shown.lines().filter(|l| l.contains("congctl bbr")).count() == 2,
+        "{shown}"
+    );
+    let listed = ok(&t.tcptune(&["snapshots", "--format", "json"]), "snapshots");
+    assert!(listed.contains(&format!("route {B}/32 congctl bbr")), "{listed}");
+    // The latest first: the IPv6 one, then the IPv4 one.
+    for _ in 0..2 {
+        ok(&t.tcptune(&["revert"]), "revert");
+    }
+    assert_eq!(t.routes(), before);
+
+    // Someone changes tcptune's route after the apply: revert says so and leaves it.
+    ok(&t.apply(B, &[]), "apply");
+    ip(&[
+        "-n",
+        &t.a.name,
+        "route",
+        "change",
+        &format!("{B}/32"),
+        "dev",
+        "br0",
+        "mtu",
+        "1300",
+    ]);
+    let changed = t.routes();
+    let out = t.tcptune(&["revert"]);
+    assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("route(s) changed since snapshot"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(t.routes(), changed, "left alone");
+}
+
+/// The snapshot's state as listed.
+fn states(t: &Three) -> Vec<String> {
+    let v: Value =
+        serde_json::from_str(&ok(&t.tcptune(&["snapshots", "--format", "json"]), "snapshots")).expect("json");
+    v["snapshots"]
+        .as_array()
+        .expect("snapshots")
+        .iter()
+        .map(|s| s["state"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+#[test]
+#[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
+fn killed_between_its_snapshot_and_its_route_then_reverted_leaves_the_routes_as_they_were() {
+    use std::os::unix::process::CommandExt as _;
+    let t = Three::up("sck");
+    let before = t.routes();
+    let state = t.state.path().to_str().expect("utf8").to_string();
+    let mut child = Std::new("ip")
+        .args(["netns", "exec", &t.a.name])
+        .arg(cargo_bin("tcptune"))
+        .args([
+            "apply",
+            "--scope",
+            "path",
+            "--host",
+            B,
+            "--rtt",
+            "150ms",
+            "--bandwidth",
+            "500mbit",
+        ])
+        .args(["--state-dir", &state, "--pause-before-routes", "60"])
+        .process_group(0)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    // The snapshot is on disk (state applying) and the sysctls written: the route is next.
+    let t0 = Instant::now();
+    while !(states(&t) == ["applying"] && t.a.sysctl("net.ipv4.tcp_notsent_lowat") == "625000") {
+        assert!(t0.elapsed() < Duration::from_secs(20), "no snapshot in state applying");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let pgid = i32::try_from(child.id()).expect("pid");
+    // SAFETY: kill(2) on the process group this test created.
+    assert_eq!(unsafe { libc_kill(-pgid, 9) }, 0);
+    let _ = child.wait();
+    assert_eq!(t.routes(), before, "no route written");
+
+    let out = t.tcptune(&["revert"]);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    ok(&out, "revert");
+    assert!(err.contains("half-applied"), "{err}");
+    assert_eq!(t.routes(), before);
+    assert_eq!(t.a.sysctl("net.ipv4.tcp_notsent_lowat"), "4294967295");
+    assert_eq!(states(&t), ["reverted"]);
+
+    // `--for`: the timer deletes the route by itself.
+    ok(&t.apply(B, &["--for", "2s"]), "apply --for");
+    assert_ne!(t.routes(), before);
+    let t0 = Instant::now();
+    while states(&t).last().map(String::as_str) != Some("reverted") {
+        assert!(t0.elapsed() < Duration::from_secs(20), "the timer did not revert");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert_eq!(t.routes(), before);
+    let _ = Path::new(&state);
+}
+
+#[test]
+#[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
+fn routes_tcptune_will_not_touch_are_refused_before_anything_is_written() {
+    let t = Three::up("scr");
+    let refused = |host: &str, says: &str| {
+        let before = t.routes();
+        let out = t.apply(host, &[]);
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(3), "{host}: {err}");
+        assert!(err.contains(says), "{host}: {err}");
+        assert_eq!(err.lines().filter(|l| l.starts_with("tcptune: ")).count(), 1, "{err}");
+        assert_eq!(t.routes(), before, "{host}: nothing written");
+        assert_eq!(
+            t.a.sysctl("net.ipv4.tcp_notsent_lowat"),
+            "4294967295",
+            "{host}: no sysctl written"
+        );
+    };
+    // A destination of another table (ip rule).
+    ip(&[
+        "-n",
+        &t.a.name,
+        "route",
+        "add",
+        "198.18.32.0/24",
+        "dev",
+        "br0",
+        "table",
+        "100",
+    ]);
+    ip(&["-n", &t.a.name, "rule", "add", "to", "198.18.32.0/24", "lookup", "100"]);
+    refused("198.18.32.9", "routing table 100 (ip rule), not main");
+    // A multipath route.
+    ip(&[
+        "-n",
+        &t.a.name,
+        "route",
+        "add",
+        "198.18.33.0/24",
+        "nexthop",
+        "via",
+        B,
+        "nexthop",
+        "via",
+        C,
+    ]);
+    refused("198.18.33.9", "is multipath (2 next hops)");
+    // This host's own address.
+    refused(A, "an address of this host");
+    let before = t.routes();
+    assert!(!before.contains("proto 116"), "{before}");
+    // Without CAP_NET_ADMIN (nobody), a file whose one line is the route: refused before
+    // anything, saying what is missing.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("route.conf");
+    std::fs::write(&file, format!("# route: ip route replace {B}/32 dev br0 congctl bbr\n")).expect("write");
+    std::fs::set_permissions(dir.path(), std::os::unix::fs::PermissionsExt::from_mode(0o755)).expect("chmod");
+    let out = Std::new("ip")
+        .args([
+            "netns",
+            "exec",
+            &t.a.name,
+            "setpriv",
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+        ])
+        .args(["--inh-caps=-all", "--bounding-set=-all"])
+        .arg(cargo_bin("tcptune"))
+        .args(["apply", file.to_str().expect("utf8"), "--state-dir"])
+        .arg(dir.path().join("state"))
+        .output()
+        .expect("setpriv");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(err.contains("changing routes needs CAP_NET_ADMIN"), "{err}");
+    assert_eq!(t.routes(), before);
+}
+
+unsafe extern "C" {
+    #[link_name = "kill"]
+    fn libc_kill(pid: i32, sig: i32) -> i32;
+}
