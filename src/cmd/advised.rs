@@ -34,7 +34,8 @@ pub fn advice_from_args(args: &AdviseArgs, ctx: &Context) -> anyhow::Result<Advi
     super::scoped::check_args(args, ctx.os)?;
     let mut advised = advice_unscoped(args, ctx)?;
     if args.scope == crate::cli::Scope::Path {
-        super::scoped::near(&mut advised.near, args)?;
+        let far_host = advised.far.as_ref().map(|(f, _)| f.host.clone());
+        super::scoped::near(&mut advised.near, args, far_host.as_deref())?;
         if let Some((found, Some(far))) = &mut advised.far {
             super::scoped::far(far, found);
         }

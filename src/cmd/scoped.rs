@@ -38,13 +38,15 @@ pub fn check_args(args: &AdviseArgs, os: Os) -> Result<(), Error> {
     Ok(())
 }
 
-/// The address of the path's host: the one measured, else the name resolved here.
-fn destination(args: &AdviseArgs, a: &Advice) -> Result<IpAddr, Error> {
+/// The address of the path's host (`--host`, the measured one, else the `--ssh` end's host
+/// name, `far_host`): the one measured, else the name resolved here.
+fn destination(args: &AdviseArgs, a: &Advice, far_host: Option<&str>) -> Result<IpAddr, Error> {
     let name = args
         .host
         .first()
         .cloned()
         .or_else(|| a.host.clone())
+        .or_else(|| far_host.map(str::to_string))
         .ok_or_else(|| Error::usage("--scope path needs the path's host: --host HOST or --ssh DEST"))?;
     if let Some(h) = a.hosts.iter().find(|h| h.host == name) {
         return Ok(h.measurement.addr);
@@ -80,8 +82,8 @@ pub fn local_facts(dest: IpAddr) -> RouteFacts {
 }
 
 /// This host's advice in the scoped form, toward the path's host.
-pub fn near(a: &mut Advice, args: &AdviseArgs) -> Result<(), Error> {
-    let dest = destination(args, a)?;
+pub fn near(a: &mut Advice, args: &AdviseArgs, far_host: Option<&str>) -> Result<(), Error> {
+    let dest = destination(args, a, far_host)?;
     scope::to_path(a, &local_facts(dest));
     Ok(())
 }

@@ -175,7 +175,7 @@ impl Lookup {
                 "the route to {d} {why}: tcptune copies single-path routes only"
             ));
         }
-        if self.oif.is_none() {
+        if self.oif.is_none() && self.dev.is_none() {
             return Some(format!("the kernel names no interface for {d}"));
         }
         None

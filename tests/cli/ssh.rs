@@ -617,6 +617,56 @@ fn the_far_end_gets_its_own_advice_from_its_own_values() {
     lab.assert_clean();
 }
 
+#[test]
+#[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
+fn scoped_far_advice_carries_its_own_route_back_to_this_host() {
+    let lab = SshLab::up("sshsc", Tools::Neither);
+    // Neither end runs bbr host-wide, so each gets a route for it.
+    for ns in [&lab.near, &lab.far] {
+        let set = ns.exec("sysctl", &["-w", "net.ipv4.tcp_congestion_control=reno"]);
+        assert!(set.status.success(), "{}", String::from_utf8_lossy(&set.stderr));
+    }
+    let path = ["--rtt", "150ms", "--bandwidth", "500mbit", "--scope", "path"];
+    let (out, _) = lab.advise(&[&path[..], &["--format", "json"]].concat());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v = json(&out);
+    assert_eq!(v["scope"], "path", "{v:#}");
+    assert_eq!(v["route"]["dest"], FAR, "{v:#}");
+    assert_eq!(v["route"]["action"]["kind"], "set");
+    assert_eq!(
+        v["route"]["command"],
+        "ip route replace 198.18.0.2/32 dev tt0 proto 116 scope link src 198.18.0.1 congctl bbr"
+    );
+    let far = &v["far_end"];
+    assert_eq!(far["route"]["dest"], "198.18.0.1", "{far:#}");
+    assert_eq!(far["route"]["current"], "reno", "{far:#}");
+    assert_eq!(
+        far["route"]["command"],
+        "ip route replace 198.18.0.1/32 dev tt0 proto 116 scope link src 198.18.0.2 congctl bbr"
+    );
+    assert!(
+        !far["settings"]
+            .as_array()
+            .is_some_and(|s| s.iter().any(|x| x["key"] == "net.ipv4.tcp_congestion_control")),
+        "{far:#}"
+    );
+    // The far end's file: its buffers, and its route as the line apply reads there.
+    let (out, _) = lab.advise(&[&path[..], &["--format", "sysctl", "--side", "far"]].concat());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(
+            "\n# route: ip route replace 198.18.0.1/32 dev tt0 proto 116 scope link src 198.18.0.2 congctl bbr\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("# scope: bbr only to 198.18.0.1 (a host route), reno elsewhere"),
+        "{text}"
+    );
+    lab.assert_clean();
+}
+
 // ---------------------------------------------------------------- faults: one line, exit 4
 
 #[test]
