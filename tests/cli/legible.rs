@@ -96,6 +96,15 @@ pub fn check_file(text: &str, what: &str) {
         }
     }
     assert!(settings > 0, "{what}: no setting\n{text}");
+    // `--scope path`: the route line has its comment line too, with the old and the new value.
+    for (i, l) in lines.iter().enumerate().filter(|(_, l)| l.starts_with("# route: ")) {
+        let comment = lines[..i].last().expect("a comment before the route");
+        assert!(
+            comment.starts_with("# ") && comment.contains(" \u{2192} ") && comment.chars().count() <= COMMENT_WIDTH,
+            "{what}: {l} has no comment line saying from what to what: {comment}"
+        );
+        assert!(l.starts_with("# route: ip route replace "), "{what}: {l}");
+    }
     // The derivation carries exact counts and the BDP's formula on purpose: the short advice
     // above it rounds every number it says.
     let short = lines
@@ -289,6 +298,57 @@ fn a_measured_advice_reads_in_ten_seconds_in_every_format() {
     }
 }
 
+/// `--scope path`: the file says what is scoped and what stays host-wide in its header, the
+/// route as its own line with a comment, the buffers as caps; the same rules as every file.
+#[test]
+fn the_scoped_advice_says_what_is_scoped_and_reads_in_ten_seconds() {
+    // Reno host-wide: the advised cubic needs a route.
+    let dir = linux_tree(&[("net.ipv4.tcp_congestion_control", Some("reno"))]);
+    let scoped = ["--scope", "path", "--host", "198.18.0.2", "--clean-path"];
+    let file = advise_given(dir.path(), &[&scoped[..], &["--format", "sysctl"]].concat());
+    check_file(&file, "the scoped advice");
+    let header: Vec<&str> = file.lines().take_while(|l| !l.is_empty()).collect();
+    // The route's line depends on this machine's routes: it is one of three.
+    let at = file
+        .lines()
+        .position(|l| l.starts_with("# congestion control to 198.18.0.2 "))
+        .unwrap_or_else(|| panic!("no route comment: {file}"));
+    let next = file.lines().nth(at + 1).unwrap_or_default();
+    let route = next.starts_with("# route: ip route replace 198.18.0.2/32 ");
+    assert!(
+        route || next.starts_with("# no host route needed: ") || next.starts_with("# not applied here: "),
+        "{file}"
+    );
+    if route {
+        assert!(
+            header
+                .iter()
+                .any(|l| l.starts_with("# scope: cubic only to 198.18.0.2 (a host route)")),
+            "{file}"
+        );
+    }
+    assert!(
+        !file.contains("net.ipv4.tcp_congestion_control"),
+        "the key is not the scope: {file}"
+    );
+    assert!(
+        file.contains("# note: the buffer maxima stay host-wide caps: flows that need less are unchanged"),
+        "{file}"
+    );
+    let table = advise_given(dir.path(), &[&scoped[..], &["--format", "table"]].concat());
+    check_table(&table, 27, "the scoped advice's table");
+    assert!(table.contains("route to 198.18.0.2"), "{table}");
+    let shell = advise_given(dir.path(), &[&scoped[..], &["--format", "shell"]].concat());
+    assert!(shell.lines().all(|l| l.chars().count() <= FILE_WIDTH), "{shell}");
+    assert!(
+        shell.lines().any(|l| l
+            .trim_start_matches("# ")
+            .starts_with("ip route replace 198.18.0.2/32 "))
+            || !route,
+        "{shell}"
+    );
+}
+
 #[test]
 fn the_checks_can_fail() {
     // A long comment, a setting without its comment, and a number with 7 figures each fail.
@@ -298,6 +358,8 @@ fn the_checks_can_fail() {
     assert!(std::panic::catch_unwind(|| check_file(bare, "bare")).is_err());
     let precise = "# path: 500.003337 Mbit/s\n\n# receive max 1 → 2: x\nnet.ipv4.tcp_rmem = 1 2 3\n";
     assert!(std::panic::catch_unwind(|| check_file(precise, "precise")).is_err());
+    let route = "# a\n\n# x → y: z\nnet.ipv4.tcp_rmem = 1 2 3\n# route: ip route replace 198.18.0.2/32 congctl bbr\n";
+    assert!(std::panic::catch_unwind(|| check_file(route, "a route without its comment")).is_err());
     assert_eq!(figures("625000"), 3);
     assert_eq!(figures("0.0095"), 2);
     assert_eq!(figures("283,158"), 6);

@@ -511,6 +511,80 @@ fn routes_tcptune_will_not_touch_are_refused_before_anything_is_written() {
     assert_eq!(t.routes(), before);
 }
 
+/// What `--scope path` refuses before anything is measured or written: one line, exit 2.
+#[test]
+fn scope_usage_errors_are_said_before_anything_runs() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("t.conf");
+    std::fs::write(&file, "net.ipv4.tcp_rmem = 4096 131072 6291456\n").expect("write");
+    let given = ["--rtt", "150ms", "--bandwidth", "500mbit"];
+    for (args, says) in [
+        (vec!["advise", "--scope", "path"], "--scope path needs the path's host"),
+        (
+            vec!["advise", "--scope", "path", "--host", "a", "--host", "b"],
+            "give one --host",
+        ),
+        (
+            vec!["advise", "--scope", "path", "--host", B, "--os", "freebsd"],
+            "freebsd has no per-destination",
+        ),
+        (
+            vec!["advise", "--scope", "path", "--host", B, "--format", "tuned"],
+            "--format tuned has no place for a route",
+        ),
+        (
+            vec!["advise", "--scope", "path", "--host", B, "--format", "k8s"],
+            "--format k8s has no place for a route",
+        ),
+        (vec!["advise", "--host", B, "--format", "networkd"], "add --scope path"),
+        (
+            vec!["apply", file.to_str().expect("utf8"), "--scope", "path"],
+            "a FILE says its own scope",
+        ),
+    ] {
+        let mut all = args.clone();
+        if args[0] == "advise" {
+            all.extend_from_slice(&given);
+        }
+        let out = super::tcptune().args(&all).output().expect("run");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{all:?}: {err}");
+        assert!(err.contains(says), "{all:?}: {err}");
+        assert!(out.stdout.is_empty(), "{all:?}");
+    }
+}
+
+/// A file's route line must be one tcptune takes: a host route, unlocked, main table, once.
+#[test]
+fn a_files_route_line_is_checked_like_its_keys() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (text, says) in [
+        (
+            "# route: ip route replace 198.18.0.0/24 dev x congctl bbr\n",
+            "t.conf:1: 198.18.0.0/24: a host route is /32",
+        ),
+        (
+            "# route: ip route replace 198.18.0.2 dev x congctl lock bbr\n",
+            "congctl unlocked",
+        ),
+        (
+            "# route: ip route replace 198.18.0.2 congctl bbr\n# route: ip route replace 198.18.0.3 congctl bbr\n",
+            "t.conf:2: a second route line",
+        ),
+    ] {
+        let file = dir.path().join("t.conf");
+        std::fs::write(&file, text).expect("write");
+        let out = super::tcptune()
+            .args(["apply", "--dry-run"])
+            .arg(&file)
+            .output()
+            .expect("run");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{text}: {err}");
+        assert!(err.contains(says), "{text}: {err}");
+    }
+}
+
 unsafe extern "C" {
     #[link_name = "kill"]
     fn libc_kill(pid: i32, sig: i32) -> i32;

@@ -46,7 +46,8 @@ fn write_route(out: &mut dyn Write, a: &Advice) -> std::io::Result<()> {
     write_comments(out, &[r.line()])?;
     match (&r.action, &r.command) {
         (Action::Set, Some(cmd)) => writeln!(out, "{}{}", crate::route::LINE_MARK, c(cmd)),
-        (Action::Keep, Some(cmd)) => writeln!(out, "# in place already: {}", c(cmd)),
+        (Action::Keep, _) if r.prior.is_none() => writeln!(out, "# no host route needed: it is the host-wide default"),
+        (Action::Keep, Some(cmd)) => write_comments(out, &[format!("in place already: {cmd}")]),
         (Action::Unavailable(why), _) => write_comments(out, &[format!("not applied here: {why}")]),
         (_, None) => Ok(()),
     }

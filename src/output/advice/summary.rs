@@ -239,6 +239,13 @@ pub fn counts(a: &Advice) -> Counts {
 /// advice.
 pub fn scope_line(a: &Advice) -> Option<String> {
     let r = a.route.as_ref()?;
+    if r.action == Action::Keep && r.prior.is_none() {
+        return Some(format!(
+            "scope: {} to {} is the host-wide default already (no route needed); buffer maxima host-wide caps",
+            text::escape(&r.algorithm),
+            r.dest
+        ));
+    }
     let elsewhere = r
         .host_wide
         .as_deref()
