@@ -31,7 +31,8 @@ Examples:
   tcptune advise --rtt 150ms --bandwidth 500mbit
   tcptune advise --rtt 150ms --bandwidth 500mbit --format sysctl | sudo tee /etc/sysctl.d/60-tcptune.conf
   sudo tcptune apply --rtt 150ms --bandwidth 500mbit --dry-run
-  sudo tcptune apply 60-tcptune.conf && sudo tcptune revert";
+  sudo tcptune apply 60-tcptune.conf && sudo tcptune revert
+  sudo tcptune apply --scope path --ssh dtn2 --for 2h";
 
 const APPLY_AFTER_HELP: &str = "\
 FILE is in sysctl.d / sysctl.conf format: `key = value` or `key=value`, `#` and `;` comment lines, \
@@ -43,9 +44,15 @@ Every line is checked and every current value read before the first write; the s
 new values) is saved in --state-dir before the first write; if any write fails, the ones already made \
 are undone. The snapshot id goes to stdout. Undo with `tcptune revert [ID]`.
 
+A `# route: ip route replace DEST ... congctl ALGO` line (advise --scope path writes it) sets a \
+host route to DEST with that congestion control after the sysctls: tcptune's own (proto 116, a \
+copy of what the kernel uses for DEST today) or the host route there, every attribute kept; \
+revert puts back exactly what was there.
+
 Exit codes: 0 applied (or nothing to change), 2 bad input (nothing written), 3 not permitted: not \
-root, a read-only key, a congestion control this network namespace may not choose, the kernel \
-refused a write, another apply holds the lock (nothing left changed).";
+root, a read-only key, a congestion control this network namespace may not choose, a host route \
+tcptune will not write (another routing table, multipath, no CAP_NET_ADMIN, a kernel without \
+congctl), the kernel refused a write, another apply holds the lock (nothing left changed).";
 
 const REVERT_AFTER_HELP: &str = "\
 Restores the prior values of the latest snapshot not yet reverted that was taken here (same OS, \

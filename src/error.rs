@@ -19,7 +19,8 @@ pub mod exit {
         (
             NOT_PERMITTED,
             "not permitted: root needed, a read-only key, a congestion control this network namespace may not \
-             choose, the kernel refused a write, an untrusted state directory or program, the lock is held, \
+             choose, a host route tcptune will not write (another routing table, multipath, a kernel without \
+             congctl), the kernel refused a write, an untrusted state directory or program, the lock is held, \
              the snapshot could not be saved; nothing was left changed",
         ),
         (

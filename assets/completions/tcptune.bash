@@ -160,7 +160,7 @@ _tcptune() {
             return 0
             ;;
         tcptune__subcmd__advise)
-            opts="-4 -6 -h --host --ssh --ssh-command --rtt --bandwidth --profile --probes --port --interval --timeout --no-capacity --allow-lower --loss-recovery --clean-path --no-path-test --iperf3 --test-port --test-time --test-bytes --flows --os --sysctl-dir --sysctl-cmd --format --fake-prober --output --tuned-include --allowed-unsafe-sysctls --side --explain --persist-root --help"
+            opts="-4 -6 -h --host --ssh --ssh-command --rtt --bandwidth --profile --probes --port --interval --timeout --no-capacity --allow-lower --loss-recovery --clean-path --no-path-test --iperf3 --test-port --test-time --test-bytes --flows --scope --os --sysctl-dir --sysctl-cmd --format --fake-prober --output --tuned-include --allowed-unsafe-sysctls --side --explain --persist-root --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -222,6 +222,10 @@ _tcptune() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --scope)
+                    COMPREPLY=($(compgen -W "host-wide path" -- "${cur}"))
+                    return 0
+                    ;;
                 --os)
                     COMPREPLY=($(compgen -W "linux freebsd macos" -- "${cur}"))
                     return 0
@@ -235,7 +239,7 @@ _tcptune() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "sysctl table json shell ansible tuned k8s" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "sysctl table json shell ansible tuned k8s networkd" -- "${cur}"))
                     return 0
                     ;;
                 --fake-prober)
@@ -270,7 +274,7 @@ _tcptune() {
             return 0
             ;;
         tcptune__subcmd__apply)
-            opts="-4 -6 -h --dry-run --persist --for --wait --persist-root --os --sysctl-dir --sysctl-cmd --state-dir --format --fake-prober --host --ssh --ssh-command --rtt --bandwidth --profile --probes --port --interval --timeout --no-capacity --allow-lower --loss-recovery --clean-path --no-path-test --iperf3 --test-port --test-time --test-bytes --flows --help"
+            opts="-4 -6 -h --dry-run --persist --for --wait --persist-root --pause-before-routes --os --sysctl-dir --sysctl-cmd --state-dir --format --fake-prober --host --ssh --ssh-command --rtt --bandwidth --profile --probes --port --interval --timeout --no-capacity --allow-lower --loss-recovery --clean-path --no-path-test --iperf3 --test-port --test-time --test-bytes --flows --scope --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -285,6 +289,10 @@ _tcptune() {
                     return 0
                     ;;
                 --persist-root)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --pause-before-routes)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -366,6 +374,10 @@ _tcptune() {
                     ;;
                 --flows)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --scope)
+                    COMPREPLY=($(compgen -W "host-wide path" -- "${cur}"))
                     return 0
                     ;;
                 *)

@@ -63,6 +63,8 @@ complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l test-port -d 
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l test-time -d 'Longest path test, each direction (at most 60s) [default: 10 s + 15 x the path\'s RTT, so a long path\'s test leaves startup: 12.3 s at 150 ms, 19 s at 600 ms]' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l test-bytes -d 'Most bytes a path test sends' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l flows -d 'Concurrent bulk flows expected, for the memory check' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l scope -d 'Where the congestion control applies: host-wide (the net.ipv4.tcp_congestion_control key, every destination), or only on the path to the one --host / --ssh host (a host route with congctl, Linux 4.0+); the buffer maxima stay host-wide either way, as caps' -r -f -a "host-wide\t'Every destination: the host-wide sysctl'
+path\t'Only the path to the --host / --ssh host: a host route with congctl'"
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l os -d 'OS to advise for / operate on [default: the running OS]' -r -f -a "linux\t''
 freebsd\t''
 macos\t''"
@@ -74,7 +76,8 @@ json\t'JSON for programs'
 shell\t'`sysctl -w` commands'
 ansible\t'An Ansible playbook (ansible.posix.sysctl), with a revert tagged `revert`'
 tuned\t'A TuneD profile (tuned.conf; --output DIR writes the profile directory)'
-k8s\t'A Kubernetes Pod with the sysctls a pod may set; node-wide keys listed apart'"
+k8s\t'A Kubernetes Pod with the sysctls a pod may set; node-wide keys listed apart'
+networkd\t'A systemd-networkd drop-in with the host route of --scope path (systemd 252+)'"
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l fake-prober -d 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine\'s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l output -d 'Write the output to PATH instead of stdout (--format tuned: the profile directory, e.g. /etc/tuned/tcptune, whose name is the profile\'s)' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l tuned-include -d '--format tuned: stack the profile on this TuneD profile (`include=`); its settings for the same keys are overridden by tcptune\'s' -r
@@ -95,6 +98,7 @@ complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -s h -l help -d 
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l for -d 'A timed experiment: a detached process reverts the snapshot after DURATION (90s, 10m, 2h)' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l wait -d 'Seconds to wait for another apply or revert to finish (0: refuse at once)' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l persist-root -d 'Tests only: the directory standing for / in --persist paths' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l pause-before-routes -d 'Tests only: wait SECS after the sysctls, before the host route is written' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l os -d 'OS to advise for / operate on [default: the running OS]' -r -f -a "linux\t''
 freebsd\t''
 macos\t''"
@@ -118,6 +122,8 @@ complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l test-port -d '
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l test-time -d 'Longest path test, each direction (at most 60s) [default: 10 s + 15 x the path\'s RTT, so a long path\'s test leaves startup: 12.3 s at 150 ms, 19 s at 600 ms]' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l test-bytes -d 'Most bytes a path test sends' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l flows -d 'Concurrent bulk flows expected, for the memory check' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l scope -d 'Where the congestion control applies: host-wide (the net.ipv4.tcp_congestion_control key, every destination), or only on the path to the one --host / --ssh host (a host route with congctl, Linux 4.0+); the buffer maxima stay host-wide either way, as caps' -r -f -a "host-wide\t'Every destination: the host-wide sysctl'
+path\t'Only the path to the --host / --ssh host: a host route with congctl'"
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l dry-run -d 'Show each change (key: current -> new) and write nothing, not even a snapshot'
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l persist -d 'Also make the values survive a reboot (Linux: /etc/sysctl.d/NN-tcptune.conf, NN 60 or later than any installed file that sets the same keys; FreeBSD/macOS: a marked block in /etc/sysctl.conf, boot tunables in /boot/loader.conf)'
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -s 4 -d 'Use IPv4 only'
