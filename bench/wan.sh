@@ -2,7 +2,7 @@
 # Effectiveness benchmark: does tcptune's advice reach line rate with little memory?
 #
 #   bench/wan.sh [--time auto|SECONDS] [--omit 5] [--paths "RTT:RATE[:MOD...] ..."]
-#                [--settings "stock tuned bbr64 tcptune tcptune+test tcptune+iperf3 tcptune+ssh"]
+#                [--settings "stock tuned bbr64 tcptune tcptune+test tcptune+iperf3 tcptune+ssh tcptune+ssh+scope"]
 #                [--queue BYTES]
 #
 # For each path it builds the lab (lab/lab.sh: two namespaces, an emulated WAN with one-way
@@ -46,6 +46,9 @@
 #   tcptune+ssh  `tcptune advise --ssh` from A to an sshd in B (B's PATH has this tcptune, so
 #                its `tcptune peer` serves the test), once: both directions tested, both ends
 #                advised; A applies its advice, B the far end's (`far_end` in the JSON)
+#   tcptune+ssh+scope the same as tcptune+ssh with `advise --scope path`: each end's congestion
+#                control as a host route toward the other (A's `# route:` line toward B, B's back
+#                toward A, applied by `tcptune apply`) instead of the host-wide key; the same buffers
 #   tcptune+loss the same as tcptune with `advise --loss-recovery`
 #   xF, xR/W     maxima F × BDP both ways, or rmem R × BDP and wmem W × BDP, cubic (experiments)
 #   SETTING@CC   any of these with the congestion control CC instead (e.g. fasterdata@bbr)
@@ -116,9 +119,9 @@ for p in $paths; do
 done
 for setting in $settings; do
 	case ${setting%@*} in
-	stock | tuned | fasterdata | esnet | bbr64 | tcptune | tcptune+test | tcptune+iperf3 | tcptune+ssh | tcptune+loss) ;;
+	stock | tuned | fasterdata | esnet | bbr64 | tcptune | tcptune+test | tcptune+iperf3 | tcptune+ssh | tcptune+ssh+scope | tcptune+loss) ;;
 	x*) [[ ${setting%@*} =~ ^x[0-9.]+(/[0-9.]+)?$ ]] || die "bad setting '$setting' (xF or xR/W)" ;;
-	*) die "unknown setting '$setting' (stock tuned fasterdata bbr64 tcptune tcptune+test tcptune+iperf3 tcptune+ssh tcptune+loss xF SETTING@CC)" ;;
+	*) die "unknown setting '$setting' (stock tuned fasterdata bbr64 tcptune tcptune+test tcptune+iperf3 tcptune+ssh tcptune+ssh+scope tcptune+loss xF SETTING@CC)" ;;
 	esac
 done
 
@@ -237,9 +240,10 @@ for p in $paths; do
 			set_both net.ipv4.tcp_rmem "4096 131072 $vr"
 			set_both net.ipv4.tcp_wmem "4096 16384 $vw"
 			;;
-		tcptune+ssh)
+		tcptune+ssh | tcptune+ssh+scope)
 			extra=()
 			[[ -n ${TEST_TIME:-} ]] && extra+=(--test-time "$TEST_TIME")
+			[[ $s == tcptune+ssh+scope ]] && extra+=(--scope path)
 			start_sshd "$NS_B" "$ADDR_B"
 			t0=$(date +%s.%N)
 			ip netns exec "$NS_A" "$bin" advise --ssh far --ssh-command "ssh -F $state/ssh/config" "${extra[@]}" \
@@ -258,12 +262,16 @@ for advice, path in ((d, sys.argv[2]), (d["far_end"], sys.argv[3])):
                 f.write(f"{s['key']} = {s['value']}\n")
             elif s["action"]["kind"] == "keep":
                 f.write(f"# {s['key']} = {s['value']} (already running: no change)\n")
+        # --scope path: the route line `tcptune apply` sets.
+        r = advice.get("route")
+        if r and r["action"]["kind"] == "set":
+            f.write(f"# route: {r['command']}\n")
 PY
 			for ns in "$NS_A" "$NS_B"; do
-				chosen=$(awk '{ sub(/^# /, "") } /^net\.ipv4\.tcp_(congestion_control|rmem|wmem) = / {
+				chosen=$(awk '{ sub(/^# (route: )?/, "") } /^net\.ipv4\.tcp_(congestion_control|rmem|wmem) = |^ip route / {
 					sub(/^net\.ipv4\./, ""); printf "%s%s", sep, $0; sep = "; " }' "$state/$ns.conf")
 				echo "wan.sh: $label, $setting, advice for $ns (advise --ssh took $took s): ${chosen:-no cc, tcp_rmem or tcp_wmem line}" >&2
-				if grep -q '^[a-z]' "$state/$ns.conf"; then
+				if grep -q '^[a-z]\|^# route: ' "$state/$ns.conf"; then
 					ip netns exec "$ns" "$bin" --state-dir "$state/$ns" apply "$state/$ns.conf" >/dev/null
 				fi
 			done

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use crate::advice::Advice;
-use crate::cli::{AdviseCmdArgs, Format, OutputArgs, Scope, Side};
+use crate::cli::{AdviseCmdArgs, Format, OutputArgs, Side};
 use crate::cmd::Context;
 use crate::error::Error;
 use crate::fleet::{self, Engine};
@@ -31,7 +31,7 @@ pub fn run(args: &AdviseCmdArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::
     // Everything the format cannot take is refused before anything is measured.
     let engine = engine(format);
     check_flags(a, format, engine, ctx)?;
-    check_scope(args.advice.scope, format)?;
+    super::scoped::check_format(args.advice.scope, format)?;
     if a.side == Side::Far && args.advice.ssh.is_none() {
         return Err(Error::usage("--side far prints the far end's advice: it needs --ssh DEST").into());
     }
@@ -164,11 +164,7 @@ fn render(
             &fleet::entries(advice)?,
             &a.allowed_unsafe_sysctls.clone().unwrap_or_default(),
         )?,
-        Format::Networkd => {
-            let here = ctx.local && a.side == Side::Near;
-            let file = here.then(|| network_file(advice)).flatten();
-            output::networkd::write(&mut text, advice, file.as_deref())?;
-        }
+        Format::Networkd => super::scoped::write_networkd(&mut text, advice, ctx.local && a.side == Side::Near)?,
     }
     if a.explain && matches!(format, Format::Ansible | Format::Tuned | Format::K8s) {
         fleet_explain(&mut text, format, advice, beside, dropin)?;
@@ -213,31 +209,6 @@ fn engine(format: Format) -> Option<Engine> {
         Format::K8s => Some(Engine::K8s),
         Format::Sysctl | Format::Table | Format::Json | Format::Shell | Format::Networkd => None,
     }
-}
-
-/// `--scope path` and the formats: TuneD and Kubernetes have no place for a route, and the
-/// networkd drop-in holds nothing else.
-fn check_scope(scope: Scope, format: Format) -> Result<(), Error> {
-    match (scope, format) {
-        (Scope::Path, Format::Tuned | Format::K8s) => Err(Error::usage(format!(
-            "--scope path: --format {} has no place for a route; use sysctl, shell, ansible, json or networkd",
-            crate::cli::format_name(format)
-        ))),
-        (Scope::HostWide, Format::Networkd) => Err(Error::usage(
-            "--format networkd holds the host route of --scope path: add --scope path",
-        )),
-        _ => Ok(()),
-    }
-}
-
-/// The .network file that manages the route's interface here, as networkd records it
-/// (/run/systemd/netif/links/IFINDEX, `NETWORK_FILE=`); None where networkd does not manage it.
-fn network_file(a: &Advice) -> Option<PathBuf> {
-    let oif = a.route.as_ref()?.route.as_ref()?.oif?;
-    let state = std::fs::read_to_string(format!("/run/systemd/netif/links/{oif}")).ok()?;
-    let file = state.lines().find_map(|l| l.strip_prefix("NETWORK_FILE="))?;
-    let path = PathBuf::from(file.trim());
-    (path.is_absolute() && path.extension().is_some_and(|e| e == "network")).then_some(path)
 }
 
 /// Refuses what the chosen format cannot take: an OS its engine does not run on, another

@@ -78,7 +78,8 @@ fn section(out: &mut dyn Write, r: &Route) -> anyhow::Result<()> {
         lines.push("Scope=link".to_string());
     }
     lines.extend(r.priority.map(|m| format!("Metric={m}")));
-    lines.push(format!("Protocol={}", r.protocol));
+    // networkd's own protocol (static): tcptune's number marks the routes `apply` adds and
+    // `revert` removes, not the ones networkd keeps.
     let mut left = Vec::new();
     for (name, v) in &r.metrics {
         match key_of(name) {
