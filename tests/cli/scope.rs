@@ -481,6 +481,30 @@ fn routes_tcptune_will_not_touch_are_refused_before_anything_is_written() {
     refused("198.18.33.9", "is multipath (2 next hops)");
     // This host's own address.
     refused(A, "an address of this host");
+
+    // Through a gateway, on a route with an mtu: the host route copies both, and goes again.
+    ip(&[
+        "-n",
+        &t.a.name,
+        "route",
+        "add",
+        "198.18.34.0/24",
+        "via",
+        B,
+        "mtu",
+        "1300",
+    ]);
+    let before = t.routes();
+    ok(&t.apply("198.18.34.9", &[]), "apply through a gateway");
+    let shown = t.routes();
+    assert!(
+        shown.contains(&format!(
+            "unicast 198.18.34.9 via {B} dev br0 proto 116 scope global src {A} mtu 1300 congctl bbr"
+        )),
+        "{shown}"
+    );
+    ok(&t.tcptune(&["revert"]), "revert");
+    assert_eq!(t.routes(), before);
     let before = t.routes();
     assert!(!before.contains("proto 116"), "{before}");
     // Without CAP_NET_ADMIN (nobody), a file whose one line is the route: refused before
