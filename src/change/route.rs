@@ -126,6 +126,8 @@ pub fn write(c: &mut RouteChange) -> Result<(), Error> {
         [r] if r.same(&c.new) => {}
         [r] if r.congctl == c.new.congctl => c.applied = Some(r.clone()),
         _ => {
+            // Not counted as written by the caller's rollback: taken out here, if it is there.
+            let _ = undo(c);
             return Err(Error::not_permitted(format!(
                 "route to {}: the kernel does not show the route just written",
                 c.dest
