@@ -85,8 +85,12 @@ fn print_outcome(out: &mut dyn Write, format: Format, dry_run: bool, o: &Outcome
     if dry_run {
         written?;
         eprintln!(
-            "dry run: {} key(s) would be restored from snapshot {}; nothing was changed",
-            o.restored.len() + o.routes.len(),
+            "dry run: {} key(s){} would be restored from snapshot {}; nothing was changed",
+            o.restored.len(),
+            match o.routes.len() {
+                0 => String::new(),
+                n => format!(" and {n} host route(s)"),
+            },
             o.snapshot
         );
         return Ok(ExitCode::SUCCESS);
