@@ -99,27 +99,50 @@ fn argv(command: &str) -> String {
 }
 
 /// `--scope path`: the host route, set with `ip route replace` (its gateway and device are
-/// those of the host the advice was made on).
+/// those of the host the advice was made on) unless `ip route show exact` finds it with that
+/// congctl already, so a second run changes nothing.
 fn route_task(out: &mut dyn Write, a: &Advice) -> std::io::Result<()> {
     let Some(r) = &a.route else {
         return Ok(());
     };
     let c = crate::text::comment;
     let mut comments = vec![c(&r.line())];
-    let Some(cmd) = r.command.as_deref().filter(|_| r.action == crate::profile::Action::Set) else {
+    let (Some(cmd), Some(route)) = (r.command.as_deref(), r.route.as_ref()) else {
         writeln!(out)?;
         writeln!(out, "    # {}", comments[0])?;
         return writeln!(out, "    # left out: the host route to {}", r.dest);
     };
+    if r.action != crate::profile::Action::Set {
+        writeln!(out)?;
+        writeln!(out, "    # {}", comments[0])?;
+        return writeln!(out, "    # left out: {}", c(cmd));
+    }
+    let prefix = crate::route::prefix(route.dst, route.dst_len);
+    let read = [
+        "ansible.builtin.command:".to_string(),
+        argv(&format!("ip route show exact {prefix}")),
+        "register: tcptune_route".to_string(),
+        "changed_when: false".to_string(),
+        "check_mode: false".to_string(),
+    ];
+    let read: Vec<&str> = read.iter().map(String::as_str).collect();
+    task(out, &[], &format!("Read the host route to {}", r.dest), &read, APPLY)?;
     comments
         .push("the route copies the gateway and device of the host this advice was made on; it ends at reboot".into());
-    let body = ["ansible.builtin.command:".to_string(), argv(cmd)];
-    let body: Vec<&str> = body.iter().map(String::as_str).collect();
+    let set = [
+        "ansible.builtin.command:".to_string(),
+        argv(cmd),
+        format!(
+            "when: {}",
+            quoted(&format!("'congctl {}' not in tcptune_route.stdout", r.algorithm))
+        ),
+    ];
+    let set: Vec<&str> = set.iter().map(String::as_str).collect();
     task(
         out,
         &comments,
         &format!("route to {} congctl {}", r.dest, r.algorithm),
-        &body,
+        &set,
         APPLY,
     )
 }

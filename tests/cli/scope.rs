@@ -535,6 +535,74 @@ fn routes_tcptune_will_not_touch_are_refused_before_anything_is_written() {
     assert_eq!(t.routes(), before);
 }
 
+/// The playbook of `advise --scope path --format ansible`, run by ansible-playbook in A: the
+/// route set (once: a second run changes nothing), and `--tags revert` takes it out again.
+#[test]
+#[cfg_attr(
+    not(feature = "privileged-tests"),
+    ignore = "privileged: needs root and the clients tests/run.sh installs"
+)]
+fn the_playbook_sets_the_route_once_and_its_revert_takes_it_out() {
+    let venv = super::fleet::venv();
+    let t = Three::up("sca");
+    let before = t.routes();
+    let out = t.tcptune(&[
+        "advise",
+        "--scope",
+        "path",
+        "--host",
+        B,
+        "--rtt",
+        "150ms",
+        "--bandwidth",
+        "500mbit",
+        "--format",
+        "ansible",
+    ]);
+    let dir = tempfile::tempdir().expect("tmp");
+    let book = dir.path().join("tcptune.yml");
+    std::fs::write(&book, ok(&out, "advise --format ansible")).expect("write");
+    let play = |extra: &[&str]| {
+        let out = Std::new("ip")
+            .args(["netns", "exec", &t.a.name])
+            .arg(venv.join("bin/ansible-playbook"))
+            .args(["-c", "local", "-i", "localhost,"])
+            .arg(&book)
+            .arg("-e")
+            .arg(format!(
+                "ansible_python_interpreter={}",
+                venv.join("bin/python").display()
+            ))
+            .arg("-e")
+            .arg(format!(
+                "tcptune_sysctl_file={}",
+                dir.path().join("60-tcptune.conf").display()
+            ))
+            .arg("-e")
+            .arg(format!(
+                "tcptune_prior_file={}",
+                dir.path().join("state/prior.conf").display()
+            ))
+            .args(extra)
+            .env("ANSIBLE_NOCOLOR", "1")
+            .env("ANSIBLE_LOCAL_TEMP", dir.path().join("ansible-tmp"))
+            .env("ANSIBLE_REMOTE_TEMP", dir.path().join("ansible-tmp"))
+            .output()
+            .expect("ansible-playbook");
+        ok(&out, &format!("ansible-playbook {extra:?}"))
+    };
+    play(&[]);
+    let shown = t.routes();
+    assert!(
+        shown.contains(&format!("unicast {B} dev br0 proto 116 scope link src {A} congctl bbr")),
+        "{shown}"
+    );
+    let again = play(&[]);
+    assert!(again.contains("changed=0"), "{again}");
+    play(&["--tags", "revert"]);
+    assert_eq!(t.routes(), before);
+}
+
 /// What `--scope path` refuses before anything is measured or written: one line, exit 2.
 #[test]
 fn scope_usage_errors_are_said_before_anything_runs() {
