@@ -15,6 +15,7 @@ pub mod decide;
 pub mod note;
 pub mod path;
 pub mod rate;
+pub mod sharing;
 pub mod warnings;
 pub mod words;
 

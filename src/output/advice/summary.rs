@@ -357,7 +357,15 @@ mod tests {
         assert!(lines[1].starts_with("      "));
         assert_eq!(wrap("short", 80, "# ", "#   "), vec!["# short".to_string()]);
         // A number keeps its unit on its line.
-        let lines = wrap("holds one flow to about 167.8 Mbit/s of 500 Mbit/s: raise it", 30, "", "");
-        assert!(lines.iter().all(|l| !l.ends_with("500") && !l.ends_with("167.8")), "{lines:?}");
+        let lines = wrap(
+            "holds one flow to about 167.8 Mbit/s of 500 Mbit/s: raise it",
+            30,
+            "",
+            "",
+        );
+        assert!(
+            lines.iter().all(|l| !l.ends_with("500") && !l.ends_with("167.8")),
+            "{lines:?}"
+        );
     }
 }
