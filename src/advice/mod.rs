@@ -499,10 +499,12 @@ impl Steps<'_> {
         notes.extend(warnings::probe_rtt_note(cc, path.rtt.as_millis_f64()));
         let app_ceilings = crate::ceilings::ceilings(path.rtt, path.rate.bps());
         let window_limit_bps = self.window_limit(&path, sizing.window_share);
-        notes.extend(app_ceilings.iter().filter_map(|c| {
-            let long = crate::ceilings::note(c, path.rate.bps())?;
-            Some(Note::with_short(long, crate::ceilings::short_note(c)?))
-        }));
+        notes.extend(
+            app_ceilings
+                .iter()
+                .filter_map(|c| crate::ceilings::note(c, path.rate.bps()))
+                .map(|(long, short)| Note::with_short(long, short)),
+        );
         Advice {
             tcptune_version: env!("CARGO_PKG_VERSION"),
             generated: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
