@@ -269,9 +269,15 @@ impl Profile {
         }
         let path = Path::new(name_or_path);
         if name_or_path.contains('/') || name_or_path.ends_with(".toml") || path.exists() {
-            let text =
-                crate::input::read_regular(path, MAX_PROFILE_BYTES, "profile").map_err(|e| e.with_hint(LIST_HINT))?;
-            return Self::parse(&text, &crate::input::shown(path));
+            let shown = crate::input::shown(path);
+            let bytes = crate::input::read_regular_bytes(path, MAX_PROFILE_BYTES, "profile")
+                .map_err(|e| e.with_hint(LIST_HINT))?;
+            // No place in a file that is not text: where its first bad byte sits is something
+            // of what it holds (`--profile` may name any file root can read).
+            let text = String::from_utf8(bytes).map_err(|_| {
+                Error::usage(format!("profile {shown}: not a profile: not UTF-8 text")).with_hint(LIST_HINT)
+            })?;
+            return Self::parse(&text, &shown);
         }
         let names: Vec<&str> = SHIPPED.iter().map(|(n, _)| *n).collect();
         Err(Error::usage(format!(
@@ -290,6 +296,14 @@ impl Profile {
     /// Parse and validate. Errors are one line naming `origin`, the line and the field, and a
     /// hint.
     pub fn parse(text: &str, origin: &str) -> Result<Self, Error> {
+        // A parse error's line and column are a place in the file: said only of a file that
+        // is TOML in shape, never of one that is no profile at all (`/etc/shadow` under sudo).
+        if !looks_like_toml(text) {
+            return Err(Error::usage(format!(
+                "profile {origin}: not a profile: not TOML (lines of `key = value`, [tables] and # comments)"
+            ))
+            .with_hint(LIST_HINT));
+        }
         let lines = Lines::new(text);
         let mut p: Self = toml::from_str(text).map_err(|e| {
             let msg = toml_message(e.message());
@@ -708,6 +722,127 @@ fn toml_message(message: &str) -> String {
     one_line(&truncate(&msg, 200))
 }
 
+/// Whether `text` has the shape of a TOML document, line by line: outside a multi-line
+/// string or array every line is blank, a `#` comment, a `[table]` header or `key = ...`.
+/// Only the shape: the parser says what is wrong inside it.
+fn looks_like_toml(text: &str) -> bool {
+    let mut scan = TomlScan::default();
+    for line in text.lines() {
+        let mut rest = line;
+        if scan.at_top() {
+            let t = line.trim_start();
+            if t.is_empty() || t.starts_with('#') || t.starts_with('[') {
+                continue;
+            }
+            match after_key(t) {
+                Some(value) => rest = value,
+                None => return false,
+            }
+        }
+        scan.line(rest);
+    }
+    true
+}
+
+/// What a TOML line leaves open for the next: a multi-line string, arrays.
+#[derive(Default)]
+struct TomlScan {
+    /// The delimiter of the multi-line string being read (`"""` or `'''`).
+    string: Option<&'static str>,
+    /// Brackets and braces open.
+    depth: usize,
+}
+
+impl TomlScan {
+    fn at_top(&self) -> bool {
+        self.string.is_none() && self.depth == 0
+    }
+
+    /// Reads the rest of a line: strings, brackets, a comment.
+    fn line(&mut self, mut rest: &str) {
+        loop {
+            if let Some(end) = self.string {
+                match rest.find(end) {
+                    Some(i) => {
+                        self.string = None;
+                        rest = &rest[i + end.len()..];
+                    }
+                    None => return,
+                }
+            }
+            let Some(i) = rest.find(['#', '"', '\'', '[', ']', '{', '}']) else {
+                return;
+            };
+            let (c, after) = (rest.as_bytes()[i], &rest[i + 1..]);
+            rest = match c {
+                b'#' => return,
+                b'[' | b'{' => {
+                    self.depth += 1;
+                    after
+                }
+                b']' | b'}' => {
+                    self.depth = self.depth.saturating_sub(1);
+                    after
+                }
+                _ => {
+                    let quote = if c == b'"' { "\"\"\"" } else { "'''" };
+                    if rest[i..].starts_with(quote) {
+                        self.string = Some(quote);
+                        &rest[i + 3..]
+                    } else {
+                        match string_end(after, c) {
+                            Some(j) => &after[j + 1..],
+                            None => return,
+                        }
+                    }
+                }
+            };
+        }
+    }
+}
+
+/// The byte where a one-line string opened by `quote` ends in `s` (a basic string's `\"`
+/// does not end it).
+fn string_end(s: &str, quote: u8) -> Option<usize> {
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\\' if quote == b'"' => i += 1,
+            x if x == quote => return Some(i),
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// What follows the `=` of a line that starts with a TOML key (bare, quoted, dotted); None
+/// when it does not.
+fn after_key(line: &str) -> Option<&str> {
+    let mut rest = line;
+    loop {
+        rest = rest.trim_start();
+        let b = rest.as_bytes();
+        let len = match b.first()? {
+            q @ (b'"' | b'\'') => string_end(&rest[1..], *q)? + 2,
+            _ => b
+                .iter()
+                .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-'))
+                .count(),
+        };
+        if len == 0 {
+            return None;
+        }
+        rest = rest[len..].trim_start();
+        match rest.as_bytes().first()? {
+            b'.' => rest = &rest[1..],
+            b'=' => return Some(&rest[1..]),
+            _ => return None,
+        }
+    }
+}
+
 /// What a boot-time tunable holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum BootKind {
@@ -980,9 +1115,10 @@ mod tests {
         let e = Profile::parse(shadow, "/etc/shadow")
             .expect_err("not a profile")
             .to_string();
+        // No line and column: column 63 was the length of root's line.
         assert_eq!(
             e,
-            "profile /etc/shadow, line 1, column 63: key with no value, expected `=`"
+            "profile /etc/shadow: not a profile: not TOML (lines of `key = value`, [tables] and # comments)"
         );
         let head = "name = \"x\"\nos = \"linux\"\ndescription = \"d\"\n";
         for (text, want) in [
@@ -1021,6 +1157,34 @@ mod tests {
             let e = Profile::parse(&text, "p.toml").expect_err(&text).to_string();
             assert!(e.contains(want), "{text:?}: {e}");
             assert!(!e.contains("hunter2") && !e.contains("20228"), "{e}");
+        }
+    }
+
+    #[test]
+    fn only_a_file_in_the_shape_of_toml_is_parsed() {
+        for toml in [
+            "",
+            "# only a comment\n\n",
+            "name = \"x\" # a comment with = and [\n[[setting]]\n",
+            "a.\"b c\" . 'd' = 1\n",
+            "reason = \"\"\"\nroot:x:0:0: inside a string\n\"\"\"\nkey = 'a'\n",
+            "list = [\n  \"a\", # ]\n  \"b]\",\n]\nnext = { a = \"}\" }\n",
+            "s = \"an \\\" escaped quote [\"\nt = 1\n",
+        ] {
+            assert!(looks_like_toml(toml), "{toml:?}");
+        }
+        for not in [
+            "root:$y$j9T$x:20228:0:99999:7:::\n",
+            "name = \"x\"\nsecret words here\n",
+            "= 1\n",
+            "key\n",
+            "\"open = 1\n",
+            "list = [\n1,\n]\nafter the array\n",
+        ] {
+            assert!(!looks_like_toml(not), "{not:?}");
+        }
+        for (_, text) in SHIPPED {
+            assert!(looks_like_toml(text));
         }
     }
 

@@ -666,9 +666,7 @@ fn errors_about_a_file_given_by_path_quote_none_of_it() {
     assert_eq!(code(&out), 2, "{}", text(&out.stderr));
     let err = text(&out.stderr);
     assert!(
-        err.starts_with(&format!(
-            "tcptune: profile {path}, line 1, column 80: key with no value, expected `=`"
-        )),
+        err.starts_with(&format!("tcptune: profile {path}: not a profile: not TOML")),
         "{err}"
     );
     assert!(quotes_none_of(&err, SHADOW), "{err}");
@@ -698,6 +696,58 @@ fn errors_about_a_file_given_by_path_quote_none_of_it() {
         "{err}"
     );
     assert!(!err.contains("S3cr3t"), "{err}");
+}
+
+/// `sudo tcptune advise --profile /etc/shadow` said "line 1, column 26": the length of root's
+/// line. A file that is not a profile is refused before the TOML parser gives a place in it:
+/// not TOML in shape, not UTF-8, or larger than a profile.
+#[test]
+fn a_profile_file_that_is_no_profile_is_refused_with_no_place_in_it() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let advise = |file: &Path| {
+        tcptune()
+            .args([
+                "advise",
+                "--os",
+                "linux",
+                "--rtt",
+                "150ms",
+                "--bandwidth",
+                "500mbit",
+                "--profile",
+            ])
+            .arg(file)
+            .output()
+            .expect("run")
+    };
+    let mut big = b"name = \"x\"\n".to_vec();
+    big.resize(1 << 21, b'#');
+    for (name, bytes, says) in [
+        ("shadow", SHADOW.as_bytes().to_vec(), "not a profile: not TOML"),
+        (
+            "notes.toml",
+            b"name = \"x\"\nos = \"linux\"\nroot password is S3cr3t\n".to_vec(),
+            "not a profile: not TOML",
+        ),
+        (
+            "latin1.toml",
+            b"name = \"x\"\ndescription = \"caf\xe9 S3cr3t\"\n".to_vec(),
+            "not a profile: not UTF-8 text",
+        ),
+        ("big.toml", big, "is larger than 1048576 bytes: not a profile"),
+    ] {
+        let file = tmp.path().join(name);
+        std::fs::write(&file, &bytes).expect("write");
+        let out = advise(&file);
+        let err = text(&out.stderr);
+        assert_eq!(code(&out), 2, "{name}: {err}");
+        assert!(err.contains(says), "{name}: {err}");
+        assert!(
+            !err.contains("line ") && !err.contains("column") && !err.contains("S3cr3t"),
+            "{name}: no place in the file, nothing of it: {err}"
+        );
+        assert!(out.stdout.is_empty());
+    }
 }
 
 // ---------------------------------------------------------------- --sysctl-dir under root
