@@ -479,6 +479,63 @@ fn planted_persist_content_is_refused() {
     });
 }
 
+/// A prior value no kernel holds (planted in the snapshot: the state directory is root's, so
+/// it takes root to tamper) is refused by revert as apply refuses to write one, and nothing
+/// is written back.
+#[test]
+fn a_planted_prior_value_too_large_for_its_key_is_refused() {
+    for (key, prior, says) in [
+        (
+            "net.core.rmem_max",
+            "99999999999",
+            "99999999999 overflows the kernel's type",
+        ),
+        (
+            "net.ipv4.tcp_rmem",
+            "4096 131072 4294967296",
+            "4294967296 overflows the kernel's type",
+        ),
+        ("net.ipv4.tcp_rmem", "4096 131072", "expected 3 whole number(s)"),
+    ] {
+        let tree = linux_tree(&[]);
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let state = tmp.path().join("state");
+        let file = tmp.path().join("t.conf");
+        let value = if key == "net.ipv4.tcp_rmem" {
+            "4096 131072 33554432"
+        } else {
+            "33554432"
+        };
+        std::fs::write(&file, format!("{key} = {value}\n")).expect("write");
+        let run = |args: &[&str]| {
+            tcptune()
+                .arg("--sysctl-dir")
+                .arg(tree.path())
+                .arg("--state-dir")
+                .arg(&state)
+                .args(args)
+                .output()
+                .expect("run")
+        };
+        let out = run(&["apply", file.to_str().expect("utf8")]);
+        assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+        let id = text(&out.stdout).trim().to_string();
+        let snap_path = state.join("snapshots").join(format!("{id}.json"));
+        let mut snap: Value = serde_json::from_slice(&std::fs::read(&snap_path).expect("read")).expect("json");
+        snap["changes"][0]["prior"] = Value::from(prior);
+        std::fs::write(&snap_path, serde_json::to_vec_pretty(&snap).expect("json")).expect("write");
+        let before = tree_contents(tree.path());
+        let out = run(&["revert", &id]);
+        let err = text(&out.stderr);
+        assert_eq!(code(&out), 2, "{key} = {prior}: {err}");
+        assert!(
+            err.contains(&format!("snapshot {id} is damaged: {key}: {says}")),
+            "{key} = {prior}: {err}"
+        );
+        assert_eq!(tree_contents(tree.path()), before, "nothing written back");
+    }
+}
+
 // ---------------------------------------------------------------- --sysctl-dir is a sysctl tree, nothing else
 
 #[test]
