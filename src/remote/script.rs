@@ -166,6 +166,9 @@ pub enum Read {
     },
     Absent,
     Unreadable,
+    /// What it sent is no value of the key's kind (two lines, a number too many or too large):
+    /// no kernel runs it, and it is not read as one.
+    Odd,
 }
 
 /// Which peer the far end started.
@@ -305,8 +308,16 @@ impl Reader {
             .filter(|l| !l.is_empty())
             .collect();
         let value = lines.join("\n");
+        // The key's kind is its OS's: the one uname named, else the one whose key it is.
+        let os = os_of(self.report.sysname.raw()).or_else(|| {
+            [Os::Linux, Os::Freebsd, Os::Macos]
+                .into_iter()
+                .find(|os| os.is_network_key(&name))
+        });
         let read = if value.len() > MAX_VALUE || lines.iter().any(|l| text::escape(l) != *l) {
             Read::Unreadable
+        } else if os.is_some_and(|os| sysctl::file::check_running(os, &name, &value).is_err()) {
+            Read::Odd
         } else {
             Read::Present { value, writable_mode }
         };
@@ -416,6 +427,7 @@ pub fn facts(r: &Report, os: Os, from: String) -> crate::host::Facts {
                 },
                 Read::Absent => KeyState::Absent,
                 Read::Unreadable => KeyState::Unreadable("the far end could not read it".to_string()),
+                Read::Odd => KeyState::Unreadable("the far end sent no value of its kind".to_string()),
             };
             (k.clone(), state)
         })
@@ -628,6 +640,35 @@ mod tests {
             r.feed("motd").expect("skipped");
         }
         assert!(r.feed("motd").is_err(), "no header ever");
+    }
+
+    #[test]
+    fn a_value_is_read_by_its_keys_kind() {
+        let (mut r, _) = read(&[
+            HEADER,
+            "uname Linux x86_64",
+            "key net/ipv4/tcp_rmem -rw-r--r--",
+            "= 4096 131072 6291456",
+            "= net.ipv4.ip_forward = 1",
+            "key net/ipv4/tcp_wmem -rw-r--r--",
+            "= 4096 16384 4294967296",
+            "key net/core/rmem_max -rw-r--r--",
+            "= 212992 1",
+            "key net/ipv4/tcp_congestion_control -rw-r--r--",
+            "= cubic",
+            "key net/ipv4/tcp_mem -rw-r--r--",
+            "= 4096 99999999 65536",
+        ]);
+        let rep = r.finish();
+        for k in ["net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem", "net.core.rmem_max"] {
+            assert_eq!(rep.keys.get(k), Some(&Read::Odd), "{k}");
+        }
+        let f = facts(&rep, Os::Linux, "x".into());
+        assert!(matches!(f.read("net.ipv4.tcp_rmem"), Some(KeyState::Unreadable(_))));
+        assert_eq!(f.value("net.ipv4.tcp_rmem"), None, "never shown as current");
+        assert_eq!(f.value("net.ipv4.tcp_congestion_control"), Some("cubic"));
+        // The kernel does not order the fields: kept as it runs.
+        assert_eq!(f.value("net.ipv4.tcp_mem"), Some("4096 99999999 65536"));
     }
 
     #[test]

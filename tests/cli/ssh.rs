@@ -18,6 +18,8 @@ use tempfile::TempDir;
 use super::netns::Netns;
 use super::write_script;
 
+mod stand_in;
+
 const FAR: &str = "198.18.0.2";
 const PORT: &str = "2222";
 /// Every fault must be said within this.

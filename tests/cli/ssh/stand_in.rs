@@ -1,0 +1,120 @@
+//! `advise --ssh` against a stand-in `ssh` (no root, no sshd): `-G` names 127.0.0.1, and a
+//! session runs a script of the test's in place of the far end: the real far-end script (the
+//! remote command tcptune sent, `$remote`) with programs of the test's on its PATH, or the
+//! script's tagged lines (src/remote/script.rs) as a broken or hostile far end would say them.
+//! Issue 30's findings, one test each.
+
+use std::path::PathBuf;
+use std::process::Output;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tempfile::TempDir;
+
+use crate::{linux_tree, tcptune, write_script};
+
+/// What a stand-in far end's script may call: `say` (a line each argument), `facts` (the
+/// header, this machine's uname, uid 0), `hold` (wait for the session's end, then `end 0`).
+const PRELUDE: &str = "say() { for l; do printf '%s\\n' \"$l\"; done; }\n\
+facts() { say 'tcptune-far 1' \"uname $(uname -s) $(uname -m)\" 'uid 0'; }\n\
+hold() { cat >/dev/null; say 'end 0'; }\n";
+
+/// A long path: no triple is in doubt.
+const LONG: [&str; 4] = ["--rtt", "150ms", "--bandwidth", "500mbit"];
+
+/// The stand-in `ssh` and this host's sysctl tree.
+struct StandIn {
+    dir: TempDir,
+    tree: TempDir,
+}
+
+impl StandIn {
+    /// A session runs `far` (sh, after [`PRELUDE`]); `ssh -G` prints a host name.
+    fn new(far: &str) -> Self {
+        Self::resolving(far, "echo hostname 127.0.0.1")
+    }
+
+    /// The same, with `resolve` (sh) run for `ssh -G`.
+    fn resolving(far: &str, resolve: &str) -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        write_script(
+            &dir.path().join("ssh"),
+            &format!(
+                "#!/bin/sh\n{PRELUDE}dir={}\nfor a; do remote=$a; done\n\
+                 case \" $* \" in *\" -G \"*) {resolve}; exit 0;; esac\n{far}\n",
+                dir.path().display()
+            ),
+        );
+        Self {
+            dir,
+            tree: linux_tree(&[]),
+        }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// `tcptune --os linux --sysctl-dir TREE advise --ssh here --ssh-command STAND-IN ARGS`,
+    /// and how long it took.
+    fn advise(&self, args: &[&str]) -> (Output, Duration) {
+        let t = Instant::now();
+        let out = tcptune()
+            .args(["--os", "linux", "--sysctl-dir"])
+            .arg(self.tree.path())
+            .args(["advise", "--ssh", "here", "--ssh-command"])
+            .arg(self.path("ssh"))
+            .args(args)
+            .output()
+            .expect("run");
+        (out, t.elapsed())
+    }
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn json(out: &Output) -> Value {
+    assert!(out.status.success(), "exit {:?}: {}", out.status.code(), stderr(out));
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}", stderr(out)))
+}
+
+fn setting<'a>(advice: &'a Value, key: &str) -> &'a Value {
+    advice["settings"]
+        .as_array()
+        .and_then(|s| s.iter().find(|x| x["key"] == key))
+        .unwrap_or_else(|| panic!("no {key} in {advice:#}"))
+}
+
+/// Finding 4: a far end's value is read by its key's type. tcp_rmem sent as its three
+/// numbers and a second line `net.ipv4.ip_forward = 1` showed in the table's "current"
+/// column and in JSON; it is no value of tcp_rmem, so it is read as unreadable.
+#[test]
+fn a_far_end_value_not_of_its_keys_kind_is_unreadable_and_never_shown() {
+    let far = StandIn::new(
+        "facts\nsay 'key net/ipv4/tcp_rmem -rw-r--r--' '= 4096 131072 6291456' '= net.ipv4.ip_forward = 1' \
+         'key net/core/rmem_max -rw-r--r--' '= 212992 7' 'key net/ipv4/tcp_wmem -rw-r--r--' '= 4096 16384 4194304'\n\
+         say 'peer none'\nhold",
+    );
+    let (out, _) = far.advise(&[&LONG[..], &["--format", "json"]].concat());
+    let v = json(&out);
+    let far_end = &v["far_end"];
+    for key in ["net.ipv4.tcp_rmem", "net.core.rmem_max"] {
+        let s = setting(far_end, key);
+        assert!(s["current"].is_null(), "{key}: {s:#}");
+        assert_eq!(s["action"]["kind"], "unavailable", "{key}: {s:#}");
+        assert!(
+            s["action"]["why"]
+                .as_str()
+                .is_some_and(|w| w.contains("no value of its kind")),
+            "{key}: {s:#}"
+        );
+    }
+    assert_eq!(setting(far_end, "net.ipv4.tcp_wmem")["current"], "4096 16384 4194304");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("ip_forward"));
+    let (out, _) = far.advise(&[&LONG[..], &["--format", "table"]].concat());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Far end here") && !text.contains("ip_forward"), "{text}");
+}
