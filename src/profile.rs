@@ -248,6 +248,40 @@ pub struct Setting {
     pub action: Action,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// How the value was kept a valid one when the template and the running value gave none
+    /// (the advice says it in a note, naming the end).
+    #[serde(skip)]
+    pub fallback: Option<Fallback>,
+}
+
+/// How a rendered value was kept valid: a key's fields must not decrease (min <= default <=
+/// max), and a template's literal field (tcp_rmem's default, 131072) may stand above a
+/// small computed maximum (64 KiB on a short path) with no running value to raise it from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fallback {
+    /// Why the running value gave nothing to raise from; None: it was read (and the fields
+    /// still decreased: an odd running value, or --allow-lower on a short path).
+    pub unread: Option<Unread>,
+    pub kept: Kept,
+}
+
+/// Why a key's running value gave no baseline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unread {
+    /// The key is not there (not in this kernel, not reported by the far end).
+    Absent,
+    Unreadable,
+    /// It runs no value of its kind ([`crate::sysctl::file::check_running`]).
+    Odd,
+}
+
+/// What kept the value valid.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Kept {
+    /// The profile's stock value stood in for the running one.
+    Stock,
+    /// Each field above the next was lowered to it; the maximum, bytes.
+    Clamped(u64),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -527,15 +561,14 @@ impl Profile {
     ) -> Result<Option<Setting>, Error> {
         let ks = if e.stage == Stage::Runtime { state(&e.key) } else { None };
         let current = ks.as_ref().and_then(|k| k.value().map(str::to_string));
-        // The stock value stands in only when the running values are unknown, not for a key
-        // this system lacks.
-        let baseline = current.clone().or_else(|| {
-            if ks.is_none() {
-                self.stock.get(&e.key).cloned()
-            } else {
-                None
-            }
-        });
+        let unread = self.unread(&e.key, ks.as_ref());
+        // The stock value stands in when the running values are unknown, and where a key
+        // that could not be read leaves no valid value ([`Self::valid_value`]).
+        let baseline = match &ks {
+            None => self.stock.get(&e.key).cloned(),
+            Some(_) if unread.is_none() => current.clone(),
+            Some(_) => None,
+        };
         let cur_fields = baseline.as_deref().and_then(numeric_fields);
         let env = Env {
             facts,
@@ -547,11 +580,7 @@ impl Profile {
         {
             return Ok(None);
         }
-        let value = self.recommend(e, &env, allow_lower).map_err(fail("value"))?;
-        // What was filled in is checked like a line of a sysctl file (or loader.conf):
-        // an expression's result or a running value must not change the grammar.
-        self.check_rendered(e, &value)
-            .map_err(|m| fail("value")(format!("renders as an invalid value: {m}")))?;
+        let (value, fallback) = self.valid_value(e, &env, unread, allow_lower).map_err(fail("value"))?;
         let action = action(ks.as_ref(), baseline.as_deref(), &value, e.stage);
         Ok(Some(Setting {
             key: e.key.clone(),
@@ -561,7 +590,71 @@ impl Profile {
             stage: e.stage,
             action,
             note: e.note.clone(),
+            fallback,
         }))
+    }
+
+    /// Why `key`'s running value gives nothing to raise from: absent, unreadable, or no value
+    /// of its kind. None: it was read, or nothing is known of the running values.
+    fn unread(&self, key: &str, ks: Option<&KeyState>) -> Option<Unread> {
+        match ks? {
+            KeyState::Absent => Some(Unread::Absent),
+            KeyState::Unreadable(_) => Some(Unread::Unreadable),
+            KeyState::Present { value, .. } => crate::sysctl::file::check_running(self.os, key, value)
+                .is_err()
+                .then_some(Unread::Odd),
+        }
+    }
+
+    /// The recommendation ([`Self::recommend`]), checked like a line of a sysctl file (or
+    /// loader.conf): an expression's result or a running value must not change the grammar.
+    /// Where it is no valid value only because its fields decrease (no running value raised a
+    /// template's literal default above a small maximum, or the running one decreased), it is
+    /// kept valid and says how: from the stock value when the running one could not be read
+    /// (or is no value of its kind), else each field lowered to the next. Anything else is the profile's error.
+    fn valid_value(
+        &self,
+        e: &Entry,
+        env: &Env<'_>,
+        unread: Option<Unread>,
+        allow_lower: bool,
+    ) -> Result<(String, Option<Fallback>), String> {
+        let value = self.recommend(e, env, allow_lower)?;
+        let Err(why) = self.check_rendered(e, &value) else {
+            return Ok((value, None));
+        };
+        let invalid = || format!("renders as an invalid value: {why}");
+        if e.stage != Stage::Runtime {
+            return Err(invalid());
+        }
+        let kept = |kept| Some(Fallback { unread, kept });
+        // A key this system lacks has no stock value either: its fields are only ordered.
+        if matches!(unread, Some(Unread::Unreadable | Unread::Odd))
+            && let Some(stock) = self.stock.get(&e.key)
+        {
+            let fields = numeric_fields(stock);
+            let env = Env {
+                facts: env.facts,
+                current: fields.as_deref(),
+            };
+            let v = self.recommend(e, &env, allow_lower)?;
+            if self.check_rendered(e, &v).is_ok() {
+                return Ok((v, kept(Kept::Stock)));
+            }
+        }
+        // What the template computed stays: a field is lowered only where it holds the
+        // template's literal text or a running value ("4096 {buffer} 8192" stays an error).
+        let filled = clamp_fields(self.os, &fill(&e.value, env, false)?);
+        let lowerable: Vec<bool> = e
+            .value
+            .split_whitespace()
+            .zip(filled.split_whitespace().zip(value.split_whitespace()))
+            .map(|(t, (f, v))| !t.contains('{') || f != v)
+            .collect();
+        match clamp_order(self.os, &e.key, &value, &lowerable) {
+            Some((v, max)) if self.check_rendered(e, &v).is_ok() => Ok((v, kept(Kept::Clamped(max)))),
+            _ => Err(invalid()),
+        }
     }
 
     /// The value template filled in, within what Linux accepts, and — under the raise-only
@@ -1046,6 +1139,32 @@ fn join_fields(f: &[f64]) -> String {
     f.iter().map(|x| (*x as i64).to_string()).collect::<Vec<_>>().join(" ")
 }
 
+/// `v` with each field above the next lowered to it where a key's fields must not decrease
+/// (min <= default <= max), and its last field; None for a key whose fields have no order, a
+/// value not of whole numbers, or a field to lower that `lowerable` (one flag per field) keeps.
+fn clamp_order(os: Os, key: &str, v: &str, lowerable: &[bool]) -> Option<(String, u64)> {
+    if !matches!(
+        crate::sysctl::file::kind(os, key),
+        crate::sysctl::file::Kind::Ints { ordered: true, .. }
+    ) {
+        return None;
+    }
+    let mut f: Vec<u64> = v.split_whitespace().map(|x| x.parse().ok()).collect::<Option<_>>()?;
+    if lowerable.len() != f.len() {
+        return None;
+    }
+    let max = *f.last()?;
+    for i in (0..f.len() - 1).rev() {
+        if f[i] > f[i + 1] {
+            if !lowerable[i] {
+                return None;
+            }
+            f[i] = f[i + 1];
+        }
+    }
+    Some((f.iter().map(u64::to_string).collect::<Vec<_>>().join(" "), max))
+}
+
 /// Linux keeps these values in C ints: never recommend more than it accepts.
 fn clamp_fields(os: Os, v: &str) -> String {
     match (os, numeric_fields(v)) {
@@ -1247,6 +1366,64 @@ mod tests {
     }
 
     const HEAD: &str = "name = \"x\"\nos = \"freebsd\"\ndescription = \"d\"\n";
+
+    /// On a short path (a 64 KiB maximum below the template's 131072 default), whatever the
+    /// running value, the triple rendered is one a sysctl file takes, and says how it was kept.
+    #[test]
+    fn a_missing_or_odd_running_value_still_renders_a_valid_triple() {
+        let p = Profile::for_os(Os::Linux);
+        let rmem = |state: Option<KeyState>, allow_lower: bool| {
+            let s = p
+                .render(
+                    &facts(65_536.0, 1.0),
+                    &|k| (k == "net.ipv4.tcp_rmem").then(|| state.clone()).flatten(),
+                    allow_lower,
+                )
+                .expect("render");
+            let r = s.into_iter().find(|s| s.key == "net.ipv4.tcp_rmem").expect("rmem");
+            crate::sysctl::file::check_value(&r.key, &r.value, Os::Linux).expect("a valid value");
+            (r.value, r.fallback)
+        };
+        let present = |v: &str| {
+            Some(KeyState::Present {
+                value: v.into(),
+                access: Access::Writable,
+            })
+        };
+        let fb = |unread, kept| Some(Fallback { unread, kept });
+        // Nothing known of the running values: the stock values are the baseline, as before.
+        assert_eq!(rmem(None, false), ("4096 131072 6291456".into(), None));
+        assert_eq!(
+            rmem(present("4096 131072 6291456"), false),
+            ("4096 131072 6291456".into(), None)
+        );
+        assert_eq!(
+            rmem(Some(KeyState::Absent), false),
+            (
+                "4096 65536 65536".into(),
+                fb(Some(Unread::Absent), Kept::Clamped(65_536))
+            )
+        );
+        assert_eq!(
+            rmem(Some(KeyState::Unreadable("locked down".into())), false),
+            ("4096 131072 6291456".into(), fb(Some(Unread::Unreadable), Kept::Stock))
+        );
+        assert_eq!(
+            rmem(present("4096 131072 4294967296"), false),
+            ("4096 131072 6291456".into(), fb(Some(Unread::Odd), Kept::Stock))
+        );
+        assert_eq!(
+            rmem(present("4096 99999999 6291456"), false),
+            ("4096 6291456 6291456".into(), fb(None, Kept::Clamped(6_291_456)))
+        );
+        assert_eq!(
+            rmem(present("4096 131072 6291456"), true),
+            ("4096 65536 65536".into(), fb(None, Kept::Clamped(65_536)))
+        );
+        // A template's own literal triple that decreases is still the profile's error.
+        let bad = entry("net.ipv4.tcp_rmem", "4096 131072 65536", "");
+        assert!(Profile::parse(&bad, "p.toml").is_err());
+    }
 
     fn entry(key: &str, value: &str, extra: &str) -> String {
         format!("{HEAD}[[setting]]\nkey = {key:?}\nvalue = {value:?}\nreason = \"r\"\n{extra}")

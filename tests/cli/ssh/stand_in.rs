@@ -19,6 +19,8 @@ const PRELUDE: &str = "say() { for l; do printf '%s\\n' \"$l\"; done; }\n\
 facts() { say 'tcptune-far 1' \"uname $(uname -s) $(uname -m)\" 'uid 0'; }\n\
 hold() { cat >/dev/null; say 'end 0'; }\n";
 
+/// A short path: 6 × BDP is 64 KiB, below the profile's 131072 default field.
+const SHORT: [&str; 4] = ["--rtt", "1ms", "--bandwidth", "50mbit"];
 /// A long path: no triple is in doubt.
 const LONG: [&str; 4] = ["--rtt", "150ms", "--bandwidth", "500mbit"];
 
@@ -85,6 +87,83 @@ fn setting<'a>(advice: &'a Value, key: &str) -> &'a Value {
         .as_array()
         .and_then(|s| s.iter().find(|x| x["key"] == key))
         .unwrap_or_else(|| panic!("no {key} in {advice:#}"))
+}
+
+fn notes(advice: &Value) -> Vec<String> {
+    advice["notes"]
+        .as_array()
+        .map(|n| n.iter().filter_map(|x| x.as_str().map(String::from)).collect())
+        .unwrap_or_default()
+}
+
+/// Whether a value's fields do not decrease.
+fn ordered(v: &str) -> bool {
+    let f: Vec<u64> = v.split_whitespace().map(|x| x.parse().expect("a number")).collect();
+    f.len() == 3 && f.windows(2).all(|w| w[0] <= w[1])
+}
+
+/// Finding 1: a far end whose tcp_rmem is missing, unreadable or odd made `advise --ssh`
+/// exit 2 blaming the shipped profile ("fields must not decrease ... 4096 131072 65536"),
+/// this host's advice (`--side near`) with it. Now each end's triple stays valid, the far
+/// end's note names it and the key, and this host's advice is what it is without --ssh.
+#[test]
+fn missing_or_odd_running_values_at_the_far_end_never_abort_the_advice() {
+    let stock = "4096 131072 6291456";
+    let clamped = "the far end here: net.ipv4.tcp_rmem could not be read; default clamped to the max, 64 KiB";
+    let stood_in = "the far end here: net.ipv4.tcp_rmem could not be read; its stock value stands in";
+    for (rmem, says) in [
+        // Not reported at all, or said to be absent.
+        ("", clamped),
+        ("say 'key net/ipv4/tcp_rmem absent'", clamped),
+        ("say 'key net/ipv4/tcp_rmem unreadable'", stood_in),
+        (
+            "say 'key net/ipv4/tcp_rmem -rw-r--r--' '= 4096 131072 4294967296'",
+            stood_in,
+        ),
+        (
+            "say 'key net/ipv4/tcp_rmem -rw-r--r--' '= 4096 99999999 6291456'",
+            "the far end here: net.ipv4.tcp_rmem: default clamped to the max, 6 MiB",
+        ),
+    ] {
+        let far = StandIn::new(&format!("facts\n{rmem}\nsay 'peer none'\nhold"));
+        let alone = tcptune()
+            .args(["--os", "linux", "--sysctl-dir"])
+            .arg(far.tree.path())
+            .args(["advise", "--format", "json"])
+            .args(SHORT)
+            .output()
+            .expect("run");
+        let alone = json(&alone);
+        let (out, _) = far.advise(&[&SHORT[..], &["--format", "json"]].concat());
+        let v = json(&out);
+        let far_end = &v["far_end"];
+        let rmem_far = setting(far_end, "net.ipv4.tcp_rmem");
+        let value = rmem_far["value"].as_str().expect("value");
+        assert!(ordered(value), "{rmem:?}: {value}");
+        if says == stood_in {
+            assert_eq!(value, stock, "{rmem:?}");
+        }
+        assert!(
+            notes(far_end).iter().any(|n| n == says),
+            "{rmem:?}: {says:?} not in {:#?}",
+            notes(far_end)
+        );
+        // This host's advice is its own: the same as without --ssh.
+        assert_eq!(v["settings"], alone["settings"], "{rmem:?}");
+        assert!(
+            !notes(&v).iter().any(|n| n.contains("could not be read")),
+            "{rmem:?}: {:#?}",
+            notes(&v)
+        );
+        for side in ["near", "far"] {
+            let (out, _) = far.advise(&[&SHORT[..], &["--format", "sysctl", "--side", side]].concat());
+            assert!(out.status.success(), "{rmem:?} --side {side}: {}", stderr(&out));
+            let text = String::from_utf8_lossy(&out.stdout);
+            for l in text.lines().filter(|l| l.starts_with("net.ipv4.tcp_rmem")) {
+                assert!(ordered(l.split(" = ").nth(1).expect("value")), "{l}");
+            }
+        }
+    }
 }
 
 /// Finding 4: a far end's value is read by its key's type. tcp_rmem sent as its three
