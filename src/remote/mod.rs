@@ -150,7 +150,7 @@ pub fn start(t: &Target) -> Result<Opening, Error> {
     let client = ssh::Client::new(t.ssh_command.as_deref())?;
     let host = match &t.host {
         Some(h) => h.clone(),
-        None => client.resolve(&t.dest)?,
+        None => client.resolve(&t.dest, SETUP_LIMIT)?,
     };
     let ask = script::Ask {
         life_s: t.life.as_secs().max(1),

@@ -4,8 +4,11 @@
 //! stderr says went wrong, as one line a user can act on.
 
 use std::ffi::OsString;
+use std::io::Read as _;
 use std::process::{Command, Stdio};
-use std::time::Duration;
+use std::sync::mpsc::channel;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use crate::error::Error;
 use crate::text;
@@ -79,14 +82,9 @@ impl Client {
     }
 
     /// The host name ssh connects to for `dest` (`ssh -G DEST`'s `hostname`): its
-    /// configuration applied, nothing connected.
-    pub fn resolve(&self, dest: &str) -> Result<String, Error> {
-        let out = Command::new(&self.words[0])
-            .args(&self.words[1..])
-            .args(["-G", "--", dest])
-            .stdin(Stdio::null())
-            .output()
-            .map_err(|e| self.start_error(&e))?;
+    /// configuration applied, nothing connected; within `within` and [`MAX_RESOLVE_OUTPUT`].
+    pub fn resolve(&self, dest: &str, within: Duration) -> Result<String, Error> {
+        let out = self.resolve_output(dest, within)?;
         let said = String::from_utf8_lossy(&out.stdout);
         let host = said
             .lines()
@@ -110,6 +108,67 @@ impl Client {
         }
     }
 
+    /// `ssh -G DEST`, run here (it reads only the user's configuration, and runs what a
+    /// `Match exec` there names): its output, at most [`MAX_RESOLVE_OUTPUT`] bytes, by
+    /// `within`; past either it is killed and the error says so, as this host's own
+    /// configuration (nothing reached the far end yet).
+    fn resolve_output(&self, dest: &str, within: Duration) -> Result<std::process::Output, Error> {
+        let mut child = Command::new(&self.words[0])
+            .args(&self.words[1..])
+            .args(["-G", "--", dest])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| self.start_error(&e))?;
+        let by = Instant::now() + within;
+        let (tx, rx) = channel();
+        if let Some(out) = child.stdout.take() {
+            std::thread::spawn(move || {
+                let mut buf = Vec::new();
+                let read = out.take(MAX_RESOLVE_OUTPUT + 1).read_to_end(&mut buf);
+                let _ = tx.send(read.map(|_| buf));
+            });
+        }
+        let stderr = Arc::new(Mutex::new(Vec::new()));
+        if let Some(err) = child.stderr.take() {
+            let sink = Arc::clone(&stderr);
+            std::thread::spawn(move || super::keep_stderr(err, &sink));
+        }
+        let shown = format!("{} -G {}", self.program(), text::escape(dest));
+        let stdout = match rx.recv_timeout(within) {
+            Ok(Ok(buf)) if buf.len() as u64 <= MAX_RESOLVE_OUTPUT => buf,
+            Ok(Ok(_)) => {
+                end(&mut child);
+                return Err(Error::usage(format!(
+                    "{shown} printed more than {} MiB: no ssh configuration is that long",
+                    MAX_RESOLVE_OUTPUT >> 20
+                ))
+                .with_hint("check your ssh configuration, or give the far end's address with --host"));
+            }
+            Ok(Err(e)) => {
+                end(&mut child);
+                return Err(Error::system(format!("cannot read what {shown} printed: {e}")));
+            }
+            Err(_) => {
+                end(&mut child);
+                return Err(slow_config(&shown, within));
+            }
+        };
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => break status,
+                Ok(None) if Instant::now() < by => std::thread::sleep(Duration::from_millis(10)),
+                _ => {
+                    end(&mut child);
+                    return Err(slow_config(&shown, within));
+                }
+            }
+        };
+        let stderr = stderr.lock().map(|b| b.clone()).unwrap_or_default();
+        Ok(std::process::Output { status, stdout, stderr })
+    }
+
     /// Why the ssh program would not start.
     pub fn start_error(&self, e: &std::io::Error) -> Error {
         if e.kind() == std::io::ErrorKind::NotFound {
@@ -120,6 +179,26 @@ impl Client {
             Error::system(format!("cannot run {}: {e}", self.program()))
         }
     }
+}
+
+/// Most bytes of `ssh -G`'s output read: a configuration dump is a few KiB.
+pub const MAX_RESOLVE_OUTPUT: u64 = 1 << 20;
+
+/// `ssh -G` ran past its bound: this host's ssh configuration is slow, not the far end.
+fn slow_config(shown: &str, within: Duration) -> Error {
+    Error::usage(format!(
+        "{shown} took longer than {} s: your ssh configuration (Match exec?) is slow",
+        within.as_secs()
+    ))
+    .with_hint(format!(
+        "time `{shown}`: ssh runs a Match exec command of your configuration for every connection"
+    ))
+}
+
+/// Kills a child and reaps it.
+fn end(child: &mut std::process::Child) {
+    let _ = child.kill();
+    let _ = child.wait();
 }
 
 /// A destination ssh takes as one: not empty, not an option (`-oProxyCommand=...` would be
