@@ -129,8 +129,12 @@ pub struct Session {
     stdin: Mutex<Option<ChildStdin>>,
     lines: Mutex<Receiver<Line>>,
     stderr: Arc<Mutex<Vec<u8>>>,
-    /// The far end said `end`: its script finished by itself (the peer served its tests).
-    ended: Mutex<bool>,
+    /// The far end's `end` status, once said: its peer ended and its script with it (the peer
+    /// served its tests, or its lifetime passed).
+    ended: Mutex<Option<String>>,
+    /// When ssh started, and how long the far end's peer may live.
+    started: Instant,
+    life: Duration,
 }
 
 /// The session being opened: ssh runs, and a thread reads the far end until its peer listens,
@@ -160,7 +164,12 @@ pub fn start(t: &Target) -> Result<Opening, Error> {
     };
     let remote = script::remote_command(&ask)?;
     let started = Instant::now();
-    let session = Arc::new(Session::spawn(&client, &t.dest, &remote)?);
+    let session = Arc::new(Session::spawn(
+        &client,
+        &t.dest,
+        &remote,
+        Duration::from_secs(ask.life_s),
+    )?);
     let reader = Arc::clone(&session);
     let (dest, far_host) = (t.dest.clone(), host.clone());
     let reading = std::thread::spawn(move || {
@@ -243,7 +252,7 @@ fn copy(e: &Error) -> Error {
 }
 
 impl Session {
-    fn spawn(client: &ssh::Client, dest: &str, remote: &str) -> Result<Self, Error> {
+    fn spawn(client: &ssh::Client, dest: &str, remote: &str, life: Duration) -> Result<Self, Error> {
         let mut child = client
             .session(dest, remote)
             .stdin(Stdio::piped())
@@ -266,7 +275,9 @@ impl Session {
             child: Mutex::new(child),
             lines: Mutex::new(rx),
             stderr,
-            ended: Mutex::new(false),
+            ended: Mutex::new(None),
+            started: Instant::now(),
+            life,
         })
     }
 
@@ -477,7 +488,7 @@ impl Session {
         let Some(status) = exited else {
             return Ok(());
         };
-        if self.saw_end(Duration::from_millis(500)) {
+        if self.peer_ended(Duration::from_millis(500)).is_some() {
             return Ok(());
         }
         let said = ssh::last_line(&self.stderr_text()).unwrap_or_else(|| status.to_string());
@@ -490,14 +501,21 @@ impl Session {
     /// Drops what the far end said so far (noting its `end`), so that [`Session::wait_ready`]
     /// waits for a new line.
     pub fn drain(&self) {
-        let mut ended = false;
         if let Ok(rx) = self.lines.lock() {
             while let Ok(line) = rx.try_recv() {
-                ended |= matches!(&line, Line::Text(l) if l.starts_with("end "));
+                self.note_end(&line);
             }
         }
-        if ended && let Ok(mut e) = self.ended.lock() {
-            *e = true;
+    }
+
+    /// Notes the far end's `end N` (its peer ended).
+    fn note_end(&self, line: &Line) {
+        if let Line::Text(l) = line
+            && let Some(status) = l.strip_prefix("end ")
+            && let Ok(mut e) = self.ended.lock()
+            && e.is_none()
+        {
+            *e = Some(text::escape(&status.chars().take(20).collect::<String>()));
         }
     }
 
@@ -506,44 +524,42 @@ impl Session {
     /// between. False when it did not say so in time (or ended).
     pub fn wait_ready(&self, within: Duration) -> bool {
         let by = Instant::now() + within;
-        let mut ended = false;
-        let ready = match self.lines.lock() {
-            Ok(rx) => loop {
-                match rx.recv_timeout(by.saturating_duration_since(Instant::now())) {
-                    Ok(Line::Text(l)) if l.starts_with("ready ") => break true,
-                    Ok(Line::Text(l)) if l.starts_with("end ") => {
-                        ended = true;
-                        break false;
-                    }
-                    Ok(Line::Text(_) | Line::TooLong) => {}
-                    Ok(Line::Eof) | Err(_) => break false,
-                }
-            },
-            Err(_) => false,
-        };
-        if ended && let Ok(mut e) = self.ended.lock() {
-            *e = true;
-        }
-        ready
-    }
-
-    /// Whether the far end said `end` (waiting up to `within` for its last lines).
-    fn saw_end(&self, within: Duration) -> bool {
-        let Ok(mut ended) = self.ended.lock() else {
+        let Ok(rx) = self.lines.lock() else {
             return false;
         };
-        let Ok(rx) = self.lines.lock() else {
-            return *ended;
-        };
-        let by = Instant::now() + within;
-        while !*ended {
+        loop {
             match rx.recv_timeout(by.saturating_duration_since(Instant::now())) {
-                Ok(Line::Text(l)) if l.starts_with("end ") => *ended = true,
-                Ok(Line::Text(_) | Line::TooLong) => {}
-                Ok(Line::Eof) | Err(_) => break,
+                Ok(Line::Text(l)) if l.starts_with("ready ") => return true,
+                Ok(line @ Line::Text(_)) => {
+                    self.note_end(&line);
+                    if self.ended().is_some() {
+                        return false;
+                    }
+                }
+                Ok(Line::TooLong) => {}
+                Ok(Line::Eof) | Err(_) => return false,
             }
         }
-        *ended
+    }
+
+    fn ended(&self) -> Option<String> {
+        self.ended.lock().ok().and_then(|e| e.clone())
+    }
+
+    /// The far end's peer ended, as a person reads it (waiting up to `within` for the far
+    /// end to say so): "the far end's peer ended (its lifetime of 186 s passed)", or "(status
+    /// 1)". None: it did not say so.
+    pub fn peer_ended(&self, within: Duration) -> Option<String> {
+        if let Ok(rx) = self.lines.lock() {
+            let by = Instant::now() + within;
+            while self.ended().is_none() {
+                match rx.recv_timeout(by.saturating_duration_since(Instant::now())) {
+                    Ok(line) if !matches!(line, Line::Eof) => self.note_end(&line),
+                    _ => break,
+                }
+            }
+        }
+        Some(peer_ended_words(&self.ended()?, self.started.elapsed(), self.life))
     }
 
     /// Ends the session: closes its stdin (the far end stops its peer and removes its files),
@@ -633,6 +649,16 @@ fn keep_stderr(mut err: std::process::ChildStderr, sink: &Mutex<Vec<u8>>) {
     }
 }
 
+/// The far end's peer ended with `status`, `elapsed` after the session started: its lifetime
+/// `life` passed (it ends so with status 0), or it ended for another reason.
+fn peer_ended_words(status: &str, elapsed: Duration, life: Duration) -> String {
+    if status == "0" && elapsed >= life {
+        format!("the far end's peer ended (its lifetime of {} s passed)", life.as_secs())
+    } else {
+        format!("the far end's peer ended (status {status})")
+    }
+}
+
 /// How long a server the far end starts may live: the probes before the test (each method's
 /// probes and their timeout, then packet trains), both directions of the test with their
 /// slack, and a margin; at most an hour. The session's end stops it sooner.
@@ -641,4 +667,39 @@ pub fn lifetime(probe: &crate::measure::ProbeOptions, test_time: Option<Duration
     let test = test_time.unwrap_or(Duration::from_millis(u64::from(crate::tcp::proto::MAX_DURATION_MS)))
         + Duration::from_secs(45);
     (probes + Duration::from_secs(30) + test * 2 + Duration::from_secs(60)).min(Duration::from_secs(3600))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_peer_that_ended_is_said_with_why() {
+        let life = Duration::from_secs(186);
+        assert_eq!(
+            peer_ended_words("0", Duration::from_secs(190), life),
+            "the far end's peer ended (its lifetime of 186 s passed)"
+        );
+        assert_eq!(
+            peer_ended_words("0", Duration::from_secs(3), life),
+            "the far end's peer ended (status 0)"
+        );
+        assert_eq!(
+            peer_ended_words("1", Duration::from_secs(190), life),
+            "the far end's peer ended (status 1)"
+        );
+    }
+
+    #[test]
+    fn the_lifetime_covers_the_probes_and_both_tests() {
+        let probe = crate::measure::ProbeOptions {
+            probes: 190,
+            interval: Duration::from_secs(1),
+            ..Default::default()
+        };
+        // The issue's case: a peer of 180 s had gone before the test.
+        let life = lifetime(&probe, Some(Duration::from_secs(2)));
+        assert!(life > Duration::from_secs(2 * 190 + 2 * 2), "{life:?}");
+        assert!(life <= Duration::from_secs(3600));
+    }
 }

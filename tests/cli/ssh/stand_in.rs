@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::process::Output;
 use std::time::{Duration, Instant};
 
+use assert_cmd::cargo::cargo_bin;
 use serde_json::Value;
 use tempfile::TempDir;
 
@@ -100,6 +101,12 @@ fn notes(advice: &Value) -> Vec<String> {
 fn ordered(v: &str) -> bool {
     let f: Vec<u64> = v.split_whitespace().map(|x| x.parse().expect("a number")).collect();
     f.len() == 3 && f.windows(2).all(|w| w[0] <= w[1])
+}
+
+/// A TCP port on 127.0.0.1 that nothing listens on (bound, then closed).
+fn closed_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    l.local_addr().expect("addr").port()
 }
 
 /// Finding 1: a far end whose tcp_rmem is missing, unreadable or odd made `advise --ssh`
@@ -196,6 +203,74 @@ fn a_far_end_value_not_of_its_keys_kind_is_unreadable_and_never_shown() {
     assert!(out.status.success(), "{}", stderr(&out));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("Far end here") && !text.contains("ip_forward"), "{text}");
+}
+
+/// Finding 2: the far end's `tcptune peer` lived its fixed 180 s whatever the near end
+/// computed: it is passed the same lifetime as `iperf3 -s` (`remote::lifetime`).
+#[test]
+fn the_far_ends_tcptune_peer_is_given_the_lifetime_the_near_end_computed() {
+    let far = StandIn::new("PATH=$dir/bin:$PATH exec sh -c \"$remote\"");
+    std::fs::create_dir(far.path("bin")).expect("bin");
+    write_script(
+        &far.path("bin/tcptune"),
+        &format!(
+            "#!/bin/sh\necho \"$*\" >> {}\nexec {} \"$@\"\n",
+            far.path("args").display(),
+            cargo_bin("tcptune").display()
+        ),
+    );
+    let probes = [
+        "--probes",
+        "3",
+        "--interval",
+        "10ms",
+        "--timeout",
+        "1s",
+        "--test-time",
+        "2s",
+    ];
+    let (out, _) = far.advise(&[&probes[..], &["--fake-prober", "rtt=10ms,loss=0", "--format", "json"]].concat());
+    let v = json(&out);
+    assert_eq!(v["evidence"]["test"]["peer"], "tcptune", "{:#}", v["evidence"]);
+    let life = tcptune::remote::lifetime(
+        &tcptune::measure::ProbeOptions {
+            probes: 3,
+            interval: Duration::from_millis(10),
+            timeout: Duration::from_secs(1),
+            ..Default::default()
+        },
+        Some(Duration::from_secs(2)),
+    );
+    let args = std::fs::read_to_string(far.path("args")).expect("args");
+    assert!(
+        args.lines()
+            .any(|l| l == format!("peer --lifetime {}s", life.as_secs())),
+        "{life:?}: {args}"
+    );
+}
+
+/// Finding 2: a peer that ended before the test (its lifetime passed, or it failed) was said
+/// as "nothing answers ... a firewall ... blocks it"; it is said as what it is.
+#[test]
+fn a_peer_that_ended_before_the_test_is_said_so_not_taken_for_a_firewall() {
+    let far = StandIn::new("PATH=$dir/bin:$PATH exec sh -c \"$remote\"");
+    std::fs::create_dir(far.path("bin")).expect("bin");
+    write_script(
+        &far.path("bin/tcptune"),
+        &format!(
+            "#!/bin/sh\ncase \"$*\" in *--help*) exit 0;; esac\n\
+             echo '{{\"tcptune_peer\":1,\"version\":\"0.0.0\",\"protocol\":3,\"port\":{}}}'\nexit 0\n",
+            closed_port()
+        ),
+    );
+    let (out, _) = far.advise(&["--fake-prober", "rtt=10ms", "--format", "json"]);
+    let v = json(&out);
+    let notes = notes(&v).join("\n");
+    assert!(
+        notes.contains("no TCP path test: the far end's peer ended (status 0) before the test"),
+        "{notes}"
+    );
+    assert!(!notes.contains("firewall"), "{notes}");
 }
 
 /// Finding 3: `ssh -G` had no bound: a `Match exec "sleep 25"` held advise for 40 s and was
