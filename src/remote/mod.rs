@@ -17,6 +17,7 @@ pub mod ssh;
 
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::process::{Child, ChildStdin, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -47,7 +48,8 @@ const MAX_COPY: u64 = 512 << 20;
 /// Most of ssh's stderr kept, for the error it explains.
 const MAX_STDERR: usize = 64 << 10;
 /// Most lines passed on from the far end after its peer is known (the rest are read and
-/// dropped, so the far end never blocks on a full pipe).
+/// dropped, so the far end never blocks on a full pipe). Before, the far end's report is
+/// bounded by its reader ([`script::Reader`]).
 const MAX_LINES: usize = 10_000;
 
 /// What to open: the destination, the client, and what to ask of the far end.
@@ -132,6 +134,8 @@ pub struct Session {
     /// The far end's `end` status, once said: its peer ended and its script with it (the peer
     /// served its tests, or its lifetime passed).
     ended: Mutex<Option<String>>,
+    /// Set once the peer is known: from then on at most [`MAX_LINES`] lines are passed on.
+    peer_known: Arc<AtomicBool>,
     /// When ssh started, and how long the far end's peer may live.
     started: Instant,
     life: Duration,
@@ -261,8 +265,10 @@ impl Session {
             .spawn()
             .map_err(|e| client.start_error(&e))?;
         let (tx, rx) = channel();
+        let peer_known = Arc::new(AtomicBool::new(false));
         if let Some(out) = child.stdout.take() {
-            std::thread::spawn(move || read_lines(out, &tx));
+            let counting = Arc::clone(&peer_known);
+            std::thread::spawn(move || read_lines(out, &tx, &counting));
         }
         let stderr = Arc::new(Mutex::new(Vec::new()));
         if let Some(err) = child.stderr.take() {
@@ -276,6 +282,7 @@ impl Session {
             lines: Mutex::new(rx),
             stderr,
             ended: Mutex::new(None),
+            peer_known,
             started: Instant::now(),
             life,
         })
@@ -289,8 +296,13 @@ impl Session {
         let mut copied = false;
         let mut copying: Option<std::thread::JoinHandle<std::io::Result<ChildStdin>>> = None;
         loop {
-            let line = self.next_line(deadline)?;
+            let Some(line) = self.next_line(deadline)? else {
+                return Err(self.ended_early(reader.started(), "naming a peer"));
+            };
             let step = reader.feed(&line).map_err(|why| self.garbled(&why))?;
+            if let Some(what) = script::unasked(ask, &step, copied) {
+                return Err(self.garbled(&what));
+            }
             match step {
                 script::Step::More => {}
                 script::Step::NeedBinary => {
@@ -304,6 +316,7 @@ impl Session {
                         self.take_back_stdin(w)?;
                     }
                     let peer = self.peer(started_peer, copied, deadline)?;
+                    self.peer_known.store(true, Ordering::SeqCst);
                     return Ok((reader.finish(), peer));
                 }
                 script::Step::Fail(why) => {
@@ -336,7 +349,9 @@ impl Session {
             script::Started::Nothing => None,
             script::Started::Iperf3(port) => Some(peer(PeerKind::Iperf3, port)),
             script::Started::TcptunePeer => {
-                let line = self.next_line(deadline)?;
+                let Some(line) = self.next_line(deadline)? else {
+                    return Err(self.ended_early(true, "its tcptune peer said its port"));
+                };
                 if let Some(status) = line.strip_prefix("end ") {
                     return Err(Error::measurement(format!(
                         "ssh {}: the far end's tcptune peer did not start (status {}){}",
@@ -421,21 +436,18 @@ impl Session {
         Ok(())
     }
 
-    /// The next line from the far end by `deadline`; its end or the deadline is an error that
-    /// says what ssh said.
-    fn next_line(&self, deadline: Instant) -> Result<String, Error> {
+    /// The next line from the far end by `deadline`; None at its end (see
+    /// [`Session::ended_early`]); the deadline is an error that says what ssh said.
+    fn next_line(&self, deadline: Instant) -> Result<Option<String>, Error> {
         let left = deadline.saturating_duration_since(Instant::now());
         let got = match self.lines.lock() {
             Ok(rx) => rx.recv_timeout(left),
             Err(_) => return Err(Error::system("the session's line lock is poisoned")),
         };
         match got {
-            Ok(Line::Text(l)) => Ok(l),
+            Ok(Line::Text(l)) => Ok(Some(l)),
             Ok(Line::TooLong) => Err(self.garbled(&format!("a line longer than {} bytes", script::MAX_LINE))),
-            Ok(Line::Eof) | Err(RecvTimeoutError::Disconnected) => {
-                let status = self.wait_exit(Duration::from_secs(2));
-                Err(ssh::failure(&self.dest, &self.stderr_text(), status))
-            }
+            Ok(Line::Eof) | Err(RecvTimeoutError::Disconnected) => Ok(None),
             Err(RecvTimeoutError::Timeout) => {
                 self.kill();
                 let said = self.said();
@@ -450,6 +462,23 @@ impl Session {
                     text::escape(&self.dest)
                 )))
             }
+        }
+    }
+
+    /// The far end's output ended before `what`: what ssh said went wrong, when it says; else,
+    /// once the script had begun (`begun`: its header was read), that the script ended there.
+    fn ended_early(&self, begun: bool, what: &str) -> Error {
+        let status = self.wait_exit(Duration::from_secs(2));
+        let stderr = self.stderr_text();
+        match ssh::known_failure(&self.dest, &stderr) {
+            Some(e) => e,
+            None if begun => Error::measurement(format!(
+                "ssh {}: the far end's script ended{} before {what}{}",
+                text::escape(&self.dest),
+                status.map(|s| format!(" ({s})")).unwrap_or_default(),
+                self.said()
+            )),
+            None => ssh::failure(&self.dest, &stderr, status),
         }
     }
 
@@ -602,9 +631,10 @@ impl Drop for Session {
     }
 }
 
-/// Passes the far end's stdout on line by line, each bounded; past [`MAX_LINES`] lines are
-/// read and dropped.
-fn read_lines(out: std::process::ChildStdout, tx: &Sender<Line>) {
+/// Passes the far end's stdout on line by line, each bounded; once `counting` is set (the
+/// peer is known: what came before, the far end's report, its reader bounds), past
+/// [`MAX_LINES`] lines are read and dropped.
+fn read_lines(out: std::process::ChildStdout, tx: &Sender<Line>, counting: &AtomicBool) {
     let mut r = BufReader::new(out);
     let mut sent = 0;
     loop {
@@ -626,7 +656,9 @@ fn read_lines(out: std::process::ChildStdout, tx: &Sender<Line>) {
         while matches!(buf.last(), Some(b'\n' | b'\r')) {
             buf.pop();
         }
-        sent += 1;
+        if counting.load(Ordering::SeqCst) {
+            sent += 1;
+        }
         if sent <= MAX_LINES {
             let _ = tx.send(Line::Text(String::from_utf8_lossy(&buf).into_owned()));
         }

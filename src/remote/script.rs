@@ -49,6 +49,9 @@ const MAX_KEYS: usize = 512;
 const MAX_VALUE: usize = 4096;
 /// Longest text kept of a name or a reason the far end gives, characters.
 const MAX_TEXT: usize = 200;
+/// Most tagged lines read after the header (its facts, its keys): the script prints about a
+/// dozen facts and a line per key asked for.
+const MAX_TAGGED: usize = MAX_KEYS + 200;
 
 /// Which peer the script should start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -201,6 +204,7 @@ pub enum Step {
 pub struct Reader {
     started: bool,
     skipped: usize,
+    tagged: usize,
     values: usize,
     /// The key whose `= ` lines are being read.
     open: Option<(String, Option<bool>, Vec<String>)>,
@@ -226,6 +230,10 @@ impl Reader {
             return Ok(Step::More);
         }
         self.close_key();
+        self.tagged += 1;
+        if self.tagged > MAX_TAGGED {
+            return Err(format!("more than {MAX_TAGGED} lines of facts"));
+        }
         let (tag, rest) = line.split_once(' ').unwrap_or((line, ""));
         let r = &mut self.report;
         match tag {
@@ -324,10 +332,48 @@ impl Reader {
         self.report.keys.insert(name, read);
     }
 
+    /// Whether the script's header was read: what follows is the script's, not a login
+    /// shell's or ssh's.
+    pub fn started(&self) -> bool {
+        self.started
+    }
+
     /// The report as read so far (a key still open is closed).
     pub fn finish(&mut self) -> Report {
         self.close_key();
         self.report.clone()
+    }
+}
+
+/// What the far end did that this end never asked of it, said as what it did: a copy of
+/// tcptune asked for where no tcptune peer was (or a second time), a peer started where none
+/// or another was asked for. None: it did as asked. `copied`: a copy was sent already.
+pub fn unasked(ask: &Ask, step: &Step, copied: bool) -> Option<String> {
+    let asked = match ask.want {
+        Want::Nothing => "no peer was asked for",
+        Want::Iperf3 => "iperf3 -s was asked for",
+        Want::Tcptune => "a tcptune peer was asked for",
+    };
+    match step {
+        Step::NeedBinary if ask.want != Want::Tcptune => {
+            Some(format!("it asked for a copy of tcptune, though {asked}"))
+        }
+        Step::NeedBinary if copied => Some("it asked for a copy of tcptune a second time".to_string()),
+        Step::Peer(Started::Nothing) if ask.want != Want::Nothing => {
+            Some(format!("it said it started no peer, though {asked}"))
+        }
+        Step::Peer(Started::TcptunePeer) if ask.want != Want::Tcptune => {
+            Some(format!("it started a tcptune peer, though {asked}"))
+        }
+        Step::Peer(Started::Iperf3(p)) if ask.want == Want::Nothing || !ask.iperf3_client => Some(format!(
+            "it started iperf3 -s on port {p}, though {}",
+            if ask.want == Want::Nothing {
+                asked
+            } else {
+                "this host has no iperf3 client"
+            }
+        )),
+        _ => None,
     }
 }
 
@@ -669,6 +715,52 @@ mod tests {
         assert_eq!(f.value("net.ipv4.tcp_congestion_control"), Some("cubic"));
         // The kernel does not order the fields: kept as it runs.
         assert_eq!(f.value("net.ipv4.tcp_mem"), Some("4096 99999999 65536"));
+    }
+
+    #[test]
+    fn only_what_was_asked_is_taken() {
+        let want = |want, iperf3_client| Ask {
+            want,
+            iperf3_client,
+            ..ask()
+        };
+        let none = want(Want::Nothing, false);
+        assert_eq!(unasked(&none, &Step::Peer(Started::Nothing), false), None);
+        for step in [
+            Step::NeedBinary,
+            Step::Peer(Started::Iperf3(5999)),
+            Step::Peer(Started::TcptunePeer),
+        ] {
+            let e = unasked(&none, &step, false).expect("unasked");
+            assert!(e.ends_with("though no peer was asked for"), "{e}");
+        }
+        let iperf = want(Want::Iperf3, true);
+        assert_eq!(unasked(&iperf, &Step::Peer(Started::Iperf3(5201)), false), None);
+        assert!(unasked(&iperf, &Step::NeedBinary, false).is_some());
+        assert!(unasked(&iperf, &Step::Peer(Started::TcptunePeer), false).is_some());
+        assert!(unasked(&iperf, &Step::Peer(Started::Nothing), false).is_some());
+        let tt = want(Want::Tcptune, false);
+        assert_eq!(unasked(&tt, &Step::NeedBinary, false), None);
+        assert_eq!(
+            unasked(&tt, &Step::NeedBinary, true).as_deref(),
+            Some("it asked for a copy of tcptune a second time")
+        );
+        assert_eq!(unasked(&tt, &Step::Peer(Started::TcptunePeer), true), None);
+        assert_eq!(
+            unasked(&tt, &Step::Peer(Started::Iperf3(5201)), false).as_deref(),
+            Some("it started iperf3 -s on port 5201, though this host has no iperf3 client")
+        );
+        assert_eq!(
+            unasked(&want(Want::Tcptune, true), &Step::Peer(Started::Iperf3(5201)), false),
+            None
+        );
+        // Facts without end: bounded.
+        let mut r = Reader::default();
+        r.feed(HEADER).expect("header");
+        for _ in 0..MAX_TAGGED {
+            r.feed("uid 0").expect("a fact");
+        }
+        assert!(r.feed("uid 0").is_err());
     }
 
     #[test]

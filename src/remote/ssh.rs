@@ -275,6 +275,16 @@ pub fn split_words(s: &str) -> Result<Vec<String>, String> {
 /// What ssh's stderr says went wrong before the far end's script could answer, as one error
 /// (a measurement error, exit 4: the far end could not be reached or used). `dest` as typed.
 pub fn failure(dest: &str, stderr: &str, status: Option<std::process::ExitStatus>) -> Error {
+    known_failure(dest, stderr).unwrap_or_else(|| {
+        let said = last_line(stderr).unwrap_or_else(|| "it said nothing".to_string());
+        let status = status.map(|s| format!(" ({s})")).unwrap_or_default();
+        Error::measurement(format!("ssh {} failed{status}: {said}", text::escape(dest)))
+    })
+}
+
+/// What ssh's stderr says went wrong, when it is one of the failures ssh words itself (the
+/// host key, authentication, the connection); None for anything else.
+pub fn known_failure(dest: &str, stderr: &str) -> Option<Error> {
     let dest = text::escape(dest);
     let line = |needle: &str| {
         stderr
@@ -291,17 +301,21 @@ pub fn failure(dest: &str, stderr: &str, status: Option<std::process::ExitStatus
         } else {
             "is not known here"
         };
-        return Error::measurement(format!(
-            "ssh {dest}: the far end's host key {what} (ssh: Host key verification failed.)"
-        ))
-        .with_hint(format!(
-            "tcptune never accepts a host key: check it and record it (connect once with `ssh {dest}`), then run this again"
-        ));
+        return Some(
+            Error::measurement(format!(
+                "ssh {dest}: the far end's host key {what} (ssh: Host key verification failed.)"
+            ))
+            .with_hint(format!(
+                "tcptune never accepts a host key: check it and record it (connect once with `ssh {dest}`), then run this again"
+            )),
+        );
     }
     if let Some(l) = line("Permission denied") {
-        return Error::measurement(format!("ssh {dest}: the far end refused authentication ({l})")).with_hint(
-            "tcptune runs ssh with BatchMode=yes, so it never asks for a password or passphrase: \
-             load your key into ssh-agent (ssh-add) or name it in ~/.ssh/config (IdentityFile)",
+        return Some(
+            Error::measurement(format!("ssh {dest}: the far end refused authentication ({l})")).with_hint(
+                "tcptune runs ssh with BatchMode=yes, so it never asks for a password or passphrase: \
+                 load your key into ssh-agent (ssh-add) or name it in ~/.ssh/config (IdentityFile)",
+            ),
         );
     }
     for needle in [
@@ -317,14 +331,14 @@ pub fn failure(dest: &str, stderr: &str, status: Option<std::process::ExitStatus
         "banner exchange",
     ] {
         if let Some(l) = line(needle) {
-            return Error::measurement(format!("ssh {dest}: cannot reach the far end's SSH server ({l})")).with_hint(
-                "check that sshd runs there and that its port is open from here, or give --rtt and --bandwidth",
+            return Some(
+                Error::measurement(format!("ssh {dest}: cannot reach the far end's SSH server ({l})")).with_hint(
+                    "check that sshd runs there and that its port is open from here, or give --rtt and --bandwidth",
+                ),
             );
         }
     }
-    let said = last_line(stderr).unwrap_or_else(|| "it said nothing".to_string());
-    let status = status.map(|s| format!(" ({s})")).unwrap_or_default();
-    Error::measurement(format!("ssh {dest} failed{status}: {said}"))
+    None
 }
 
 /// The last line with something on it, escaped.

@@ -83,6 +83,20 @@ fn json(out: &Output) -> Value {
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}", stderr(out)))
 }
 
+/// A far end's fault: exit 4, nothing on stdout, one line of error (and at most a hint)
+/// containing `says`.
+fn assert_fault(out: &Output, says: &str) {
+    let err = stderr(out);
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    assert!(out.stdout.is_empty(), "{}", String::from_utf8_lossy(&out.stdout));
+    let lines: Vec<&str> = err.lines().filter(|l| !l.starts_with("ssh here (")).collect();
+    assert!(lines[0].starts_with("tcptune: ") && lines[0].contains(says), "{err}");
+    assert!(
+        lines.len() == 1 || (lines.len() == 2 && lines[1].starts_with("hint: ")),
+        "{err}"
+    );
+}
+
 fn setting<'a>(advice: &'a Value, key: &str) -> &'a Value {
     advice["settings"]
         .as_array()
@@ -309,4 +323,77 @@ fn what_ssh_g_prints_is_bounded() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("-G here printed more than 1 MiB"), "{err}");
     assert!(took < Duration::from_secs(10), "{took:?}");
+}
+
+/// Finding 5: a far end asked for no peer (`--rtt` and `--bandwidth`, or `--no-path-test`)
+/// that asked for a copy of tcptune was sent the whole binary, and one that named a peer
+/// had it said as the path test's. Both are protocol errors now, and nothing is sent.
+#[test]
+fn a_copy_or_a_peer_never_asked_for_is_a_protocol_error() {
+    let copy = "facts\nsay need-binary\nIFS= read -r n || exit 0\nhead -c \"$n\" > \"$dir/received\"\nexit 0";
+    let far = StandIn::new(copy);
+    let (out, _) = far.advise(&LONG);
+    assert_fault(
+        &out,
+        "ssh here: the far end's answer is not tcptune's: it asked for a copy of tcptune, though no peer was asked for",
+    );
+    assert!(!far.path("received").exists(), "a copy was sent");
+    // The same from a far end on another system: not said as "this host has no iperf3 client".
+    let far = StandIn::new(&copy.replacen("facts", "say 'tcptune-far 1' 'uname FreeBSD amd64'", 1));
+    let (out, _) = far.advise(&LONG);
+    assert_fault(&out, "it asked for a copy of tcptune, though no peer was asked for");
+    let far = StandIn::new("facts\nsay 'peer iperf3 5999'\nhold");
+    let (out, _) = far.advise(&["--fake-prober", "rtt=10ms", "--no-path-test"]);
+    assert_fault(
+        &out,
+        "the far end's answer is not tcptune's: it started iperf3 -s on port 5999, though no peer was asked for",
+    );
+    assert!(!stderr(&out).contains("for the path test"), "{}", stderr(&out));
+}
+
+/// Finding 6: lines past 10,000 were dropped from the start of the session, not after the
+/// peer line: a long report lost its peer line and read "it said nothing". The bound counts
+/// after the peer line (the report before it has its reader's bounds).
+#[test]
+fn the_line_bound_counts_after_the_peer_line() {
+    let far = StandIn::new(
+        "facts\nsay 'key net/ipv4/tcp_rmem -rw-r--r--'\ni=0\n\
+         while [ $i -lt 12000 ]; do say '= 1'; i=$((i+1)); done\nsay 'peer none'\nhold",
+    );
+    let (out, _) = far.advise(&[&LONG[..], &["--format", "json"]].concat());
+    let v = json(&out);
+    assert!(stderr(&out).contains("ssh here ("), "{}", stderr(&out));
+    assert_eq!(
+        setting(&v["far_end"], "net.ipv4.tcp_rmem")["action"]["kind"],
+        "unavailable",
+        "twelve thousand lines are no value of tcp_rmem"
+    );
+}
+
+/// Finding 7: a second `need-binary` gave "the session's stdin is gone", exit 5; it is the
+/// far end's fault, exit 4, saying what it did.
+#[test]
+fn a_second_copy_request_is_a_protocol_error() {
+    let far = StandIn::new("facts\nsay need-binary need-binary\nexit 0");
+    let (out, _) = far.advise(&["--fake-prober", "rtt=10ms"]);
+    assert_fault(
+        &out,
+        "ssh here: the far end's answer is not tcptune's: it asked for a copy of tcptune a second time",
+    );
+}
+
+/// Finding 8: a far end whose script ended after its facts without naming a peer read "ssh
+/// far1 failed (exit status: 0): it said nothing"; it is said as the script ending early.
+#[test]
+fn a_far_end_that_ends_before_naming_a_peer_is_said_so() {
+    let far = StandIn::new("facts\nsay 'key net/ipv4/tcp_rmem absent'\nexit 0");
+    let (out, _) = far.advise(&LONG);
+    assert_fault(
+        &out,
+        "ssh here: the far end's script ended (exit status: 0) before naming a peer",
+    );
+    // Before its header, it is ssh's failure as ever.
+    let far = StandIn::new("echo 'motd' >&2\nexit 3");
+    let (out, _) = far.advise(&LONG);
+    assert_fault(&out, "ssh here failed (exit status: 3): motd");
 }
