@@ -131,9 +131,13 @@ impl Client {
             });
         }
         let stderr = Arc::new(Mutex::new(Vec::new()));
+        let (done, stderr_read) = channel();
         if let Some(err) = child.stderr.take() {
             let sink = Arc::clone(&stderr);
-            std::thread::spawn(move || super::keep_stderr(err, &sink));
+            std::thread::spawn(move || {
+                super::keep_stderr(err, &sink);
+                let _ = done.send(());
+            });
         }
         let shown = format!("{} -G {}", self.program(), text::escape(dest));
         let stdout = match rx.recv_timeout(within) {
@@ -165,6 +169,9 @@ impl Client {
                 }
             }
         };
+        // What it said on stderr, to its end (a moment at most: a child of a Match exec may
+        // hold it open).
+        let _ = stderr_read.recv_timeout(by.saturating_duration_since(Instant::now()).min(Duration::from_secs(1)));
         let stderr = stderr.lock().map(|b| b.clone()).unwrap_or_default();
         Ok(std::process::Output { status, stdout, stderr })
     }
