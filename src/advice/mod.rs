@@ -29,7 +29,7 @@ use crate::host::{Facts, facts};
 use crate::measure::evidence::Evidence;
 use crate::measure::{EvidenceRequest, HostMeasurement, PathProber, ProbeOptions, TestMode};
 use crate::os::Os;
-use crate::profile::{Action, Profile, Setting, Stage};
+use crate::profile::{Action, Fallback, Kept, Profile, Setting, Stage, Unread};
 use crate::sysctl::KeyState;
 use crate::text;
 use crate::units::{Bitrate, Span};
@@ -261,8 +261,11 @@ pub enum End {
 /// seam: tests (and the hidden `--fake-prober` flag) pass a fake.
 pub fn advise(req: &AdviceRequest, profile: &Profile, host: &Facts, prober: &dyn PathProber) -> anyhow::Result<Advice> {
     let measured = measure(req, host, prober)?;
-    advise_end(req, profile, host, &measured, End::Near)
+    advise_end(req, profile, host, &measured, End::Near, THIS_HOST)
 }
+
+/// How notes name this host's end.
+pub const THIS_HOST: &str = "this host";
 
 /// Step 1: the path (given, or measured to the hosts), the TCP evidence about the path's
 /// host, and the rate that evidence settles. `host` is this machine (its congestion controls
@@ -301,13 +304,15 @@ pub fn measure(req: &AdviceRequest, host: &Facts, prober: &dyn PathProber) -> an
 }
 
 /// Steps 2 to 5 for one end of a measured path: decide its two sides' classes, size its
-/// buffers, render its profile with its facts, annotate.
+/// buffers, render its profile with its facts, annotate. `name`: how its notes name it
+/// ([`THIS_HOST`], "the far end dtn2").
 pub fn advise_end(
     req: &AdviceRequest,
     profile: &Profile,
     host: &Facts,
     m: &Measured,
     end: End,
+    name: &str,
 ) -> anyhow::Result<Advice> {
     let steps = Steps { req, profile, host };
     let path = match end {
@@ -347,7 +352,26 @@ pub fn advise_end(
         sizing,
     };
     let settings = steps.render(&path, &decided)?;
+    notes.extend(
+        settings
+            .iter()
+            .filter_map(|s| s.fallback.as_ref().map(|f| Note::shown(fallback_note(name, &s.key, f)))),
+    );
     Ok(steps.annotate(path, notes, m, decided, settings, end))
+}
+
+/// One line saying how a setting's value was kept valid, naming the end (`name`) and the key
+/// whose running value gave none.
+fn fallback_note(name: &str, key: &str, f: &Fallback) -> String {
+    let what = match f.unread {
+        Some(Unread::Odd) => format!("{key} runs no value of its kind; "),
+        Some(Unread::Absent | Unread::Unreadable) => format!("{key} could not be read; "),
+        None => format!("{key}: "),
+    };
+    match f.kept {
+        Kept::Stock => format!("{name}: {what}its stock value stands in"),
+        Kept::Clamped(max) => format!("{name}: {what}default clamped to the max, {}", text::size(max)),
+    }
 }
 
 /// What every step reads: the request, the profile and the machine's facts.
@@ -753,7 +777,7 @@ mod tests {
         let facts = Facts::unknown(Os::Linux);
         let m = measure(&req, &facts, &p).expect("measured");
         let profile = Profile::for_os(Os::Linux);
-        let near = advise_end(&req, &profile, &facts, &m, End::Near).expect("near");
+        let near = advise_end(&req, &profile, &facts, &m, End::Near, THIS_HOST).expect("near");
         // This host sends on the clean direction: cubic, 2.5 × BDP; it receives on the lossy
         // one: its receive buffer for loss recovery at the heavy-loss factor.
         assert_eq!(near.decision.class, decide::PathClass::Clean);
@@ -776,7 +800,7 @@ mod tests {
         );
         // The far end sends on the lossy direction: bbr and the loss factor for its send
         // buffer; it receives on the clean one.
-        let far = advise_end(&req, &profile, &facts, &m, End::Far).expect("far");
+        let far = advise_end(&req, &profile, &facts, &m, End::Far, "the far end").expect("far");
         assert_eq!(far.end, End::Far);
         assert_eq!(far.decision.class, decide::PathClass::Lossy);
         assert_eq!(far.receive_decision.class, decide::PathClass::Clean);
@@ -796,7 +820,7 @@ mod tests {
         // Without a reverse test the receive side follows this direction's test, and says so.
         let p = FakeProber::from_spec("rtt=50ms,rate=200mbit,loss=0").expect("spec");
         let m = measure(&req, &facts, &p).expect("measured");
-        let near = advise_end(&req, &profile, &facts, &m, End::Near).expect("near");
+        let near = advise_end(&req, &profile, &facts, &m, End::Near, THIS_HOST).expect("near");
         assert!(near.receive_decision.borrowed);
         assert!(
             near.notes
@@ -1083,6 +1107,7 @@ mod tests {
             &Facts::unknown(Os::Linux),
             &m,
             End::Near,
+            THIS_HOST,
         )
         .expect("advice");
         assert_ne!(
@@ -1156,7 +1181,7 @@ mod tests {
         let advised = |spec: &str| {
             let p = FakeProber::from_spec(spec).expect("spec");
             let m = measure(&req, &facts, &p).expect("measured");
-            advise_end(&req, &Profile::for_os(Os::Linux), &facts, &m, End::Near).expect("advice")
+            advise_end(&req, &Profile::for_os(Os::Linux), &facts, &m, End::Near, THIS_HOST).expect("advice")
         };
         let a = advised("rtt=50ms,capacity=200mbit,tcp-rate=188mbit,loss=1");
         assert_eq!(a.bandwidth_bps, 200_000_000, "{:?}", a.notes);

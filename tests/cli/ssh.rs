@@ -18,6 +18,8 @@ use tempfile::TempDir;
 use super::netns::Netns;
 use super::write_script;
 
+mod stand_in;
+
 const FAR: &str = "198.18.0.2";
 const PORT: &str = "2222";
 /// Every fault must be said within this.
@@ -395,6 +397,37 @@ fn a_far_end_without_either_tool_gets_a_copy_of_this_binary() {
         "copy: set-up {} s (a {} byte binary), {took:?} in all",
         setup_time(&err),
         { std::fs::metadata(cargo_bin("tcptune")).map(|m| m.len()).unwrap_or(0) }
+    );
+    lab.assert_clean();
+}
+
+/// Issue 30, finding 2: the far end's `tcptune peer` lived its fixed 180 s whatever the near
+/// end computed, so after 190 s of probes it had gone and the test read as a firewall. It
+/// lives the lifetime the near end computed, and serves the test after the long probe phase.
+/// (About 3 minutes: the probes must outlast the old 180 s.)
+#[test]
+#[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
+fn the_far_ends_peer_outlives_a_long_probe_phase() {
+    let lab = SshLab::up("sshlong", Tools::Tcptune);
+    let (out, took) = lab.advise(&[
+        "--probes",
+        "191",
+        "--interval",
+        "1s",
+        "--bandwidth",
+        "1gbit",
+        "--test-time",
+        "2s",
+        "--format",
+        "json",
+    ]);
+    let v = json(&out);
+    assert!(took > Duration::from_secs(185), "the probes took {took:?}");
+    let test = &v["evidence"]["test"];
+    assert_eq!(test["peer"], "tcptune", "{:#} {}", v["evidence"], stderr(&out));
+    assert!(
+        test["addr"].as_str().is_some_and(|a| a.starts_with(&format!("{FAR}:"))),
+        "{test:#}"
     );
     lab.assert_clean();
 }
