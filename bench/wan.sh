@@ -281,7 +281,10 @@ for p in $paths; do
 			;;
 		jitter=*) label+=", jitter ${m#*=}" up+=(--jitter "${m#*=}") ;;
 		reorder=*) label+=", reordering jitter ${m#*=}" up+=(--reorder "${m#*=}") ;;
-		cross=*) ncross=${m#*=} label+=", $ncross CUBIC flows beside it" up+=(--cross) ;;
+		cross=*)
+			ncross=${m#*=} up+=(--cross)
+			if ((ncross == 1)); then label+=", 1 CUBIC flow beside it"; else label+=", $ncross CUBIC flows beside it"; fi
+			;;
 		esac
 	done
 	# The goodput limit: the link's rate, or the policer's where it is lower.

@@ -90,9 +90,10 @@
 #     part): a line per flow, `flow port seconds bits_per_second
 #     retransmits`, then `total`; seconds is the time the flow ran within the
 #     window, bits_per_second its bytes over the whole window. Read after
-#     stop: iperf3 writes its JSON when it ends. A flow's intervals are placed
-#     at its launch time plus 2 RTT (the connection set-up), so windows are
-#     good to a few tens of ms.
+#     stop: iperf3 writes its JSON when it ends. A stopped client writes it at
+#     once, its last interval ending at the stop: its intervals are placed from
+#     the file's time (to a few ms); those of a run that ended by itself (the
+#     on/off flow's) from its launch time plus 5 RTT (the connection set-up).
 #
 # State: /run/tcptune-lab/NAME/ (env, pid, delayline.log, cross/). Needs root.
 # Only ever addresses 198.18.0.1, 198.18.0.2 and 198.18.0.3 inside the lab's
@@ -595,7 +596,9 @@ cross_start() {
 		pids+=("onoff $!")
 	fi
 	printf '%s\n' "${pids[@]}" >"$dir/pids"
-	echo "lab.sh: cross traffic: $n long CUBIC flow(s) from $ADDR_C to $ADDR_B:$port_base..$((port_base + n - 1))${on_s:+, an on/off flow (${onoff}) to port $((port_base + n))}; JSON in $dir" >&2
+	echo "lab.sh: cross traffic: $n long CUBIC flow$( ((n == 1)) || echo s) from $ADDR_C to $ADDR_B port" \
+		"$port_base$( ((n == 1)) || echo "..$((port_base + n - 1))")${on_s:+, an on/off flow (${onoff}) to port $((port_base + n))};" \
+		"JSON in $dir" >&2
 }
 
 # Stops the on/off loop and the clients (each writes its JSON as it ends), then the servers.
