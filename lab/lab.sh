@@ -70,13 +70,15 @@
 #   198.18.0.2 (`congctl cubic`: a child namespace may only choose the
 #   algorithms in the host's tcp_allowed_congestion_control, but a route's
 #   algorithm is not subject to that list). --tcp-mem applies to A and B only.
-#   The receiver of C's flows is B, with B's own buffers. `env` adds NS_C and
-#   ADDR_C.
+#   A fourth namespace NAME-d (198.18.0.4) behind B (a veth pair cross0, B
+#   forwarding) receives C's flows, with the same buffers as C: the
+#   neighbours are hosts of their own on both ends, so what is set on A and B
+#   never changes their windows. `env` adds NS_C, ADDR_C, NS_D and ADDR_D.
 #
 # Cross traffic (needs --cross; iperf3):
-#   cross NAME start N: N long-lived CUBIC flows from C to B, each an iperf3
-#     client in C (`-t 0`: until stopped) against its own iperf3 server in B
-#     on ports P..P+N-1 (--port-base P, default 5401). --onoff ON:OFF adds an
+#   cross NAME start N: N long-lived CUBIC flows from C to D (through A, the
+#     delay line and B), each an iperf3 client in C (`-t 0`: until stopped)
+#     against its own iperf3 server in D on ports P..P+N-1 (--port-base P, default 5401). --onoff ON:OFF adds an
 #     on/off flow on port P+N: an iperf3 client for ON (rounded up to whole
 #     seconds), then OFF idle, again and again (e.g. --onoff 2s:3s). Each run
 #     writes its JSON (iperf3 -J) and its start time to the state dir
@@ -96,8 +98,7 @@
 #     on/off flow's) from its launch time plus 5 RTT (the connection set-up).
 #
 # State: /run/tcptune-lab/NAME/ (env, pid, delayline.log, cross/). Needs root.
-# Only ever addresses 198.18.0.1, 198.18.0.2 and 198.18.0.3 inside the lab's
-# namespaces.
+# Only ever addresses 198.18.0.1 to 198.18.0.4 inside the lab's namespaces.
 set -euo pipefail
 
 STATE_ROOT=${LAB_STATE_ROOT:-/run/tcptune-lab}
@@ -105,6 +106,7 @@ REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 ADDR_A=198.18.0.1
 ADDR_B=198.18.0.2
 ADDR_C=198.18.0.3
+ADDR_D=198.18.0.4
 DEV=wan0
 XDEV=cross0
 
@@ -230,7 +232,7 @@ cmd_down() {
 	local -a pids
 	check_name "$name"
 	kill_pid_file "$STATE_ROOT/$name/pid" "$STATE_ROOT/$name/ready"
-	for ns in "$name-c" "$name-a" "$name-b"; do
+	for ns in "$name-c" "$name-d" "$name-a" "$name-b"; do
 		ns_exists "$ns" || continue
 		# Processes a test left running inside the lab (iperf3 -s, ...).
 		mapfile -t pids < <(ip netns pids "$ns" 2>/dev/null || true)
@@ -413,15 +415,15 @@ cmd_up() {
 		fi
 	done
 
-	local ns_c=''
-	((cross)) && ns_c=$name-c && up_cross "$ns_a" "$ns_b" "$ns_c" "$mtu" "$cross_mem"
+	local ns_c='' ns_d=''
+	((cross)) && ns_c=$name-c ns_d=$name-d && up_cross "$ns_a" "$ns_b" "$ns_c" "$ns_d" "$mtu" "$cross_mem"
 
 	{
 		printf 'NS_A=%q\nNS_B=%q\nADDR_A=%q\nADDR_B=%q\nDEV=%q\n' "$ns_a" "$ns_b" "$ADDR_A" "$ADDR_B" "$DEV"
 		printf 'BACKEND=%q\nRTT_NS=%q\nRATE_BPS=%q\nQUEUE_BYTES=%q\nMTU=%q\nDELAYLINE_PID=%q\n' \
 			"$backend" "$rtt_ns" "$rate_bps" "$queue_bytes" "$mtu" "$pid"
 		if ((cross)); then
-			printf 'NS_C=%q\nADDR_C=%q\nCROSS_MEM=%q\n' "$ns_c" "$ADDR_C" "$cross_mem"
+			printf 'NS_C=%q\nADDR_C=%q\nNS_D=%q\nADDR_D=%q\nCROSS_MEM=%q\n' "$ns_c" "$ADDR_C" "$ns_d" "$ADDR_D" "$cross_mem"
 		fi
 	} >"$state/env"
 
@@ -436,12 +438,12 @@ cmd_up() {
 	if ((cross)); then
 		ok=0
 		for _ in $(seq 20); do
-			if ip netns exec "$ns_c" ping -q -c 1 -W "$wait_s" "$ADDR_B" >/dev/null 2>&1; then
+			if ip netns exec "$ns_c" ping -q -c 1 -W "$wait_s" "$ADDR_D" >/dev/null 2>&1; then
 				ok=1
 				break
 			fi
 		done
-		((ok)) || die "no ping reply from $ADDR_B to $ADDR_C through $ns_a"
+		((ok)) || die "no ping reply from $ADDR_D to $ADDR_C through $ns_a and $ns_b"
 	fi
 	UP_OK=1
 	local pol=${police_ab:-$police} pol_ba=${police_ba:-$police}
@@ -453,26 +455,38 @@ cmd_up() {
 		"mtu $mtu${pid:+, delayline pid $pid}${ns_c:+, cross $ns_c ($ADDR_C) via $ns_a}"
 }
 
-# The third namespace: C behind A (a veth pair, cross0), its flows routed through A onto the
-# delay line toward B; TuneD-like buffers of its own and CUBIC by its route.
-up_cross() {
-	local ns_a=$1 ns_b=$2 ns_c=$3 mtu=$4 mem=$5
-	ip netns add "$ns_c"
-	ip -n "$ns_c" link set lo up
-	ip -n "$ns_a" link add "$XDEV" type veth peer name "$XDEV" netns "$ns_c"
-	local ns me peer
-	for ns in "$ns_a" "$ns_c"; do
-		if [[ $ns == "$ns_a" ]]; then me=$ADDR_A peer=$ADDR_C; else me=$ADDR_C peer=$ADDR_A; fi
-		ip netns exec "$ns" sysctl -qw "net.ipv6.conf.$XDEV.disable_ipv6=1" 2>/dev/null || true
-		ip -n "$ns" link set "$XDEV" mtu "$mtu"
-		ip -n "$ns" addr add "$me/32" peer "$peer/32" dev "$XDEV"
-		ip -n "$ns" link set "$XDEV" up
+# A namespace `ns` behind `gw` by a veth pair (cross0): `me` its address, `gw_addr` the
+# gateway's; the gateway forwards.
+veth_behind() {
+	local gw=$1 gw_addr=$2 ns=$3 me=$4 mtu=$5 n a p
+	ip netns add "$ns"
+	ip -n "$ns" link set lo up
+	ip -n "$gw" link add "$XDEV" type veth peer name "$XDEV" netns "$ns"
+	for n in "$gw" "$ns"; do
+		if [[ $n == "$gw" ]]; then a=$gw_addr p=$me; else a=$me p=$gw_addr; fi
+		ip netns exec "$n" sysctl -qw "net.ipv6.conf.$XDEV.disable_ipv6=1" 2>/dev/null || true
+		ip -n "$n" link set "$XDEV" mtu "$mtu"
+		ip -n "$n" addr add "$a/32" peer "$p/32" dev "$XDEV"
+		ip -n "$n" link set "$XDEV" up
 	done
-	ip netns exec "$ns_a" sysctl -qw net.ipv4.ip_forward=1
+	ip netns exec "$gw" sysctl -qw net.ipv4.ip_forward=1
+}
+
+# The neighbours: C behind A and D behind B, C's flows to D routed through A, the delay line
+# and B, the same way as A's own to B; TuneD-like buffers of their own and CUBIC by C's route.
+up_cross() {
+	local ns_a=$1 ns_b=$2 ns_c=$3 ns_d=$4 mtu=$5 mem=$6 ns
+	veth_behind "$ns_a" "$ADDR_A" "$ns_c" "$ADDR_C" "$mtu"
+	veth_behind "$ns_b" "$ADDR_B" "$ns_d" "$ADDR_D" "$mtu"
 	# A route's congestion control is not subject to tcp_allowed_congestion_control.
 	ip -n "$ns_c" route add "$ADDR_B/32" via "$ADDR_A" dev "$XDEV" congctl cubic
+	ip -n "$ns_c" route add "$ADDR_D/32" via "$ADDR_A" dev "$XDEV" congctl cubic
+	ip -n "$ns_a" route add "$ADDR_D/32" dev "$DEV"
 	ip -n "$ns_b" route add "$ADDR_C/32" via "$ADDR_A" dev "$DEV"
-	ip netns exec "$ns_c" sysctl -qw "net.ipv4.tcp_rmem=4096 131072 $mem" "net.ipv4.tcp_wmem=4096 16384 $mem"
+	ip -n "$ns_d" route add "$ADDR_C/32" via "$ADDR_B" dev "$XDEV" congctl cubic
+	for ns in "$ns_c" "$ns_d"; do
+		ip netns exec "$ns" sysctl -qw "net.ipv4.tcp_rmem=4096 131072 $mem" "net.ipv4.tcp_wmem=4096 16384 $mem"
+	done
 }
 
 # The delay line's counters now (SIGUSR1): its two stats lines, a->b then b->a.
@@ -495,19 +509,19 @@ cmd_stats() {
 	grep ': forwarded ' "$log" | tail -n 2
 }
 
-# Cross traffic from C to B (see the header): start, stop, read.
+# Cross traffic from C to D (see the header): start, stop, read.
 cmd_cross() {
 	local name=$1 action=${2:-}
 	check_name "$name"
 	shift 2 || die "usage: lab.sh cross NAME start N [--port-base P] [--onoff ON:OFF] | stop | read"
 	local state=$STATE_ROOT/$name
 	[[ -f $state/env ]] || die "lab '$name' is not up"
-	local NS_B='' NS_C='' RTT_NS=''
-	eval "$(grep -E '^(NS_B|NS_C|RTT_NS)=' "$state/env")"
-	[[ -n $NS_C ]] || die "lab '$name' has no third namespace (lab.sh up ... --cross)"
+	local NS_D='' NS_C='' RTT_NS=''
+	eval "$(grep -E '^(NS_D|NS_C|RTT_NS)=' "$state/env")"
+	[[ -n $NS_C && -n $NS_D ]] || die "lab '$name' has no neighbours (lab.sh up ... --cross)"
 	local dir=$state/cross
 	case $action in
-	start) cross_start "$dir" "$NS_B" "$NS_C" "$@" ;;
+	start) cross_start "$dir" "$NS_D" "$NS_C" "$@" ;;
 	stop)
 		(($# == 0)) || die "usage: lab.sh cross NAME stop"
 		cross_stop "$dir"
@@ -527,7 +541,7 @@ wait_listen() {
 }
 
 cross_start() {
-	local dir=$1 ns_b=$2 ns_c=$3
+	local dir=$1 ns_d=$2 ns_c=$3
 	shift 3
 	(($#)) || die "usage: lab.sh cross NAME start N [--port-base P] [--onoff ON:OFF]"
 	local n=$1 port_base=5401 onoff=''
@@ -563,16 +577,16 @@ cross_start() {
 	[[ -n $on_s ]] && flows=$((n + 1))
 	for ((k = 0; k < flows; k++)); do
 		port=$((port_base + k))
-		ip netns exec "$ns_b" iperf3 -s -B "$ADDR_B" -p "$port" </dev/null >"$dir/server-$port.log" 2>&1 &
+		ip netns exec "$ns_d" iperf3 -s -B "$ADDR_D" -p "$port" </dev/null >"$dir/server-$port.log" 2>&1 &
 		pids+=("server $!")
 	done
-	for ((k = 0; k < flows; k++)); do wait_listen "$ns_b" $((port_base + k)); done
+	for ((k = 0; k < flows; k++)); do wait_listen "$ns_d" $((port_base + k)); done
 	for ((k = 1; k <= n; k++)); do
 		port=$((port_base + k - 1))
 		echo "$port" >"$dir/long-$k.port"
 		date +%s.%N >"$dir/long-$k.t0"
 		# -t 0: until stopped; C's route makes it CUBIC.
-		ip netns exec "$ns_c" iperf3 -c "$ADDR_B" -B "$ADDR_C" -p "$port" -t 0 -J \
+		ip netns exec "$ns_c" iperf3 -c "$ADDR_D" -B "$ADDR_C" -p "$port" -t 0 -J \
 			</dev/null >"$dir/long-$k.json" 2>"$dir/long-$k.err" &
 		pids+=("client $!")
 	done
@@ -592,11 +606,11 @@ cross_start() {
 				sleep "$off" &
 				wait $!
 			done' onoff "$dir" "$port" "$on_s" "$(awk -v n="$off_ns" 'BEGIN { printf "%.9f", n / 1e9 }')" \
-			"$ADDR_B" "$ADDR_C" </dev/null >/dev/null 2>&1 &
+			"$ADDR_D" "$ADDR_C" </dev/null >/dev/null 2>&1 &
 		pids+=("onoff $!")
 	fi
 	printf '%s\n' "${pids[@]}" >"$dir/pids"
-	echo "lab.sh: cross traffic: $n long CUBIC flow$( ((n == 1)) || echo s) from $ADDR_C to $ADDR_B port" \
+	echo "lab.sh: cross traffic: $n long CUBIC flow$( ((n == 1)) || echo s) from $ADDR_C to $ADDR_D port" \
 		"$port_base$( ((n == 1)) || echo "..$((port_base + n - 1))")${on_s:+, an on/off flow (${onoff}) to port $((port_base + n))};" \
 		"JSON in $dir" >&2
 }

@@ -15,7 +15,8 @@ pub struct Lab {
     pub ns_a: String,
     pub ns_b: String,
     pub addr_b: String,
-    /// The third namespace (198.18.0.3) behind A: there only with `--cross` ([`Lab::up_cross`]).
+    /// The third namespace (198.18.0.3) behind A: there only with `--cross` ([`Lab::up_cross`]);
+    /// the fourth, its flows' receiver behind B (198.18.0.4), is `NAME-d`.
     pub ns_c: String,
     // Fields drop after `Drop::drop`, so the next lab waits until this one is torn down.
     _quiet: Quiet,
