@@ -85,6 +85,18 @@ pub const FACTS: &[(&str, &str)] = &[
         "1 when the path class (clean, lossy, shallow) was measured or given (--loss-recovery, --clean-path), not assumed",
     ),
     (
+        "shared",
+        "1 when the sending direction's test met a queue others kept standing: the path is shared with other flows",
+    ),
+    (
+        "receive_shared",
+        "1 when the receiving direction's test met a queue others kept standing",
+    ),
+    (
+        "policed",
+        "1 when the sending direction's test stopped at a policer's rate (loss at the base RTT, no queue)",
+    ),
+    (
         "cubic_at_risk",
         "1 when nothing measured the path's loss and 1 % random loss would hold CUBIC's window below the BDP (RFC 9438's response function)",
     ),

@@ -115,6 +115,9 @@ pub struct Path {
     pub receive_rate: Option<Bitrate>,
     /// Which reading sized `receive_rate`.
     pub receive_basis: Option<RateBasis>,
+    /// The packet trains' credible bottleneck rate, when they read one: what a test that got
+    /// less is compared with ([`sharing`]).
+    pub capacity: Option<Bitrate>,
     pub mtu: Option<u32>,
     /// The host whose path this is, when measured.
     pub host: Option<String>,
@@ -390,6 +393,7 @@ impl Steps<'_> {
             rtt_ms: path.rtt.as_millis_f64(),
             mss: path.mtu.unwrap_or(1500).saturating_sub(52).max(536),
             linux: self.host.os == Os::Linux,
+            capacity_bps: path.capacity.map(|c| c.bps() as f64),
         };
         let word = decide::Override::from_flags(self.req.loss_recovery, self.req.clean_path);
         let host = path.host.as_deref();
@@ -470,6 +474,9 @@ impl Steps<'_> {
             ("notsent_lowat", d.send.notsent_lowat as f64),
             ("window_share", sizing.window_share),
             ("class_measured", flag(d.send.class != decide::PathClass::Unmeasured)),
+            ("shared", flag(d.send.class == decide::PathClass::Shared)),
+            ("receive_shared", flag(d.receive.class == decide::PathClass::Shared)),
+            ("policed", flag(d.send.class == decide::PathClass::Policed)),
             ("cubic_at_risk", flag(d.send.cubic_at_risk)),
         ];
         pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
@@ -598,8 +605,9 @@ struct Decided {
 /// Step 3: each buffer for its side's class and its direction's rate, the receive buffer for
 /// the measured window share.
 fn size(path: &Path, send: &decide::Decision, receive: &decide::Decision) -> Sizing {
-    let rule = |d: &decide::Decision| match d.loss_factor {
-        Some(f) if d.loss_recovery => bdp::Rule::LossRecovery(f),
+    let rule = |d: &decide::Decision| match (d.rule, d.loss_factor) {
+        (decide::Rule::Shared, Some(f)) => bdp::Rule::Shared(f),
+        (_, Some(f)) if d.loss_recovery => bdp::Rule::LossRecovery(f),
         _ => bdp::Rule::LossFree,
     };
     bdp::size(

@@ -115,6 +115,8 @@ pub fn class_name(c: PathClass) -> &'static str {
         PathClass::Lossy => "lossy",
         PathClass::Shallow => "shallow queue",
         PathClass::Unmeasured => "not measured",
+        PathClass::Shared => "shared with other flows",
+        PathClass::Policed => "policed",
     }
 }
 
@@ -126,6 +128,8 @@ fn rule(d: &Decision) -> String {
         (Rule::Clean, true) => "cubic, 2 \u{d7} BDP + headroom".into(),
         (Rule::LossRecovery | Rule::Unmeasured, false) => format!("{f} BDP for loss recovery"),
         (Rule::Clean, false) => "2 \u{d7} BDP + headroom".into(),
+        (Rule::Shared, true) => format!("cubic, {f} BDP"),
+        (Rule::Shared, false) => format!("{f} BDP"),
     }
 }
 
@@ -161,6 +165,32 @@ fn reason(d: &Decision) -> String {
             None => "a shallow queue, which CUBIC overflows".into(),
         },
         PathClass::Clean => "no loss after startup, and a queue deep enough for CUBIC".into(),
+        PathClass::Shared => obs
+            .iter()
+            .find_map(|o| match o {
+                Observation::Others(crate::advice::sharing::Sharing::Competing {
+                    rate_bps, capacity_bps, ..
+                }) => Some(match capacity_bps {
+                    Some(c) => format!(
+                        "the test got {} of {}, a queue standing: a fair neighbour",
+                        text::rate(*rate_bps),
+                        text::rate(*c)
+                    ),
+                    None => "a queue stood that the test did not fill: a fair neighbour".into(),
+                }),
+                _ => None,
+            })
+            .unwrap_or_default(),
+        PathClass::Policed => obs
+            .iter()
+            .find_map(|o| match o {
+                Observation::Others(crate::advice::sharing::Sharing::Policed { rate_bps, .. }) => Some(format!(
+                    "a policer at about {}: loss at the base RTT, no queue",
+                    text::rate(*rate_bps)
+                )),
+                _ => None,
+            })
+            .unwrap_or_default(),
     }
 }
 
@@ -207,6 +237,7 @@ pub fn class(a: &Advice) -> Vec<String> {
 fn rule_receive(d: &Decision) -> String {
     match d.rule {
         Rule::Clean => "2 \u{d7} BDP + headroom".into(),
+        Rule::Shared => format!("{} BDP", text::times(d.loss_factor.unwrap_or(crate::bdp::LOSS_FACTOR))),
         _ => format!("{} BDP", text::times(d.loss_factor.unwrap_or(crate::bdp::LOSS_FACTOR))),
     }
 }
