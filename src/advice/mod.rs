@@ -291,6 +291,9 @@ pub fn measure(req: &AdviceRequest, host: &Facts, prober: &dyn PathProber) -> an
         }
         None => None,
     };
+    if measured.is_some() && req.rtt.is_none() {
+        notes.extend(rate::settle_rtt(&mut path, evidence.as_ref()));
+    }
     if let Some(h) = measured
         && req.bandwidth.is_none()
     {
@@ -1069,6 +1072,80 @@ mod tests {
         let a = advise_linux(&no, &FakeProber { test: None, ..p }).expect("advice");
         assert_eq!((a.bandwidth_bps, a.bandwidth_source), (100_000_000, Source::Assumed));
         assert!(a.notes[0].contains("rate was NOT MEASURED"), "{:?}", a.notes);
+    }
+
+    /// The advice for a fake path of `spec`, measured and decided for this host.
+    fn advised(spec: &str) -> Advice {
+        let p = FakeProber::from_spec(spec).expect("spec");
+        let (req, facts) = (args(&["198.18.0.2"], None), Facts::unknown(Os::Linux));
+        let m = measure(&req, &facts, &p).expect("measured");
+        advise_end(&req, &Profile::for_os(Os::Linux), &facts, &m, End::Near, THIS_HOST).expect("advice")
+    }
+
+    #[test]
+    fn others_on_the_path_give_the_shared_class_sized_for_the_trains_at_the_base_rtt() {
+        // The path: 100 ms / 300 Mbit/s, a neighbour holding a queue of 2 × BDP: the
+        // probes met it (300 ms), the test got 34 Mbit/s with the queue standing.
+        let a = advised("rtt=100ms,capacity=300mbit,tcp-rate=34mbit,standing=200ms");
+        assert_eq!(a.decision.class, decide::PathClass::Shared, "{:?}", a.notes);
+        assert_eq!(a.rtt_ms, 100.0, "the test's RTT, not the probes' 300 ms");
+        assert_eq!(
+            (a.bandwidth_bps, a.bandwidth_basis),
+            (300_000_000, RateBasis::TrainsOverTest)
+        );
+        let cc = a.settings.iter().find(|s| s.key == facts::CURRENT_CC).expect("cc");
+        assert_eq!(cc.value, "cubic", "a fair neighbour");
+        // A window covering the queue the others keep: 2 × BDP at the loaded 300 ms, within 6 ×.
+        assert_eq!(a.sizing.send_factor, bdp::HEAVY_LOSS_FACTOR);
+        assert!(matches!(
+            a.decision.sharing,
+            Some(sharing::Sharing::Competing { standing_ms, .. }) if (standing_ms - 200.0).abs() < 1e-6
+        ));
+        assert!(
+            a.notes.iter().any(|n| n.contains("the probes met a queue")),
+            "{:?}",
+            a.notes
+        );
+    }
+
+    #[test]
+    fn a_policer_gives_bbr_at_its_rate_and_names_it() {
+        let a = advised("rtt=40ms,capacity=400mbit,tcp-rate=96mbit,police=1");
+        assert_eq!(a.decision.class, decide::PathClass::Policed);
+        // Sized for the policed rate at the IP level (96 Mbit/s of payload), not the trains'.
+        assert_eq!(a.bandwidth_bps, ip_rate(96e6, None));
+        assert!(
+            a.notes
+                .iter()
+                .any(|n| n.line().starts_with("a policer at about 99.45 Mbit/s")),
+            "{:?}",
+            a.notes
+        );
+        assert_eq!(a.sizing.send_factor, bdp::LOSS_FACTOR);
+    }
+
+    #[test]
+    fn spurious_retransmissions_are_no_loss() {
+        // 0.01 % at 150 ms holds CUBIC; if the receiver got every one of them twice, nothing
+        // was lost: the path is clean.
+        let lossy = advised("rtt=150ms,rate=500mbit,loss=0.01");
+        assert_eq!(lossy.decision.class, decide::PathClass::Lossy);
+        let reordered = advised("rtt=150ms,rate=500mbit,spurious=100");
+        assert_eq!(
+            reordered.decision.class,
+            decide::PathClass::Clean,
+            "{:?}",
+            reordered.notes
+        );
+        assert!(
+            reordered
+                .decision
+                .observations
+                .iter()
+                .any(|o| matches!(o, decide::Observation::Spurious { spurious: 100, .. })),
+            "{:?}",
+            reordered.decision.observations
+        );
     }
 
     #[test]

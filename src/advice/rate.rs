@@ -213,6 +213,38 @@ pub fn settle_rate(path: &mut Path, m: &HostMeasurement, ev: Option<&Evidence>) 
     notes
 }
 
+/// A test's lowest RTT below the probes' by more than this share is the path's: the probes met
+/// a queue that stood while they ran (others on the path), the test's flow saw it drain.
+pub const RTT_BELOW_PROBES: f64 = 0.05;
+
+/// Settles the RTT of `path` (measured, no `--rtt`) from the TCP tests: their lowest RTT where
+/// it is well below the probes' (who met a standing queue), and says so in the returned note.
+pub fn settle_rtt(path: &mut Path, ev: Option<&Evidence>) -> Option<super::Note> {
+    let ev = ev?;
+    let lowest = [ev.test.as_ref(), ev.reverse.as_ref()]
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t.min_rtt_ms)
+        .filter(|m| *m > 0.0)
+        .reduce(f64::min)?;
+    let probes = path.rtt.as_millis_f64();
+    (lowest < probes * (1.0 - RTT_BELOW_PROBES)).then(|| {
+        path.rtt = Span::from_millis_f64(text::ms(lowest));
+        super::Note::with_short(
+            format!(
+                "the probes' lowest RTT was {}, the TCP test's flow saw {}: the probes met a queue that stood while they ran (others on the path), so the path's RTT is the test's",
+                text::millis(probes),
+                text::millis(lowest)
+            ),
+            format!(
+                "RTT {} (the TCP test's), not the probes' {}: they met a standing queue",
+                text::millis(lowest),
+                text::millis(probes)
+            ),
+        )
+    })
+}
+
 /// The most either buffer may be raised to when nothing measured the rate: a quarter of
 /// what the kernel lets TCP use in all (tcp_mem[2], in pages) per expected flow — sizing for a
 /// NIC's speed instead would raise a 10 Gbit/s server's buffers 100-fold past a 100 Mbit/s

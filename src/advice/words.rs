@@ -386,7 +386,29 @@ pub fn notes(ev: Option<&Evidence>, send: &Decision, receive: &Decision, end: En
         Some(hint) => Note::with_short(long, measure_hint_short(hint)),
         None => Note::detail(long),
     }));
+    notes.extend(sharing_note(send, end));
     notes
+}
+
+/// What to do about what the test saw of others: a policer's rate as a pacing cap; where
+/// nothing measured the path, that its other flows' share was not measured either.
+fn sharing_note(d: &Decision, end: End) -> Option<Note> {
+    match (d.sharing, d.class) {
+        (Some(Sharing::Policed { rate_bps, .. }), _) => {
+            let r = text::rate(rate_bps);
+            Some(Note::with_short(
+                format!(
+                    "a policer holds this path at about {r}: a flow paced at or below it loses nothing there, where bursts above it are dropped (more buffer does not help): `tc qdisc replace dev IF root fq maxrate {r}` where the fq qdisc runs, SO_MAX_PACING_RATE in programs that set it; bbr finds that rate itself"
+                ),
+                format!("a policer at about {r}: pace at or below it (fq maxrate, SO_MAX_PACING_RATE); bbr finds it"),
+            ))
+        }
+        (_, PathClass::Unmeasured) if end == End::Near => Some(Note::with_short(
+            "the share left to other flows on this path was not measured: behind a shallow queue bbr takes more than its share from CUBIC flows beside it (tcptune's lab, 50 ms, a queue of 0.5 × BDP: 2.6 × its fair share, its two neighbours 0.17 × theirs); a TCP test (--ssh, or tcptune serve there) sees whether others share it",
+            "the share left to flows beside it was not measured: a TCP test (--ssh) sees them",
+        )),
+        _ => None,
+    }
 }
 
 /// How to measure what was not, in one line.

@@ -5,6 +5,7 @@
 //! said once, and the whole derivation is [`super::explain`]'s.
 
 use crate::advice::decide::{Decision, Observation, Override, PathClass, Rule};
+use crate::advice::sharing::Sharing;
 use crate::advice::{Advice, End, RateBasis};
 use crate::bdp::Source;
 use crate::profile::{Action, Stage};
@@ -20,7 +21,7 @@ fn basis(b: RateBasis) -> &'static str {
     match b {
         RateBasis::Given => "given",
         RateBasis::TcpTest => "TCP test",
-        RateBasis::TrainsOverTest => "packet trains; the test was held below it",
+        RateBasis::TrainsOverTest => "packet trains; the test read less",
         RateBasis::Trains => "packet trains",
         RateBasis::TrainsAtLeast => "packet trains: at least",
         RateBasis::LinkSpeed => "link speed",
@@ -66,6 +67,22 @@ pub fn reading(d: &Decision) -> Option<String> {
     if d.class == PathClass::Unmeasured || d.observations.iter().any(|o| matches!(o, Observation::Given(_))) {
         return None;
     }
+    match d.sharing {
+        Some(Sharing::Competing { standing_ms, .. }) => {
+            return Some(format!("others' queue of {} standing", text::millis(standing_ms)));
+        }
+        Some(Sharing::Policed { rate_bps, .. }) => {
+            return Some(format!(
+                "policed at about {}, loss at the base RTT",
+                text::rate(rate_bps)
+            ));
+        }
+        None => {}
+    }
+    let spurious = d.observations.iter().find_map(|o| match o {
+        Observation::Spurious { spurious, .. } => Some(*spurious),
+        _ => None,
+    });
     let loss = d
         .loss_pct
         .map_or_else(|| "loss not measured".to_string(), |p| format!("{} loss", text::pct(p)));
@@ -74,7 +91,8 @@ pub fn reading(d: &Decision) -> Option<String> {
         |q| format!("queue {} BDP", text::times(q)),
     );
     let borrowed = if d.borrowed { " (read the other way)" } else { "" };
-    Some(format!("{loss}, {queue}{borrowed}"))
+    let reordered = spurious.map_or_else(String::new, |s| format!(" ({} spurious: reordering)", text::count(s)));
+    Some(format!("{loss}{reordered}, {queue}{borrowed}"))
 }
 
 /// What was measured of each direction, in one line; None when nothing was.
@@ -168,7 +186,7 @@ fn reason(d: &Decision) -> String {
         PathClass::Shared => obs
             .iter()
             .find_map(|o| match o {
-                Observation::Others(crate::advice::sharing::Sharing::Competing {
+                Observation::Others(Sharing::Competing {
                     rate_bps, capacity_bps, ..
                 }) => Some(match capacity_bps {
                     Some(c) => format!(
@@ -184,7 +202,7 @@ fn reason(d: &Decision) -> String {
         PathClass::Policed => obs
             .iter()
             .find_map(|o| match o {
-                Observation::Others(crate::advice::sharing::Sharing::Policed { rate_bps, .. }) => Some(format!(
+                Observation::Others(Sharing::Policed { rate_bps, .. }) => Some(format!(
                     "a policer at about {}: loss at the base RTT, no queue",
                     text::rate(*rate_bps)
                 )),
