@@ -163,11 +163,7 @@ pub fn observation(o: &Observation) -> String {
             test_s,
         } => paced_again(*retransmitted, *queue_bdps, *rate_bps, *test_s),
         Observation::NoLoadedRtt => "the test gave no RTT under load: queue depth not measured".into(),
-        Observation::PassiveLoss { pct: p, sent_bytes } => format!(
-            "this host's live flows to it retransmitted {} of {} sent",
-            pct(*p),
-            text::size(*sent_bytes)
-        ),
+        Observation::PassiveLoss { pct: p, sent_bytes } => passive_loss(*p, *sent_bytes),
         Observation::CachedSsthresh { segments, bdps } => format!(
             "the kernel keeps a slow-start threshold of {segments} segments ({} BDP) for it: earlier flows lost packets",
             text::times(*bdps)
@@ -184,6 +180,15 @@ pub fn observation(o: &Observation) -> String {
         Observation::NotBothMeasured => "loss and queue depth not both measured".into(),
         Observation::NotMeasured => "the path's loss and queue depth were not measured (no TCP test)".into(),
     }
+}
+
+/// This host's live flows' loss, for people.
+fn passive_loss(p: f64, sent_bytes: u64) -> String {
+    format!(
+        "this host's live flows to it retransmitted {} of {} sent",
+        pct(p),
+        text::size(sent_bytes)
+    )
 }
 
 /// Retransmissions the receiver got twice, for people.
