@@ -117,6 +117,8 @@ pub struct PathFacts {
     pub linux: bool,
     /// The packet trains' bottleneck rate (IP level, bit/s), when they read one.
     pub capacity_bps: Option<f64>,
+    /// The probes' lowest RTT, ms, taken before the test.
+    pub probes_min_ms: Option<f64>,
 }
 
 impl PathFacts {
@@ -385,9 +387,14 @@ pub fn decide_side(path: &PathFacts, view: &View<'_>, side: Side, word: Override
             r = filled;
         }
     }
-    let sharing = test
-        .filter(|_| word == Override::None)
-        .and_then(|t| sharing::sharing(t, path.capacity_bps, Some(path.mss + 52)));
+    let sharing = test.filter(|_| word == Override::None).and_then(|t| {
+        let before = sharing::Before {
+            capacity_bps: path.capacity_bps,
+            probes_min_ms: path.probes_min_ms,
+            mtu: Some(path.mss + 52),
+        };
+        sharing::sharing(t, before)
+    });
     let (class, rule) = match sharing {
         Some(Sharing::Competing { .. }) => (PathClass::Shared, Rule::Shared),
         Some(Sharing::Policed { .. }) => (PathClass::Policed, Rule::LossRecovery),
@@ -763,6 +770,7 @@ mod tests {
             mss: 1448,
             linux: true,
             capacity_bps: None,
+            probes_min_ms: None,
         }
     }
 
@@ -996,6 +1004,7 @@ mod tests {
             mss: 1448,
             linux: true,
             capacity_bps: None,
+            probes_min_ms: None,
         };
         let mut ev = test(10_000_000, 1, 1.0);
         if let Some(t) = ev.test.as_mut() {

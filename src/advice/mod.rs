@@ -118,6 +118,8 @@ pub struct Path {
     /// The packet trains' credible bottleneck rate, when they read one: what a test that got
     /// less is compared with ([`sharing`]).
     pub capacity: Option<Bitrate>,
+    /// The probes' lowest RTT, ms, when they measured it: what the test's own is compared with.
+    pub probes_min_ms: Option<f64>,
     pub mtu: Option<u32>,
     /// The host whose path this is, when measured.
     pub host: Option<String>,
@@ -397,6 +399,7 @@ impl Steps<'_> {
             mss: path.mtu.unwrap_or(1500).saturating_sub(52).max(536),
             linux: self.host.os == Os::Linux,
             capacity_bps: path.capacity.map(|c| c.bps() as f64),
+            probes_min_ms: path.probes_min_ms,
         };
         let word = decide::Override::from_flags(self.req.loss_recovery, self.req.clean_path);
         let host = path.host.as_deref();

@@ -134,7 +134,12 @@ fn test_says(t: &TcpTest, m: &HostMeasurement, mtu: Option<u32>) -> Option<(u64,
     let link = m.link.speed_bps.filter(|s| *s > 0);
     let bound = lower_bound(t);
     #[allow(clippy::cast_precision_loss)]
-    let others = super::sharing::sharing(t, m.credible_rate().map(|c| c as f64), mtu);
+    let before = super::sharing::Before {
+        capacity_bps: m.credible_rate().map(|c| c as f64),
+        probes_min_ms: (m.rtt.received > 0).then_some(m.rtt.min_ms),
+        mtu,
+    };
+    let others = super::sharing::sharing(t, before);
     let (rate, basis, how) = match (others, bound, m.credible_rate()) {
         // What the test got is what the others left: the path is the trains'.
         (Some(Sharing::Competing { .. }), _, Some(c)) => (

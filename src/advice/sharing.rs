@@ -5,8 +5,9 @@
 //!
 //! - **Others share the bottleneck**: the test's flow, paced after startup below what it reached
 //!   (so its own queue drains), kept meeting a queue that stood anyway — someone else's — and
-//!   got well below the trains' bottleneck rate. What it got is what the others left, not the
-//!   path: the path is the trains'.
+//!   either got well below the trains' bottleneck rate, or the probes before it (when nothing of
+//!   this host's was sending) met a queue the test later saw drain. What it got is what the
+//!   others left, not the path: the path is the trains'.
 //! - **A policer**: the rate stopped at a ceiling well below the trains' bottleneck (a token
 //!   bucket passes a train's burst at line rate, then drops), losing segments at the base RTT —
 //!   no queue grew before the drops, as it would at a congested queue — and no queue stood.
@@ -26,6 +27,10 @@ pub const STANDING_SHARE: f64 = 0.1;
 pub const STANDING_ALONE_SHARE: f64 = 0.25;
 /// The test got less than this share of the trains' bottleneck rate (IP level both).
 pub const BELOW_CAPACITY: f64 = 0.8;
+/// The probes' lowest RTT, taken before the test, above the test's lowest by more than this
+/// share: a queue stood while they ran that the test's flow later saw drain — someone else's,
+/// as nothing of this host's was sending then.
+pub const PROBES_ABOVE: f64 = 0.05;
 /// A policer's startup loses at least this share of what it sends, %.
 pub const POLICED_STARTUP_LOSS_PCT: f64 = 0.5;
 /// Loss comes at the base RTT when the queue at the losses is at most this share of the
@@ -69,16 +74,27 @@ fn ip_rate(t: &TcpTest, mtu: Option<u32>) -> Option<f64> {
     t.delivery_rate_bps.filter(|r| *r > 0.0).map(|r| r * mtu / (mtu - 52.0))
 }
 
-/// What `t`'s shape says of others on its path, against the trains' `capacity_bps` (IP level,
-/// bit/s); None when it ran alone as far as it shows (or shows nothing: a held test, one still
-/// in startup, a peer that sent no shape).
-pub fn sharing(t: &TcpTest, capacity_bps: Option<f64>, mtu: Option<u32>) -> Option<Sharing> {
+/// What the path test can be compared with: the trains' bottleneck rate (IP level, bit/s), the
+/// probes' lowest RTT (ms, taken before the test), and the path's MTU.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Before {
+    pub capacity_bps: Option<f64>,
+    pub probes_min_ms: Option<f64>,
+    pub mtu: Option<u32>,
+}
+
+/// What `t`'s shape says of others on its path, against what was read before it; None when it
+/// ran alone as far as it shows (or shows nothing: a held test, one still in startup, a peer
+/// that sent no shape).
+pub fn sharing(t: &TcpTest, before: Before) -> Option<Sharing> {
     if t.window_limited || t.in_startup {
         return None;
     }
     let (shape, min) = (t.shape?, t.min_rtt_ms.filter(|m| *m > 0.0)?);
-    let rate = ip_rate(t, mtu)?;
-    let below = capacity_bps.map(|c| rate < BELOW_CAPACITY * c);
+    let rate = ip_rate(t, before.mtu)?;
+    let capacity_bps = before.capacity_bps;
+    let probes_met_a_queue = before.probes_min_ms.is_some_and(|p| p > min * (1.0 + PROBES_ABOVE));
+    let below = capacity_bps.map(|c| rate < BELOW_CAPACITY * c || probes_met_a_queue);
     let standing = shape.steady_rtt_ms.map_or(0.0, |r| (r - min).max(0.0));
     let stands = |share: f64| standing >= STANDING_MIN_MS.max(share * min);
     match below {
@@ -161,7 +177,11 @@ mod tests {
     #[test]
     fn a_queue_standing_under_a_paced_flow_below_the_trains_is_others() {
         // 34 Mbit/s of a 300 Mbit/s bottleneck, a 100 ms queue standing: a neighbour's.
-        let s = sharing(&test(33.6, 150.0, 100, 45.0), Some(292.6e6), None);
+        let at = |c: f64| Before {
+            capacity_bps: Some(c),
+            ..Before::default()
+        };
+        let s = sharing(&test(33.6, 150.0, 100, 45.0), at(292.6e6));
         assert!(
             matches!(s, Some(Sharing::Competing { standing_ms, .. }) if (standing_ms - 100.0).abs() < 1e-9),
             "{s:?}"
@@ -172,18 +192,30 @@ mod tests {
             "sized for the path, not the residual"
         );
         // Alone: the paced flow drained its queue, and it got the trains' rate.
-        assert_eq!(sharing(&test(290.0, 51.0, 100, 45.0), Some(292.6e6), None), None);
+        assert_eq!(sharing(&test(290.0, 51.0, 100, 45.0), at(292.6e6)), None);
         // A queue standing, but the test got the path's rate: a jittery line, not a neighbour.
-        assert_eq!(sharing(&test(290.0, 56.0, 100, 45.0), Some(292.6e6), None), None);
+        assert_eq!(sharing(&test(290.0, 56.0, 100, 45.0), at(292.6e6)), None);
         // No trains: only a large standing queue says so.
-        assert!(sharing(&test(33.6, 56.0, 100, 45.0), None, None).is_none());
-        assert!(sharing(&test(33.6, 70.0, 100, 45.0), None, None).is_some());
+        assert!(sharing(&test(33.6, 56.0, 100, 45.0), Before::default()).is_none());
+        assert!(sharing(&test(33.6, 70.0, 100, 45.0), Before::default()).is_some());
+        // Near the trains' rate (bbr beside CUBIC flows behind a shallow queue), but the probes
+        // met a queue the test saw drain: others.
+        let probed = Before {
+            probes_min_ms: Some(60.0),
+            ..at(200e6)
+        };
+        assert!(sharing(&test(170.0, 60.0, 100, 12.0), probed).is_some());
+        assert!(sharing(&test(170.0, 60.0, 100, 12.0), at(200e6)).is_none());
     }
 
     #[test]
     fn a_ceiling_with_loss_at_the_base_rtt_and_no_queue_is_a_policer() {
         // 96 Mbit/s of a 400 Mbit/s link, 2 % lost in startup at a 1 ms queue, none standing.
-        let s = sharing(&test(96.0, 50.5, 2_000, 1.0), Some(400e6), None);
+        let at = |c: f64| Before {
+            capacity_bps: Some(c),
+            ..Before::default()
+        };
+        let s = sharing(&test(96.0, 50.5, 2_000, 1.0), at(400e6));
         assert!(
             matches!(s, Some(Sharing::Policed { startup_loss_pct, .. }) if (startup_loss_pct - 2.0).abs() < 1e-9),
             "{s:?}"
@@ -191,15 +223,15 @@ mod tests {
         let rate = s.and_then(|s| s.path_rate_bps()).expect("a rate");
         assert!((rate - 96e6 * 1500.0 / 1448.0).abs() < 1.0, "{rate}");
         // Loss at a full queue is congestion, not a policer.
-        assert_eq!(sharing(&test(96.0, 50.5, 2_000, 45.0), Some(400e6), None), None);
+        assert_eq!(sharing(&test(96.0, 50.5, 2_000, 45.0), at(400e6)), None);
         // Little startup loss: a slow path the trains over-read, not a policer.
-        assert_eq!(sharing(&test(96.0, 50.5, 100, 1.0), Some(400e6), None), None);
+        assert_eq!(sharing(&test(96.0, 50.5, 100, 1.0), at(400e6)), None);
         // A held test shows nothing of either.
         let held = TcpTest {
             window_limited: true,
             ..test(96.0, 50.5, 2_000, 1.0)
         };
-        assert_eq!(sharing(&held, Some(400e6), None), None);
+        assert_eq!(sharing(&held, at(400e6)), None);
     }
 
     #[test]
