@@ -93,9 +93,20 @@ pub fn sharing(t: &TcpTest, before: Before) -> Option<Sharing> {
     let (shape, min) = (t.shape?, t.min_rtt_ms.filter(|m| *m > 0.0)?);
     let rate = ip_rate(t, before.mtu)?;
     let capacity_bps = before.capacity_bps;
-    let probes_met_a_queue = before.probes_min_ms.is_some_and(|p| p > min * (1.0 + PROBES_ABOVE));
-    let below = capacity_bps.map(|c| rate < BELOW_CAPACITY * c || probes_met_a_queue);
+    // Nothing of this host's sent while the probes ran: a queue they met that the test later
+    // saw drain was someone else's, whatever the test got.
+    let probes_met_a_queue = before
+        .probes_min_ms
+        .is_some_and(|p| p > min + STANDING_MIN_MS.max(PROBES_ABOVE * min));
     let standing = shape.steady_rtt_ms.map_or(0.0, |r| (r - min).max(0.0));
+    if probes_met_a_queue {
+        return Some(Sharing::Competing {
+            rate_bps: rate,
+            capacity_bps,
+            standing_ms: standing.max(before.probes_min_ms.unwrap_or(min) - min),
+        });
+    }
+    let below = capacity_bps.map(|c| rate < BELOW_CAPACITY * c);
     let stands = |share: f64| standing >= STANDING_MIN_MS.max(share * min);
     match below {
         Some(true) if stands(STANDING_SHARE) => {
@@ -204,8 +215,14 @@ mod tests {
             probes_min_ms: Some(60.0),
             ..at(200e6)
         };
-        assert!(sharing(&test(170.0, 60.0, 100, 12.0), probed).is_some());
-        assert!(sharing(&test(170.0, 60.0, 100, 12.0), at(200e6)).is_none());
+        assert!(sharing(&test(170.0, 52.0, 100, 12.0), probed).is_some());
+        assert!(sharing(&test(170.0, 52.0, 100, 12.0), at(200e6)).is_none());
+        // Probes a hair above the test's lowest RTT (jitter's least): no queue.
+        let jitter = Before {
+            probes_min_ms: Some(50.5),
+            ..at(200e6)
+        };
+        assert!(sharing(&test(195.0, 52.0, 100, 12.0), jitter).is_none());
     }
 
     #[test]
