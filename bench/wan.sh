@@ -27,10 +27,13 @@
 #   jitter=DUR each packet gets an extra delay uniform in [0, DUR], order kept (lab.sh --jitter)
 #   reorder=DUR the same, each packet on its own, so packets overtake (lab.sh --reorder)
 #   cross=N    a shared path: N long-lived CUBIC iperf3 flows (1 to 8) from a third namespace C
-#              (lab.sh --cross: TuneD-like 16 MiB buffers, CUBIC) to B through the same delay
+#              (lab.sh --cross: TuneD-like 16 MiB buffers, CUBIC) to D, behind B, through the same delay
 #              line and queue (lab.sh cross). They start first, run for a warm-up of max(5 s,
-#              30 × RTT) before the setting is applied (so tcptune measures beside them), and
-#              run on through the measured transfer; the tuned flow starts after them
+#              30 × RTT) before the setting is applied (so tcptune measures beside them), the
+#              same again after it (so they recover from tcptune's path tests, and the tuned
+#              flow meets them settled whatever the setting), and run on through the measured
+#              transfer; the tuned flow starts after them. Also CUBIC (C, D: 198.18.0.3 and .4,
+#              with TuneD-like buffers on both ends: what is set on A and B never changes them)
 # e.g. 150ms:500mbit:loss=0.01, 75ms:1gbit:queue=0.1:nort, 40ms:400mbit:police=100mbit:20ms or
 # 50ms:200mbit:queue=0.5:cross=2. A path with loss=, nort, police=, jitter= or reorder= needs the
 # delay line, so its lab uses lab.sh's tun backend. Extra delay-line options for every path:
@@ -401,6 +404,9 @@ PY
 		esac
 		[[ -n $cc ]] && set_both net.ipv4.tcp_congestion_control "$cc"
 		for kv in ${POST_SYSCTL:-}; do set_both "${kv%%=*}" "${kv#*=}"; done
+		# The neighbours settle again after tcptune's path tests knocked them back, so that the
+		# tuned flow meets them as a transfer started on a busy path would, whatever the setting.
+		((ncross)) && sleep "$warm"
 		rx=$(ip netns exec "$NS_B" sysctl -n net.ipv4.tcp_rmem | awk '{ print $3 }')
 		tx=$(ip netns exec "$NS_A" sysctl -n net.ipv4.tcp_wmem | awk '{ print $3 }')
 		ip netns exec "$NS_B" iperf3 -s -1 -B "$ADDR_B" >/dev/null 2>&1 &

@@ -630,3 +630,81 @@ fn the_lab_lock_holds_across_processes() {
     );
     assert!(other.wait().expect("wait").success());
 }
+
+/// The path test tells the cases of issue 29 apart on the real delay line, each in the
+/// evidence and the decision: CUBIC flows from a third host crossing the same queue (the
+/// probes meet their queue, the test's flow sees it drain: others share the path, sized for the
+/// trains' rate and advised CUBIC, a fair neighbour); a token-bucket policer (its rate named
+/// within 10 %, advised BBR); and a line that reorders (retransmissions the receiver got twice
+/// counted as spurious, not as the path's loss). Short tests (3 s each way) on a 20 ms path.
+#[test]
+#[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
+fn the_path_test_tells_others_a_policer_and_reordering_apart() {
+    // Others: two CUBIC flows from C to D through A, the line and B, behind a queue of 1 BDP.
+    let lab = Lab::up_cross("o", "20ms", &["--rate", "100mbit", "--queue", "250000"]);
+    let b = lab.addr_b.clone();
+    let serve = Server::tcptune(&lab.ns_b, &b);
+    let cross = |action: &str, n: &[&str]| {
+        let ok = Std::new("bash")
+            .arg(crate::lab_support::repo().join("lab/lab.sh"))
+            .args(["cross", &lab.name, action])
+            .args(n)
+            .status()
+            .expect("lab.sh cross");
+        assert!(ok.success(), "lab.sh cross {action}");
+    };
+    cross("start", &["2"]);
+    std::thread::sleep(Duration::from_secs(3));
+    let v = lab.advise_json(&b, &["--test-time", "3s"]);
+    cross("stop", &[]);
+    drop(serve);
+    let d = &v["decision"];
+    assert_eq!(d["class"], "shared", "{:#}", v["evidence"]);
+    assert_eq!(d["sharing"]["kind"], "competing", "{d:#}");
+    assert_eq!(
+        v["bandwidth_basis"], "trains-over-test",
+        "sized for the path, not for what the others left: {v:#}"
+    );
+    let cc = |v: &Value| {
+        v["settings"]
+            .as_array()
+            .expect("settings")
+            .iter()
+            .find(|s| s["key"] == "net.ipv4.tcp_congestion_control")
+            .map(|s| s["value"].clone())
+    };
+    assert_eq!(cc(&v), Some(Value::from("cubic")), "a fair neighbour: {v:#}");
+    drop(lab);
+
+    // A policer at 20 Mbit/s on a 100 Mbit/s line: its rate within 10 %.
+    let lab = Lab::up_with("p", "20ms", &["--rate", "100mbit", "--police", "20mbit:20ms"]);
+    let serve = Server::tcptune(&lab.ns_b, &b);
+    let v = lab.advise_json(&b, &["--test-time", "3s"]);
+    drop(serve);
+    let d = &v["decision"];
+    assert_eq!(d["class"], "policed", "{:#}", v["evidence"]);
+    let rate = d["sharing"]["rate_bps"].as_f64().expect("the policed rate");
+    assert!(
+        (18e6..=22e6).contains(&rate),
+        "policed at 20 Mbit/s, read {rate}: {d:#}"
+    );
+    assert_eq!(cc(&v), Some(Value::from("bbr")), "{v:#}");
+    drop(lab);
+
+    // A line that reorders: the receiver reports the retransmissions it got twice.
+    let lab = Lab::up_with("r", "20ms", &["--rate", "100mbit", "--reorder", "2ms"]);
+    let serve = Server::tcptune(&lab.ns_b, &b);
+    let v = lab.advise_json(&b, &["--test-time", "3s"]);
+    drop(serve);
+    let shape = &v["evidence"]["test"]["shape"];
+    let reordering = shape["reordering"].as_u64().expect("reordering seen");
+    assert!(reordering > 0, "{shape:#}");
+    let spurious = shape["steady_spurious_segs"].as_u64().unwrap_or(0);
+    let retrans = v["evidence"]["test"]["steady_retrans_segs"].as_u64().unwrap_or(0);
+    eprintln!("reordering 2 ms: {reordering} reorderings, {spurious} of {retrans} retransmissions spurious");
+    assert_ne!(
+        v["decision"]["class"], "lossy",
+        "reordering is no loss: {:#}",
+        v["decision"]
+    );
+}

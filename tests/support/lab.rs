@@ -73,7 +73,7 @@ pub fn lock_host() -> std::fs::File {
     file
 }
 
-fn repo() -> &'static Path {
+pub fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
