@@ -20,7 +20,22 @@
 #   nort       the delay line runs without real-time priority (--rt-prio 0): its threads wake
 #              late and release packets in bursts, as a busy router or a NIC's interrupt
 #              coalescing does
-# e.g. 150ms:500mbit:loss=0.01 or 75ms:1gbit:queue=0.1:nort. A path with loss= or nort needs the
+#   police=RATE:BURST  a token-bucket policer each way (lab.sh --police): RATE in bits per second,
+#              BURST a size (256KiB) or a duration at RATE (20ms); it drops, never queues. The
+#              path's RATE stays the link's (and sizes the queue); "% of goodput limit" is then
+#              of the policed rate
+#   jitter=DUR each packet gets an extra delay uniform in [0, DUR], order kept (lab.sh --jitter)
+#   reorder=DUR the same, each packet on its own, so packets overtake (lab.sh --reorder)
+#   cross=N    a shared path: N long-lived CUBIC iperf3 flows (1 to 8) from a third namespace C
+#              (lab.sh --cross: TuneD-like 16 MiB buffers, CUBIC) to D, behind B, through the same delay
+#              line and queue (lab.sh cross). They start first, run for a warm-up of max(5 s,
+#              30 × RTT) before the setting is applied (so tcptune measures beside them), the
+#              same again after it (so they recover from tcptune's path tests, and the tuned
+#              flow meets them settled whatever the setting), and run on through the measured
+#              transfer; the tuned flow starts after them. Also CUBIC (C, D: 198.18.0.3 and .4,
+#              with TuneD-like buffers on both ends: what is set on A and B never changes them)
+# e.g. 150ms:500mbit:loss=0.01, 75ms:1gbit:queue=0.1:nort, 40ms:400mbit:police=100mbit:20ms or
+# 50ms:200mbit:queue=0.5:cross=2. A path with loss=, nort, police=, jitter= or reorder= needs the
 # delay line, so its lab uses lab.sh's tun backend. Extra delay-line options for every path:
 # DELAYLINE_ARGS (appended after the path's own).
 #
@@ -66,6 +81,14 @@
 # socket memory the transfer really used, sampled with `ss -tmn` every 0.5 s: the receiver's
 # peak skmem r (receive queue and out-of-order queue, in truesize) and the sender's peak skmem w
 # (queued for sending, unacknowledged data included), both × BDP. Needs root and iperf3.
+# When any path is shared (cross=N) the table has four more columns, read over the tuned flow's
+# own measured window (the run's --time after --omit; by default max(25 s, 200 × RTT), long
+# enough for late CUBIC flows to converge) and empty ("–") on other paths: the tuned flow's
+# throughput as a share of its fair share (goodput limit ÷ (N+1)), the competing flows' total as a
+# share of theirs (goodput limit × N ÷ (N+1)), the link's utilisation (the sum ÷ the goodput
+# limit) and the competing flows' retransmits. The competing flows' figures are their senders'
+# per-second iperf3 intervals (lab.sh cross read), the tuned flow's its receiver's.
+# bench/targets.py prints them per path against issue 29's targets.
 # Traffic stays inside the lab namespaces.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -101,19 +124,66 @@ to_bps() { # 500mbit -> 500000000
 }
 to_s() { # 150ms -> 0.15
 	awk -v s="$1" 'BEGIN { n = s + 0; u = substr(s, length(n "") + 1)
-		f = (u == "ms") ? 1e-3 : (u == "us") ? 1e-6 : 1; printf "%.9f", n * f }'
+		f = (u == "ms") ? 1e-3 : (u == "us") ? 1e-6 : (u == "ns") ? 1e-9 : 1; printf "%.9f", n * f }'
+}
+# A policer's burst in bytes: a size (256KiB = 262144, 64KB = 64000) or a duration at RATE_BPS.
+burst_bytes() { # RATE_BPS BURST
+	if [[ $2 =~ [0-9](ns|us|ms|s)$ ]]; then
+		awk -v r="$1" -v s="$(to_s "$2")" 'BEGIN { printf "%.0f", r * s / 8 }'
+		return
+	fi
+	awk -v s="$2" 'BEGIN { n = s + 0; u = substr(s, length(n "") + 1); p = tolower(substr(u, 1, 1))
+		e = (p == "k") ? 1 : (p == "m") ? 2 : (p == "g") ? 3 : (p == "t") ? 4 : 0
+		printf "%.0f", n * ((u ~ /iB$/) ? 1024 : 1000) ^ e }'
 }
 is_number() { [[ $1 =~ ^[0-9]+(\.[0-9]+)?$ ]]; }
+is_dur() { [[ $1 =~ ^[0-9]+(\.[0-9]+)?(ns|us|ms|s)$ ]] && awk -v n="${1%%[a-z]*}" 'BEGIN { exit !(n > 0) }'; }
+is_rate() { [[ $1 =~ ^[0-9]+(\.[0-9]+)?([kKmMgGtT](bit|bps)?|bit)$ ]]; }
+is_size() { [[ $1 =~ ^[0-9]+(\.[0-9]+)?([kKmMgGtT](iB|B)?|B)?$ ]]; }
+
+# A path's fields, one a line: RTT, RATE, then its modifiers (police=RATE:BURST keeps its colon).
+path_fields() {
+	local -a f
+	local i
+	IFS=: read -r -a f <<<"$1"
+	for ((i = 0; i < ${#f[@]}; i++)); do
+		if [[ ${f[i]} == police=* && $((i + 1)) -lt ${#f[@]} && ${f[i + 1]} != *=* && ${f[i + 1]} != nort ]]; then
+			echo "${f[i]}:${f[i + 1]}"
+			i=$((i + 1))
+		else
+			echo "${f[i]}"
+		fi
+	done
+}
 
 # Check every path and setting before the first (long) run.
+shared=0
 for p in $paths; do
-	IFS=: read -r -a f <<<"$p"
-	((${#f[@]} >= 2)) || die "bad path '$p' (RTT:RATE[:loss=PCT][:queue=F][:nort])"
+	mapfile -t f < <(path_fields "$p")
+	((${#f[@]} >= 2)) || die "bad path '$p' (RTT:RATE[:MOD...], see the header)"
+	jit=''
 	for m in "${f[@]:2}"; do
 		case $m in
 		loss=* | queue=*) is_number "${m#*=}" || die "bad modifier '$m' in path '$p' (a number)" ;;
 		nort) ;;
-		*) die "unknown modifier '$m' in path '$p' (loss=PCT, queue=F, nort)" ;;
+		cross=*)
+			[[ ${m#*=} =~ ^[1-8]$ ]] || die "bad modifier '$m' in path '$p' (cross=N, 1 to 8 flows)"
+			shared=1
+			;;
+		police=*)
+			pr=${m#police=}
+			if ! [[ $pr == *:* ]] || ! is_rate "${pr%%:*}" || ! { is_size "${pr#*:}" || is_dur "${pr#*:}"; }; then
+				die "bad modifier '$m' in path '$p' (police=RATE:BURST, e.g. police=100mbit:20ms or police=100mbit:256KiB)"
+			fi
+			(($(burst_bytes "$(to_bps "${pr%%:*}")" "${pr#*:}") >= 1500)) ||
+				die "bad modifier '$m' in path '$p' (the burst must hold a packet: 1500 B or more)"
+			;;
+		jitter=* | reorder=*)
+			is_dur "${m#*=}" || die "bad modifier '$m' in path '$p' (a duration, e.g. ${m%%=*}=5ms)"
+			[[ -z $jit ]] || die "path '$p': jitter= and reorder=, one or the other"
+			jit=$m
+			;;
+		*) die "unknown modifier '$m' in path '$p' (loss=PCT, queue=F, nort, police=RATE:BURST, jitter=DUR, reorder=DUR, cross=N)" ;;
 		esac
 	done
 done
@@ -186,28 +256,50 @@ start_sshd() { # ns addr
 }
 
 echo "wan.sh: $(date -u '+%Y-%m-%d %H:%M UTC'), Linux $(uname -r), $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo) ($(nproc) CPUs)" >&2
-echo "| path | BDP | setting | cc | seconds | throughput | % of goodput limit | retransmits | tcp_rmem[2]/BDP (rx) | tcp_wmem[2]/BDP (tx) | peak skmem r/BDP (rx) | peak skmem w/BDP (tx) |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+head="| path | BDP | setting | cc | seconds | throughput | % of goodput limit | retransmits | tcp_rmem[2]/BDP (rx) | tcp_wmem[2]/BDP (tx) | peak skmem r/BDP (rx) | peak skmem w/BDP (tx) |"
+rule="|---|---|---|---|---|---|---|---|---|---|---|---|"
+if ((shared)); then
+	head+=" share of fair share | others' share of theirs | link used | others' retransmits |"
+	rule+="---|---|---|---|"
+fi
+echo "$head"
+echo "$rule"
 for p in $paths; do
-	IFS=: read -r -a f <<<"$p"
+	mapfile -t f < <(path_fields "$p")
 	rtt=${f[0]} rate=${f[1]}
 	bps=$(to_bps "$rate") secs=$(to_s "$rtt")
 	bdp=$(awk -v b="$bps" -v s="$secs" 'BEGIN { printf "%.0f", b / 8 * s }')
 	# The bottleneck's drop-tail queue holds one BDP unless told otherwise: the classic router
 	# sizing rule (Villamizar & Song 1994).
-	q=${queue:-$bdp} dl='' label="$rtt / $rate" up=()
+	q=${queue:-$bdp} dl='' label="$rtt / $rate" up=() ncross=0 police_bps=0
 	for m in "${f[@]:2}"; do
 		case $m in
-		loss=*) dl+=" --loss ${m#*=}" label+=", ${m#*=} % loss" up=(--backend tun) ;;
+		loss=*) dl+=" --loss ${m#*=}" label+=", ${m#*=} % loss" up+=(--backend tun) ;;
 		queue=*)
 			q=$(awk -v f="${m#*=}" -v b="$bdp" 'BEGIN { printf "%.0f", f * b }')
 			label+=", queue ${m#*=} × BDP"
 			;;
-		nort) dl+=" --rt-prio 0" label+=", no rt-prio" up=(--backend tun) ;;
+		nort) dl+=" --rt-prio 0" label+=", no rt-prio" up+=(--backend tun) ;;
+		police=*)
+			pr=${m#police=}
+			police_bps=$(to_bps "${pr%%:*}")
+			label+=", policed at ${pr%%:*} (burst ${pr#*:})" up+=(--police "$pr")
+			;;
+		jitter=*) label+=", jitter ${m#*=}" up+=(--jitter "${m#*=}") ;;
+		reorder=*) label+=", reordering jitter ${m#*=}" up+=(--reorder "${m#*=}") ;;
+		cross=*)
+			ncross=${m#*=} up+=(--cross)
+			if ((ncross == 1)); then label+=", 1 CUBIC flow beside it"; else label+=", $ncross CUBIC flows beside it"; fi
+			;;
 		esac
 	done
+	# The goodput limit: the link's rate, or the policer's where it is lower.
+	limit_bps=$bps
+	((police_bps > 0 && police_bps < bps)) && limit_bps=$police_bps
 	t=$time_s
 	[[ $t == auto ]] && t=$(awk -v s="$secs" 'BEGIN { t = 200 * s; t = (t > int(t)) ? int(t) + 1 : t; print (t > 25) ? t : 25 }')
+	# Competing flows run this long before the setting is applied and tcptune measures.
+	warm=$(awk -v s="$secs" 'BEGIN { w = 30 * s; print (w > 5) ? w : 5 }')
 	for setting in $settings; do
 		s=${setting%@*} cc=''
 		[[ $setting == *@* ]] && cc=${setting#*@}
@@ -218,6 +310,11 @@ for p in $paths; do
 		set_both net.ipv4.tcp_rmem "4096 131072 6291456"
 		set_both net.ipv4.tcp_wmem "4096 16384 4194304"
 		set_both net.ipv4.tcp_congestion_control cubic
+		if ((ncross)); then
+			# The neighbours first: tcptune measures beside them, the tuned flow starts after them.
+			bash lab/lab.sh cross "$lab" start "$ncross"
+			sleep "$warm"
+		fi
 		case $s in
 		stock) ;;
 		tuned)
@@ -315,6 +412,9 @@ PY
 		esac
 		[[ -n $cc ]] && set_both net.ipv4.tcp_congestion_control "$cc"
 		for kv in ${POST_SYSCTL:-}; do set_both "${kv%%=*}" "${kv#*=}"; done
+		# The neighbours settle again after tcptune's path tests knocked them back, so that the
+		# tuned flow meets them as a transfer started on a busy path would, whatever the setting.
+		((ncross)) && sleep "$warm"
 		rx=$(ip netns exec "$NS_B" sysctl -n net.ipv4.tcp_rmem | awk '{ print $3 }')
 		tx=$(ip netns exec "$NS_A" sysctl -n net.ipv4.tcp_wmem | awk '{ print $3 }')
 		ip netns exec "$NS_B" iperf3 -s -1 -B "$ADDR_B" >/dev/null 2>&1 &
@@ -323,6 +423,7 @@ PY
 		# In the background so that Ctrl-C ends the run at once: bash runs the INT trap during
 		# `wait`, but not after a foreground iperf3 that handled the signal and exited 0 (it would
 		# print a bogus row and go on to the next run). The EXIT trap stops it.
+		date +%s.%N >"$state/iperf.t0"
 		ip netns exec "$NS_A" iperf3 -c "$ADDR_B" -B "$ADDR_A" -t "$t" -O "$omit_s" ${IPERF_ARGS:-} -J >"$state/iperf.json" &
 		cli=$!
 		# Socket memory in use, every 0.5 s while the client runs: one line "r w" per sample.
@@ -340,6 +441,14 @@ PY
 		wait "$cli" || true
 		wait "$srv" 2>/dev/null || true
 		stop_run
+		others='' oretr=''
+		if ((ncross)); then
+			# The competing flows over the tuned flow's measured window (after its omitted start).
+			bash lab/lab.sh cross "$lab" stop
+			from=$(python3 lab/cross_read.py --origin "$state/iperf.json" "$RTT_NS" | awk -v o="$omit_s" '{ printf "%.6f", $1 + o }')
+			read -r others oretr < <(bash lab/lab.sh cross "$lab" read --from "$from" \
+				--to "$(awk -v a="$from" -v t="$t" 'BEGIN { printf "%.6f", a + t }')" | awk '$1 == "total" { print $4, $5 }') || true
+		fi
 		read -r peak_r peak_w < <(awk '$1 > r { r = $1 } $2 > w { w = $2 } END { print r + 0, w + 0 }' "$state/skmem")
 		read -r got retr used < <(python3 -c '
 import json, sys
@@ -354,11 +463,18 @@ print(e.get("sum_received", {}).get("bits_per_second", 0), e.get("sum_sent", {})
 			done
 			rm -rf "${state:?}/$NS_A" "${state:?}/$NS_B"
 		fi
-		awk -v path="$label" -v b="$bps" -v bdp="$bdp" -v s="$setting" -v got="$got" -v retr="$retr" \
-			-v mtu="$mtu" -v rx="$rx" -v tx="$tx" -v cc="$used" -v t="$t" -v pr="$peak_r" -v pw="$peak_w" 'BEGIN {
+		awk -v path="$label" -v b="$limit_bps" -v bdp="$bdp" -v s="$setting" -v got="$got" -v retr="$retr" \
+			-v mtu="$mtu" -v rx="$rx" -v tx="$tx" -v cc="$used" -v t="$t" -v pr="$peak_r" -v pw="$peak_w" \
+			-v shared="$shared" -v n="$ncross" -v others="$others" -v oretr="$oretr" 'BEGIN {
 			limit = b * (mtu - 52) / mtu
-			printf "| %s | %d B (%.2f MiB) | %s | %s | %d | %.1f Mbit/s | %.1f %% | %d | %.2f | %.2f | %.2f | %.2f |\n",
-				path, bdp, bdp / 1048576, s, cc, t, got / 1e6, got / limit * 100, retr, rx / bdp, tx / bdp, pr / bdp, pw / bdp }'
+			printf "| %s | %d B (%.2f MiB) | %s | %s | %d | %.1f Mbit/s | %.1f %% | %d | %.2f | %.2f | %.2f | %.2f |",
+				path, bdp, bdp / 1048576, s, cc, t, got / 1e6, got / limit * 100, retr, rx / bdp, tx / bdp, pr / bdp, pw / bdp
+			if (shared && n > 0)
+				printf " %.2f × | %.2f × | %.1f %% | %d |", got / (limit / (n + 1)), others / (limit * n / (n + 1)),
+					(got + others) / limit * 100, oretr
+			else if (shared)
+				printf " – | – | – | – |"
+			printf "\n" }'
 		bash lab/lab.sh down "$lab" >/dev/null
 	done
 done

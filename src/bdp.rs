@@ -134,6 +134,9 @@ pub struct Sizing {
 pub enum Rule {
     LossFree,
     LossRecovery(f64),
+    /// A bottleneck others share: both maxima this multiple of the BDP (the queue they keep
+    /// standing lengthens every round trip), for a loss-based algorithm (not loss recovery).
+    Shared(f64),
 }
 
 /// The multiple of the BDP both buffers get when sized for loss recovery, at a loss after
@@ -190,6 +193,11 @@ fn size_side(rate: Bitrate, rule: Rule, rtt_min: Span, mdev: Option<Span>) -> Si
     match rule {
         Rule::LossFree => size_buffers(rate, rtt_min, mdev),
         Rule::LossRecovery(f) => size_for_loss_by(rate, rtt_min, mdev, f),
+        Rule::Shared(f) => Sizing {
+            loss_recovery: false,
+            receive_loss_recovery: false,
+            ..size_for_loss_by(rate, rtt_min, mdev, f)
+        },
     }
 }
 

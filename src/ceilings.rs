@@ -63,34 +63,29 @@ pub fn ceilings(rtt: Span, rate_bps: u64) -> Vec<AppCeiling> {
         .collect()
 }
 
-/// The note for a tool whose ceiling is below the path's rate.
-pub fn note(c: &AppCeiling, rate_bps: u64) -> Option<String> {
+/// The note for a tool whose ceiling is below the path's rate: whole (the source of its window,
+/// every way out), and in one line.
+pub fn note(c: &AppCeiling, rate_bps: u64) -> Option<(String, String)> {
     let w = APP_WINDOWS.iter().find(|w| w.tool == c.tool)?;
     #[allow(clippy::cast_precision_loss)]
-    c.limits_path.then(|| {
-        format!(
-            "{} tops out at {} on this path ({} window: {}), below its {}; no kernel setting raises that: use {}",
-            c.tool,
-            crate::text::rate(c.ceiling_bps as f64),
-            Bytes::new(c.window_bytes).iec(),
-            c.source,
-            crate::text::rate(rate_bps as f64),
-            w.way_out
-        )
-    })
-}
-
-/// The same, in one line: the tool, its ceiling, and why.
-pub fn short_note(c: &AppCeiling) -> Option<String> {
-    let w = APP_WINDOWS.iter().find(|w| w.tool == c.tool)?;
+    let ceiling = crate::text::rate(c.ceiling_bps as f64);
     #[allow(clippy::cast_precision_loss)]
     c.limits_path.then(|| {
-        format!(
-            "{} top out at {} here (a {} window): {}",
-            w.short_tool,
-            crate::text::rate(c.ceiling_bps as f64),
-            crate::text::size(c.window_bytes),
-            w.short_way_out
+        (
+            format!(
+                "{} tops out at {ceiling} on this path ({} window: {}), below its {}; no kernel setting raises that: use {}",
+                c.tool,
+                Bytes::new(c.window_bytes).iec(),
+                c.source,
+                crate::text::rate(rate_bps as f64),
+                w.way_out
+            ),
+            format!(
+                "{} top out at {ceiling} here (a {} window): {}",
+                w.short_tool,
+                crate::text::size(c.window_bytes),
+                w.short_way_out
+            ),
         )
     })
 }
@@ -111,12 +106,16 @@ mod tests {
         assert_eq!(c.window_bytes, 2_097_152);
         assert_eq!(c.ceiling_bps, 225_803_715);
         assert!(c.limits_path);
-        let n = note(c, 1_000_000_000).expect("a note");
+        let (n, short) = note(c, 1_000_000_000).expect("a note");
         assert!(
             n.starts_with("OpenSSH (scp, sftp, rsync -e ssh) tops out at 225.8 Mbit/s"),
             "{n}"
         );
         assert!(n.contains("below its 1 Gbit/s"), "{n}");
+        assert_eq!(
+            short,
+            "scp, sftp and rsync -e ssh top out at 225.8 Mbit/s here (a 2 MiB window): run several at once, or HPN-SSH"
+        );
         // 150 ms, 500 Mbit/s: 111.8 Mbit/s.
         assert_eq!(ceilings(ms(150.0), 500_000_000)[0].ceiling_bps, 111_848_107);
     }

@@ -14,7 +14,8 @@ pub mod exit {
         (CHECK_FOUND_PROBLEMS, "check found problems"),
         (
             USAGE,
-            "usage or bad input: units, options, profiles, sysctl files, an unknown or damaged snapshot; nothing was changed",
+            "usage or bad input: units, options, profiles, sysctl files, your ssh configuration (ssh -G), an unknown or damaged \
+             snapshot; nothing was changed",
         ),
         (
             NOT_PERMITTED,
@@ -25,7 +26,7 @@ pub mod exit {
         ),
         (
             MEASUREMENT_FAILED,
-            "measurement failed: host unresolvable or unreachable, no probe answered, the far end of --ssh not reached (host key, authentication, sshd) or without a peer it can run",
+            "measurement failed: host unresolvable or unreachable, no probe answered, the far end of --ssh not reached (host key, authentication, sshd), without a peer it can run, or answering other than tcptune's script does",
         ),
         (
             SYSTEM,

@@ -95,17 +95,24 @@ pub fn read_bounded(path: &Path, max: u64) -> Result<Vec<u8>, Refused> {
 /// before a byte is read. No error quotes the file's content.
 pub fn read_regular(path: &Path, max: usize, what: &str) -> Result<String, Error> {
     let p = shown(path);
-    let buf = read_bounded(path, max as u64).map_err(|r| match r {
-        Refused::Io(e) => Error::usage(format!("cannot read {what} {p}: {e}")),
-        Refused::NotRegular(_) => Error::usage(format!("cannot read {what} {p}: {r}"))
-            .with_hint("save it to a file first, or pipe it to `tcptune apply -`"),
-        Refused::TooLarge(_) => too_large(what, &p, max),
-    })?;
+    let buf = read_regular_bytes(path, max, what)?;
     String::from_utf8(buf).map_err(|e| {
         let (line, column) = line_column(e.as_bytes(), e.utf8_error().valid_up_to());
         Error::usage(format!(
             "cannot read {what} {p}: not a text file (invalid UTF-8 at line {line}, column {column})"
         ))
+    })
+}
+
+/// The bytes of a regular file of at most `max` bytes ([`read_bounded`]), with
+/// [`read_regular`]'s errors: for a reader that decides itself what text it takes.
+pub fn read_regular_bytes(path: &Path, max: usize, what: &str) -> Result<Vec<u8>, Error> {
+    let p = shown(path);
+    read_bounded(path, max as u64).map_err(|r| match r {
+        Refused::Io(e) => Error::usage(format!("cannot read {what} {p}: {e}")),
+        Refused::NotRegular(_) => Error::usage(format!("cannot read {what} {p}: {r}"))
+            .with_hint("save it to a file first, or pipe it to `tcptune apply -`"),
+        Refused::TooLarge(_) => too_large(what, &p, max),
     })
 }
 

@@ -85,6 +85,18 @@ pub const FACTS: &[(&str, &str)] = &[
         "1 when the path class (clean, lossy, shallow) was measured or given (--loss-recovery, --clean-path), not assumed",
     ),
     (
+        "shared",
+        "1 when the sending direction's test met a queue others kept standing: the path is shared with other flows",
+    ),
+    (
+        "receive_shared",
+        "1 when the receiving direction's test met a queue others kept standing",
+    ),
+    (
+        "policed",
+        "1 when the sending direction's test stopped at a policer's rate (loss at the base RTT, no queue)",
+    ),
+    (
         "cubic_at_risk",
         "1 when nothing measured the path's loss and 1 % random loss would hold CUBIC's window below the BDP (RFC 9438's response function)",
     ),
@@ -284,6 +296,40 @@ pub struct Setting {
     /// (advising for another system).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stock: Option<String>,
+    /// How the value was kept a valid one when the template and the running value gave none
+    /// (the advice says it in a note, naming the end).
+    #[serde(skip)]
+    pub fallback: Option<Fallback>,
+}
+
+/// How a rendered value was kept valid: a key's fields must not decrease (min <= default <=
+/// max), and a template's literal field (tcp_rmem's default, 131072) may stand above a
+/// small computed maximum (64 KiB on a short path) with no running value to raise it from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fallback {
+    /// Why the running value gave nothing to raise from; None: it was read (and the fields
+    /// still decreased: an odd running value, or --allow-lower on a short path).
+    pub unread: Option<Unread>,
+    pub kept: Kept,
+}
+
+/// Why a key's running value gave no baseline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unread {
+    /// The key is not there (not in this kernel, not reported by the far end).
+    Absent,
+    Unreadable,
+    /// It runs no value of its kind ([`crate::sysctl::file::check_running`]).
+    Odd,
+}
+
+/// What kept the value valid.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Kept {
+    /// The profile's stock value stood in for the running one.
+    Stock,
+    /// Each field above the next was lowered to it; the maximum, bytes.
+    Clamped(u64),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -441,9 +487,15 @@ impl Profile {
         }
         let path = Path::new(name_or_path);
         if name_or_path.contains('/') || name_or_path.ends_with(".toml") || path.exists() {
-            let text =
-                crate::input::read_regular(path, MAX_PROFILE_BYTES, "profile").map_err(|e| e.with_hint(LIST_HINT))?;
-            return Self::parse(&text, &crate::input::shown(path));
+            let shown = crate::input::shown(path);
+            let bytes = crate::input::read_regular_bytes(path, MAX_PROFILE_BYTES, "profile")
+                .map_err(|e| e.with_hint(LIST_HINT))?;
+            // No place in a file that is not text: where its first bad byte sits is something
+            // of what it holds (`--profile` may name any file root can read).
+            let text = String::from_utf8(bytes).map_err(|_| {
+                Error::usage(format!("profile {shown}: not a profile: not UTF-8 text")).with_hint(LIST_HINT)
+            })?;
+            return Self::parse(&text, &shown);
         }
         let names: Vec<&str> = SHIPPED.iter().map(|(n, _)| *n).collect();
         Err(Error::usage(format!(
@@ -462,6 +514,14 @@ impl Profile {
     /// Parse and validate. Errors are one line naming `origin`, the line and the field, and a
     /// hint.
     pub fn parse(text: &str, origin: &str) -> Result<Self, Error> {
+        // A parse error's line and column are a place in the file: said only of a file that
+        // is TOML in shape, never of one that is no profile at all (`/etc/shadow` under sudo).
+        if !looks_like_toml(text) {
+            return Err(Error::usage(format!(
+                "profile {origin}: not a profile: not TOML (lines of `key = value`, [tables] and # comments)"
+            ))
+            .with_hint(LIST_HINT));
+        }
         let lines = Lines::new(text);
         let mut p: Self = toml::from_str(text).map_err(|e| {
             let msg = toml_message(e.message());
@@ -688,15 +748,14 @@ impl Profile {
     ) -> Result<Option<Setting>, Error> {
         let ks = if e.stage == Stage::Runtime { state(&e.key) } else { None };
         let current = ks.as_ref().and_then(|k| k.value().map(str::to_string));
-        // The stock value stands in only when the running values are unknown, not for a key
-        // this system lacks.
-        let baseline = current.clone().or_else(|| {
-            if ks.is_none() {
-                self.stock.get(&e.key).cloned()
-            } else {
-                None
-            }
-        });
+        let unread = self.unread(&e.key, ks.as_ref());
+        // The stock value stands in when the running values are unknown, and where a key
+        // that could not be read leaves no valid value ([`Self::valid_value`]).
+        let baseline = match &ks {
+            None => self.stock.get(&e.key).cloned(),
+            Some(_) if unread.is_none() => current.clone(),
+            Some(_) => None,
+        };
         let cur_fields = baseline.as_deref().and_then(numeric_fields);
         let env = Env {
             facts,
@@ -708,11 +767,7 @@ impl Profile {
         {
             return Ok(None);
         }
-        let value = self.recommend(e, &env, allow_lower).map_err(fail("value"))?;
-        // What was filled in is checked like a line of a sysctl file (or loader.conf):
-        // an expression's result or a running value must not change the grammar.
-        self.check_rendered(e, &value)
-            .map_err(|m| fail("value")(format!("renders as an invalid value: {m}")))?;
+        let (value, fallback) = self.valid_value(e, &env, unread, allow_lower).map_err(fail("value"))?;
         let action = action(ks.as_ref(), baseline.as_deref(), &value, e.stage);
         let reason = fill(&e.reason, &env, true).map_err(fail("reason"))?;
         let why = match &e.why {
@@ -732,7 +787,71 @@ impl Profile {
             why,
             shown: e.shown,
             stock,
+            fallback,
         }))
+    }
+
+    /// Why `key`'s running value gives nothing to raise from: absent, unreadable, or no value
+    /// of its kind. None: it was read, or nothing is known of the running values.
+    fn unread(&self, key: &str, ks: Option<&KeyState>) -> Option<Unread> {
+        match ks? {
+            KeyState::Absent => Some(Unread::Absent),
+            KeyState::Unreadable(_) => Some(Unread::Unreadable),
+            KeyState::Present { value, .. } => crate::sysctl::file::check_running(self.os, key, value)
+                .is_err()
+                .then_some(Unread::Odd),
+        }
+    }
+
+    /// The recommendation ([`Self::recommend`]), checked like a line of a sysctl file (or
+    /// loader.conf): an expression's result or a running value must not change the grammar.
+    /// Where it is no valid value only because its fields decrease (no running value raised a
+    /// template's literal default above a small maximum, or the running one decreased), it is
+    /// kept valid and says how: from the stock value when the running one could not be read
+    /// (or is no value of its kind), else each field lowered to the next. Anything else is the profile's error.
+    fn valid_value(
+        &self,
+        e: &Entry,
+        env: &Env<'_>,
+        unread: Option<Unread>,
+        allow_lower: bool,
+    ) -> Result<(String, Option<Fallback>), String> {
+        let value = self.recommend(e, env, allow_lower)?;
+        let Err(why) = self.check_rendered(e, &value) else {
+            return Ok((value, None));
+        };
+        let invalid = || format!("renders as an invalid value: {why}");
+        if e.stage != Stage::Runtime {
+            return Err(invalid());
+        }
+        let kept = |kept| Some(Fallback { unread, kept });
+        // A key this system lacks has no stock value either: its fields are only ordered.
+        if matches!(unread, Some(Unread::Unreadable | Unread::Odd))
+            && let Some(stock) = self.stock.get(&e.key)
+        {
+            let fields = numeric_fields(stock);
+            let env = Env {
+                facts: env.facts,
+                current: fields.as_deref(),
+            };
+            let v = self.recommend(e, &env, allow_lower)?;
+            if self.check_rendered(e, &v).is_ok() {
+                return Ok((v, kept(Kept::Stock)));
+            }
+        }
+        // What the template computed stays: a field is lowered only where it holds the
+        // template's literal text or a running value ("4096 {buffer} 8192" stays an error).
+        let filled = clamp_fields(self.os, &fill(&e.value, env, false)?);
+        let lowerable: Vec<bool> = e
+            .value
+            .split_whitespace()
+            .zip(filled.split_whitespace().zip(value.split_whitespace()))
+            .map(|(t, (f, v))| !t.contains('{') || f != v)
+            .collect();
+        match clamp_order(self.os, &e.key, &value, &lowerable) {
+            Some((v, max)) if self.check_rendered(e, &v).is_ok() => Ok((v, kept(Kept::Clamped(max)))),
+            _ => Err(invalid()),
+        }
     }
 
     /// The value template filled in, within what Linux accepts, and — under the raise-only
@@ -892,6 +1011,127 @@ fn toml_message(message: &str) -> String {
         None => found,
     };
     one_line(&truncate(&msg, 200))
+}
+
+/// Whether `text` has the shape of a TOML document, line by line: outside a multi-line
+/// string or array every line is blank, a `#` comment, a `[table]` header or `key = ...`.
+/// Only the shape: the parser says what is wrong inside it.
+fn looks_like_toml(text: &str) -> bool {
+    let mut scan = TomlScan::default();
+    for line in text.lines() {
+        let mut rest = line;
+        if scan.at_top() {
+            let t = line.trim_start();
+            if t.is_empty() || t.starts_with('#') || t.starts_with('[') {
+                continue;
+            }
+            match after_key(t) {
+                Some(value) => rest = value,
+                None => return false,
+            }
+        }
+        scan.line(rest);
+    }
+    true
+}
+
+/// What a TOML line leaves open for the next: a multi-line string, arrays.
+#[derive(Default)]
+struct TomlScan {
+    /// The delimiter of the multi-line string being read (`"""` or `'''`).
+    string: Option<&'static str>,
+    /// Brackets and braces open.
+    depth: usize,
+}
+
+impl TomlScan {
+    fn at_top(&self) -> bool {
+        self.string.is_none() && self.depth == 0
+    }
+
+    /// Reads the rest of a line: strings, brackets, a comment.
+    fn line(&mut self, mut rest: &str) {
+        loop {
+            if let Some(end) = self.string {
+                match rest.find(end) {
+                    Some(i) => {
+                        self.string = None;
+                        rest = &rest[i + end.len()..];
+                    }
+                    None => return,
+                }
+            }
+            let Some(i) = rest.find(['#', '"', '\'', '[', ']', '{', '}']) else {
+                return;
+            };
+            let (c, after) = (rest.as_bytes()[i], &rest[i + 1..]);
+            rest = match c {
+                b'#' => return,
+                b'[' | b'{' => {
+                    self.depth += 1;
+                    after
+                }
+                b']' | b'}' => {
+                    self.depth = self.depth.saturating_sub(1);
+                    after
+                }
+                _ => {
+                    let quote = if c == b'"' { "\"\"\"" } else { "'''" };
+                    if rest[i..].starts_with(quote) {
+                        self.string = Some(quote);
+                        &rest[i + 3..]
+                    } else {
+                        match string_end(after, c) {
+                            Some(j) => &after[j + 1..],
+                            None => return,
+                        }
+                    }
+                }
+            };
+        }
+    }
+}
+
+/// The byte where a one-line string opened by `quote` ends in `s` (a basic string's `\"`
+/// does not end it).
+fn string_end(s: &str, quote: u8) -> Option<usize> {
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\\' if quote == b'"' => i += 1,
+            x if x == quote => return Some(i),
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// What follows the `=` of a line that starts with a TOML key (bare, quoted, dotted); None
+/// when it does not.
+fn after_key(line: &str) -> Option<&str> {
+    let mut rest = line;
+    loop {
+        rest = rest.trim_start();
+        let b = rest.as_bytes();
+        let len = match b.first()? {
+            q @ (b'"' | b'\'') => string_end(&rest[1..], *q)? + 2,
+            _ => b
+                .iter()
+                .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-'))
+                .count(),
+        };
+        if len == 0 {
+            return None;
+        }
+        rest = rest[len..].trim_start();
+        match rest.as_bytes().first()? {
+            b'.' => rest = &rest[1..],
+            b'=' => return Some(&rest[1..]),
+            _ => return None,
+        }
+    }
 }
 
 /// What a boot-time tunable holds.
@@ -1106,6 +1346,32 @@ fn join_fields(f: &[f64]) -> String {
     f.iter().map(|x| (*x as i64).to_string()).collect::<Vec<_>>().join(" ")
 }
 
+/// `v` with each field above the next lowered to it where a key's fields must not decrease
+/// (min <= default <= max), and its last field; None for a key whose fields have no order, a
+/// value not of whole numbers, or a field to lower that `lowerable` (one flag per field) keeps.
+fn clamp_order(os: Os, key: &str, v: &str, lowerable: &[bool]) -> Option<(String, u64)> {
+    if !matches!(
+        crate::sysctl::file::kind(os, key),
+        crate::sysctl::file::Kind::Ints { ordered: true, .. }
+    ) {
+        return None;
+    }
+    let mut f: Vec<u64> = v.split_whitespace().map(|x| x.parse().ok()).collect::<Option<_>>()?;
+    if lowerable.len() != f.len() {
+        return None;
+    }
+    let max = *f.last()?;
+    for i in (0..f.len() - 1).rev() {
+        if f[i] > f[i + 1] {
+            if !lowerable[i] {
+                return None;
+            }
+            f[i] = f[i + 1];
+        }
+    }
+    Some((f.iter().map(u64::to_string).collect::<Vec<_>>().join(" "), max))
+}
+
 /// Linux keeps these values in C ints: never recommend more than it accepts.
 fn clamp_fields(os: Os, v: &str) -> String {
     match (os, numeric_fields(v)) {
@@ -1175,9 +1441,10 @@ mod tests {
         let e = Profile::parse(shadow, "/etc/shadow")
             .expect_err("not a profile")
             .to_string();
+        // No line and column: column 63 was the length of root's line.
         assert_eq!(
             e,
-            "profile /etc/shadow, line 1, column 63: key with no value, expected `=`"
+            "profile /etc/shadow: not a profile: not TOML (lines of `key = value`, [tables] and # comments)"
         );
         let head = "name = \"x\"\nos = \"linux\"\ndescription = \"d\"\n";
         for (text, want) in [
@@ -1216,6 +1483,34 @@ mod tests {
             let e = Profile::parse(&text, "p.toml").expect_err(&text).to_string();
             assert!(e.contains(want), "{text:?}: {e}");
             assert!(!e.contains("hunter2") && !e.contains("20228"), "{e}");
+        }
+    }
+
+    #[test]
+    fn only_a_file_in_the_shape_of_toml_is_parsed() {
+        for toml in [
+            "",
+            "# only a comment\n\n",
+            "name = \"x\" # a comment with = and [\n[[setting]]\n",
+            "a.\"b c\" . 'd' = 1\n",
+            "reason = \"\"\"\nroot:x:0:0: inside a string\n\"\"\"\nkey = 'a'\n",
+            "list = [\n  \"a\", # ]\n  \"b]\",\n]\nnext = { a = \"}\" }\n",
+            "s = \"an \\\" escaped quote [\"\nt = 1\n",
+        ] {
+            assert!(looks_like_toml(toml), "{toml:?}");
+        }
+        for not in [
+            "root:$y$j9T$x:20228:0:99999:7:::\n",
+            "name = \"x\"\nsecret words here\n",
+            "= 1\n",
+            "key\n",
+            "\"open = 1\n",
+            "list = [\n1,\n]\nafter the array\n",
+        ] {
+            assert!(!looks_like_toml(not), "{not:?}");
+        }
+        for (_, text) in SHIPPED {
+            assert!(looks_like_toml(text));
         }
     }
 
@@ -1278,6 +1573,64 @@ mod tests {
     }
 
     const HEAD: &str = "name = \"x\"\nos = \"freebsd\"\ndescription = \"d\"\n";
+
+    /// On a short path (a 64 KiB maximum below the template's 131072 default), whatever the
+    /// running value, the triple rendered is one a sysctl file takes, and says how it was kept.
+    #[test]
+    fn a_missing_or_odd_running_value_still_renders_a_valid_triple() {
+        let p = Profile::for_os(Os::Linux);
+        let rmem = |state: Option<KeyState>, allow_lower: bool| {
+            let s = p
+                .render(
+                    &facts(65_536.0, 1.0),
+                    &|k| (k == "net.ipv4.tcp_rmem").then(|| state.clone()).flatten(),
+                    allow_lower,
+                )
+                .expect("render");
+            let r = s.into_iter().find(|s| s.key == "net.ipv4.tcp_rmem").expect("rmem");
+            crate::sysctl::file::check_value(&r.key, &r.value, Os::Linux).expect("a valid value");
+            (r.value, r.fallback)
+        };
+        let present = |v: &str| {
+            Some(KeyState::Present {
+                value: v.into(),
+                access: Access::Writable,
+            })
+        };
+        let fb = |unread, kept| Some(Fallback { unread, kept });
+        // Nothing known of the running values: the stock values are the baseline, as before.
+        assert_eq!(rmem(None, false), ("4096 131072 6291456".into(), None));
+        assert_eq!(
+            rmem(present("4096 131072 6291456"), false),
+            ("4096 131072 6291456".into(), None)
+        );
+        assert_eq!(
+            rmem(Some(KeyState::Absent), false),
+            (
+                "4096 65536 65536".into(),
+                fb(Some(Unread::Absent), Kept::Clamped(65_536))
+            )
+        );
+        assert_eq!(
+            rmem(Some(KeyState::Unreadable("locked down".into())), false),
+            ("4096 131072 6291456".into(), fb(Some(Unread::Unreadable), Kept::Stock))
+        );
+        assert_eq!(
+            rmem(present("4096 131072 4294967296"), false),
+            ("4096 131072 6291456".into(), fb(Some(Unread::Odd), Kept::Stock))
+        );
+        assert_eq!(
+            rmem(present("4096 99999999 6291456"), false),
+            ("4096 6291456 6291456".into(), fb(None, Kept::Clamped(6_291_456)))
+        );
+        assert_eq!(
+            rmem(present("4096 131072 6291456"), true),
+            ("4096 65536 65536".into(), fb(None, Kept::Clamped(65_536)))
+        );
+        // A template's own literal triple that decreases is still the profile's error.
+        let bad = entry("net.ipv4.tcp_rmem", "4096 131072 65536", "");
+        assert!(Profile::parse(&bad, "p.toml").is_err());
+    }
 
     fn entry(key: &str, value: &str, extra: &str) -> String {
         format!("{HEAD}[[setting]]\nkey = {key:?}\nvalue = {value:?}\nreason = \"r\"\n{extra}")

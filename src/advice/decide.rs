@@ -32,6 +32,7 @@
 
 use serde::Serialize;
 
+use super::sharing::{self, Sharing};
 use crate::bdp;
 use crate::measure::evidence::{Evidence, HeldBy, Passive, Retest, RetestKind, TcpTest};
 
@@ -98,6 +99,10 @@ pub enum PathClass {
     Shallow,
     /// Neither loss nor queue measured.
     Unmeasured,
+    /// Others share the bottleneck ([`super::sharing::Sharing::Competing`]).
+    Shared,
+    /// A policer holds the path's rate ([`super::sharing::Sharing::Policed`]).
+    Policed,
 }
 
 /// The path as the advice sees it before the evidence: its rate, RTT and segment size.
@@ -110,6 +115,10 @@ pub struct PathFacts {
     /// Whether the advice is for Linux (its profile chooses CUBIC or BBR by the class; the BSDs'
     /// profiles choose their algorithm otherwise), for the words of the decision.
     pub linux: bool,
+    /// The packet trains' bottleneck rate (IP level, bit/s), when they read one.
+    pub capacity_bps: Option<f64>,
+    /// The probes' lowest RTT, ms, taken before the test.
+    pub probes_min_ms: Option<f64>,
 }
 
 impl PathFacts {
@@ -187,6 +196,11 @@ pub enum Observation {
     PassiveLoss { pct: f64, sent_bytes: u64 },
     /// The kernel keeps a slow-start threshold below half the BDP for the far end.
     CachedSsthresh { segments: u64, bdps: f64 },
+    /// Others share the bottleneck, or a policer holds it ([`Sharing`]).
+    Others(Sharing),
+    /// `spurious` of the `retransmitted` segments after startup the receiver reported as
+    /// duplicates (D-SACK): reordering, left out of the loss.
+    Spurious { spurious: u64, retransmitted: u64 },
     /// A test ran, but loss and queue depth were not both measured.
     NotBothMeasured,
     /// No TCP test ran: neither loss nor queue depth was measured.
@@ -202,6 +216,9 @@ pub enum Rule {
     Clean,
     /// Nothing measured: [`UNMEASURED_IS_LOSSY`]'s rule, the best worst case.
     Unmeasured,
+    /// Others share the bottleneck: CUBIC (a fair neighbour to the flows it shares with) and
+    /// buffers for the queue they keep standing ([`shared_factor`]).
+    Shared,
 }
 
 /// Where the receive-window share came from.
@@ -263,6 +280,8 @@ pub struct Decision {
     /// CUBIC kept on a 40 ms / 100 Mbit/s path because its buffers sufficed would reach a few
     /// percent of it at 1 % loss).
     pub cubic_at_risk: bool,
+    /// What the test's shape said of others on the path, when it said something.
+    pub sharing: Option<Sharing>,
 }
 
 /// The average window CUBIC holds at loss rate `p` (a fraction) and `rtt_s`, in segments: the
@@ -368,27 +387,39 @@ pub fn decide_side(path: &PathFacts, view: &View<'_>, side: Side, word: Override
             r = filled;
         }
     }
-    let (class, rule) = classify(&r, word);
-    let mut observations = r.observations;
+    let sharing = test.filter(|_| word == Override::None).and_then(|t| {
+        let before = sharing::Before {
+            capacity_bps: path.capacity_bps,
+            probes_min_ms: path.probes_min_ms,
+            mtu: Some(path.mss + 52),
+        };
+        sharing::sharing(t, before)
+    });
+    let (class, rule) = match sharing {
+        Some(Sharing::Competing { .. }) => (PathClass::Shared, Rule::Shared),
+        Some(Sharing::Policed { .. }) => (PathClass::Policed, Rule::LossRecovery),
+        None => classify(&r, word),
+    };
+    let mut observations = std::mem::take(&mut r.observations);
     match word {
         Override::None => {}
         w => observations.insert(0, Observation::Given(w)),
     }
-    let mut how_to_measure = None;
-    if class == PathClass::Unmeasured && word == Override::None {
+    observations.extend(sharing.map(Observation::Others));
+    let how_to_measure = (class == PathClass::Unmeasured && word == Override::None).then(|| {
         let on = host.map_or_else(|| "the far end".to_string(), str::to_string);
-        if test.is_some() {
-            observations.push(Observation::NotBothMeasured);
-            how_to_measure = Some(MeasureHint::LongerTest { on });
+        let (said, hint) = if test.is_some() {
+            (Observation::NotBothMeasured, MeasureHint::LongerTest { on })
         } else {
-            observations.push(Observation::NotMeasured);
-            how_to_measure = Some(MeasureHint::RunServe { on });
-        }
-    }
+            (Observation::NotMeasured, MeasureHint::RunServe { on })
+        };
+        observations.push(said);
+        hint
+    });
     let share_source = share_source(view);
     let loss_recovery = match rule {
         Rule::LossRecovery => true,
-        Rule::Clean => false,
+        Rule::Clean | Rule::Shared => false,
         Rule::Unmeasured => UNMEASURED_IS_LOSSY,
     };
     Decision {
@@ -396,11 +427,7 @@ pub fn decide_side(path: &PathFacts, view: &View<'_>, side: Side, word: Override
         side,
         borrowed: own.is_none() && other.is_some(),
         loss_recovery,
-        loss_factor: loss_recovery.then(|| match rule {
-            // The loss is not known: size for the heavy loss it may be (see the module docs).
-            Rule::Unmeasured => bdp::HEAVY_LOSS_FACTOR,
-            _ => bdp::loss_factor(r.loss_pct.filter(|_| r.lossy)),
-        }),
+        loss_factor: factor(rule, class, loss_recovery, test, &r),
         loss_pct: r.loss_pct,
         queue_bdp: r.queue_bdp,
         window_share: share_of(share_source).clamp(MIN_SHARE, MAX_SHARE),
@@ -413,8 +440,39 @@ pub fn decide_side(path: &PathFacts, view: &View<'_>, side: Side, word: Override
         how_to_measure,
         cubic_at_risk: class == PathClass::Unmeasured
             && cubic_window_segments(path.rtt_ms / 1000.0, UNMEASURED_LOSS_PCT / 100.0) < path.bdp_segments(),
+        sharing,
     }
 }
+
+/// The multiple of the BDP the buffers are sized to, where it is not the loss-free rule's.
+fn factor(rule: Rule, class: PathClass, loss_recovery: bool, test: Option<&TcpTest>, r: &Reading) -> Option<f64> {
+    match rule {
+        Rule::Shared => test.map(shared_factor),
+        // The loss is not known: size for the heavy loss it may be (see the module docs).
+        Rule::Unmeasured if loss_recovery => Some(bdp::HEAVY_LOSS_FACTOR),
+        // A policer's loss is its startup's, not the path's: the plain factor.
+        _ if class == PathClass::Policed => Some(bdp::LOSS_FACTOR),
+        _ if loss_recovery => Some(bdp::loss_factor(r.loss_pct.filter(|_| r.lossy))),
+        _ => None,
+    }
+}
+
+/// The buffers, × BDP, for a bottleneck others share: a window there must cover the queue they
+/// keep standing, so twice the BDP at the RTT the test met while it sent paced (the base RTT
+/// plus their queue), within [`SHARED_MIN_FACTOR`] and [`bdp::HEAVY_LOSS_FACTOR`].
+fn shared_factor(t: &TcpTest) -> f64 {
+    let loaded = match (t.shape.and_then(|s| s.steady_rtt_ms), t.min_rtt_ms) {
+        (Some(steady), Some(min)) if min > 0.0 => steady / min,
+        _ => 1.0,
+    };
+    let f = (SHARED_RTT_FACTOR * loaded).clamp(SHARED_MIN_FACTOR, bdp::HEAVY_LOSS_FACTOR);
+    (f * 10.0).round() / 10.0
+}
+
+/// A shared bottleneck's window covers this many × BDP at the loaded RTT, at least
+/// [`SHARED_MIN_FACTOR`] × BDP at the base RTT.
+pub const SHARED_RTT_FACTOR: f64 = 2.0;
+pub const SHARED_MIN_FACTOR: f64 = 2.5;
 
 impl Reading {
     fn has_loss(&self) -> bool {
@@ -514,10 +572,17 @@ fn read_test(t: &TcpTest, path: &PathFacts, r: &mut Reading) {
             }
             Some((p.steady_segs_out, p.steady_retrans_segs, p.duration_s))
         }
-        None => t
-            .steady_loss_pct()
-            .and(t.path_loss())
-            .map(|(s, r)| (s, r, t.duration_s)),
+        None => t.steady_loss_pct().and(t.path_loss()).map(|(s, retrans)| {
+            // What the receiver got twice was reordered, not lost.
+            let spurious = sharing::spurious(t);
+            if spurious > 0 {
+                r.observations.push(Observation::Spurious {
+                    spurious,
+                    retransmitted: retrans,
+                });
+            }
+            (s, retrans - spurious, t.duration_s)
+        }),
     };
     let loss = match (test_loss, streams_loss(streams, queue, path)) {
         (Some(a), Some(b)) => Some((a.0 + b.0, a.1 + b.1, ((a.2 + b.2) * 1000.0).round() / 1000.0)),
@@ -704,6 +769,8 @@ mod tests {
             rtt_ms: 150.0,
             mss: 1448,
             linux: true,
+            capacity_bps: None,
+            probes_min_ms: None,
         }
     }
 
@@ -936,6 +1003,8 @@ mod tests {
             rtt_ms: 25.0,
             mss: 1448,
             linux: true,
+            capacity_bps: None,
+            probes_min_ms: None,
         };
         let mut ev = test(10_000_000, 1, 1.0);
         if let Some(t) = ev.test.as_mut() {

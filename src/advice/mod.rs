@@ -16,6 +16,7 @@ pub mod note;
 pub mod path;
 pub mod rate;
 pub mod scope;
+pub mod sharing;
 pub mod warnings;
 pub mod words;
 
@@ -29,7 +30,7 @@ use crate::host::{Facts, facts};
 use crate::measure::evidence::Evidence;
 use crate::measure::{EvidenceRequest, HostMeasurement, PathProber, ProbeOptions, TestMode};
 use crate::os::Os;
-use crate::profile::{Action, Profile, Setting, Stage};
+use crate::profile::{Action, Fallback, Kept, Profile, Setting, Stage, Unread};
 use crate::sysctl::KeyState;
 use crate::text;
 use crate::units::{Bitrate, Span};
@@ -115,6 +116,11 @@ pub struct Path {
     pub receive_rate: Option<Bitrate>,
     /// Which reading sized `receive_rate`.
     pub receive_basis: Option<RateBasis>,
+    /// The packet trains' credible bottleneck rate, when they read one: what a test that got
+    /// less is compared with ([`sharing`]).
+    pub capacity: Option<Bitrate>,
+    /// The probes' lowest RTT, ms, when they measured it: what the test's own is compared with.
+    pub probes_min_ms: Option<f64>,
     pub mtu: Option<u32>,
     /// The host whose path this is, when measured.
     pub host: Option<String>,
@@ -266,8 +272,11 @@ pub enum End {
 /// seam: tests (and the hidden `--fake-prober` flag) pass a fake.
 pub fn advise(req: &AdviceRequest, profile: &Profile, host: &Facts, prober: &dyn PathProber) -> anyhow::Result<Advice> {
     let measured = measure(req, host, prober)?;
-    advise_end(req, profile, host, &measured, End::Near)
+    advise_end(req, profile, host, &measured, End::Near, THIS_HOST)
 }
+
+/// How notes name this host's end.
+pub const THIS_HOST: &str = "this host";
 
 /// Step 1: the path (given, or measured to the hosts), the TCP evidence about the path's
 /// host, and the rate that evidence settles. `host` is this machine (its congestion controls
@@ -290,6 +299,9 @@ pub fn measure(req: &AdviceRequest, host: &Facts, prober: &dyn PathProber) -> an
         }
         None => None,
     };
+    if measured.is_some() && req.rtt.is_none() {
+        notes.extend(rate::settle_rtt(&mut path, evidence.as_ref()));
+    }
     if let Some(h) = measured
         && req.bandwidth.is_none()
     {
@@ -306,13 +318,15 @@ pub fn measure(req: &AdviceRequest, host: &Facts, prober: &dyn PathProber) -> an
 }
 
 /// Steps 2 to 5 for one end of a measured path: decide its two sides' classes, size its
-/// buffers, render its profile with its facts, annotate.
+/// buffers, render its profile with its facts, annotate. `name`: how its notes name it
+/// ([`THIS_HOST`], "the far end dtn2").
 pub fn advise_end(
     req: &AdviceRequest,
     profile: &Profile,
     host: &Facts,
     m: &Measured,
     end: End,
+    name: &str,
 ) -> anyhow::Result<Advice> {
     let steps = Steps { req, profile, host };
     let path = match end {
@@ -352,7 +366,26 @@ pub fn advise_end(
         sizing,
     };
     let settings = steps.render(&path, &decided)?;
+    notes.extend(
+        settings
+            .iter()
+            .filter_map(|s| s.fallback.as_ref().map(|f| Note::shown(fallback_note(name, &s.key, f)))),
+    );
     Ok(steps.annotate(path, notes, m, decided, settings, end))
+}
+
+/// One line saying how a setting's value was kept valid, naming the end (`name`) and the key
+/// whose running value gave none.
+fn fallback_note(name: &str, key: &str, f: &Fallback) -> String {
+    let what = match f.unread {
+        Some(Unread::Odd) => format!("{key} runs no value of its kind; "),
+        Some(Unread::Absent | Unread::Unreadable) => format!("{key} could not be read; "),
+        None => format!("{key}: "),
+    };
+    match f.kept {
+        Kept::Stock => format!("{name}: {what}its stock value stands in"),
+        Kept::Clamped(max) => format!("{name}: {what}default clamped to the max, {}", text::size(max)),
+    }
 }
 
 /// What every step reads: the request, the profile and the machine's facts.
@@ -371,6 +404,8 @@ impl Steps<'_> {
             rtt_ms: path.rtt.as_millis_f64(),
             mss: path.mtu.unwrap_or(1500).saturating_sub(52).max(536),
             linux: self.host.os == Os::Linux,
+            capacity_bps: path.capacity.map(|c| c.bps() as f64),
+            probes_min_ms: path.probes_min_ms,
         };
         let word = decide::Override::from_flags(self.req.loss_recovery, self.req.clean_path);
         let host = path.host.as_deref();
@@ -451,6 +486,9 @@ impl Steps<'_> {
             ("notsent_lowat", d.send.notsent_lowat as f64),
             ("window_share", sizing.window_share),
             ("class_measured", flag(d.send.class != decide::PathClass::Unmeasured)),
+            ("shared", flag(d.send.class == decide::PathClass::Shared)),
+            ("receive_shared", flag(d.receive.class == decide::PathClass::Shared)),
+            ("policed", flag(d.send.class == decide::PathClass::Policed)),
             ("cubic_at_risk", flag(d.send.cubic_at_risk)),
         ];
         pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
@@ -504,10 +542,12 @@ impl Steps<'_> {
         notes.extend(warnings::probe_rtt_note(cc, path.rtt.as_millis_f64()));
         let app_ceilings = crate::ceilings::ceilings(path.rtt, path.rate.bps());
         let window_limit_bps = self.window_limit(&path, sizing.window_share);
-        notes.extend(app_ceilings.iter().filter_map(|c| {
-            let long = crate::ceilings::note(c, path.rate.bps())?;
-            Some(Note::with_short(long, crate::ceilings::short_note(c)?))
-        }));
+        notes.extend(
+            app_ceilings
+                .iter()
+                .filter_map(|c| crate::ceilings::note(c, path.rate.bps()))
+                .map(|(long, short)| Note::with_short(long, short)),
+        );
         Advice {
             tcptune_version: env!("CARGO_PKG_VERSION"),
             generated: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
@@ -579,8 +619,9 @@ struct Decided {
 /// Step 3: each buffer for its side's class and its direction's rate, the receive buffer for
 /// the measured window share.
 fn size(path: &Path, send: &decide::Decision, receive: &decide::Decision) -> Sizing {
-    let rule = |d: &decide::Decision| match d.loss_factor {
-        Some(f) if d.loss_recovery => bdp::Rule::LossRecovery(f),
+    let rule = |d: &decide::Decision| match (d.rule, d.loss_factor) {
+        (decide::Rule::Shared, Some(f)) => bdp::Rule::Shared(f),
+        (_, Some(f)) if d.loss_recovery => bdp::Rule::LossRecovery(f),
         _ => bdp::Rule::LossFree,
     };
     bdp::size(
@@ -758,7 +799,7 @@ mod tests {
         let facts = Facts::unknown(Os::Linux);
         let m = measure(&req, &facts, &p).expect("measured");
         let profile = Profile::for_os(Os::Linux);
-        let near = advise_end(&req, &profile, &facts, &m, End::Near).expect("near");
+        let near = advise_end(&req, &profile, &facts, &m, End::Near, THIS_HOST).expect("near");
         // This host sends on the clean direction: cubic, 2.5 × BDP; it receives on the lossy
         // one: its receive buffer for loss recovery at the heavy-loss factor.
         assert_eq!(near.decision.class, decide::PathClass::Clean);
@@ -781,7 +822,7 @@ mod tests {
         );
         // The far end sends on the lossy direction: bbr and the loss factor for its send
         // buffer; it receives on the clean one.
-        let far = advise_end(&req, &profile, &facts, &m, End::Far).expect("far");
+        let far = advise_end(&req, &profile, &facts, &m, End::Far, "the far end").expect("far");
         assert_eq!(far.end, End::Far);
         assert_eq!(far.decision.class, decide::PathClass::Lossy);
         assert_eq!(far.receive_decision.class, decide::PathClass::Clean);
@@ -801,7 +842,7 @@ mod tests {
         // Without a reverse test the receive side follows this direction's test, and says so.
         let p = FakeProber::from_spec("rtt=50ms,rate=200mbit,loss=0").expect("spec");
         let m = measure(&req, &facts, &p).expect("measured");
-        let near = advise_end(&req, &profile, &facts, &m, End::Near).expect("near");
+        let near = advise_end(&req, &profile, &facts, &m, End::Near, THIS_HOST).expect("near");
         assert!(near.receive_decision.borrowed);
         assert!(
             near.notes
@@ -1044,6 +1085,80 @@ mod tests {
         assert!(a.notes[0].contains("rate was NOT MEASURED"), "{:?}", a.notes);
     }
 
+    /// The advice for a fake path of `spec`, measured and decided for this host.
+    fn advised(spec: &str) -> Advice {
+        let p = FakeProber::from_spec(spec).expect("spec");
+        let (req, facts) = (args(&["198.18.0.2"], None), Facts::unknown(Os::Linux));
+        let m = measure(&req, &facts, &p).expect("measured");
+        advise_end(&req, &Profile::for_os(Os::Linux), &facts, &m, End::Near, THIS_HOST).expect("advice")
+    }
+
+    #[test]
+    fn others_on_the_path_give_the_shared_class_sized_for_the_trains_at_the_base_rtt() {
+        // The path: 100 ms / 300 Mbit/s, a neighbour holding a queue of 2 × BDP: the
+        // probes met it (300 ms), the test got 34 Mbit/s with the queue standing.
+        let a = advised("rtt=100ms,capacity=300mbit,tcp-rate=34mbit,standing=200ms");
+        assert_eq!(a.decision.class, decide::PathClass::Shared, "{:?}", a.notes);
+        assert_eq!(a.rtt_ms, 100.0, "the test's RTT, not the probes' 300 ms");
+        assert_eq!(
+            (a.bandwidth_bps, a.bandwidth_basis),
+            (300_000_000, RateBasis::TrainsOverTest)
+        );
+        let cc = a.settings.iter().find(|s| s.key == facts::CURRENT_CC).expect("cc");
+        assert_eq!(cc.value, "cubic", "a fair neighbour");
+        // A window covering the queue the others keep: 2 × BDP at the loaded 300 ms, within 6 ×.
+        assert_eq!(a.sizing.send_factor, bdp::HEAVY_LOSS_FACTOR);
+        assert!(matches!(
+            a.decision.sharing,
+            Some(sharing::Sharing::Competing { standing_ms, .. }) if (standing_ms - 200.0).abs() < 1e-6
+        ));
+        assert!(
+            a.notes.iter().any(|n| n.contains("the probes met a queue")),
+            "{:?}",
+            a.notes
+        );
+    }
+
+    #[test]
+    fn a_policer_gives_bbr_at_its_rate_and_names_it() {
+        let a = advised("rtt=40ms,capacity=400mbit,tcp-rate=96mbit,police=1");
+        assert_eq!(a.decision.class, decide::PathClass::Policed);
+        // Sized for the policed rate at the IP level (96 Mbit/s of payload), not the trains'.
+        assert_eq!(a.bandwidth_bps, ip_rate(96e6, None));
+        assert!(
+            a.notes
+                .iter()
+                .any(|n| n.line().starts_with("a policer at about 99.45 Mbit/s")),
+            "{:?}",
+            a.notes
+        );
+        assert_eq!(a.sizing.send_factor, bdp::LOSS_FACTOR);
+    }
+
+    #[test]
+    fn spurious_retransmissions_are_no_loss() {
+        // 0.01 % at 150 ms holds CUBIC; if the receiver got every one of them twice, nothing
+        // was lost: the path is clean.
+        let lossy = advised("rtt=150ms,rate=500mbit,loss=0.01");
+        assert_eq!(lossy.decision.class, decide::PathClass::Lossy);
+        let reordered = advised("rtt=150ms,rate=500mbit,spurious=100");
+        assert_eq!(
+            reordered.decision.class,
+            decide::PathClass::Clean,
+            "{:?}",
+            reordered.notes
+        );
+        assert!(
+            reordered
+                .decision
+                .observations
+                .iter()
+                .any(|o| matches!(o, decide::Observation::Spurious { spurious: 100, .. })),
+            "{:?}",
+            reordered.decision.observations
+        );
+    }
+
     #[test]
     fn a_held_test_is_a_lower_bound_raised_to_the_trains() {
         // iperf3 against a far end whose stock receive buffer held the test at 137 Mbit/s on a
@@ -1088,6 +1203,7 @@ mod tests {
             &Facts::unknown(Os::Linux),
             &m,
             End::Near,
+            THIS_HOST,
         )
         .expect("advice");
         assert_ne!(
@@ -1161,7 +1277,7 @@ mod tests {
         let advised = |spec: &str| {
             let p = FakeProber::from_spec(spec).expect("spec");
             let m = measure(&req, &facts, &p).expect("measured");
-            advise_end(&req, &Profile::for_os(Os::Linux), &facts, &m, End::Near).expect("advice")
+            advise_end(&req, &Profile::for_os(Os::Linux), &facts, &m, End::Near, THIS_HOST).expect("advice")
         };
         let a = advised("rtt=50ms,capacity=200mbit,tcp-rate=188mbit,loss=1");
         assert_eq!(a.bandwidth_bps, 200_000_000, "{:?}", a.notes);

@@ -52,6 +52,8 @@ pub fn resolve(a: &AdviceRequest, prober: &dyn PathProber) -> Result<(Path, Vec<
             rate_basis: RateBasis::Given,
             receive_rate: None,
             receive_basis: None,
+            capacity: None,
+            probes_min_ms: None,
             mtu: None,
             host: None,
         };
@@ -111,6 +113,8 @@ fn path_of(a: &AdviceRequest, m: HostMeasurement, notes: &mut Vec<Note>) -> (Pat
         rate_basis,
         receive_rate: None,
         receive_basis: None,
+        capacity: m.credible_rate().map(Bitrate::from_bps),
+        probes_min_ms: (m.rtt.received > 0).then_some(m.rtt.min_ms),
         mtu: m.link.route_mtu.or(m.link.mtu),
         host: Some(m.host.clone()),
     };

@@ -12,6 +12,7 @@
 //! - With nothing measured (no trains, no test), the rate is assumed and said so first; the
 //!   buffers then stay within the host's TCP memory budget ([`budget`]).
 
+use super::sharing::Sharing;
 use super::{Path, RateBasis};
 use crate::bdp::Source;
 use crate::measure::HostMeasurement;
@@ -90,12 +91,9 @@ pub fn ip_rate(payload_bps: f64, mtu: Option<u32>) -> u64 {
     r
 }
 
-/// What one test says of its direction's rate: the rate and how it was settled, or None when
-/// it gave no delivery rate.
-fn test_says(t: &TcpTest, m: &HostMeasurement, mtu: Option<u32>) -> Option<(u64, RateBasis, String)> {
-    let payload = t.delivery_rate_bps.filter(|r| *r > 0.0)?;
-    let r = ip_rate(payload, mtu);
-    let link = m.link.speed_bps.filter(|s| *s > 0);
+/// Why a test's rate is only a lower bound of its direction's, when it is: it ended in startup,
+/// its sender went unseen, it lost heavily, or a buffer held it.
+fn lower_bound(t: &TcpTest) -> Option<String> {
     let heavy_loss = t
         .counted_loss_pct()
         .filter(|p| *p >= crate::bdp::LOSS_SCALE_FROM_PCT)
@@ -108,7 +106,7 @@ fn test_says(t: &TcpTest, m: &HostMeasurement, mtu: Option<u32>) -> Option<(u64,
     // A reverse iperf3 test whose server sent no readings of its own (a plain `iperf3 -s`): no
     // RTT, no window, so nothing shows whether the far end's send buffer held it.
     let unseen_sender = t.peer == Some(TestPeer::Iperf3) && t.direction == Direction::Reverse && t.min_rtt_ms.is_none();
-    let bound = if t.in_startup {
+    if t.in_startup {
         Some("the test ended inside startup, so it is the highest rate reached, a lower bound".to_string())
     } else if unseen_sender {
         Some("a lower bound, as the far end's iperf3 server reported no RTT and no window of its sender (start it with -J): its send buffer may have held the test".to_string())
@@ -125,15 +123,45 @@ fn test_says(t: &TcpTest, m: &HostMeasurement, mtu: Option<u32>) -> Option<(u64,
         )
     } else {
         None
+    }
+}
+
+/// What one test says of its direction's rate: the rate and how it was settled, or None when
+/// it gave no delivery rate.
+fn test_says(t: &TcpTest, m: &HostMeasurement, mtu: Option<u32>) -> Option<(u64, RateBasis, String)> {
+    let payload = t.delivery_rate_bps.filter(|r| *r > 0.0)?;
+    let r = ip_rate(payload, mtu);
+    let link = m.link.speed_bps.filter(|s| *s > 0);
+    let bound = lower_bound(t);
+    #[allow(clippy::cast_precision_loss)]
+    let before = super::sharing::Before {
+        capacity_bps: m.credible_rate().map(|c| c as f64),
+        probes_min_ms: (m.rtt.received > 0).then_some(m.rtt.min_ms),
+        mtu,
     };
-    let (rate, basis, how) = match (bound, m.credible_rate()) {
-        (Some(why), Some(t)) if t > r => (
+    let others = super::sharing::sharing(t, before);
+    let (rate, basis, how) = match (others, bound, m.credible_rate()) {
+        // What the test got is what the others left: the path is the trains'.
+        (Some(Sharing::Competing { .. }), _, Some(c)) => (
+            c,
+            RateBasis::TrainsOverTest,
+            format!(
+                "a lower bound, as others share the path (a queue stood that the test did not fill): sized for the packet trains' {}",
+                show(c)
+            ),
+        ),
+        (Some(Sharing::Policed { .. }), _, _) => (
+            r,
+            RateBasis::TcpTest,
+            "the path's rate, as a policer holds it there (loss at the base RTT, no queue): sized for that".to_string(),
+        ),
+        (_, Some(why), Some(t)) if t > r => (
             t,
             RateBasis::TrainsOverTest,
             format!("{why}: sized for the packet trains' {}", show(t)),
         ),
-        (Some(why), _) => (r, RateBasis::TcpTest, format!("{why}: sized for {}", show(r))),
-        (None, _) => match link {
+        (_, Some(why), _) => (r, RateBasis::TcpTest, format!("{why}: sized for {}", show(r))),
+        (_, None, _) => match link {
             Some(l) if l < r => (
                 l,
                 RateBasis::LinkSpeed,
@@ -188,6 +216,38 @@ pub fn settle_rate(path: &mut Path, m: &HostMeasurement, ev: Option<&Evidence>) 
         notes.push(super::Note::detail(note));
     }
     notes
+}
+
+/// A test's lowest RTT below the probes' by more than this share is the path's: the probes met
+/// a queue that stood while they ran (others on the path), the test's flow saw it drain.
+pub const RTT_BELOW_PROBES: f64 = 0.05;
+
+/// Settles the RTT of `path` (measured, no `--rtt`) from the TCP tests: their lowest RTT where
+/// it is well below the probes' (who met a standing queue), and says so in the returned note.
+pub fn settle_rtt(path: &mut Path, ev: Option<&Evidence>) -> Option<super::Note> {
+    let ev = ev?;
+    let lowest = [ev.test.as_ref(), ev.reverse.as_ref()]
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t.min_rtt_ms)
+        .filter(|m| *m > 0.0)
+        .reduce(f64::min)?;
+    let probes = path.rtt.as_millis_f64();
+    (lowest < probes * (1.0 - RTT_BELOW_PROBES)).then(|| {
+        path.rtt = Span::from_millis_f64(text::ms(lowest));
+        super::Note::with_short(
+            format!(
+                "the probes' lowest RTT was {}, the TCP test's flow saw {}: the probes met a queue that stood while they ran (others on the path), so the path's RTT is the test's",
+                text::millis(probes),
+                text::millis(lowest)
+            ),
+            format!(
+                "RTT {} (the TCP test's), not the probes' {}: they met a standing queue",
+                text::millis(lowest),
+                text::millis(probes)
+            ),
+        )
+    })
 }
 
 /// The most either buffer may be raised to when nothing measured the rate: a quarter of

@@ -5,6 +5,7 @@
 use serde::Serialize;
 
 use super::decide::{Decision, MeasureHint, Observation, Override, PathClass, Rule, ShareSource, Side, share_of};
+use super::sharing::Sharing;
 use super::{End, Note};
 use crate::measure::evidence::{Direction, Evidence, HeldBy, TestPeer};
 use crate::text;
@@ -27,6 +28,8 @@ pub struct DecisionJson {
     pub why_class: String,
     pub why_share: String,
     pub how_to_measure: Option<String>,
+    /// What the test's shape said of others on the path (competing flows, a policer).
+    pub sharing: Option<super::sharing::Sharing>,
 }
 
 impl DecisionJson {
@@ -46,6 +49,7 @@ impl DecisionJson {
             why_class: why_class(d),
             why_share: why_share(d),
             how_to_measure: how_to_measure(d),
+            sharing: d.sharing,
         }
     }
 }
@@ -92,6 +96,10 @@ fn rule(d: &Decision) -> String {
         (Rule::Unmeasured, false) => {
             format!("{times} × BDP (loss recovery), the best worst case over clean, lossy and shallow lab paths")
         }
+        (Rule::Shared, true) => {
+            format!("cubic, a fair neighbour to the flows beside it, and {times} × BDP for the queue they keep")
+        }
+        (Rule::Shared, false) => format!("{times} × BDP for the queue the flows beside it keep"),
     }
 }
 
@@ -127,10 +135,7 @@ pub fn observation(o: &Observation) -> String {
             retransmitted,
             bursts,
             intervals,
-        } => format!(
-            "{} retransmissions after startup came in bursts, in {bursts} of {intervals} 1-s intervals, each more than random loss at the other intervals' rate gives: a queue overflowing, not the path's random loss, so they are left out",
-            text::count(*retransmitted)
-        ),
+        } => in_bursts(*retransmitted, *bursts, *intervals),
         Observation::NoRetransmission {
             segments,
             test_s,
@@ -158,11 +163,7 @@ pub fn observation(o: &Observation) -> String {
             test_s,
         } => paced_again(*retransmitted, *queue_bdps, *rate_bps, *test_s),
         Observation::NoLoadedRtt => "the test gave no RTT under load: queue depth not measured".into(),
-        Observation::PassiveLoss { pct: p, sent_bytes } => format!(
-            "this host's live flows to it retransmitted {} of {} sent",
-            pct(*p),
-            text::size(*sent_bytes)
-        ),
+        Observation::PassiveLoss { pct: p, sent_bytes } => passive_loss(*p, *sent_bytes),
         Observation::CachedSsthresh { segments, bdps } => format!(
             "the kernel keeps a slow-start threshold of {segments} segments ({} BDP) for it: earlier flows lost packets",
             text::times(*bdps)
@@ -171,8 +172,67 @@ pub fn observation(o: &Observation) -> String {
             "the sender reported no retransmissions per interval: no loss after startup read".into()
         }
         Observation::OtherDirection { loss, queue } => stands_in(*loss, *queue),
+        Observation::Others(s) => others(s),
+        Observation::Spurious {
+            spurious,
+            retransmitted,
+        } => spurious_words(*spurious, *retransmitted),
         Observation::NotBothMeasured => "loss and queue depth not both measured".into(),
         Observation::NotMeasured => "the path's loss and queue depth were not measured (no TCP test)".into(),
+    }
+}
+
+/// This host's live flows' loss, for people.
+fn passive_loss(p: f64, sent_bytes: u64) -> String {
+    format!(
+        "this host's live flows to it retransmitted {} of {} sent",
+        pct(p),
+        text::size(sent_bytes)
+    )
+}
+
+/// Retransmissions the receiver got twice, for people.
+fn spurious_words(spurious: u64, retransmitted: u64) -> String {
+    format!(
+        "{} of the {} retransmissions after startup the receiver got twice (D-SACK): spurious, the first copies came late (reordering), so they are no loss of the path",
+        text::count(spurious),
+        text::count(retransmitted)
+    )
+}
+
+/// Retransmissions in bursts, left out, for people.
+fn in_bursts(retransmitted: u64, bursts: usize, intervals: usize) -> String {
+    format!(
+        "{} retransmissions after startup came in bursts, in {bursts} of {intervals} 1-s intervals, each more than random loss at the other intervals' rate gives: a queue overflowing, not the path's random loss, so they are left out",
+        text::count(retransmitted)
+    )
+}
+
+/// Others on the path, or a policer, for people.
+fn others(s: &Sharing) -> String {
+    match *s {
+        Sharing::Competing {
+            rate_bps,
+            capacity_bps,
+            standing_ms,
+        } => {
+            let of = capacity_bps.map_or_else(String::new, |c| format!(" of the trains' {}", text::rate(c)));
+            format!(
+                "the test got {}{of} while a queue of {} stood though it sent paced (its own would drain): others share this bottleneck, and what it got is what they left",
+                text::rate(rate_bps),
+                text::millis(standing_ms)
+            )
+        }
+        Sharing::Policed {
+            rate_bps,
+            capacity_bps,
+            startup_loss_pct,
+        } => format!(
+            "the rate stopped at about {}, well below the trains' {}, with {} lost in startup at the base RTT and no queue growing before the losses: a policer (a token bucket drops what exceeds its rate and never queues; more buffer does not help)",
+            text::rate(rate_bps),
+            text::rate(capacity_bps),
+            pct(startup_loss_pct)
+        ),
     }
 }
 
@@ -297,6 +357,8 @@ fn class_name(c: PathClass) -> &'static str {
         PathClass::Lossy => "lossy",
         PathClass::Shallow => "shallow queue",
         PathClass::Unmeasured => "not measured",
+        PathClass::Shared => "shared",
+        PathClass::Policed => "policed",
     }
 }
 
@@ -329,7 +391,29 @@ pub fn notes(ev: Option<&Evidence>, send: &Decision, receive: &Decision, end: En
         Some(hint) => Note::with_short(long, measure_hint_short(hint)),
         None => Note::detail(long),
     }));
+    notes.extend(sharing_note(send, end));
     notes
+}
+
+/// What to do about what the test saw of others: a policer's rate as a pacing cap; where
+/// nothing measured the path, that its other flows' share was not measured either.
+fn sharing_note(d: &Decision, end: End) -> Option<Note> {
+    match (d.sharing, d.class) {
+        (Some(Sharing::Policed { rate_bps, .. }), _) => {
+            let r = text::rate(rate_bps);
+            Some(Note::with_short(
+                format!(
+                    "a policer holds this path at about {r}: a flow paced at or below it loses nothing there, where bursts above it are dropped (more buffer does not help): `tc qdisc replace dev IF root fq maxrate {r}` where the fq qdisc runs, SO_MAX_PACING_RATE in programs that set it; bbr finds that rate itself"
+                ),
+                format!("a policer at about {r}: pace at or below it (fq maxrate, SO_MAX_PACING_RATE); bbr finds it"),
+            ))
+        }
+        (_, PathClass::Unmeasured) if end == End::Near => Some(Note::with_short(
+            "the share left to other flows on this path was not measured: behind a shallow queue bbr takes more than its share from CUBIC flows beside it (tcptune's lab, 50 ms, a queue of 0.5 × BDP: 2.6 × its fair share, its two neighbours 0.17 × theirs); a TCP test (--ssh, or tcptune serve there) sees whether others share it",
+            "the share left to flows beside it was not measured: a TCP test (--ssh) sees them",
+        )),
+        _ => None,
+    }
 }
 
 /// How to measure what was not, in one line.

@@ -139,6 +139,7 @@ fn check_contents(snap: &Snapshot, persist_root: &std::path::Path) -> anyhow::Re
     for c in &snap.changes {
         sysctl::file::check_key(&c.key, snap.os)
             .and_then(|()| sysctl::file::check_restorable(&c.key, &c.prior))
+            .and_then(|()| sysctl::file::check_running(snap.os, &c.key, &c.prior))
             .map_err(|m| Error::usage(format!("snapshot {} is damaged: {m}", snap.id)))?;
     }
     for r in &snap.routes {

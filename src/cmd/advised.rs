@@ -84,8 +84,9 @@ fn advice_unscoped(args: &AdviseArgs, ctx: &Context) -> anyhow::Result<Advised> 
         inner: ctx.prober(),
         far: &far,
     };
-    let measured = advice::measure(&req, &facts, &prober)
-        .and_then(|m| advice::advise_end(&req, &profile, &facts, &m, advice::End::Near).map(|a| (m, a)));
+    let measured = advice::measure(&req, &facts, &prober).and_then(|m| {
+        advice::advise_end(&req, &profile, &facts, &m, advice::End::Near, advice::THIS_HOST).map(|a| (m, a))
+    });
     let (measured, near) = match measured {
         Ok(both) => both,
         // Said as it is (the far end's own error, when it was that): the session is ended, not
@@ -122,7 +123,8 @@ fn far_advice(
     } else {
         crate::profile::Profile::for_os(os)
     };
-    advice::advise_end(req, &far_profile, facts, m, advice::End::Far).map(Some)
+    let name = format!("the far end {}", text::escape(&far.dest));
+    advice::advise_end(req, &far_profile, facts, m, advice::End::Far, &name).map(Some)
 }
 
 /// The keys to read on the far end, for whichever OS it runs: each OS's shipped profile's,

@@ -43,6 +43,13 @@ pub struct FakeTest {
     /// The far end sending (a reverse test) when set: its own loss, rate and queue (None: as
     /// the forward test's).
     pub reverse: Option<FakeReverse>,
+    /// A queue others keep standing, ms: the probes meet it, the test's flow sees the base RTT
+    /// once and meets it while it sends paced, and loses where it overflows.
+    pub standing_ms: f64,
+    /// A policer holds the test at its rate: startup loses 2 % at the base RTT.
+    pub policed: bool,
+    /// Retransmissions after startup the receiver reported as duplicates (D-SACK).
+    pub spurious: u64,
 }
 
 /// The reverse test of a [`FakeTest`]: what differs from the forward one.
@@ -89,7 +96,9 @@ impl FakeProber {
     /// - a path test answers when any of these is given: `loss=PCT` (retransmitted after
     ///   startup, default 0), `queue=F` (the queue it filled, × BDP, default 1), `share=F` (the
     ///   receiver's window share), `tcp-rate=RATE` (its delivery rate; default the capacity,
-    ///   else the speed, else 1 Gbit/s).
+    ///   else the speed, else 1 Gbit/s), `standing=DUR` (a queue others keep: the probes meet
+    ///   it, the test's paced flow too), `police=1` (a policer: startup loses 2 % at the base
+    ///   RTT), `spurious=N` (retransmissions the receiver got twice);
     ///
     /// `rtt` is required; units are tcptune's ([`crate::units`]).
     pub fn from_spec(spec: &str) -> Result<Self, String> {
@@ -118,9 +127,15 @@ impl FakeProber {
                 "rloss" => reverse(&mut test).loss_pct = Some(num(value)?),
                 "rrate" => reverse(&mut test).rate_bps = Some(rate()?),
                 "rqueue" => reverse(&mut test).queue_bdp = Some(num(value)?),
+                "standing" => {
+                    test.get_or_insert(FakeTest::clean()).standing_ms =
+                        value.parse::<Span>().map_err(|e| e.to_string())?.as_millis_f64();
+                }
+                "police" => test.get_or_insert(FakeTest::clean()).policed = value == "1",
+                "spurious" => test.get_or_insert(FakeTest::clean()).spurious = num(value)? as u64,
                 other => {
                     return Err(format!(
-                        "unknown key \"{other}\": expected rtt, speed, capacity, rate, loss, queue, share, tcp-rate, rloss, rrate or rqueue"
+                        "unknown key \"{other}\": expected rtt, speed, capacity, rate, loss, queue, share, tcp-rate, rloss, rrate, rqueue, standing, police or spurious"
                     ));
                 }
             }
@@ -170,7 +185,8 @@ impl PathProber for FakeProber {
                             n = opts.probes
                         )).with_hint(super::NO_REPLY_HINT));
                 }
-                let samples = vec![self.rtt_ms; opts.probes as usize];
+                let standing = self.test.map_or(0.0, |t| t.standing_ms);
+                let samples = vec![self.rtt_ms + standing; opts.probes as usize];
                 let mut link = LinkFacts {
                     interface: Some(Self::INTERFACE.to_string()),
                     speed_bps: self.speed_bps,
@@ -228,7 +244,7 @@ impl PathProber for FakeProber {
                 ..Evidence::default()
             });
         };
-        let forward = self.test_of(m, req, f.loss_pct, f.rate_bps, f.queue_bdp, f.share);
+        let forward = self.shaped(self.test_of(m, req, f.loss_pct, f.rate_bps, f.queue_bdp, f.share), &f);
         let reverse = f.reverse.map(|r| TcpTest {
             direction: crate::measure::evidence::Direction::Reverse,
             ..self.test_of(
@@ -252,6 +268,29 @@ impl PathProber for FakeProber {
 }
 
 impl FakeProber {
+    /// `t` with the shape its spec gives: the queue others keep, a policer, spurious
+    /// retransmissions (none of them by default: a flow alone, its random loss at the base RTT).
+    fn shaped(&self, t: TcpTest, f: &FakeTest) -> TcpTest {
+        let loss_queue = if f.standing_ms > 0.0 && !f.policed {
+            f.standing_ms + self.rtt_ms * f.queue_bdp.min(0.1)
+        } else {
+            0.0
+        };
+        TcpTest {
+            shape: Some(crate::tcp::flow::Shape {
+                steady_rtt_ms: Some(self.rtt_ms + f.standing_ms),
+                loss_queue_ms: Some(loss_queue),
+                startup_retrans_segs: Some(if f.policed { 2_000 } else { 100 }),
+                startup_segs_out: Some(100_000),
+                steady_spurious_segs: Some(f.spurious),
+                reordering: Some(f.spurious * 2),
+                steady_rate_spread: Some(0.05),
+            }),
+            steady_retrans_segs: t.steady_retrans_segs.map(|r| r + f.spurious),
+            ..t
+        }
+    }
+
     /// One fake test: a million segments after startup, `loss_pct` of them retransmitted, at
     /// `rate` (else the trains', the link's, 1 Gbit/s), its RTT grown by `queue_bdp` × itself.
     fn test_of(
@@ -389,8 +428,14 @@ mod tests {
                 share: Some(0.35),
                 rate_bps: None,
                 reverse: None,
+                standing_ms: 0.0,
+                policed: false,
+                spurious: 0,
             })
         );
+        let p = FakeProber::from_spec("rtt=100ms,standing=200ms,police=1,spurious=4").expect("spec");
+        let t = p.test.expect("a test");
+        assert_eq!((t.standing_ms, t.policed, t.spurious), (200.0, true, 4));
         let p = FakeProber::from_spec("rtt=150ms,rloss=1").expect("spec");
         assert_eq!(
             p.test.and_then(|t| t.reverse),

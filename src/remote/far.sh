@@ -98,12 +98,13 @@ for a in "$@"; do
   esac;
 done;
 if [ "$want" = none ]; then say "peer none"; exit 0; fi;
-# 1. tcptune peer, which ends by itself at the session's end (stdin EOF) or its lifetime.
+# 1. tcptune peer, which ends by itself at the session's end (stdin EOF) or after LIFE
+# seconds, as iperf3 -s below.
 t=;
 if [ "$want" = tcptune ]; then t=$(command -v tcptune 2>/dev/null); fi;
 if [ -n "$t" ] && "$t" peer --help >/dev/null 2>&1; then
   say "peer tcptune";
-  "$t" peer 3<&-;
+  "$t" peer --lifetime "${life}s" 3<&-;
   say "end $?";
   exit 0;
 fi;
@@ -127,7 +128,7 @@ chmod 700 "$d/tcptune";
 if "$d/tcptune" --version >/dev/null 2>&1; then :; else say "fail the copied tcptune does not run there"; exit 0; fi;
 if "$d/tcptune" peer --help >/dev/null 2>&1; then
   say "peer tcptune";
-  "$d/tcptune" peer 3<&-;
+  "$d/tcptune" peer --lifetime "${life}s" 3<&-;
   say "end $?";
   exit 0;
 fi;

@@ -17,6 +17,7 @@ pub mod ssh;
 
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::process::{Child, ChildStdin, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -47,7 +48,8 @@ const MAX_COPY: u64 = 512 << 20;
 /// Most of ssh's stderr kept, for the error it explains.
 const MAX_STDERR: usize = 64 << 10;
 /// Most lines passed on from the far end after its peer is known (the rest are read and
-/// dropped, so the far end never blocks on a full pipe).
+/// dropped, so the far end never blocks on a full pipe). Before, the far end's report is
+/// bounded by its reader ([`script::Reader`]).
 const MAX_LINES: usize = 10_000;
 
 /// What to open: the destination, the client, and what to ask of the far end.
@@ -132,8 +134,14 @@ pub struct Session {
     stdin: Mutex<Option<ChildStdin>>,
     lines: Mutex<Receiver<Line>>,
     stderr: Arc<Mutex<Vec<u8>>>,
-    /// The far end said `end`: its script finished by itself (the peer served its tests).
-    ended: Mutex<bool>,
+    /// The far end's `end` status, once said: its peer ended and its script with it (the peer
+    /// served its tests, or its lifetime passed).
+    ended: Mutex<Option<String>>,
+    /// Set once the peer is known: from then on at most [`MAX_LINES`] lines are passed on.
+    peer_known: Arc<AtomicBool>,
+    /// When ssh started, and how long the far end's peer may live.
+    started: Instant,
+    life: Duration,
 }
 
 /// The session being opened: ssh runs, and a thread reads the far end until its peer listens,
@@ -153,7 +161,7 @@ pub fn start(t: &Target) -> Result<Opening, Error> {
     let client = ssh::Client::new(t.ssh_command.as_deref())?;
     let host = match &t.host {
         Some(h) => h.clone(),
-        None => client.resolve(&t.dest)?,
+        None => client.resolve(&t.dest, SETUP_LIMIT)?,
     };
     let ask = script::Ask {
         life_s: t.life.as_secs().max(1),
@@ -163,7 +171,12 @@ pub fn start(t: &Target) -> Result<Opening, Error> {
     };
     let remote = script::remote_command(&ask)?;
     let started = Instant::now();
-    let session = Arc::new(Session::spawn(&client, &t.dest, &remote)?);
+    let session = Arc::new(Session::spawn(
+        &client,
+        &t.dest,
+        &remote,
+        Duration::from_secs(ask.life_s),
+    )?);
     let reader = Arc::clone(&session);
     let (dest, far_host) = (t.dest.clone(), host.clone());
     let reading = std::thread::spawn(move || {
@@ -251,7 +264,7 @@ fn copy(e: &Error) -> Error {
 }
 
 impl Session {
-    fn spawn(client: &ssh::Client, dest: &str, remote: &str) -> Result<Self, Error> {
+    fn spawn(client: &ssh::Client, dest: &str, remote: &str, life: Duration) -> Result<Self, Error> {
         let mut child = client
             .session(dest, remote)
             .stdin(Stdio::piped())
@@ -260,8 +273,10 @@ impl Session {
             .spawn()
             .map_err(|e| client.start_error(&e))?;
         let (tx, rx) = channel();
+        let peer_known = Arc::new(AtomicBool::new(false));
         if let Some(out) = child.stdout.take() {
-            std::thread::spawn(move || read_lines(out, &tx));
+            let counting = Arc::clone(&peer_known);
+            std::thread::spawn(move || read_lines(out, &tx, &counting));
         }
         let stderr = Arc::new(Mutex::new(Vec::new()));
         if let Some(err) = child.stderr.take() {
@@ -274,7 +289,10 @@ impl Session {
             child: Mutex::new(child),
             lines: Mutex::new(rx),
             stderr,
-            ended: Mutex::new(false),
+            ended: Mutex::new(None),
+            peer_known,
+            started: Instant::now(),
+            life,
         })
     }
 
@@ -286,8 +304,13 @@ impl Session {
         let mut copied = false;
         let mut copying: Option<std::thread::JoinHandle<std::io::Result<ChildStdin>>> = None;
         loop {
-            let line = self.next_line(deadline)?;
+            let Some(line) = self.next_line(deadline)? else {
+                return Err(self.ended_early(reader.started(), "naming a peer"));
+            };
             let step = reader.feed(&line).map_err(|why| self.garbled(&why))?;
+            if let Some(what) = script::unasked(ask, &step, copied) {
+                return Err(self.garbled(&what));
+            }
             match step {
                 script::Step::More => {}
                 script::Step::NeedBinary => {
@@ -301,6 +324,7 @@ impl Session {
                         self.take_back_stdin(w)?;
                     }
                     let peer = self.peer(started_peer, copied, deadline)?;
+                    self.peer_known.store(true, Ordering::SeqCst);
                     return Ok((reader.finish(), peer));
                 }
                 script::Step::Fail(why) => {
@@ -333,7 +357,9 @@ impl Session {
             script::Started::Nothing => None,
             script::Started::Iperf3(port) => Some(peer(PeerKind::Iperf3, port)),
             script::Started::TcptunePeer => {
-                let line = self.next_line(deadline)?;
+                let Some(line) = self.next_line(deadline)? else {
+                    return Err(self.ended_early(true, "its tcptune peer said its port"));
+                };
                 if let Some(status) = line.strip_prefix("end ") {
                     return Err(Error::measurement(format!(
                         "ssh {}: the far end's tcptune peer did not start (status {}){}",
@@ -418,21 +444,18 @@ impl Session {
         Ok(())
     }
 
-    /// The next line from the far end by `deadline`; its end or the deadline is an error that
-    /// says what ssh said.
-    fn next_line(&self, deadline: Instant) -> Result<String, Error> {
+    /// The next line from the far end by `deadline`; None at its end (see
+    /// [`Session::ended_early`]); the deadline is an error that says what ssh said.
+    fn next_line(&self, deadline: Instant) -> Result<Option<String>, Error> {
         let left = deadline.saturating_duration_since(Instant::now());
         let got = match self.lines.lock() {
             Ok(rx) => rx.recv_timeout(left),
             Err(_) => return Err(Error::system("the session's line lock is poisoned")),
         };
         match got {
-            Ok(Line::Text(l)) => Ok(l),
+            Ok(Line::Text(l)) => Ok(Some(l)),
             Ok(Line::TooLong) => Err(self.garbled(&format!("a line longer than {} bytes", script::MAX_LINE))),
-            Ok(Line::Eof) | Err(RecvTimeoutError::Disconnected) => {
-                let status = self.wait_exit(Duration::from_secs(2));
-                Err(ssh::failure(&self.dest, &self.stderr_text(), status))
-            }
+            Ok(Line::Eof) | Err(RecvTimeoutError::Disconnected) => Ok(None),
             Err(RecvTimeoutError::Timeout) => {
                 self.kill();
                 let said = self.said();
@@ -447,6 +470,23 @@ impl Session {
                     text::escape(&self.dest)
                 )))
             }
+        }
+    }
+
+    /// The far end's output ended before `what`: what ssh said went wrong, when it says; else,
+    /// once the script had begun (`begun`: its header was read), that the script ended there.
+    fn ended_early(&self, begun: bool, what: &str) -> Error {
+        let status = self.wait_exit(Duration::from_secs(2));
+        let stderr = self.stderr_text();
+        match ssh::known_failure(&self.dest, &stderr) {
+            Some(e) => e,
+            None if begun => Error::measurement(format!(
+                "ssh {}: the far end's script ended{} before {what}{}",
+                text::escape(&self.dest),
+                status.map(|s| format!(" ({s})")).unwrap_or_default(),
+                self.said()
+            )),
+            None => ssh::failure(&self.dest, &stderr, status),
         }
     }
 
@@ -485,7 +525,7 @@ impl Session {
         let Some(status) = exited else {
             return Ok(());
         };
-        if self.saw_end(Duration::from_millis(500)) {
+        if self.peer_ended(Duration::from_millis(500)).is_some() {
             return Ok(());
         }
         let said = ssh::last_line(&self.stderr_text()).unwrap_or_else(|| status.to_string());
@@ -498,14 +538,21 @@ impl Session {
     /// Drops what the far end said so far (noting its `end`), so that [`Session::wait_ready`]
     /// waits for a new line.
     pub fn drain(&self) {
-        let mut ended = false;
         if let Ok(rx) = self.lines.lock() {
             while let Ok(line) = rx.try_recv() {
-                ended |= matches!(&line, Line::Text(l) if l.starts_with("end "));
+                self.note_end(&line);
             }
         }
-        if ended && let Ok(mut e) = self.ended.lock() {
-            *e = true;
+    }
+
+    /// Notes the far end's `end N` (its peer ended).
+    fn note_end(&self, line: &Line) {
+        if let Line::Text(l) = line
+            && let Some(status) = l.strip_prefix("end ")
+            && let Ok(mut e) = self.ended.lock()
+            && e.is_none()
+        {
+            *e = Some(text::escape(&status.chars().take(20).collect::<String>()));
         }
     }
 
@@ -514,44 +561,42 @@ impl Session {
     /// between. False when it did not say so in time (or ended).
     pub fn wait_ready(&self, within: Duration) -> bool {
         let by = Instant::now() + within;
-        let mut ended = false;
-        let ready = match self.lines.lock() {
-            Ok(rx) => loop {
-                match rx.recv_timeout(by.saturating_duration_since(Instant::now())) {
-                    Ok(Line::Text(l)) if l.starts_with("ready ") => break true,
-                    Ok(Line::Text(l)) if l.starts_with("end ") => {
-                        ended = true;
-                        break false;
-                    }
-                    Ok(Line::Text(_) | Line::TooLong) => {}
-                    Ok(Line::Eof) | Err(_) => break false,
-                }
-            },
-            Err(_) => false,
-        };
-        if ended && let Ok(mut e) = self.ended.lock() {
-            *e = true;
-        }
-        ready
-    }
-
-    /// Whether the far end said `end` (waiting up to `within` for its last lines).
-    fn saw_end(&self, within: Duration) -> bool {
-        let Ok(mut ended) = self.ended.lock() else {
+        let Ok(rx) = self.lines.lock() else {
             return false;
         };
-        let Ok(rx) = self.lines.lock() else {
-            return *ended;
-        };
-        let by = Instant::now() + within;
-        while !*ended {
+        loop {
             match rx.recv_timeout(by.saturating_duration_since(Instant::now())) {
-                Ok(Line::Text(l)) if l.starts_with("end ") => *ended = true,
-                Ok(Line::Text(_) | Line::TooLong) => {}
-                Ok(Line::Eof) | Err(_) => break,
+                Ok(Line::Text(l)) if l.starts_with("ready ") => return true,
+                Ok(line @ Line::Text(_)) => {
+                    self.note_end(&line);
+                    if self.ended().is_some() {
+                        return false;
+                    }
+                }
+                Ok(Line::TooLong) => {}
+                Ok(Line::Eof) | Err(_) => return false,
             }
         }
-        *ended
+    }
+
+    fn ended(&self) -> Option<String> {
+        self.ended.lock().ok().and_then(|e| e.clone())
+    }
+
+    /// The far end's peer ended, as a person reads it (waiting up to `within` for the far
+    /// end to say so): "the far end's peer ended (its lifetime of 186 s passed)", or "(status
+    /// 1)". None: it did not say so.
+    pub fn peer_ended(&self, within: Duration) -> Option<String> {
+        if let Ok(rx) = self.lines.lock() {
+            let by = Instant::now() + within;
+            while self.ended().is_none() {
+                match rx.recv_timeout(by.saturating_duration_since(Instant::now())) {
+                    Ok(line) if !matches!(line, Line::Eof) => self.note_end(&line),
+                    _ => break,
+                }
+            }
+        }
+        Some(peer_ended_words(&self.ended()?, self.started.elapsed(), self.life))
     }
 
     /// Ends the session: closes its stdin (the far end stops its peer and removes its files),
@@ -594,9 +639,10 @@ impl Drop for Session {
     }
 }
 
-/// Passes the far end's stdout on line by line, each bounded; past [`MAX_LINES`] lines are
-/// read and dropped.
-fn read_lines(out: std::process::ChildStdout, tx: &Sender<Line>) {
+/// Passes the far end's stdout on line by line, each bounded; once `counting` is set (the
+/// peer is known: what came before, the far end's report, its reader bounds), past
+/// [`MAX_LINES`] lines are read and dropped.
+fn read_lines(out: std::process::ChildStdout, tx: &Sender<Line>, counting: &AtomicBool) {
     let mut r = BufReader::new(out);
     let mut sent = 0;
     loop {
@@ -618,7 +664,9 @@ fn read_lines(out: std::process::ChildStdout, tx: &Sender<Line>) {
         while matches!(buf.last(), Some(b'\n' | b'\r')) {
             buf.pop();
         }
-        sent += 1;
+        if counting.load(Ordering::SeqCst) {
+            sent += 1;
+        }
         if sent <= MAX_LINES {
             let _ = tx.send(Line::Text(String::from_utf8_lossy(&buf).into_owned()));
         }
@@ -641,6 +689,16 @@ fn keep_stderr(mut err: std::process::ChildStderr, sink: &Mutex<Vec<u8>>) {
     }
 }
 
+/// The far end's peer ended with `status`, `elapsed` after the session started: its lifetime
+/// `life` passed (it ends so with status 0), or it ended for another reason.
+fn peer_ended_words(status: &str, elapsed: Duration, life: Duration) -> String {
+    if status == "0" && elapsed >= life {
+        format!("the far end's peer ended (its lifetime of {} s passed)", life.as_secs())
+    } else {
+        format!("the far end's peer ended (status {status})")
+    }
+}
+
 /// How long a server the far end starts may live: the probes before the test (each method's
 /// probes and their timeout, then packet trains), both directions of the test with their
 /// slack, and a margin; at most an hour. The session's end stops it sooner.
@@ -649,4 +707,39 @@ pub fn lifetime(probe: &crate::measure::ProbeOptions, test_time: Option<Duration
     let test = test_time.unwrap_or(Duration::from_millis(u64::from(crate::tcp::proto::MAX_DURATION_MS)))
         + Duration::from_secs(45);
     (probes + Duration::from_secs(30) + test * 2 + Duration::from_secs(60)).min(Duration::from_secs(3600))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_peer_that_ended_is_said_with_why() {
+        let life = Duration::from_secs(186);
+        assert_eq!(
+            peer_ended_words("0", Duration::from_secs(190), life),
+            "the far end's peer ended (its lifetime of 186 s passed)"
+        );
+        assert_eq!(
+            peer_ended_words("0", Duration::from_secs(3), life),
+            "the far end's peer ended (status 0)"
+        );
+        assert_eq!(
+            peer_ended_words("1", Duration::from_secs(190), life),
+            "the far end's peer ended (status 1)"
+        );
+    }
+
+    #[test]
+    fn the_lifetime_covers_the_probes_and_both_tests() {
+        let probe = crate::measure::ProbeOptions {
+            probes: 190,
+            interval: Duration::from_secs(1),
+            ..Default::default()
+        };
+        // The issue's case: a peer of 180 s had gone before the test.
+        let life = lifetime(&probe, Some(Duration::from_secs(2)));
+        assert!(life > Duration::from_secs(2 * 190 + 2 * 2), "{life:?}");
+        assert!(life <= Duration::from_secs(3600));
+    }
 }

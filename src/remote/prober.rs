@@ -60,17 +60,25 @@ impl PathProber for FarProber<'_> {
                 opts,
             )
         };
+        let session = self.far.session();
+        let skipped = |why: String| -> Result<Evidence, Error> {
+            let mut ev = untested()?;
+            ev.test_skipped = Some(why);
+            Ok(ev)
+        };
+        // A peer that has ended (its lifetime passed during a long probe phase) is said as
+        // such, not tested, and not taken for a firewall.
+        session.drain();
+        if let Some(ended) = session.peer_ended(Duration::ZERO) {
+            return skipped(format!("{ended} before the test"));
+        }
         // iperf3's client would wait out a SYN timeout (minutes) on a port that drops: asked
         // first, as iperf3 -s serves on after a bare connection. tcptune's own test connects
         // within a few round trips, and its peer (which serves two tests) is not asked.
         if peer.kind == PeerKind::Iperf3 {
-            let session = self.far.session();
-            session.drain();
             if !answers(sa, crate::measure::connect_timeout(m.rtt.max_ms)) {
                 session.check()?;
-                let mut ev = untested()?;
-                ev.test_skipped = Some(blocked());
-                return Ok(ev);
+                return skipped(self.nobody_answers(&blocked));
             }
             // iperf3 -s reopens its port after that connection, and resets a connection made
             // before it has: the test starts once the far end says it listens again (or, not
@@ -78,19 +86,30 @@ impl PathProber for FarProber<'_> {
             session.wait_ready(READY_WAIT + crate::measure::connect_timeout(m.rtt.max_ms));
         }
         let got = self.inner.evidence(m, &aimed, opts);
-        self.far.session().check()?;
+        session.check()?;
         let tested = matches!(&got, Ok(ev) if ev.test.is_some());
         if tested || peer.kind == PeerKind::Iperf3 || answers(sa, crate::measure::connect_timeout(m.rtt.max_ms)) {
             return got;
         }
-        // Nothing answers where the peer listens: a firewall, there or on the way. The advice
-        // goes on without a test, saying which port to open.
+        // Nothing answers where the peer listened: it ended, or a firewall there or on the
+        // way blocks it. The advice goes on without a test, saying which.
         let mut ev = match got {
             Ok(ev) => ev,
             Err(_) => untested()?,
         };
-        ev.test_skipped = Some(blocked());
+        ev.test_skipped = Some(self.nobody_answers(&blocked));
         Ok(ev)
+    }
+}
+
+impl FarProber<'_> {
+    /// Why nothing answers where the far end's peer listened: it ended (said within a moment
+    /// by the far end), else `blocked` (a firewall).
+    fn nobody_answers(&self, blocked: &dyn Fn() -> String) -> String {
+        match self.far.session().peer_ended(Duration::from_millis(500)) {
+            Some(ended) => format!("{ended} before the test"),
+            None => blocked(),
+        }
     }
 }
 

@@ -49,6 +49,9 @@ const MAX_KEYS: usize = 512;
 const MAX_VALUE: usize = 4096;
 /// Longest text kept of a name or a reason the far end gives, characters.
 const MAX_TEXT: usize = 200;
+/// Most tagged lines read after the header (its facts, its keys): the script prints about a
+/// dozen facts and a line per key asked for.
+const MAX_TAGGED: usize = MAX_KEYS + 200;
 
 /// Which peer the script should start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -170,6 +173,9 @@ pub enum Read {
     },
     Absent,
     Unreadable,
+    /// What it sent is no value of the key's kind (two lines, a number too many or too large):
+    /// no kernel runs it, and it is not read as one.
+    Odd,
 }
 
 /// Which peer the far end started.
@@ -202,6 +208,7 @@ pub enum Step {
 pub struct Reader {
     started: bool,
     skipped: usize,
+    tagged: usize,
     values: usize,
     /// The key whose `= ` lines are being read.
     open: Option<(String, Option<bool>, Vec<String>)>,
@@ -227,6 +234,10 @@ impl Reader {
             return Ok(Step::More);
         }
         self.close_key();
+        self.tagged += 1;
+        if self.tagged > MAX_TAGGED {
+            return Err(format!("more than {MAX_TAGGED} lines of facts"));
+        }
         let (tag, rest) = line.split_once(' ').unwrap_or((line, ""));
         let r = &mut self.report;
         match tag {
@@ -311,18 +322,64 @@ impl Reader {
             .filter(|l| !l.is_empty())
             .collect();
         let value = lines.join("\n");
+        // The key's kind is its OS's: the one uname named, else the one whose key it is.
+        let os = os_of(self.report.sysname.raw()).or_else(|| {
+            [Os::Linux, Os::Freebsd, Os::Macos]
+                .into_iter()
+                .find(|os| os.is_network_key(&name))
+        });
         let read = if value.len() > MAX_VALUE || lines.iter().any(|l| text::escape(l) != *l) {
             Read::Unreadable
+        } else if os.is_some_and(|os| sysctl::file::check_running(os, &name, &value).is_err()) {
+            Read::Odd
         } else {
             Read::Present { value, writable_mode }
         };
         self.report.keys.insert(name, read);
     }
 
+    /// Whether the script's header was read: what follows is the script's, not a login
+    /// shell's or ssh's.
+    pub fn started(&self) -> bool {
+        self.started
+    }
+
     /// The report as read so far (a key still open is closed).
     pub fn finish(&mut self) -> Report {
         self.close_key();
         self.report.clone()
+    }
+}
+
+/// What the far end did that this end never asked of it, said as what it did: a copy of
+/// tcptune asked for where no tcptune peer was (or a second time), a peer started where none
+/// or another was asked for. None: it did as asked. `copied`: a copy was sent already.
+pub fn unasked(ask: &Ask, step: &Step, copied: bool) -> Option<String> {
+    let asked = match ask.want {
+        Want::Nothing => "no peer was asked for",
+        Want::Iperf3 => "iperf3 -s was asked for",
+        Want::Tcptune => "a tcptune peer was asked for",
+    };
+    match step {
+        Step::NeedBinary if ask.want != Want::Tcptune => {
+            Some(format!("it asked for a copy of tcptune, though {asked}"))
+        }
+        Step::NeedBinary if copied => Some("it asked for a copy of tcptune a second time".to_string()),
+        Step::Peer(Started::Nothing) if ask.want != Want::Nothing => {
+            Some(format!("it said it started no peer, though {asked}"))
+        }
+        Step::Peer(Started::TcptunePeer) if ask.want != Want::Tcptune => {
+            Some(format!("it started a tcptune peer, though {asked}"))
+        }
+        Step::Peer(Started::Iperf3(p)) if ask.want == Want::Nothing || !ask.iperf3_client => Some(format!(
+            "it started iperf3 -s on port {p}, though {}",
+            if ask.want == Want::Nothing {
+                asked
+            } else {
+                "this host has no iperf3 client"
+            }
+        )),
+        _ => None,
     }
 }
 
@@ -422,6 +479,7 @@ pub fn facts(r: &Report, os: Os, from: String) -> crate::host::Facts {
                 },
                 Read::Absent => KeyState::Absent,
                 Read::Unreadable => KeyState::Unreadable("the far end could not read it".to_string()),
+                Read::Odd => KeyState::Unreadable("the far end sent no value of its kind".to_string()),
             };
             (k.clone(), state)
         })
@@ -634,6 +692,81 @@ mod tests {
             r.feed("motd").expect("skipped");
         }
         assert!(r.feed("motd").is_err(), "no header ever");
+    }
+
+    #[test]
+    fn a_value_is_read_by_its_keys_kind() {
+        let (mut r, _) = read(&[
+            HEADER,
+            "uname Linux x86_64",
+            "key net/ipv4/tcp_rmem -rw-r--r--",
+            "= 4096 131072 6291456",
+            "= net.ipv4.ip_forward = 1",
+            "key net/ipv4/tcp_wmem -rw-r--r--",
+            "= 4096 16384 4294967296",
+            "key net/core/rmem_max -rw-r--r--",
+            "= 212992 1",
+            "key net/ipv4/tcp_congestion_control -rw-r--r--",
+            "= cubic",
+            "key net/ipv4/tcp_mem -rw-r--r--",
+            "= 4096 99999999 65536",
+        ]);
+        let rep = r.finish();
+        for k in ["net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem", "net.core.rmem_max"] {
+            assert_eq!(rep.keys.get(k), Some(&Read::Odd), "{k}");
+        }
+        let f = facts(&rep, Os::Linux, "x".into());
+        assert!(matches!(f.read("net.ipv4.tcp_rmem"), Some(KeyState::Unreadable(_))));
+        assert_eq!(f.value("net.ipv4.tcp_rmem"), None, "never shown as current");
+        assert_eq!(f.value("net.ipv4.tcp_congestion_control"), Some("cubic"));
+        // The kernel does not order the fields: kept as it runs.
+        assert_eq!(f.value("net.ipv4.tcp_mem"), Some("4096 99999999 65536"));
+    }
+
+    #[test]
+    fn only_what_was_asked_is_taken() {
+        let want = |want, iperf3_client| Ask {
+            want,
+            iperf3_client,
+            ..ask()
+        };
+        let none = want(Want::Nothing, false);
+        assert_eq!(unasked(&none, &Step::Peer(Started::Nothing), false), None);
+        for step in [
+            Step::NeedBinary,
+            Step::Peer(Started::Iperf3(5999)),
+            Step::Peer(Started::TcptunePeer),
+        ] {
+            let e = unasked(&none, &step, false).expect("unasked");
+            assert!(e.ends_with("though no peer was asked for"), "{e}");
+        }
+        let iperf = want(Want::Iperf3, true);
+        assert_eq!(unasked(&iperf, &Step::Peer(Started::Iperf3(5201)), false), None);
+        assert!(unasked(&iperf, &Step::NeedBinary, false).is_some());
+        assert!(unasked(&iperf, &Step::Peer(Started::TcptunePeer), false).is_some());
+        assert!(unasked(&iperf, &Step::Peer(Started::Nothing), false).is_some());
+        let tt = want(Want::Tcptune, false);
+        assert_eq!(unasked(&tt, &Step::NeedBinary, false), None);
+        assert_eq!(
+            unasked(&tt, &Step::NeedBinary, true).as_deref(),
+            Some("it asked for a copy of tcptune a second time")
+        );
+        assert_eq!(unasked(&tt, &Step::Peer(Started::TcptunePeer), true), None);
+        assert_eq!(
+            unasked(&tt, &Step::Peer(Started::Iperf3(5201)), false).as_deref(),
+            Some("it started iperf3 -s on port 5201, though this host has no iperf3 client")
+        );
+        assert_eq!(
+            unasked(&want(Want::Tcptune, true), &Step::Peer(Started::Iperf3(5201)), false),
+            None
+        );
+        // Facts without end: bounded.
+        let mut r = Reader::default();
+        r.feed(HEADER).expect("header");
+        for _ in 0..MAX_TAGGED {
+            r.feed("uid 0").expect("a fact");
+        }
+        assert!(r.feed("uid 0").is_err());
     }
 
     #[test]

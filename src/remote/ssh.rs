@@ -4,8 +4,11 @@
 //! stderr says went wrong, as one line a user can act on.
 
 use std::ffi::OsString;
+use std::io::Read as _;
 use std::process::{Command, Stdio};
-use std::time::Duration;
+use std::sync::mpsc::channel;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use crate::error::Error;
 use crate::text;
@@ -79,14 +82,9 @@ impl Client {
     }
 
     /// The host name ssh connects to for `dest` (`ssh -G DEST`'s `hostname`): its
-    /// configuration applied, nothing connected.
-    pub fn resolve(&self, dest: &str) -> Result<String, Error> {
-        let out = Command::new(&self.words[0])
-            .args(&self.words[1..])
-            .args(["-G", "--", dest])
-            .stdin(Stdio::null())
-            .output()
-            .map_err(|e| self.start_error(&e))?;
+    /// configuration applied, nothing connected; within `within` and [`MAX_RESOLVE_OUTPUT`].
+    pub fn resolve(&self, dest: &str, within: Duration) -> Result<String, Error> {
+        let out = self.resolve_output(dest, within)?;
         let said = String::from_utf8_lossy(&out.stdout);
         let host = said
             .lines()
@@ -110,6 +108,74 @@ impl Client {
         }
     }
 
+    /// `ssh -G DEST`, run here (it reads only the user's configuration, and runs what a
+    /// `Match exec` there names): its output, at most [`MAX_RESOLVE_OUTPUT`] bytes, by
+    /// `within`; past either it is killed and the error says so, as this host's own
+    /// configuration (nothing reached the far end yet).
+    fn resolve_output(&self, dest: &str, within: Duration) -> Result<std::process::Output, Error> {
+        let mut child = Command::new(&self.words[0])
+            .args(&self.words[1..])
+            .args(["-G", "--", dest])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| self.start_error(&e))?;
+        let by = Instant::now() + within;
+        let (tx, rx) = channel();
+        if let Some(out) = child.stdout.take() {
+            std::thread::spawn(move || {
+                let mut buf = Vec::new();
+                let read = out.take(MAX_RESOLVE_OUTPUT + 1).read_to_end(&mut buf);
+                let _ = tx.send(read.map(|_| buf));
+            });
+        }
+        let stderr = Arc::new(Mutex::new(Vec::new()));
+        let (done, stderr_read) = channel();
+        if let Some(err) = child.stderr.take() {
+            let sink = Arc::clone(&stderr);
+            std::thread::spawn(move || {
+                super::keep_stderr(err, &sink);
+                let _ = done.send(());
+            });
+        }
+        let shown = format!("{} -G {}", self.program(), text::escape(dest));
+        let stdout = match rx.recv_timeout(within) {
+            Ok(Ok(buf)) if buf.len() as u64 <= MAX_RESOLVE_OUTPUT => buf,
+            Ok(Ok(_)) => {
+                end(&mut child);
+                return Err(Error::usage(format!(
+                    "{shown} printed more than {} MiB: no ssh configuration is that long",
+                    MAX_RESOLVE_OUTPUT >> 20
+                ))
+                .with_hint("check your ssh configuration, or give the far end's address with --host"));
+            }
+            Ok(Err(e)) => {
+                end(&mut child);
+                return Err(Error::system(format!("cannot read what {shown} printed: {e}")));
+            }
+            Err(_) => {
+                end(&mut child);
+                return Err(slow_config(&shown, within));
+            }
+        };
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => break status,
+                Ok(None) if Instant::now() < by => std::thread::sleep(Duration::from_millis(10)),
+                _ => {
+                    end(&mut child);
+                    return Err(slow_config(&shown, within));
+                }
+            }
+        };
+        // What it said on stderr, to its end (a moment at most: a child of a Match exec may
+        // hold it open).
+        let _ = stderr_read.recv_timeout(by.saturating_duration_since(Instant::now()).min(Duration::from_secs(1)));
+        let stderr = stderr.lock().map(|b| b.clone()).unwrap_or_default();
+        Ok(std::process::Output { status, stdout, stderr })
+    }
+
     /// Why the ssh program would not start.
     pub fn start_error(&self, e: &std::io::Error) -> Error {
         if e.kind() == std::io::ErrorKind::NotFound {
@@ -120,6 +186,26 @@ impl Client {
             Error::system(format!("cannot run {}: {e}", self.program()))
         }
     }
+}
+
+/// Most bytes of `ssh -G`'s output read: a configuration dump is a few KiB.
+pub const MAX_RESOLVE_OUTPUT: u64 = 1 << 20;
+
+/// `ssh -G` ran past its bound: this host's ssh configuration is slow, not the far end.
+fn slow_config(shown: &str, within: Duration) -> Error {
+    Error::usage(format!(
+        "{shown} took longer than {} s: your ssh configuration (Match exec?) is slow",
+        within.as_secs()
+    ))
+    .with_hint(format!(
+        "time `{shown}`: ssh runs a Match exec command of your configuration for every connection"
+    ))
+}
+
+/// Kills a child and reaps it.
+fn end(child: &mut std::process::Child) {
+    let _ = child.kill();
+    let _ = child.wait();
 }
 
 /// A destination ssh takes as one: not empty, not an option (`-oProxyCommand=...` would be
@@ -196,6 +282,16 @@ pub fn split_words(s: &str) -> Result<Vec<String>, String> {
 /// What ssh's stderr says went wrong before the far end's script could answer, as one error
 /// (a measurement error, exit 4: the far end could not be reached or used). `dest` as typed.
 pub fn failure(dest: &str, stderr: &str, status: Option<std::process::ExitStatus>) -> Error {
+    known_failure(dest, stderr).unwrap_or_else(|| {
+        let said = last_line(stderr).unwrap_or_else(|| "it said nothing".to_string());
+        let status = status.map(|s| format!(" ({s})")).unwrap_or_default();
+        Error::measurement(format!("ssh {} failed{status}: {said}", text::escape(dest)))
+    })
+}
+
+/// What ssh's stderr says went wrong, when it is one of the failures ssh words itself (the
+/// host key, authentication, the connection); None for anything else.
+pub fn known_failure(dest: &str, stderr: &str) -> Option<Error> {
     let dest = text::escape(dest);
     let line = |needle: &str| {
         stderr
@@ -212,17 +308,21 @@ pub fn failure(dest: &str, stderr: &str, status: Option<std::process::ExitStatus
         } else {
             "is not known here"
         };
-        return Error::measurement(format!(
-            "ssh {dest}: the far end's host key {what} (ssh: Host key verification failed.)"
-        ))
-        .with_hint(format!(
-            "tcptune never accepts a host key: check it and record it (connect once with `ssh {dest}`), then run this again"
-        ));
+        return Some(
+            Error::measurement(format!(
+                "ssh {dest}: the far end's host key {what} (ssh: Host key verification failed.)"
+            ))
+            .with_hint(format!(
+                "tcptune never accepts a host key: check it and record it (connect once with `ssh {dest}`), then run this again"
+            )),
+        );
     }
     if let Some(l) = line("Permission denied") {
-        return Error::measurement(format!("ssh {dest}: the far end refused authentication ({l})")).with_hint(
-            "tcptune runs ssh with BatchMode=yes, so it never asks for a password or passphrase: \
-             load your key into ssh-agent (ssh-add) or name it in ~/.ssh/config (IdentityFile)",
+        return Some(
+            Error::measurement(format!("ssh {dest}: the far end refused authentication ({l})")).with_hint(
+                "tcptune runs ssh with BatchMode=yes, so it never asks for a password or passphrase: \
+                 load your key into ssh-agent (ssh-add) or name it in ~/.ssh/config (IdentityFile)",
+            ),
         );
     }
     for needle in [
@@ -238,14 +338,14 @@ pub fn failure(dest: &str, stderr: &str, status: Option<std::process::ExitStatus
         "banner exchange",
     ] {
         if let Some(l) = line(needle) {
-            return Error::measurement(format!("ssh {dest}: cannot reach the far end's SSH server ({l})")).with_hint(
-                "check that sshd runs there and that its port is open from here, or give --rtt and --bandwidth",
+            return Some(
+                Error::measurement(format!("ssh {dest}: cannot reach the far end's SSH server ({l})")).with_hint(
+                    "check that sshd runs there and that its port is open from here, or give --rtt and --bandwidth",
+                ),
             );
         }
     }
-    let said = last_line(stderr).unwrap_or_else(|| "it said nothing".to_string());
-    let status = status.map(|s| format!(" ({s})")).unwrap_or_default();
-    Error::measurement(format!("ssh {dest} failed{status}: {said}"))
+    None
 }
 
 /// The last line with something on it, escaped.

@@ -491,6 +491,65 @@ pub fn check_restorable(key: &str, value: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Whether `value` is one a kernel could be running for `key`: for a key tcptune knows, one
+/// line of its kind (the count of whole numbers, each within the kernel's type, or names);
+/// for another key, numbers within a C long (negative too) and names. The fields' order is
+/// not asked: the kernel does not enforce min <= default <= max. For what comes from outside
+/// as a running value (a far end's, a snapshot's prior value): `apply` would refuse to write
+/// a value no kernel holds, and so does what reads or restores one.
+pub fn check_running(os: Os, key: &str, value: &str) -> Result<(), String> {
+    let shown = excerpt(value);
+    let kind = kind(os, key);
+    if kind != Kind::Unknown && value.trim().contains(['\n', '\r']) {
+        return Err(format!("{key}: \"{shown}\" is more than one line"));
+    }
+    let fields: Vec<&str> = value.split_whitespace().collect();
+    let numbers = |min_ok: bool| -> Result<Vec<u64>, String> {
+        fields
+            .iter()
+            .map(|f| {
+                let digits = f.strip_prefix('-').filter(|_| min_ok).unwrap_or(f);
+                if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+                    return Err(format!("{key}: \"{}\" is not a whole number", excerpt(f)));
+                }
+                digits
+                    .parse::<u64>()
+                    .map_err(|_| format!("{key}: {} is too large", excerpt(f)))
+            })
+            .collect()
+    };
+    let within = |f: &[u64], max: u64| match f.iter().find(|n| **n > max) {
+        Some(n) => Err(format!("{key}: {n} overflows the kernel's type (at most {max})")),
+        None => Ok(()),
+    };
+    match kind {
+        Kind::Int { max, .. } | Kind::Ints { max, .. } => {
+            let n = match kind {
+                Kind::Ints { n, .. } => n,
+                _ => 1,
+            };
+            let f = numbers(false)?;
+            if f.len() != n {
+                return Err(format!("{key}: expected {n} whole number(s), found \"{shown}\""));
+            }
+            within(&f, max)
+        }
+        Kind::Name if fields.len() != 1 => Err(format!("{key}: expected one name, found \"{shown}\"")),
+        Kind::Name | Kind::Names => Ok(()),
+        Kind::Unknown => {
+            // Whole numbers among its fields (a MAC address or a name is neither checked).
+            let numeric = fields
+                .iter()
+                .map(|f| f.strip_prefix('-').unwrap_or(f))
+                .filter(|f| !f.is_empty() && f.bytes().all(|b| b.is_ascii_digit()));
+            match numeric.map(str::parse::<u64>).collect::<Result<Vec<_>, _>>() {
+                Ok(f) => within(&f, LONG_MAX),
+                Err(_) => Err(format!("{key}: \"{shown}\" holds a number no kernel type holds")),
+            }
+        }
+    }
+}
+
 /// The congestion-control keys, whose value must be an algorithm the kernel offers.
 pub fn congestion_control_lists(os: Os, key: &str) -> Option<&'static str> {
     match (os, key) {
@@ -738,6 +797,42 @@ mod tests {
         for v in ["", "  ", "a;b", "$(x)", "a\nb", "\"q\""] {
             assert!(check_restorable("net.x", v).is_err(), "{v:?}");
         }
+    }
+
+    #[test]
+    fn running_values_are_read_by_the_keys_kind() {
+        let l = Os::Linux;
+        for (k, v) in [
+            ("net.ipv4.tcp_rmem", "4096 131072 6291456"),
+            // The kernel does not order the fields: a running value may decrease.
+            ("net.ipv4.tcp_rmem", "4096 99999999 6291456"),
+            ("net.core.rmem_max", "212992"),
+            ("net.ipv4.tcp_congestion_control", "cubic"),
+            ("net.ipv4.tcp_available_congestion_control", "reno cubic bbr"),
+            ("net.ipv4.conf.all.x", "-1"),
+            ("net.ipv4.conf.all.x", "00:11:22:33:44:55 1e9"),
+            ("net.ipv4.tcp_mem", "9223372036854775807 1 2"),
+        ] {
+            assert_eq!(check_running(l, k, v), Ok(()), "{k} = {v}");
+        }
+        for (k, v, says) in [
+            (
+                "net.ipv4.tcp_rmem",
+                "4096 131072 6291456\nnet.ipv4.ip_forward = 1",
+                "more than one line",
+            ),
+            ("net.ipv4.tcp_rmem", "4096 131072", "expected 3"),
+            ("net.ipv4.tcp_rmem", "4096 131072 4294967296", "overflows"),
+            ("net.ipv4.tcp_rmem", "4096 -1 6291456", "not a whole number"),
+            ("net.core.rmem_max", "99999999999", "overflows"),
+            ("net.core.rmem_max", "1e9", "not a whole number"),
+            ("net.ipv4.tcp_congestion_control", "cubic bbr", "one name"),
+            ("net.ipv4.conf.all.x", "99999999999999999999", "no kernel type"),
+        ] {
+            let e = check_running(l, k, v).expect_err(v);
+            assert!(e.contains(says), "{k} = {v:?}: {e}");
+        }
+        assert_eq!(check_running(Os::Freebsd, "net.inet.tcp.cc.available", "a\nb"), Ok(()));
     }
 
     #[test]

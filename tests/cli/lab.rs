@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use assert_cmd::cargo::cargo_bin;
 use serde_json::Value;
 
-use crate::lab_support::{HOST_LOCK, json, lock_host};
+use crate::lab_support::{HOST_LOCK, LineStats, json, lock_host};
 pub use crate::lab_support::{Lab, quiet_host};
 
 /// One lab for the whole measurement story, to keep CI time down.
@@ -395,6 +395,110 @@ fn loss_in_one_direction_is_seen_by_the_test_that_sends_into_it() {
     );
 }
 
+/// Issue 29, the lab grows: a third host C (198.18.0.3, behind A) whose flow crosses the same
+/// delay line toward B as A's, both behind a token-bucket policer of 20 Mbit/s with a 20-ms
+/// burst, at 20 ms. A CUBIC iperf3 flow from C (by its route) for five seconds, and one from A
+/// (asked for: A's namespace default may be BBR) for the last four: the line forwarded both
+/// flows' bytes, the policer dropped (its own counter; the line queued nothing), the two
+/// together got no more than the policed rate, and ping saw the base RTT while the policer
+/// dropped: it never queues.
+#[test]
+#[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
+fn a_third_host_shares_the_policed_line() {
+    let lab = Lab::up_cross("x", "20ms", &["--police", "20mbit:20ms"]);
+    let b = lab.addr_b.clone();
+    let _servers = [5411, 5412].map(|port| {
+        let p = port.to_string();
+        Server::start(&lab.ns_b, &["iperf3", "-s", "-1", "-B", &b, "-p", &p], port)
+    });
+    let before = lab.line_stats().0;
+    let client = |ns: &str, args: &[&str]| {
+        Std::new("ip")
+            .args(["netns", "exec", ns, "iperf3", "-c", &b, "-J"])
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("iperf3")
+    };
+    // C first, so that its flow has the line to itself for a second: whichever flow a
+    // policer's first drops hit can stay small for seconds, and C's bytes must show.
+    let c = client(&lab.ns_c, &["-B", "198.18.0.3", "-p", "5411", "-t", "5"]);
+    std::thread::sleep(Duration::from_secs(1));
+    // Root may choose any algorithm the kernel has for its own socket.
+    let a = client(&lab.ns_a, &["-B", "198.18.0.1", "-p", "5412", "-t", "4", "-C", "cubic"]);
+    // Ping while both flows run and the policer drops.
+    std::thread::sleep(Duration::from_millis(1500));
+    let ping = Std::new("ip")
+        .args(["netns", "exec", &lab.ns_a, "ping", "-n", "-c", "20", "-i", "0.05", &b])
+        .output()
+        .expect("ping");
+    let [c, a] = [c, a].map(|f| json(&f.wait_with_output().expect("iperf3")));
+    let after = lab.line_stats().0;
+
+    let rtts: Vec<f64> = String::from_utf8_lossy(&ping.stdout)
+        .split_whitespace()
+        .filter_map(|w| w.strip_prefix("time=")?.parse().ok())
+        .collect();
+    let received = |v: &Value| v["end"]["sum_received"]["bytes"].as_f64().expect("bytes");
+    let retrans = |v: &Value| v["end"]["sum_sent"]["retransmits"].as_u64().expect("retransmits");
+    let (bytes_c, bytes_a) = (received(&c), received(&a));
+    let fwd = (after.fwd_bytes - before.fwd_bytes) as f64;
+    let secs = c["end"]["sum_received"]["seconds"].as_f64().expect("seconds");
+    let total_bps = (bytes_c + bytes_a) * 8.0 / secs;
+    eprintln!(
+        "policed 20 Mbit/s: C {bytes_c} B ({} retransmits), A {bytes_a} B ({}), together {:.1} Mbit/s; \
+         line a->b {before:?} -> {after:?}; ping {rtts:?} ms",
+        retrans(&c),
+        retrans(&a),
+        total_bps / 1e6
+    );
+    // Both flows crossed the line: it forwarded what they delivered, in 1500-B packets of
+    // 1448 B of data (a retransmission that got through stands for a dropped packet), and
+    // little else. Had C's flow gone round it, the line would have forwarded C's share less.
+    let delivered = (bytes_c + bytes_a) * 1500.0 / 1448.0;
+    assert!(bytes_c > 0.1 * (bytes_c + bytes_a), "C {bytes_c} B, A {bytes_a} B");
+    assert!(
+        (0.97 * delivered..=1.05 * delivered + 100_000.0).contains(&fwd),
+        "the line forwarded {fwd} B a->b; the flows delivered {bytes_c} + {bytes_a} B of data"
+    );
+    assert_eq!(c["end"]["sender_tcp_congestion"], "cubic", "C's route chooses CUBIC");
+    // The policer dropped, the line queued nothing, and together they got the policed rate.
+    assert!(after.drop_police > before.drop_police, "{after:?}");
+    assert_eq!(after.drop_queue, 0, "{after:?}");
+    assert!(retrans(&c) > 0 && retrans(&a) > 0, "both flows met the policer");
+    assert!(
+        (10e6..=20.5e6).contains(&total_bps),
+        "{total_bps} bit/s through a 20 Mbit/s policer"
+    );
+    // No queue: the RTT stays at the base 20 ms while the policer drops.
+    assert!(rtts.len() >= 5, "{}", String::from_utf8_lossy(&ping.stdout));
+    let mut sorted = rtts.clone();
+    sorted.sort_by(f64::total_cmp);
+    let median = sorted[sorted.len() / 2];
+    assert!((19.5..=22.0).contains(&median), "ping {rtts:?} ms beside a policer");
+}
+
+/// The stats line `lab.sh stats` prints, as the lab tests read it.
+#[test]
+fn the_delay_line_stats_parse() {
+    let line = "delayline: a->b: forwarded 5498 pkts 8222761 bytes, dropped 1 (queue) 2 (random loss) \
+                71 (police) 3 (write errors), reordered 9, late avg 8.4 us max 175.5 us";
+    assert_eq!(
+        LineStats::parse(line),
+        Some(LineStats {
+            fwd_pkts: 5498,
+            fwd_bytes: 8_222_761,
+            drop_queue: 1,
+            drop_loss: 2,
+            drop_police: 71,
+            drop_write: 3,
+            reordered: 9,
+        })
+    );
+    assert_eq!(LineStats::parse("delayline: a->b: forwarded 1 pkts"), None);
+}
+
 #[test]
 #[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
 fn unresolvable_name_is_a_clear_error() {
@@ -525,4 +629,82 @@ fn the_lab_lock_holds_across_processes() {
         "two holders of {HOST_LOCK}: waited only {waited:?}"
     );
     assert!(other.wait().expect("wait").success());
+}
+
+/// The path test tells the cases of issue 29 apart on the real delay line, each in the
+/// evidence and the decision: CUBIC flows from a third host crossing the same queue (the
+/// probes meet their queue, the test's flow sees it drain: others share the path, sized for the
+/// trains' rate and advised CUBIC, a fair neighbour); a token-bucket policer (its rate named
+/// within 10 %, advised BBR); and a line that reorders (retransmissions the receiver got twice
+/// counted as spurious, not as the path's loss). Short tests (3 s each way) on a 20 ms path.
+#[test]
+#[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
+fn the_path_test_tells_others_a_policer_and_reordering_apart() {
+    // Others: two CUBIC flows from C to D through A, the line and B, behind a queue of 1 BDP.
+    let lab = Lab::up_cross("o", "20ms", &["--rate", "100mbit", "--queue", "250000"]);
+    let b = lab.addr_b.clone();
+    let serve = Server::tcptune(&lab.ns_b, &b);
+    let cross = |action: &str, n: &[&str]| {
+        let ok = Std::new("bash")
+            .arg(crate::lab_support::repo().join("lab/lab.sh"))
+            .args(["cross", &lab.name, action])
+            .args(n)
+            .status()
+            .expect("lab.sh cross");
+        assert!(ok.success(), "lab.sh cross {action}");
+    };
+    cross("start", &["2"]);
+    std::thread::sleep(Duration::from_secs(3));
+    let v = lab.advise_json(&b, &["--test-time", "3s"]);
+    cross("stop", &[]);
+    drop(serve);
+    let d = &v["decision"];
+    assert_eq!(d["class"], "shared", "{:#}", v["evidence"]);
+    assert_eq!(d["sharing"]["kind"], "competing", "{d:#}");
+    assert_eq!(
+        v["bandwidth_basis"], "trains-over-test",
+        "sized for the path, not for what the others left: {v:#}"
+    );
+    let cc = |v: &Value| {
+        v["settings"]
+            .as_array()
+            .expect("settings")
+            .iter()
+            .find(|s| s["key"] == "net.ipv4.tcp_congestion_control")
+            .map(|s| s["value"].clone())
+    };
+    assert_eq!(cc(&v), Some(Value::from("cubic")), "a fair neighbour: {v:#}");
+    drop(lab);
+
+    // A policer at 20 Mbit/s on a 100 Mbit/s line: its rate within 10 %.
+    let lab = Lab::up_with("p", "20ms", &["--rate", "100mbit", "--police", "20mbit:20ms"]);
+    let serve = Server::tcptune(&lab.ns_b, &b);
+    let v = lab.advise_json(&b, &["--test-time", "3s"]);
+    drop(serve);
+    let d = &v["decision"];
+    assert_eq!(d["class"], "policed", "{:#}", v["evidence"]);
+    let rate = d["sharing"]["rate_bps"].as_f64().expect("the policed rate");
+    assert!(
+        (18e6..=22e6).contains(&rate),
+        "policed at 20 Mbit/s, read {rate}: {d:#}"
+    );
+    assert_eq!(cc(&v), Some(Value::from("bbr")), "{v:#}");
+    drop(lab);
+
+    // A line that reorders: the receiver reports the retransmissions it got twice.
+    let lab = Lab::up_with("r", "20ms", &["--rate", "100mbit", "--reorder", "2ms"]);
+    let serve = Server::tcptune(&lab.ns_b, &b);
+    let v = lab.advise_json(&b, &["--test-time", "3s"]);
+    drop(serve);
+    let shape = &v["evidence"]["test"]["shape"];
+    let reordering = shape["reordering"].as_u64().expect("reordering seen");
+    assert!(reordering > 0, "{shape:#}");
+    let spurious = shape["steady_spurious_segs"].as_u64().unwrap_or(0);
+    let retrans = v["evidence"]["test"]["steady_retrans_segs"].as_u64().unwrap_or(0);
+    eprintln!("reordering 2 ms: {reordering} reorderings, {spurious} of {retrans} retransmissions spurious");
+    assert_ne!(
+        v["decision"]["class"], "lossy",
+        "reordering is no loss: {:#}",
+        v["decision"]
+    );
 }

@@ -580,6 +580,69 @@ fn advise_absent_key_is_commented_not_emitted() {
     assert!(!text.lines().any(|l| l.starts_with("net.core.rmem_max")), "{text}");
 }
 
+/// Issue 30, finding 1: with no running value to raise from, a short path (6 × BDP = 64 KiB,
+/// below the profile's 131072 default field) rendered "4096 131072 65536" and exited 2
+/// blaming the shipped profile. The triple is kept valid, and a note names the key.
+#[test]
+fn advise_with_no_running_values_on_a_short_path_renders_valid_triples() {
+    let empty = tempfile::tempdir().expect("tempdir");
+    let out = tcptune()
+        .args([
+            "--os",
+            "linux",
+            "advise",
+            "--rtt",
+            "1ms",
+            "--bandwidth",
+            "50mbit",
+            "--format",
+            "json",
+        ])
+        .arg("--sysctl-dir")
+        .arg(empty.path())
+        .output()
+        .expect("run");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    for key in ["net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem"] {
+        let value = setting(&v, key)["value"].as_str().expect("value").to_string();
+        let f: Vec<u64> = value.split_whitespace().map(|x| x.parse().expect("number")).collect();
+        assert!(f.windows(2).all(|w| w[0] <= w[1]), "{key} = {value}");
+    }
+    assert_eq!(setting(&v, "net.ipv4.tcp_rmem")["value"], "4096 65536 65536");
+    let notes = v["notes"].to_string();
+    assert!(
+        notes.contains("this host: net.ipv4.tcp_rmem could not be read; default clamped to the max, 64 KiB"),
+        "{notes}"
+    );
+    // Every line of the sysctl file is one sysctl takes; the same with --allow-lower here.
+    for extra in [&[][..], &["--allow-lower"]] {
+        let tree = linux_tree(&[]);
+        let out = tcptune()
+            .args([
+                "--os",
+                "linux",
+                "advise",
+                "--rtt",
+                "1ms",
+                "--bandwidth",
+                "50mbit",
+                "--format",
+                "sysctl",
+            ])
+            .args(extra)
+            .arg("--sysctl-dir")
+            .arg(tree.path())
+            .output()
+            .expect("run");
+        assert!(
+            out.status.success(),
+            "{extra:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
 #[test]
 fn advise_shell_and_table_formats() {
     let dir = linux_tree(&[]);

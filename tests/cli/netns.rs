@@ -104,9 +104,13 @@ fn advice_from_inside_a_netns_is_accepted_by_sysctl_p() {
     std::fs::write(&file, &text).expect("write");
 
     // net.core.rmem_max is read-only in a child netns: said, not emitted.
+    // net.core.rmem_max is read-only in a child netns: said (on the line of why above it), not
+    // emitted.
+    let lines: Vec<&str> = text.lines().collect();
     assert!(
-        text.lines()
-            .any(|l| l.starts_with("# net.core.rmem_max") && l.contains("read-only")),
+        lines
+            .windows(2)
+            .any(|w| w[0].contains("read-only") && w[1].starts_with("# net.core.rmem_max")),
         "{text}"
     );
     assert!(!text.lines().any(|l| l.starts_with("net.core.")), "{text}");
@@ -139,4 +143,47 @@ fn advice_from_inside_a_netns_is_accepted_by_sysctl_p() {
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(v["changes"], 0, "{v:#}");
+}
+
+/// Issue 30, finding 1: `advise --sysctl-dir EMPTY_DIR --os linux --rtt 1ms --bandwidth
+/// 50mbit` exited 2; its advice renders, and `sysctl -p` in a fresh namespace takes every
+/// line of it (and of the same advice against the namespace's own values).
+#[test]
+#[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
+fn short_path_advice_with_no_running_values_is_accepted_by_sysctl_p() {
+    let ns = Netns::new("shortp");
+    let bin = cargo_bin("tcptune");
+    let bin = bin.to_str().expect("utf8 path");
+    let empty = tempfile::tempdir().expect("tempdir");
+    let dir = empty.path().to_str().expect("utf8 path");
+    let file = tempfile::NamedTempFile::new().expect("tmp");
+    let path = file.path().to_str().expect("utf8 path");
+    for args in [
+        &["--sysctl-dir", dir, "--os", "linux"][..],
+        &["--os", "linux"][..],
+        &["--os", "linux", "--allow-lower"][..],
+    ] {
+        let out = ns.exec(
+            bin,
+            &[
+                &["advise", "--rtt", "1ms", "--bandwidth", "50mbit", "--format", "sysctl"][..],
+                args,
+            ]
+            .concat(),
+        );
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(text.contains("net.ipv4.tcp_rmem = "), "{args:?}: {text}");
+        std::fs::write(path, &text).expect("write");
+        let loaded = ns.exec("sysctl", &["-p", path]);
+        assert!(
+            loaded.status.success() && loaded.stderr.is_empty(),
+            "{args:?}: sysctl -p refused: {}\n{text}",
+            String::from_utf8_lossy(&loaded.stderr)
+        );
+    }
 }

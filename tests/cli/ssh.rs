@@ -18,6 +18,8 @@ use tempfile::TempDir;
 use super::netns::Netns;
 use super::write_script;
 
+mod stand_in;
+
 const FAR: &str = "198.18.0.2";
 const PORT: &str = "2222";
 /// Every fault must be said within this.
@@ -399,6 +401,37 @@ fn a_far_end_without_either_tool_gets_a_copy_of_this_binary() {
     lab.assert_clean();
 }
 
+/// Issue 30, finding 2: the far end's `tcptune peer` lived its fixed 180 s whatever the near
+/// end computed, so after 190 s of probes it had gone and the test read as a firewall. It
+/// lives the lifetime the near end computed, and serves the test after the long probe phase.
+/// (About 3 minutes: the probes must outlast the old 180 s.)
+#[test]
+#[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
+fn the_far_ends_peer_outlives_a_long_probe_phase() {
+    let lab = SshLab::up("sshlong", Tools::Tcptune);
+    let (out, took) = lab.advise(&[
+        "--probes",
+        "191",
+        "--interval",
+        "1s",
+        "--bandwidth",
+        "1gbit",
+        "--test-time",
+        "2s",
+        "--format",
+        "json",
+    ]);
+    let v = json(&out);
+    assert!(took > Duration::from_secs(185), "the probes took {took:?}");
+    let test = &v["evidence"]["test"];
+    assert_eq!(test["peer"], "tcptune", "{:#} {}", v["evidence"], stderr(&out));
+    assert!(
+        test["addr"].as_str().is_some_and(|a| a.starts_with(&format!("{FAR}:"))),
+        "{test:#}"
+    );
+    lab.assert_clean();
+}
+
 /// A far end with tcptune on its PATH runs it: `tcptune peer` once this build has it; until
 /// then, tcptune without `peer` counts as too old and (no iperf3 there) this binary is copied.
 #[test]
@@ -563,7 +596,7 @@ fn the_far_end_gets_its_own_advice_from_its_own_values() {
     assert!(out.status.success(), "{}", stderr(&out));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        text.contains("# running values read from ssh dtn2: /proc/sys"),
+        text.lines().nth(3).is_some_and(|l| l.ends_with("(against ssh dtn2: /proc/sys)")),
         "{text}"
     );
     assert!(
@@ -579,7 +612,7 @@ fn the_far_end_gets_its_own_advice_from_its_own_values() {
     let (out, _) = lab.advise(&[&path[..], &["--format", "table"]].concat());
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
-        String::from_utf8_lossy(&out.stdout).contains("Far end dtn2 (linux, running values from ssh dtn2: /proc/sys):")
+        String::from_utf8_lossy(&out.stdout).contains("Far end dtn2 (linux, values from ssh dtn2: /proc/sys):")
     );
     let (out, _) = lab.advise(&[&path[..], &["--format", "ansible"]].concat());
     let play = String::from_utf8_lossy(&out.stdout);

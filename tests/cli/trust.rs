@@ -479,6 +479,63 @@ fn planted_persist_content_is_refused() {
     });
 }
 
+/// A prior value no kernel holds (planted in the snapshot: the state directory is root's, so
+/// it takes root to tamper) is refused by revert as apply refuses to write one, and nothing
+/// is written back.
+#[test]
+fn a_planted_prior_value_too_large_for_its_key_is_refused() {
+    for (key, prior, says) in [
+        (
+            "net.core.rmem_max",
+            "99999999999",
+            "99999999999 overflows the kernel's type",
+        ),
+        (
+            "net.ipv4.tcp_rmem",
+            "4096 131072 4294967296",
+            "4294967296 overflows the kernel's type",
+        ),
+        ("net.ipv4.tcp_rmem", "4096 131072", "expected 3 whole number(s)"),
+    ] {
+        let tree = linux_tree(&[]);
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let state = tmp.path().join("state");
+        let file = tmp.path().join("t.conf");
+        let value = if key == "net.ipv4.tcp_rmem" {
+            "4096 131072 33554432"
+        } else {
+            "33554432"
+        };
+        std::fs::write(&file, format!("{key} = {value}\n")).expect("write");
+        let run = |args: &[&str]| {
+            tcptune()
+                .arg("--sysctl-dir")
+                .arg(tree.path())
+                .arg("--state-dir")
+                .arg(&state)
+                .args(args)
+                .output()
+                .expect("run")
+        };
+        let out = run(&["apply", file.to_str().expect("utf8")]);
+        assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+        let id = text(&out.stdout).trim().to_string();
+        let snap_path = state.join("snapshots").join(format!("{id}.json"));
+        let mut snap: Value = serde_json::from_slice(&std::fs::read(&snap_path).expect("read")).expect("json");
+        snap["changes"][0]["prior"] = Value::from(prior);
+        std::fs::write(&snap_path, serde_json::to_vec_pretty(&snap).expect("json")).expect("write");
+        let before = tree_contents(tree.path());
+        let out = run(&["revert", &id]);
+        let err = text(&out.stderr);
+        assert_eq!(code(&out), 2, "{key} = {prior}: {err}");
+        assert!(
+            err.contains(&format!("snapshot {id} is damaged: {key}: {says}")),
+            "{key} = {prior}: {err}"
+        );
+        assert_eq!(tree_contents(tree.path()), before, "nothing written back");
+    }
+}
+
 // ---------------------------------------------------------------- --sysctl-dir is a sysctl tree, nothing else
 
 #[test]
@@ -666,9 +723,7 @@ fn errors_about_a_file_given_by_path_quote_none_of_it() {
     assert_eq!(code(&out), 2, "{}", text(&out.stderr));
     let err = text(&out.stderr);
     assert!(
-        err.starts_with(&format!(
-            "tcptune: profile {path}, line 1, column 80: key with no value, expected `=`"
-        )),
+        err.starts_with(&format!("tcptune: profile {path}: not a profile: not TOML")),
         "{err}"
     );
     assert!(quotes_none_of(&err, SHADOW), "{err}");
@@ -698,6 +753,58 @@ fn errors_about_a_file_given_by_path_quote_none_of_it() {
         "{err}"
     );
     assert!(!err.contains("S3cr3t"), "{err}");
+}
+
+/// `sudo tcptune advise --profile /etc/shadow` said "line 1, column 26": the length of root's
+/// line. A file that is not a profile is refused before the TOML parser gives a place in it:
+/// not TOML in shape, not UTF-8, or larger than a profile.
+#[test]
+fn a_profile_file_that_is_no_profile_is_refused_with_no_place_in_it() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let advise = |file: &Path| {
+        tcptune()
+            .args([
+                "advise",
+                "--os",
+                "linux",
+                "--rtt",
+                "150ms",
+                "--bandwidth",
+                "500mbit",
+                "--profile",
+            ])
+            .arg(file)
+            .output()
+            .expect("run")
+    };
+    let mut big = b"name = \"x\"\n".to_vec();
+    big.resize(1 << 21, b'#');
+    for (name, bytes, says) in [
+        ("shadow", SHADOW.as_bytes().to_vec(), "not a profile: not TOML"),
+        (
+            "notes.toml",
+            b"name = \"x\"\nos = \"linux\"\nroot password is S3cr3t\n".to_vec(),
+            "not a profile: not TOML",
+        ),
+        (
+            "latin1.toml",
+            b"name = \"x\"\ndescription = \"caf\xe9 S3cr3t\"\n".to_vec(),
+            "not a profile: not UTF-8 text",
+        ),
+        ("big.toml", big, "is larger than 1048576 bytes: not a profile"),
+    ] {
+        let file = tmp.path().join(name);
+        std::fs::write(&file, &bytes).expect("write");
+        let out = advise(&file);
+        let err = text(&out.stderr);
+        assert_eq!(code(&out), 2, "{name}: {err}");
+        assert!(err.contains(says), "{name}: {err}");
+        assert!(
+            !err.contains("line ") && !err.contains("column") && !err.contains("S3cr3t"),
+            "{name}: no place in the file, nothing of it: {err}"
+        );
+        assert!(out.stdout.is_empty());
+    }
 }
 
 // ---------------------------------------------------------------- --sysctl-dir under root

@@ -1,6 +1,7 @@
 //! The lab the test binaries share (tests/cli, tests/timed.rs): two network namespaces
 //! joined by lab/lab.sh's emulated WAN path (netem where the kernel has it, else the TUN delay
-//! line of the lab/delayline workspace member), optionally with a rate bottleneck, one at a
+//! line of the lab/delayline workspace member), optionally with a rate bottleneck, a policer,
+//! jitter and a third namespace whose flows cross the same line ([`Lab::up_cross`]), one at a
 //! time on the host ([`quiet_host`]). Root only; CI runs as root. Addresses: 198.18.0.0/15 only.
 
 use std::path::{Path, PathBuf};
@@ -14,6 +15,9 @@ pub struct Lab {
     pub ns_a: String,
     pub ns_b: String,
     pub addr_b: String,
+    /// The third namespace (198.18.0.3) behind A: there only with `--cross` ([`Lab::up_cross`]);
+    /// the fourth, its flows' receiver behind B (198.18.0.4), is `NAME-d`.
+    pub ns_c: String,
     // Fields drop after `Drop::drop`, so the next lab waits until this one is torn down.
     _quiet: Quiet,
 }
@@ -69,7 +73,7 @@ pub fn lock_host() -> std::fs::File {
     file
 }
 
-fn repo() -> &'static Path {
+pub fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
@@ -112,6 +116,14 @@ impl Lab {
         Self::up_with_line(tag, rtt, extra, "")
     }
 
+    /// Like [`Lab::up_with`], with the third namespace C (`lab.sh up --cross`): its flows to B
+    /// cross the same delay line as A's. `extra` as there (`--police 20mbit:20ms`, `--jitter 5ms`).
+    pub fn up_cross(tag: &str, rtt: &str, extra: &[&str]) -> Self {
+        let mut all = vec!["--cross"];
+        all.extend_from_slice(extra);
+        Self::up_with_line(tag, rtt, &all, "")
+    }
+
     /// Like [`Lab::up_with`], with options for the delay line (`--loss 0.5`).
     pub fn up_with_line(tag: &str, rtt: &str, extra: &[&str], delayline_args: &str) -> Self {
         let quiet = quiet_host();
@@ -127,6 +139,7 @@ impl Lab {
         let lab = Self {
             ns_a: format!("{name}-a"),
             ns_b: format!("{name}-b"),
+            ns_c: format!("{name}-c"),
             addr_b: "198.18.0.2".into(),
             name,
             _quiet: quiet,
@@ -163,6 +176,65 @@ impl Lab {
             .status()
             .expect("sh");
         assert!(ok.success(), "{cmd}");
+    }
+}
+
+/// The delay line's counters for one direction, as `lab.sh stats` prints them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LineStats {
+    pub fwd_pkts: u64,
+    pub fwd_bytes: u64,
+    pub drop_queue: u64,
+    pub drop_loss: u64,
+    pub drop_police: u64,
+    pub drop_write: u64,
+    pub reordered: u64,
+}
+
+impl LineStats {
+    /// One stats line: "delayline: a->b: forwarded P pkts B bytes, dropped Q (queue) L (random
+    /// loss) X (police) W (write errors), reordered R, late ...".
+    pub fn parse(line: &str) -> Option<Self> {
+        let w: Vec<&str> = line.split_whitespace().collect();
+        let num = |s: &str| s.trim_end_matches(',').parse::<u64>().ok();
+        let before = |tag: &str| {
+            let i = w.iter().position(|t| *t == tag)?;
+            num(w.get(i.checked_sub(1)?)?)
+        };
+        let after = |tag: &str| num(w.get(w.iter().position(|t| *t == tag)? + 1)?);
+        Some(Self {
+            fwd_pkts: before("pkts")?,
+            fwd_bytes: before("bytes,")?,
+            drop_queue: before("(queue)")?,
+            drop_loss: before("(random")?,
+            drop_police: before("(police)")?,
+            drop_write: before("(write")?,
+            reordered: after("reordered")?,
+        })
+    }
+}
+
+impl Lab {
+    /// The delay line's counters now (`lab.sh stats`): A to B, then B to A.
+    pub fn line_stats(&self) -> (LineStats, LineStats) {
+        let out = Std::new("bash")
+            .arg(repo().join("lab/lab.sh"))
+            .args(["stats", &self.name])
+            .output()
+            .expect("lab.sh stats");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "lab.sh stats: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let find = |way: &str| {
+            text.lines()
+                .find(|l| l.contains(&format!(" {way}: forwarded ")))
+                .and_then(LineStats::parse)
+                .unwrap_or_else(|| panic!("no {way} line in: {text}"))
+        };
+        (find("a->b"), find("b->a"))
     }
 }
 

@@ -17,6 +17,20 @@
 //! `departure + delay`. A packet is dropped when the bytes still waiting to
 //! be serialised plus its own size exceed `--queue`.
 //!
+//! With `--police RATE:BURST` each direction (`--police-ab` / `--police-ba`: one) is also
+//! policed by a token bucket of RATE and BURST, full at the start: a packet passes when the
+//! bucket holds its wire bytes and is dropped when it does not — never queued, so a policed
+//! path loses packets at its base RTT. The policer acts after the random loss and before the
+//! rate bottleneck, and counts its drops apart (`(police)` in the stats).
+//!
+//! With `--jitter DUR` each packet leaves after an extra delay uniform in [0, DUR], but never
+//! before the packet before it (due = max(due, previous due)): the order is kept, and when
+//! packets are closer together than DUR the extra delay tends to DUR for all of them. With
+//! `--reorder DUR` each packet's extra delay is its own, so later packets overtake earlier ones;
+//! the line then releases packets by due time (a heap in place of the FIFO), and counts the
+//! packets that left before one taken in earlier (`reordered` in the stats). The jitter is
+//! added to the delay after the rate bottleneck, both ways.
+//!
 //! The devices stay usable when moved to another network namespace
 //! (`ip link set NAME netns NS`): the open file descriptors follow the
 //! device. `lab.sh` relies on that: it waits for `--ready-file`, then moves
@@ -29,19 +43,22 @@
 //! The threads run SCHED_FIFO (`--rt-prio`, default 10) when allowed, so
 //! other load on the CPUs does not delay them.
 //! By default TUN offloads (IFF_VNET_HDR + TSO/GSO, 64 KB super-packets) are
-//! on without `--rate` (about 4x less CPU) and off with it, so that the
-//! drop-tail queue drops real packets.
+//! on for a plain delay line (about 4x less CPU) and off with `--rate`, `--police`,
+//! `--jitter` or `--reorder`, so that queue, policer and jitter act on real packets.
 //! SIGINT/SIGTERM/SIGHUP: print counters and exit 0. SIGUSR1: print counters.
 //!
 //! Dependencies: `libc`; `clap` and tcptune's units for the arguments.
 
-use std::collections::VecDeque;
+mod impair;
+
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread;
 
 use clap::Parser;
 use tcptune::units::{Bitrate, Bytes, Span};
+
+use impair::{Jitter, Pkt, ReleaseQueue, ReorderCount, Rng, TokenBucket};
 
 /// Size of `struct virtio_net_hdr` (the default vnet header size of TUN).
 const VNET_HDR_LEN: usize = 10;
@@ -66,10 +83,27 @@ struct Config {
     /// Random drop probability × 2^32 (0: none), A to B and B to A.
     loss_ab_2_32: u64,
     loss_ba_2_32: u64,
+    police_ab: Option<Police>,
+    police_ba: Option<Police>,
+    jitter: Option<JitterCfg>,
     ready_file: Option<String>,
     offload: Option<bool>,
     txqueuelen: u32,
     rt_prio: i32,
+}
+
+/// A token-bucket policer's parameters (`--police RATE:BURST`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Police {
+    rate_bps: u64,
+    burst_bytes: u64,
+}
+
+/// Per-packet extra delay, uniform in 0..=`max_ns`; `keep_order`: `--jitter`, else `--reorder`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct JitterCfg {
+    max_ns: u64,
+    keep_order: bool,
 }
 
 // ---------------------------------------------------------------- arguments
@@ -127,6 +161,25 @@ struct Args {
     /// Drop this percentage of the packets going from B to A, in place of --loss
     #[arg(long, value_name = "PCT", value_parser = loss_2_32)]
     loss_ba: Option<u64>,
+    /// Police each direction with a token bucket of RATE (bits per second) and BURST (bytes, or
+    /// a duration at RATE): 100mbit:20ms, 100mbit:256KiB. A packet the bucket lacks the bytes
+    /// for is dropped, never queued; after the random loss, before the --rate bottleneck
+    #[arg(long, value_name = "RATE:BURST", value_parser = police)]
+    police: Option<Police>,
+    /// Police the packets going from A to B, in place of --police
+    #[arg(long, value_name = "RATE:BURST", value_parser = police)]
+    police_ab: Option<Police>,
+    /// Police the packets going from B to A, in place of --police
+    #[arg(long, value_name = "RATE:BURST", value_parser = police)]
+    police_ba: Option<Police>,
+    /// Add an extra delay uniform in [0, DUR] to each packet, keeping their order: a packet
+    /// never leaves before the one before it (5ms, 500us)
+    #[arg(long, value_name = "DUR", value_parser = jitter_ns, conflicts_with = "reorder")]
+    jitter: Option<u64>,
+    /// Add an extra delay uniform in [0, DUR] to each packet on its own, so that later packets
+    /// overtake earlier ones (counted as `reordered`)
+    #[arg(long, value_name = "DUR", value_parser = jitter_ns)]
+    reorder: Option<u64>,
 }
 
 fn tun_name(n: &str) -> Result<String, String> {
@@ -168,6 +221,45 @@ fn queue_bytes(s: &str) -> Result<u64, String> {
     Ok(b.get())
 }
 
+/// The smallest policer burst: one full-sized packet (a bucket smaller than the packets
+/// passes none of them).
+const MIN_BURST: u64 = 1500;
+
+/// `RATE:BURST` -> a policer: RATE a tcptune rate, BURST a tcptune size (256KiB) or a tcptune
+/// duration at RATE (20ms), 1500 B to 64 GiB.
+fn police(s: &str) -> Result<Police, String> {
+    let (rate, burst) = s
+        .split_once(':')
+        .ok_or_else(|| format!("'{s}' must be RATE:BURST, e.g. 100mbit:20ms or 100mbit:256KiB"))?;
+    let rate_bps = rate_bps(rate)?;
+    let burst_bytes = match (burst.parse::<Bytes>(), burst.parse::<Span>()) {
+        (Ok(b), _) => u128::from(b.get()),
+        (_, Ok(d)) => d.as_std().as_nanos() * u128::from(rate_bps) / 8 / 1_000_000_000,
+        (Err(e), Err(_)) => {
+            return Err(format!("burst '{burst}': a size (256KiB) or a duration (20ms): {e}"));
+        }
+    };
+    if !(u128::from(MIN_BURST)..=64 << 30).contains(&burst_bytes) {
+        return Err(format!(
+            "burst '{burst}' is {burst_bytes} B: it must hold a full packet ({MIN_BURST} B) and at most 64 GiB"
+        ));
+    }
+    Ok(Police {
+        rate_bps,
+        burst_bytes: burst_bytes as u64,
+    })
+}
+
+/// A tcptune duration -> nanoseconds, at most 10 s (jitter).
+fn jitter_ns(s: &str) -> Result<u64, String> {
+    let d: Span = s.parse().map_err(|e: tcptune::units::UnitError| e.to_string())?;
+    let ns = d.as_std().as_nanos();
+    if ns > 10_000_000_000 {
+        return Err(format!("jitter '{s}' is longer than 10 s"));
+    }
+    Ok(ns as u64)
+}
+
 /// A percentage 0..=100 -> drop probability × 2^32.
 fn loss_2_32(v: &str) -> Result<u64, String> {
     let pct: f64 = v
@@ -196,6 +288,19 @@ impl Args {
             queue_bytes: self.queue,
             loss_ab_2_32: self.loss_ab.unwrap_or(self.loss),
             loss_ba_2_32: self.loss_ba.unwrap_or(self.loss),
+            police_ab: self.police_ab.or(self.police),
+            police_ba: self.police_ba.or(self.police),
+            jitter: match (self.jitter, self.reorder) {
+                (Some(max_ns), _) => Some(JitterCfg {
+                    max_ns,
+                    keep_order: true,
+                }),
+                (_, Some(max_ns)) => Some(JitterCfg {
+                    max_ns,
+                    keep_order: false,
+                }),
+                _ => None,
+            },
             ready_file: self.ready_file,
             offload,
             txqueuelen: self.txqueuelen,
@@ -261,29 +366,49 @@ impl PreciseSleeper {
 
     fn wait_until(&mut self, due: u64) {
         let now = mono_ns();
-        self.budget_ns = (self.budget_ns + now.saturating_sub(self.last_ns) / 16).min(Self::BUDGET_MAX_NS);
-        self.last_ns = now;
+        let wake = self.wake_at(due, now);
         if due <= now {
             return;
         }
-        if self.budget_ns < self.margin_ns {
+        if wake == due {
             sleep_until(due);
             return;
         }
-        let spin_from = due - self.margin_ns;
-        if spin_from > now {
-            sleep_until(spin_from);
-            let over = mono_ns().saturating_sub(spin_from);
-            if over > self.margin_ns {
-                self.margin_ns += (over - self.margin_ns) / 4;
-            } else {
-                self.margin_ns -= (self.margin_ns - over) / 32;
-            }
-            self.margin_ns = self.margin_ns.clamp(5_000, Self::MARGIN_MAX_NS);
+        if wake > now {
+            sleep_until(wake);
+            self.woke(wake, mono_ns());
         }
+        self.spin(due, || false);
+    }
+
+    /// When to stop sleeping for `due`: `margin` before it, or at `due` itself when the spin
+    /// budget is spent. Accrues the budget for the time since the last call.
+    fn wake_at(&mut self, due: u64, now: u64) -> u64 {
+        self.budget_ns = (self.budget_ns + now.saturating_sub(self.last_ns) / 16).min(Self::BUDGET_MAX_NS);
+        self.last_ns = now;
+        if self.budget_ns < self.margin_ns {
+            due
+        } else {
+            due.saturating_sub(self.margin_ns)
+        }
+    }
+
+    /// A sleep meant to end at `wake` ended at `at`: the margin follows the oversleep.
+    fn woke(&mut self, wake: u64, at: u64) {
+        let over = at.saturating_sub(wake);
+        if over > self.margin_ns {
+            self.margin_ns += (over - self.margin_ns) / 4;
+        } else {
+            self.margin_ns -= (self.margin_ns - over) / 32;
+        }
+        self.margin_ns = self.margin_ns.clamp(5_000, Self::MARGIN_MAX_NS);
+    }
+
+    /// Spins until `due`, or until `stop()` says to look again; the time spun comes off the budget.
+    fn spin(&mut self, due: u64, stop: impl Fn() -> bool) {
         let start = mono_ns();
         let mut t = start;
-        while t < due {
+        while t < due && !stop() {
             std::hint::spin_loop();
             t = mono_ns();
         }
@@ -349,30 +474,36 @@ fn open_tun(name: &str, offload: bool, txqueuelen: u32) -> Result<i32, String> {
 
 // ---------------------------------------------------------------- the line
 
-struct Pkt {
-    due_ns: u64,
-    buf: Vec<u8>,
-}
-
 #[derive(Default)]
 struct LineState {
-    queue: VecDeque<Pkt>,
+    queue: ReleaseQueue,
     held_bytes: u64,
     pool: Vec<Vec<u8>>,
     pool_bytes: usize,
+    /// By-due queue only: the due time the writer sleeps toward (u64::MAX while the queue is
+    /// empty, 0 while it is not waiting). A packet due earlier wakes it.
+    waiting_for: u64,
 }
 
-/// One direction: reader pushes, writer pops. Due times are non-decreasing,
-/// so a FIFO is enough and the writer never has to be woken early.
+/// One direction: reader pushes, writer pops. Without `--reorder`, due times are
+/// non-decreasing, so a FIFO is enough and the writer never has to be woken early; with it,
+/// the queue is a heap by due time and a packet due before the one the writer waits for wakes
+/// it (`waiting_for`, `kick`).
 #[derive(Default)]
 struct Line {
     state: Mutex<LineState>,
     nonempty: Condvar,
+    /// Set by the reader when it queued a packet due before `waiting_for`: the writer's spin
+    /// stops and looks again.
+    kick: AtomicBool,
     fwd_pkts: AtomicU64,
     fwd_bytes: AtomicU64,
     drop_queue: AtomicU64,
     drop_loss: AtomicU64,
+    drop_police: AtomicU64,
     drop_write: AtomicU64,
+    /// Packets that left before a packet the line took in earlier (`--reorder`).
+    reordered: AtomicU64,
     /// Wake-up lateness of the writer (write time - due time), per batch.
     late_sum_ns: AtomicU64,
     late_max_ns: AtomicU64,
@@ -395,10 +526,19 @@ struct Dir {
     queue_bytes: u64,
     /// Random drop probability × 2^32.
     loss_2_32: u64,
+    police: Option<Police>,
+    jitter: Option<JitterCfg>,
     /// Max bytes held in the line (memory cap / drop-tail without a rate).
     hold_limit: u64,
     vnet: bool,
     line: Arc<Line>,
+}
+
+impl Dir {
+    /// Packets leave by due time, not in arrival order (`--reorder`).
+    fn by_due(&self) -> bool {
+        self.jitter.is_some_and(|j| !j.keep_order)
+    }
 }
 
 fn fatal(msg: String) -> ! {
@@ -449,7 +589,15 @@ fn reader(d: Arc<Dir>) {
     let min_len = if d.vnet { VNET_HDR_LEN + 1 } else { 1 };
     let mut next_free_ps: u128 = 0; // end of serialisation of the last accepted packet
     // xorshift64 for --loss, seeded from the clock (never 0).
-    let mut rng = mono_ns() | 1;
+    let mut rng = Rng::new(mono_ns());
+    // The policer's bucket starts full. The jitter has a generator of its own, so that --loss
+    // drops the packets it would drop without it.
+    let mut bucket = d.police.map(|p| TokenBucket::new(p.rate_bps, p.burst_bytes, mono_ns()));
+    let mut jitter = d
+        .jitter
+        .map(|j| Jitter::new(j.max_ns, j.keep_order, mono_ns().rotate_left(29)));
+    let by_due = d.by_due();
+    let mut seq: u64 = 0;
     loop {
         // SAFETY: buf is valid for buf.len() writable bytes.
         let n = unsafe { libc::read(d.from_fd, buf.as_mut_ptr().cast(), buf.len()) };
@@ -465,14 +613,15 @@ fn reader(d: Arc<Dir>) {
             continue;
         }
         let pkt = &buf[..n];
-        if d.loss_2_32 > 0 {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            if (rng >> 32) < d.loss_2_32 {
-                d.line.drop_loss.fetch_add(1, Ordering::Relaxed);
-                continue;
-            }
+        if d.loss_2_32 > 0 && (rng.next_u64() >> 32) < d.loss_2_32 {
+            d.line.drop_loss.fetch_add(1, Ordering::Relaxed);
+            continue;
+        }
+        if let Some(b) = &mut bucket
+            && !b.admit(now, wire_len(pkt, d.vnet) as u64)
+        {
+            d.line.drop_police.fetch_add(1, Ordering::Relaxed);
+            continue;
         }
         let mut depart_ns = now;
         let mut new_next_free_ps = next_free_ps;
@@ -488,7 +637,10 @@ fn reader(d: Arc<Dir>) {
             new_next_free_ps = next_free_ps.max(now_ps) + wire * 8 * 1_000_000_000_000 / rate;
             depart_ns = new_next_free_ps.div_ceil(1000) as u64;
         }
-        let due_ns = depart_ns + d.delay_ns;
+        let mut due_ns = depart_ns + d.delay_ns;
+        if let Some(j) = &mut jitter {
+            due_ns = j.apply(due_ns);
+        }
 
         let mut st = d.line.lock();
         if st.held_bytes + n as u64 > d.hold_limit {
@@ -507,12 +659,66 @@ fn reader(d: Arc<Dir>) {
         b.extend_from_slice(pkt);
         let was_empty = st.queue.is_empty();
         st.held_bytes += n as u64;
-        st.queue.push_back(Pkt { due_ns, buf: b });
+        st.queue.push(Pkt { due_ns, seq, buf: b });
+        seq += 1;
+        // By due time, a packet due before the one the writer waits for wakes it; in a FIFO,
+        // only the first one does.
+        let wake = if by_due {
+            let earlier = due_ns < st.waiting_for;
+            if earlier {
+                st.waiting_for = 0;
+                d.line.kick.store(true, Ordering::Relaxed);
+            }
+            earlier
+        } else {
+            was_empty
+        };
         drop(st);
         next_free_ps = new_next_free_ps;
-        if was_empty {
+        if wake {
             d.line.nonempty.notify_one();
         }
+    }
+}
+
+/// The writer's wait with a by-due queue (`--reorder`): until the earliest packet is due, and
+/// woken early by the reader when it queues a packet due before that one (on the condition
+/// variable while sleeping, through `kick` while spinning). Returns the guard, the time and
+/// the due time of the packet that is due.
+fn wait_by_due<'a>(
+    line: &'a Line,
+    mut st: MutexGuard<'a, LineState>,
+    sleeper: &mut PreciseSleeper,
+) -> (MutexGuard<'a, LineState>, u64, u64) {
+    loop {
+        let Some(due) = st.queue.next_due() else {
+            st.waiting_for = u64::MAX;
+            st = line.nonempty.wait(st).unwrap_or_else(|e| e.into_inner());
+            continue;
+        };
+        let now = mono_ns();
+        if due <= now {
+            st.waiting_for = 0;
+            return (st, now, due);
+        }
+        st.waiting_for = due;
+        line.kick.store(false, Ordering::Relaxed);
+        let wake = sleeper.wake_at(due, now);
+        if wake > now {
+            let timeout = std::time::Duration::from_nanos(wake - now);
+            st = match line.nonempty.wait_timeout(st, timeout) {
+                Ok((g, _)) => g,
+                Err(e) => e.into_inner().0,
+            };
+            let at = mono_ns();
+            if wake < due && at >= wake {
+                sleeper.woke(wake, at);
+            }
+            continue;
+        }
+        drop(st);
+        sleeper.spin(due, || line.kick.load(Ordering::Relaxed));
+        st = line.lock();
     }
 }
 
@@ -520,6 +726,8 @@ fn writer(d: Arc<Dir>) {
     let mut batch: Vec<Vec<u8>> = Vec::with_capacity(BATCH_MAX);
     let mut sleeper = PreciseSleeper::new();
     let hdr = if d.vnet { VNET_HDR_LEN } else { 0 };
+    let by_due = d.by_due();
+    let mut order = ReorderCount::default();
     loop {
         let mut st = d.line.lock();
         for b in batch.drain(..) {
@@ -529,32 +737,41 @@ fn writer(d: Arc<Dir>) {
             }
         }
         // Wait until the head packet is due.
-        let (now, first_due) = loop {
-            let Some(head) = st.queue.front() else {
-                st = d.line.nonempty.wait(st).unwrap_or_else(|e| e.into_inner());
-                continue;
-            };
-            let due = head.due_ns;
-            let now = mono_ns();
-            if due <= now {
-                break (now, due);
+        let (now, first_due) = if by_due {
+            let (g, now, due) = wait_by_due(&d.line, st, &mut sleeper);
+            st = g;
+            (now, due)
+        } else {
+            loop {
+                let Some(due) = st.queue.next_due() else {
+                    st = d.line.nonempty.wait(st).unwrap_or_else(|e| e.into_inner());
+                    continue;
+                };
+                let now = mono_ns();
+                if due <= now {
+                    break (now, due);
+                }
+                drop(st);
+                sleeper.wait_until(due);
+                st = d.line.lock();
             }
-            drop(st);
-            sleeper.wait_until(due);
-            st = d.line.lock();
         };
+        let mut reordered = 0;
         while batch.len() < BATCH_MAX {
-            match st.queue.front() {
-                Some(p) if p.due_ns <= now => {}
-                _ => break,
+            let Some(p) = st.queue.pop_due(now) else {
+                break;
+            };
+            st.held_bytes -= p.buf.len() as u64;
+            if by_due && order.release(p.seq) {
+                reordered += 1;
             }
-            if let Some(p) = st.queue.pop_front() {
-                st.held_bytes -= p.buf.len() as u64;
-                batch.push(p.buf);
-            }
+            batch.push(p.buf);
         }
         drop(st);
         let l = &d.line;
+        if reordered > 0 {
+            l.reordered.fetch_add(reordered, Ordering::Relaxed);
+        }
         let late = mono_ns().saturating_sub(first_due);
         l.late_sum_ns.fetch_add(late, Ordering::Relaxed);
         l.late_max_ns.fetch_max(late, Ordering::Relaxed);
@@ -606,14 +823,16 @@ fn print_stats(dirs: &[Arc<Dir>]) {
     for d in dirs {
         let l = &d.line;
         eprintln!(
-            "delayline: {}: forwarded {} pkts {} bytes, dropped {} (queue) {} (random loss) {} (write errors), \
-             late avg {:.1} us max {:.1} us",
+            "delayline: {}: forwarded {} pkts {} bytes, dropped {} (queue) {} (random loss) {} (police) \
+             {} (write errors), reordered {}, late avg {:.1} us max {:.1} us",
             d.name,
             l.fwd_pkts.load(Ordering::Relaxed),
             l.fwd_bytes.load(Ordering::Relaxed),
             l.drop_queue.load(Ordering::Relaxed),
             l.drop_loss.load(Ordering::Relaxed),
+            l.drop_police.load(Ordering::Relaxed),
             l.drop_write.load(Ordering::Relaxed),
+            l.reordered.load(Ordering::Relaxed),
             l.late_sum_ns.load(Ordering::Relaxed) as f64 / l.batches.load(Ordering::Relaxed).max(1) as f64 / 1e3,
             l.late_max_ns.load(Ordering::Relaxed) as f64 / 1e3,
         );
@@ -643,7 +862,9 @@ fn run(cfg: Config) -> Result<(), String> {
     // SAFETY: plain prctl(2) call.
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0) };
 
-    let vnet = cfg.offload.unwrap_or(cfg.rate_bps.is_none());
+    // Offloads only on a plain delay line: the queue, the policer and the jitter act on packets.
+    let plain = cfg.rate_bps.is_none() && cfg.police_ab.is_none() && cfg.police_ba.is_none() && cfg.jitter.is_none();
+    let vnet = cfg.offload.unwrap_or(plain);
     let fd_a = open_tun(&cfg.tun_a, vnet, cfg.txqueuelen)?;
     let fd_b = open_tun(&cfg.tun_b, vnet, cfg.txqueuelen)?;
 
@@ -655,7 +876,8 @@ fn run(cfg: Config) -> Result<(), String> {
         Some(_) => RATED_HOLD_LIMIT,
         None => cfg.queue_bytes.unwrap_or(DEFAULT_HOLD_LIMIT),
     };
-    let mk = |name, from_fd, to_fd, loss_2_32| {
+    let by_due = cfg.jitter.is_some_and(|j| !j.keep_order);
+    let mk = |name, from_fd, to_fd, loss_2_32, police| {
         Arc::new(Dir {
             name,
             from_fd,
@@ -664,14 +886,22 @@ fn run(cfg: Config) -> Result<(), String> {
             rate_bps: cfg.rate_bps,
             queue_bytes,
             loss_2_32,
+            police,
+            jitter: cfg.jitter,
             hold_limit,
             vnet,
-            line: Arc::new(Line::default()),
+            line: Arc::new(Line {
+                state: Mutex::new(LineState {
+                    queue: ReleaseQueue::new(by_due),
+                    ..LineState::default()
+                }),
+                ..Line::default()
+            }),
         })
     };
     let dirs = [
-        mk("a->b", fd_a, fd_b, cfg.loss_ab_2_32),
-        mk("b->a", fd_b, fd_a, cfg.loss_ba_2_32),
+        mk("a->b", fd_a, fd_b, cfg.loss_ab_2_32, cfg.police_ab),
+        mk("b->a", fd_b, fd_a, cfg.loss_ba_2_32, cfg.police_ba),
     ];
     let rt_prio = cfg.rt_prio;
     for d in &dirs {
@@ -705,6 +935,21 @@ fn run(cfg: Config) -> Result<(), String> {
         if vnet { "on" } else { "off" },
         cfg.rt_prio,
     );
+    for (way, p) in [("a->b", cfg.police_ab), ("b->a", cfg.police_ba)] {
+        if let Some(p) = p {
+            eprintln!(
+                "delayline: {way}: policed at {} bit/s, burst {} B",
+                p.rate_bps, p.burst_bytes
+            );
+        }
+    }
+    if let Some(j) = cfg.jitter {
+        eprintln!(
+            "delayline: jitter 0..{} us per packet, {}",
+            j.max_ns as f64 / 1e3,
+            if j.keep_order { "order kept" } else { "reordering" }
+        );
+    }
 
     loop {
         let mut sig: libc::c_int = 0;
@@ -833,6 +1078,64 @@ mod tests {
         assert_eq!(loss("0"), Ok(0));
         assert!(loss("-1").is_err());
         assert!(loss("1%").is_err());
+    }
+
+    #[test]
+    fn parses_police_and_jitter() {
+        let p = |r, b| {
+            Some(Police {
+                rate_bps: r,
+                burst_bytes: b,
+            })
+        };
+        // A burst as a size, or as a duration of the rate: 20 ms at 100 Mbit/s = 250 000 B.
+        assert_eq!(police("100mbit:256KiB").ok(), p(100_000_000, 262_144));
+        assert_eq!(police("100mbit:20ms").ok(), p(100_000_000, 250_000));
+        assert_eq!(police("20mbit:1500").ok(), p(20_000_000, 1500));
+        for bad in [
+            "100mbit",
+            "100mbit:",
+            ":20ms",
+            "100MB/s:20ms",
+            "100mbit:20",
+            "100mbit:1us",
+            "1mbit:1ms",
+        ] {
+            assert!(police(bad).is_err(), "{bad}");
+        }
+        let c = parse(&[]).expect("none");
+        assert_eq!((c.police_ab, c.police_ba, c.jitter), (None, None, None));
+        // Both ways, unless a direction has its own.
+        let c = parse(&["--police", "100mbit:20ms", "--police-ba", "50mbit:256KiB"]).expect("police");
+        assert_eq!(
+            (c.police_ab, c.police_ba),
+            (p(100_000_000, 250_000), p(50_000_000, 262_144))
+        );
+        let c = parse(&["--police-ab", "100mbit:20ms"]).expect("police");
+        assert_eq!((c.police_ab, c.police_ba), (p(100_000_000, 250_000), None));
+
+        let c = parse(&["--jitter", "5ms"]).expect("jitter");
+        assert_eq!(
+            c.jitter,
+            Some(JitterCfg {
+                max_ns: 5_000_000,
+                keep_order: true
+            })
+        );
+        let c = parse(&["--reorder", "500us"]).expect("reorder");
+        assert_eq!(
+            c.jitter,
+            Some(JitterCfg {
+                max_ns: 500_000,
+                keep_order: false
+            })
+        );
+        assert!(
+            parse(&["--jitter", "5ms", "--reorder", "5ms"]).is_err(),
+            "one or the other"
+        );
+        assert!(parse(&["--jitter", "0"]).is_err());
+        assert!(parse(&["--jitter", "11s"]).is_err());
     }
 
     #[test]

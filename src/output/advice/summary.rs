@@ -5,6 +5,7 @@
 //! said once, and the whole derivation is [`super::explain`]'s.
 
 use crate::advice::decide::{Decision, Observation, Override, PathClass, Rule};
+use crate::advice::sharing::Sharing;
 use crate::advice::{Advice, End, RateBasis};
 use crate::bdp::Source;
 use crate::profile::{Action, Stage};
@@ -20,7 +21,7 @@ fn basis(b: RateBasis) -> &'static str {
     match b {
         RateBasis::Given => "given",
         RateBasis::TcpTest => "TCP test",
-        RateBasis::TrainsOverTest => "packet trains; the test was held below it",
+        RateBasis::TrainsOverTest => "packet trains; the test read less",
         RateBasis::Trains => "packet trains",
         RateBasis::TrainsAtLeast => "packet trains: at least",
         RateBasis::LinkSpeed => "link speed",
@@ -66,6 +67,22 @@ pub fn reading(d: &Decision) -> Option<String> {
     if d.class == PathClass::Unmeasured || d.observations.iter().any(|o| matches!(o, Observation::Given(_))) {
         return None;
     }
+    match d.sharing {
+        Some(Sharing::Competing { standing_ms, .. }) => {
+            return Some(format!("others' queue of {} standing", text::millis(standing_ms)));
+        }
+        Some(Sharing::Policed { rate_bps, .. }) => {
+            return Some(format!(
+                "policed at about {}, loss at the base RTT",
+                text::rate(rate_bps)
+            ));
+        }
+        None => {}
+    }
+    let spurious = d.observations.iter().find_map(|o| match o {
+        Observation::Spurious { spurious, .. } => Some(*spurious),
+        _ => None,
+    });
     let loss = d
         .loss_pct
         .map_or_else(|| "loss not measured".to_string(), |p| format!("{} loss", text::pct(p)));
@@ -74,7 +91,8 @@ pub fn reading(d: &Decision) -> Option<String> {
         |q| format!("queue {} BDP", text::times(q)),
     );
     let borrowed = if d.borrowed { " (read the other way)" } else { "" };
-    Some(format!("{loss}, {queue}{borrowed}"))
+    let reordered = spurious.map_or_else(String::new, |s| format!(" ({} spurious: reordering)", text::count(s)));
+    Some(format!("{loss}{reordered}, {queue}{borrowed}"))
 }
 
 /// What was measured of each direction, in one line; None when nothing was.
@@ -115,6 +133,8 @@ pub fn class_name(c: PathClass) -> &'static str {
         PathClass::Lossy => "lossy",
         PathClass::Shallow => "shallow queue",
         PathClass::Unmeasured => "not measured",
+        PathClass::Shared => "shared with other flows",
+        PathClass::Policed => "policed",
     }
 }
 
@@ -126,6 +146,8 @@ fn rule(d: &Decision) -> String {
         (Rule::Clean, true) => "cubic, 2 \u{d7} BDP + headroom".into(),
         (Rule::LossRecovery | Rule::Unmeasured, false) => format!("{f} BDP for loss recovery"),
         (Rule::Clean, false) => "2 \u{d7} BDP + headroom".into(),
+        (Rule::Shared, true) => format!("cubic, {f} BDP"),
+        (Rule::Shared, false) => format!("{f} BDP"),
     }
 }
 
@@ -161,6 +183,32 @@ fn reason(d: &Decision) -> String {
             None => "a shallow queue, which CUBIC overflows".into(),
         },
         PathClass::Clean => "no loss after startup, and a queue deep enough for CUBIC".into(),
+        PathClass::Shared => obs
+            .iter()
+            .find_map(|o| match o {
+                Observation::Others(Sharing::Competing {
+                    rate_bps, capacity_bps, ..
+                }) => Some(match capacity_bps {
+                    Some(c) => format!(
+                        "the test got {} of {}, a queue standing: a fair neighbour",
+                        text::rate(*rate_bps),
+                        text::rate(*c)
+                    ),
+                    None => "a queue stood that the test did not fill: a fair neighbour".into(),
+                }),
+                _ => None,
+            })
+            .unwrap_or_default(),
+        PathClass::Policed => obs
+            .iter()
+            .find_map(|o| match o {
+                Observation::Others(Sharing::Policed { rate_bps, .. }) => Some(format!(
+                    "a policer at about {}: loss at the base RTT, no queue",
+                    text::rate(*rate_bps)
+                )),
+                _ => None,
+            })
+            .unwrap_or_default(),
     }
 }
 
@@ -207,6 +255,7 @@ pub fn class(a: &Advice) -> Vec<String> {
 fn rule_receive(d: &Decision) -> String {
     match d.rule {
         Rule::Clean => "2 \u{d7} BDP + headroom".into(),
+        Rule::Shared => format!("{} BDP", text::times(d.loss_factor.unwrap_or(crate::bdp::LOSS_FACTOR))),
         _ => format!("{} BDP", text::times(d.loss_factor.unwrap_or(crate::bdp::LOSS_FACTOR))),
     }
 }

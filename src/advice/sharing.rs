@@ -1,0 +1,263 @@
+//! Whether a path test ran alone: what its flow's shape ([`crate::tcp::flow::Shape`]) and the
+//! packet trains' bottleneck rate say of flows it shared the bottleneck with, of a policer, and
+//! of reordering. One place decides it, for the rate ([`super::rate`]) and the class
+//! ([`super::decide`]).
+//!
+//! - **Others share the bottleneck**: the test's flow, paced after startup below what it reached
+//!   (so its own queue drains), kept meeting a queue that stood anyway — someone else's — and
+//!   either got well below the trains' bottleneck rate, or the probes before it (when nothing of
+//!   this host's was sending) met a queue the test later saw drain. What it got is what the
+//!   others left, not the path: the path is the trains'.
+//! - **A policer**: the rate stopped at a ceiling well below the trains' bottleneck (a token
+//!   bucket passes a train's burst at line rate, then drops), losing segments at the base RTT —
+//!   no queue grew before the drops, as it would at a congested queue — and no queue stood.
+//! - **Reordering**: retransmissions the receiver reported as duplicates (D-SACK) were
+//!   spurious: their first copies came late, not lost, and are no loss of the path.
+
+use serde::Serialize;
+
+use crate::measure::evidence::TcpTest;
+
+/// A queue stood while the test sent paced when its median RTT then was at least this many ms
+/// and this share of the lowest RTT above the lowest.
+pub const STANDING_MIN_MS: f64 = 2.0;
+pub const STANDING_SHARE: f64 = 0.1;
+/// Without the trains' rate to compare, only a queue of this share of the lowest RTT tells
+/// others are there.
+pub const STANDING_ALONE_SHARE: f64 = 0.25;
+/// The test got less than this share of the trains' bottleneck rate (IP level both).
+pub const BELOW_CAPACITY: f64 = 0.8;
+/// The probes' lowest RTT, taken before the test, above the test's lowest by more than this
+/// share: a queue stood while they ran that the test's flow later saw drain — someone else's,
+/// as nothing of this host's was sending then.
+pub const PROBES_ABOVE: f64 = 0.05;
+/// A policer's startup loses at least this share of what it sends, %.
+pub const POLICED_STARTUP_LOSS_PCT: f64 = 0.5;
+/// Loss comes at the base RTT when the queue at the losses is at most this share of the
+/// highest queue the flow met, or [`STANDING_MIN_MS`].
+pub const LOSS_AT_BASE_SHARE: f64 = 0.2;
+
+/// What the test's shape says of the path's other users.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "kind")]
+pub enum Sharing {
+    /// Others share the bottleneck: the test got `rate_bps` of the trains' `capacity_bps`
+    /// (None: no trains) with a queue of `standing_ms` standing while it sent paced.
+    Competing {
+        rate_bps: f64,
+        capacity_bps: Option<f64>,
+        standing_ms: f64,
+    },
+    /// A policer at about `rate_bps`, below the trains' `capacity_bps`: startup lost
+    /// `startup_loss_pct` % at the base RTT, and no queue grew.
+    Policed {
+        rate_bps: f64,
+        capacity_bps: f64,
+        startup_loss_pct: f64,
+    },
+}
+
+impl Sharing {
+    /// The rate of the path the advice is for: the trains' where others share it (what the test
+    /// got is what they left), the policed one behind a policer.
+    pub fn path_rate_bps(&self) -> Option<f64> {
+        match *self {
+            Self::Competing { capacity_bps, .. } => capacity_bps,
+            Self::Policed { rate_bps, .. } => Some(rate_bps),
+        }
+    }
+}
+
+/// The test's delivery rate at the IP level, as the trains count it (× MTU / MSS).
+fn ip_rate(t: &TcpTest, mtu: Option<u32>) -> Option<f64> {
+    let mtu = f64::from(mtu.unwrap_or(1500).max(576));
+    t.delivery_rate_bps.filter(|r| *r > 0.0).map(|r| r * mtu / (mtu - 52.0))
+}
+
+/// What the path test can be compared with: the trains' bottleneck rate (IP level, bit/s), the
+/// probes' lowest RTT (ms, taken before the test), and the path's MTU.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Before {
+    pub capacity_bps: Option<f64>,
+    pub probes_min_ms: Option<f64>,
+    pub mtu: Option<u32>,
+}
+
+/// What `t`'s shape says of others on its path, against what was read before it; None when it
+/// ran alone as far as it shows (or shows nothing: a held test, one still in startup, a peer
+/// that sent no shape).
+pub fn sharing(t: &TcpTest, before: Before) -> Option<Sharing> {
+    if t.window_limited || t.in_startup {
+        return None;
+    }
+    let (shape, min) = (t.shape?, t.min_rtt_ms.filter(|m| *m > 0.0)?);
+    let rate = ip_rate(t, before.mtu)?;
+    let capacity_bps = before.capacity_bps;
+    // Nothing of this host's sent while the probes ran: a queue they met that the test later
+    // saw drain was someone else's, whatever the test got.
+    let probes_met_a_queue = before
+        .probes_min_ms
+        .is_some_and(|p| p > min + STANDING_MIN_MS.max(PROBES_ABOVE * min));
+    let standing = shape.steady_rtt_ms.map_or(0.0, |r| (r - min).max(0.0));
+    if probes_met_a_queue {
+        return Some(Sharing::Competing {
+            rate_bps: rate,
+            capacity_bps,
+            standing_ms: standing.max(before.probes_min_ms.unwrap_or(min) - min),
+        });
+    }
+    let below = capacity_bps.map(|c| rate < BELOW_CAPACITY * c);
+    let stands = |share: f64| standing >= STANDING_MIN_MS.max(share * min);
+    match below {
+        Some(true) if stands(STANDING_SHARE) => {
+            return Some(Sharing::Competing {
+                rate_bps: rate,
+                capacity_bps,
+                standing_ms: standing,
+            });
+        }
+        None if stands(STANDING_ALONE_SHARE) => {
+            return Some(Sharing::Competing {
+                rate_bps: rate,
+                capacity_bps: None,
+                standing_ms: standing,
+            });
+        }
+        _ => {}
+    }
+    policed(t, rate, capacity_bps?, stands(STANDING_SHARE))
+}
+
+/// A policer: below the trains, startup's loss at the base RTT, no queue standing.
+fn policed(t: &TcpTest, rate: f64, capacity: f64, queue_stood: bool) -> Option<Sharing> {
+    let shape = t.shape?;
+    if queue_stood || rate >= BELOW_CAPACITY * capacity {
+        return None;
+    }
+    let (retrans, segs) = (shape.startup_retrans_segs?, shape.startup_segs_out.filter(|s| *s > 0)?);
+    #[allow(clippy::cast_precision_loss)]
+    let startup_loss_pct = 100.0 * retrans as f64 / segs as f64;
+    let highest = match (t.min_rtt_ms, t.loaded_rtt_ms) {
+        (Some(min), Some(loaded)) => (loaded - min).max(0.0),
+        _ => 0.0,
+    };
+    let at_base = shape
+        .loss_queue_ms
+        .is_some_and(|q| q <= STANDING_MIN_MS.max(LOSS_AT_BASE_SHARE * highest));
+    (startup_loss_pct >= POLICED_STARTUP_LOSS_PCT && at_base).then_some(Sharing::Policed {
+        rate_bps: rate,
+        capacity_bps: capacity,
+        startup_loss_pct,
+    })
+}
+
+/// The retransmissions after startup the receiver reported as duplicates: spurious (D-SACK),
+/// no loss of the path. At most the retransmissions counted.
+pub fn spurious(t: &TcpTest) -> u64 {
+    let counted = t.path_loss().map_or(0, |(_, r)| r);
+    t.shape.and_then(|s| s.steady_spurious_segs).unwrap_or(0).min(counted)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tcp::flow::Shape;
+
+    /// A 50 ms test that got `mbit` (payload) with the paced phase's median RTT `steady` ms and
+    /// startup's `lost` of 100,000 segments at a queue of `at` ms.
+    fn test(mbit: f64, steady: f64, lost: u64, at: f64) -> TcpTest {
+        TcpTest {
+            delivery_rate_bps: Some(mbit * 1e6),
+            min_rtt_ms: Some(50.0),
+            loaded_rtt_ms: Some(100.0),
+            steady_segs_out: Some(500_000),
+            steady_retrans_segs: Some(10),
+            shape: Some(Shape {
+                steady_rtt_ms: Some(steady),
+                loss_queue_ms: Some(at),
+                startup_retrans_segs: Some(lost),
+                startup_segs_out: Some(100_000),
+                steady_spurious_segs: Some(4),
+                reordering: Some(9),
+                steady_rate_spread: Some(0.05),
+            }),
+            ..TcpTest::default()
+        }
+    }
+
+    #[test]
+    fn a_queue_standing_under_a_paced_flow_below_the_trains_is_others() {
+        // 34 Mbit/s of a 300 Mbit/s bottleneck, a 100 ms queue standing: a neighbour's.
+        let at = |c: f64| Before {
+            capacity_bps: Some(c),
+            ..Before::default()
+        };
+        let s = sharing(&test(33.6, 150.0, 100, 45.0), at(292.6e6));
+        assert!(
+            matches!(s, Some(Sharing::Competing { standing_ms, .. }) if (standing_ms - 100.0).abs() < 1e-9),
+            "{s:?}"
+        );
+        assert_eq!(
+            s.and_then(|s| s.path_rate_bps()),
+            Some(292.6e6),
+            "sized for the path, not the residual"
+        );
+        // Alone: the paced flow drained its queue, and it got the trains' rate.
+        assert_eq!(sharing(&test(290.0, 51.0, 100, 45.0), at(292.6e6)), None);
+        // A queue standing, but the test got the path's rate: a jittery line, not a neighbour.
+        assert_eq!(sharing(&test(290.0, 56.0, 100, 45.0), at(292.6e6)), None);
+        // No trains: only a large standing queue says so.
+        assert!(sharing(&test(33.6, 56.0, 100, 45.0), Before::default()).is_none());
+        assert!(sharing(&test(33.6, 70.0, 100, 45.0), Before::default()).is_some());
+        // Near the trains' rate (bbr beside CUBIC flows behind a shallow queue), but the probes
+        // met a queue the test saw drain: others.
+        let probed = Before {
+            probes_min_ms: Some(60.0),
+            ..at(200e6)
+        };
+        assert!(sharing(&test(170.0, 52.0, 100, 12.0), probed).is_some());
+        assert!(sharing(&test(170.0, 52.0, 100, 12.0), at(200e6)).is_none());
+        // Probes a hair above the test's lowest RTT (jitter's least): no queue.
+        let jitter = Before {
+            probes_min_ms: Some(50.5),
+            ..at(200e6)
+        };
+        assert!(sharing(&test(195.0, 52.0, 100, 12.0), jitter).is_none());
+    }
+
+    #[test]
+    fn a_ceiling_with_loss_at_the_base_rtt_and_no_queue_is_a_policer() {
+        // 96 Mbit/s of a 400 Mbit/s link, 2 % lost in startup at a 1 ms queue, none standing.
+        let at = |c: f64| Before {
+            capacity_bps: Some(c),
+            ..Before::default()
+        };
+        let s = sharing(&test(96.0, 50.5, 2_000, 1.0), at(400e6));
+        assert!(
+            matches!(s, Some(Sharing::Policed { startup_loss_pct, .. }) if (startup_loss_pct - 2.0).abs() < 1e-9),
+            "{s:?}"
+        );
+        let rate = s.and_then(|s| s.path_rate_bps()).expect("a rate");
+        assert!((rate - 96e6 * 1500.0 / 1448.0).abs() < 1.0, "{rate}");
+        // Loss at a full queue is congestion, not a policer.
+        assert_eq!(sharing(&test(96.0, 50.5, 2_000, 45.0), at(400e6)), None);
+        // Little startup loss: a slow path the trains over-read, not a policer.
+        assert_eq!(sharing(&test(96.0, 50.5, 100, 1.0), at(400e6)), None);
+        // A held test shows nothing of either.
+        let held = TcpTest {
+            window_limited: true,
+            ..test(96.0, 50.5, 2_000, 1.0)
+        };
+        assert_eq!(sharing(&held, at(400e6)), None);
+    }
+
+    #[test]
+    fn duplicates_the_receiver_reported_are_no_loss() {
+        assert_eq!(spurious(&test(96.0, 50.5, 2_000, 1.0)), 4);
+        let t = TcpTest {
+            steady_retrans_segs: Some(2),
+            ..test(96.0, 50.5, 2_000, 1.0)
+        };
+        assert_eq!(spurious(&t), 2, "never more than were retransmitted");
+    }
+}
