@@ -68,10 +68,15 @@ impl Sharing {
     }
 }
 
-/// The test's delivery rate at the IP level, as the trains count it (× MTU / MSS).
-fn ip_rate(t: &TcpTest, mtu: Option<u32>) -> Option<f64> {
+/// A payload rate at the IP level, as the trains count it (× MTU / MSS).
+fn at_ip(payload_bps: f64, mtu: Option<u32>) -> f64 {
     let mtu = f64::from(mtu.unwrap_or(1500).max(576));
-    t.delivery_rate_bps.filter(|r| *r > 0.0).map(|r| r * mtu / (mtu - 52.0))
+    payload_bps * mtu / (mtu - 52.0)
+}
+
+/// The test's delivery rate at the IP level.
+fn ip_rate(t: &TcpTest, mtu: Option<u32>) -> Option<f64> {
+    t.delivery_rate_bps.filter(|r| *r > 0.0).map(|r| at_ip(r, mtu))
 }
 
 /// What the path test can be compared with: the trains' bottleneck rate (IP level, bit/s), the
@@ -125,12 +130,19 @@ pub fn sharing(t: &TcpTest, before: Before) -> Option<Sharing> {
         }
         _ => {}
     }
-    policed(t, rate, capacity_bps?, stands(STANDING_SHARE))
+    policed(t, rate, capacity_bps?, stands(STANDING_SHARE), before.mtu)
 }
 
 /// A policer: below the trains, startup's loss at the base RTT, no queue standing.
-fn policed(t: &TcpTest, rate: f64, capacity: f64, queue_stood: bool) -> Option<Sharing> {
+/// Its rate: the delivery rate, or less where the payload acknowledged over half a second
+/// says so (a reading of the delivery rate may catch a burst the bucket had saved; what the
+/// bucket let through over a span cannot exceed its rate by more than its burst).
+fn policed(t: &TcpTest, rate: f64, capacity: f64, queue_stood: bool, mtu: Option<u32>) -> Option<Sharing> {
     let shape = t.shape?;
+    let rate = shape
+        .lossy_goodput_bps
+        .filter(|g| *g > 0.0)
+        .map_or(rate, |g| rate.min(at_ip(g, mtu)));
     if queue_stood || rate >= BELOW_CAPACITY * capacity {
         return None;
     }
@@ -180,6 +192,7 @@ mod tests {
                 steady_spurious_segs: Some(4),
                 reordering: Some(9),
                 steady_rate_spread: Some(0.05),
+                lossy_goodput_bps: None,
             }),
             ..TcpTest::default()
         }
@@ -239,6 +252,21 @@ mod tests {
         );
         let rate = s.and_then(|s| s.path_rate_bps()).expect("a rate");
         assert!((rate - 96e6 * 1500.0 / 1448.0).abs() < 1.0, "{rate}");
+        // The delivery rate's readings caught the bucket's saved bursts (130 Mbit/s); what it
+        // let through over half a second and more says 96.
+        let bursty = |goodput: Option<f64>| {
+            let mut t = test(130.0, 50.5, 2_000, 1.0);
+            t.shape = t.shape.map(|s| Shape {
+                lossy_goodput_bps: goodput,
+                ..s
+            });
+            sharing(&t, at(400e6)).and_then(|s| s.path_rate_bps())
+        };
+        let rate = bursty(Some(96e6)).expect("a rate");
+        assert!((rate - 96e6 * 1500.0 / 1448.0).abs() < 1.0, "{rate}");
+        // Never above the delivery rate: a span with a stall in it says less than the path.
+        let rate = bursty(Some(150e6)).expect("a rate");
+        assert!((rate - 130e6 * 1500.0 / 1448.0).abs() < 1.0, "{rate}");
         // Loss at a full queue is congestion, not a policer.
         assert_eq!(sharing(&test(96.0, 50.5, 2_000, 45.0), at(400e6)), None);
         // Little startup loss: a slow path the trains over-read, not a policer.

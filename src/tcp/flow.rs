@@ -141,6 +141,9 @@ pub struct Sample {
     pub dsack_dups: u64,
     /// Times the sender saw reordering (`tcpi_reord_seen`, Linux 5.0+).
     pub reord_seen: u64,
+    /// Payload bytes the receiver acknowledged so far (`tcpi_bytes_acked`): each once,
+    /// retransmissions not counted again.
+    pub acked_bytes: u64,
 }
 
 impl Sample {
@@ -160,6 +163,7 @@ impl Sample {
             recovering: i.in_loss_recovery(),
             dsack_dups: u64::from(i.tcpi_dsack_dups),
             reord_seen: u64::from(i.tcpi_reord_seen),
+            acked_bytes: i.tcpi_bytes_acked,
         }
     }
 }
@@ -259,7 +263,16 @@ pub struct Shape {
     pub reordering: Option<u64>,
     /// The delivery rate's readings in the paced phase: their spread, (p90 − p10) ÷ median.
     pub steady_rate_spread: Option<f64>,
+    /// The highest payload rate, bit/s, acknowledged over any span of at least
+    /// [`GOODPUT_SPAN`] (and 5 RTTs) after the first retransmission: what a token bucket lets
+    /// through bounds it from above (its rate plus its burst over the span), where one reading
+    /// of the kernel's delivery rate may catch a burst the bucket had saved.
+    #[serde(default)]
+    pub lossy_goodput_bps: Option<f64>,
 }
+
+/// The shortest span [`Shape::lossy_goodput_bps`] is counted over.
+pub const GOODPUT_SPAN: Duration = Duration::from_millis(500);
 
 /// The longest RTT a reading may show, ms: a minute, past any path TCP runs on (a
 /// geostationary hop is 0.6 s, a queue of seconds is bufferbloat at its worst).
@@ -411,6 +424,12 @@ impl Shape {
         if !self.steady_rate_spread.is_none_or(|s| s.is_finite() && s >= 0.0) {
             return Err(format!("a rate spread of {:?}", self.steady_rate_spread));
         }
+        if !self
+            .lossy_goodput_bps
+            .is_none_or(|r| (0.0..=super::MAX_RATE_BPS).contains(&r))
+        {
+            return Err(format!("a goodput of {:?} bit/s", self.lossy_goodput_bps));
+        }
         Ok(())
     }
 }
@@ -464,6 +483,7 @@ fn shape(samples: &[Sample], min_rtt_ms: f64, paced_at: Option<Duration>) -> Sha
         ((at(0.9) - at(0.1)) / mid * 1000.0).round() / 1000.0
     });
     let (first, last) = (samples.first(), samples.last());
+    let lossy_goodput_bps = lossy_goodput(samples, min_rtt_ms);
     Shape {
         steady_rtt_ms,
         loss_queue_ms,
@@ -474,7 +494,30 @@ fn shape(samples: &[Sample], min_rtt_ms: f64, paced_at: Option<Duration>) -> Sha
             .map(|(p, l)| l.dsack_dups.saturating_sub(p.dsack_dups)),
         reordering: first.zip(last).map(|(f, l)| l.reord_seen.saturating_sub(f.reord_seen)),
         steady_rate_spread,
+        lossy_goodput_bps,
     }
+}
+
+/// [`Shape::lossy_goodput_bps`]: from the first sample that counts a retransmission on, the
+/// highest payload rate acknowledged over a span of at least [`GOODPUT_SPAN`] and 5 × the RTT.
+fn lossy_goodput(samples: &[Sample], min_rtt_ms: f64) -> Option<f64> {
+    let from = samples.iter().position(|s| s.retrans > 0)?;
+    let after = &samples[from..];
+    let span = GOODPUT_SPAN.max(Duration::from_secs_f64(5.0 * min_rtt_ms.max(0.0) / 1000.0));
+    let mut best: Option<f64> = None;
+    let mut j = 0;
+    for (i, a) in after.iter().enumerate() {
+        j = j.max(i);
+        while j < after.len() && after[j].t.saturating_sub(a.t) < span {
+            j += 1;
+        }
+        let Some(b) = after.get(j) else { break };
+        let secs = b.t.saturating_sub(a.t).as_secs_f64();
+        #[allow(clippy::cast_precision_loss)]
+        let rate = b.acked_bytes.saturating_sub(a.acked_bytes) as f64 * 8.0 / secs;
+        best = Some(best.map_or(rate, |x: f64| x.max(rate)));
+    }
+    best
 }
 
 /// The highest smoothed RTT of the samples whose queue this flow could have filled: at
@@ -898,7 +941,38 @@ mod tests {
             recovering: false,
             dsack_dups: 0,
             reord_seen: 0,
+            acked_bytes: segs.saturating_sub(retrans) * 1448,
         }
+    }
+
+    #[test]
+    fn the_goodput_after_the_first_loss_is_the_best_half_second() {
+        // 50 ms RTT (span 0.5 s), every 100 ms: nothing lost in the first 300 ms (12.5 MB/s
+        // there is not counted), then 1 MB/s, then 2 MB/s for the last 600 ms.
+        let mut acked = 0;
+        let samples: Vec<Sample> = (0..=20)
+            .map(|i: u64| {
+                acked += match i {
+                    0 => 0,
+                    1..=3 => 1_250_000,
+                    4..=14 => 100_000,
+                    _ => 200_000,
+                };
+                Sample {
+                    acked_bytes: acked,
+                    ..sample(i * 100, None, 50.0, 10 * i, u64::from(i >= 3))
+                }
+            })
+            .collect();
+        let g = lossy_goodput(&samples, 50.0).expect("a goodput");
+        assert!((g - 16e6).abs() < 1.0, "{g}");
+        // At 200 ms the span is 1 s: the last second holds 0.4 s at 1 MB/s.
+        let g = lossy_goodput(&samples, 200.0).expect("a goodput");
+        assert!((g - (0.4 * 8e6 + 0.6 * 16e6)).abs() < 1.0, "{g}");
+        // Nothing retransmitted, or no span long enough after it: none.
+        let clean: Vec<Sample> = samples.iter().map(|s| Sample { retrans: 0, ..*s }).collect();
+        assert_eq!(lossy_goodput(&clean, 50.0), None);
+        assert_eq!(lossy_goodput(&samples[..6], 50.0), None);
     }
 
     #[test]
@@ -1157,6 +1231,7 @@ mod tests {
                 steady_spurious_segs: Some(0),
                 reordering: Some(0),
                 steady_rate_spread: Some(0.1),
+                lossy_goodput_bps: Some(1e6),
             }),
         };
         assert_eq!(ok.check(), Ok(()));
@@ -1200,6 +1275,13 @@ mod tests {
         assert!(
             odd(Shape {
                 steady_rate_spread: Some(f64::INFINITY),
+                ..shape
+            })
+            .is_err()
+        );
+        assert!(
+            odd(Shape {
+                lossy_goodput_bps: Some(f64::NAN),
                 ..shape
             })
             .is_err()

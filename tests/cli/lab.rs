@@ -566,7 +566,7 @@ fn lab_smoke_advise_apply_revert_across_the_path() {
             assert!(
                 cc["action"]["why"]
                     .as_str()
-                    .is_some_and(|w| w.contains("tcp_allowed_congestion_control")),
+                    .is_some_and(|w| w == format!("only {allowed} allowed here")),
                 "{cc:#}"
             );
         }

@@ -596,7 +596,9 @@ fn the_far_end_gets_its_own_advice_from_its_own_values() {
     assert!(out.status.success(), "{}", stderr(&out));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        text.lines().nth(3).is_some_and(|l| l.ends_with("(against ssh dtn2: /proc/sys)")),
+        text.lines()
+            .nth(3)
+            .is_some_and(|l| l.ends_with("(against ssh dtn2: /proc/sys)")),
         "{text}"
     );
     assert!(
@@ -611,9 +613,7 @@ fn the_far_end_gets_its_own_advice_from_its_own_values() {
 
     let (out, _) = lab.advise(&[&path[..], &["--format", "table"]].concat());
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(
-        String::from_utf8_lossy(&out.stdout).contains("Far end dtn2 (linux, values from ssh dtn2: /proc/sys):")
-    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Far end dtn2 (linux, values from ssh dtn2: /proc/sys):"));
     let (out, _) = lab.advise(&[&path[..], &["--format", "ansible"]].concat());
     let play = String::from_utf8_lossy(&out.stdout);
     assert!(
