@@ -263,15 +263,15 @@ pub struct Shape {
     pub reordering: Option<u64>,
     /// The delivery rate's readings in the paced phase: their spread, (p90 − p10) ÷ median.
     pub steady_rate_spread: Option<f64>,
-    /// The highest payload rate, bit/s, acknowledged over any span of at least
-    /// [`GOODPUT_SPAN`] (and 5 RTTs) after the first retransmission: what a token bucket lets
-    /// through bounds it from above (its rate plus its burst over the span), where one reading
-    /// of the kernel's delivery rate may catch a burst the bucket had saved.
+    /// The payload rate acknowledged over the paced phase, bit/s (at least [`GOODPUT_SPAN`]
+    /// of it): where that phase still lost segments, the path let through less than the pace
+    /// (a policer's rate, which one reading of the kernel's delivery rate may overstate by a
+    /// burst the bucket had saved).
     #[serde(default)]
-    pub lossy_goodput_bps: Option<f64>,
+    pub paced_goodput_bps: Option<f64>,
 }
 
-/// The shortest span [`Shape::lossy_goodput_bps`] is counted over.
+/// The shortest paced phase [`Shape::paced_goodput_bps`] is counted over.
 pub const GOODPUT_SPAN: Duration = Duration::from_millis(500);
 
 /// The longest RTT a reading may show, ms: a minute, past any path TCP runs on (a
@@ -425,10 +425,10 @@ impl Shape {
             return Err(format!("a rate spread of {:?}", self.steady_rate_spread));
         }
         if !self
-            .lossy_goodput_bps
+            .paced_goodput_bps
             .is_none_or(|r| (0.0..=super::MAX_RATE_BPS).contains(&r))
         {
-            return Err(format!("a goodput of {:?} bit/s", self.lossy_goodput_bps));
+            return Err(format!("a goodput of {:?} bit/s", self.paced_goodput_bps));
         }
         Ok(())
     }
@@ -483,7 +483,7 @@ fn shape(samples: &[Sample], min_rtt_ms: f64, paced_at: Option<Duration>) -> Sha
         ((at(0.9) - at(0.1)) / mid * 1000.0).round() / 1000.0
     });
     let (first, last) = (samples.first(), samples.last());
-    let lossy_goodput_bps = lossy_goodput(samples, min_rtt_ms);
+    let paced_goodput_bps = goodput(&paced);
     Shape {
         steady_rtt_ms,
         loss_queue_ms,
@@ -494,30 +494,17 @@ fn shape(samples: &[Sample], min_rtt_ms: f64, paced_at: Option<Duration>) -> Sha
             .map(|(p, l)| l.dsack_dups.saturating_sub(p.dsack_dups)),
         reordering: first.zip(last).map(|(f, l)| l.reord_seen.saturating_sub(f.reord_seen)),
         steady_rate_spread,
-        lossy_goodput_bps,
+        paced_goodput_bps,
     }
 }
 
-/// [`Shape::lossy_goodput_bps`]: from the first sample that counts a retransmission on, the
-/// highest payload rate acknowledged over a span of at least [`GOODPUT_SPAN`] and 5 × the RTT.
-fn lossy_goodput(samples: &[Sample], min_rtt_ms: f64) -> Option<f64> {
-    let from = samples.iter().position(|s| s.retrans > 0)?;
-    let after = &samples[from..];
-    let span = GOODPUT_SPAN.max(Duration::from_secs_f64(5.0 * min_rtt_ms.max(0.0) / 1000.0));
-    let mut best: Option<f64> = None;
-    let mut j = 0;
-    for (i, a) in after.iter().enumerate() {
-        j = j.max(i);
-        while j < after.len() && after[j].t.saturating_sub(a.t) < span {
-            j += 1;
-        }
-        let Some(b) = after.get(j) else { break };
-        let secs = b.t.saturating_sub(a.t).as_secs_f64();
-        #[allow(clippy::cast_precision_loss)]
-        let rate = b.acked_bytes.saturating_sub(a.acked_bytes) as f64 * 8.0 / secs;
-        best = Some(best.map_or(rate, |x: f64| x.max(rate)));
-    }
-    best
+/// [`Shape::paced_goodput_bps`]: the payload acknowledged from the first to the last of
+/// `samples` over the time between them, when that is at least [`GOODPUT_SPAN`].
+fn goodput(samples: &[&Sample]) -> Option<f64> {
+    let (a, b) = (samples.first()?, samples.last()?);
+    let span = b.t.saturating_sub(a.t);
+    #[allow(clippy::cast_precision_loss)]
+    (span >= GOODPUT_SPAN).then(|| b.acked_bytes.saturating_sub(a.acked_bytes) as f64 * 8.0 / span.as_secs_f64())
 }
 
 /// The highest smoothed RTT of the samples whose queue this flow could have filled: at
@@ -946,33 +933,29 @@ mod tests {
     }
 
     #[test]
-    fn the_goodput_after_the_first_loss_is_the_best_half_second() {
-        // 50 ms RTT (span 0.5 s), every 100 ms: nothing lost in the first 300 ms (12.5 MB/s
-        // there is not counted), then 1 MB/s, then 2 MB/s for the last 600 ms.
+    fn the_paced_phases_goodput_is_what_was_acknowledged_over_it() {
+        // Every 100 ms: 1.25 MB acknowledged in each of the first 10 (unpaced), 250 kB after.
         let mut acked = 0;
         let samples: Vec<Sample> = (0..=20)
             .map(|i: u64| {
                 acked += match i {
                     0 => 0,
-                    1..=3 => 1_250_000,
-                    4..=14 => 100_000,
-                    _ => 200_000,
+                    1..=10 => 1_250_000,
+                    _ => 250_000,
                 };
                 Sample {
                     acked_bytes: acked,
-                    ..sample(i * 100, None, 50.0, 10 * i, u64::from(i >= 3))
+                    ..sample(i * 100, Some(100.0), 50.0, 10 * i, 0)
                 }
             })
             .collect();
-        let g = lossy_goodput(&samples, 50.0).expect("a goodput");
-        assert!((g - 16e6).abs() < 1.0, "{g}");
-        // At 200 ms the span is 1 s: the last second holds 0.4 s at 1 MB/s.
-        let g = lossy_goodput(&samples, 200.0).expect("a goodput");
-        assert!((g - (0.4 * 8e6 + 0.6 * 16e6)).abs() < 1.0, "{g}");
-        // Nothing retransmitted, or no span long enough after it: none.
-        let clean: Vec<Sample> = samples.iter().map(|s| Sample { retrans: 0, ..*s }).collect();
-        assert_eq!(lossy_goodput(&clean, 50.0), None);
-        assert_eq!(lossy_goodput(&samples[..6], 50.0), None);
+        let s = shape(&samples, 50.0, Some(Duration::from_millis(1000)));
+        let g = s.paced_goodput_bps.expect("a goodput");
+        assert!((g - 20e6).abs() < 1.0, "{g}");
+        // A paced phase shorter than half a second: none.
+        let s = shape(&samples, 50.0, Some(Duration::from_millis(1700)));
+        assert_eq!(s.paced_goodput_bps, None);
+        assert_eq!(shape(&samples, 50.0, None).paced_goodput_bps, None);
     }
 
     #[test]
@@ -1231,7 +1214,7 @@ mod tests {
                 steady_spurious_segs: Some(0),
                 reordering: Some(0),
                 steady_rate_spread: Some(0.1),
-                lossy_goodput_bps: Some(1e6),
+                paced_goodput_bps: Some(1e6),
             }),
         };
         assert_eq!(ok.check(), Ok(()));
@@ -1281,7 +1264,7 @@ mod tests {
         );
         assert!(
             odd(Shape {
-                lossy_goodput_bps: Some(f64::NAN),
+                paced_goodput_bps: Some(f64::NAN),
                 ..shape
             })
             .is_err()

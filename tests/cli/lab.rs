@@ -564,9 +564,11 @@ fn lab_smoke_advise_apply_revert_across_the_path() {
         if !allowed.split_whitespace().any(|c| c == "cubic") {
             assert_eq!(cc["action"]["kind"], "unavailable", "{cc:#}");
             assert!(
-                cc["action"]["why"]
-                    .as_str()
-                    .is_some_and(|w| w == format!("only {allowed} allowed here")),
+                cc["action"]["why"].as_str().is_some_and(|w| w
+                    == format!(
+                        "only {} allowed here",
+                        allowed.split_whitespace().collect::<Vec<_>>().join(" ")
+                    )),
                 "{cc:#}"
             );
         }
