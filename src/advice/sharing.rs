@@ -142,7 +142,11 @@ pub fn sharing(t: &TcpTest, before: Before) -> Option<Sharing> {
 fn policed(t: &TcpTest, rate: f64, capacity: f64, queue_stood: bool, mtu: Option<u32>) -> Option<Sharing> {
     let shape = t.shape?;
     let paced_lost = t.path_loss().is_some_and(|(_, r)| r > spurious(t));
-    let rate = match shape.paced_goodput_bps.filter(|g| *g > 0.0).map(|g| at_ip(g, mtu).min(rate)) {
+    let rate = match shape
+        .paced_goodput_bps
+        .filter(|g| *g > 0.0)
+        .map(|g| at_ip(g, mtu).min(rate))
+    {
         Some(through) if paced_lost => through,
         Some(through) => f64::midpoint(through, rate),
         None => rate,
