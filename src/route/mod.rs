@@ -154,6 +154,21 @@ pub struct Lookup {
 }
 
 impl Lookup {
+    /// The answer for `dest` from `table`, of RTN_* `kind`, before its attributes are read.
+    pub fn new(dest: IpAddr, table: u32, kind: u8) -> Self {
+        Self {
+            dest,
+            table,
+            kind,
+            matched: None,
+            uncopyable: None,
+            gateway: None,
+            oif: None,
+            dev: None,
+            prefsrc: None,
+        }
+    }
+
     /// Why tcptune may not give `dest` a host route of its own here, if it may not: another
     /// table than main (ip rule), not a unicast route, a route it cannot copy whole.
     pub fn refusal(&self) -> Option<String> {

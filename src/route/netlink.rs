@@ -148,17 +148,7 @@ mod linux {
                 .await
                 .map_err(|e| Error::measurement(format!("{what}: {}", kernel_says(&e))))?
                 .ok_or_else(|| Error::measurement(format!("{what}: the kernel returned no route")))?;
-            let mut l = Lookup {
-                dest,
-                table: table_of(&plain),
-                kind: u8::from(plain.header.kind),
-                matched: None,
-                uncopyable: None,
-                gateway: None,
-                oif: None,
-                dev: None,
-                prefsrc: None,
-            };
+            let mut l = Lookup::new(dest, table_of(&plain), u8::from(plain.header.kind));
             for a in &plain.attributes {
                 match a {
                     RouteAttribute::Gateway(g) => l.gateway = ip_of(g),

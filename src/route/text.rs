@@ -163,17 +163,7 @@ pub fn parse_route_get(dest: IpAddr, line: &str) -> Option<super::Lookup> {
     if words.next()?.parse::<IpAddr>().ok()? != dest {
         return None;
     }
-    let mut l = super::Lookup {
-        dest,
-        table: MAIN_TABLE,
-        kind,
-        matched: None,
-        uncopyable: None,
-        gateway: None,
-        oif: None,
-        dev: None,
-        prefsrc: None,
-    };
+    let mut l = super::Lookup::new(dest, MAIN_TABLE, kind);
     let mut metrics = std::collections::BTreeMap::new();
     while let Some(w) = words.next() {
         let v = words.peek().copied().unwrap_or_default();
