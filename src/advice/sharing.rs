@@ -141,6 +141,11 @@ pub fn sharing(t: &TcpTest, before: Before) -> Option<Sharing> {
 /// the two, and their middle is within 12 % of either.
 fn policed(t: &TcpTest, rate: f64, capacity: f64, queue_stood: bool, mtu: Option<u32>) -> Option<Sharing> {
     let shape = t.shape?;
+    // Below the trains by the delivery rate itself: the paced phase's goodput, 0.8 × that where
+    // nothing held it, would put a path alone below the line.
+    if queue_stood || rate >= BELOW_CAPACITY * capacity {
+        return None;
+    }
     let paced_lost = t.path_loss().is_some_and(|(_, r)| r > spurious(t));
     let rate = match shape
         .paced_goodput_bps
@@ -151,9 +156,6 @@ fn policed(t: &TcpTest, rate: f64, capacity: f64, queue_stood: bool, mtu: Option
         Some(through) => f64::midpoint(through, rate),
         None => rate,
     };
-    if queue_stood || rate >= BELOW_CAPACITY * capacity {
-        return None;
-    }
     let (retrans, segs) = (shape.startup_retrans_segs?, shape.startup_segs_out.filter(|s| *s > 0)?);
     #[allow(clippy::cast_precision_loss)]
     let startup_loss_pct = 100.0 * retrans as f64 / segs as f64;
@@ -278,6 +280,14 @@ mod tests {
         assert!((bursty(104e6, 0) - ip(117.0)).abs() < 1.0);
         // Never above the delivery rate.
         assert!((bursty(150e6, 10) - ip(130.0)).abs() < 1.0);
+        // At the trains' rate, paced at 0.8 × it with random loss: the paced phase's goodput
+        // is the pace, and no policer.
+        let mut alone = test(386.0, 50.5, 2_000, 1.0);
+        alone.shape = alone.shape.map(|s| Shape {
+            paced_goodput_bps: Some(300e6),
+            ..s
+        });
+        assert_eq!(sharing(&alone, at(400e6)), None);
         // Loss at a full queue is congestion, not a policer.
         assert_eq!(sharing(&test(96.0, 50.5, 2_000, 45.0), at(400e6)), None);
         // Little startup loss: a slow path the trains over-read, not a policer.
