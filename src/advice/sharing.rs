@@ -8,6 +8,9 @@
 //!   either got well below the trains' bottleneck rate, or the probes before it (when nothing of
 //!   this host's was sending) met a queue the test later saw drain. What it got is what the
 //!   others left, not the path: the path is the trains'.
+//!   Or the queue overflowed while the test's flow got well below the trains' rate: a flow
+//!   alone overflows a drop-tail queue only when it sends at the bottleneck's rate, so the rest
+//!   of what filled it was someone else's, who backed off and left no queue standing.
 //! - **A policer**: the rate stopped at a ceiling well below the trains' bottleneck (a token
 //!   bucket passes a train's burst at line rate, then drops), losing segments at the base RTT —
 //!   no queue grew before the drops, as it would at a congested queue — and no queue stood.
@@ -31,6 +34,12 @@ pub const BELOW_CAPACITY: f64 = 0.8;
 /// share: a queue stood while they ran that the test's flow later saw drain — someone else's,
 /// as nothing of this host's was sending then.
 pub const PROBES_ABOVE: f64 = 0.05;
+/// The queue overflowed (the losses came with the queue at least at this share of the highest
+/// it reached) while the test got less than [`OVERFLOW_BELOW`] of the trains' rate: others
+/// filled the rest. 150 ms / 500 Mbit/s behind a queue of 0.25 × BDP: alone, 0.999 of the
+/// trains; beside one CUBIC flow, 0.876; both losing with the queue full.
+pub const OVERFLOW_QUEUE_SHARE: f64 = 0.5;
+pub const OVERFLOW_BELOW: f64 = 0.92;
 /// A policer's startup loses at least this share of what it sends, %.
 pub const POLICED_STARTUP_LOSS_PCT: f64 = 0.5;
 /// Loss comes at the base RTT when the queue at the losses is at most this share of the
@@ -130,7 +139,32 @@ pub fn sharing(t: &TcpTest, before: Before) -> Option<Sharing> {
         }
         _ => {}
     }
+    if capacity_bps.is_some_and(|c| rate < OVERFLOW_BELOW * c) && overflowed(t) {
+        return Some(Sharing::Competing {
+            rate_bps: rate,
+            capacity_bps,
+            standing_ms: standing,
+        });
+    }
     policed(t, rate, capacity_bps?, stands(STANDING_SHARE), before.mtu)
+}
+
+/// Whether the test's losses came with the queue full: at [`OVERFLOW_QUEUE_SHARE`] or more of
+/// the highest queue it met (and that a queue of [`STANDING_MIN_MS`] or more).
+fn overflowed(t: &TcpTest) -> bool {
+    let highest = highest_queue(t);
+    highest >= STANDING_MIN_MS
+        && t.shape
+            .and_then(|s| s.loss_queue_ms)
+            .is_some_and(|q| q >= OVERFLOW_QUEUE_SHARE * highest)
+}
+
+/// The highest queue the test's flow met, ms: its loaded RTT above its lowest.
+fn highest_queue(t: &TcpTest) -> f64 {
+    match (t.min_rtt_ms, t.loaded_rtt_ms) {
+        (Some(min), Some(loaded)) => (loaded - min).max(0.0),
+        _ => 0.0,
+    }
 }
 
 /// A policer: below the trains, startup's loss at the base RTT, no queue standing.
@@ -159,10 +193,7 @@ fn policed(t: &TcpTest, rate: f64, capacity: f64, queue_stood: bool, mtu: Option
     let (retrans, segs) = (shape.startup_retrans_segs?, shape.startup_segs_out.filter(|s| *s > 0)?);
     #[allow(clippy::cast_precision_loss)]
     let startup_loss_pct = 100.0 * retrans as f64 / segs as f64;
-    let highest = match (t.min_rtt_ms, t.loaded_rtt_ms) {
-        (Some(min), Some(loaded)) => (loaded - min).max(0.0),
-        _ => 0.0,
-    };
+    let highest = highest_queue(t);
     let at_base = shape
         .loss_queue_ms
         .is_some_and(|q| q <= STANDING_MIN_MS.max(LOSS_AT_BASE_SHARE * highest));
@@ -249,6 +280,35 @@ mod tests {
     }
 
     #[test]
+    fn a_queue_that_overflowed_below_the_trains_rate_was_filled_by_others() {
+        // 150 ms / 500 Mbit/s, a queue of 0.25 × BDP: alone the test got the trains' rate and
+        // lost with the queue full; beside a CUBIC flow it got 0.876 of it, losing the same way,
+        // and no queue stood under its paced flow.
+        let at = Before {
+            capacity_bps: Some(489.7e6),
+            ..Before::default()
+        };
+        let shallow = |mbit: f64, at_loss: f64| TcpTest {
+            min_rtt_ms: Some(150.0),
+            loaded_rtt_ms: Some(188.15),
+            ..test(mbit, 150.95, 20_328, at_loss)
+        };
+        let s = sharing(&shallow(414.0, 37.67), at);
+        assert!(matches!(s, Some(Sharing::Competing { .. })), "{s:?}");
+        assert_eq!(s.and_then(|s| s.path_rate_bps()), Some(489.7e6));
+        // Alone: at the trains' rate.
+        assert_eq!(sharing(&shallow(472.0, 37.67), at), None);
+        // Below the trains, the losses at the base RTT: no queue overflowed (a policer's, or
+        // random loss).
+        assert!(!matches!(
+            sharing(&shallow(414.0, 1.0), at),
+            Some(Sharing::Competing { .. })
+        ));
+        // Without trains nothing says the rate was low.
+        assert_eq!(sharing(&shallow(414.0, 37.67), Before::default()), None);
+    }
+
+    #[test]
     fn a_ceiling_with_loss_at_the_base_rtt_and_no_queue_is_a_policer() {
         // 96 Mbit/s of a 400 Mbit/s link, 2 % lost in startup at a 1 ms queue, none standing.
         let at = |c: f64| Before {
@@ -288,8 +348,10 @@ mod tests {
             ..s
         });
         assert_eq!(sharing(&alone, at(400e6)), None);
-        // Loss at a full queue is congestion, not a policer.
-        assert_eq!(sharing(&test(96.0, 50.5, 2_000, 45.0), at(400e6)), None);
+        // Loss at a full queue is congestion, not a policer: at a quarter of the trains' rate,
+        // others filled the queue.
+        let full = sharing(&test(96.0, 50.5, 2_000, 45.0), at(400e6));
+        assert!(matches!(full, Some(Sharing::Competing { .. })), "{full:?}");
         // Little startup loss: a slow path the trains over-read, not a policer.
         assert_eq!(sharing(&test(96.0, 50.5, 100, 1.0), at(400e6)), None);
         // A held test shows nothing of either.
