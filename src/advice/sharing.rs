@@ -120,26 +120,14 @@ pub fn sharing(t: &TcpTest, before: Before) -> Option<Sharing> {
             standing_ms: standing.max(before.probes_min_ms.unwrap_or(min) - min),
         });
     }
-    let below = capacity_bps.map(|c| rate < BELOW_CAPACITY * c);
     let stands = |share: f64| standing >= STANDING_MIN_MS.max(share * min);
-    match below {
-        Some(true) if stands(STANDING_SHARE) => {
-            return Some(Sharing::Competing {
-                rate_bps: rate,
-                capacity_bps,
-                standing_ms: standing,
-            });
+    let others = match capacity_bps {
+        Some(c) => {
+            (rate < BELOW_CAPACITY * c && stands(STANDING_SHARE)) || (rate < OVERFLOW_BELOW * c && overflowed(t))
         }
-        None if stands(STANDING_ALONE_SHARE) => {
-            return Some(Sharing::Competing {
-                rate_bps: rate,
-                capacity_bps: None,
-                standing_ms: standing,
-            });
-        }
-        _ => {}
-    }
-    if capacity_bps.is_some_and(|c| rate < OVERFLOW_BELOW * c) && overflowed(t) {
+        None => stands(STANDING_ALONE_SHARE),
+    };
+    if others {
         return Some(Sharing::Competing {
             rate_bps: rate,
             capacity_bps,
@@ -172,7 +160,7 @@ fn highest_queue(t: &TcpTest) -> f64 {
 /// have caught bursts the bucket had saved: up to 1.4 × on a busy host) and what the paced
 /// phase, at 0.8 × that, got through. Where the paced phase still lost segments, it overran
 /// the bucket and its goodput is the bucket's rate; where it lost none, the rate lies between
-/// the two, and their middle is within 12 % of either.
+/// the two, and their middle is at most 10 % under or 12.5 % over it.
 fn policed(t: &TcpTest, rate: f64, capacity: f64, queue_stood: bool, mtu: Option<u32>) -> Option<Sharing> {
     let shape = t.shape?;
     // Below the trains by the delivery rate itself: the paced phase's goodput, 0.8 × that where
