@@ -116,8 +116,9 @@ pub struct Path {
     pub receive_rate: Option<Bitrate>,
     /// Which reading sized `receive_rate`.
     pub receive_basis: Option<RateBasis>,
-    /// The packet trains' credible bottleneck rate, when they read one: what a test that got
-    /// less is compared with ([`sharing`]).
+    /// The packet trains' bottleneck rate, when they read one (a floor of it where this host
+    /// could not send them faster): what a test that got well below it is compared with
+    /// ([`sharing`]).
     pub capacity: Option<Bitrate>,
     /// The probes' lowest RTT, ms, when they measured it: what the test's own is compared with.
     pub probes_min_ms: Option<f64>,

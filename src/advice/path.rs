@@ -113,7 +113,7 @@ fn path_of(a: &AdviceRequest, m: HostMeasurement, notes: &mut Vec<Note>) -> (Pat
         rate_basis,
         receive_rate: None,
         receive_basis: None,
-        capacity: m.credible_rate().map(Bitrate::from_bps),
+        capacity: m.trains_floor().map(Bitrate::from_bps),
         probes_min_ms: (m.rtt.received > 0).then_some(m.rtt.min_ms),
         mtu: m.link.route_mtu.or(m.link.mtu),
         host: Some(m.host.clone()),

@@ -135,7 +135,7 @@ fn test_says(t: &TcpTest, m: &HostMeasurement, mtu: Option<u32>) -> Option<(u64,
     let bound = lower_bound(t);
     #[allow(clippy::cast_precision_loss)]
     let before = super::sharing::Before {
-        capacity_bps: m.credible_rate().map(|c| c as f64),
+        capacity_bps: m.trains_floor().map(|c| c as f64),
         probes_min_ms: (m.rtt.received > 0).then_some(m.rtt.min_ms),
         mtu,
     };

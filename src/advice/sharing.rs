@@ -35,9 +35,10 @@ pub const BELOW_CAPACITY: f64 = 0.8;
 /// as nothing of this host's was sending then.
 pub const PROBES_ABOVE: f64 = 0.05;
 /// The queue overflowed (the losses came with the queue at least at this share of the highest
-/// it reached) while the test got less than [`OVERFLOW_BELOW`] of the trains' rate: others
-/// filled the rest. 150 ms / 500 Mbit/s behind a queue of 0.25 × BDP: alone, 0.999 of the
-/// trains; beside one CUBIC flow, 0.876; both losing with the queue full.
+/// it reached) while the test got less than [`OVERFLOW_BELOW`] of the trains' rate as the queue
+/// stood full: others filled the rest. 150 ms / 500 Mbit/s behind a queue of 0.25 × BDP: alone,
+/// 0.96–1.0 of the trains; beside one CUBIC flow, 0.81–0.86 (the delivery rate's median read
+/// 0.88–0.93 there); both losing with the queue full.
 pub const OVERFLOW_QUEUE_SHARE: f64 = 0.5;
 pub const OVERFLOW_BELOW: f64 = 0.92;
 /// A policer's startup loses at least this share of what it sends, %.
@@ -98,10 +99,14 @@ pub struct Before {
 }
 
 /// What `t`'s shape says of others on its path, against what was read before it; None when it
-/// ran alone as far as it shows (or shows nothing: a held test, one still in startup, a peer
-/// that sent no shape).
+/// ran alone as far as it shows (or shows nothing: a test still in startup, a peer that sent no
+/// shape). A test its window held still shows others: a flow alone that a window holds below the
+/// path's rate builds no queue, so a queue standing or overflowing under it was someone else's
+/// (a stock `iperf3 -s` beside a CUBIC flow, 150 ms / 500 Mbit/s behind 0.25 × BDP: 184 of
+/// 493 Mbit/s, the losses at the full queue's 38 ms) — but no policer: below the trains with no
+/// queue is what the window gives, and its startup loss at the base RTT may be random loss.
 pub fn sharing(t: &TcpTest, before: Before) -> Option<Sharing> {
-    if t.window_limited || t.in_startup {
+    if t.in_startup {
         return None;
     }
     let (shape, min) = (t.shape?, t.min_rtt_ms.filter(|m| *m > 0.0)?);
@@ -123,7 +128,14 @@ pub fn sharing(t: &TcpTest, before: Before) -> Option<Sharing> {
     let stands = |share: f64| standing >= STANDING_MIN_MS.max(share * min);
     let others = match capacity_bps {
         Some(c) => {
-            (rate < BELOW_CAPACITY * c && stands(STANDING_SHARE)) || (rate < OVERFLOW_BELOW * c && overflowed(t))
+            // While the queue stood full, the bottleneck sent at its rate: what reached the
+            // receiver then is this flow's share of it (the delivery rate's median where the
+            // flow showed no full queue to count over).
+            let full = shape
+                .full_queue_delivered_bps
+                .filter(|r| *r > 0.0)
+                .map_or(rate, |r| at_ip(r, before.mtu));
+            (rate < BELOW_CAPACITY * c && stands(STANDING_SHARE)) || (full < OVERFLOW_BELOW * c && overflowed(t))
         }
         None => stands(STANDING_ALONE_SHARE),
     };
@@ -133,6 +145,9 @@ pub fn sharing(t: &TcpTest, before: Before) -> Option<Sharing> {
             capacity_bps,
             standing_ms: standing,
         });
+    }
+    if t.window_limited {
+        return None;
     }
     policed(t, rate, capacity_bps?, stands(STANDING_SHARE), before.mtu)
 }
@@ -156,28 +171,29 @@ fn highest_queue(t: &TcpTest) -> f64 {
 }
 
 /// A policer: below the trains, startup's loss at the base RTT, no queue standing.
-/// Its rate, from the test's two bounds on it: the delivery rate read in startup (which may
-/// have caught bursts the bucket had saved: up to 1.4 × on a busy host) and what the paced
-/// phase, at 0.8 × that, got through. Where the paced phase still lost segments, it overran
-/// the bucket and its goodput is the bucket's rate; where it lost none, the rate lies between
-/// the two, and their middle is at most 10 % under or 12.5 % over it.
+/// Its rate: what the path let through while the flow sent faster than the bucket refills —
+/// the paced phase where it still lost segments (paced above the bucket's rate), else startup
+/// after its first drop (at 2.89 × the rate it read) — retransmissions included, as the bucket
+/// counts them. Never below what the paced phase got through, nor above the kernel's delivery
+/// rate, whose per-acknowledgement readings may catch a burst the bucket had saved (up to
+/// 1.4 × the rate on a busy host).
 fn policed(t: &TcpTest, rate: f64, capacity: f64, queue_stood: bool, mtu: Option<u32>) -> Option<Sharing> {
     let shape = t.shape?;
-    // Below the trains by the delivery rate itself: the paced phase's goodput, 0.8 × that where
+    // Below the trains by the delivery rate itself: the paced phase's rate, 0.8 × that where
     // nothing held it, would put a path alone below the line.
     if queue_stood || rate >= BELOW_CAPACITY * capacity {
         return None;
     }
     let paced_lost = t.path_loss().is_some_and(|(_, r)| r > spurious(t));
-    let rate = match shape
-        .paced_goodput_bps
-        .filter(|g| *g > 0.0)
-        .map(|g| at_ip(g, mtu).min(rate))
-    {
-        Some(through) if paced_lost => through,
-        Some(through) => f64::midpoint(through, rate),
-        None => rate,
-    };
+    let ip = |r: Option<f64>| r.filter(|r| *r > 0.0).map(|r| at_ip(r, mtu));
+    let rate = match (ip(shape.paced_delivered_bps), ip(shape.startup_delivered_bps)) {
+        (Some(paced), _) if paced_lost => paced,
+        (Some(paced), Some(startup)) => startup.max(paced),
+        (None, Some(startup)) => startup,
+        (Some(paced), None) => f64::midpoint(paced, rate),
+        (None, None) => rate,
+    }
+    .min(rate);
     let (retrans, segs) = (shape.startup_retrans_segs?, shape.startup_segs_out.filter(|s| *s > 0)?);
     #[allow(clippy::cast_precision_loss)]
     let startup_loss_pct = 100.0 * retrans as f64 / segs as f64;
@@ -221,7 +237,9 @@ mod tests {
                 steady_spurious_segs: Some(4),
                 reordering: Some(9),
                 steady_rate_spread: Some(0.05),
-                paced_goodput_bps: None,
+                startup_delivered_bps: None,
+                full_queue_delivered_bps: None,
+                paced_delivered_bps: None,
             }),
             ..TcpTest::default()
         }
@@ -294,6 +312,19 @@ mod tests {
         ));
         // Without trains nothing says the rate was low.
         assert_eq!(sharing(&shallow(414.0, 37.67), Before::default()), None);
+        // The delivery rate's median near the trains' (0.93–0.96 of them beside a CUBIC flow),
+        // but while the queue stood full the flow got 0.86 of the bottleneck: others had the rest.
+        let full = |mbit: f64, full_mbit: f64| {
+            let mut t = shallow(mbit, 37.67);
+            t.shape = t.shape.map(|s| Shape {
+                full_queue_delivered_bps: Some(full_mbit * 1e6),
+                ..s
+            });
+            sharing(&t, at)
+        };
+        assert!(matches!(full(440.0, 406.0), Some(Sharing::Competing { .. })));
+        // Alone, the flow had all of it.
+        assert_eq!(full(440.0, 472.0), None);
     }
 
     #[test]
@@ -311,28 +342,34 @@ mod tests {
         let rate = s.and_then(|s| s.path_rate_bps()).expect("a rate");
         assert!((rate - 96e6 * 1500.0 / 1448.0).abs() < 1.0, "{rate}");
         // The delivery rate's readings caught the bucket's saved bursts (130 Mbit/s): paced at
-        // 104, the flow still lost segments, and got 96 through.
-        let bursty = |goodput: f64, lost: u64| {
+        // 104, the flow still lost segments, and 96 went through.
+        let bursty = |startup: Option<f64>, paced: f64, lost: u64| {
             let mut t = test(130.0, 50.5, 2_000, 1.0);
             t.steady_retrans_segs = Some(lost);
             t.shape = t.shape.map(|s| Shape {
-                paced_goodput_bps: Some(goodput),
+                startup_delivered_bps: startup,
+                paced_delivered_bps: Some(paced),
                 steady_spurious_segs: Some(0),
                 ..s
             });
             sharing(&t, at(400e6)).and_then(|s| s.path_rate_bps()).expect("a rate")
         };
         let ip = |mbit: f64| mbit * 1e6 * 1500.0 / 1448.0;
-        assert!((bursty(96e6, 10) - ip(96.0)).abs() < 1.0);
-        // Nothing lost when paced at 104: the bucket's rate is between 104 and 130.
-        assert!((bursty(104e6, 0) - ip(117.0)).abs() < 1.0);
+        assert!((bursty(Some(99e6), 96e6, 10) - ip(96.0)).abs() < 1.0);
+        // Nothing lost when paced at 104: the bucket's rate is what startup got through after
+        // its first drop...
+        assert!((bursty(Some(110e6), 104e6, 0) - ip(110.0)).abs() < 1.0);
+        // ... never below what the paced phase got through ...
+        assert!((bursty(Some(90e6), 104e6, 0) - ip(104.0)).abs() < 1.0);
+        // ... and without a startup span to count, between the two readings.
+        assert!((bursty(None, 104e6, 0) - ip(117.0)).abs() < 1.0);
         // Never above the delivery rate.
-        assert!((bursty(150e6, 10) - ip(130.0)).abs() < 1.0);
+        assert!((bursty(Some(150e6), 150e6, 10) - ip(130.0)).abs() < 1.0);
         // At the trains' rate, paced at 0.8 × it with random loss: the paced phase's goodput
         // is the pace, and no policer.
         let mut alone = test(386.0, 50.5, 2_000, 1.0);
         alone.shape = alone.shape.map(|s| Shape {
-            paced_goodput_bps: Some(300e6),
+            paced_delivered_bps: Some(300e6),
             ..s
         });
         assert_eq!(sharing(&alone, at(400e6)), None);
@@ -342,12 +379,22 @@ mod tests {
         assert!(matches!(full, Some(Sharing::Competing { .. })), "{full:?}");
         // Little startup loss: a slow path the trains over-read, not a policer.
         assert_eq!(sharing(&test(96.0, 50.5, 100, 1.0), at(400e6)), None);
-        // A held test shows nothing of either.
-        let held = TcpTest {
+        // A held test shows no policer: below the trains with no queue is what its window
+        // gives, and the startup loss at the base RTT may be the path's random loss.
+        let held = |t: TcpTest| TcpTest {
             window_limited: true,
-            ..test(96.0, 50.5, 2_000, 1.0)
+            ..t
         };
-        assert_eq!(sharing(&held, at(400e6)), None);
+        assert_eq!(sharing(&held(test(96.0, 50.5, 2_000, 1.0)), at(400e6)), None);
+        // But others, where a queue it could not have built overflowed under it.
+        let full = sharing(&held(test(96.0, 50.5, 2_000, 45.0)), at(400e6));
+        assert!(matches!(full, Some(Sharing::Competing { .. })), "{full:?}");
+        // Still in startup: its rate is a lower bound, and nothing is said.
+        let early = TcpTest {
+            in_startup: true,
+            ..test(96.0, 50.5, 2_000, 45.0)
+        };
+        assert_eq!(sharing(&early, at(400e6)), None);
     }
 
     #[test]

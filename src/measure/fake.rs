@@ -285,7 +285,9 @@ impl FakeProber {
                 steady_spurious_segs: Some(f.spurious),
                 reordering: Some(f.spurious * 2),
                 steady_rate_spread: Some(0.05),
-                paced_goodput_bps: t.delivery_rate_bps,
+                startup_delivered_bps: t.delivery_rate_bps,
+                full_queue_delivered_bps: t.delivery_rate_bps,
+                paced_delivered_bps: t.delivery_rate_bps,
             }),
             steady_retrans_segs: t.steady_retrans_segs.map(|r| r + f.spurious),
             ..t

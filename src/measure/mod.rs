@@ -152,7 +152,17 @@ impl HostMeasurement {
     /// streams are sized by: their estimate (the densest cluster), capped by the link speed.
     /// None without trains, or when they are a lower bound themselves.
     pub fn credible_rate(&self) -> Option<u64> {
-        let c = self.capacity.as_ref().filter(|c| !c.sender_limited)?;
+        self.capacity.as_ref().filter(|c| !c.sender_limited)?;
+        self.trains_floor()
+    }
+
+    /// What the path carries at least by the trains, for a test that got well below it to be
+    /// compared with: their estimate capped by the link speed, as [`Self::credible_rate`], and
+    /// also where this host could not send them faster, if they agreed (the path then carries
+    /// at least that; trains that came back as tight as they left but disagree may be a burst
+    /// a busy host released at once).
+    pub fn trains_floor(&self) -> Option<u64> {
+        let c = self.capacity.as_ref().filter(|c| !c.sender_limited || c.agreed)?;
         Some(match self.link.speed_bps.filter(|s| *s > 0) {
             Some(l) => c.bps.min(l),
             None => c.bps,
@@ -762,6 +772,34 @@ pub(crate) mod tests {
         assert_eq!((s[0].t_s, s[0].rate_bps, s[0].retrans), (0.25, 40e6, Some(0)));
         assert_eq!((s[1].rate_bps, s[1].retrans), (80e6, Some(3)));
         assert_eq!(s[2].retrans, None, "a receiver's ticks count no retransmissions");
+    }
+    #[test]
+    fn trains_this_host_could_not_send_faster_are_a_floor_only_where_they_agreed() {
+        let p = fake::FakeProber {
+            rtt_ms: 100.0,
+            speed_bps: None,
+            capacity_bps: Some(1_000_000_000),
+            test: None,
+        };
+        let mut m = p
+            .measure(&["h".to_string()], &ProbeOptions::default())
+            .expect("fake")
+            .remove(0);
+        assert_eq!(
+            (m.credible_rate(), m.trains_floor()),
+            (Some(1_000_000_000), Some(1_000_000_000))
+        );
+        let c = m.capacity.as_mut().expect("trains");
+        c.sender_limited = true;
+        assert_eq!((m.credible_rate(), m.trains_floor()), (None, Some(1_000_000_000)));
+        // Capped by the link speed, as the credible rate is.
+        m.link.speed_bps = Some(800_000_000);
+        assert_eq!(m.trains_floor(), Some(800_000_000));
+        // Tight trains that disagree: perhaps a burst a busy host released at once.
+        if let Some(c) = m.capacity.as_mut() {
+            c.agreed = false;
+        }
+        assert_eq!(m.trains_floor(), None);
     }
     use std::process::Command;
 

@@ -141,9 +141,9 @@ pub struct Sample {
     pub dsack_dups: u64,
     /// Times the sender saw reordering (`tcpi_reord_seen`, Linux 5.0+).
     pub reord_seen: u64,
-    /// Payload bytes the receiver acknowledged so far (`tcpi_bytes_acked`): each once,
-    /// retransmissions not counted again.
-    pub acked_bytes: u64,
+    /// Payload bytes the receiver got so far, acknowledged or selectively acknowledged,
+    /// retransmissions included (`tcpi_delivered` × MSS): all the path let through.
+    pub delivered_bytes: u64,
 }
 
 impl Sample {
@@ -163,7 +163,7 @@ impl Sample {
             recovering: i.in_loss_recovery(),
             dsack_dups: u64::from(i.tcpi_dsack_dups),
             reord_seen: u64::from(i.tcpi_reord_seen),
-            acked_bytes: i.tcpi_bytes_acked,
+            delivered_bytes: u64::from(i.tcpi_delivered) * u64::from(i.tcpi_snd_mss),
         }
     }
 }
@@ -263,16 +263,37 @@ pub struct Shape {
     pub reordering: Option<u64>,
     /// The delivery rate's readings in the paced phase: their spread, (p90 − p10) ÷ median.
     pub steady_rate_spread: Option<f64>,
-    /// The payload rate acknowledged over the paced phase, bit/s (at least [`GOODPUT_SPAN`]
-    /// of it): where that phase still lost segments, the path let through less than the pace
-    /// (a policer's rate, which one reading of the kernel's delivery rate may overstate by a
-    /// burst the bucket had saved).
+    /// What the path let through in startup once it had dropped a segment, bit/s: the payload
+    /// delivered (retransmissions included) from the first reading with a retransmission to the
+    /// last within a round trip of the paced phase's start (those acknowledgements are still of
+    /// startup's segments), when that spans at least [`STARTUP_SPAN_RTTS`] round trips.
+    /// Startup sends at 2.89 × the rate it reads, so a policer's bucket stays empty from its
+    /// first drop on and this is the bucket's rate, without the bursts it had saved before —
+    /// which the kernel's per-acknowledgement delivery rate catches.
     #[serde(default)]
-    pub paced_goodput_bps: Option<f64>,
+    pub startup_delivered_bps: Option<f64>,
+    /// The same from the first reading with a drop behind it and the queue at
+    /// [`FULL_QUEUE_SHARE`] or more of the highest startup built (at least
+    /// [`FULL_QUEUE_MIN_MS`]): a bottleneck with a queue sends at its full rate, so a flow alone
+    /// gets all of it and one beside others its share. (From the first drop alone, random loss
+    /// before the queue filled would count the ramp: 0.63–0.74 of the path at 1–2 % loss.)
+    #[serde(default)]
+    pub full_queue_delivered_bps: Option<f64>,
+    /// The same over the paced phase (at least [`GOODPUT_SPAN`] of it): where that phase still
+    /// lost segments, the path let through less than the pace — a policer's rate.
+    #[serde(default, alias = "paced_goodput_bps")]
+    pub paced_delivered_bps: Option<f64>,
 }
 
-/// The shortest paced phase [`Shape::paced_goodput_bps`] is counted over.
+/// The shortest paced phase [`Shape::paced_delivered_bps`] is counted over.
 pub const GOODPUT_SPAN: Duration = Duration::from_millis(500);
+/// The fewest round trips of startup after its first drop that
+/// [`Shape::startup_delivered_bps`] is counted over.
+pub const STARTUP_SPAN_RTTS: f64 = 2.0;
+/// A queue stands full in startup at this share of the highest it reached...
+pub const FULL_QUEUE_SHARE: f64 = 0.5;
+/// ... of at least this many ms (below it, no queue to speak of: a policer's path).
+pub const FULL_QUEUE_MIN_MS: f64 = 2.0;
 
 /// The longest RTT a reading may show, ms: a minute, past any path TCP runs on (a
 /// geostationary hop is 0.6 s, a queue of seconds is bufferbloat at its worst).
@@ -424,11 +445,15 @@ impl Shape {
         if !self.steady_rate_spread.is_none_or(|s| s.is_finite() && s >= 0.0) {
             return Err(format!("a rate spread of {:?}", self.steady_rate_spread));
         }
-        if !self
-            .paced_goodput_bps
-            .is_none_or(|r| (0.0..=super::MAX_RATE_BPS).contains(&r))
+        let rate_ok = |r: Option<f64>| r.is_none_or(|r| (0.0..=super::MAX_RATE_BPS).contains(&r));
+        if !rate_ok(self.startup_delivered_bps)
+            || !rate_ok(self.full_queue_delivered_bps)
+            || !rate_ok(self.paced_delivered_bps)
         {
-            return Err(format!("a goodput of {:?} bit/s", self.paced_goodput_bps));
+            return Err(format!(
+                "a delivered rate of {:?} / {:?} / {:?} bit/s",
+                self.startup_delivered_bps, self.full_queue_delivered_bps, self.paced_delivered_bps
+            ));
         }
         Ok(())
     }
@@ -483,7 +508,27 @@ fn shape(samples: &[Sample], min_rtt_ms: f64, paced_at: Option<Duration>) -> Sha
         ((at(0.9) - at(0.1)) / mid * 1000.0).round() / 1000.0
     });
     let (first, last) = (samples.first(), samples.last());
-    let paced_goodput_bps = goodput(&paced);
+    let paced_delivered_bps = delivered(&paced, GOODPUT_SPAN);
+    // Acknowledgements come a round trip after the sending: those up to a round trip into the
+    // paced phase are still of segments startup sent.
+    let rtt = Duration::from_secs_f64(min_rtt_ms.max(0.0) / 1000.0);
+    let dropped: Vec<&Sample> = samples
+        .iter()
+        .skip_while(|s| s.retrans == 0)
+        .take_while(|s| paced_at.is_none_or(|p| s.t <= p + rtt))
+        .collect();
+    let startup_delivered_bps = delivered(&dropped, rtt.mul_f64(STARTUP_SPAN_RTTS));
+    // The highest queue startup built; from its first drop with the queue at half that or more.
+    let queue = |s: &Sample| s.srtt_ms - min_rtt_ms;
+    let top = dropped.iter().map(|s| queue(s)).fold(0.0, f64::max);
+    let full: Vec<&Sample> = dropped
+        .iter()
+        .skip_while(|s| queue(s) < FULL_QUEUE_SHARE * top)
+        .copied()
+        .collect();
+    let full_queue_delivered_bps = (top >= FULL_QUEUE_MIN_MS)
+        .then(|| delivered(&full, rtt.mul_f64(STARTUP_SPAN_RTTS)))
+        .flatten();
     Shape {
         steady_rtt_ms,
         loss_queue_ms,
@@ -494,17 +539,20 @@ fn shape(samples: &[Sample], min_rtt_ms: f64, paced_at: Option<Duration>) -> Sha
             .map(|(p, l)| l.dsack_dups.saturating_sub(p.dsack_dups)),
         reordering: first.zip(last).map(|(f, l)| l.reord_seen.saturating_sub(f.reord_seen)),
         steady_rate_spread,
-        paced_goodput_bps,
+        startup_delivered_bps,
+        full_queue_delivered_bps,
+        paced_delivered_bps,
     }
 }
 
-/// [`Shape::paced_goodput_bps`]: the payload acknowledged from the first to the last of
-/// `samples` over the time between them, when that is at least [`GOODPUT_SPAN`].
-fn goodput(samples: &[&Sample]) -> Option<f64> {
+/// The payload delivered from the first to the last of `samples` over the time between them,
+/// bit/s, when that is at least `span` (and not zero).
+fn delivered(samples: &[&Sample], span: Duration) -> Option<f64> {
     let (a, b) = (samples.first()?, samples.last()?);
-    let span = b.t.saturating_sub(a.t);
+    let took = b.t.saturating_sub(a.t);
     #[allow(clippy::cast_precision_loss)]
-    (span >= GOODPUT_SPAN).then(|| b.acked_bytes.saturating_sub(a.acked_bytes) as f64 * 8.0 / span.as_secs_f64())
+    (took >= span && !took.is_zero())
+        .then(|| b.delivered_bytes.saturating_sub(a.delivered_bytes) as f64 * 8.0 / took.as_secs_f64())
 }
 
 /// The highest smoothed RTT of the samples whose queue this flow could have filled: at
@@ -928,34 +976,89 @@ mod tests {
             recovering: false,
             dsack_dups: 0,
             reord_seen: 0,
-            acked_bytes: segs.saturating_sub(retrans) * 1448,
+            delivered_bytes: segs * 1448,
         }
     }
 
     #[test]
-    fn the_paced_phases_goodput_is_what_was_acknowledged_over_it() {
-        // Every 100 ms: 1.25 MB acknowledged in each of the first 10 (unpaced), 250 kB after.
-        let mut acked = 0;
+    fn the_delivered_rates_count_what_the_path_let_through_retransmissions_included() {
+        // Every 100 ms at 50 ms: 1.25 MB delivered in each of the first 10 (unpaced; the first
+        // retransmission read at 300 ms), 250 kB after.
+        let mut delivered = 0;
         let samples: Vec<Sample> = (0..=20)
             .map(|i: u64| {
-                acked += match i {
+                delivered += match i {
                     0 => 0,
                     1..=10 => 1_250_000,
                     _ => 250_000,
                 };
                 Sample {
-                    acked_bytes: acked,
-                    ..sample(i * 100, Some(100.0), 50.0, 10 * i, 0)
+                    delivered_bytes: delivered,
+                    ..sample(i * 100, Some(100.0), 50.0, 10 * i, i.saturating_sub(2))
                 }
             })
             .collect();
         let s = shape(&samples, 50.0, Some(Duration::from_millis(1000)));
-        let g = s.paced_goodput_bps.expect("a goodput");
-        assert!((g - 20e6).abs() < 1.0, "{g}");
-        // A paced phase shorter than half a second: none.
+        let paced = s.paced_delivered_bps.expect("a paced rate");
+        assert!((paced - 20e6).abs() < 1.0, "{paced}");
+        // Startup from its first retransmission (300 ms) to a round trip into the paced
+        // phase: the readings up to 1,000 ms (the next is 100 ms on).
+        let startup = s.startup_delivered_bps.expect("a startup rate");
+        assert!((startup - 100e6).abs() < 1.0, "{startup}");
+        // A paced phase shorter than half a second: none; and with no paced phase, startup
+        // runs to the end.
         let s = shape(&samples, 50.0, Some(Duration::from_millis(1700)));
-        assert_eq!(s.paced_goodput_bps, None);
-        assert_eq!(shape(&samples, 50.0, None).paced_goodput_bps, None);
+        assert_eq!(s.paced_delivered_bps, None);
+        let unpaced = shape(&samples, 50.0, None);
+        assert_eq!(unpaced.paced_delivered_bps, None);
+        let all = unpaced.startup_delivered_bps.expect("a rate");
+        assert!((all - (7.0 * 1.25e6 + 10.0 * 250e3) * 8.0 / 1.7).abs() < 1.0, "{all}");
+        // Startup's drops read within two round trips of the paced phase: too short a span.
+        let late: Vec<Sample> = samples
+            .iter()
+            .map(|x| Sample {
+                retrans: u64::from(x.t >= Duration::from_millis(1000)),
+                ..*x
+            })
+            .collect();
+        assert_eq!(
+            shape(&late, 50.0, Some(Duration::from_millis(1000))).startup_delivered_bps,
+            None
+        );
+        // The queue startup built (srtt above the lowest 50 ms): 10 ms until 500 ms, 40 ms
+        // after, the highest. Counted from its first drop with the queue at half of that: from
+        // 600 ms (500 ms has 10 ms, under half of 40) to 1,000 ms, 1.25 MB each 100 ms.
+        let queued: Vec<Sample> = samples
+            .iter()
+            .map(|x| Sample {
+                srtt_ms: if x.t <= Duration::from_millis(500) { 60.0 } else { 90.0 },
+                ..*x
+            })
+            .collect();
+        let s = shape(&queued, 50.0, Some(Duration::from_millis(1000)));
+        let full = s.full_queue_delivered_bps.expect("a full-queue rate");
+        assert!((full - 100e6).abs() < 1.0, "{full}");
+        assert_eq!(
+            shape(&queued, 50.0, Some(Duration::from_millis(600))).full_queue_delivered_bps,
+            None,
+            "paced from 600 ms: one reading, no span"
+        );
+        // No queue of 2 ms or more (a policer's path): none.
+        assert_eq!(
+            s.startup_delivered_bps,
+            shape(&samples, 50.0, Some(Duration::from_millis(1000))).startup_delivered_bps
+        );
+        let flat: Vec<Sample> = samples.iter().map(|x| Sample { srtt_ms: 51.0, ..*x }).collect();
+        assert_eq!(
+            shape(&flat, 50.0, Some(Duration::from_millis(1000))).full_queue_delivered_bps,
+            None
+        );
+        // Nothing lost: no drop to count from.
+        let clean: Vec<Sample> = samples.iter().map(|x| Sample { retrans: 0, ..*x }).collect();
+        assert_eq!(
+            shape(&clean, 50.0, Some(Duration::from_millis(1000))).startup_delivered_bps,
+            None
+        );
     }
 
     #[test]
@@ -1214,7 +1317,9 @@ mod tests {
                 steady_spurious_segs: Some(0),
                 reordering: Some(0),
                 steady_rate_spread: Some(0.1),
-                paced_goodput_bps: Some(1e6),
+                startup_delivered_bps: Some(1.2e6),
+                full_queue_delivered_bps: Some(1.1e6),
+                paced_delivered_bps: Some(1e6),
             }),
         };
         assert_eq!(ok.check(), Ok(()));
@@ -1264,7 +1369,14 @@ mod tests {
         );
         assert!(
             odd(Shape {
-                paced_goodput_bps: Some(f64::NAN),
+                startup_delivered_bps: Some(-1.0),
+                ..shape
+            })
+            .is_err()
+        );
+        assert!(
+            odd(Shape {
+                paced_delivered_bps: Some(f64::NAN),
                 ..shape
             })
             .is_err()

@@ -686,6 +686,7 @@ fn the_path_test_tells_others_a_policer_and_reordering_apart() {
     let d = &v["decision"];
     assert_eq!(d["class"], "policed", "{:#}", v["evidence"]);
     let rate = d["sharing"]["rate_bps"].as_f64().expect("the policed rate");
+    eprintln!("policed at 20 Mbit/s: read {rate}");
     assert!(
         (18e6..=22e6).contains(&rate),
         "policed at 20 Mbit/s, read {rate}: {d:#}"
