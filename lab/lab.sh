@@ -186,6 +186,15 @@ check_name() {
 
 ns_exists() { ip netns list 2>/dev/null | awk '{print $1}' | grep -qx -- "$1"; }
 
+# Whether namespace $1 gets a ping reply from $2 in one of 20 tries, each waiting $3 seconds.
+answers() {
+	local _
+	for _ in $(seq 20); do
+		ip netns exec "$1" ping -q -c 1 -W "$3" "$2" >/dev/null 2>&1 && return 0
+	done
+	return 1
+}
+
 find_delayline() {
 	if [[ -n ${DELAYLINE_BIN:-} ]]; then
 		[[ -x $DELAYLINE_BIN ]] || die "DELAYLINE_BIN=$DELAYLINE_BIN is not an executable"
@@ -427,23 +436,10 @@ cmd_up() {
 		fi
 	} >"$state/env"
 
-	local wait_s=$(((rtt_ns + 999999999) / 1000000000 + 1)) ok=0
-	for _ in $(seq 20); do
-		if ip netns exec "$ns_a" ping -q -c 1 -W "$wait_s" "$ADDR_B" >/dev/null 2>&1; then
-			ok=1
-			break
-		fi
-	done
-	((ok)) || die "no ping reply from $ADDR_B through the lab"
+	local wait_s=$(((rtt_ns + 999999999) / 1000000000 + 1))
+	answers "$ns_a" "$ADDR_B" "$wait_s" || die "no ping reply from $ADDR_B through the lab"
 	if ((cross)); then
-		ok=0
-		for _ in $(seq 20); do
-			if ip netns exec "$ns_c" ping -q -c 1 -W "$wait_s" "$ADDR_D" >/dev/null 2>&1; then
-				ok=1
-				break
-			fi
-		done
-		((ok)) || die "no ping reply from $ADDR_D to $ADDR_C through $ns_a and $ns_b"
+		answers "$ns_c" "$ADDR_D" "$wait_s" || die "no ping reply from $ADDR_D to $ADDR_C through $ns_a and $ns_b"
 	fi
 	UP_OK=1
 	local pol=${police_ab:-$police} pol_ba=${police_ba:-$police}
