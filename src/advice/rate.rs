@@ -82,12 +82,11 @@ fn show(bps: u64) -> String {
     text::rate(bps as f64)
 }
 
-/// A TCP delivery rate (payload, bit/s) at the IP level, for a path of `mtu`-byte packets:
-/// × MTU / MSS, MSS = MTU − 52 (IP, TCP and the timestamp option).
+/// A TCP delivery rate (payload, bit/s) at the IP level, for a path of `mtu`-byte packets
+/// (`sharing::at_ip`), to the bit.
 pub fn ip_rate(payload_bps: f64, mtu: Option<u32>) -> u64 {
-    let mtu = f64::from(mtu.unwrap_or(1500).max(576));
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    let r = (payload_bps * mtu / (mtu - 52.0)).round() as u64;
+    let r = super::sharing::at_ip(payload_bps, mtu).round() as u64;
     r
 }
 

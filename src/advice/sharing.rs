@@ -78,8 +78,9 @@ impl Sharing {
     }
 }
 
-/// A payload rate at the IP level, as the trains count it (× MTU / MSS).
-fn at_ip(payload_bps: f64, mtu: Option<u32>) -> f64 {
+/// A payload rate at the IP level, as the trains count it: × MTU / MSS, MSS = MTU − 52 (IP,
+/// TCP and the timestamp option).
+pub(super) fn at_ip(payload_bps: f64, mtu: Option<u32>) -> f64 {
     let mtu = f64::from(mtu.unwrap_or(1500).max(576));
     payload_bps * mtu / (mtu - 52.0)
 }

@@ -517,7 +517,8 @@ fn shape(samples: &[Sample], min_rtt_ms: f64, paced_at: Option<Duration>) -> Sha
         .skip_while(|s| s.retrans == 0)
         .take_while(|s| paced_at.is_none_or(|p| s.t <= p + rtt))
         .collect();
-    let startup_delivered_bps = delivered(&dropped, rtt.mul_f64(STARTUP_SPAN_RTTS));
+    let span = rtt.mul_f64(STARTUP_SPAN_RTTS);
+    let startup_delivered_bps = delivered(&dropped, span);
     // The highest queue startup built; from its first drop with the queue at half that or more.
     let queue = |s: &Sample| s.srtt_ms - min_rtt_ms;
     let top = dropped.iter().map(|s| queue(s)).fold(0.0, f64::max);
@@ -526,9 +527,7 @@ fn shape(samples: &[Sample], min_rtt_ms: f64, paced_at: Option<Duration>) -> Sha
         .skip_while(|s| queue(s) < FULL_QUEUE_SHARE * top)
         .copied()
         .collect();
-    let full_queue_delivered_bps = (top >= FULL_QUEUE_MIN_MS)
-        .then(|| delivered(&full, rtt.mul_f64(STARTUP_SPAN_RTTS)))
-        .flatten();
+    let full_queue_delivered_bps = (top >= FULL_QUEUE_MIN_MS).then(|| delivered(&full, span)).flatten();
     Shape {
         steady_rtt_ms,
         loss_queue_ms,
@@ -1332,55 +1331,42 @@ mod tests {
             .check()
         };
         let shape = ok.shape.expect("shape");
-        assert!(
-            odd(Shape {
+        for bad in [
+            Shape {
                 steady_rtt_ms: Some(-1.0),
                 ..shape
-            })
-            .is_err()
-        );
-        assert!(
-            odd(Shape {
+            },
+            Shape {
                 loss_queue_ms: Some(f64::NAN),
                 ..shape
-            })
-            .is_err()
-        );
-        assert!(
-            odd(Shape {
+            },
+            Shape {
                 startup_retrans_segs: Some(51),
                 ..shape
-            })
-            .is_err()
-        );
-        assert!(
-            odd(Shape {
+            },
+            Shape {
                 steady_spurious_segs: Some(101),
                 ..shape
-            })
-            .is_err()
-        );
-        assert!(
-            odd(Shape {
+            },
+            Shape {
                 steady_rate_spread: Some(f64::INFINITY),
                 ..shape
-            })
-            .is_err()
-        );
-        assert!(
-            odd(Shape {
+            },
+            Shape {
                 startup_delivered_bps: Some(-1.0),
                 ..shape
-            })
-            .is_err()
-        );
-        assert!(
-            odd(Shape {
+            },
+            Shape {
+                full_queue_delivered_bps: Some(2e13),
+                ..shape
+            },
+            Shape {
                 paced_delivered_bps: Some(f64::NAN),
                 ..shape
-            })
-            .is_err()
-        );
+            },
+        ] {
+            assert!(odd(bad).is_err(), "{bad:?}");
+        }
         for bad in [
             Reading {
                 app_limited: true,
