@@ -14,6 +14,7 @@ mod lab_support;
 mod layers;
 mod legible;
 mod netns;
+mod route_trust;
 mod scope;
 mod ship;
 mod ssh;

@@ -14,23 +14,23 @@ use serde_json::Value;
 use super::lab_support::quiet_host;
 use super::netns::Netns;
 
-const A: &str = "198.18.31.1";
-const B: &str = "198.18.31.2";
-const C: &str = "198.18.31.3";
-const B6: &str = "2001:2:31::2";
+pub(super) const A: &str = "198.18.31.1";
+pub(super) const B: &str = "198.18.31.2";
+pub(super) const C: &str = "198.18.31.3";
+pub(super) const B6: &str = "2001:2:31::2";
 
 /// A with its bridge, B and C behind it, and a state directory for A's snapshots.
-struct Three {
-    a: Netns,
-    b: Netns,
-    c: Netns,
-    state: tempfile::TempDir,
+pub(super) struct Three {
+    pub(super) a: Netns,
+    pub(super) b: Netns,
+    pub(super) c: Netns,
+    pub(super) state: tempfile::TempDir,
     /// A's default congestion control: cubic where this host lets a namespace choose it,
     /// else reno (net.ipv4.tcp_allowed_congestion_control is the host's, read-only here).
-    default_cc: String,
+    pub(super) default_cc: String,
 }
 
-fn ok(out: &Output, what: &str) -> String {
+pub(super) fn ok(out: &Output, what: &str) -> String {
     assert!(
         out.status.success(),
         "{what}: exit {:?}\n{}",
@@ -40,12 +40,12 @@ fn ok(out: &Output, what: &str) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-fn ip(args: &[&str]) {
+pub(super) fn ip(args: &[&str]) {
     ok(&Std::new("ip").args(args).output().expect("ip"), &args.join(" "));
 }
 
 impl Three {
-    fn up(tag: &str) -> Self {
+    pub(super) fn up(tag: &str) -> Self {
         let (a, b, c) = (
             Netns::new(&format!("{tag}a")),
             Netns::new(&format!("{tag}b")),
@@ -102,7 +102,7 @@ impl Three {
         three
     }
 
-    fn wait_reachable(&self, host: &str) {
+    pub(super) fn wait_reachable(&self, host: &str) {
         let t = Instant::now();
         while !self.a.exec("ping", &["-c", "1", "-W", "1", host]).status.success() {
             assert!(t.elapsed() < Duration::from_secs(10), "{host} unreachable");
@@ -110,7 +110,7 @@ impl Three {
     }
 
     /// `tcptune --state-dir STATE ARGS` in A (a command without snapshots drops it).
-    fn tcptune(&self, args: &[&str]) -> Output {
+    pub(super) fn tcptune(&self, args: &[&str]) -> Output {
         let state = self.state.path().to_str().expect("utf8");
         Std::new("ip")
             .args(["netns", "exec", &self.a.name])
@@ -122,7 +122,7 @@ impl Three {
     }
 
     /// `apply --scope path` toward `host`, fresh advice for a given path (bbr: unmeasured).
-    fn apply(&self, host: &str, extra: &[&str]) -> Output {
+    pub(super) fn apply(&self, host: &str, extra: &[&str]) -> Output {
         let mut args = vec![
             "apply",
             "--scope",
@@ -139,7 +139,7 @@ impl Three {
     }
 
     /// What `ip -d route show` says in A, both families: what revert must give back.
-    fn routes(&self) -> String {
+    pub(super) fn routes(&self) -> String {
         let v4 = ok(&self.a.exec("ip", &["-d", "route", "show"]), "ip route");
         let v6 = ok(&self.a.exec("ip", &["-d", "-6", "route", "show"]), "ip -6 route");
         format!("{v4}{v6}")
@@ -362,7 +362,7 @@ fn a_host_route_there_keeps_every_attribute_and_comes_back_byte_for_byte() {
 }
 
 /// The snapshot's state as listed.
-fn states(t: &Three) -> Vec<String> {
+pub(super) fn states(t: &Three) -> Vec<String> {
     let v: Value =
         serde_json::from_str(&ok(&t.tcptune(&["snapshots", "--format", "json"]), "snapshots")).expect("json");
     v["snapshots"]
