@@ -368,3 +368,18 @@ fn the_checks_can_fail() {
         ["12.3", "+795"]
     );
 }
+
+/// Issue 35: where no running value could be read, nothing is known to meet the path's needs,
+/// and the file must not say so above its "not applied (unreadable)" lines.
+#[test]
+fn a_file_whose_every_key_is_unreadable_does_not_say_no_change_is_needed() {
+    let dir = linux_tree(&[]);
+    for (k, _) in crate::values("linux-stock.txt", &[]) {
+        let p = k.split('.').fold(dir.path().to_path_buf(), |p, c| p.join(c));
+        std::fs::write(p, b"\xff\n").expect("write");
+    }
+    let file = advise_given(dir.path(), &["--format", "sysctl"]);
+    assert!(file.contains("# 0 to change, 9 not applied here"), "{file}");
+    assert!(file.contains("not applied (unreadable"), "{file}");
+    assert!(!file.contains("no change needed"), "{file}");
+}

@@ -108,7 +108,9 @@ pub fn write_sysctl(out: &mut dyn Write, a: &Advice, dropin: Option<&DropIn>, r:
     writeln!(out)?;
     // FreeBSD's rc.d/sysctl and macOS read `key=value`; Linux's sysctl -p also takes spaces.
     let sep = if a.os == Os::Linux { " = " } else { "=" };
-    if summary::counts(a).change == 0 {
+    // Only where every value was read and kept: a value not read or not applied meets nothing.
+    let counts = summary::counts(a);
+    if counts.change == 0 && counts.unavailable == 0 {
         writeln!(
             out,
             "# no change needed: the running values already meet this path's needs"
