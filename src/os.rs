@@ -49,22 +49,16 @@ impl Os {
     }
 
     /// The command that sets `key` to `value` now (not at boot) on this OS, to paste into a
-    /// shell: `sysctl -w key=value` on Linux, `sysctl key=value` on FreeBSD and macOS. A value of
-    /// several fields goes in double quotes, as sysctl(8) and most guides write it; a value a
-    /// shell would expand even inside double quotes is single-quoted
-    /// ([`crate::text::shell_quote`]).
+    /// shell: `sysctl -w key=value` on Linux, `sysctl key=value` on FreeBSD and macOS, the word
+    /// `key=value` quoted by the one rule ([`crate::text::shell_word`]): a value of several
+    /// fields is `'net.ipv4.tcp_rmem=4096 131072 6291456'`.
     pub fn set_command(self, key: &str, value: &str) -> String {
-        let quoted = crate::text::shell_quote(value);
-        let quoted = if quoted.starts_with('\'') && !value.contains(['$', '`', '\\', '"', '!', '\'', '\n']) {
-            format!("\"{value}\"")
-        } else {
-            quoted
-        };
         let set = match self {
             Self::Linux => "sysctl -w",
             Self::Freebsd | Self::Macos => "sysctl",
         };
-        format!("{set} {}={quoted}", crate::text::shell_quote(key))
+        // One word `key=value`, quoted by the one rule.
+        format!("{set} {}", crate::text::shell_word(&format!("{key}={value}")))
     }
 }
 
@@ -110,7 +104,7 @@ mod tests {
         );
         assert_eq!(
             Os::Linux.set_command("net.ipv4.tcp_rmem", "4096 131072 6291456"),
-            "sysctl -w net.ipv4.tcp_rmem=\"4096 131072 6291456\""
+            "sysctl -w 'net.ipv4.tcp_rmem=4096 131072 6291456'"
         );
         assert_eq!(
             Os::Freebsd.set_command("net.inet.tcp.rfc1323", "1"),
@@ -118,8 +112,8 @@ mod tests {
         );
         assert_eq!(
             Os::Macos.set_command("net.inet.tcp.sack", "$(x) y"),
-            "sysctl net.inet.tcp.sack='$(x) y'"
+            "sysctl 'net.inet.tcp.sack=$(x) y'"
         );
-        assert_eq!(Os::Linux.set_command("net.x", ""), "sysctl -w net.x=\"\"");
+        assert_eq!(Os::Linux.set_command("net.x", ""), "sysctl -w net.x=");
     }
 }

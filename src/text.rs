@@ -289,15 +289,26 @@ impl serde::Serialize for Foreign {
 }
 
 /// One word for a POSIX shell: single-quoted, each `'` written `'\''`, so nothing in it
-/// (`$(...)`, backquotes, `;`, a newline) is interpreted. Plain words stay unquoted.
+/// (`$(...)`, backquotes, `;`, a newline) is interpreted. Plain words stay unquoted. Exact:
+/// the shell reads back `s` itself; for text tcptune writes, use [`shell_word`].
 pub fn shell_quote(s: &str) -> String {
     if !s.is_empty()
         && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-' | b'=' | b'/' | b':' | b','))
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-' | b'=' | b'/' | b':' | b',' | b'+' | b'@' | b'%'))
     {
         return s.to_string();
     }
     format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+/// The one rule for every word tcptune writes for a shell or a paste — the commands of
+/// `--format shell`, a file's route line, the hints in comments, the fixes `check` and
+/// `verify` give: [`shell_quote`] of the word, with any control character first made visible
+/// ([`escape`]) so that no terminal acts on it. A word without control characters reads back
+/// exactly; one with them is refused before it is written where it would run (see
+/// `route::printable`).
+pub fn shell_word(s: &str) -> String {
+    shell_quote(&escape(s))
 }
 
 /// Milliseconds rounded to the microsecond, as a JSON-friendly float.

@@ -67,14 +67,18 @@ impl RouteAdvice {
     /// The `ip route` line that puts back what runs now: the host route there before, or the
     /// deletion of tcptune's own.
     pub fn undo_command(&self) -> Option<String> {
+        let words = self.undo_words()?;
+        Some(words.iter().map(|w| crate::text::shell_word(w)).collect::<Vec<_>>().join(" "))
+    }
+
+    /// [`RouteAdvice::undo_command`] as the words `ip` takes.
+    pub fn undo_words(&self) -> Option<Vec<String>> {
         let r = self.route.as_ref()?;
         Some(match &self.prior {
-            Some(p) => route::command("replace", p),
-            None => format!(
-                "ip route del {} proto {}",
-                route::prefix(r.dst, r.dst_len),
-                route::PROTO
-            ),
+            Some(p) => route::words("replace", p),
+            None => ["ip", "route", "del", &route::prefix(r.dst, r.dst_len), "proto", &route::PROTO.to_string()]
+                .map(String::from)
+                .to_vec(),
         })
     }
 
@@ -157,13 +161,24 @@ fn route_to_write(facts: &RouteFacts, algorithm: &str) -> Result<Route, String> 
     if let Some(why) = lookup.refusal() {
         return Err(why);
     }
-    match facts.existing.as_slice() {
-        [] => Ok(lookup.host_route(algorithm)),
-        [r] => Ok(r.with_congctl(algorithm)),
-        more => Err(format!(
-            "{} host routes lead to {}: tcptune changes one only",
-            more.len(),
+    let r = match facts.existing.as_slice() {
+        [] => lookup.host_route(algorithm),
+        [r] => r.with_congctl(algorithm),
+        more => {
+            return Err(format!(
+                "{} host routes lead to {}: tcptune changes one only",
+                more.len(),
+                facts.dest
+            ));
+        }
+    };
+    // A word no terminal shows as it is (a control character in a device's name) would make
+    // the line name another device than the route's: no line is better than a wrong one.
+    if !route::printable(&r) {
+        return Err(format!(
+            "the route to {} names a device whose name holds a control character",
             facts.dest
-        )),
+        ));
     }
+    Ok(r)
 }

@@ -140,8 +140,10 @@ fn route_line(text: &str, origin: &str) -> anyhow::Result<Option<RouteWant>> {
         let Some(parsed) = crate::route::parse_route_line(line.trim_end()) else {
             continue;
         };
-        let (dest, algorithm) =
-            parsed.map_err(|m| Error::usage(format!("{origin}:{}: {m}", i + 1)).with_hint("nothing was written"))?;
+        let line = parsed.map_err(|m| {
+            Error::usage(format!("{origin}:{}: {m}", i + 1))
+                .with_hint("nothing was written; advise --scope path --format sysctl writes the line")
+        })?;
         if let Some((first, _)) = &found {
             return Err(Error::usage(format!(
                 "{origin}:{}: a second route line (the first is line {first}): one destination per file",
@@ -149,7 +151,14 @@ fn route_line(text: &str, origin: &str) -> anyhow::Result<Option<RouteWant>> {
             ))
             .into());
         }
-        found = Some((i + 1, RouteWant { dest, algorithm }));
+        found = Some((
+            i + 1,
+            RouteWant {
+                dest: line.dest,
+                algorithm: line.algorithm.clone(),
+                line: Some(line),
+            },
+        ));
     }
     Ok(found.map(|(_, w)| w))
 }

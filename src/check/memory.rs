@@ -256,7 +256,7 @@ mod tests {
             small
                 .fix
                 .as_deref()
-                .is_some_and(|x| x.contains("at least 4096 pages") && x.contains("tcp_mem=\"512 4096 4096\"")),
+                .is_some_and(|x| x.contains("at least 4096 pages") && x.contains("'net.ipv4.tcp_mem=512 4096 4096'")),
             "{small:?}"
         );
         let big = tcp_memory(&facts(65536)).expect("f");

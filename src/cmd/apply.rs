@@ -205,6 +205,7 @@ fn route_of(advice: &crate::advice::Advice) -> anyhow::Result<Option<change::rou
         Action::Set => Ok(Some(change::route::RouteWant {
             dest: r.dest,
             algorithm: r.algorithm.clone(),
+            line: None,
         })),
         Action::Keep => {
             eprintln!(

@@ -328,7 +328,7 @@ mod tests {
             a[0]
         );
         assert!(
-            a[0].ends_with("sysctl -w net.ipv4.tcp_rmem=\"4096 131072 13762560\""),
+            a[0].ends_with("sysctl -w 'net.ipv4.tcp_rmem=4096 131072 13762560'"),
             "{}",
             a[0]
         );
@@ -370,7 +370,7 @@ mod tests {
             "{}",
             a[0]
         );
-        assert!(a[0].ends_with("\"4096 16384 15663104\""), "{}", a[0]);
+        assert!(a[0].ends_with("'net.ipv4.tcp_wmem=4096 16384 15663104'"), "{}", a[0]);
 
         let b = Breakdown::compute(3_000_000, 30_000, 0, Some(3_000_000)).expect("b");
         let a = advice(&AdviceFacts {
@@ -442,7 +442,7 @@ mod tests {
         });
         assert_eq!(a.len(), 1, "{a:?}");
         assert!(a[0].starts_with("receive window limited 10 % of the time"), "{a:?}");
-        assert!(a[0].contains("sysctl -w net.ipv4.tcp_rmem="), "{a:?}");
+        assert!(a[0].contains("sysctl -w 'net.ipv4.tcp_rmem="), "{a:?}");
         assert!(!a.iter().any(|l| l.contains("not what limits")), "{a:?}");
     }
 

@@ -92,10 +92,21 @@ fn write_play(out: &mut dyn Write, p: &Play<'_>, group: Option<&str>) -> anyhow:
     Ok(())
 }
 
-/// An `ip route` line as the argv of an `ansible.builtin.command` task.
-fn argv(command: &str) -> String {
-    let words: Vec<String> = command.split_whitespace().map(quoted).collect();
+/// A command's words as the argv of an `ansible.builtin.command` task, each by the one rule
+/// for the playbook ([`word`]).
+fn argv<S: AsRef<str>>(words: &[S]) -> String {
+    let words: Vec<String> = words.iter().map(|w| word(w.as_ref())).collect();
     format!("  argv: [{}]", words.join(", "))
+}
+
+/// One word for the playbook: a YAML double-quoted scalar, and marked `!unsafe` where Ansible
+/// would see a template in it (`{{`, `{%`, `{#`), so no device's or host's name is evaluated.
+pub fn word(s: &str) -> String {
+    if s.contains('{') {
+        format!("!unsafe {}", quoted(s))
+    } else {
+        quoted(s)
+    }
 }
 
 /// `--scope path`: the host route, set with `ip route replace` (its gateway and device are
@@ -120,7 +131,7 @@ fn route_task(out: &mut dyn Write, a: &Advice) -> std::io::Result<()> {
     let prefix = crate::route::prefix(route.dst, route.dst_len);
     let read = [
         "ansible.builtin.command:".to_string(),
-        argv(&format!("ip route show exact {prefix}")),
+        argv(&["ip", "route", "show", "exact", &prefix]),
         "register: tcptune_route".to_string(),
         "changed_when: false".to_string(),
         "check_mode: false".to_string(),
@@ -131,7 +142,7 @@ fn route_task(out: &mut dyn Write, a: &Advice) -> std::io::Result<()> {
         .push("the route copies the gateway and device of the host this advice was made on; it ends at reboot".into());
     let set = [
         "ansible.builtin.command:".to_string(),
-        argv(cmd),
+        argv(&crate::route::words("replace", route)),
         format!(
             "when: {}",
             quoted(&format!("'congctl {}' not in tcptune_route.stdout", r.algorithm))
@@ -154,7 +165,7 @@ fn route_revert_task(out: &mut dyn Write, a: &Advice) -> std::io::Result<()> {
         .route
         .as_ref()
         .filter(|r| r.action == crate::profile::Action::Set)
-        .and_then(|r| r.undo_command())
+        .and_then(|r| r.undo_words())
     else {
         return Ok(());
     };

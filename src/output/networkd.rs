@@ -41,11 +41,17 @@ pub fn write(out: &mut dyn Write, a: &Advice, network_file: Option<&Path>) -> an
         return Err(Error::usage(format!("--format networkd: no route to write: {why}")).into());
     };
     super::advice::header(out, a)?;
-    let dev = route.dev.as_deref().map_or_else(|| "its interface".to_string(), c);
-    let place = network_file.map_or_else(
-        || format!("/etc/systemd/network/NAME.network.d/60-tcptune-route.conf (NAME.network: the file that manages {dev}; `networkctl status {dev}` names it)"),
-        |f| format!("{}.d/60-tcptune-route.conf", c(&f.display().to_string())),
-    );
+    // Words a person pastes: quoted by the one rule.
+    let q = crate::text::shell_word;
+    let place = match (network_file, route.dev.as_deref()) {
+        (Some(f), _) => q(&format!("{}.d/60-tcptune-route.conf", f.display())),
+        (None, Some(dev)) => format!(
+            "/etc/systemd/network/NAME.network.d/60-tcptune-route.conf (NAME.network: the file that manages {}; `networkctl status {}` names it)",
+            q(dev),
+            q(dev)
+        ),
+        (None, None) => "/etc/systemd/network/NAME.network.d/60-tcptune-route.conf (NAME.network: the file that manages its interface)".to_string(),
+    };
     for l in [
         "#".to_string(),
         "# systemd-networkd drop-in (systemd 252 or later: TCPCongestionControlAlgorithm=).".to_string(),

@@ -73,6 +73,8 @@ Linux)
     say "client $cl";
     r=$(ip route get "$cl" 2>/dev/null || /sbin/ip route get "$cl" 2>/dev/null);
     say "route-get ${r%%$nl*}";
+    m=$(ip route get fibmatch "$cl" 2>/dev/null || /sbin/ip route get fibmatch "$cl" 2>/dev/null);
+    say "route-match ${m%%$nl*}";
   fi;;
 FreeBSD) say "ram $(sysctl -n hw.physmem 2>/dev/null)";;
 Darwin) say "ram $(sysctl -n hw.memsize 2>/dev/null)";;

@@ -189,7 +189,13 @@ pub fn start(t: &Target) -> Result<Opening, Error> {
         let route_back = report
             .client
             .zip(report.route_get.as_deref())
-            .and_then(|(client, line)| crate::route::parse_route_get(client, line));
+            .and_then(|(client, line)| crate::route::parse_route_get(client, line))
+            .map(|mut l| {
+                if report.route_match.as_deref().is_some_and(crate::route::says_expires) {
+                    l.uncopyable = Some(crate::route::EXPIRES.to_string());
+                }
+                l
+            });
         Ok(FarEnd {
             uname: Foreign::new(format!("{} {}", report.sysname.raw(), report.machine.raw())),
             dest,

@@ -159,6 +159,9 @@ pub struct Report {
     pub client: Option<std::net::IpAddr>,
     /// The first line of `ip route get CLIENT` there (bounded; parsed, never shown raw).
     pub route_get: Option<String>,
+    /// The first line of `ip route get fibmatch CLIENT` there: the route it matched, which
+    /// says `expires` when it has a lifetime (bounded; read for that word only).
+    pub route_match: Option<String>,
     /// By sysctl name (dotted), as read there.
     pub keys: BTreeMap<String, Read>,
 }
@@ -256,6 +259,7 @@ impl Reader {
             "netns-init" => r.netns_init = namespace(rest),
             "client" => r.client = rest.trim().parse().ok(),
             "route-get" => r.route_get = Some(rest.chars().take(MAX_VALUE).collect()),
+            "route-match" => r.route_match = Some(rest.chars().take(MAX_VALUE).collect()),
             "key" => self.key_line(rest)?,
             "need-binary" => return Ok(Step::NeedBinary),
             "peer" => return peer(rest).map(Step::Peer),

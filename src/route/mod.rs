@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
 
-pub use text::{LINE_MARK, command, parse_route_get, parse_route_line, prefix};
+pub use text::{LINE_MARK, RouteLine, command, looks_like_route_line, parse_route_get, parse_route_line, prefix, printable, valid_ifname, words};
 
 /// The protocol number of the host routes tcptune adds (`proto 116`; 116 is ASCII `t`). The
 /// kernel leaves numbers past 4 (static) uninterpreted; iproute2's rt_protos names 0-18, 42,
@@ -54,6 +54,55 @@ pub const METRICS: [&str; 18] = [
     "congctl",
     "fastopen_no_cookie",
 ];
+
+/// The route types (RTN_*) by iproute2's names; index = RTN number.
+pub const KINDS: [&str; 11] = [
+    "unspec",
+    "unicast",
+    "local",
+    "broadcast",
+    "anycast",
+    "multicast",
+    "blackhole",
+    "unreachable",
+    "prohibit",
+    "throw",
+    "nat",
+];
+
+/// A route type's name: `blackhole` for 6, `type 42` past iproute2's names.
+pub fn kind_name(kind: u8) -> String {
+    KINDS
+        .get(usize::from(kind))
+        .map_or_else(|| format!("type {kind}"), |k| (*k).to_string())
+}
+
+/// Why `ip` may not have a host route of tcptune's at all, whatever the routes say: the
+/// unspecified address is no host (`::` would add `::/128`), and no connection uses the IPv6
+/// route of an IPv4-mapped address (a socket connecting to `::ffff:a.b.c.d` sends IPv4, by the
+/// IPv4 route to a.b.c.d).
+pub fn dest_refusal(ip: IpAddr) -> Option<String> {
+    if ip.is_unspecified() {
+        return Some(format!("{ip} is the unspecified address, not a host"));
+    }
+    if let IpAddr::V6(v6) = ip
+        && let Some(v4) = v6.to_ipv4_mapped()
+    {
+        return Some(format!(
+            "{ip} is an IPv4-mapped address: connections to it use the IPv4 route to {v4}; give {v4}"
+        ));
+    }
+    None
+}
+
+/// Why a route with a lifetime is refused, as a clause after "the route to DEST".
+pub const EXPIRES: &str = "expires (a router advertisement's, or added with a lifetime): a host route copied from it \
+                           would outlive it, and one replaced would lose its lifetime; tcptune refuses it";
+
+/// Whether a line of `ip route` says the route has a lifetime (`expires 29sec`).
+pub fn says_expires(line: &str) -> bool {
+    line.split_whitespace().any(|w| w == "expires")
+}
 
 /// RTAX_CC_ALGO: the congestion-control metric.
 pub const RTAX_CC_ALGO: u16 = 16;
@@ -96,15 +145,33 @@ pub struct Route {
 }
 
 impl Route {
-    /// The same route, the device's name aside (an index names it).
+    /// The same route, the device's name aside (an index names it) and the kernel's defaults
+    /// filled in: an IPv6 route without a metric is metric 1024 and preference medium, an IPv4
+    /// route's metric 0 is no metric. A route written without them reads back with them.
     pub fn same(&self, other: &Self) -> bool {
-        Self {
+        self.as_kept() == other.as_kept()
+    }
+
+    /// The route as the kernel keeps it (see [`Route::same`]), its device's name left out.
+    fn as_kept(&self) -> Self {
+        let mut r = Self {
             dev: None,
             ..self.clone()
-        } == Self {
-            dev: None,
-            ..other.clone()
+        };
+        if r.dst.is_ipv6() {
+            r.priority = Some(r.priority.unwrap_or(1024));
+            r.pref = Some(r.pref.unwrap_or(0));
+        } else if r.priority == Some(0) {
+            r.priority = None;
         }
+        r
+    }
+
+    /// Whether `other` is the route with this one's key: the kernel's replace and delete
+    /// find a route by its table, prefix, tos and metric.
+    pub fn same_key(&self, other: &Self) -> bool {
+        let (a, b) = (self.as_kept(), other.as_kept());
+        (a.table, a.dst, a.dst_len, a.tos, a.priority) == (b.table, b.dst, b.dst_len, b.tos, b.priority)
     }
 
     /// Whether this route is a host route (/32, /128) to `dest`.
@@ -145,7 +212,8 @@ pub struct Lookup {
     /// The route it matched: its prefix, protocol, metrics. None when the kernel would not
     /// say (a kernel before 4.13 has no fibmatch).
     pub matched: Option<Route>,
-    /// Why the matched route cannot be copied (multipath, an encapsulation, a nexthop object).
+    /// Why the matched route cannot be copied, as a clause after "the route to DEST": it is
+    /// multipath, has an encapsulation or a nexthop object, or expires.
     pub uncopyable: Option<String>,
     pub gateway: Option<IpAddr>,
     pub oif: Option<u32>,
@@ -173,10 +241,17 @@ impl Lookup {
     /// table than main (ip rule), not a unicast route, a route it cannot copy whole.
     pub fn refusal(&self) -> Option<String> {
         let d = self.dest;
+        if let Some(why) = dest_refusal(d) {
+            return Some(why);
+        }
         if self.kind != UNICAST {
             return Some(match self.kind {
+                0 => format!("no route leads to {d} (the kernel's lookup: network unreachable)"),
                 2 => format!("{d} is an address of this host"),
-                _ => format!("{d} is not reached by a unicast route (type {})", self.kind),
+                k => format!(
+                    "{d} is reached by a {} route, not a unicast one: there is no path to give a congestion control",
+                    kind_name(k)
+                ),
             });
         }
         if self.table != MAIN_TABLE {
@@ -186,9 +261,7 @@ impl Lookup {
             ));
         }
         if let Some(why) = &self.uncopyable {
-            return Some(format!(
-                "the route to {d} {why}: tcptune copies single-path routes only"
-            ));
+            return Some(format!("the route to {d} {why}"));
         }
         if self.oif.is_none() && self.dev.is_none() {
             return Some(format!("the kernel names no interface for {d}"));

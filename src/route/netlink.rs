@@ -12,7 +12,7 @@ use crate::error::Error;
 pub const TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 #[cfg(target_os = "linux")]
-pub use linux::{add, delete, host_routes, lookup, replace, tcptune_routes};
+pub use linux::{add, delete, device_name, host_routes, lookup, replace, tcptune_routes};
 
 #[cfg(not(target_os = "linux"))]
 mod other {
@@ -38,9 +38,12 @@ mod other {
     pub fn delete(_: &Route) -> Result<(), Error> {
         Err(super::super::unsupported())
     }
+    pub fn device_name(_: u32) -> Result<Option<String>, Error> {
+        Err(super::super::unsupported())
+    }
 }
 #[cfg(not(target_os = "linux"))]
-pub use other::{add, delete, host_routes, lookup, replace, tcptune_routes};
+pub use other::{add, delete, device_name, host_routes, lookup, replace, tcptune_routes};
 
 #[cfg(target_os = "linux")]
 mod linux {
@@ -56,7 +59,7 @@ mod linux {
     };
     use rtnetlink::{Handle, RouteMessageBuilder};
 
-    use super::super::{Lookup, MAIN_TABLE, METRICS, Route, full_len};
+    use super::super::{EXPIRES, Lookup, MAIN_TABLE, METRICS, Route, full_len};
     use super::{Error, TIMEOUT};
 
     /// Run `f` with a netlink handle on a runtime of its own, at most [`TIMEOUT`].
@@ -84,6 +87,27 @@ mod linux {
     /// gives a route it will not take.
     fn refused(what: &str, e: &rtnetlink::Error) -> Error {
         Error::not_permitted(format!("{what}: {}", kernel_says(e)))
+    }
+
+    /// The errno of a kernel's refusal, positive (EINVAL: 22).
+    fn errno(e: &rtnetlink::Error) -> Option<i32> {
+        match e {
+            rtnetlink::Error::NetlinkError(m) => m.code.map(|c| -c.get()),
+            _ => None,
+        }
+    }
+
+    /// The route type a lookup's error stands for: a blackhole route answers EINVAL, an
+    /// unreachable one EHOSTUNREACH, a prohibit one EACCES (the kernel's fib_props), no route
+    /// at all ENETUNREACH (type 0 here).
+    fn kind_of_error(errno: i32) -> Option<u8> {
+        Some(match errno {
+            libc::EINVAL => 6,
+            libc::EHOSTUNREACH => 7,
+            libc::EACCES => 8,
+            libc::ENETUNREACH => 0,
+            _ => return None,
+        })
     }
 
     /// The kernel's errno as words ("Network is unreachable").
@@ -136,18 +160,25 @@ mod linux {
         })
     }
 
+    /// The name of the device with index `index` now; None when there is none.
+    pub fn device_name(index: u32) -> Result<Option<String>, Error> {
+        with_handle("reading the interfaces", |handle| async move { Ok(ifname(&handle, index).await) })
+    }
+
     /// What the kernel uses for `dest` today: `ip route get` and `ip route get fibmatch`.
     pub fn lookup(dest: IpAddr) -> Result<Lookup, Error> {
         let what = format!("looking up the route to {dest}");
         with_handle(&what.clone(), |handle| async move {
-            let plain = handle
-                .route()
-                .get(get_request(dest, false))
-                .execute()
-                .try_next()
-                .await
-                .map_err(|e| Error::measurement(format!("{what}: {}", kernel_says(&e))))?
-                .ok_or_else(|| Error::measurement(format!("{what}: the kernel returned no route")))?;
+            let plain = match handle.route().get(get_request(dest, false)).execute().try_next().await {
+                Ok(Some(m)) => m,
+                Ok(None) => return Err(Error::measurement(format!("{what}: the kernel returned no route"))),
+                // A route that is no path answers with its error (fib_props): the lookup's
+                // answer is then its type, which the caller refuses.
+                Err(e) => match errno(&e).and_then(kind_of_error) {
+                    Some(kind) => return Ok(Lookup::new(dest, MAIN_TABLE, kind)),
+                    None => return Err(Error::measurement(format!("{what}: {}", kernel_says(&e)))),
+                },
+            };
             let mut l = Lookup::new(dest, table_of(&plain), u8::from(plain.header.kind));
             for a in &plain.attributes {
                 match a {
@@ -198,7 +229,8 @@ mod linux {
             .map_err(|e| refused("reading the routes", &e))
     }
 
-    /// The host routes (/32, /128) to `dest` in the main table, each with its device's name.
+    /// The host routes (/32, /128) to `dest` in the main table for tos 0 (ordinary
+    /// connections), each with its device's name.
     pub fn host_routes(dest: IpAddr) -> Result<Vec<Route>, Error> {
         with_handle("reading the routes", |handle| async move {
             let family = if dest.is_ipv4() {
@@ -208,7 +240,10 @@ mod linux {
             };
             let mut out = Vec::new();
             for m in dump(&handle, family).await? {
-                if table_of(&m) != MAIN_TABLE || m.header.destination_prefix_length != full_len(dest) {
+                // The route of ordinary connections (tos 0): a route for one tos only is not
+                // the one they take, and tcptune neither copies nor changes it.
+                if table_of(&m) != MAIN_TABLE || m.header.destination_prefix_length != full_len(dest) || m.header.tos != 0
+                {
                     continue;
                 }
                 let dst = m.attributes.iter().find_map(|a| match a {
@@ -300,12 +335,23 @@ mod linux {
                     metric(r, m)?;
                 }
             }
-            RouteAttribute::MultiPath(hops) => return Err(format!("is multipath ({} next hops)", hops.len())),
-            RouteAttribute::NhId(id) => return Err(format!("uses nexthop object {id}")),
+            RouteAttribute::MultiPath(hops) => {
+                return Err(format!(
+                    "is multipath ({} next hops): tcptune copies single-path routes only",
+                    hops.len()
+                ));
+            }
+            RouteAttribute::NhId(id) => return Err(format!("uses nexthop object {id}: tcptune copies plain routes only")),
             RouteAttribute::Encap(_) | RouteAttribute::EncapType(_) => return Err("has an encapsulation".into()),
             RouteAttribute::Via(_) => return Err("has a next hop of another address family".into()),
             RouteAttribute::Realm(_) => return Err("has realms".into()),
-            RouteAttribute::Expires(_) => return Err("expires (learnt from a router advertisement)".into()),
+            RouteAttribute::Expires(_) => return Err(EXPIRES.into()),
+            // The kernel says a route's lifetime in its cache info (rta_expires, in USER_HZ
+            // ticks): a host route copied from one that expires would outlive it, pinning the
+            // destination to a router that may be gone; one replaced would lose its lifetime.
+            RouteAttribute::CacheInfo(ci) if ci.expires != 0 => {
+                return Err(format!("{EXPIRES}, in {} s", ci.expires.div_ceil(100)));
+            }
             // What a dump or a lookup reports beside the route itself.
             RouteAttribute::Table(_)
             | RouteAttribute::CacheInfo(_)

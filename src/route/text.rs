@@ -1,148 +1,347 @@
 //! A [`Route`] as the `ip route` line that makes it, and the one line of a sysctl file that
 //! carries it (`# route: ip route replace ...`, written by `advise --scope path`).
+//!
+//! One rule for every word: [`words`] are what `ip` takes, each quoted for a POSIX shell by
+//! [`crate::text::shell_word`] wherever a line is shown or written ([`command`]); the route line
+//! of a file is read back by the same rule ([`parse_route_line`]), strictly: only the grammar
+//! [`command`] writes, a word at most once.
 
-use std::fmt::Write as _;
+use std::collections::BTreeSet;
 use std::net::IpAddr;
 
-use super::{MAIN_TABLE, METRICS, Route, full_len};
+use super::{MAIN_TABLE, METRICS, Route, UNICAST, full_len, kind_name};
 
 /// `198.18.0.2/32`.
 pub fn prefix(ip: IpAddr, len: u8) -> String {
     format!("{ip}/{len}")
 }
 
-/// The `ip route VERB ...` line that makes `r` (VERB: `replace`, `add`, `del`), every
-/// attribute spelt as iproute2 takes it: `ip route replace 198.18.0.2/32 via 198.18.0.254 dev
-/// eth0 proto 116 src 198.18.0.1 mtu 1400 congctl bbr`. The device is named when known, else
-/// left to the kernel.
-pub fn command(verb: &str, r: &Route) -> String {
-    let mut s = format!("ip route {verb} {}", prefix(r.dst, r.dst_len));
+/// The words of the `ip route VERB ...` command that makes `r` (VERB: `replace`, `add`,
+/// `del`), `ip` first, every attribute spelt as iproute2 takes it: `ip route replace
+/// 198.18.0.2/32 via 198.18.0.254 dev eth0 proto 116 src 198.18.0.1 mtu 1400 congctl bbr`. The
+/// device is named when known, else left to the kernel; a type other than unicast is said
+/// (`blackhole 10.0.0.5/32`). Unquoted: each word is one argument as given to `ip`.
+pub fn words(verb: &str, r: &Route) -> Vec<String> {
+    fn push(w: &mut Vec<String>, k: &str, v: String) {
+        w.push(k.to_string());
+        w.push(v);
+    }
+    let mut w: Vec<String> = vec!["ip".into(), "route".into(), verb.into()];
+    if r.kind != UNICAST {
+        w.push(kind_name(r.kind));
+    }
+    w.push(prefix(r.dst, r.dst_len));
     if r.tos != 0 {
-        let _ = write!(s, " tos 0x{:02x}", r.tos);
+        push(&mut w, "tos", format!("0x{:02x}", r.tos));
     }
     if r.table != MAIN_TABLE {
-        let _ = write!(s, " table {}", r.table);
+        push(&mut w, "table", r.table.to_string());
     }
     if let Some(g) = r.gateway {
-        let _ = write!(s, " via {g}");
+        push(&mut w, "via", g.to_string());
     }
     if let Some(d) = &r.dev {
-        let _ = write!(s, " dev {}", crate::text::escape(d));
+        push(&mut w, "dev", d.clone());
     }
     // RTNH_F_ONLINK
     if r.flags & 4 != 0 {
-        s.push_str(" onlink");
+        w.push("onlink".into());
     }
-    let _ = write!(s, " proto {}", r.protocol);
+    push(&mut w, "proto", r.protocol.to_string());
     match r.scope {
         0 => {}
-        253 => s.push_str(" scope link"),
-        254 => s.push_str(" scope host"),
-        n => {
-            let _ = write!(s, " scope {n}");
-        }
+        253 => push(&mut w, "scope", "link".into()),
+        254 => push(&mut w, "scope", "host".into()),
+        n => push(&mut w, "scope", n.to_string()),
     }
     if let Some(p) = r.prefsrc {
-        let _ = write!(s, " src {p}");
+        push(&mut w, "src", p.to_string());
     }
     if let Some(m) = r.priority {
-        let _ = write!(s, " metric {m}");
+        push(&mut w, "metric", m.to_string());
     }
     if let Some(p) = r.pref {
-        s.push_str(match p {
-            1 => " pref high",
-            3 => " pref low",
-            _ => " pref medium",
-        });
+        let p = match p {
+            1 => "high",
+            3 => "low",
+            _ => "medium",
+        };
+        push(&mut w, "pref", p.into());
     }
     for (name, value) in &r.metrics {
         let locked = METRICS
             .iter()
             .position(|m| m == name)
             .is_some_and(|i| r.lock & (1 << i) != 0);
-        let lock = if locked { "lock " } else { "" };
-        let value = match name.as_str() {
+        w.push(name.clone());
+        if locked {
+            w.push("lock".into());
+        }
+        w.push(match name.as_str() {
             // iproute2 takes these as times: rtt in 1/8 ms, rttvar in 1/4 ms, rto_min in ms.
             "rtt" => format!("{}ms", value / 8),
             "rttvar" => format!("{}ms", value / 4),
             "rto_min" => format!("{value}ms"),
             "features" if *value & 1 != 0 => "ecn".to_string(),
             _ => value.to_string(),
-        };
-        let _ = write!(s, " {name} {lock}{value}");
+        });
     }
     if let Some(cc) = &r.congctl {
-        let lock = if r.lock & (1 << super::RTAX_CC_ALGO) != 0 {
-            "lock "
-        } else {
-            ""
-        };
-        let _ = write!(s, " congctl {lock}{}", crate::text::escape(cc));
+        w.push("congctl".into());
+        if r.lock & (1 << super::RTAX_CC_ALGO) != 0 {
+            w.push("lock".into());
+        }
+        w.push(cc.clone());
     }
-    s
+    w
+}
+
+/// The `ip route VERB ...` line that makes `r`, each word quoted by the one rule
+/// ([`crate::text::shell_word`]): a shell or a person pasting it gets exactly [`words`].
+pub fn command(verb: &str, r: &Route) -> String {
+    words(verb, r)
+        .iter()
+        .map(|w| crate::text::shell_word(w))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Whether every word of `r`'s command is printable, so that [`command`] is exactly its
+/// words (a control character in a device's name is shown escaped, and the line would not
+/// name that device).
+pub fn printable(r: &Route) -> bool {
+    words("replace", r).iter().all(|w| crate::text::escape(w) == *w)
 }
 
 /// The marker of the line in a sysctl file that carries the host route.
 pub const LINE_MARK: &str = "# route: ";
 
-/// A route line of a sysctl file (`# route: ip route replace DEST ... congctl ALGO`): its
-/// destination and congestion control. None for any other line (a comment like another);
-/// Err for a route line tcptune cannot take, and why.
-pub fn parse_route_line(line: &str) -> Option<Result<(IpAddr, String), String>> {
-    let rest = line.strip_prefix(LINE_MARK)?;
-    let words: Vec<&str> = rest.split_whitespace().collect();
-    let Some(["ip", "route", "replace", dest, ..]) = words.get(..4) else {
-        return Some(Err(
-            "a route line is `# route: ip route replace DEST ... congctl ALGORITHM`".into(),
-        ));
-    };
-    Some(parse_words(dest, &words[4..]))
+/// What a file's route line says: the destination and congestion control to set, and what
+/// it names of the route that leads there (checked against the kernel's at apply).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RouteLine {
+    pub dest: IpAddr,
+    pub algorithm: String,
+    pub gateway: Option<IpAddr>,
+    pub dev: Option<String>,
+    pub prefsrc: Option<IpAddr>,
 }
 
-fn parse_words(dest: &str, words: &[&str]) -> Result<(IpAddr, String), String> {
+/// Whether `line` looks like a route line, written exactly or not: `#`, `route`, `:` with any
+/// spaces, tabs or case (`#route:`, ` # Route:`, `#  route:\t`). A comment like `# route to
+/// ...` does not.
+pub fn looks_like_route_line(line: &str) -> bool {
+    let Some(rest) = line.trim_start().strip_prefix('#') else {
+        return false;
+    };
+    let rest = rest.trim_start();
+    rest.get(..5).is_some_and(|w| w.eq_ignore_ascii_case("route")) && rest[5..].trim_start().starts_with(':')
+}
+
+/// A route line of a sysctl file (`# route: ip route replace DEST ... congctl ALGO`), read by
+/// the grammar [`command`] writes and nothing else. None for a line that does not look like
+/// one ([`looks_like_route_line`]); Err for one that does and cannot be taken, and why.
+pub fn parse_route_line(line: &str) -> Option<Result<RouteLine, String>> {
+    if !looks_like_route_line(line) {
+        return None;
+    }
+    let Some(rest) = line.strip_prefix(LINE_MARK).filter(|r| !r.starts_with([' ', '\t'])) else {
+        return Some(Err(format!(
+            "a route line starts `{}` exactly (one #, lower case, one space either side of the colon)",
+            LINE_MARK.trim_end()
+        )));
+    };
+    Some(shell_words(rest).and_then(|w| parse_words(&w)))
+}
+
+/// A line's words by the POSIX shell's rules for what [`crate::text::shell_word`] writes:
+/// plain words, single quotes, a backslash before one character. Anything a shell would take
+/// as more than words (`;`, `&`, `|`, `$`, a redirection, a glob) is refused, not dropped.
+fn shell_words(line: &str) -> Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    let mut word: Option<String> = None;
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            ' ' | '\t' => out.extend(word.take()),
+            '\'' => {
+                let w = word.get_or_insert_with(String::new);
+                loop {
+                    match chars.next() {
+                        Some('\'') => break,
+                        Some(q) => w.push(q),
+                        None => return Err("an unclosed quote: a route line is one line".into()),
+                    }
+                }
+            }
+            '\\' => match chars.next() {
+                Some(e) => word.get_or_insert_with(String::new).push(e),
+                None => return Err("a backslash at the end: a route line is one line".into()),
+            },
+            c if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '=' | '/' | ':' | ',' | '+' | '@' | '%') => {
+                word.get_or_insert_with(String::new).push(c);
+            }
+            c => {
+                return Err(format!(
+                    "`{}` outside quotes: a route line is one `ip route replace` command, words only",
+                    crate::text::escape(&c.to_string())
+                ));
+            }
+        }
+    }
+    out.extend(word);
+    Ok(out)
+}
+
+/// The keywords a route line may hold after its destination, each at most once.
+const FLAGS: [&str; 1] = ["onlink"];
+
+fn parse_words(words: &[String]) -> Result<RouteLine, String> {
+    let shape = "a route line is `# route: ip route replace DEST ... congctl ALGORITHM`";
+    let (Some([ip, route, replace]), rest) = (words.get(..3), words.get(3..).unwrap_or_default()) else {
+        return Err(shape.into());
+    };
+    if (ip.as_str(), route.as_str(), replace.as_str()) != ("ip", "route", "replace") {
+        return Err(shape.into());
+    }
+    let Some((dest, rest)) = rest.split_first() else {
+        return Err(shape.into());
+    };
+    if super::KINDS.contains(&dest.as_str()) {
+        return Err(format!(
+            "a {dest} route: tcptune writes unicast host routes only, and names no type"
+        ));
+    }
+    let dest = host_prefix(dest)?;
+    let mut line = RouteLine {
+        dest,
+        algorithm: String::new(),
+        gateway: None,
+        dev: None,
+        prefsrc: None,
+    };
+    let mut seen = BTreeSet::new();
+    let mut it = rest.iter().map(String::as_str);
+    while let Some(k) = it.next() {
+        if !seen.insert(k) {
+            return Err(format!("`{}` twice: each word of a route line is said once", esc(k)));
+        }
+        if FLAGS.contains(&k) {
+            continue;
+        }
+        let mut value = || {
+            it.next()
+                .ok_or_else(|| format!("`{}` with no value at the end of the line", esc(k)))
+        };
+        match k {
+            "tos" => return Err("tos: tcptune sets the route of ordinary (tos 0) connections only".into()),
+            "table" => {
+                if !matches!(value()?, "main" | "254") {
+                    return Err("tcptune adds host routes to the main table only".into());
+                }
+            }
+            "via" => line.gateway = Some(address(value()?, "via")?),
+            "dev" => {
+                let d = value()?;
+                if !valid_ifname(d) {
+                    return Err(format!("dev {}: not a name Linux gives an interface", esc(d)));
+                }
+                line.dev = Some(d.to_string());
+            }
+            "src" => line.prefsrc = Some(address(value()?, "src")?),
+            "proto" => number::<u8>(value()?, "proto")?,
+            "metric" => number::<u32>(value()?, "metric")?,
+            "scope" => {
+                let v = value()?;
+                if !matches!(v, "global" | "link" | "host") {
+                    number::<u8>(v, "scope")?;
+                }
+            }
+            "pref" => {
+                let v = value()?;
+                if !matches!(v, "high" | "medium" | "low") {
+                    return Err(format!("pref {}: high, medium or low", esc(v)));
+                }
+            }
+            "congctl" => line.algorithm = algorithm(value()?)?,
+            m if METRICS.contains(&m) && !matches!(m, "" | "lock" | "congctl") => {
+                let mut v = value()?;
+                if v == "lock" {
+                    v = value()?;
+                }
+                let n = v.strip_suffix("ms").unwrap_or(v);
+                if !(m == "features" && v == "ecn") {
+                    number::<u32>(n, m)?;
+                }
+            }
+            other => {
+                return Err(format!(
+                    "`{}`: not a word of the route line tcptune writes",
+                    esc(other)
+                ));
+            }
+        }
+    }
+    if line.algorithm.is_empty() {
+        return Err("the route line names no congctl".into());
+    }
+    Ok(line)
+}
+
+fn esc(s: &str) -> String {
+    crate::text::escape(s)
+}
+
+/// A destination: an address, or a host prefix of it (/32, /128), that may have a route.
+fn host_prefix(dest: &str) -> Result<IpAddr, String> {
     let (ip, len) = dest.split_once('/').unwrap_or((dest, ""));
-    let ip: IpAddr = ip
-        .parse()
-        .map_err(|_| format!("{}: not an address", crate::text::escape(dest)))?;
+    let ip: IpAddr = ip.parse().map_err(|_| format!("{}: not an address", esc(dest)))?;
     if !len.is_empty() && len.parse::<u8>().ok() != Some(full_len(ip)) {
         return Err(format!(
             "{}: a host route is /{} (tcptune sets no route to a network)",
-            crate::text::escape(dest),
+            esc(dest),
             full_len(ip)
         ));
     }
-    if let Some(t) = words.iter().position(|w| *w == "table")
-        && !matches!(words.get(t + 1), Some(&"main" | &"254"))
-    {
-        return Err("tcptune adds host routes to the main table only".into());
+    if let Some(why) = super::dest_refusal(ip) {
+        return Err(why);
     }
-    let at = words
-        .iter()
-        .position(|w| *w == "congctl")
-        .ok_or_else(|| "the route line names no congctl".to_string())?;
-    let mut cc = words.get(at + 1).copied().unwrap_or_default();
+    Ok(ip)
+}
+
+fn address(v: &str, what: &str) -> Result<IpAddr, String> {
+    v.parse().map_err(|_| format!("{what} {}: not an address", esc(v)))
+}
+
+fn number<T: std::str::FromStr>(v: &str, what: &str) -> Result<(), String> {
+    v.parse::<T>()
+        .map(|_| ())
+        .map_err(|_| format!("{what} {}: not a number ip takes", esc(v)))
+}
+
+/// The congestion control of a route line: a name, unlocked.
+fn algorithm(cc: &str) -> Result<String, String> {
     if cc == "lock" {
         return Err(
             "congctl lock would refuse a program its own choice (TCP_CONGESTION): tcptune sets congctl unlocked".into(),
         );
     }
     if cc.is_empty() || !cc.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') || cc.len() > 15 {
-        cc = if cc.is_empty() { "(none)" } else { cc };
-        return Err(format!(
-            "congctl {}: not a congestion control's name",
-            crate::text::escape(cc)
-        ));
+        return Err(format!("congctl {}: not a congestion control's name", esc(cc)));
     }
-    Ok((ip, cc.to_string()))
+    Ok(cc.to_string())
 }
 
-/// A name Linux takes for an interface: 1 to 15 bytes, no '/', no white space, no ':'
-/// nor control character, not "." or "..".
-fn valid_ifname(n: &str) -> bool {
+/// A name Linux takes for an interface (the kernel's dev_valid_name): 1 to 15 bytes, not "."
+/// or "..", no '/', ':' or white space (the kernel's isspace: space, \t \n \v \f \r and the
+/// byte 0xa0). tcptune also refuses control characters, which no terminal shows as they are.
+/// Every other byte is allowed, `$(id)` included: a name is quoted wherever it is written.
+pub fn valid_ifname(n: &str) -> bool {
     (1..=15).contains(&n.len())
         && n != "."
         && n != ".."
-        && n.chars().all(|c| c.is_ascii_graphic() && c != '/' && c != ':')
+        && n.bytes().all(|b| !matches!(b, b'/' | b':' | b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | 0xa0))
+        && !n.chars().any(char::is_control)
 }
 
 /// What `ip route get ADDR` printed (its first line) as a [`super::Lookup`]: the type word
@@ -237,10 +436,62 @@ mod tests {
             dev: Some("a\u{1b}b".into()),
             ..route()
         };
+        // A control character is shown, never sent: the line is not printable.
         assert_eq!(
             command("del", &v6),
-            "ip route del 2001:2::2/128 dev a\\u{1b}b proto 116 scope link metric 1024 pref medium congctl bbr"
+            "ip route del 2001:2::2/128 dev 'a\\u{1b}b' proto 116 scope link metric 1024 pref medium congctl bbr"
         );
+        assert!(!printable(&v6) && printable(&route()));
+        // The type is said where it is not unicast.
+        let hole = Route { kind: 6, gateway: None, dev: None, prefsrc: None, metrics: Default::default(), lock: 0, congctl: None, protocol: 4, ..route() };
+        assert_eq!(command("replace", &hole), "ip route replace blackhole 198.18.0.2/32 proto 4");
+        // A device's name is one word whatever it holds.
+        let evil = Route { dev: Some("x$(id>&2)".into()), ..route() };
+        assert!(command("replace", &evil).contains(" dev 'x$(id>&2)' "), "{}", command("replace", &evil));
+    }
+
+    /// What a POSIX shell (the system's sh, the real parser) makes of `line` as a command's
+    /// arguments.
+    fn sh_words(line: &str) -> Vec<String> {
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("printf '%s\\0' {line}"))
+            .output()
+            .expect("sh");
+        assert!(out.status.success(), "sh: {line}: {}", String::from_utf8_lossy(&out.stderr));
+        let text = String::from_utf8(out.stdout).expect("utf8");
+        text.split_terminator('\0').map(str::to_string).collect()
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(96))]
+        /// Any name the kernel gives an interface, however hostile, is one word to the shell and
+        /// to tcptune's own reader of the route line: the words `ip` gets are the words meant.
+        #[test]
+        fn any_interface_name_reads_back_as_itself(name in "[!-~\u{a1}-\u{ff}]{1,15}") {
+            proptest::prop_assume!(valid_ifname(&name) && name.len() <= 15);
+            let r = Route { dev: Some(name.clone()), ..route() };
+            let line = command("replace", &r);
+            proptest::prop_assert_eq!(sh_words(&line), words("replace", &r));
+            let back = parse_route_line(&format!("{LINE_MARK}{line}")).expect("a route line").expect("parses");
+            proptest::prop_assert_eq!(back.dev.as_deref(), Some(name.as_str()));
+            proptest::prop_assert_eq!(back.algorithm.as_str(), "bbr");
+        }
+    }
+
+    #[test]
+    fn the_names_of_the_findings_read_back_exactly() {
+        for name in ["x$(id>&2)", "a;b", "`id`", "a'b", "a\\b", "table", "congctl", "a|b&c", "\"q\"", "{{x}}", "#x", "é$x"] {
+            assert!(valid_ifname(name), "{name}");
+            let r = Route { dev: Some(name.to_string()), ..route() };
+            let line = command("replace", &r);
+            assert_eq!(sh_words(&line), words("replace", &r), "{line}");
+            let back = parse_route_line(&format!("{LINE_MARK}{line}")).expect("line").expect(name);
+            assert_eq!(back.dev.as_deref(), Some(name), "{line}");
+        }
+        for bad in ["", ".", "..", "a/b", "a:b", "a b", "a\tb", "a\nb", "0123456789abcdef", "a\u{1b}b", "\u{e0}"] {
+            assert!(!valid_ifname(bad), "{bad:?}");
+        }
     }
 
     #[test]
@@ -273,39 +524,61 @@ mod tests {
     #[test]
     fn route_lines_of_a_sysctl_file() {
         let line = format!("{LINE_MARK}{}", command("replace", &route()));
+        let parsed = parse_route_line(&line).expect("a route line").expect("parses");
         assert_eq!(
-            parse_route_line(&line),
-            Some(Ok(("198.18.0.2".parse().expect("ip"), "bbr".to_string())))
+            parsed,
+            RouteLine {
+                dest: "198.18.0.2".parse().expect("ip"),
+                algorithm: "bbr".into(),
+                gateway: Some("198.18.0.254".parse().expect("ip")),
+                dev: Some("eth0".into()),
+                prefsrc: Some("198.18.0.1".parse().expect("ip")),
+            }
         );
-        assert_eq!(
-            parse_route_line("# route: ip route replace 2001:2::2 dev x congctl cubic"),
-            Some(Ok(("2001:2::2".parse().expect("ip"), "cubic".to_string())))
-        );
+        let v6 = parse_route_line("# route: ip route replace 2001:2::2 dev x congctl cubic")
+            .expect("line")
+            .expect("parses");
+        assert_eq!((v6.dest, v6.algorithm.as_str()), ("2001:2::2".parse().expect("ip"), "cubic"));
         assert_eq!(parse_route_line("# a comment"), None);
+        assert_eq!(parse_route_line("# route to 198.18.0.2: bbr"), None);
         assert_eq!(parse_route_line("net.ipv4.tcp_rmem = 1 2 3"), None);
         for (bad, why) in [
-            (
-                "# route: ip route add 198.18.0.2/32 congctl bbr",
-                "is `# route: ip route replace",
-            ),
-            (
-                "# route: ip route replace 198.18.0.0/24 congctl bbr",
-                "a host route is /32",
-            ),
-            (
-                "# route: ip route replace 198.18.0.2 table 100 congctl bbr",
-                "main table only",
-            ),
+            ("# route: ip route add 198.18.0.2/32 congctl bbr", "is `# route: ip route replace"),
+            ("# route: ip route replace 198.18.0.0/24 congctl bbr", "a host route is /32"),
+            ("# route: ip route replace 198.18.0.2 table 100 congctl bbr", "main table only"),
+            ("# route: ip route replace 198.18.0.2 table main table 100 congctl bbr", "`table` twice"),
             ("# route: ip route replace 198.18.0.2 congctl lock bbr", "unlocked"),
-            (
-                "# route: ip route replace 198.18.0.2 congctl b;r",
-                "not a congestion control",
-            ),
+            ("# route: ip route replace 198.18.0.2 congctl b;r", "`;` outside quotes"),
             ("# route: ip route replace 198.18.0.2 dev eth0", "names no congctl"),
             ("# route: ip route replace host congctl bbr", "not an address"),
+            // Extra words are refused, not dropped.
+            ("# route: ip route replace 198.18.0.2 congctl reno && ip route del default", "`&` outside quotes"),
+            ("# route: ip route replace 198.18.0.2 congctl reno congctl bbr", "`congctl` twice"),
+            ("# route: ip route replace 198.18.0.2 proto 255 type blackhole congctl bbr", "`type`: not a word"),
+            ("# route: ip route replace blackhole 198.18.0.2 congctl bbr", "a blackhole route"),
+            ("# route: ip route replace 198.18.0.2 tos 0x10 congctl bbr", "tos 0"),
+            ("# route: ip route replace 198.18.0.2 dev 'a/b' congctl bbr", "not a name Linux gives"),
+            ("# route: ip route replace 198.18.0.2 dev 'x congctl bbr", "an unclosed quote"),
+            ("# route: ip route replace 198.18.0.2 congctl bbr \\", "a backslash at the end"),
+            ("# route: ip route replace 198.18.0.2 congctl $(id)", "`$` outside quotes"),
+            ("# route: ip route replace 0.0.0.0 congctl bbr", "the unspecified address"),
+            ("# route: ip route replace :: congctl bbr", "the unspecified address"),
+            ("# route: ip route replace ::ffff:10.99.0.5 congctl bbr", "IPv4-mapped"),
+            // Near misses: a route line written almost right.
+            ("#route: ip route replace 198.18.0.2 congctl bbr", "starts `# route:` exactly"),
+            (" # route: ip route replace 198.18.0.2 congctl bbr", "starts `# route:` exactly"),
+            ("# Route: ip route replace 198.18.0.2 congctl bbr", "starts `# route:` exactly"),
+            ("#  route: ip route replace 198.18.0.2 congctl bbr", "starts `# route:` exactly"),
+            ("# route:\tip route replace 198.18.0.2 congctl bbr", "starts `# route:` exactly"),
+            ("# route:  ip route replace 198.18.0.2 congctl bbr", "starts `# route:` exactly"),
+            ("# ROUTE : ip route replace 198.18.0.2 congctl bbr", "starts `# route:` exactly"),
         ] {
             let e = parse_route_line(bad).expect("a route line").expect_err(bad);
             assert!(e.contains(why), "{bad}: {e}");
         }
+        // A device named like a keyword is a device.
+        let r = Route { dev: Some("table".into()), ..route() };
+        let back = parse_route_line(&format!("{LINE_MARK}{}", command("replace", &r))).expect("line").expect("parses");
+        assert_eq!(back.dev.as_deref(), Some("table"));
     }
 }

@@ -906,7 +906,7 @@ fn verify_inspect_and_serve_over_the_lab_path() {
     let advice = v["advice"][0].as_str().expect("advice");
     assert!(
         advice.contains("on the receiver (now 262144 bytes")
-            && advice.contains(&format!("sysctl -w net.ipv4.tcp_rmem=\"4096 131072 {needed}\"")),
+            && advice.contains(&format!("sysctl -w 'net.ipv4.tcp_rmem=4096 131072 {needed}'")),
         "{advice}"
     );
 
@@ -929,7 +929,7 @@ fn verify_inspect_and_serve_over_the_lab_path() {
     assert_eq!(recv["status"], "fail", "{c:#}");
     // Sized as advise sizes a path it could not test (no tcptune serve on the sender): 6 × BDP.
     assert!(
-        recv["fix"].as_str().expect("fix").contains("tcp_rmem=\"4096 131072 3"),
+        recv["fix"].as_str().expect("fix").contains("tcp_rmem=4096 131072 3"),
         "{recv}"
     );
     // Its send buffer (the namespace default, 4 MiB) covers the 1.6 MB the path needs.
@@ -949,7 +949,7 @@ fn verify_inspect_and_serve_over_the_lab_path() {
         v["advice"][0]
             .as_str()
             .expect("advice")
-            .contains(&format!("tcp_wmem=\"4096 16384 {needed}\"")),
+            .contains(&format!("tcp_wmem=4096 16384 {needed}'")),
         "{v:#}"
     );
 

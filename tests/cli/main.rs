@@ -663,7 +663,7 @@ fn advise_shell_and_table_formats() {
         .assert()
         .success()
         .stdout(predicate::str::contains(
-            "sysctl -w net.ipv4.tcp_rmem=\"4096 131072 20643840\"",
+            "sysctl -w 'net.ipv4.tcp_rmem=4096 131072 20643840'",
         ));
     tcptune()
         .args([
