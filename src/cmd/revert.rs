@@ -104,7 +104,22 @@ fn print_outcome(out: &mut dyn Write, format: Format, dry_run: bool, o: &Outcome
     for f in &o.files {
         eprintln!("{}: {}", f.path.display(), f.outcome);
     }
-    eprintln!(
+    eprintln!("{}", done(o));
+    // The values are back and the snapshot says so: a stdout that cannot take the report
+    // must not exit 5, which says nothing was left changed.
+    if let Err(e) = written {
+        eprintln!(
+            "warning: stdout could not be written ({e:#}), but snapshot {} is reverted (tcptune snapshots shows it)",
+            o.snapshot
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// "reverted snapshot ID: 2 key(s) restored, 1 host route(s) put back": what `revert` and the
+/// `--for` timer's log end with.
+fn done(o: &Outcome) -> String {
+    format!(
         "reverted snapshot {}: {} key(s) restored{}{}",
         o.snapshot,
         o.restored.len(),
@@ -116,16 +131,7 @@ fn print_outcome(out: &mut dyn Write, format: Format, dry_run: bool, o: &Outcome
             0 => String::new(),
             n => format!(", {n} already at the prior value"),
         }
-    );
-    // The values are back and the snapshot says so: a stdout that cannot take the report
-    // must not exit 5, which says nothing was left changed.
-    if let Err(e) = written {
-        eprintln!(
-            "warning: stdout could not be written ({e:#}), but snapshot {} is reverted (tcptune snapshots shows it)",
-            o.snapshot
-        );
-    }
-    Ok(ExitCode::SUCCESS)
+    )
 }
 
 /// The report on stdout: JSON, or for a dry run what would change; flushed, so a failure
@@ -181,12 +187,10 @@ pub fn run_timer(a: &RevertTimerArgs, ctx: &Context) -> anyhow::Result<ExitCode>
         for w in &o.warnings {
             eprintln!("{}: warning: {w}", stamp());
         }
-        eprintln!(
-            "{}: reverted snapshot {}: {} key(s) restored",
-            stamp(),
-            o.snapshot,
-            o.restored.len()
-        );
+        for r in &o.routes {
+            eprintln!("{}: route {}: {} -> {}", stamp(), r.dest, r.from, r.to);
+        }
+        eprintln!("{}: {}", stamp(), done(&o));
     }
     Ok(ExitCode::SUCCESS)
 }

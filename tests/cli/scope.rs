@@ -681,3 +681,29 @@ unsafe extern "C" {
     #[link_name = "kill"]
     fn libc_kill(pid: i32, sig: i32) -> i32;
 }
+
+/// Issue 35 c: the `apply --for` timer's log counts and names the host route it put back, as
+/// `revert` does, not only the keys.
+#[test]
+#[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
+fn the_for_timers_log_names_the_route_it_put_back() {
+    let t = Three::up("i35t");
+    let before = t.routes();
+    let id = ok(&t.apply(B, &["--for", "1s"]), "apply --for").trim().to_string();
+    let log = t.state.path().join(format!("timer-{id}.log"));
+    let t0 = Instant::now();
+    let text = loop {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        if text.contains("reverted snapshot") {
+            break text;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "the timer did not revert: {text}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(t.routes(), before);
+    assert!(text.contains(&format!(": route {B}/32: ")), "{text}");
+    assert!(text.contains("1 host route(s) put back"), "{text}");
+}
