@@ -242,7 +242,7 @@ impl Context {
             local: os == Os::running() && sysctl_dir.is_none() && sysctl_cmd.is_none(),
             again_args: again
                 .iter()
-                .map(|(flag, v)| format!(" {flag} {}", crate::text::shell_quote(&v.display().to_string())))
+                .map(|(flag, v)| format!(" {flag} {}", crate::text::shell_word(&v.display().to_string())))
                 .collect(),
             forward_args,
             state_dir,
