@@ -241,8 +241,10 @@ pub(super) fn revert_in(env: &Env, mut snap: Snapshot, opts: RevertOpts, here: &
     check_contents(&snap, opts.persist_root)?;
     let mut warnings = check_place(env, &snap, &env.backend.describe(), here, opts.force)?;
     let other_boot = !snap.same_boot(here);
-    let routes = plan_routes(&snap, other_boot, opts.force, &mut warnings)?;
-    let (restored, unchanged) = plan_keys(env, &snap, here, other_boot, opts.force, &mut warnings)?;
+    // A newer snapshot may be what changed a route or a key since: a conflict names it.
+    let newer = newer_here(env, &snap, here);
+    let routes = plan_routes(&snap, &newer, other_boot, opts.force, &mut warnings)?;
+    let (restored, unchanged) = plan_keys(env, &snap, &newer, other_boot, opts.force, &mut warnings)?;
     let (files, file_steps) = plan_files(&snap, &mut warnings)?;
     let mut outcome = Outcome {
         snapshot: snap.id.clone(),
@@ -295,6 +297,7 @@ fn newer_here(env: &Env, snap: &Snapshot, here: &Identity) -> Vec<Snapshot> {
 /// stops the whole revert here, before anything is written (unless `force`).
 fn plan_routes(
     snap: &Snapshot,
+    newer: &[Snapshot],
     other_boot: bool,
     force: bool,
     warnings: &mut Vec<String>,
@@ -305,19 +308,23 @@ fn plan_routes(
         let now = super::route::now(c)?;
         let from = super::route::shown(&now);
         let to = super::route::shown(c.prior.as_slice());
+        let by = route_set_by(newer, c, &now);
         match super::route::judge(c, &now, other_boot, force) {
             Verdict::Unchanged | Verdict::Ended => continue,
             Verdict::Conflict => {
                 conflicts.push(format!(
-                    "the host route to {} is now `{from}` (tcptune set `{}`; before, {to})",
+                    "the host route to {} is now `{from}` (tcptune set `{}`; before, {to}){}",
                     c.dest,
-                    crate::route::command("replace", c.in_effect())
+                    crate::route::command("replace", c.in_effect()),
+                    by.map(|id| format!(", set by snapshot {id}: revert that first"))
+                        .unwrap_or_default()
                 ));
                 continue;
             }
             Verdict::RestoreForced => warnings.push(format!(
-                "the host route to {} was changed since the apply (now `{from}`); restoring {to} anyway (--force)",
-                c.dest
+                "the host route to {} was changed since the apply (now `{from}`{}); restoring {to} anyway (--force)",
+                c.dest,
+                by.map(|id| format!(", set by snapshot {id}")).unwrap_or_default()
             )),
             Verdict::Restore | Verdict::RestoreInterrupted => {}
         }
@@ -348,12 +355,11 @@ fn plan_routes(
 fn plan_keys(
     env: &Env,
     snap: &Snapshot,
-    here: &Identity,
+    newer: &[Snapshot],
     other_boot: bool,
     force: bool,
     warnings: &mut Vec<String>,
 ) -> anyhow::Result<(Vec<Restored>, Vec<String>)> {
-    let newer = newer_here(env, snap, here);
     let mut restore = Vec::new();
     let mut unchanged = Vec::new();
     let mut conflicts = Vec::new();
@@ -378,13 +384,16 @@ fn plan_keys(
                 restore.push(step);
             }
             Verdict::RestoreForced => {
+                let by = key_set_by(newer, c, &now)
+                    .map(|id| format!(", set by snapshot {id}"))
+                    .unwrap_or_default();
                 warnings.push(format!(
-                    "{} was changed since the apply (now {}); restoring {} anyway (--force)",
+                    "{} was changed since the apply (now {}{by}); restoring {} anyway (--force)",
                     c.key, step.from, c.prior
                 ));
                 restore.push(step);
             }
-            Verdict::Conflict => conflicts.push(conflict(c, &step.from, &now, &newer)),
+            Verdict::Conflict => conflicts.push(conflict(c, &step.from, &now, newer)),
         }
     }
     if !conflicts.is_empty() {
@@ -418,14 +427,8 @@ fn read_now(env: &Env, c: &Change, warnings: &mut Vec<String>) -> anyhow::Result
 /// One conflict, for the refusal: the key's value now (`shown` as normalised, `now` as
 /// read), what tcptune set, what it was before, and the newer snapshot that set it, if one did.
 fn conflict(c: &Change, shown: &str, now: &str, newer: &[Snapshot]) -> String {
-    let by = newer
-        .iter()
-        .find(|s| {
-            s.changes
-                .iter()
-                .any(|n| n.key == c.key && same_value(n.in_effect(), now))
-        })
-        .map(|s| format!(", set by snapshot {}: revert that first", s.id))
+    let by = key_set_by(newer, c, now)
+        .map(|id| format!(", set by snapshot {id}: revert that first"))
         .unwrap_or_default();
     format!(
         "{} is now {shown} (tcptune set {}; before, it was {}){by}",
@@ -433,6 +436,36 @@ fn conflict(c: &Change, shown: &str, now: &str, newer: &[Snapshot]) -> String {
         c.in_effect(),
         c.prior
     )
+}
+
+/// The newest of the `newer` snapshots that set `c`'s key to the value it holds `now`, if one did.
+fn key_set_by<'a>(newer: &'a [Snapshot], c: &Change, now: &str) -> Option<&'a str> {
+    newer
+        .iter()
+        .rev()
+        .find(|s| {
+            s.changes
+                .iter()
+                .any(|n| n.key == c.key && same_value(n.in_effect(), now))
+        })
+        .map(|s| s.id.as_str())
+}
+
+/// The newest of the `newer` snapshots that wrote the host route to `c`'s destination that is
+/// there `now`, if one did.
+fn route_set_by<'a>(newer: &'a [Snapshot], c: &RouteChange, now: &[crate::route::Route]) -> Option<&'a str> {
+    let [r] = now else {
+        return None;
+    };
+    newer
+        .iter()
+        .rev()
+        .find(|s| {
+            s.routes
+                .iter()
+                .any(|n| n.dest == c.dest && (r.same(n.in_effect()) || r.same(&n.new)))
+        })
+        .map(|s| s.id.as_str())
 }
 
 /// What undoing each `--persist` file change means now (for the outcome), and the writes

@@ -499,9 +499,21 @@ fn a_conflict_names_the_newer_snapshot_that_set_it() {
         by: "test",
         persist_root: std::path::Path::new("/nonexistent"),
     };
-    let e = revert_in(&f.env(&mock), old, opts, &here()).expect_err("conflict");
+    let e = revert_in(&f.env(&mock), old.clone(), opts, &here()).expect_err("conflict");
     assert!(format!("{e:#}").contains(", set by snapshot 0002-"), "{e:#}");
     assert_eq!(mock.get("net.core.rmem_max"), "30");
+    // With --force the warning names it too.
+    let forced = RevertOpts {
+        force: true,
+        dry_run: true,
+        ..opts
+    };
+    let o = revert_in(&f.env(&mock), old, forced, &here()).expect("forced");
+    assert!(
+        o.warnings.iter().any(|w| w.contains("(now 30, set by snapshot 0002-")),
+        "{:?}",
+        o.warnings
+    );
 }
 
 #[test]

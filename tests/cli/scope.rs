@@ -707,3 +707,50 @@ fn the_for_timers_log_names_the_route_it_put_back() {
     assert!(text.contains(&format!(": route {B}/32: ")), "{text}");
     assert!(text.contains("1 host route(s) put back"), "{text}");
 }
+
+/// Issue 35 d: reverting the older of two snapshots of one route names the newer one that set
+/// the route there now, as a key's conflict names it: refused, and with `--force` warned.
+#[test]
+#[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
+fn reverting_the_older_of_two_snapshots_of_one_route_names_the_newer() {
+    let t = Three::up("i35n");
+    let advice = ok(
+        &t.tcptune(&[
+            "advise",
+            "--scope",
+            "path",
+            "--host",
+            B,
+            "--rtt",
+            "150ms",
+            "--bandwidth",
+            "500mbit",
+            "--format",
+            "sysctl",
+        ]),
+        "advise",
+    );
+    let line = advice
+        .lines()
+        .find(|l| l.starts_with("# route: "))
+        .expect("a route line");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("route.conf");
+    let other = line.replace(" congctl bbr", &format!(" congctl {}", t.default_cc));
+    std::fs::write(&file, format!("{other}\n")).expect("write");
+    let older = ok(&t.apply(B, &[]), "apply").trim().to_string();
+    let newer = ok(&t.tcptune(&["apply", file.to_str().expect("utf8")]), "apply FILE")
+        .trim()
+        .to_string();
+    let routes = t.routes();
+    for (args, code) in [
+        (vec!["revert", &older], 3),
+        (vec!["revert", &older, "--force", "--dry-run"], 0),
+    ] {
+        let out = t.tcptune(&args);
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
+        assert!(err.contains(&format!("set by snapshot {newer}")), "{args:?}: {err}");
+    }
+    assert_eq!(t.routes(), routes, "nothing changed");
+}
