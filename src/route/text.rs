@@ -332,15 +332,16 @@ fn algorithm(cc: &str) -> Result<String, String> {
     Ok(cc.to_string())
 }
 
-/// A name Linux takes for an interface (the kernel's dev_valid_name): 1 to 15 bytes, not "."
-/// or "..", no '/', ':' or white space (the kernel's isspace: space, \t \n \v \f \r and the
-/// byte 0xa0). tcptune also refuses control characters, which no terminal shows as they are.
-/// Every other byte is allowed, `$(id)` included: a name is quoted wherever it is written.
+/// A name Linux gives an interface (the kernel's dev_valid_name): 1 to 15 bytes, not "." or
+/// "..", no '/', ':' or white space (the kernel's isspace: space, \t \n \v \f \r and the
+/// byte 0xa0), and no '%' (a name with one is a pattern, `eth%d`, that the kernel numbers).
+/// tcptune also refuses control characters, which no terminal shows as they are. Every other
+/// byte is allowed, `$(id)` included: a name is quoted wherever it is written.
 pub fn valid_ifname(n: &str) -> bool {
     (1..=15).contains(&n.len())
         && n != "."
         && n != ".."
-        && n.bytes().all(|b| !matches!(b, b'/' | b':' | b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | 0xa0))
+        && n.bytes().all(|b| !matches!(b, b'/' | b':' | b'%' | b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | 0xa0))
         && !n.chars().any(char::is_control)
 }
 
@@ -489,7 +490,7 @@ mod tests {
             let back = parse_route_line(&format!("{LINE_MARK}{line}")).expect("line").expect(name);
             assert_eq!(back.dev.as_deref(), Some(name), "{line}");
         }
-        for bad in ["", ".", "..", "a/b", "a:b", "a b", "a\tb", "a\nb", "0123456789abcdef", "a\u{1b}b", "\u{e0}"] {
+        for bad in ["", ".", "..", "a/b", "a:b", "eth%d", "a b", "a\tb", "a\nb", "0123456789abcdef", "a\u{1b}b", "\u{e0}"] {
             assert!(!valid_ifname(bad), "{bad:?}");
         }
     }

@@ -418,12 +418,12 @@ fn a_near_miss_route_line_is_an_error_naming_the_line() {
 /// byte a name may hold.
 fn hostile_names(count: usize) -> Vec<String> {
     let mut names: Vec<String> = [
-        "x$(id>&2)", "`id`", "a'b", "a\"b", "a\\b", "{{7*7}}", "{%x%}", "#c", "-n", "a;b|c&d", "*", "~root", "!x",
+        "x$(id>&2)", "`id`", "a'b", "a\"b", "a\\b", "{{7*7}}", "{#x#}", "#c", "-n", "a;b|c&d", "*", "~root", "!x",
         "a>b<c", "'", "''", "é$HOME",
     ]
     .map(String::from)
     .to_vec();
-    let alphabet: Vec<char> = ('!'..='~').filter(|c| !matches!(c, '/' | ':')).collect();
+    let alphabet: Vec<char> = ('!'..='~').filter(|c| !matches!(c, '/' | ':' | '%')).collect();
     let mut seed: u64 = 0x7463_7074_756e_6535;
     for _ in 0..count {
         let mut next = || {
@@ -504,4 +504,47 @@ fn every_renderer_gives_back_the_words_meant() {
         let v: Value = serde_json::from_str(&advise(&t, &dest, "json")).expect("json");
         assert_eq!(v["route"]["route"]["dev"], name.as_str(), "{name:?} json");
     }
+}
+
+/// Ansible templates every string it is given: a device named `{{7*7}}` would become `49`.
+/// The playbook marks such words `!unsafe`; ansible-playbook sets the route on that very
+/// device, and its revert takes it out.
+#[test]
+#[cfg_attr(
+    not(feature = "privileged-tests"),
+    ignore = "privileged: needs root and the clients tests/run.sh installs"
+)]
+fn the_playbook_takes_a_templated_device_name_as_it_is() {
+    let venv = super::fleet::venv();
+    let t = Three::up("rta");
+    device(&t, "{{7*7}}", 70);
+    let before = t.routes();
+    let dir = tempfile::tempdir().expect("tmp");
+    let book = dir.path().join("tcptune.yml");
+    std::fs::write(&book, advise(&t, "198.19.70.9", "ansible")).expect("write");
+    let play = |extra: &[&str]| {
+        let out = Std::new("ip")
+            .args(["netns", "exec", &t.a.name])
+            .arg(venv.join("bin/ansible-playbook"))
+            .args(["-c", "local", "-i", "localhost,"])
+            .arg(&book)
+            .arg("-e")
+            .arg(format!("ansible_python_interpreter={}", venv.join("bin/python").display()))
+            .arg("-e")
+            .arg(format!("tcptune_sysctl_file={}", dir.path().join("60-tcptune.conf").display()))
+            .arg("-e")
+            .arg(format!("tcptune_prior_file={}", dir.path().join("state/prior.conf").display()))
+            .args(extra)
+            .env("ANSIBLE_NOCOLOR", "1")
+            .env("ANSIBLE_LOCAL_TEMP", dir.path().join("ansible-tmp"))
+            .env("ANSIBLE_REMOTE_TEMP", dir.path().join("ansible-tmp"))
+            .output()
+            .expect("ansible-playbook");
+        ok(&out, &format!("ansible-playbook {extra:?}"))
+    };
+    play(&[]);
+    let shown = ok(&t.a.exec("ip", &["route", "show", "exact", "198.19.70.9/32"]), "ip route");
+    assert!(shown.contains("dev {{7*7}} proto 116") && shown.contains("congctl bbr"), "{shown}");
+    play(&["--tags", "revert"]);
+    assert_eq!(t.routes(), before);
 }
