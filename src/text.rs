@@ -293,8 +293,10 @@ impl serde::Serialize for Foreign {
 /// the shell reads back `s` itself; for text tcptune writes, use [`shell_word`].
 pub fn shell_quote(s: &str) -> String {
     if !s.is_empty()
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-' | b'=' | b'/' | b':' | b',' | b'+' | b'@' | b'%'))
+        && s.bytes().all(|b| {
+            b.is_ascii_alphanumeric()
+                || matches!(b, b'.' | b'_' | b'-' | b'=' | b'/' | b':' | b',' | b'+' | b'@' | b'%')
+        })
     {
         return s.to_string();
     }

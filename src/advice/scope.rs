@@ -68,7 +68,13 @@ impl RouteAdvice {
     /// deletion of tcptune's own.
     pub fn undo_command(&self) -> Option<String> {
         let words = self.undo_words()?;
-        Some(words.iter().map(|w| crate::text::shell_word(w)).collect::<Vec<_>>().join(" "))
+        Some(
+            words
+                .iter()
+                .map(|w| crate::text::shell_word(w))
+                .collect::<Vec<_>>()
+                .join(" "),
+        )
     }
 
     /// [`RouteAdvice::undo_command`] as the words `ip` takes.
@@ -76,9 +82,16 @@ impl RouteAdvice {
         let r = self.route.as_ref()?;
         Some(match &self.prior {
             Some(p) => route::words("replace", p),
-            None => ["ip", "route", "del", &route::prefix(r.dst, r.dst_len), "proto", &route::PROTO.to_string()]
-                .map(String::from)
-                .to_vec(),
+            None => [
+                "ip",
+                "route",
+                "del",
+                &route::prefix(r.dst, r.dst_len),
+                "proto",
+                &route::PROTO.to_string(),
+            ]
+            .map(String::from)
+            .to_vec(),
         })
     }
 

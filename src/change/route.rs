@@ -151,7 +151,11 @@ fn check_line(line: &route::RouteLine, new: &Route) -> Result<(), Error> {
         if let Some(p) = p {
             w.push(format!("src {p}"));
         }
-        if w.is_empty() { "nothing".to_string() } else { w.join(" ") }
+        if w.is_empty() {
+            "nothing".to_string()
+        } else {
+            w.join(" ")
+        }
     };
     Err(Error::not_permitted(format!(
         "the file's route to {} says `{}`, the kernel reaches it by `{}` now; nothing was written",
@@ -241,7 +245,10 @@ pub fn now(c: &RouteChange) -> anyhow::Result<Vec<Route>> {
     {
         let now = netlink::device_name(index)?;
         if now.as_deref() != Some(name) {
-            let is_now = now.map_or_else(|| "no device has it now".to_string(), |n| format!("it is {} now", crate::text::shell_word(&n)));
+            let is_now = now.map_or_else(
+                || "no device has it now".to_string(),
+                |n| format!("it is {} now", crate::text::shell_word(&n)),
+            );
             return Err(Error::not_permitted(format!(
                 "the host route to {} was on {} (index {index}), and {is_now}: tcptune cannot put it back as it was; nothing was changed",
                 c.dest,

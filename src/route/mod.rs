@@ -20,7 +20,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
 
-pub use text::{LINE_MARK, RouteLine, command, looks_like_route_line, parse_route_get, parse_route_line, prefix, printable, valid_ifname, words};
+pub use text::{
+    LINE_MARK, RouteLine, command, looks_like_route_line, parse_route_get, parse_route_line, prefix, printable,
+    valid_ifname, words,
+};
 
 /// The protocol number of the host routes tcptune adds (`proto 116`; 116 is ASCII `t`). The
 /// kernel leaves numbers past 4 (static) uninterpreted; iproute2's rt_protos names 0-18, 42,

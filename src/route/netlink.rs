@@ -162,7 +162,9 @@ mod linux {
 
     /// The name of the device with index `index` now; None when there is none.
     pub fn device_name(index: u32) -> Result<Option<String>, Error> {
-        with_handle("reading the interfaces", |handle| async move { Ok(ifname(&handle, index).await) })
+        with_handle("reading the interfaces", |handle| async move {
+            Ok(ifname(&handle, index).await)
+        })
     }
 
     /// What the kernel uses for `dest` today: `ip route get` and `ip route get fibmatch`.
@@ -242,7 +244,9 @@ mod linux {
             for m in dump(&handle, family).await? {
                 // The route of ordinary connections (tos 0): a route for one tos only is not
                 // the one they take, and tcptune neither copies nor changes it.
-                if table_of(&m) != MAIN_TABLE || m.header.destination_prefix_length != full_len(dest) || m.header.tos != 0
+                if table_of(&m) != MAIN_TABLE
+                    || m.header.destination_prefix_length != full_len(dest)
+                    || m.header.tos != 0
                 {
                     continue;
                 }
@@ -341,7 +345,9 @@ mod linux {
                     hops.len()
                 ));
             }
-            RouteAttribute::NhId(id) => return Err(format!("uses nexthop object {id}: tcptune copies plain routes only")),
+            RouteAttribute::NhId(id) => {
+                return Err(format!("uses nexthop object {id}: tcptune copies plain routes only"));
+            }
             RouteAttribute::Encap(_) | RouteAttribute::EncapType(_) => return Err("has an encapsulation".into()),
             RouteAttribute::Via(_) => return Err("has a next hop of another address family".into()),
             RouteAttribute::Realm(_) => return Err("has realms".into()),

@@ -178,7 +178,9 @@ fn shell_words(line: &str) -> Result<Vec<String>, String> {
                 Some(e) => word.get_or_insert_with(String::new).push(e),
                 None => return Err("a backslash at the end: a route line is one line".into()),
             },
-            c if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '=' | '/' | ':' | ',' | '+' | '@' | '%') => {
+            c if c.is_ascii_alphanumeric()
+                || matches!(c, '.' | '_' | '-' | '=' | '/' | ':' | ',' | '+' | '@' | '%') =>
+            {
                 word.get_or_insert_with(String::new).push(c);
             }
             c => {
@@ -275,10 +277,7 @@ fn parse_words(words: &[String]) -> Result<RouteLine, String> {
                 }
             }
             other => {
-                return Err(format!(
-                    "`{}`: not a word of the route line tcptune writes",
-                    esc(other)
-                ));
+                return Err(format!("`{}`: not a word of the route line tcptune writes", esc(other)));
             }
         }
     }
@@ -341,7 +340,12 @@ pub fn valid_ifname(n: &str) -> bool {
     (1..=15).contains(&n.len())
         && n != "."
         && n != ".."
-        && n.bytes().all(|b| !matches!(b, b'/' | b':' | b'%' | b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | 0xa0))
+        && n.bytes().all(|b| {
+            !matches!(
+                b,
+                b'/' | b':' | b'%' | b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | 0xa0
+            )
+        })
         && !n.chars().any(char::is_control)
 }
 
@@ -444,11 +448,31 @@ mod tests {
         );
         assert!(!printable(&v6) && printable(&route()));
         // The type is said where it is not unicast.
-        let hole = Route { kind: 6, gateway: None, dev: None, prefsrc: None, metrics: Default::default(), lock: 0, congctl: None, protocol: 4, ..route() };
-        assert_eq!(command("replace", &hole), "ip route replace blackhole 198.18.0.2/32 proto 4");
+        let hole = Route {
+            kind: 6,
+            gateway: None,
+            dev: None,
+            prefsrc: None,
+            metrics: Default::default(),
+            lock: 0,
+            congctl: None,
+            protocol: 4,
+            ..route()
+        };
+        assert_eq!(
+            command("replace", &hole),
+            "ip route replace blackhole 198.18.0.2/32 proto 4"
+        );
         // A device's name is one word whatever it holds.
-        let evil = Route { dev: Some("x$(id>&2)".into()), ..route() };
-        assert!(command("replace", &evil).contains(" dev 'x$(id>&2)' "), "{}", command("replace", &evil));
+        let evil = Route {
+            dev: Some("x$(id>&2)".into()),
+            ..route()
+        };
+        assert!(
+            command("replace", &evil).contains(" dev 'x$(id>&2)' "),
+            "{}",
+            command("replace", &evil)
+        );
     }
 
     /// What a POSIX shell (the system's sh, the real parser) makes of `line` as a command's
@@ -459,7 +483,11 @@ mod tests {
             .arg(format!("printf '%s\\0' {line}"))
             .output()
             .expect("sh");
-        assert!(out.status.success(), "sh: {line}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "sh: {line}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let text = String::from_utf8(out.stdout).expect("utf8");
         text.split_terminator('\0').map(str::to_string).collect()
     }
@@ -482,15 +510,46 @@ mod tests {
 
     #[test]
     fn the_names_of_the_findings_read_back_exactly() {
-        for name in ["x$(id>&2)", "a;b", "`id`", "a'b", "a\\b", "table", "congctl", "a|b&c", "\"q\"", "{{x}}", "#x", "é$x"] {
+        for name in [
+            "x$(id>&2)",
+            "a;b",
+            "`id`",
+            "a'b",
+            "a\\b",
+            "table",
+            "congctl",
+            "a|b&c",
+            "\"q\"",
+            "{{x}}",
+            "#x",
+            "é$x",
+        ] {
             assert!(valid_ifname(name), "{name}");
-            let r = Route { dev: Some(name.to_string()), ..route() };
+            let r = Route {
+                dev: Some(name.to_string()),
+                ..route()
+            };
             let line = command("replace", &r);
             assert_eq!(sh_words(&line), words("replace", &r), "{line}");
-            let back = parse_route_line(&format!("{LINE_MARK}{line}")).expect("line").expect(name);
+            let back = parse_route_line(&format!("{LINE_MARK}{line}"))
+                .expect("line")
+                .expect(name);
             assert_eq!(back.dev.as_deref(), Some(name), "{line}");
         }
-        for bad in ["", ".", "..", "a/b", "a:b", "eth%d", "a b", "a\tb", "a\nb", "0123456789abcdef", "a\u{1b}b", "\u{e0}"] {
+        for bad in [
+            "",
+            ".",
+            "..",
+            "a/b",
+            "a:b",
+            "eth%d",
+            "a b",
+            "a\tb",
+            "a\nb",
+            "0123456789abcdef",
+            "a\u{1b}b",
+            "\u{e0}",
+        ] {
             assert!(!valid_ifname(bad), "{bad:?}");
         }
     }
@@ -539,47 +598,115 @@ mod tests {
         let v6 = parse_route_line("# route: ip route replace 2001:2::2 dev x congctl cubic")
             .expect("line")
             .expect("parses");
-        assert_eq!((v6.dest, v6.algorithm.as_str()), ("2001:2::2".parse().expect("ip"), "cubic"));
+        assert_eq!(
+            (v6.dest, v6.algorithm.as_str()),
+            ("2001:2::2".parse().expect("ip"), "cubic")
+        );
         assert_eq!(parse_route_line("# a comment"), None);
         assert_eq!(parse_route_line("# route to 198.18.0.2: bbr"), None);
         assert_eq!(parse_route_line("net.ipv4.tcp_rmem = 1 2 3"), None);
         for (bad, why) in [
-            ("# route: ip route add 198.18.0.2/32 congctl bbr", "is `# route: ip route replace"),
-            ("# route: ip route replace 198.18.0.0/24 congctl bbr", "a host route is /32"),
-            ("# route: ip route replace 198.18.0.2 table 100 congctl bbr", "main table only"),
-            ("# route: ip route replace 198.18.0.2 table main table 100 congctl bbr", "`table` twice"),
+            (
+                "# route: ip route add 198.18.0.2/32 congctl bbr",
+                "is `# route: ip route replace",
+            ),
+            (
+                "# route: ip route replace 198.18.0.0/24 congctl bbr",
+                "a host route is /32",
+            ),
+            (
+                "# route: ip route replace 198.18.0.2 table 100 congctl bbr",
+                "main table only",
+            ),
+            (
+                "# route: ip route replace 198.18.0.2 table main table 100 congctl bbr",
+                "`table` twice",
+            ),
             ("# route: ip route replace 198.18.0.2 congctl lock bbr", "unlocked"),
             ("# route: ip route replace 198.18.0.2 congctl b;r", "`;` outside quotes"),
             ("# route: ip route replace 198.18.0.2 dev eth0", "names no congctl"),
             ("# route: ip route replace host congctl bbr", "not an address"),
             // Extra words are refused, not dropped.
-            ("# route: ip route replace 198.18.0.2 congctl reno && ip route del default", "`&` outside quotes"),
-            ("# route: ip route replace 198.18.0.2 congctl reno congctl bbr", "`congctl` twice"),
-            ("# route: ip route replace 198.18.0.2 proto 255 type blackhole congctl bbr", "`type`: not a word"),
-            ("# route: ip route replace blackhole 198.18.0.2 congctl bbr", "a blackhole route"),
+            (
+                "# route: ip route replace 198.18.0.2 congctl reno && ip route del default",
+                "`&` outside quotes",
+            ),
+            (
+                "# route: ip route replace 198.18.0.2 congctl reno congctl bbr",
+                "`congctl` twice",
+            ),
+            (
+                "# route: ip route replace 198.18.0.2 proto 255 type blackhole congctl bbr",
+                "`type`: not a word",
+            ),
+            (
+                "# route: ip route replace blackhole 198.18.0.2 congctl bbr",
+                "a blackhole route",
+            ),
             ("# route: ip route replace 198.18.0.2 tos 0x10 congctl bbr", "tos 0"),
-            ("# route: ip route replace 198.18.0.2 dev 'a/b' congctl bbr", "not a name Linux gives"),
-            ("# route: ip route replace 198.18.0.2 dev 'x congctl bbr", "an unclosed quote"),
-            ("# route: ip route replace 198.18.0.2 congctl bbr \\", "a backslash at the end"),
-            ("# route: ip route replace 198.18.0.2 congctl $(id)", "`$` outside quotes"),
-            ("# route: ip route replace 0.0.0.0 congctl bbr", "the unspecified address"),
+            (
+                "# route: ip route replace 198.18.0.2 dev 'a/b' congctl bbr",
+                "not a name Linux gives",
+            ),
+            (
+                "# route: ip route replace 198.18.0.2 dev 'x congctl bbr",
+                "an unclosed quote",
+            ),
+            (
+                "# route: ip route replace 198.18.0.2 congctl bbr \\",
+                "a backslash at the end",
+            ),
+            (
+                "# route: ip route replace 198.18.0.2 congctl $(id)",
+                "`$` outside quotes",
+            ),
+            (
+                "# route: ip route replace 0.0.0.0 congctl bbr",
+                "the unspecified address",
+            ),
             ("# route: ip route replace :: congctl bbr", "the unspecified address"),
             ("# route: ip route replace ::ffff:10.99.0.5 congctl bbr", "IPv4-mapped"),
             // Near misses: a route line written almost right.
-            ("#route: ip route replace 198.18.0.2 congctl bbr", "starts `# route:` exactly"),
-            (" # route: ip route replace 198.18.0.2 congctl bbr", "starts `# route:` exactly"),
-            ("# Route: ip route replace 198.18.0.2 congctl bbr", "starts `# route:` exactly"),
-            ("#  route: ip route replace 198.18.0.2 congctl bbr", "starts `# route:` exactly"),
-            ("# route:\tip route replace 198.18.0.2 congctl bbr", "starts `# route:` exactly"),
-            ("# route:  ip route replace 198.18.0.2 congctl bbr", "starts `# route:` exactly"),
-            ("# ROUTE : ip route replace 198.18.0.2 congctl bbr", "starts `# route:` exactly"),
+            (
+                "#route: ip route replace 198.18.0.2 congctl bbr",
+                "starts `# route:` exactly",
+            ),
+            (
+                " # route: ip route replace 198.18.0.2 congctl bbr",
+                "starts `# route:` exactly",
+            ),
+            (
+                "# Route: ip route replace 198.18.0.2 congctl bbr",
+                "starts `# route:` exactly",
+            ),
+            (
+                "#  route: ip route replace 198.18.0.2 congctl bbr",
+                "starts `# route:` exactly",
+            ),
+            (
+                "# route:\tip route replace 198.18.0.2 congctl bbr",
+                "starts `# route:` exactly",
+            ),
+            (
+                "# route:  ip route replace 198.18.0.2 congctl bbr",
+                "starts `# route:` exactly",
+            ),
+            (
+                "# ROUTE : ip route replace 198.18.0.2 congctl bbr",
+                "starts `# route:` exactly",
+            ),
         ] {
             let e = parse_route_line(bad).expect("a route line").expect_err(bad);
             assert!(e.contains(why), "{bad}: {e}");
         }
         // A device named like a keyword is a device.
-        let r = Route { dev: Some("table".into()), ..route() };
-        let back = parse_route_line(&format!("{LINE_MARK}{}", command("replace", &r))).expect("line").expect("parses");
+        let r = Route {
+            dev: Some("table".into()),
+            ..route()
+        };
+        let back = parse_route_line(&format!("{LINE_MARK}{}", command("replace", &r)))
+            .expect("line")
+            .expect("parses");
         assert_eq!(back.dev.as_deref(), Some("table"));
     }
 }

@@ -42,8 +42,18 @@ fn sh_words(line: &str) -> Vec<String> {
 /// 198.19.`net`.9 is reached through `name`.
 fn device(t: &Three, name: &str, net: u8) {
     let peer = format!("p{net}");
-    ip(&["-n", &t.a.name, "link", "add", name, "type", "veth", "peer", "name", &peer]);
-    ip(&["-n", &t.a.name, "addr", "add", &format!("198.19.{net}.1/24"), "dev", name]);
+    ip(&[
+        "-n", &t.a.name, "link", "add", name, "type", "veth", "peer", "name", &peer,
+    ]);
+    ip(&[
+        "-n",
+        &t.a.name,
+        "addr",
+        "add",
+        &format!("198.19.{net}.1/24"),
+        "dev",
+        name,
+    ]);
     ip(&["-n", &t.a.name, "link", "set", name, "up"]);
     ip(&["-n", &t.a.name, "link", "set", &peer, "up"]);
 }
@@ -51,7 +61,17 @@ fn device(t: &Three, name: &str, net: u8) {
 /// `advise --scope path --host HOST` for a given path in A, in `format`.
 fn advise(t: &Three, host: &str, format: &str) -> String {
     let out = t.tcptune(&[
-        "advise", "--scope", "path", "--host", host, "--rtt", "150ms", "--bandwidth", "500mbit", "--format", format,
+        "advise",
+        "--scope",
+        "path",
+        "--host",
+        host,
+        "--rtt",
+        "150ms",
+        "--bandwidth",
+        "500mbit",
+        "--format",
+        format,
     ]);
     ok(&out, &format!("advise --format {format}"))
 }
@@ -102,14 +122,29 @@ fn a_hostile_device_name_is_one_word_in_every_format() {
         let (calls, said) = run_script(&advise(&t, &dest, "shell"));
         assert!(!said.contains("uid="), "{name}: the script ran a command: {said}");
         let route: Vec<String> = [
-            "ip", "route", "replace", &format!("{dest}/32"), "dev", name, "proto", "116", "scope", "link", "src",
-            &format!("198.19.{net}.1"), "congctl", "bbr",
+            "ip",
+            "route",
+            "replace",
+            &format!("{dest}/32"),
+            "dev",
+            name,
+            "proto",
+            "116",
+            "scope",
+            "link",
+            "src",
+            &format!("198.19.{net}.1"),
+            "congctl",
+            "bbr",
         ]
         .map(String::from)
         .to_vec();
         assert!(calls.contains(&route), "{name}: {calls:?}");
         assert!(
-            calls.iter().filter(|c| c[0] == "sysctl").all(|c| c.len() == 3 && c[1] == "-w" && c[2].starts_with("net.")),
+            calls
+                .iter()
+                .filter(|c| c[0] == "sysctl")
+                .all(|c| c.len() == 3 && c[1] == "-w" && c[2].starts_with("net.")),
             "{calls:?}"
         );
 
@@ -118,8 +153,14 @@ fn a_hostile_device_name_is_one_word_in_every_format() {
         std::fs::write(&file, advise(&t, &dest, "sysctl")).expect("write");
         let out = t.tcptune(&["apply", file.to_str().expect("utf8")]);
         ok(&out, &format!("apply the file for {name}"));
-        let shown = ok(&t.a.exec("ip", &["route", "show", "exact", &format!("{dest}/32")]), "ip route");
-        assert!(shown.contains(&format!("dev {name} proto 116")) && shown.contains("congctl bbr"), "{shown}");
+        let shown = ok(
+            &t.a.exec("ip", &["route", "show", "exact", &format!("{dest}/32")]),
+            "ip route",
+        );
+        assert!(
+            shown.contains(&format!("dev {name} proto 116")) && shown.contains("congctl bbr"),
+            "{shown}"
+        );
         ok(&t.tcptune(&["revert"]), "revert");
         assert_eq!(t.routes(), before, "{name}");
 
@@ -156,7 +197,18 @@ fn a_far_ends_device_name_cannot_run_in_the_script() {
         .arg(tree.path())
         .args(["advise", "--ssh", "here", "--ssh-command"])
         .arg(&ssh)
-        .args(["--side", "far", "--scope", "path", "--rtt", "150ms", "--bandwidth", "500mbit", "--format", "shell"])
+        .args([
+            "--side",
+            "far",
+            "--scope",
+            "path",
+            "--rtt",
+            "150ms",
+            "--bandwidth",
+            "500mbit",
+            "--format",
+            "shell",
+        ])
         .output()
         .expect("run");
     let script = ok(&out, "advise --side far --format shell");
@@ -167,14 +219,29 @@ fn a_far_ends_device_name_cannot_run_in_the_script() {
     assert_eq!(
         sh_words(line),
         [
-            "ip", "route", "replace", "198.18.0.1/32", "via", "198.18.0.254", "dev", "x$(id>&2);y", "proto", "116",
-            "src", "198.18.0.2", "congctl", "bbr"
+            "ip",
+            "route",
+            "replace",
+            "198.18.0.1/32",
+            "via",
+            "198.18.0.254",
+            "dev",
+            "x$(id>&2);y",
+            "proto",
+            "116",
+            "src",
+            "198.18.0.2",
+            "congctl",
+            "bbr"
         ],
         "{line}"
     );
     let (calls, said) = run_script(&script);
     assert!(!said.contains("uid="), "{said}");
-    assert!(calls.iter().any(|c| c.contains(&"x$(id>&2);y".to_string())), "{calls:?}");
+    assert!(
+        calls.iter().any(|c| c.contains(&"x$(id>&2);y".to_string())),
+        "{calls:?}"
+    );
 }
 
 /// Finding 2: an IPv6 route that expires (router advertisements) was copied into a permanent
@@ -185,20 +252,52 @@ fn a_far_ends_device_name_cannot_run_in_the_script() {
 fn a_route_that_expires_is_never_made_permanent() {
     let t = Three::up("rte");
     ip(&[
-        "-n", &t.a.name, "-6", "route", "add", "2001:2:94::/64", "via", "fe80::2", "dev", "br0", "proto", "ra",
-        "expires", "300",
+        "-n",
+        &t.a.name,
+        "-6",
+        "route",
+        "add",
+        "2001:2:94::/64",
+        "via",
+        "fe80::2",
+        "dev",
+        "br0",
+        "proto",
+        "ra",
+        "expires",
+        "300",
     ]);
-    ip(&["-n", &t.a.name, "-6", "route", "add", "2001:2:95::5/128", "dev", "br0", "expires", "600"]);
+    ip(&[
+        "-n",
+        &t.a.name,
+        "-6",
+        "route",
+        "add",
+        "2001:2:95::5/128",
+        "dev",
+        "br0",
+        "expires",
+        "600",
+    ]);
     for host in ["2001:2:94::5", "2001:2:95::5"] {
         let before = t.routes();
         refused(&t.apply(host, &[]), 3, "expires");
         assert_eq!(t.routes(), before, "{host}: nothing written");
-        assert_eq!(t.a.sysctl("net.ipv4.tcp_notsent_lowat"), "4294967295", "{host}: no sysctl written");
+        assert_eq!(
+            t.a.sysctl("net.ipv4.tcp_notsent_lowat"),
+            "4294967295",
+            "{host}: no sysctl written"
+        );
         let advice = advise(&t, host, "sysctl");
         assert!(!advice.contains("\n# route: "), "{advice}");
         assert!(advice.contains("expires"), "{advice}");
     }
-    assert!(t.routes().contains("2001:2:95::5 dev br0 proto boot scope global metric 1024 expires"), "{}", t.routes());
+    assert!(
+        t.routes()
+            .contains("2001:2:95::5 dev br0 proto boot scope global metric 1024 expires"),
+        "{}",
+        t.routes()
+    );
 }
 
 /// Finding 5: only the route of ordinary (tos 0) connections is read and changed; IPv4-mapped
@@ -207,14 +306,34 @@ fn a_route_that_expires_is_never_made_permanent() {
 #[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
 fn a_route_for_one_tos_is_left_and_odd_addresses_are_refused() {
     let t = Three::up("rtt");
-    ip(&["-n", &t.a.name, "route", "add", &format!("{B}/32"), "tos", "0x10", "dev", "br0"]);
+    ip(&[
+        "-n",
+        &t.a.name,
+        "route",
+        "add",
+        &format!("{B}/32"),
+        "tos",
+        "0x10",
+        "dev",
+        "br0",
+    ]);
     let out = t.apply(B, &[]);
     ok(&out, "apply beside a tos route");
     assert!(err(&out).contains("a host route added"), "{}", err(&out));
     let shown = t.routes();
-    assert!(shown.contains(&format!("unicast {B} tos 0x10 dev br0 proto boot scope link \n")) || shown.contains(&format!("{B} tos 0x10 dev br0")), "{shown}");
-    assert!(shown.contains(&format!("unicast {B} dev br0 proto 116 scope link src {A} congctl bbr")), "{shown}");
-    assert!(!shown.lines().any(|l| l.contains("tos 0x10") && l.contains("congctl")), "{shown}");
+    assert!(
+        shown.contains(&format!("unicast {B} tos 0x10 dev br0 proto boot scope link \n"))
+            || shown.contains(&format!("{B} tos 0x10 dev br0")),
+        "{shown}"
+    );
+    assert!(
+        shown.contains(&format!("unicast {B} dev br0 proto 116 scope link src {A} congctl bbr")),
+        "{shown}"
+    );
+    assert!(
+        !shown.lines().any(|l| l.contains("tos 0x10") && l.contains("congctl")),
+        "{shown}"
+    );
     ok(&t.tcptune(&["revert"]), "revert");
 
     for (host, says) in [
@@ -234,7 +353,11 @@ fn a_route_for_one_tos_is_left_and_odd_addresses_are_refused() {
 #[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
 fn a_destination_with_no_path_is_a_refusal_naming_its_type() {
     let t = Three::up("rtb");
-    for (kind, net, v6) in [("blackhole", 50, "2001:2:50::/64"), ("unreachable", 51, "2001:2:51::/64"), ("prohibit", 52, "2001:2:52::/64")] {
+    for (kind, net, v6) in [
+        ("blackhole", 50, "2001:2:50::/64"),
+        ("unreachable", 51, "2001:2:51::/64"),
+        ("prohibit", 52, "2001:2:52::/64"),
+    ] {
         ip(&["-n", &t.a.name, "route", "add", kind, &format!("198.19.{net}.0/24")]);
         ip(&["-n", &t.a.name, "-6", "route", "add", kind, v6]);
         let before = t.routes();
@@ -257,6 +380,9 @@ fn snapshot_file(t: &Three) -> PathBuf {
     files.pop().expect("a snapshot")
 }
 
+/// A change to a snapshot's JSON.
+type Edit = Box<dyn Fn(&mut Value)>;
+
 fn edit(path: &Path, f: impl FnOnce(&mut Value)) {
     let mut v: Value = serde_json::from_str(&std::fs::read_to_string(path).expect("read")).expect("json");
     f(&mut v);
@@ -270,25 +396,49 @@ fn edit(path: &Path, f: impl FnOnce(&mut Value)) {
 #[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
 fn revert_holds_an_edited_snapshot_to_what_apply_checks() {
     let t = Three::up("rts");
-    ip(&["-n", &t.a.name, "route", "add", &format!("{B}/32"), "dev", "br0", "proto", "static", "mtu", "1400"]);
+    ip(&[
+        "-n",
+        &t.a.name,
+        "route",
+        "add",
+        &format!("{B}/32"),
+        "dev",
+        "br0",
+        "proto",
+        "static",
+        "mtu",
+        "1400",
+    ]);
     ok(&t.apply(B, &[]), "apply over a static route");
     let file = snapshot_file(&t);
     let good = std::fs::read_to_string(&file).expect("read");
     let applied = t.routes();
-    let cases: [(&str, Box<dyn Fn(&mut Value)>); 5] = [
+    let cases: [(&str, Edit); 5] = [
         ("blackhole", Box::new(|v| v["routes"][0]["prior"]["kind"] = 6.into())),
-        ("local", Box::new(|v| {
-            v["routes"][0]["prior"]["kind"] = 2.into();
-            v["routes"][0]["prior"]["dev"] = "lo".into();
-            v["routes"][0]["prior"]["oif"] = 1.into();
-        })),
-        ("another metric", Box::new(|v| v["routes"][0]["prior"]["priority"] = 7.into())),
-        ("another destination", Box::new(|v| v["routes"][0]["prior"]["dst"] = C.into())),
-        ("the user's route as tcptune's", Box::new(|v| {
-            let prior = v["routes"][0]["prior"].clone();
-            v["routes"][0]["prior"] = Value::Null;
-            v["routes"][0]["applied"] = prior;
-        })),
+        (
+            "local",
+            Box::new(|v| {
+                v["routes"][0]["prior"]["kind"] = 2.into();
+                v["routes"][0]["prior"]["dev"] = "lo".into();
+                v["routes"][0]["prior"]["oif"] = 1.into();
+            }),
+        ),
+        (
+            "another metric",
+            Box::new(|v| v["routes"][0]["prior"]["priority"] = 7.into()),
+        ),
+        (
+            "another destination",
+            Box::new(|v| v["routes"][0]["prior"]["dst"] = C.into()),
+        ),
+        (
+            "the user's route as tcptune's",
+            Box::new(|v| {
+                let prior = v["routes"][0]["prior"].clone();
+                v["routes"][0]["prior"] = Value::Null;
+                v["routes"][0]["applied"] = prior;
+            }),
+        ),
     ];
     for (what, change) in cases {
         std::fs::write(&file, &good).expect("restore");
@@ -306,10 +456,18 @@ fn revert_holds_an_edited_snapshot_to_what_apply_checks() {
     // The type is in the message: a blackhole prior says "blackhole".
     std::fs::write(&file, &good).expect("restore");
     edit(&file, |v| v["routes"][0]["prior"]["kind"] = 6.into());
-    assert!(err(&t.tcptune(&["revert"])).contains("ip route replace blackhole"), "type said");
+    assert!(
+        err(&t.tcptune(&["revert"])).contains("ip route replace blackhole"),
+        "type said"
+    );
     std::fs::write(&file, &good).expect("restore");
     ok(&t.tcptune(&["revert"]), "the true snapshot reverts");
-    assert!(t.routes().contains(&format!("{B} dev br0 proto static scope link mtu 1400")), "{}", t.routes());
+    assert!(
+        t.routes()
+            .contains(&format!("{B} dev br0 proto static scope link mtu 1400")),
+        "{}",
+        t.routes()
+    );
 }
 
 /// Finding 6: a route changed by hand between apply's read and its replace was overwritten
@@ -319,13 +477,33 @@ fn revert_holds_an_edited_snapshot_to_what_apply_checks() {
 #[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
 fn a_route_changed_between_read_and_replace_stops_the_apply() {
     let t = Three::up("rtw");
-    ip(&["-n", &t.a.name, "route", "add", &format!("{B}/32"), "dev", "br0", "mtu", "1400"]);
+    ip(&[
+        "-n",
+        &t.a.name,
+        "route",
+        "add",
+        &format!("{B}/32"),
+        "dev",
+        "br0",
+        "mtu",
+        "1400",
+    ]);
     let state = t.state.path().to_str().expect("utf8").to_string();
     let child = Std::new("ip")
         .args(["netns", "exec", &t.a.name])
         .arg(cargo_bin("tcptune"))
         .args(["--state-dir", &state])
-        .args(["apply", "--scope", "path", "--host", B, "--rtt", "150ms", "--bandwidth", "500mbit"])
+        .args([
+            "apply",
+            "--scope",
+            "path",
+            "--host",
+            B,
+            "--rtt",
+            "150ms",
+            "--bandwidth",
+            "500mbit",
+        ])
         .args(["--pause-before-routes", "3"])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
@@ -336,12 +514,26 @@ fn a_route_changed_between_read_and_replace_stops_the_apply() {
         assert!(t0.elapsed() < Duration::from_secs(30), "no snapshot in state applying");
         std::thread::sleep(Duration::from_millis(20));
     }
-    ip(&["-n", &t.a.name, "route", "change", &format!("{B}/32"), "dev", "br0", "mtu", "1300"]);
+    ip(&[
+        "-n",
+        &t.a.name,
+        "route",
+        "change",
+        &format!("{B}/32"),
+        "dev",
+        "br0",
+        "mtu",
+        "1300",
+    ]);
     let changed = t.routes();
     let out = child.wait_with_output().expect("wait");
     refused(&out, 3, "changed since tcptune read it");
     assert_eq!(t.routes(), changed, "the hand's route stays");
-    assert_eq!(t.a.sysctl("net.ipv4.tcp_notsent_lowat"), "4294967295", "sysctls rolled back");
+    assert_eq!(
+        t.a.sysctl("net.ipv4.tcp_notsent_lowat"),
+        "4294967295",
+        "sysctls rolled back"
+    );
 }
 
 /// Finding 7: after kill -9 between an IPv6 route's write and the snapshot's "applied", revert
@@ -373,16 +565,32 @@ fn an_interrupted_ipv6_apply_reverts_without_force() {
 fn a_reused_interface_index_is_never_restored_onto() {
     let t = Three::up("rti");
     device(&t, "v1", 60);
-    ip(&["-n", &t.a.name, "route", "add", "198.19.60.9/32", "dev", "v1", "mtu", "1400"]);
+    ip(&[
+        "-n",
+        &t.a.name,
+        "route",
+        "add",
+        "198.19.60.9/32",
+        "dev",
+        "v1",
+        "mtu",
+        "1400",
+    ]);
     ok(&t.apply("198.19.60.9", &[]), "apply");
     let links = ok(&t.a.exec("ip", &["-o", "link", "show", "v1"]), "ip link");
     let index = links.split(':').next().expect("index").trim().to_string();
     ip(&["-n", &t.a.name, "link", "del", "v1"]);
-    ip(&["-n", &t.a.name, "link", "add", "w9", "index", &index, "type", "veth", "peer", "name", "w9p"]);
+    ip(&[
+        "-n", &t.a.name, "link", "add", "w9", "index", &index, "type", "veth", "peer", "name", "w9p",
+    ]);
     ip(&["-n", &t.a.name, "link", "set", "w9", "up"]);
     let before = t.routes();
     for args in [&["revert"][..], &["revert", "--force"][..]] {
-        refused(&t.tcptune(args), 3, &format!("was on v1 (index {index}), and it is w9 now"));
+        refused(
+            &t.tcptune(args),
+            3,
+            &format!("was on v1 (index {index}), and it is w9 now"),
+        );
         assert_eq!(t.routes(), before, "{args:?}");
     }
 }
@@ -393,20 +601,51 @@ fn a_reused_interface_index_is_never_restored_onto() {
 fn a_near_miss_route_line_is_an_error_naming_the_line() {
     let dir = tempfile::tempdir().expect("tmp");
     for (line, says) in [
-        ("#route: ip route replace 198.18.0.2 congctl bbr", "starts `# route:` exactly"),
-        (" # route: ip route replace 198.18.0.2 congctl bbr", "starts `# route:` exactly"),
-        ("# Route: ip route replace 198.18.0.2 congctl bbr", "starts `# route:` exactly"),
-        ("#  route: ip route replace 198.18.0.2 congctl bbr", "starts `# route:` exactly"),
-        ("# route:\tip route replace 198.18.0.2 congctl bbr", "starts `# route:` exactly"),
-        ("# route: ip route replace 198.18.0.2 congctl reno && ip route del default", "`&` outside quotes"),
-        ("# route: ip route replace 198.18.0.2 congctl reno congctl bbr", "`congctl` twice"),
-        ("# route: ip route replace 198.18.0.2 proto 255 type blackhole congctl bbr", "`type`"),
-        ("# route: ip route replace 198.18.0.2 table main table 100 congctl bbr", "`table` twice"),
+        (
+            "#route: ip route replace 198.18.0.2 congctl bbr",
+            "starts `# route:` exactly",
+        ),
+        (
+            " # route: ip route replace 198.18.0.2 congctl bbr",
+            "starts `# route:` exactly",
+        ),
+        (
+            "# Route: ip route replace 198.18.0.2 congctl bbr",
+            "starts `# route:` exactly",
+        ),
+        (
+            "#  route: ip route replace 198.18.0.2 congctl bbr",
+            "starts `# route:` exactly",
+        ),
+        (
+            "# route:\tip route replace 198.18.0.2 congctl bbr",
+            "starts `# route:` exactly",
+        ),
+        (
+            "# route: ip route replace 198.18.0.2 congctl reno && ip route del default",
+            "`&` outside quotes",
+        ),
+        (
+            "# route: ip route replace 198.18.0.2 congctl reno congctl bbr",
+            "`congctl` twice",
+        ),
+        (
+            "# route: ip route replace 198.18.0.2 proto 255 type blackhole congctl bbr",
+            "`type`",
+        ),
+        (
+            "# route: ip route replace 198.18.0.2 table main table 100 congctl bbr",
+            "`table` twice",
+        ),
     ] {
         let file = dir.path().join("t.conf");
         std::fs::write(&file, format!("net.ipv4.tcp_notsent_lowat = 131072\n{line}\n")).expect("write");
         // --dry-run: a test without a namespace never applies to this host, even if wrong.
-        let out = super::tcptune().args(["apply", "--dry-run"]).arg(&file).output().expect("run");
+        let out = super::tcptune()
+            .args(["apply", "--dry-run"])
+            .arg(&file)
+            .output()
+            .expect("run");
         refused(&out, 2, "t.conf:2: ");
         assert!(err(&out).contains(says), "{line}: {}", err(&out));
         assert!(out.stdout.is_empty(), "{line}");
@@ -418,8 +657,23 @@ fn a_near_miss_route_line_is_an_error_naming_the_line() {
 /// byte a name may hold.
 fn hostile_names(count: usize) -> Vec<String> {
     let mut names: Vec<String> = [
-        "x$(id>&2)", "`id`", "a'b", "a\"b", "a\\b", "{{7*7}}", "{#x#}", "#c", "-n", "a;b|c&d", "*", "~root", "!x",
-        "a>b<c", "'", "''", "é$HOME",
+        "x$(id>&2)",
+        "`id`",
+        "a'b",
+        "a\"b",
+        "a\\b",
+        "{{7*7}}",
+        "{#x#}",
+        "#c",
+        "-n",
+        "a;b|c&d",
+        "*",
+        "~root",
+        "!x",
+        "a>b<c",
+        "'",
+        "''",
+        "é$HOME",
     ]
     .map(String::from)
     .to_vec();
@@ -427,7 +681,9 @@ fn hostile_names(count: usize) -> Vec<String> {
     let mut seed: u64 = 0x7463_7074_756e_6535;
     for _ in 0..count {
         let mut next = || {
-            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            seed = seed
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
             usize::try_from(seed >> 33).expect("fits")
         };
         let len = 1 + next() % 15;
@@ -457,22 +713,43 @@ fn every_renderer_gives_back_the_words_meant() {
         device(&t, name, net);
         let dest = format!("198.19.{net}.9");
         let meant: Vec<String> = [
-            "ip", "route", "replace", &format!("{dest}/32"), "dev", name, "proto", "116", "scope", "link", "src",
-            &format!("198.19.{net}.1"), "congctl", "bbr",
+            "ip",
+            "route",
+            "replace",
+            &format!("{dest}/32"),
+            "dev",
+            name,
+            "proto",
+            "116",
+            "scope",
+            "link",
+            "src",
+            &format!("198.19.{net}.1"),
+            "congctl",
+            "bbr",
         ]
         .map(String::from)
         .to_vec();
 
         let (calls, said) = run_script(&advise(&t, &dest, "shell"));
         assert!(calls.contains(&meant), "{name:?} shell: {calls:?} {said}");
-        assert!(calls.iter().all(|c| c[0] == "ip" || c[0] == "sysctl"), "{name:?}: {calls:?}");
+        assert!(
+            calls.iter().all(|c| c[0] == "ip" || c[0] == "sysctl"),
+            "{name:?}: {calls:?}"
+        );
 
         let file = dir.path().join(format!("{i}.conf"));
         let text = advise(&t, &dest, "sysctl");
         std::fs::write(&file, &text).expect("write");
-        let line = text.lines().find_map(|l| l.strip_prefix("# route: ")).expect("route line");
+        let line = text
+            .lines()
+            .find_map(|l| l.strip_prefix("# route: "))
+            .expect("route line");
         assert_eq!(sh_words(line), meant, "{name:?} file: {line}");
-        ok(&t.tcptune(&["apply", "--dry-run", file.to_str().expect("utf8")]), &format!("{name:?}: dry run"));
+        ok(
+            &t.tcptune(&["apply", "--dry-run", file.to_str().expect("utf8")]),
+            &format!("{name:?}: dry run"),
+        );
 
         let drop_in = advise(&t, &dest, "networkd");
         let hint = drop_in
@@ -480,7 +757,11 @@ fn every_renderer_gives_back_the_words_meant() {
             .and_then(|(_, rest)| rest.split_once("` names it"))
             .map(|(cmd, _)| format!("networkctl status{cmd}"))
             .unwrap_or_else(|| panic!("{drop_in}"));
-        assert_eq!(sh_words(&hint), ["networkctl", "status", name.as_str()], "{name:?}: {hint}");
+        assert_eq!(
+            sh_words(&hint),
+            ["networkctl", "status", name.as_str()],
+            "{name:?}: {hint}"
+        );
 
         let book = dir.path().join(format!("{i}.yml"));
         std::fs::write(&book, advise(&t, &dest, "ansible")).expect("write");
@@ -529,11 +810,20 @@ fn the_playbook_takes_a_templated_device_name_as_it_is() {
             .args(["-c", "local", "-i", "localhost,"])
             .arg(&book)
             .arg("-e")
-            .arg(format!("ansible_python_interpreter={}", venv.join("bin/python").display()))
+            .arg(format!(
+                "ansible_python_interpreter={}",
+                venv.join("bin/python").display()
+            ))
             .arg("-e")
-            .arg(format!("tcptune_sysctl_file={}", dir.path().join("60-tcptune.conf").display()))
+            .arg(format!(
+                "tcptune_sysctl_file={}",
+                dir.path().join("60-tcptune.conf").display()
+            ))
             .arg("-e")
-            .arg(format!("tcptune_prior_file={}", dir.path().join("state/prior.conf").display()))
+            .arg(format!(
+                "tcptune_prior_file={}",
+                dir.path().join("state/prior.conf").display()
+            ))
             .args(extra)
             .env("ANSIBLE_NOCOLOR", "1")
             .env("ANSIBLE_LOCAL_TEMP", dir.path().join("ansible-tmp"))
@@ -543,8 +833,14 @@ fn the_playbook_takes_a_templated_device_name_as_it_is() {
         ok(&out, &format!("ansible-playbook {extra:?}"))
     };
     play(&[]);
-    let shown = ok(&t.a.exec("ip", &["route", "show", "exact", "198.19.70.9/32"]), "ip route");
-    assert!(shown.contains("dev {{7*7}} proto 116") && shown.contains("congctl bbr"), "{shown}");
+    let shown = ok(
+        &t.a.exec("ip", &["route", "show", "exact", "198.19.70.9/32"]),
+        "ip route",
+    );
+    assert!(
+        shown.contains("dev {{7*7}} proto 116") && shown.contains("congctl bbr"),
+        "{shown}"
+    );
     play(&["--tags", "revert"]);
     assert_eq!(t.routes(), before);
 }
