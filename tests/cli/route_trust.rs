@@ -76,6 +76,15 @@ fn advise(t: &Three, host: &str, format: &str) -> String {
     ok(&out, &format!("advise --format {format}"))
 }
 
+/// The `networkctl status ...` command a networkd drop-in's comment gives to paste.
+fn networkd_hint(drop_in: &str) -> String {
+    drop_in
+        .split_once("`networkctl status")
+        .and_then(|(_, rest)| rest.split_once("` names it"))
+        .map(|(cmd, _)| format!("networkctl status{cmd}"))
+        .unwrap_or_else(|| panic!("no networkctl hint: {drop_in}"))
+}
+
 /// Runs a `--format shell` script with `sh`, `ip` and `sysctl` replaced by programs that
 /// record their arguments: the words each got, one list per call, and what sh said on stderr.
 fn run_script(script: &str) -> (Vec<Vec<String>>, String) {
@@ -164,14 +173,8 @@ fn a_hostile_device_name_is_one_word_in_every_format() {
         ok(&t.tcptune(&["revert"]), "revert");
         assert_eq!(t.routes(), before, "{name}");
 
-        let drop_in = advise(&t, &dest, "networkd");
-        let hint = drop_in
-            .split_once("`networkctl status")
-            .and_then(|(_, rest)| rest.split_once("` names it"))
-            .map(|(cmd, _)| format!("networkctl status{cmd}"))
-            .unwrap_or_else(|| panic!("{drop_in}"));
-        let hint = hint.as_str();
-        assert_eq!(sh_words(hint), ["networkctl", "status", name], "{hint}");
+        let hint = networkd_hint(&advise(&t, &dest, "networkd"));
+        assert_eq!(sh_words(&hint), ["networkctl", "status", name], "{hint}");
     }
 }
 
@@ -751,12 +754,7 @@ fn every_renderer_gives_back_the_words_meant() {
             &format!("{name:?}: dry run"),
         );
 
-        let drop_in = advise(&t, &dest, "networkd");
-        let hint = drop_in
-            .split_once("`networkctl status")
-            .and_then(|(_, rest)| rest.split_once("` names it"))
-            .map(|(cmd, _)| format!("networkctl status{cmd}"))
-            .unwrap_or_else(|| panic!("{drop_in}"));
+        let hint = networkd_hint(&advise(&t, &dest, "networkd"));
         assert_eq!(
             sh_words(&hint),
             ["networkctl", "status", name.as_str()],
@@ -803,35 +801,7 @@ fn the_playbook_takes_a_templated_device_name_as_it_is() {
     let dir = tempfile::tempdir().expect("tmp");
     let book = dir.path().join("tcptune.yml");
     std::fs::write(&book, advise(&t, "198.19.70.9", "ansible")).expect("write");
-    let play = |extra: &[&str]| {
-        let out = Std::new("ip")
-            .args(["netns", "exec", &t.a.name])
-            .arg(venv.join("bin/ansible-playbook"))
-            .args(["-c", "local", "-i", "localhost,"])
-            .arg(&book)
-            .arg("-e")
-            .arg(format!(
-                "ansible_python_interpreter={}",
-                venv.join("bin/python").display()
-            ))
-            .arg("-e")
-            .arg(format!(
-                "tcptune_sysctl_file={}",
-                dir.path().join("60-tcptune.conf").display()
-            ))
-            .arg("-e")
-            .arg(format!(
-                "tcptune_prior_file={}",
-                dir.path().join("state/prior.conf").display()
-            ))
-            .args(extra)
-            .env("ANSIBLE_NOCOLOR", "1")
-            .env("ANSIBLE_LOCAL_TEMP", dir.path().join("ansible-tmp"))
-            .env("ANSIBLE_REMOTE_TEMP", dir.path().join("ansible-tmp"))
-            .output()
-            .expect("ansible-playbook");
-        ok(&out, &format!("ansible-playbook {extra:?}"))
-    };
+    let play = |extra: &[&str]| t.play(&venv, &book, dir.path(), extra);
     play(&[]);
     let shown = ok(
         &t.a.exec("ip", &["route", "show", "exact", "198.19.70.9/32"]),

@@ -138,6 +138,31 @@ impl Three {
         self.tcptune(&args)
     }
 
+    /// `ansible-playbook -c local` in A on `book`, its files and temporary files in `dir`.
+    pub(super) fn play(&self, venv: &Path, book: &Path, dir: &Path, extra: &[&str]) -> String {
+        let out = Std::new("ip")
+            .args(["netns", "exec", &self.a.name])
+            .arg(venv.join("bin/ansible-playbook"))
+            .args(["-c", "local", "-i", "localhost,"])
+            .arg(book)
+            .arg("-e")
+            .arg(format!(
+                "ansible_python_interpreter={}",
+                venv.join("bin/python").display()
+            ))
+            .arg("-e")
+            .arg(format!("tcptune_sysctl_file={}", dir.join("60-tcptune.conf").display()))
+            .arg("-e")
+            .arg(format!("tcptune_prior_file={}", dir.join("state/prior.conf").display()))
+            .args(extra)
+            .env("ANSIBLE_NOCOLOR", "1")
+            .env("ANSIBLE_LOCAL_TEMP", dir.join("ansible-tmp"))
+            .env("ANSIBLE_REMOTE_TEMP", dir.join("ansible-tmp"))
+            .output()
+            .expect("ansible-playbook");
+        ok(&out, &format!("ansible-playbook {extra:?}"))
+    }
+
     /// What `ip -d route show` says in A, both families: what revert must give back.
     pub(super) fn routes(&self) -> String {
         let v4 = ok(&self.a.exec("ip", &["-d", "route", "show"]), "ip route");
@@ -562,35 +587,7 @@ fn the_playbook_sets_the_route_once_and_its_revert_takes_it_out() {
     let dir = tempfile::tempdir().expect("tmp");
     let book = dir.path().join("tcptune.yml");
     std::fs::write(&book, ok(&out, "advise --format ansible")).expect("write");
-    let play = |extra: &[&str]| {
-        let out = Std::new("ip")
-            .args(["netns", "exec", &t.a.name])
-            .arg(venv.join("bin/ansible-playbook"))
-            .args(["-c", "local", "-i", "localhost,"])
-            .arg(&book)
-            .arg("-e")
-            .arg(format!(
-                "ansible_python_interpreter={}",
-                venv.join("bin/python").display()
-            ))
-            .arg("-e")
-            .arg(format!(
-                "tcptune_sysctl_file={}",
-                dir.path().join("60-tcptune.conf").display()
-            ))
-            .arg("-e")
-            .arg(format!(
-                "tcptune_prior_file={}",
-                dir.path().join("state/prior.conf").display()
-            ))
-            .args(extra)
-            .env("ANSIBLE_NOCOLOR", "1")
-            .env("ANSIBLE_LOCAL_TEMP", dir.path().join("ansible-tmp"))
-            .env("ANSIBLE_REMOTE_TEMP", dir.path().join("ansible-tmp"))
-            .output()
-            .expect("ansible-playbook");
-        ok(&out, &format!("ansible-playbook {extra:?}"))
-    };
+    let play = |extra: &[&str]| t.play(&venv, &book, dir.path(), extra);
     play(&[]);
     let shown = t.routes();
     assert!(
