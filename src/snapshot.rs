@@ -466,7 +466,7 @@ impl Store {
     /// digits alone is only ever the number ("1" and "0001" are snapshot 1, never
     /// "10000-…" by prefix); a prefix names the id past its number ("0001-2026").
     pub fn find(&self, query: &str) -> anyhow::Result<Snapshot> {
-        let (snaps, _) = self.list()?;
+        let (snaps, bad) = self.list()?;
         let hits: Vec<&Snapshot> = if !query.is_empty() && query.bytes().all(|b| b.is_ascii_digit()) {
             // Past u64::MAX no snapshot has the number.
             let seq = query.parse::<u64>().ok();
@@ -483,6 +483,8 @@ impl Store {
         let shown = crate::text::escape(query);
         match hits.as_slice() {
             [one] => Ok((*one).clone()),
+            // A file of that name that could not be read is not "no snapshot".
+            [] if let Some((path, why)) = bad.iter().find(|(p, _)| names(p, query)) => Err(damaged(path, why).into()),
             [] => Err(
                 Error::usage(format!("no snapshot {shown} in {}", self.snapshots_dir().display()))
                     .with_hint("tcptune snapshots lists them")
@@ -496,6 +498,33 @@ impl Store {
             .into()),
         }
     }
+}
+
+/// Whether the snapshot file `path` is the one `query` names, as [`Store::find`] reads a query:
+/// digits alone its number, else its id or a prefix of it.
+fn names(path: &Path, query: &str) -> bool {
+    let Some(stem) = path.file_stem().and_then(|n| n.to_str()) else {
+        return false;
+    };
+    if !query.is_empty() && query.bytes().all(|b| b.is_ascii_digit()) {
+        let number = |s: &str| s.split('-').next().and_then(|n| n.parse::<u64>().ok());
+        number(stem).is_some_and(|n| Some(n) == number(query))
+    } else {
+        !query.is_empty() && stem.starts_with(query)
+    }
+}
+
+/// The refusal of a snapshot file that could not be read (`why`, from [`Store::list`]): usage
+/// (exit 2), nothing changed. The file may be a snapshot still in effect: the values and routes
+/// it recorded stay as they are until it is restored or they are put back by hand.
+pub fn damaged(path: &Path, why: &str) -> Error {
+    Error::usage(format!(
+        "snapshot file {} could not be read ({why}); nothing was changed",
+        crate::text::escape(&path.display().to_string())
+    ))
+    .with_hint(
+        "what it changed stays as it is: restore the file from a backup, or look at it and put its prior values and routes back by hand, then move it out of the snapshot directory",
+    )
 }
 
 /// Read one snapshot. The reasons never quote the file's content: as root this may be a
@@ -801,6 +830,19 @@ mod tests {
         assert!(bad[0].1.contains("not a tcptune snapshot"), "{bad:?}");
         // The next id does not reuse the broken file's number.
         assert_eq!(store.next_seq().expect("seq"), 6);
+        // Named, it is not "no snapshot": it could not be read (exit 2).
+        for q in ["5", "0005", "0005-bro"] {
+            let e = store.find(q).expect_err(q);
+            assert!(e.to_string().contains("0005-broken.json could not be read"), "{q}: {e}");
+            assert_eq!(e.downcast_ref::<Error>().map(Error::exit_code), Some(2), "{q}");
+        }
+        assert!(
+            store
+                .find("6")
+                .expect_err("none")
+                .to_string()
+                .starts_with("no snapshot 6 in ")
+        );
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime};
 use crate::change::{self, Outcome, RevertOpts, timer};
 use crate::cli::{Format, RevertArgs, RevertTimerArgs};
 use crate::cmd::Context;
-use crate::cmd::store::{Intent, open_store};
+use crate::cmd::store::{Intent, Opened, open, warn_unreadable};
 use crate::error::Error;
 use crate::snapshot::{Identity, Snapshot, Store};
 
@@ -26,8 +26,8 @@ pub fn run(a: &RevertArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result
         Intent::Change { wait_s: a.wait }
     };
     // Its lock (none for a dry run) is held until this returns, past the revert's record.
-    let opened = open_store(&store, intent)?;
-    let snap = match pick(a, ctx, &store, &opened.snapshots, &backend.describe())? {
+    let opened = open(&store, intent)?;
+    let snap = match pick(a, ctx, &store, &opened, &backend.describe())? {
         Ok(snap) => snap,
         Err(why) => return nothing(out, format, &why),
     };
@@ -58,22 +58,50 @@ fn empty_store(a: &RevertArgs, out: &mut dyn Write, format: Format, store: &Stor
 }
 
 /// The snapshot to revert: the one `a` names, else the latest taken here (on `target`).
-/// Inner Err: why there is nothing to revert.
+/// Inner Err: why there is nothing to revert. A file of the store that could not be read may
+/// be the latest snapshot, still in effect: a bare revert refuses to pass over it.
 fn pick(
     a: &RevertArgs,
     ctx: &Context,
     store: &Store,
-    snaps: &[Snapshot],
+    opened: &Opened,
     target: &str,
 ) -> anyhow::Result<Result<Snapshot, String>> {
     let snap = match &a.id {
-        Some(q) => store.find(q)?,
-        None => match change::revert::latest(snaps, ctx.os, target, &Identity::current(ctx.os)) {
-            Ok(s) => s.clone(),
-            Err(why) => return Ok(Err(why)),
-        },
+        Some(q) => {
+            let snap = store.find(q)?;
+            // The others it passes over are said, not skipped in silence.
+            warn_unreadable(opened);
+            snap
+        }
+        None => {
+            if let Some((path, why)) = opened.unreadable.first() {
+                return Err(unreadable(store, path, why, opened.unreadable.len()).into());
+            }
+            match change::revert::latest(&opened.snapshots, ctx.os, target, &Identity::current(ctx.os)) {
+                Ok(s) => s.clone(),
+                Err(why) => return Ok(Err(why)),
+            }
+        }
     };
     Ok(change::revert::finished(&snap).map_or(Ok(snap), Err))
+}
+
+/// The refusal of a bare revert beside a file it could not read (`count` of them): which is
+/// the latest snapshot, and whether every one is reverted, cannot be told.
+fn unreadable(store: &Store, path: &std::path::Path, why: &str, count: usize) -> Error {
+    let more = match count {
+        1 => String::new(),
+        n => format!(" (and {} more: tcptune snapshots lists them)", n - 1),
+    };
+    Error::usage(format!(
+        "cannot tell which snapshot to revert: snapshot file {} could not be read ({why}){more}; nothing was changed",
+        crate::text::escape(&path.display().to_string())
+    ))
+    .with_hint(format!(
+        "what it changed stays as it is: restore it from a backup, or put its values and routes back by hand and move it out of {}; tcptune revert ID reverts another snapshot",
+        store.dir().join("snapshots").display()
+    ))
 }
 
 /// The outcome: JSON, or for a dry run what would change, on stdout; what was done on stderr.

@@ -1,5 +1,6 @@
 //! `tcptune snapshots`: what apply recorded — id, time, state, keys — as a table or JSON
-//! ([`crate::output::snapshots`]). Read-only: works for any user who can read the state
+//! ([`crate::output::snapshots`]), and each file of the store that could not be read, as
+//! damaged. Read-only: works for any user who can read the state
 //! directory.
 
 use std::io::Write;
@@ -8,22 +9,32 @@ use std::process::ExitCode;
 use crate::change::timer;
 use crate::cli::Format;
 use crate::cmd::Context;
-use crate::cmd::store::{Intent, open_store};
-use crate::output::snapshots::{Entry, write_json, write_table};
+use crate::cmd::store::{Intent, open};
+use crate::output::snapshots::{Damaged, Entry, write_json, write_table};
 use crate::snapshot::{Identity, Snapshot, State, Store};
 
 pub fn run(ctx: &Context, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let format = ctx.report_format();
     let store = Store::new(&ctx.state_dir);
-    let snaps = open_store(&store, Intent::Read)?.snapshots;
+    let opened = open(&store, Intent::Read)?;
     let here = Identity::current(ctx.os);
-    let entries: Vec<Entry<'_>> = snaps.iter().map(|s| entry(s, &here)).collect();
+    let entries: Vec<Entry<'_>> = opened.snapshots.iter().map(|s| entry(s, &here)).collect();
+    // A file that could not be read is listed, never skipped: it may be a snapshot in effect.
+    let damaged: Vec<Damaged<'_>> = opened
+        .unreadable
+        .iter()
+        .map(|(path, why)| Damaged {
+            id: crate::text::escape(&path.file_stem().unwrap_or_default().to_string_lossy()),
+            file: path,
+            reason: why,
+        })
+        .collect();
     if format == Format::Json {
-        write_json(out, store.dir(), &entries)?;
-    } else if entries.is_empty() {
+        write_json(out, store.dir(), &entries, &damaged)?;
+    } else if entries.is_empty() && damaged.is_empty() {
         eprintln!("no snapshots in {}", store.dir().display());
     } else {
-        write_table(out, &entries, ctx.term.stdout_tty, ctx.term.color)?;
+        write_table(out, &entries, &damaged, ctx.term.stdout_tty, ctx.term.color)?;
     }
     Ok(ExitCode::SUCCESS)
 }

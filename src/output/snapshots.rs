@@ -1,6 +1,7 @@
 //! The `snapshots` listing: a table (id, time, state, keys, notes) or JSON, each snapshot
 //! whole beside what the listing says of it here and now (this boot, this namespace, its
-//! timer). The command gathers those facts into [`Entry`] values; this only words them.
+//! timer), and each file that could not be read as damaged. The command gathers those facts
+//! into [`Entry`] and [`Damaged`] values; this only words them.
 
 use std::io::Write;
 use std::path::Path;
@@ -67,35 +68,85 @@ impl Entry<'_> {
     }
 }
 
+/// A file of the store that is not a snapshot this tcptune reads (truncated, planted, from a
+/// newer tcptune): it may be a snapshot still in effect, so it is listed, as damaged.
+#[derive(Debug, Serialize)]
+pub struct Damaged<'a> {
+    /// The file's name without `.json`, escaped: the id the snapshot would have.
+    pub id: String,
+    pub file: &'a Path,
+    /// Why it could not be read (never its content).
+    pub reason: &'a str,
+}
+
+impl Damaged<'_> {
+    /// Its number, read from its name, for the order of the table (none: last).
+    fn seq(&self) -> u64 {
+        self.id
+            .split('-')
+            .next()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(u64::MAX)
+    }
+}
+
 #[derive(Debug, Serialize)]
 struct Listing<'a> {
     state_dir: &'a Path,
     snapshots: Vec<serde_json::Value>,
+    damaged: &'a [Damaged<'a>],
 }
 
-/// `{"state_dir": ..., "snapshots": [...]}`, each snapshot whole with the listing's fields.
-pub fn write_json(out: &mut dyn Write, state_dir: &Path, entries: &[Entry]) -> anyhow::Result<()> {
+/// `{"state_dir": ..., "snapshots": [...], "damaged": [...]}`, each snapshot whole with the
+/// listing's fields, each damaged file with why.
+pub fn write_json(out: &mut dyn Write, state_dir: &Path, entries: &[Entry], damaged: &[Damaged]) -> anyhow::Result<()> {
     super::json(
         out,
         &Listing {
             state_dir,
             snapshots: entries.iter().map(Entry::to_json).collect(),
+            damaged,
         },
     )
 }
 
-/// One row per snapshot, oldest first.
-pub fn write_table(out: &mut dyn Write, entries: &[Entry], tty: bool, color: bool) -> anyhow::Result<()> {
+/// One row per snapshot and per damaged file, oldest first.
+pub fn write_table(
+    out: &mut dyn Write,
+    entries: &[Entry],
+    damaged: &[Damaged],
+    tty: bool,
+    color: bool,
+) -> anyhow::Result<()> {
     let mut t = super::table(tty, color);
     t.set_header(["id", "time", "state", "keys", "notes"]);
-    for e in entries {
-        t.add_row([
-            e.id.to_string(),
-            e.time.to_string(),
-            e.state.name().to_string(),
-            e.keys.join("\n"),
-            e.notes(),
-        ]);
+    let mut rows: Vec<(u64, [String; 5])> = entries
+        .iter()
+        .map(|e| {
+            let row = [
+                e.id.to_string(),
+                e.time.to_string(),
+                e.state.name().to_string(),
+                e.keys.join("\n"),
+                e.notes(),
+            ];
+            (e.snapshot.seq, row)
+        })
+        .collect();
+    rows.extend(damaged.iter().map(|d| {
+        let row = [
+            d.id.clone(),
+            "?".to_string(),
+            "damaged".to_string(),
+            "?".to_string(),
+            format!("could not be read: {}", d.reason),
+        ];
+        (d.seq(), row)
+    }));
+    // Stable: snapshots keep the store's order.
+    rows.sort_by_key(|(seq, _)| *seq);
+    for (_, row) in rows {
+        t.add_row(row);
     }
     // Ids, times and key names are read whole; the notes column takes what is left.
     for i in 0..4 {

@@ -525,14 +525,20 @@ fn a_damaged_or_planted_snapshot_is_refused() {
     assert_code(&out, 2);
     assert!(text(&out.stderr).contains("is damaged"), "{}", text(&out.stderr));
 
-    // A truncated file is reported by snapshots and skipped, not fatal.
+    // A truncated file is listed by snapshots as damaged, not fatal.
     write(
         &sys.state().join("snapshots/0009-20260101T000000Z.json"),
         "{\"format\": 1, \"id\"",
     );
     let out = sys.run(&["snapshots"]);
     assert_code(&out, 0);
-    assert!(text(&out.stderr).contains("skipping"), "{}", text(&out.stderr));
+    let listed = text(&out.stdout);
+    assert!(
+        listed
+            .lines()
+            .any(|l| l.contains("0009-20260101T000000Z") && l.contains("damaged")),
+        "{listed}"
+    );
 }
 
 #[test]

@@ -751,3 +751,35 @@ fn reverting_the_older_of_two_snapshots_of_one_route_names_the_newer() {
     }
     assert_eq!(t.routes(), routes, "nothing changed");
 }
+
+/// Issue 35 b: a truncated snapshot is never skipped in silence. Its route stays, so a bare
+/// `revert` (and its dry run) cannot say every snapshot is reverted: it names the file and
+/// exits 2, as `revert ID` of it does; `snapshots` lists it as damaged.
+#[test]
+#[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
+fn a_truncated_snapshot_is_named_never_skipped() {
+    let t = Three::up("i35b");
+    let id = ok(&t.apply(B, &[]), "apply").trim().to_string();
+    let file = t.state.path().join("snapshots").join(format!("{id}.json"));
+    let text = std::fs::read(&file).expect("read");
+    std::fs::write(&file, &text[..text.len() / 2]).expect("truncate");
+    let routes = t.routes();
+    let shown = file.display().to_string();
+    for args in [vec!["revert"], vec!["revert", "--dry-run"], vec!["revert", &id]] {
+        let out = t.tcptune(&args);
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(&format!("{shown} could not be read")), "{args:?}: {err}");
+        assert!(!err.contains("nothing to revert"), "{args:?}: {err}");
+    }
+    assert_eq!(t.routes(), routes, "nothing changed");
+    let table = ok(&t.tcptune(&["snapshots"]), "snapshots");
+    let row = table
+        .lines()
+        .find(|l| l.contains(&id))
+        .unwrap_or_else(|| panic!("{table}"));
+    assert!(row.contains("damaged"), "{table}");
+    let v: Value = serde_json::from_str(&ok(&t.tcptune(&["snapshots", "--format", "json"]), "json")).expect("json");
+    assert_eq!(v["damaged"][0]["id"], id.as_str(), "{v}");
+    assert_eq!(v["damaged"][0]["file"], shown.as_str(), "{v}");
+}
