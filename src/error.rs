@@ -14,14 +14,15 @@ pub mod exit {
         (CHECK_FOUND_PROBLEMS, "check found problems"),
         (
             USAGE,
-            "usage or bad input: units, options, profiles, sysctl files, your ssh configuration (ssh -G), an unknown or damaged \
-             snapshot; nothing was changed",
+            "usage or bad input: units, options, profiles, sysctl files (a route line not exactly advise's grammar among \
+             them), your ssh configuration (ssh -G), an unknown or damaged snapshot; nothing was changed",
         ),
         (
             NOT_PERMITTED,
             "not permitted: root needed, a read-only key, a congestion control this network namespace may not \
-             choose, a host route tcptune will not write (another routing table, multipath, a kernel without \
-             congctl), the kernel refused a write, an untrusted state directory or program, the lock is held, \
+             choose, a host route tcptune will not write (see apply's table: no path, another routing table, \
+             multipath, a route that expires, a kernel without congctl) or that changed while apply wrote it, the \
+             kernel refused a write, an untrusted state directory or program, the lock is held, \
              the snapshot could not be saved; nothing was left changed",
         ),
         (
