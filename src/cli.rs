@@ -736,6 +736,9 @@ pub struct CheckArgs {
     pub flows: u32,
     #[command(flatten)]
     pub target: TargetArgs,
+    // The snapshots that name the host routes tcptune added (`routes:tcptune`).
+    #[command(flatten)]
+    pub state: StateArgs,
     #[command(flatten)]
     pub report: ReportArgs,
     #[command(flatten)]

@@ -172,6 +172,7 @@ Register-ArgumentCompleter -Native -CommandName 'tcptune' -ScriptBlock {
             [CompletionResult]::new('--os', '--os', [CompletionResultType]::ParameterName, 'OS to advise for / operate on [default: the running OS]')
             [CompletionResult]::new('--sysctl-dir', '--sysctl-dir', [CompletionResultType]::ParameterName, 'Linux: read and write sysctls under DIR instead of /proc/sys')
             [CompletionResult]::new('--sysctl-cmd', '--sysctl-cmd', [CompletionResultType]::ParameterName, 'FreeBSD/macOS: the sysctl(8) program to run')
+            [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Where snapshots live')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format')
             [CompletionResult]::new('--fake-prober', '--fake-prober', [CompletionResultType]::ParameterName, 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine''s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')

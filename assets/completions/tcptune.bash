@@ -438,7 +438,7 @@ _tcptune() {
             return 0
             ;;
         tcptune__subcmd__check)
-            opts="-h --host --bandwidth --flows --os --sysctl-dir --sysctl-cmd --format --fake-prober --help"
+            opts="-h --host --bandwidth --flows --os --sysctl-dir --sysctl-cmd --state-dir --format --fake-prober --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -465,6 +465,10 @@ _tcptune() {
                     return 0
                     ;;
                 --sysctl-cmd)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -162,6 +162,7 @@ set edit:completion:arg-completer[tcptune] = {|@words|
             cand --os 'OS to advise for / operate on [default: the running OS]'
             cand --sysctl-dir 'Linux: read and write sysctls under DIR instead of /proc/sys'
             cand --sysctl-cmd 'FreeBSD/macOS: the sysctl(8) program to run'
+            cand --state-dir 'Where snapshots live'
             cand --format 'Output format'
             cand --fake-prober 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine''s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab'
             cand -h 'Print help (see more with ''--help'')'

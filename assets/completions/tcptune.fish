@@ -167,6 +167,7 @@ freebsd\t''
 macos\t''"
 complete -c tcptune -n "__fish_tcptune_using_subcommand check" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand check" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand check" -l state-dir -d 'Where snapshots live' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand check" -l format -d 'Output format' -r -f -a "table\t'A table for people'
 json\t'JSON for programs'"
 complete -c tcptune -n "__fish_tcptune_using_subcommand check" -l fake-prober -d 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine\'s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab' -r

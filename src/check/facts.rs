@@ -61,12 +61,30 @@ pub struct LocalFacts {
     pub tuning_daemons: Vec<(u32, String)>,
     /// The host routes `apply --scope path` added (protocol 116), or why they could not be read.
     pub tcptune_routes: Result<Vec<crate::route::Route>, String>,
+    /// Which of them a snapshot still names, gathered by the command from its state directory.
+    pub route_snapshots: RouteSnapshots,
+}
+
+/// What the snapshot store says of the host routes here: the command reads it (it owns
+/// `--state-dir`), so that check tells a route `tcptune revert` removes from a proto 116 route
+/// no snapshot names (planted, or left by a snapshot reverted by hand or deleted).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RouteSnapshots {
+    /// The state directory read, for the words.
+    pub state_dir: PathBuf,
+    /// Each destination ("198.18.0.2/32") a snapshot still in effect here (applied or
+    /// applying; this boot, this network namespace) names, and the newest such snapshot's id.
+    pub named: BTreeMap<String, String>,
+    /// What of the store could not be read ("2 files there could not be read"): a route no
+    /// snapshot read names may be named by one of those.
+    pub unread: Option<String>,
 }
 
 /// Gather the facts of this machine. `towards`: the interface towards `--host`, when measured;
-/// `bbr`: whether the qdiscs matter (BBR paces through fq).
+/// `bbr`: whether the qdiscs matter (BBR paces through fq); `route_snapshots`: what the
+/// command read of its snapshot store.
 #[cfg(target_os = "linux")]
-pub fn gather(towards: Option<&str>, bbr: bool) -> LocalFacts {
+pub fn gather(towards: Option<&str>, bbr: bool, route_snapshots: RouteSnapshots) -> LocalFacts {
     use std::path::Path;
 
     use crate::host::{self, linux as fs};
@@ -119,6 +137,7 @@ pub fn gather(towards: Option<&str>, bbr: bool) -> LocalFacts {
         child_netns: fs::in_child_netns(proc),
         tuning_daemons: fs::find_processes(proc, &fs::TUNING_DAEMONS),
         tcptune_routes: crate::route::netlink::tcptune_routes().map_err(|e| e.to_string()),
+        route_snapshots,
     }
 }
 

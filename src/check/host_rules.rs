@@ -2,11 +2,12 @@
 //! pacing, the retransmission rate, TCP memory, the sysctl.d files and the daemons that retune
 //! TCP. Pure functions of [`LocalFacts`] and the running sysctls.
 
-use super::facts::{InterfaceFacts, LocalFacts, Setters};
+use super::facts::{InterfaceFacts, LocalFacts, RouteSnapshots, Setters};
 use super::memory::{MemoryFacts, tcp_memory};
 use super::{Finding, PathNeeds, Read};
 use crate::bdp;
 use crate::host::linux::TcpCounters;
+use crate::route::Route;
 use crate::text;
 use crate::units::{Bytes, Span};
 
@@ -35,45 +36,114 @@ pub fn local(read: &Read<'_>, path: Option<&PathNeeds>, flows: u32, facts: &Loca
     f.extend(sysctl_files(&facts.setters, read, facts.child_netns));
     f.extend(facts.unchecked.iter().map(unchecked_file));
     f.extend(tuning_daemons(&facts.tuning_daemons));
-    f.extend(tcptune_routes(&facts.tcptune_routes));
+    f.extend(tcptune_routes(&facts.tcptune_routes, &facts.route_snapshots));
 }
 
-/// The host routes `apply --scope path` added: each destination and its congestion control,
-/// so a route left behind is seen; nothing when there are none.
-pub fn tcptune_routes(routes: &Result<Vec<crate::route::Route>, String>) -> Option<Finding> {
-    match routes {
-        Ok(rs) if rs.is_empty() => None,
-        Ok(rs) => {
-            let each: Vec<String> = rs
-                .iter()
-                .map(|r| {
-                    format!(
-                        "{} congctl {}{}",
-                        crate::route::prefix(r.dst, r.dst_len),
-                        r.congctl.as_deref().map_or("-".into(), crate::text::escape),
-                        r.dev
-                            .as_deref()
-                            .map(|d| format!(" dev {}", crate::text::escape(d)))
-                            .unwrap_or_default()
-                    )
-                })
-                .collect();
-            Some(Finding::ok(
+/// The host routes `apply --scope path` added (proto 116). Those a snapshot still in effect
+/// here names are one finding, each with its snapshot (whose revert removes it); each one no
+/// snapshot names (planted, or left by a snapshot reverted by hand or deleted) is a warning of
+/// its own, whose fix is the command that removes it. Nothing when there are none.
+pub fn tcptune_routes(routes: &Result<Vec<Route>, String>, snaps: &RouteSnapshots) -> Vec<Finding> {
+    let rs = match routes {
+        Ok(rs) => rs,
+        Err(e) => {
+            return vec![Finding::warn(
                 "routes:tcptune",
-                format!(
-                    "{} host route(s) of tcptune apply --scope path (proto {}): {}; the rest keep the host-wide congestion control (tcptune snapshots lists them, tcptune revert removes them)",
-                    rs.len(),
-                    crate::route::PROTO,
-                    each.join(", ")
-                ),
-            ))
+                format!("could not read the routes: {}", crate::text::escape(e)),
+                "ip route show proto 116 lists the host routes tcptune added",
+            )];
         }
-        Err(e) => Some(Finding::warn(
+    };
+    let dest = |r: &Route| crate::route::prefix(r.dst, r.dst_len);
+    let (named, unnamed): (Vec<&Route>, Vec<&Route>) = rs.iter().partition(|r| snaps.named.contains_key(&dest(r)));
+    let mut out = Vec::new();
+    if !named.is_empty() {
+        let each: Vec<String> = named
+            .iter()
+            .map(|r| format!("{} (snapshot {})", shown(r), snaps.named[&dest(r)]))
+            .collect();
+        out.push(Finding::ok(
             "routes:tcptune",
-            format!("could not read the routes: {}", crate::text::escape(e)),
-            "ip route show proto 116 lists the host routes tcptune added",
-        )),
+            format!(
+                "{} host route(s) of tcptune apply --scope path (proto {}): {}; the rest keep the host-wide congestion control (tcptune revert removes each with its snapshot; tcptune snapshots lists them)",
+                named.len(),
+                crate::route::PROTO,
+                each.join(", ")
+            ),
+        ));
     }
+    out.extend(unnamed.into_iter().map(|r| unnamed_route(r, snaps)));
+    out
+}
+
+/// "198.18.0.2/32 congctl bbr dev wan0": a host route as the findings name it, escaped.
+fn shown(r: &Route) -> String {
+    format!(
+        "{} congctl {}{}",
+        crate::route::prefix(r.dst, r.dst_len),
+        r.congctl.as_deref().map_or("-".into(), crate::text::escape),
+        r.dev
+            .as_deref()
+            .map(|d| format!(" dev {}", crate::text::escape(d)))
+            .unwrap_or_default()
+    )
+}
+
+/// A proto 116 host route no snapshot names: `tcptune revert` leaves it, so the fix is the
+/// `ip route del` that removes exactly it, each word quoted for a shell.
+fn unnamed_route(r: &Route, snaps: &RouteSnapshots) -> Finding {
+    let dest = crate::route::prefix(r.dst, r.dst_len);
+    // A file that could not be read may be the snapshot that names it.
+    let (read, unread, will) = match snaps.unread.as_deref() {
+        Some(u) => (" read", format!("; {u}"), "may"),
+        None => ("", String::new(), "will"),
+    };
+    Finding::warn(
+        format!("routes:tcptune:{dest}"),
+        format!(
+            "host route {} has tcptune's proto {}, but no snapshot{read} names it (none still in effect here, in {}{unread}): tcptune revert {will} not remove it",
+            shown(r),
+            crate::route::PROTO,
+            snaps.state_dir.display()
+        ),
+        format!("if it is not wanted, remove it: {}", delete_command(r)),
+    )
+}
+
+/// `ip route del DEST [tos T] [table N] [via GW] [dev DEV] proto 116 [metric M]`: what
+/// tells this route from any other to DEST, each word through the one quoting rule. A device
+/// whose name holds a control character is left out (shown escaped, it would name another).
+fn delete_command(r: &Route) -> String {
+    let mut w: Vec<String> = vec![
+        "ip".into(),
+        "route".into(),
+        "del".into(),
+        crate::route::prefix(r.dst, r.dst_len),
+    ];
+    let mut push = |k: &str, v: String| {
+        w.push(k.into());
+        w.push(v);
+    };
+    if r.tos != 0 {
+        push("tos", format!("0x{:02x}", r.tos));
+    }
+    if r.table != crate::route::MAIN_TABLE {
+        push("table", r.table.to_string());
+    }
+    if let Some(g) = r.gateway {
+        push("via", g.to_string());
+    }
+    if let Some(d) = r.dev.as_deref().filter(|d| crate::text::escape(d) == *d) {
+        push("dev", d.to_string());
+    }
+    push("proto", r.protocol.to_string());
+    if let Some(m) = r.priority {
+        push("metric", m.to_string());
+    }
+    w.iter()
+        .map(|x| crate::text::shell_word(x))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The findings on one interface; the route MTU counts only on the interface towards the host.
@@ -431,29 +501,81 @@ mod route_tests {
     use super::*;
     use crate::check::Status;
 
+    /// tcptune's host route to `dest` on `dev`, as `apply --scope path` adds it.
+    fn route(dest: &str, dev: &str) -> Route {
+        let mut l = crate::route::Lookup::new(
+            dest.parse().expect("ip"),
+            crate::route::MAIN_TABLE,
+            crate::route::UNICAST,
+        );
+        l.oif = Some(2);
+        l.dev = Some(dev.into());
+        l.host_route("bbr")
+    }
+
     #[test]
     fn tcptune_routes_are_listed_and_none_is_no_finding() {
-        assert_eq!(tcptune_routes(&Ok(Vec::new())), None);
-        let l = crate::route::Lookup {
-            dest: "198.18.0.2".parse().expect("ip"),
-            table: crate::route::MAIN_TABLE,
-            kind: crate::route::UNICAST,
-            matched: None,
-            uncopyable: None,
-            gateway: None,
-            oif: Some(2),
-            dev: Some("wan0".into()),
-            prefsrc: None,
+        let snaps = RouteSnapshots::default();
+        assert_eq!(tcptune_routes(&Ok(Vec::new()), &snaps), Vec::new());
+        let e = tcptune_routes(&Err("netlink: EPERM".into()), &snaps);
+        assert_eq!(e[0].status, Status::Warn);
+    }
+
+    #[test]
+    fn a_route_no_snapshot_names_is_a_warning_whose_fix_removes_exactly_it() {
+        let mut snaps = RouteSnapshots {
+            state_dir: "/var/lib/tcptune".into(),
+            ..RouteSnapshots::default()
         };
-        let f = tcptune_routes(&Ok(vec![l.host_route("bbr")])).expect("a finding");
-        assert_eq!(f.status, Status::Ok);
+        snaps
+            .named
+            .insert("198.18.0.2/32".into(), "0003-20261127T000000Z".into());
+        let planted = Route {
+            priority: Some(1024),
+            ..route("198.18.0.9", "a;b")
+        };
+        let f = tcptune_routes(&Ok(vec![route("198.18.0.2", "wan0"), planted.clone()]), &snaps);
+        assert_eq!(f.len(), 2, "{f:#?}");
+        assert_eq!(f[0].id, "routes:tcptune");
+        assert_eq!(f[0].status, Status::Ok);
         assert!(
-            f.message.contains("198.18.0.2/32 congctl bbr dev wan0"),
+            f[0].message
+                .contains("198.18.0.2/32 congctl bbr dev wan0 (snapshot 0003-20261127T000000Z)")
+                && !f[0].message.contains("198.18.0.9"),
             "{}",
-            f.message
+            f[0].message
         );
-        let e = tcptune_routes(&Err("netlink: EPERM".into())).expect("a finding");
-        assert_eq!(e.status, Status::Warn);
+        assert_eq!(f[1].id, "routes:tcptune:198.18.0.9/32");
+        assert_eq!(f[1].status, Status::Warn);
+        assert!(
+            f[1].message
+                .contains("no snapshot names it (none still in effect here, in /var/lib/tcptune)")
+                && f[1].message.contains("tcptune revert will not remove it"),
+            "{}",
+            f[1].message
+        );
+        assert_eq!(
+            f[1].fix.as_deref(),
+            Some("if it is not wanted, remove it: ip route del 198.18.0.9/32 dev 'a;b' proto 116 metric 1024")
+        );
+        // Files that could not be read may name it; a device a shell cannot be given is left out.
+        snaps.unread = Some("1 file(s) there could not be read".into());
+        let odd = route("198.18.0.7", "x\u{1b}[2J");
+        let f = tcptune_routes(&Ok(vec![odd]), &snaps);
+        assert!(f[0].message.contains("no snapshot read names it"), "{}", f[0].message);
+        assert!(
+            f[0].message.contains("could not be read): tcptune revert may not"),
+            "{}",
+            f[0].message
+        );
+        assert!(!f[0].message.chars().any(char::is_control), "{:?}", f[0].message);
+        assert!(
+            f[0].fix
+                .as_deref()
+                .is_some_and(|x| x.ends_with("ip route del 198.18.0.7/32 proto 116")),
+            "{:?}",
+            f[0].fix
+        );
     }
 }
 

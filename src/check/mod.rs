@@ -231,6 +231,7 @@ mod tests {
             child_netns: Some(false),
             tuning_daemons: vec![(812, "bpftune".into())],
             tcptune_routes: Ok(Vec::new()),
+            route_snapshots: facts::RouteSnapshots::default(),
         }
     }
 

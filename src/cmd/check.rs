@@ -1,6 +1,7 @@
 //! `tcptune check`: is this host healthy for bulk TCP? The verdicts are [`crate::check`]'s; this
 //! command reads the arguments, measures the path for `--host` (through the advice), gathers
-//! this machine's facts when the sysctls are its own, and renders the report.
+//! this machine's facts when the sysctls are its own (with what its snapshot store, in
+//! `--state-dir`, says of tcptune's host routes), and renders the report.
 //!
 //! # Platform specific behavior
 //! * Linux: sysctls through the backend; on the machine itself also sysfs, SIOCETHTOOL,
@@ -20,6 +21,8 @@ use crate::error::{Error, exit};
 use crate::measure::ProbeOptions;
 use crate::os::Os;
 use crate::output;
+#[cfg(target_os = "linux")]
+use crate::snapshot::{Identity, Store};
 use crate::sysctl::KeyState;
 
 pub fn run(a: &CheckArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
@@ -73,24 +76,63 @@ pub fn report(a: &CheckArgs, ctx: &Context) -> anyhow::Result<Report> {
     };
     // Interfaces, counters and files describe this machine: only when the sysctls are its own.
     let local = if ctx.local && ctx.os == Os::Linux {
-        local_facts(&read, req.path.as_ref())
+        local_facts(ctx, &backend.describe(), &read, req.path.as_ref())
     } else {
         None
     };
     Ok(check::check(&req, &read, local.as_ref()))
 }
 
-/// This machine's facts (Linux builds; None elsewhere).
+/// This machine's facts (Linux builds; None elsewhere); `target`: where its sysctls are read.
 #[cfg(target_os = "linux")]
-fn local_facts(read: &check::Read<'_>, path: Option<&PathNeeds>) -> Option<check::facts::LocalFacts> {
+fn local_facts(
+    ctx: &Context,
+    target: &str,
+    read: &check::Read<'_>,
+    path: Option<&PathNeeds>,
+) -> Option<check::facts::LocalFacts> {
     let towards = path.and_then(|p| p.link.as_ref()).and_then(|l| l.interface.as_deref());
     let bbr = read("net.ipv4.tcp_congestion_control").as_deref() == Some("bbr");
-    Some(check::facts::gather(towards, bbr))
+    Some(check::facts::gather(towards, bbr, route_snapshots(ctx, target)))
 }
 
 #[cfg(not(target_os = "linux"))]
-fn local_facts(_: &check::Read<'_>, _: Option<&PathNeeds>) -> Option<check::facts::LocalFacts> {
+fn local_facts(_: &Context, _: &str, _: &check::Read<'_>, _: Option<&PathNeeds>) -> Option<check::facts::LocalFacts> {
     None
+}
+
+/// Which host routes the snapshots in `--state-dir` name that `revert` would remove here: those
+/// of a snapshot still in effect taken here (as a bare revert picks them: same OS, `target`
+/// and network namespace), in this boot (an earlier boot's routes ended with it).
+#[cfg(target_os = "linux")]
+fn route_snapshots(ctx: &Context, target: &str) -> check::facts::RouteSnapshots {
+    let store = Store::new(&ctx.state_dir);
+    let here = Identity::current(ctx.os);
+    let mut out = check::facts::RouteSnapshots {
+        state_dir: store.dir().to_path_buf(),
+        ..check::facts::RouteSnapshots::default()
+    };
+    match store.list() {
+        Ok((snaps, unreadable)) => {
+            // Oldest first: a newer snapshot of the same route is the one named.
+            for s in snaps
+                .iter()
+                .filter(|s| s.state.needs_revert() && s.same_place(ctx.os, target, &here) && s.same_boot(&here))
+            {
+                for r in &s.routes {
+                    out.named.insert(r.dest.clone(), s.id.clone());
+                }
+            }
+            if !unreadable.is_empty() {
+                out.unread = Some(format!(
+                    "{} file(s) there could not be read (tcptune snapshots lists them)",
+                    unreadable.len()
+                ));
+            }
+        }
+        Err(e) => out.unread = Some(format!("its snapshots could not be read: {e}")),
+    }
+    out
 }
 
 /// What check reads of the advice for the path.

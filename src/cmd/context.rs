@@ -126,9 +126,9 @@ impl<'a> Taken<'a> {
             },
             Command::Check(a) => Self {
                 target: Some(&a.target),
+                state: Some(&a.state),
                 format: report(&a.report),
                 prober: Some(&a.prober),
-                ..none
             },
             Command::Serve(ServeArgs { target, .. }) | Command::Peer(PeerArgs { target, .. }) => Self {
                 target: Some(target),

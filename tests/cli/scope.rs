@@ -783,3 +783,60 @@ fn a_truncated_snapshot_is_named_never_skipped() {
     assert_eq!(v["damaged"][0]["id"], id.as_str(), "{v}");
     assert_eq!(v["damaged"][0]["file"], shown.as_str(), "{v}");
 }
+
+/// Issue 35 a: `check` tells a route an applied snapshot names (its revert removes it) from a
+/// proto 116 route no snapshot names (planted, or left by a snapshot gone): that one is a
+/// warning whose fix is the exact command that removes it, quoted for a shell.
+#[test]
+#[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
+fn check_tells_a_route_a_snapshot_names_from_one_none_does() {
+    let t = Three::up("i35c");
+    let id = ok(&t.apply(B, &[]), "apply").trim().to_string();
+    ip(&[
+        "-n",
+        &t.a.name,
+        "route",
+        "add",
+        &format!("{C}/32"),
+        "dev",
+        "br0",
+        "proto",
+        "116",
+        "congctl",
+        "reno",
+    ]);
+    let findings = || -> Vec<Value> {
+        let out = t.tcptune(&["check", "--format", "json"]);
+        let v: Value = serde_json::from_slice(&out.stdout).expect("check's json");
+        v["findings"].as_array().expect("findings").clone()
+    };
+    let all = findings();
+    let by = |id: &str| {
+        all.iter()
+            .find(|f| f["id"] == id)
+            .unwrap_or_else(|| panic!("no {id}: {all:#?}"))
+    };
+    let named = by("routes:tcptune");
+    let said = named["message"].as_str().expect("message");
+    assert_eq!(named["status"], "ok", "{said}");
+    assert!(
+        said.contains(&format!("{B}/32 congctl bbr dev br0 (snapshot {id})")),
+        "{said}"
+    );
+    assert!(!said.contains(C), "{said}");
+    let planted = by(&format!("routes:tcptune:{C}/32"));
+    let said = planted["message"].as_str().expect("message");
+    assert_eq!(planted["status"], "warn", "{said}");
+    assert!(said.contains("no snapshot names it"), "{said}");
+    let fix = planted["fix"].as_str().expect("fix");
+    let cmd = format!("ip route del {C}/32 dev br0 proto 116");
+    assert!(fix.ends_with(&cmd), "{fix}");
+    // The fix does what it says: run by a shell in A, the planted route is gone, tcptune's stays.
+    ok(&t.a.exec("sh", &["-c", &cmd]), "the fix");
+    let all = findings();
+    assert!(
+        !all.iter().any(|f| f["id"] == format!("routes:tcptune:{C}/32")),
+        "{all:#?}"
+    );
+    assert!(t.routes().contains(&format!("{B} dev br0 proto 116")), "{}", t.routes());
+}
