@@ -382,4 +382,8 @@ fn a_file_whose_every_key_is_unreadable_does_not_say_no_change_is_needed() {
     assert!(file.contains("# 0 to change, 9 not applied here"), "{file}");
     assert!(file.contains("not applied (unreadable"), "{file}");
     assert!(!file.contains("no change needed"), "{file}");
+    // The table and JSON's verdict neither.
+    let table = advise_given(dir.path(), &["--format", "table"]);
+    assert!(!table.contains("no change needed"), "{table}");
+    assert!(table.contains("9 setting(s) not applied"), "{table}");
 }

@@ -345,7 +345,14 @@ pub fn verdict(a: &Advice) -> String {
         .chain(route.as_deref())
         .collect();
     if changed.is_empty() {
-        return "no change needed: the running values fit this path".into();
+        let missing = counts(a).unavailable;
+        return if missing == 0 {
+            "no change needed: the running values fit this path".into()
+        } else {
+            format!(
+                "nothing tcptune can set here; {missing} setting(s) not applied (read-only or unreadable): see below"
+            )
+        };
     }
     let rate = a.receive_bandwidth_bps.unwrap_or(a.bandwidth_bps);
     let what = if changed.len() <= 3 {
