@@ -840,3 +840,66 @@ fn check_tells_a_route_a_snapshot_names_from_one_none_does() {
     );
     assert!(t.routes().contains(&format!("{B} dev br0 proto 116")), "{}", t.routes());
 }
+
+/// Issue 36, point 3: the file's usual save-and-load steps skipped the route (`sysctl -p`), and
+/// nothing said it ends at reboot. Now the file's header loads it with `tcptune apply`, and the
+/// file, the table and `--explain` say in one line what becomes of the route and how to keep it;
+/// following the header's own load step sets the route.
+#[test]
+#[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
+fn the_route_says_what_survives_a_reboot_and_the_files_load_step_sets_it() {
+    let t = Three::up("scl");
+    let before = t.routes();
+    let given = [
+        "--scope",
+        "path",
+        "--host",
+        B,
+        "--rtt",
+        "150ms",
+        "--bandwidth",
+        "500mbit",
+    ];
+    let run = |extra: &[&str]| ok(&t.tcptune(&[&["advise"][..], &given, extra].concat()), "advise");
+    let file = run(&["--format", "sysctl"]);
+    let life = "sysctl -p skips it, and it ends at reboot or when br0 goes down; keep it with";
+    for (what, text) in [
+        ("file", file.replace("\n#   ", " ")),
+        ("table", run(&["--format", "table"]).replace("\n  ", " ")),
+        (
+            "explain",
+            run(&["--format", "sysctl", "--explain"]).replace("\n#   ", " "),
+        ),
+    ] {
+        assert!(text.contains(life), "{what}: {text}");
+        assert!(
+            text.contains("`tcptune apply FILE` at boot, or --format networkd"),
+            "{what}: {text}"
+        );
+    }
+    let header = file.replace("\n#   ", " ");
+    let load = header
+        .lines()
+        .find_map(|l| l.split_once("load it: ").map(|(_, cmd)| cmd.to_string()))
+        .expect("a load step");
+    assert!(
+        load.starts_with("tcptune apply /etc/sysctl.d/") && load.ends_with("(sysctl -p skips the route)"),
+        "{load}"
+    );
+    // Following it (the file saved elsewhere: a test writes no /etc) sets the route.
+    let dir = tempfile::tempdir().expect("tmp");
+    let saved = dir.path().join("60-tcptune.conf");
+    std::fs::write(&saved, &file).expect("write");
+    ok(
+        &t.tcptune(&["apply", saved.to_str().expect("utf8")]),
+        "the header's load step",
+    );
+    assert!(
+        t.routes()
+            .contains(&format!("{B} dev br0 proto 116 scope link src {A} congctl bbr")),
+        "{}",
+        t.routes()
+    );
+    ok(&t.tcptune(&["revert"]), "revert");
+    assert_eq!(t.routes(), before);
+}

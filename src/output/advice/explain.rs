@@ -34,6 +34,9 @@ pub fn lines(a: &Advice, dropin: Option<&DropIn>) -> Vec<String> {
         if let Some(c) = &r.command {
             out.push(format!("route to {}: {c}", r.dest));
         }
+        if let Some(life) = super::summary::route_life(a) {
+            out.push(format!("route to {}: {life}", r.dest));
+        }
     }
     out.into_iter().map(|l| text::comment(&l)).collect()
 }

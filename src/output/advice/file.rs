@@ -45,7 +45,10 @@ fn write_route(out: &mut dyn Write, a: &Advice) -> std::io::Result<()> {
     writeln!(out)?;
     write_comments(out, &[r.line()])?;
     match (&r.action, &r.command) {
-        (Action::Set, Some(cmd)) => writeln!(out, "{}{}", crate::route::LINE_MARK, c(cmd)),
+        (Action::Set, Some(cmd)) => {
+            writeln!(out, "{}{}", crate::route::LINE_MARK, c(cmd))?;
+            write_comments(out, summary::route_life(a).as_slice())
+        }
         (Action::Keep, _) if r.prior.is_none() => writeln!(out, "# no host route needed: it is the host-wide default"),
         (Action::Keep, Some(cmd)) => write_comments(out, &[format!("in place already: {cmd}")]),
         (Action::Unavailable(why), _) => write_comments(out, &[format!("not applied here: {why}")]),
@@ -94,7 +97,13 @@ pub fn write_sysctl(out: &mut dyn Write, a: &Advice, dropin: Option<&DropIn>, r:
         } else {
             format!(" ({})", d.why)
         };
-        head.push(format!("save as {file}{why}; load it: sysctl -p {file}"));
+        // With a route to set, sysctl -p would load the keys and skip the route.
+        let load = if summary::route_life(a).is_some() {
+            format!("tcptune apply {file} (sysctl -p skips the route)")
+        } else {
+            format!("sysctl -p {file}")
+        };
+        head.push(format!("save as {file}{why}; load it: {load}"));
     }
     write_comments(out, &head)?;
     let mut warnings: Vec<String> = summary::warnings(a).iter().map(|w| format!("warning: {w}")).collect();

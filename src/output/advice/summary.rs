@@ -307,6 +307,22 @@ pub fn scope_line(a: &Advice) -> Option<String> {
     ))
 }
 
+/// `--scope path` with a route to write: what becomes of it, in one line — `sysctl -p` skips the
+/// route line, the route ends at reboot or when its link goes down, and how to keep it. None
+/// where no route is written.
+pub fn route_life(a: &Advice) -> Option<String> {
+    let r = a.route.as_ref().filter(|r| r.action == Action::Set)?;
+    let dev = r
+        .route
+        .as_ref()
+        .and_then(|x| x.dev.as_deref())
+        .map_or_else(|| "its interface".to_string(), text::shell_word);
+    Some(format!(
+        "the route: sysctl -p skips it, and it ends at reboot or when {dev} goes down; keep it with \
+         `tcptune apply FILE` at boot, or --format networkd"
+    ))
+}
+
 /// "6 to change, 1 already right, 2 not applied here".
 pub fn count_line(a: &Advice) -> String {
     count_marked(a, false)

@@ -72,6 +72,9 @@ fn block(out: &mut dyn Write, a: &Advice, r: Render) -> anyhow::Result<()> {
     for n in summary::notes(a) {
         note(out, &format!("note: {n}"), r)?;
     }
+    if let Some(life) = summary::route_life(a) {
+        note(out, &format!("note: {life}"), r)?;
+    }
     note(out, &summary::count_marked(a, true), r)?;
     Ok(())
 }
