@@ -249,9 +249,14 @@ pub fn size_buffers(rate: Bitrate, rtt_min: Span, mdev: Option<Span>) -> Sizing 
         send_factor: SEND_FACTOR,
         receive_factor: BUFFER_FACTOR * (1.0 + h),
         receive_bdp: bdp,
-        window_share: 0.5,
+        window_share: DEFAULT_WINDOW_SHARE,
     }
 }
+
+/// The share of a Linux receive buffer advertised as window where the far end's is not
+/// measured: ½ (`tcp_adv_win_scale = 1` before 6.6; since, the learnt payload/truesize ratio,
+/// often 0.5–0.75, and ½ the safe side).
+pub const DEFAULT_WINDOW_SHARE: f64 = 0.5;
 
 /// [`size_buffers`] for a path with random loss: both maxima [`LOSS_FACTOR`] × BDP, rounded
 /// up to the step (the RTT headroom is well inside that).

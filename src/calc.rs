@@ -36,8 +36,14 @@ pub struct CalcReport {
     /// What `advise` sizes for each class of path, in the order of [`CLASSES`]: the same
     /// numbers `advise` writes, so the two commands tell one story.
     pub by_class: Vec<ClassBuffers>,
-    /// Ceiling of `window` at `rtt`.
+    /// Ceiling of `window` at `rtt`: a window of that many bytes.
     pub max_throughput_bps: Option<f64>,
+    /// Ceiling at `rtt` of a Linux receive buffer (tcp_rmem[2]) of `window` bytes: it advertises
+    /// [`receive_window_share`](Self::receive_window_share) of itself as window. The number
+    /// `advise` gives for a running receive maximum ("holds one flow to about ...").
+    pub receive_buffer_max_throughput_bps: Option<f64>,
+    /// The share of a receive buffer advertised as window that this assumes.
+    pub receive_window_share: Option<f64>,
     /// Longest RTT at which `window` still fills `bandwidth`.
     pub max_rtt_ms: Option<f64>,
     pub loss_pct: Option<f64>,
@@ -131,6 +137,8 @@ pub fn compute(a: &CalcRequest) -> Result<CalcReport, Error> {
         send_buffer_bytes: None,
         by_class: Vec::new(),
         max_throughput_bps: None,
+        receive_buffer_max_throughput_bps: None,
+        receive_window_share: None,
         max_rtt_ms: None,
         loss_pct: a.loss_pct,
         mss_bytes: a.loss_pct.map(|_| a.mss.get()),
@@ -145,6 +153,9 @@ pub fn compute(a: &CalcRequest) -> Result<CalcReport, Error> {
     }
     if let (Some(w), Some(rtt)) = (a.window, a.rtt) {
         r.max_throughput_bps = Some(bdp::max_throughput_bps(w, rtt));
+        // advise's window limit: the advertised share of the maximum, per round trip.
+        r.receive_buffer_max_throughput_bps = Some(bdp::max_throughput_bps(w, rtt) * bdp::DEFAULT_WINDOW_SHARE);
+        r.receive_window_share = Some(bdp::DEFAULT_WINDOW_SHARE);
     }
     if let (Some(w), Some(rate)) = (a.window, a.bandwidth) {
         // The check refuses what no RTT could be; the value is the quotient itself, since the

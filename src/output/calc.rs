@@ -42,15 +42,30 @@ pub fn write_table(out: &mut dyn Write, a: &CalcRequest, r: &CalcReport, tty: bo
         t.add_row([
             "max throughput".into(),
             crate::text::rate(tp),
-            "window × 8 / RTT: the most this window allows".into(),
+            "window × 8 / RTT: the most a window this size allows".into(),
         ]);
+        let rx = r.receive_buffer_max_throughput_bps.zip(r.receive_window_share);
+        if let Some((rx, share)) = rx {
+            t.add_row([
+                "as receive max".into(),
+                crate::text::rate(rx),
+                format!(
+                    "a receive max (tcp_rmem) this size: ~{} is window (as advise)",
+                    crate::text::pct(share * 100.0)
+                ),
+            ]);
+        }
         if let Some(b) = a.bandwidth {
             #[allow(clippy::cast_precision_loss)]
-            let pct = (tp / b.bps() as f64 * 100.0).min(100.0);
+            let pct = |x: f64| crate::text::pct((x / b.bps() as f64 * 100.0).min(100.0));
+            let value = match rx {
+                Some((rx, _)) => format!("{} / {}", pct(tp), pct(rx)),
+                None => pct(tp),
+            };
             t.add_row([
                 "of bandwidth".into(),
-                crate::text::pct(pct),
-                "share of the path the window can fill".into(),
+                value,
+                "share of the path the window / the receive max can fill".into(),
             ]);
         }
     }

@@ -144,7 +144,12 @@ fn calc_extremes_show_their_size_never_zero() {
         assert!(!table.contains("√0.0000000"), "no row of zeros: {args:?}:\n{table}");
         a.extend(["--format", "json"]);
         let v: serde_json::Value = serde_json::from_slice(&run(&a).stdout).expect("json");
-        for k in ["max_throughput_bps", "max_rtt_ms", "mathis_bps"] {
+        for k in [
+            "max_throughput_bps",
+            "receive_buffer_max_throughput_bps",
+            "max_rtt_ms",
+            "mathis_bps",
+        ] {
             if let Some(x) = v[k].as_f64() {
                 assert!(x > 0.0 && x.is_finite(), "{args:?}: {k} {v}");
             }

@@ -387,3 +387,43 @@ fn a_file_whose_every_key_is_unreadable_does_not_say_no_change_is_needed() {
     assert!(!table.contains("no change needed"), "{table}");
     assert!(table.contains("9 setting(s) not applied"), "{table}");
 }
+
+/// Issue 36, point 1: `calc --window 6MiB` said 335.5 Mbit/s where `advise` said the running
+/// 6 MiB receive max holds one flow to 167.8 Mbit/s, and nothing said why. calc now gives both
+/// (a window, and a Linux receive max of that size) and the second is advise's own number.
+#[test]
+fn calc_and_advise_give_one_number_for_one_receive_max() {
+    let dir = linux_tree(&[]);
+    let advice: serde_json::Value =
+        serde_json::from_str(&advise_given(dir.path(), &["--format", "json"])).expect("json");
+    let limit = advice["window_limit_bps"].as_f64().expect("window_limit_bps");
+    let table = advise_given(dir.path(), &["--format", "table"]);
+    let said = tcptune::text::rate(limit);
+    assert!(
+        table.contains(&format!("holds one flow to about {said}")),
+        "{said}: {table}"
+    );
+    let calc = |format: &str| {
+        let out = tcptune()
+            .args([
+                "calc",
+                "--window",
+                "6MiB",
+                "--rtt",
+                "150ms",
+                "--bandwidth",
+                "500mbit",
+                "--format",
+                format,
+            ])
+            .output()
+            .expect("calc");
+        assert!(out.status.success());
+        String::from_utf8(out.stdout).expect("utf8")
+    };
+    let v: serde_json::Value = serde_json::from_str(&calc("json")).expect("json");
+    assert_eq!(v["receive_buffer_max_throughput_bps"].as_f64(), Some(limit), "{v:#}");
+    let table = calc("table");
+    assert!(table.contains("| max throughput | 335.5 Mbit/s"), "{table}");
+    assert!(table.contains(&format!("| as receive max | {said}")), "{table}");
+}
