@@ -235,8 +235,9 @@ pub enum ShareSource {
 /// How to measure what was not.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum MeasureHint {
-    /// A test ran but did not measure both: a longer one, with a root `serve` at `on`.
-    LongerTest { on: String },
+    /// A test ran but did not measure both: a longer one (a larger byte cap where the cap cut
+    /// it short), with a root `serve` at `on` where the test's buffers held it.
+    LongerTest { on: String, cut_by_bytes: bool, held: bool },
     /// No test ran: `tcptune serve` (or iperf3) at `on`.
     RunServe { on: String },
 }
@@ -408,8 +409,14 @@ pub fn decide_side(path: &PathFacts, view: &View<'_>, side: Side, word: Override
     observations.extend(sharing.map(Observation::Others));
     let how_to_measure = (class == PathClass::Unmeasured && word == Override::None).then(|| {
         let on = host.map_or_else(|| "the far end".to_string(), str::to_string);
-        let (said, hint) = if test.is_some() {
-            (Observation::NotBothMeasured, MeasureHint::LongerTest { on })
+        let (said, hint) = if let Some(t) = test {
+            let hint = MeasureHint::LongerTest {
+                on,
+                // The test ended at its byte cap well before its time.
+                cut_by_bytes: t.limit_bytes > 0 && t.bytes >= t.limit_bytes && t.duration_s < 0.9 * t.limit_s,
+                held: t.held_by.is_some() || t.window_limited,
+            };
+            (Observation::NotBothMeasured, hint)
         } else {
             (Observation::NotMeasured, MeasureHint::RunServe { on })
         };

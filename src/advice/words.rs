@@ -341,8 +341,14 @@ pub fn why_share(d: &Decision) -> String {
 /// How to measure what was not, for people.
 pub fn how_to_measure(d: &Decision) -> Option<String> {
     Some(match d.how_to_measure.as_ref()? {
-        MeasureHint::LongerTest { on } => format!(
-            "to measure them, advise again with a longer --test-time (e.g. 30s on a long path), with `tcptune serve` on {on} running as root so the test is not held by its buffers"
+        MeasureHint::LongerTest { on, cut_by_bytes, held } => format!(
+            "to measure them, advise again with {}{}",
+            longer(*cut_by_bytes),
+            if *held {
+                format!(", with `tcptune serve` on {on} running as root so the test is not held by its buffers")
+            } else {
+                String::new()
+            }
         ),
         MeasureHint::RunServe { on } => format!(
             "to measure them, run `tcptune serve` on {on} (as root, so the test is not held by its buffers) and advise again with --host, or run an iperf3 server there and add --iperf3"
@@ -416,6 +422,15 @@ fn sharing_note(d: &Decision, end: End) -> Option<Note> {
     }
 }
 
+/// What makes the next test longer: a larger byte cap where the cap ended it, else more time.
+fn longer(cut_by_bytes: bool) -> &'static str {
+    if cut_by_bytes {
+        "a larger --test-bytes (the test stopped at its byte cap)"
+    } else {
+        "a longer --test-time (e.g. 30s on a long path)"
+    }
+}
+
 /// How to measure what was not, in one line.
 fn measure_hint_short(h: &MeasureHint) -> String {
     // No host named: the words a user would type.
@@ -427,9 +442,17 @@ fn measure_hint_short(h: &MeasureHint) -> String {
         }
     };
     match h {
-        MeasureHint::LongerTest { on } => format!(
-            "to measure loss and queue: advise again with a longer --test-time (`tcptune serve` as root on {})",
-            host(on)
+        MeasureHint::LongerTest { on, cut_by_bytes, held } => format!(
+            "to measure loss and queue: advise again with {}{}",
+            longer(*cut_by_bytes),
+            if *held {
+                format!(
+                    " (`tcptune serve` as root on {}: the test was held by its buffers)",
+                    host(on)
+                )
+            } else {
+                String::new()
+            }
         ),
         MeasureHint::RunServe { on } => format!(
             "to measure loss and queue: advise --ssh {0} (or `tcptune serve` there and --host {0})",
@@ -545,4 +568,35 @@ fn pct(p: f64) -> String {
 
 fn share_pct(s: f64) -> String {
     text::pct(s * 100.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 36, point 7: a test cut short by its byte cap was told to take a longer
+    /// --test-time, and "`tcptune serve` as root" though serve ran as root.
+    #[test]
+    fn the_way_to_measure_names_what_cut_the_test_and_only_then_root() {
+        let hint = |cut_by_bytes, held| {
+            measure_hint_short(&MeasureHint::LongerTest {
+                on: "198.18.0.2".into(),
+                cut_by_bytes,
+                held,
+            })
+        };
+        let bytes = hint(true, false);
+        assert!(
+            bytes.contains("a larger --test-bytes") && !bytes.contains("--test-time"),
+            "{bytes}"
+        );
+        assert!(!bytes.contains("as root"), "{bytes}");
+        let time = hint(false, false);
+        assert!(
+            time.contains("a longer --test-time") && !time.contains("as root"),
+            "{time}"
+        );
+        let held = hint(false, true);
+        assert!(held.contains("`tcptune serve` as root on 198.18.0.2"), "{held}");
+    }
 }

@@ -55,17 +55,30 @@ fn destination(args: &AdviseArgs, a: &Advice, far_host: Option<&str>) -> Result<
         return Ok(ip);
     }
     use std::net::ToSocketAddrs as _;
-    let shown = crate::text::escape(&name);
+    // The host names the route's destination even where --rtt and --bandwidth are given: the
+    // way around a name that does not resolve is its address.
+    let hint = "check the name, or give the host's address (--host 198.18.0.2)";
+    let cannot = |why: &str| crate::measure::resolve::cannot_resolve(&name, why).with_hint(hint);
+    crate::measure::resolve::check_name(&name).map_err(|e| e.with_hint(hint))?;
     let addrs: Vec<IpAddr> = (name.as_str(), 0)
         .to_socket_addrs()
-        .map_err(|e| Error::measurement(format!("cannot resolve \"{shown}\": {e}")))?
+        .map_err(|e| cannot(&resolver_says(&e)))?
         .map(|s| s.ip())
         .collect();
     addrs
         .iter()
         .copied()
         .find(|ip| (!args.ipv4 || ip.is_ipv4()) && (!args.ipv6 || ip.is_ipv6()))
-        .ok_or_else(|| Error::measurement(format!("cannot resolve \"{shown}\": no address of the family asked")))
+        .ok_or_else(|| cannot("no address of the family asked"))
+}
+
+/// The resolver's error without the C library's prefix ("failed to lookup address
+/// information: Name or service not known" → "Name or service not known").
+fn resolver_says(e: &std::io::Error) -> String {
+    let s = e.to_string();
+    s.strip_prefix("failed to lookup address information: ")
+        .unwrap_or(&s)
+        .to_string()
 }
 
 /// This machine's routing toward `dest`.

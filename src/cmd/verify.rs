@@ -53,7 +53,14 @@ fn resolve(host: &str, link: bool) -> Result<(IpAddr, Option<u64>), Error> {
         .build()
         .map_err(|e| Error::measurement(format!("cannot start a runtime: {e}")))?;
     rt.block_on(async {
-        let addr = measure::resolve::resolve(host, None).await?;
+        // verify takes no --rtt: the shared hint's way around a name would not work here.
+        let addr = measure::resolve::resolve(host, None).await.map_err(|e| {
+            if e.hint() == Some(measure::resolve::RESOLVE_HINT) {
+                e.with_hint("check the name: verify tests a host where `tcptune serve` runs")
+            } else {
+                e
+            }
+        })?;
         let speed = if link {
             measure::link::link_facts(addr).await.speed_bps
         } else {

@@ -171,7 +171,7 @@ impl HostMeasurement {
 }
 
 /// The way around a path where nothing answered.
-pub const NO_REPLY_HINT: &str = "allow ICMP (sysctl net.ipv4.ping_group_range='0 2147483647' or run as root), open a TCP port and pass --port, or give --rtt";
+pub const NO_REPLY_HINT: &str = "allow ICMP (sysctl net.ipv4.ping_group_range='0 2147483647' or run as root), open a TCP port and pass --port, or give --rtt and --bandwidth";
 
 /// The ports tried, in order, when [`ProbeOptions::ports`] is empty.
 pub const DEFAULT_PORTS: [u16; 3] = [443, 22, 80];

@@ -324,3 +324,43 @@ fn nothing_in_the_repository_points_outside_it() {
     }
     assert!(seen > 100, "the walk read the repository ({seen} files)");
 }
+
+/// Issue 36, point 7: a hint names only options its command takes, and only a way around that
+/// works: verify takes no --rtt; `--scope path` with --rtt and --bandwidth given still needs the
+/// host, so its way around an unresolvable name is the address, and the resolver's own words
+/// come without the C library's prefix.
+#[test]
+fn hints_name_only_what_the_command_takes() {
+    let out = super::tcptune()
+        .args(["verify", "--host", "no-such-host.invalid"])
+        .output()
+        .expect("run");
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    assert!(err.contains("hint: check the name") && !err.contains("--rtt"), "{err}");
+    let out = super::tcptune()
+        .args([
+            "advise",
+            "--scope",
+            "path",
+            "--host",
+            "no-such-host.invalid",
+            "--rtt",
+            "150ms",
+            "--bandwidth",
+            "500mbit",
+        ])
+        .output()
+        .expect("run");
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    assert!(
+        err.contains("cannot resolve \"no-such-host.invalid\": names under .invalid"),
+        "{err}"
+    );
+    assert!(
+        err.contains("give the host's address") && !err.contains("give --rtt"),
+        "{err}"
+    );
+    assert!(tcptune::measure::NO_REPLY_HINT.contains("or give --rtt and --bandwidth"));
+}
