@@ -258,9 +258,9 @@ pub trait Progress: Send + Sync + std::fmt::Debug {
     fn host(&self, host: &str, probes: u32) -> Box<dyn HostProgress>;
     /// Packet trains towards `host` start; dropping the result ends its line.
     fn capacity(&self, host: &str) -> Box<dyn Send>;
-    /// The TCP path test to `host` starts, bounded by `bound` ("10 s or 2 GiB"); dropping
-    /// the result ends its line.
-    fn path_test(&self, host: &str, bound: &str) -> Box<dyn TestProgress>;
+    /// The TCP path test to `host` starts, bounded by `bound` ("10 s or 2 GiB"), of which
+    /// `time` is the time; dropping the result ends its line.
+    fn path_test(&self, host: &str, bound: &str, time: std::time::Duration) -> Box<dyn TestProgress>;
 }
 
 /// One host's probes as they go.
@@ -378,10 +378,13 @@ fn gather_evidence(
     opts: &ProbeOptions,
 ) -> Result<evidence::Evidence, Error> {
     let mut ev = evidence::Evidence::default();
-    let bound = format!(
-        "{} or {}",
-        crate::text::secs(req.time.as_secs_f64()),
-        crate::text::size(req.max_bytes)
+    let bound = (
+        format!(
+            "{} or {}",
+            crate::text::secs(req.time.as_secs_f64()),
+            crate::text::size(req.max_bytes)
+        ),
+        req.time,
     );
     match req.mode {
         TestMode::Off => ev.test_skipped = Some("the path test was turned off (--no-path-test)".into()),
@@ -453,7 +456,7 @@ fn retest(t: &mut evidence::TcpTest, test: &iperf3::Iperf3Request, m: &HostMeasu
                 evidence::RetestKind::Paced { rate_bps } => format!("paced at {}", crate::text::rate(rate_bps)),
             };
             let host = format!("{} (again: {what})", m.host);
-            let bound = format!("{} s", plan.time.as_secs());
+            let bound = (crate::text::secs(plan.time.as_secs_f64()), plan.time);
             match with_progress(opts, &host, &bound, |_| retest::run(test, &plan)) {
                 Ok(r) => t.retest = Some(r),
                 Err(e) => t
@@ -469,10 +472,10 @@ fn retest(t: &mut evidence::TcpTest, test: &iperf3::Iperf3Request, m: &HostMeasu
 fn with_progress<T>(
     opts: &ProbeOptions,
     host: &str,
-    bound: &str,
+    bound: &(String, std::time::Duration),
     f: impl FnOnce(&mut dyn FnMut(crate::tcp::flow::Tick)) -> T,
 ) -> T {
-    let progress = opts.progress.as_ref().map(|p| p.path_test(host, bound));
+    let progress = opts.progress.as_ref().map(|p| p.path_test(host, &bound.0, bound.1));
     let mut on_progress = |t: crate::tcp::flow::Tick| {
         if let Some(p) = &progress {
             p.tick(&t);
@@ -485,7 +488,7 @@ fn with_progress<T>(
 fn with_series<E>(
     opts: &ProbeOptions,
     host: &str,
-    bound: &str,
+    bound: &(String, std::time::Duration),
     f: impl FnOnce(&mut dyn FnMut(crate::tcp::flow::Tick)) -> Result<evidence::TcpTest, E>,
 ) -> Result<evidence::TcpTest, E> {
     let mut ticks = Vec::new();

@@ -86,7 +86,7 @@ impl Progress for Probes {
         Box::new(Line(bar))
     }
 
-    fn path_test(&self, host: &str, bound: &str) -> Box<dyn TestProgress> {
+    fn path_test(&self, host: &str, bound: &str, time: Duration) -> Box<dyn TestProgress> {
         let style = ProgressStyle::with_template("{spinner} {msg} {elapsed}")
             .unwrap_or_else(|_| ProgressStyle::default_spinner());
         let bar = self.0.add(ProgressBar::new_spinner().with_style(style));
@@ -96,6 +96,7 @@ impl Progress for Probes {
             line: Line(bar),
             host: host.to_string(),
             bound: bound.to_string(),
+            time,
             last: std::sync::Mutex::new(Tick::default()),
         })
     }
@@ -107,6 +108,9 @@ struct TestLine {
     line: Line,
     host: String,
     bound: String,
+    /// The bound's time: past it the line says the test is finishing, never "5.4 s of at
+    /// most 3 s".
+    time: Duration,
     last: std::sync::Mutex<Tick>,
 }
 
@@ -124,17 +128,42 @@ impl TestProgress for TestLine {
         let rtt = t
             .srtt_ms
             .map_or_else(String::new, |r| format!(", RTT {}", crate::text::millis(r)));
-        self.line.0.set_message(format!(
-            "TCP path test to {}: {} of at most {}: {}{rtt}…",
-            self.host,
-            crate::text::secs(t.elapsed.as_secs_f64()),
-            self.bound,
-            crate::text::rate(rate)
-        ));
+        self.line
+            .0
+            .set_message(test_line(&self.host, &self.bound, self.time, t.elapsed, rate, &rtt));
     }
+}
+
+/// The live line of a path test `elapsed` into its bound (`time` of it): how far it has come,
+/// or, past the bound's time (the last data draining, the flow closing), that it is finishing.
+fn test_line(host: &str, bound: &str, time: Duration, elapsed: Duration, rate: f64, rtt: &str) -> String {
+    let at = if elapsed <= time {
+        format!("{} of at most {bound}", crate::text::secs(elapsed.as_secs_f64()))
+    } else {
+        format!("its {} are up, finishing", crate::text::secs(time.as_secs_f64()))
+    };
+    format!("TCP path test to {host}: {at}: {}{rtt}…", crate::text::rate(rate))
 }
 
 /// The probes' progress on stderr when it is a terminal, else none.
 pub fn probes(stderr_tty: bool) -> Option<std::sync::Arc<dyn Progress>> {
     stderr_tty.then(|| std::sync::Arc::new(Probes::new()) as std::sync::Arc<dyn Progress>)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 36, point 7: the live line said "5.4 s of at most 3 s" while the test finished.
+    #[test]
+    fn the_live_line_never_passes_its_own_bound() {
+        let bound = "3 s or 1 GiB";
+        let at = |ms| test_line("h", bound, Duration::from_secs(3), Duration::from_millis(ms), 5e8, "");
+        assert_eq!(
+            at(1500),
+            "TCP path test to h: 1.5 s of at most 3 s or 1 GiB: 500 Mbit/s…"
+        );
+        assert_eq!(at(3000), "TCP path test to h: 3 s of at most 3 s or 1 GiB: 500 Mbit/s…");
+        assert_eq!(at(5400), "TCP path test to h: its 3 s are up, finishing: 500 Mbit/s…");
+    }
 }
