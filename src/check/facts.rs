@@ -53,6 +53,10 @@ pub struct LocalFacts {
     pub ram: Option<u64>,
     pub tcp_mem_in_use_pages: Option<u64>,
     pub page_size: u64,
+    /// Whether this kernel has the fq qdisc (`sch_fq`) built in or loaded: the fact advice
+    /// leaves fq out by ([`crate::host::Facts::sch_fq`]), gathered by the command. None: not
+    /// known.
+    pub sch_fq: Option<bool>,
     pub setters: Setters,
     /// The sysctl configuration files that could not be read, and why.
     pub unchecked: Vec<crate::host::linux::Unchecked>,
@@ -81,10 +85,11 @@ pub struct RouteSnapshots {
 }
 
 /// Gather the facts of this machine. `towards`: the interface towards `--host`, when measured;
-/// `bbr`: whether the qdiscs matter (BBR paces through fq); `route_snapshots`: what the
+/// `bbr`: whether the qdiscs matter (BBR paces through fq); `sch_fq`: whether this kernel has
+/// the fq qdisc, as the command's [`crate::host::Facts`] say; `route_snapshots`: what the
 /// command read of its snapshot store.
 #[cfg(target_os = "linux")]
-pub fn gather(towards: Option<&str>, bbr: bool, route_snapshots: RouteSnapshots) -> LocalFacts {
+pub fn gather(towards: Option<&str>, bbr: bool, sch_fq: Option<bool>, route_snapshots: RouteSnapshots) -> LocalFacts {
     use std::path::Path;
 
     use crate::host::{self, linux as fs};
@@ -130,6 +135,7 @@ pub fn gather(towards: Option<&str>, bbr: bool, route_snapshots: RouteSnapshots)
         ram: host::ram(),
         tcp_mem_in_use_pages: fs::tcp_mem_in_use_pages(proc),
         page_size: host::page_size(),
+        sch_fq,
         setters: setters(&conf.read),
         // Bounded and never blocking (a FIFO in /etc/sysctl.d used to hang `check`): what could
         // not be read is named in a finding of its own.

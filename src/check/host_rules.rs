@@ -18,7 +18,7 @@ pub fn local(read: &Read<'_>, path: Option<&PathNeeds>, flows: u32, facts: &Loca
     let link = path.and_then(|p| p.link.as_ref());
     let bbr = read("net.ipv4.tcp_congestion_control").as_deref() == Some("bbr");
     for i in &facts.interfaces {
-        f.extend(interface(i, link, host, bbr));
+        f.extend(interface(i, link, host, bbr, facts.sch_fq));
     }
     f.extend(retransmissions(facts.tcp_counters, path.map(|p| p.rtt_ms)));
     let per_flow = match path {
@@ -152,6 +152,7 @@ fn interface(
     link: Option<&crate::measure::LinkFacts>,
     host: Option<&str>,
     bbr: bool,
+    sch_fq: Option<bool>,
 ) -> Vec<Finding> {
     let route_mtu = link
         .filter(|l| l.interface.as_deref() == Some(i.name.raw()))
@@ -164,7 +165,7 @@ fn interface(
     f.extend(offloads(&name, &i.offloads, i.tun));
     f.extend(duplex(&name, i.duplex.as_deref()));
     if bbr && let Some(kinds) = &i.qdiscs {
-        f.push(pacing(&name, kinds));
+        f.push(pacing(&name, kinds, sch_fq));
     }
     f
 }
@@ -396,8 +397,9 @@ pub fn mtu(ifname: &str, mtu: Option<u32>, route_mtu: Option<u32>, host: Option<
     Some(Finding::ok(id, format!("{ifname} MTU {m}{path} ({note})")))
 }
 
-/// With BBR, is there an fq qdisc to pace?
-pub fn pacing(ifname: &str, kinds: &Result<Vec<String>, String>) -> Finding {
+/// With BBR, is there an fq qdisc to pace? `sch_fq`: whether this kernel has it (None: not
+/// known).
+pub fn pacing(ifname: &str, kinds: &Result<Vec<String>, String>, sch_fq: Option<bool>) -> Finding {
     // The fix is a command to paste: the interface name quoted for a shell.
     let q = crate::text::shell_quote(ifname);
     let id = format!("pacing:{ifname}");
@@ -410,14 +412,21 @@ pub fn pacing(ifname: &str, kinds: &Result<Vec<String>, String>) -> Finding {
             } else {
                 text::escape(&k.join(", "))
             };
+            // A kernel without sch_fq refuses both the qdisc and default_qdisc = fq (advise
+            // leaves fq out there): say what is missing, not a command that fails.
+            let fix = if sch_fq == Some(false) {
+                "this kernel has no sch_fq (modprobe sch_fq, or a kernel with CONFIG_NET_SCH_FQ): once it has, check gives the tc command".to_string()
+            } else {
+                format!(
+                    "tc qdisc replace dev {q} root fq; and set net.core.default_qdisc = fq in /etc/sysctl.d/ for new interfaces"
+                )
+            };
             Finding::warn(
                 id,
                 format!(
                     "bbr is in use but {ifname}'s qdisc is {shown}, not fq: BBR falls back to TCP-internal pacing (Linux 4.13+), which costs more CPU and paces less precisely"
                 ),
-                format!(
-                    "tc qdisc replace dev {q} root fq; and set net.core.default_qdisc = fq in /etc/sysctl.d/ for new interfaces"
-                ),
+                fix,
             )
         }
         Err(e) => Finding::warn(
@@ -667,8 +676,11 @@ mod tests {
                 .message
                 .contains("jumbo")
         );
-        assert_eq!(pacing("eth0", &Ok(vec!["mq".into(), "fq".into()])).status, Status::Ok);
-        let p = pacing("eth0", &Ok(vec!["fq_codel".into()]));
+        assert_eq!(
+            pacing("eth0", &Ok(vec!["mq".into(), "fq".into()]), Some(true)).status,
+            Status::Ok
+        );
+        let p = pacing("eth0", &Ok(vec!["fq_codel".into()]), Some(true));
         assert_eq!(p.status, Status::Warn);
         assert!(p.fix.as_deref().is_some_and(|x| x.contains("root fq")));
     }
@@ -694,6 +706,38 @@ mod tests {
         assert!(f.message.contains("may set TCP keys"), "{f:?}");
     }
 
+    /// Issue 36, 6: a kernel without sch_fq refuses `tc qdisc ... fq` and default_qdisc = fq
+    /// (advise leaves fq out there): the fix says what is missing, never the command that fails.
+    #[test]
+    fn pacing_gives_the_fq_command_only_where_the_kernel_has_sch_fq() {
+        let kinds = Ok(vec!["pfifo_fast".to_string()]);
+        let without = pacing("eth0", &kinds, Some(false));
+        assert_eq!(without.status, Status::Warn);
+        let fix = without.fix.as_deref().expect("a fix");
+        assert!(!fix.contains("tc qdisc") && !fix.contains("default_qdisc"), "{fix}");
+        assert!(fix.starts_with("this kernel has no sch_fq"), "{fix}");
+        assert!(fix.contains("modprobe sch_fq"), "{fix}");
+        for known in [Some(true), None] {
+            let with = pacing("eth0", &kinds, known);
+            assert!(
+                with.fix
+                    .as_deref()
+                    .is_some_and(|x| x.starts_with("tc qdisc replace dev eth0 root fq")),
+                "{known:?}: {with:?}"
+            );
+        }
+        // Through check: the fact is the one LocalFacts carries.
+        let facts = LocalFacts {
+            sch_fq: Some(false),
+            ..crate::check::test_util::facts()
+        };
+        let mut f = Vec::new();
+        let bbr = reader(&[("net.ipv4.tcp_congestion_control", "bbr")]);
+        local(&bbr, None, 1, &facts, &mut f);
+        let p = by_id(&f, "pacing:eth0");
+        assert!(p.fix.as_deref().is_some_and(|x| !x.contains("tc qdisc")), "{p:?}");
+    }
+
     #[test]
     fn fix_commands_quote_the_interface_name_for_a_shell() {
         // Linux allows `;` and spaces are refused, but `;` alone would run a second command.
@@ -704,7 +748,7 @@ mod tests {
                 .is_some_and(|x| x.contains("ethtool -s 'a;reboot' autoneg on")),
             "{f:?}"
         );
-        let f = pacing("a;reboot", &Ok(vec!["fq_codel".into()]));
+        let f = pacing("a;reboot", &Ok(vec!["fq_codel".into()]), Some(true));
         assert!(
             f.fix.as_deref().is_some_and(|x| x.contains("dev 'a;reboot' root fq")),
             "{f:?}"

@@ -182,33 +182,8 @@ mod test_util {
         move |k: &str| m.get(k).cloned()
     }
 
-    pub fn by_id<'a>(f: &'a [Finding], id: &str) -> &'a Finding {
-        f.iter()
-            .find(|x| x.id == id)
-            .unwrap_or_else(|| panic!("no {id} in {f:#?}"))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use std::collections::BTreeMap;
-
-    use super::facts::{InterfaceFacts, LocalFacts};
-    use super::test_util::{by_id, reader};
-    use super::*;
-
-    fn request(path: Option<PathNeeds>) -> CheckRequest {
-        CheckRequest {
-            os: Os::Linux,
-            current_from: "/proc/sys".into(),
-            host: path.as_ref().and_then(|p| p.host.clone()),
-            flows: 1,
-            path,
-        }
-    }
-
-    fn eth0() -> InterfaceFacts {
-        InterfaceFacts {
+    pub fn eth0() -> super::facts::InterfaceFacts {
+        super::facts::InterfaceFacts {
             name: crate::text::Foreign::new("eth0"),
             mtu: Some(9000),
             duplex: Some("full".into()),
@@ -219,19 +194,42 @@ mod tests {
         }
     }
 
-    fn facts() -> LocalFacts {
-        LocalFacts {
+    pub fn facts() -> super::facts::LocalFacts {
+        super::facts::LocalFacts {
             interfaces: vec![eth0()],
             tcp_counters: None,
             ram: Some(8 << 30),
             tcp_mem_in_use_pages: Some(10),
             page_size: 4096,
-            setters: BTreeMap::new(),
+            sch_fq: Some(true),
+            setters: std::collections::BTreeMap::new(),
             unchecked: Vec::new(),
             child_netns: Some(false),
             tuning_daemons: vec![(812, "bpftune".into())],
             tcptune_routes: Ok(Vec::new()),
-            route_snapshots: facts::RouteSnapshots::default(),
+            route_snapshots: super::facts::RouteSnapshots::default(),
+        }
+    }
+
+    pub fn by_id<'a>(f: &'a [Finding], id: &str) -> &'a Finding {
+        f.iter()
+            .find(|x| x.id == id)
+            .unwrap_or_else(|| panic!("no {id} in {f:#?}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_util::{by_id, facts, reader};
+    use super::*;
+
+    fn request(path: Option<PathNeeds>) -> CheckRequest {
+        CheckRequest {
+            os: Os::Linux,
+            current_from: "/proc/sys".into(),
+            host: path.as_ref().and_then(|p| p.host.clone()),
+            flows: 1,
+            path,
         }
     }
 

@@ -93,7 +93,9 @@ fn local_facts(
 ) -> Option<check::facts::LocalFacts> {
     let towards = path.and_then(|p| p.link.as_ref()).and_then(|l| l.interface.as_deref());
     let bbr = read("net.ipv4.tcp_congestion_control").as_deref() == Some("bbr");
-    Some(check::facts::gather(towards, bbr, route_snapshots(ctx, target)))
+    // Whether fq can be had: the fact advise leaves fq out by, gathered as advise gathers it.
+    let sch_fq = ctx.host_facts(&[]).sch_fq;
+    Some(check::facts::gather(towards, bbr, sch_fq, route_snapshots(ctx, target)))
 }
 
 #[cfg(not(target_os = "linux"))]

@@ -2,6 +2,7 @@
 //! a fake sysctl(8) (FreeBSD/macOS), and — as root — real network namespaces.
 
 mod apply;
+mod check;
 mod contract;
 mod diag;
 mod fake_host;

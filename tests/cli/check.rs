@@ -1,0 +1,84 @@
+//! `tcptune check` as a person reads it (issue 36, point 6): fixes this kernel can take,
+//! commands never broken inside a word, every line inside its width, options it cannot use
+//! refused, numbers in units. Fake trees for the sysctls, this machine for its own facts, and —
+//! as root — a network namespace with a veth pair for the interfaces.
+
+use assert_cmd::cargo::cargo_bin;
+use serde_json::Value;
+
+use super::netns::Netns;
+use super::{linux_tree, tcptune};
+
+fn findings(v: &Value) -> &Vec<Value> {
+    v["findings"].as_array().expect("findings")
+}
+
+fn finding<'a>(v: &'a Value, id: &str) -> &'a Value {
+    findings(v)
+        .iter()
+        .find(|f| f["id"] == id)
+        .unwrap_or_else(|| panic!("no finding {id} in {v:#}"))
+}
+
+fn parse(out: &std::process::Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}), exit {:?}: {}\n{}",
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+/// A network namespace whose default route leaves through a veth (noqueue: not fq), with bbr
+/// its congestion control: check judges the veth's pacing.
+fn bbr_namespace(tag: &str) -> Netns {
+    let ns = Netns::new(tag);
+    for cmd in [
+        &["ip", "link", "add", "ckv0", "type", "veth", "peer", "name", "ckv1"][..],
+        &["ip", "link", "set", "lo", "up"],
+        &["ip", "link", "set", "ckv0", "up"],
+        &["ip", "link", "set", "ckv1", "up"],
+        &["ip", "addr", "add", "198.18.9.1/24", "dev", "ckv0"],
+        &["ip", "route", "add", "default", "via", "198.18.9.2", "dev", "ckv0"],
+        &["sysctl", "-qw", "net.ipv4.tcp_congestion_control=bbr"],
+    ] {
+        let out = ns.exec(cmd[0], &cmd[1..]);
+        assert!(
+            out.status.success(),
+            "{cmd:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    ns
+}
+
+/// Issue 36, 6: on a kernel without sch_fq (`tc qdisc add ... fq` fails, and advise leaves fq
+/// out) check gave `tc qdisc replace dev eth0 root fq`. The fix is that command only where
+/// this kernel has sch_fq; elsewhere it says what is missing.
+#[test]
+#[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
+fn check_gives_the_fq_command_only_where_this_kernel_has_sch_fq() {
+    let ns = bbr_namespace("chkfq");
+    let bin = cargo_bin("tcptune");
+    let out = ns.exec(bin.to_str().expect("utf8"), &["check", "--format", "json"]);
+    let v = parse(&out);
+    let pacing = finding(&v, "pacing:ckv0");
+    assert_eq!(pacing["status"], "warn", "{pacing}");
+    let fix = pacing["fix"].as_str().expect("fix");
+    // The same fact advise reads (host::Facts::sch_fq).
+    let has_fq = std::path::Path::new("/sys/module/sch_fq").exists();
+    if has_fq {
+        assert!(fix.starts_with("tc qdisc replace dev ckv0 root fq"), "{fix}");
+    } else {
+        assert!(!fix.contains("tc qdisc") && !fix.contains("default_qdisc"), "{fix}");
+        assert!(fix.starts_with("this kernel has no sch_fq"), "{fix}");
+        // What the finding said would be done is what this kernel refuses.
+        let tried = ns.exec("tc", &["qdisc", "replace", "dev", "ckv0", "root", "fq"]);
+        assert!(
+            !tried.status.success(),
+            "tc took fq: /sys/module/sch_fq should be there"
+        );
+    }
+}
