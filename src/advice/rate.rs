@@ -217,8 +217,9 @@ pub fn settle_rate(path: &mut Path, m: &HostMeasurement, ev: Option<&Evidence>) 
     notes
 }
 
-/// A test's lowest RTT below the probes' by more than this share is the path's: the probes met
-/// a queue that stood while they ran (others on the path), the test's flow saw it drain.
+/// A test's lowest RTT below the probes' by more than this share (and by a queue's worth,
+/// [`super::sharing::STANDING_MIN_MS`]) is the path's: the probes met a queue that stood while
+/// they ran (others on the path), the test's flow saw it drain.
 pub const RTT_BELOW_PROBES: f64 = 0.05;
 
 /// Settles the RTT of `path` (measured, no `--rtt`) from the TCP tests: their lowest RTT where
@@ -232,7 +233,11 @@ pub fn settle_rtt(path: &mut Path, ev: Option<&Evidence>) -> Option<super::Note>
         .filter(|m| *m > 0.0)
         .reduce(f64::min)?;
     let probes = path.rtt.as_millis_f64();
-    (lowest < probes * (1.0 - RTT_BELOW_PROBES)).then(|| {
+    // A queue others keep is milliseconds, as sharing counts it: on a sub-millisecond path the
+    // test's kernel-timed RTT (9 µs on a veth) beats the probes' user-space one (60 µs) by
+    // what no queue explains, and the probes' is the path's.
+    let queue = probes - lowest;
+    (queue > (probes * RTT_BELOW_PROBES).max(super::sharing::STANDING_MIN_MS)).then(|| {
         path.rtt = Span::from_millis_f64(text::ms(lowest));
         super::Note::with_short(
             format!(
@@ -261,4 +266,50 @@ pub fn budget(host: &crate::host::Facts, flows: u32) -> Option<u64> {
         .parse()
         .ok()?;
     Some(pages.saturating_mul(host.page_size) / 4 / u64::from(flows.max(1)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn path(rtt_ms: f64) -> Path {
+        Path {
+            rtt: Span::from_millis_f64(rtt_ms),
+            rtt_source: Source::Measured,
+            mdev: None,
+            rate: Bitrate::from_bps(1_000_000_000),
+            rate_source: Source::Measured,
+            rate_basis: RateBasis::TcpTest,
+            receive_rate: None,
+            receive_basis: None,
+            capacity: None,
+            probes_min_ms: Some(rtt_ms),
+            mtu: None,
+            host: None,
+        }
+    }
+
+    fn tested(min_rtt_ms: f64) -> Evidence {
+        Evidence {
+            test: Some(TcpTest {
+                min_rtt_ms: Some(min_rtt_ms),
+                ..TcpTest::default()
+            }),
+            ..Evidence::default()
+        }
+    }
+
+    /// Issue 36, point 4: on a veth LAN the test's 9 µs RTT replaced the probes' 62 µs, said as
+    /// "they met a standing queue" where no other traffic was. A queue is milliseconds.
+    #[test]
+    fn a_sub_millisecond_path_never_reads_as_a_standing_queue() {
+        let mut lan = path(0.062);
+        assert!(settle_rtt(&mut lan, Some(&tested(0.009))).is_none());
+        assert!((lan.rtt.as_millis_f64() - 0.062).abs() < 1e-9);
+        // 287 ms probes over a 150 ms path: others' queue, the test's RTT is the path's.
+        let mut shared = path(287.0);
+        let note = settle_rtt(&mut shared, Some(&tested(150.0))).expect("a queue");
+        assert!((shared.rtt.as_millis_f64() - 150.0).abs() < 1e-9);
+        assert!(note.text.contains("met a queue"), "{}", note.text);
+    }
 }

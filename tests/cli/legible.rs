@@ -427,3 +427,49 @@ fn calc_and_advise_give_one_number_for_one_receive_max() {
     assert!(table.contains("| max throughput | 335.5 Mbit/s"), "{table}");
     assert!(table.contains(&format!("| as receive max | {said}")), "{table}");
 }
+
+/// Issue 36, point 4: shared and policed paths said in jargon ("a queue standing: a fair
+/// neighbour"; "policed → bbr: loss at the base RTT, no queue"). The class line now says what
+/// the test found and what follows, in plain words.
+#[test]
+fn shared_and_policed_paths_are_said_in_plain_words() {
+    let dir = linux_tree(&[]);
+    let class = |spec: &str| {
+        let out = tcptune()
+            .args([
+                "advise",
+                "--host",
+                "198.18.0.2",
+                "--fake-prober",
+                spec,
+                "--format",
+                "table",
+                "--sysctl-dir",
+            ])
+            .arg(dir.path())
+            .env("COLUMNS", "200")
+            .output()
+            .expect("run");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let text = String::from_utf8(out.stdout).expect("utf8");
+        text.lines()
+            .find(|l| l.starts_with("Class"))
+            .unwrap_or_else(|| panic!("{text}"))
+            .to_string()
+    };
+    let shared = class("rtt=100ms,capacity=300mbit,tcp-rate=34mbit,standing=200ms");
+    assert!(
+        shared.contains("others share this path: CUBIC keeps their share and yours (the test got"),
+        "{shared}"
+    );
+    assert!(
+        shared.contains("of 300 Mbit/s beside them)") && !shared.contains("fair neighbour"),
+        "{shared}"
+    );
+    let policed = class("rtt=40ms,capacity=400mbit,tcp-rate=96mbit,police=1");
+    assert!(
+        policed.contains("a policer caps this path at about 99.45 Mbit/s: no setting goes past it; BBR finds that rate without losing"),
+        "{policed}"
+    );
+    assert!(!policed.contains("no queue"), "{policed}");
+}

@@ -190,11 +190,15 @@ fn reason(d: &Decision) -> String {
                     rate_bps, capacity_bps, ..
                 }) => Some(match capacity_bps {
                     Some(c) => format!(
-                        "the test got {} of {}, a queue standing: a fair neighbour",
+                        "others share this path: {} keeps their share and yours (the test got {} of {} beside them)",
+                        if d.linux { "CUBIC" } else { "a fair congestion control" },
                         text::rate(*rate_bps),
                         text::rate(*c)
                     ),
-                    None => "a queue stood that the test did not fill: a fair neighbour".into(),
+                    None => format!(
+                        "others share this path (a queue stood that the test did not fill): {} keeps their share and yours",
+                        if d.linux { "CUBIC" } else { "a fair congestion control" }
+                    ),
                 }),
                 _ => None,
             })
@@ -203,8 +207,9 @@ fn reason(d: &Decision) -> String {
             .iter()
             .find_map(|o| match o {
                 Observation::Others(Sharing::Policed { rate_bps, .. }) => Some(format!(
-                    "a policer at about {}: loss at the base RTT, no queue",
-                    text::rate(*rate_bps)
+                    "a policer caps this path at about {}: no setting goes past it{}",
+                    text::rate(*rate_bps),
+                    if d.linux { "; BBR finds that rate without losing" } else { "" }
                 )),
                 _ => None,
             })
