@@ -30,7 +30,16 @@ pub fn run(a: &CheckArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<
     let report = report(a, ctx)?;
     match format {
         Format::Json => output::json(out, &report)?,
-        _ => output::check::write_table(out, &report, ctx.term.stdout_tty, ctx.term.color)?,
+        _ => {
+            // The terminal's width (or COLUMNS); piped, never over the 100 columns of a pipe.
+            let width = ctx.term.columns.unwrap_or(output::check::WIDTH);
+            let width = if ctx.term.stdout_tty {
+                width
+            } else {
+                width.min(output::check::WIDTH)
+            };
+            output::check::write_table(out, &report, ctx.term.stdout_tty, ctx.term.color, width)?;
+        }
     }
     Ok(if report.summary.warn + report.summary.fail > 0 {
         ExitCode::from(exit::CHECK_FOUND_PROBLEMS)

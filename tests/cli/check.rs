@@ -82,3 +82,104 @@ fn check_gives_the_fq_command_only_where_this_kernel_has_sch_fq() {
         );
     }
 }
+
+/// The words of a command line as a shell splits them: a single-quoted word keeps its spaces.
+fn shell_words(s: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut quoted = false;
+    for c in s.chars() {
+        match c {
+            '\'' => {
+                quoted = !quoted;
+                word.push(c);
+            }
+            ' ' if !quoted => {
+                if !word.is_empty() {
+                    words.push(std::mem::take(&mut word));
+                }
+            }
+            _ => word.push(c),
+        }
+    }
+    if !word.is_empty() {
+        words.push(word);
+    }
+    words
+}
+
+/// Every line of `text` fits `width` columns, and every word of every fix of `json` stands
+/// whole on one line of it: a command is never broken inside a word.
+fn assert_fits_with_whole_words(text: &str, json: &Value, width: usize, what: &str) {
+    for l in text.lines() {
+        assert!(
+            l.chars().count() <= width,
+            "{what}: a line of {} columns, over {width}:\n{l}\n{text}",
+            l.chars().count()
+        );
+    }
+    let fixes: Vec<&str> = findings(json).iter().filter_map(|f| f["fix"].as_str()).collect();
+    assert!(!fixes.is_empty(), "{what}: no fix to show: {json:#}");
+    for fix in fixes {
+        for w in shell_words(fix) {
+            assert!(
+                text.lines().any(|l| l.contains(&w)),
+                "{what}: the word {w:?} of the fix {fix:?} is broken across lines:\n{text}"
+            );
+        }
+    }
+}
+
+/// `check` with `args`, piped: (the table with `COLUMNS` set or not, the JSON).
+fn check_out(args: &[&str], columns: Option<&str>, dir: Option<&std::path::Path>) -> (String, Value) {
+    let run = |format: &str| {
+        let mut c = tcptune();
+        c.arg("check")
+            .args(args)
+            .args(["--format", format])
+            .env_remove("COLUMNS");
+        if let Some(d) = dir {
+            c.arg("--sysctl-dir").arg(d);
+        }
+        if let Some(cols) = columns {
+            c.env("COLUMNS", cols);
+        }
+        c.output().expect("run")
+    };
+    let table = run("table");
+    assert!(
+        matches!(table.status.code(), Some(0 | 1)),
+        "{}",
+        String::from_utf8_lossy(&table.stderr)
+    );
+    (String::from_utf8(table.stdout).expect("utf8"), parse(&run("json")))
+}
+
+/// Issue 36, 6 and 8: the 80-column table broke commands mid-word ("sysctl -w net.ipv4.tc" /
+/// "p_mtu_probing=1") and piped it was 120 columns. Every line fits 100 columns piped and
+/// COLUMNS when given; no fix is broken inside a word.
+#[test]
+fn check_lines_fit_their_width_and_fixes_keep_their_words() {
+    let dir = linux_tree(&[
+        ("net.ipv4.tcp_sack", Some("0")),
+        ("net.ipv4.tcp_window_scaling", Some("0")),
+        ("net.ipv4.tcp_timestamps", Some("0")),
+        ("net.ipv4.tcp_mtu_probing", Some("0")),
+        ("net.ipv4.tcp_congestion_control", Some("reno")),
+    ]);
+    for (columns, width) in [(None, 100), (Some("80"), 80), (Some("60"), 60)] {
+        let (text, json) = check_out(&[], columns, Some(dir.path()));
+        assert_fits_with_whole_words(&text, &json, width, &format!("a fake tree at {columns:?}"));
+        assert!(text.contains("sysctl -w net.ipv4.tcp_mtu_probing=1"), "{text}");
+    }
+    // This machine, its interfaces and memory included (what it finds varies: a fix may not).
+    for (columns, width) in [(None, 100), (Some("80"), 80)] {
+        let (text, json) = check_out(&[], columns, None);
+        for l in text.lines() {
+            assert!(l.chars().count() <= width, "this machine at {columns:?}:\n{l}\n{text}");
+        }
+        if findings(&json).iter().any(|f| f["fix"].is_string()) {
+            assert_fits_with_whole_words(&text, &json, width, "this machine");
+        }
+    }
+}
