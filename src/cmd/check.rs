@@ -50,6 +50,15 @@ pub fn run(a: &CheckArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<
 
 /// The diagnosis for these arguments (`--host` measured with the context's prober).
 pub fn report(a: &CheckArgs, ctx: &Context) -> anyhow::Result<Report> {
+    // The rate is the path's, for the buffer check against --host: without a host there is
+    // no path to give it to, and a rate ignored in silence would read as checked.
+    if a.bandwidth.is_some() && a.host.is_none() {
+        return Err(
+            Error::usage("check --bandwidth is the rate of the path to --host, and no --host was given")
+                .with_hint("add --host HOST to check the buffers against that path, or leave out --bandwidth")
+                .into(),
+        );
+    }
     let Some(backend) = ctx.backend.as_deref() else {
         return Err(Error::usage(format!(
             "check reads the running values of {}: run it there (or give --sysctl-dir / --sysctl-cmd)",

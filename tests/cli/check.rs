@@ -183,3 +183,39 @@ fn check_lines_fit_their_width_and_fixes_keep_their_words() {
         }
     }
 }
+
+/// Issue 36, 6: `check --bandwidth 500mbit` without `--host` ignored the rate. The rate is
+/// the path's, for the buffer check against `--host`; without a host there is no path, so it
+/// is refused: exit 2, one line and a hint, nothing on stdout.
+#[test]
+fn check_refuses_a_bandwidth_without_a_host() {
+    let dir = linux_tree(&[]);
+    let out = tcptune()
+        .args(["check", "--bandwidth", "500mbit", "--sysctl-dir"])
+        .arg(dir.path())
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.stdout.is_empty());
+    let err = String::from_utf8(out.stderr).expect("utf8");
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 2, "{err}");
+    assert!(
+        lines[0].starts_with("tcptune: ") && lines[0].contains("--bandwidth"),
+        "{err}"
+    );
+    assert!(lines[1].starts_with("hint: ") && lines[1].contains("--host"), "{err}");
+    // With --host it is used: the buffer check names the rate as given.
+    let out = tcptune()
+        .args(["check", "--host", "198.18.0.2", "--fake-prober", "rtt=50ms"])
+        .args(["--bandwidth", "500mbit", "--format", "json", "--sysctl-dir"])
+        .arg(dir.path())
+        .output()
+        .expect("run");
+    let v = parse(&out);
+    let recv = finding(&v, "buffers:receive");
+    assert!(
+        recv["message"].as_str().expect("message").contains("500 Mbit/s given"),
+        "{recv}"
+    );
+}
