@@ -473,3 +473,31 @@ fn shared_and_policed_paths_are_said_in_plain_words() {
     );
     assert!(!policed.contains("no queue"), "{policed}");
 }
+
+/// Issue 36, point 5: "Verdict: 7 settings to change" said nothing of what is at stake. Now
+/// it says what the running receive max does for one flow either way, and what the changes are
+/// for where it already carries the rate.
+#[test]
+fn the_verdict_says_what_is_at_stake() {
+    let verdict = |dir: &std::path::Path| {
+        let table = advise_given(dir, &["--format", "table"]).replace("\n  ", " ");
+        table
+            .lines()
+            .find(|l| l.starts_with("Verdict: "))
+            .unwrap_or_else(|| panic!("{table}"))
+            .to_string()
+    };
+    let stock = linux_tree(&[]);
+    let short = verdict(stock.path());
+    assert!(
+        short.starts_with("Verdict: the running receive max holds one flow to about 167.8 Mbit/s of 500 Mbit/s: "),
+        "{short}"
+    );
+    let big = linux_tree(&[("net.ipv4.tcp_rmem", Some("4096 131072 33554432"))]);
+    let carried = verdict(big.path());
+    assert!(
+        carried.starts_with("Verdict: the running receive max carries one flow at 500 Mbit/s already; ")
+            && carried.ends_with("settings to change for loss recovery"),
+        "{carried}"
+    );
+}

@@ -387,7 +387,22 @@ pub fn verdict(a: &Advice) -> String {
             text::rate(limit as f64),
             text::rate(rate as f64)
         ),
-        _ => what,
+        // Nothing holds the flow below the path's rate now: what the changes are for.
+        Some(_) => format!(
+            "the running receive max carries one flow at {} already; {what} for {}",
+            text::rate(rate as f64),
+            purpose(&a.decision)
+        ),
+        None => what,
+    }
+}
+
+/// What the changes are for beyond the rate itself, by the sending side's rule.
+fn purpose(d: &Decision) -> &'static str {
+    match d.rule {
+        Rule::Clean => "headroom against RTT swings",
+        Rule::Shared => "the queue others keep",
+        Rule::LossRecovery | Rule::Unmeasured => "loss recovery",
     }
 }
 

@@ -96,7 +96,14 @@ fn measured(a: &Advice) -> Vec<String> {
     .into_iter()
     .map(|(way, t, d)| {
         let spark = t.map(|t| summary::sparkline(t, SPARK_WIDTH)).unwrap_or_default();
-        let what = summary::reading(d).unwrap_or_else(|| "not measured".into());
+        // A test that ran measured its rate (the bars): what it did not measure is its loss
+        // and queue, and the label says so.
+        let unmeasured = if t.is_some() {
+            "rate measured; loss and queue not measured"
+        } else {
+            "not measured"
+        };
+        let what = summary::reading(d).unwrap_or_else(|| unmeasured.into());
         let spark = if spark.is_empty() {
             String::new()
         } else {
