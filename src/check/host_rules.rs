@@ -65,8 +65,8 @@ pub fn tcptune_routes(routes: &Result<Vec<Route>, String>, snaps: &RouteSnapshot
         out.push(Finding::ok(
             "routes:tcptune",
             format!(
-                "{} host route(s) of tcptune apply --scope path (proto {}): {}; the rest keep the host-wide congestion control (tcptune revert removes each with its snapshot; tcptune snapshots lists them)",
-                named.len(),
+                "{} of tcptune apply --scope path (proto {}): {}; the rest keep the host-wide congestion control (tcptune revert removes each with its snapshot; tcptune snapshots lists them)",
+                super::counted(named.len() as u64, "host route", "host routes"),
                 crate::route::PROTO,
                 each.join(", ")
             ),
@@ -184,16 +184,16 @@ pub fn retransmissions(c: Option<TcpCounters>, rtt_ms: Option<f64>) -> Option<Fi
         return Some(Finding::ok(
             id,
             format!(
-                "{} segments sent so far: too few to judge the retransmission rate",
-                c.out_segs
+                "{} sent so far: too few to judge the retransmission rate",
+                super::counted(c.out_segs, "segment", "segments")
             ),
         ));
     };
     let base = format!(
         "{} of segments retransmitted ({} of {} since boot, /proc/net/snmp)",
         crate::text::pct(pct),
-        c.retrans_segs,
-        c.out_segs
+        text::count(c.retrans_segs),
+        text::count(c.out_segs)
     );
     if pct < 1.0 {
         return Some(Finding::ok(id, base));
@@ -201,9 +201,9 @@ pub fn retransmissions(c: Option<TcpCounters>, rtt_ms: Option<f64>) -> Option<Fi
     let rtt = rtt_ms.filter(|r| *r > 0.0).unwrap_or(100.0);
     let mathis = bdp::mathis_bps(Bytes::new(1448), Span::from_millis_f64(rtt), pct / 100.0);
     let msg = format!(
-        "{base}: at that loss one loss-based (Reno/CUBIC) flow reaches about {} at {} ms RTT (Mathis)",
+        "{base}: at that loss one loss-based (Reno/CUBIC) flow reaches about {} at {} RTT (Mathis)",
         text::rate(mathis),
-        text::ms(rtt)
+        text::millis(rtt)
     );
     let fix = "find the lossy hop: watch `nstat -az TcpRetransSegs` during a transfer, look for NIC errors and drops (`ip -s link`), a duplex mismatch or a too-short queue; bbr suffers less from random loss";
     Some(if pct >= 5.0 {
@@ -288,8 +288,8 @@ pub fn sysctl_files(setters: &Setters, read: &Read<'_>, child_netns: Option<bool
         out.push(Finding::ok(
             "sysctl-files",
             format!(
-                "{} sysctl file(s) read: no TCP key set twice{}",
-                files.len(),
+                "{} read: no TCP key set twice{}",
+                super::counted(files.len() as u64, "sysctl file", "sysctl files"),
                 if child_netns == Some(false) {
                     ", and the running values match them"
                 } else {

@@ -99,10 +99,10 @@ pub fn tcp_memory(m: &MemoryFacts) -> Option<Finding> {
         // A child network namespace has no tcp_mem: it is host-wide. RAM is still worth a look.
         let ram = m.ram?;
         let msg = format!(
-            "{} flow(s) x {} against {} of RAM (tcp_mem is host-wide, not visible here)",
-            m.flows,
-            text::bytes(m.per_flow),
-            text::bytes(ram)
+            "{} \u{d7} {} against {} of RAM (tcp_mem is host-wide, not visible here)",
+            flows(m.flows),
+            text::size(m.per_flow),
+            text::size(ram)
         );
         return Some(if b.over_quarter_of_ram() {
             Finding::warn(
@@ -119,8 +119,8 @@ pub fn tcp_memory(m: &MemoryFacts) -> Option<Finding> {
             id,
             format!(
                 "TCP uses {} now, past tcp_mem[1] ({}): the kernel is under TCP memory pressure and shrinks every window",
-                text::bytes(b.bytes(m.in_use_pages.unwrap_or(0))),
-                text::bytes(b.bytes(pressure))
+                text::size(b.bytes(m.in_use_pages.unwrap_or(0))),
+                text::size(b.bytes(pressure))
             ),
             "raise net.ipv4.tcp_mem, or find the sockets holding memory (`ss -tm`)",
         ));
@@ -131,11 +131,11 @@ pub fn tcp_memory(m: &MemoryFacts) -> Option<Finding> {
         return Some(Finding::warn(
             id,
             format!(
-                "{} flow(s) x {} = {} exceed tcp_mem[2] ({}): under load the kernel will shrink the windows",
-                m.flows,
-                text::bytes(m.per_flow),
-                text::bytes(need_u64),
-                text::bytes(b.bytes(max))
+                "{} \u{d7} {} = {}, more than tcp_mem[2] ({}): under load the kernel will shrink the windows",
+                flows(m.flows),
+                text::size(m.per_flow),
+                text::size(need_u64),
+                text::size(b.bytes(max))
             ),
             format!(
                 "raise net.ipv4.tcp_mem[2] to at least {pages_needed} pages ({}), or expect fewer concurrent flows",
@@ -147,24 +147,29 @@ pub fn tcp_memory(m: &MemoryFacts) -> Option<Finding> {
         return Some(Finding::warn(
             id,
             format!(
-                "{} flow(s) x {} is more than a quarter of the RAM ({})",
-                m.flows,
-                text::bytes(m.per_flow),
-                text::bytes(m.ram.unwrap_or(0))
+                "{} \u{d7} {} is more than a quarter of the RAM ({})",
+                flows(m.flows),
+                text::size(m.per_flow),
+                text::size(m.ram.unwrap_or(0))
             ),
             "plan for fewer concurrent bulk flows, or add memory",
         ));
     }
-    let ram = m.ram.map(|r| format!(" of {} RAM", text::bytes(r))).unwrap_or_default();
+    let ram = m.ram.map(|r| format!(" of {} RAM", text::size(r))).unwrap_or_default();
     Some(Finding::ok(
         id,
         format!(
-            "tcp_mem[2] = {}{ram} holds {} flow(s) x {}",
-            text::bytes(b.bytes(max)),
-            m.flows,
-            text::bytes(m.per_flow)
+            "tcp_mem[2] = {}{ram} holds {} \u{d7} {}",
+            text::size(b.bytes(max)),
+            flows(m.flows),
+            text::size(m.per_flow)
         ),
     ))
+}
+
+/// "1 flow", "2 flows", "100,000 flows".
+fn flows(n: u32) -> String {
+    super::counted(u64::from(n), "flow", "flows")
 }
 
 #[cfg(test)]
@@ -198,6 +203,11 @@ mod tests {
         let w = tcp_memory(&many).expect("f");
         assert_eq!(w.status, Status::Warn);
         assert!(w.message.contains("tcp_mem[2]"), "{}", w.message);
+        assert!(
+            w.message.starts_with("300 flows \u{d7} 6 MiB = 1.76 GiB, more than"),
+            "{}",
+            w.message
+        );
         let pressure = MemoryFacts {
             in_use_pages: Some(260_000),
             flows: 1,
@@ -251,7 +261,13 @@ mod tests {
         };
         let small = tcp_memory(&facts(4096)).expect("f");
         assert_eq!(small.status, Status::Warn, "{small:?}");
-        assert!(small.message.contains("4194304 bytes"), "{}", small.message);
+        assert!(
+            small
+                .message
+                .contains("1 flow \u{d7} 16 MiB = 16 MiB, more than tcp_mem[2] (4 MiB)"),
+            "{}",
+            small.message
+        );
         assert!(
             small
                 .fix
@@ -261,7 +277,10 @@ mod tests {
         );
         let big = tcp_memory(&facts(65536)).expect("f");
         assert_eq!(big.status, Status::Ok, "{big:?}");
-        assert!(big.message.contains("67108864 bytes"), "{}", big.message);
+        assert_eq!(
+            big.message,
+            "tcp_mem[2] = 64 MiB of 64 GiB RAM holds 1 flow \u{d7} 16 MiB"
+        );
         let b = budget(&facts(65536)).expect("budget");
         assert_eq!(b.max_bytes(), Some(64 << 20));
         assert!(!b.exceeds_tcp_mem());
@@ -273,6 +292,6 @@ mod tests {
             ..facts(65536)
         };
         assert!(budget(&busy).expect("budget").under_pressure());
-        assert!(tcp_memory(&busy).expect("f").message.contains("39321600 bytes"));
+        assert!(tcp_memory(&busy).expect("f").message.contains("TCP uses 37.5 MiB now"));
     }
 }

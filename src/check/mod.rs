@@ -161,6 +161,11 @@ pub fn check(req: &CheckRequest, read: &Read<'_>, local: Option<&facts::LocalFac
     }
 }
 
+/// A count and its noun: "1 flow", "2 flows", "1,024 files".
+pub fn counted(n: u64, one: &str, many: &str) -> String {
+    format!("{} {}", crate::text::count(n), if n == 1 { one } else { many })
+}
+
 /// "at most 5.243 Mbit/s at 100 ms RTT" for a window in bytes.
 fn ceiling(window: u64, rtt_ms: Option<f64>) -> String {
     let rtt = rtt_ms.filter(|r| *r > 0.0).unwrap_or(100.0);
@@ -168,7 +173,7 @@ fn ceiling(window: u64, rtt_ms: Option<f64>) -> String {
         crate::units::Bytes::new(window),
         crate::units::Span::from_millis_f64(rtt),
     );
-    format!("at most {} at {} ms RTT", crate::text::rate(bps), crate::text::ms(rtt))
+    format!("at most {} at {} RTT", crate::text::rate(bps), crate::text::millis(rtt))
 }
 
 #[cfg(test)]

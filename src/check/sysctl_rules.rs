@@ -301,7 +301,7 @@ pub fn buffers(os: Os, read: &Read<'_>, needs: &PathNeeds, f: &mut Vec<Finding>)
         Source::Given => format!("{rate} given"),
         Source::Measured => format!("{rate} link speed"),
     };
-    let path = format!("the path to {host} (RTT {} ms, {rate_note})", needs.rtt_ms);
+    let path = format!("the path to {host} (RTT {}, {rate_note})", text::millis(needs.rtt_ms));
     for (key, fact) in &profile.caps {
         let (need, what) = if fact == "send_buffer" {
             (needs.sizing.send_buffer, "send")
@@ -333,7 +333,7 @@ pub fn buffers(os: Os, read: &Read<'_>, needs: &PathNeeds, f: &mut Vec<Finding>)
                 format!(
                     "{field} = {} covers {path}: it needs {}",
                     text::bytes(max),
-                    text::bytes(need)
+                    text::size(need)
                 ),
             ));
             continue;
@@ -354,8 +354,8 @@ pub fn buffers(os: Os, read: &Read<'_>, needs: &PathNeeds, f: &mut Vec<Finding>)
             format!(
                 "{field} = {} is short of the {} {path} needs (BDP {}){limit}",
                 text::bytes(max),
-                text::bytes(need),
-                text::bytes(needs.sizing.bdp)
+                text::size(need),
+                text::size(needs.sizing.bdp)
             ),
             format!(
                 "{} — or all at once: tcptune advise --host {host} --format sysctl",

@@ -145,8 +145,8 @@ fn route_snapshots(ctx: &Context, target: &str) -> check::facts::RouteSnapshots 
             }
             if !unreadable.is_empty() {
                 out.unread = Some(format!(
-                    "{} file(s) there could not be read (tcptune snapshots lists them)",
-                    unreadable.len()
+                    "{} there could not be read (tcptune snapshots lists them)",
+                    check::counted(unreadable.len() as u64, "file", "files")
                 ));
             }
         }

@@ -219,3 +219,42 @@ fn check_refuses_a_bandwidth_without_a_host() {
         "{recv}"
     );
 }
+
+/// The longest run of digits in `s`.
+fn longest_digits(s: &str) -> usize {
+    s.split(|c: char| !c.is_ascii_digit()).map(str::len).max().unwrap_or(0)
+}
+
+/// Issue 36, 6: "1 flow(s) x 33554432 bytes". Numbers for people have 3–4 figures and a unit,
+/// exact bytes only where they are a setting's value; "×", and "1 flow" / "2 flows".
+#[test]
+fn check_says_its_numbers_in_units_and_its_counts_in_words() {
+    for (flows, said) in [("1", "1 flow × "), ("2", "2 flows × ")] {
+        let (_, v) = check_out(&["--flows", flows], None, None);
+        let mem = finding(&v, "tcp-memory")["message"].as_str().expect("message");
+        assert!(mem.contains(said), "{mem}");
+        assert!(!mem.contains(" x ") && !mem.contains("bytes"), "{mem}");
+        assert!(longest_digits(mem) < 5, "no raw byte count: {mem}");
+        for f in findings(&v) {
+            let m = f["message"].as_str().expect("message");
+            assert!(!m.contains("(s)"), "{m}");
+        }
+        let retrans = finding(&v, "retransmissions")["message"].as_str().expect("message");
+        assert!(longest_digits(retrans) < 5, "counts with separators: {retrans}");
+    }
+    // A path's needs: the running maximum (a setting) exact, what it needs and the BDP in units.
+    let dir = linux_tree(&[]);
+    let out = tcptune()
+        .args(["check", "--host", "198.18.0.2", "--fake-prober", "rtt=150ms"])
+        .args(["--bandwidth", "500mbit", "--format", "json", "--sysctl-dir"])
+        .arg(dir.path())
+        .output()
+        .expect("run");
+    let v = parse(&out);
+    let recv = finding(&v, "buffers:receive")["message"].as_str().expect("message");
+    assert!(
+        recv.starts_with("net.ipv4.tcp_rmem[2] = 6291456 bytes (6 MiB) is short of the 53.7 MiB"),
+        "{recv}"
+    );
+    assert!(recv.contains("RTT 150 ms") && recv.contains("(BDP 8.94 MiB)"), "{recv}");
+}
