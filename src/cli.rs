@@ -9,7 +9,7 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::os::Os;
-use crate::units::{Bitrate, Bytes, Span};
+use crate::units::{Bitrate, Bytes, Span, duration_within};
 
 /// Units, exit codes and examples after `tcptune --help`, from the same tables as the man page.
 fn after_help() -> String {
@@ -289,12 +289,14 @@ pub struct ApplyArgs {
     /// FreeBSD/macOS: a marked block in /etc/sysctl.conf, boot tunables in /boot/loader.conf)
     #[arg(long)]
     pub persist: bool,
-    /// A timed experiment: a detached process reverts the snapshot after DURATION (90s, 10m, 2h)
-    #[arg(long = "for", value_name = "DURATION", value_parser = parse_for, conflicts_with = "persist")]
+    /// A timed experiment: a detached process reverts the snapshot after DUR (90s, 10m, 2h; 1s
+    /// to 7d)
+    #[arg(long = "for", value_name = "DUR", value_parser = parse_for, conflicts_with = "persist", allow_hyphen_values = true)]
     pub for_: Option<Duration>,
-    /// Seconds to wait for another apply or revert to finish (0: refuse at once)
-    #[arg(long, value_name = "SECS", default_value_t = 10)]
-    pub wait: u64,
+    /// How long to wait for another apply or revert to finish (30s, 2m; a bare number is
+    /// seconds; 0: refuse at once)
+    #[arg(long, value_name = "DUR", default_value = "10s", value_parser = parse_wait, allow_hyphen_values = true)]
+    pub wait: Duration,
     /// Tests only: the directory standing for / in --persist paths
     #[arg(long, value_name = "DIR", hide = true)]
     pub persist_root: Option<PathBuf>,
@@ -326,9 +328,10 @@ pub struct RevertArgs {
     /// Show what would be restored and change nothing
     #[arg(long)]
     pub dry_run: bool,
-    /// Seconds to wait for another apply or revert to finish (0: refuse at once)
-    #[arg(long, value_name = "SECS", default_value_t = 10)]
-    pub wait: u64,
+    /// How long to wait for another apply or revert to finish (30s, 2m; a bare number is
+    /// seconds; 0: refuse at once)
+    #[arg(long, value_name = "DUR", default_value = "10s", value_parser = parse_wait, allow_hyphen_values = true)]
+    pub wait: Duration,
     /// Tests only: the directory standing for / in --persist paths (as given to apply)
     #[arg(long, value_name = "DIR", hide = true)]
     pub persist_root: Option<PathBuf>,
@@ -374,27 +377,22 @@ fn parse_verify_time(s: &str) -> Result<Duration, String> {
 /// A test's length, at least `min` and at most [`crate::tcp::proto::MAX_DURATION_MS`]: the one
 /// place a test's time is limited.
 fn test_time(s: &str, min: Duration) -> Result<Duration, String> {
-    let d = s.parse::<Span>().map_err(|e| e.to_string())?.as_std();
     let max = Duration::from_millis(u64::from(crate::tcp::proto::MAX_DURATION_MS));
-    if d < min || d > max {
-        let range = if min.is_zero() {
-            format!("at most {}s", max.as_secs())
-        } else {
-            format!("{}s to {}s", min.as_secs(), max.as_secs())
-        };
-        return Err(format!("invalid test time \"{s}\": expected {range}"));
-    }
-    Ok(d)
+    duration_within(s, min, max).map_err(|e| e.to_string())
 }
 
-/// `--for`: "90s", "10m", "1h30m" (humantime), at least one second, at most a week.
+/// `--for`: "90s", "10m", "1h30m", at least one second, at most a week.
 fn parse_for(s: &str) -> Result<Duration, String> {
-    let d = humantime::parse_duration(s)
-        .map_err(|e| format!("invalid duration \"{s}\": {e}; expected e.g. 90s, 10m, 2h"))?;
-    if d < Duration::from_secs(1) || d > Duration::from_secs(7 * 24 * 3600) {
-        return Err(format!("invalid duration \"{s}\": expected 1s to 7 days"));
+    duration_within(s, Duration::from_secs(1), Duration::from_secs(7 * 24 * 3600)).map_err(|e| e.to_string())
+}
+
+/// `--wait`: a duration ("30s", "2m"), or as it always took, a bare number of seconds ("0":
+/// refuse at once).
+fn parse_wait(s: &str) -> Result<Duration, String> {
+    if let Ok(secs) = s.parse::<u64>() {
+        return Ok(Duration::from_secs(secs));
     }
-    Ok(d)
+    duration_within(s, Duration::ZERO, Duration::MAX).map_err(|e| e.to_string())
 }
 
 #[derive(Debug, Args)]
@@ -457,10 +455,10 @@ pub struct AdviseArgs {
     #[arg(short = '6')]
     pub ipv6: bool,
     /// Spacing between probes
-    #[arg(long, value_name = "DUR", default_value = probe_default(&INTERVAL_ARG, crate::measure::DEFAULT_INTERVAL))]
+    #[arg(long, value_name = "DUR", default_value = probe_default(&INTERVAL_ARG, crate::measure::DEFAULT_INTERVAL), allow_hyphen_values = true)]
     pub interval: Span,
     /// How long to wait for each probe's answer
-    #[arg(long, value_name = "DUR", default_value = probe_default(&TIMEOUT_ARG, crate::measure::DEFAULT_TIMEOUT))]
+    #[arg(long, value_name = "DUR", default_value = probe_default(&TIMEOUT_ARG, crate::measure::DEFAULT_TIMEOUT), allow_hyphen_values = true)]
     pub timeout: Span,
     /// Skip the packet-train estimate of the bottleneck rate (ICMP trains of MTU-sized echo
     /// requests sent after the round-trip probes; not sent when --bandwidth is given)
@@ -491,7 +489,7 @@ pub struct AdviseArgs {
     pub test_port: Option<u16>,
     /// Longest path test, each direction (at most 60s) [default: 10 s + 15 x the path's RTT,
     /// so a long path's test leaves startup: 12.3 s at 150 ms, 19 s at 600 ms]
-    #[arg(long, value_name = "DUR", value_parser = parse_test_time)]
+    #[arg(long, value_name = "DUR", value_parser = parse_test_time, allow_hyphen_values = true)]
     pub test_time: Option<Duration>,
     /// Most bytes a path test sends
     #[arg(long, value_name = "SIZE", default_value = "2GiB")]
@@ -790,7 +788,7 @@ pub struct PeerArgs {
     #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub tests: u32,
     /// Exit after this long whatever happens (1s to 1h; default: two 60-s tests with their slack)
-    #[arg(long, value_name = "DUR", default_value = "3m", value_parser = parse_lifetime)]
+    #[arg(long, value_name = "DUR", default_value = "3m", value_parser = parse_lifetime, allow_hyphen_values = true)]
     pub lifetime: Duration,
     /// Largest buffer a path test may force here, as the kernel counts it (0: none)
     #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = parse_max_buffer)]
@@ -799,14 +797,9 @@ pub struct PeerArgs {
     pub target: TargetArgs,
 }
 
-/// `peer --lifetime`: 1 s to an hour (humantime: 90s, 3m, 1h).
+/// `peer --lifetime`: 1 s to an hour (90s, 3m, 1h).
 fn parse_lifetime(s: &str) -> Result<Duration, String> {
-    let d = humantime::parse_duration(s)
-        .map_err(|e| format!("invalid duration \"{s}\": {e}; expected e.g. 90s, 3m, 1h"))?;
-    if d < Duration::from_secs(1) || d > Duration::from_secs(3600) {
-        return Err(format!("invalid duration \"{s}\": expected 1s to 1h"));
-    }
-    Ok(d)
+    duration_within(s, Duration::from_secs(1), Duration::from_secs(3600)).map_err(|e| e.to_string())
 }
 
 /// `serve --max-buffer`: at most what a kernel reports for a socket buffer (a C int).
@@ -835,7 +828,7 @@ pub struct VerifyArgs {
     #[arg(long, value_name = "N", default_value_t = crate::tcp::proto::DEFAULT_PORT, value_parser = clap::value_parser!(u16).range(1..))]
     pub port: u16,
     /// How long to send (at most 60s)
-    #[arg(long, value_name = "DUR", default_value = "10s", value_parser = parse_verify_time)]
+    #[arg(long, value_name = "DUR", default_value = "10s", value_parser = parse_verify_time, allow_hyphen_values = true)]
     pub time: Duration,
     /// Path rate, for sizing the advice (500mbit, 1gbit)
     #[arg(long, value_name = "RATE", allow_hyphen_values = true)]
@@ -1022,12 +1015,13 @@ mod tests {
         }
         assert_eq!(
             parse_test_time("61s"),
-            Err("invalid test time \"61s\": expected 1s to 60s".to_string())
+            Err("invalid duration \"61s\": out of range; expected 1s to 60s".to_string())
         );
         assert_eq!(
             parse_verify_time("60.5s"),
-            Err("invalid test time \"60.5s\": expected at most 60s".to_string())
+            Err("invalid duration \"60.5s\": out of range; expected at most 60s".to_string())
         );
+        assert_eq!(parse_test_time("1m"), Ok(Duration::from_secs(60)));
     }
 
     #[test]

@@ -9,9 +9,13 @@
 //! (zero rates and zero durations are rejected by the parser).
 //!
 //! Accepted forms:
-//! - rates (always bits per second, SI prefixes `k`/`M`/`G`/`T` in any case):
-//!   `500mbit`, `500Mbit/s`, `500mbps`, `1G`, `100m`, `1.5gbit`, `100 kbit`;
-//! - durations: `ns`, `us`, `µs`, `ms`, `s`, e.g. `25ms`, `0.025s`, `250us`;
+//! - rates (always bits per second, SI prefixes `k`/`M`/`G`/`T` in any case; a lowercase
+//!   `b` is bits, `B` and `byte` are bytes and refused): `500mbit`, `500Mbit/s`, `500Mb`,
+//!   `500mbps`, `1Gb/s`, `1G`, `100m`, `1.5gbit`, `100 kbit`;
+//! - durations, one grammar for every option: `ns`, `us`/`µs`/`usec`, `ms`/`msec`,
+//!   `s`/`sec`/`secs`/`seconds`, `m`/`min`/`mins`/`minutes`, `h`/`hr`/`hour`/`hours`,
+//!   `d`/`day`/`days`, and parts in a row: `25ms`, `0.025s`, `250us`, `10m`, `1h30m`, `2m 30s`;
+//!   an option's range is checked by [`duration_within`];
 //! - sizes: bare bytes (`65536`), `B`, SI `K`/`KB`/`M`/`MB`/`G`/`GB`/`T`/`TB`,
 //!   IEC `KiB`/`MiB`/`GiB`/`TiB`.
 //!
@@ -22,10 +26,17 @@
 pub const MEANINGS: &[(&str, &str)] = &[
     (
         "RATE",
-        "bits per second, SI: 500mbit, 500Mbit, 500mbps, 500Mbit/s, 1gbit, 1G, 10gbit, 100m \
-         (1 Mbit/s = 10^6 bit/s). A bare number is rejected, and so is MB/s: rates are bits.",
+        "bits per second, SI, a lowercase b is bits: 500mbit, 500Mbit/s, 500Mb, 500mbps, 1.5Gb, \
+         1Gb/s, 1gbit, 1G, 100m (1 Mbit/s = 10^6 bit/s). A bare number is rejected, and so are \
+         bytes (MB, MB/s, MiB): rates are bits.",
     ),
-    ("DUR", "25ms, 0.025s, 150ms, 1.5s, 250us."),
+    (
+        "DUR",
+        "one grammar for every option: 150ms, 150 ms, 0.025s, 1.5s, 90s, 10m, 2h, 1h30m, 250us; \
+         ns, us (usec), ms (msec), s (sec, secs, seconds), m (min, mins, minutes), h (hr, hour, \
+         hours), d (day, days). A bare number is rejected (but --wait's is seconds); each option \
+         keeps its range.",
+    ),
     (
         "SIZE",
         "65536 (bytes), 64KiB = 65536, 64KB = 64000, 4MiB = 4194304: IEC and SI as written.",
@@ -57,7 +68,7 @@ impl UnitKind {
     const fn examples(self) -> &'static str {
         match self {
             UnitKind::Rate => "500mbit, 500Mbit/s, 500mbps, 1gbit, 1G, 100m",
-            UnitKind::Duration => "25ms, 0.025s, 150ms, 1.5s, 250us",
+            UnitKind::Duration => "150ms, 1.5s, 90s, 10m, 2h",
             UnitKind::Size => "64KiB, 4MiB, 65536, 64KB, 1GiB, 512B",
         }
     }
@@ -83,12 +94,16 @@ impl fmt::Display for UnitKind {
 
 /// A parse error for a rate, duration or size; `Display` is one line, e.g.
 /// `invalid rate "500": a unit is required; expected e.g. 500mbit, ...`.
+///
+/// A value outside an option's range says the range instead of the examples:
+/// `invalid duration "61s": out of range; expected 1s to 60s`.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("invalid {kind} {shown}: {reason}; expected e.g. {}", .kind.examples())]
+#[error("invalid {kind} {shown}: {reason}; expected {expected}")]
 pub struct UnitError {
     kind: UnitKind,
     shown: String,
     reason: String,
+    expected: String,
 }
 
 impl UnitError {
@@ -104,6 +119,7 @@ impl UnitError {
             kind,
             shown,
             reason: reason.into(),
+            expected: format!("e.g. {}", kind.examples()),
         }
     }
 
@@ -236,6 +252,7 @@ fn si_prefix(u: &str) -> Option<(u128, &str)> {
 }
 
 fn rate_unit(u: &str) -> Result<u128, String> {
+    const BYTES: &str = "rates are in bits per second, not bytes: write e.g. 500mbit";
     if u.is_empty() {
         return Err("a unit is required".into());
     }
@@ -246,34 +263,145 @@ fn rate_unit(u: &str) -> Result<u128, String> {
     if prefixed && rest.is_empty() {
         return Ok(mult);
     }
+    // A lowercase b is bits (100Mb, 1Gb/s, 100mbps), as iperf3 and link datasheets write it;
+    // "bit" is bits in any case; B and "byte" are bytes.
     let lower = rest.to_ascii_lowercase();
-    if matches!(lower.as_str(), "bit" | "bits" | "bit/s" | "bits/s")
-        || (rest.starts_with('b') && rest[1..].eq_ignore_ascii_case("ps"))
-    {
+    let per_second = |tail: &str| tail.is_empty() || tail == "/s" || tail.eq_ignore_ascii_case("ps");
+    let bits =
+        matches!(lower.as_str(), "bit" | "bits" | "bit/s" | "bits/s") || rest.strip_prefix('b').is_some_and(per_second);
+    if bits {
         return Ok(mult);
     }
-    if prefixed && rest.starts_with(['i', 'I']) {
+    let bytes = |r: &str| {
+        let l = r.to_ascii_lowercase();
+        r.strip_prefix('B').is_some_and(per_second)
+            || ["byte", "bytes"]
+                .iter()
+                .any(|b| l.strip_prefix(b).is_some_and(|t| t.is_empty() || t == "/s"))
+    };
+    if prefixed && let Some(after_i) = rest.strip_prefix(['i', 'I']) {
+        if bytes(after_i) {
+            return Err(BYTES.into());
+        }
         return Err(
             "binary prefixes (Ki, Mi, Gi, Ti) are not used for rates; rates are SI bits per second, e.g. 500mbit"
                 .into(),
         );
     }
-    if rest.starts_with('B') || matches!(lower.as_str(), "b" | "b/s" | "byte" | "bytes" | "byte/s" | "bytes/s") {
-        return Err("rates are in bits per second, not bytes: write e.g. 500mbit".into());
+    if bytes(rest) {
+        return Err(BYTES.into());
     }
     Err(unknown_unit(u))
 }
 
+/// A duration's unit, as people write it: the one grammar of every option that takes one.
 fn duration_unit(u: &str) -> Result<u128, String> {
+    const S: u128 = 1_000_000_000;
     match u {
         "" => Err("a unit is required".into()),
-        "ns" => Ok(1),
+        "ns" | "nsec" | "nsecs" => Ok(1),
         // U+00B5 MICRO SIGN and U+03BC GREEK SMALL LETTER MU.
-        "us" | "\u{b5}s" | "\u{3bc}s" => Ok(1_000),
-        "ms" => Ok(1_000_000),
-        "s" => Ok(1_000_000_000),
+        "us" | "\u{b5}s" | "\u{3bc}s" | "usec" | "usecs" => Ok(1_000),
+        "ms" | "msec" | "msecs" => Ok(1_000_000),
+        "s" | "sec" | "secs" | "second" | "seconds" => Ok(S),
+        "m" | "min" | "mins" | "minute" | "minutes" => Ok(60 * S),
+        "h" | "hr" | "hrs" | "hour" | "hours" => Ok(3_600 * S),
+        "d" | "day" | "days" => Ok(86_400 * S),
         _ => Err(unknown_unit(u)),
     }
+}
+
+/// A duration in nanoseconds: one or more parts, each a number and its unit (`150ms`,
+/// `1.5 s`, `1h30m`, `2m 30s`), at most one space between a number and its unit and between
+/// two parts.
+fn duration_ns(input: &str) -> Result<u128, UnitError> {
+    let err = |reason: String| UnitError::new(UnitKind::Duration, input, reason);
+    if input.is_empty() {
+        return Err(err("empty input".into()));
+    }
+    if input.starts_with('-') {
+        return Err(err("negative values are not allowed".into()));
+    }
+    let one_space = |s: &str| -> Result<(), UnitError> {
+        match s.strip_prefix(' ') {
+            Some("") => Err(err("unexpected trailing space".into())),
+            Some(u) if u.starts_with(char::is_whitespace) => Err(err(
+                "at most one space is allowed between the number and the unit".into(),
+            )),
+            _ => Ok(()),
+        }
+    };
+    let mut rest = input;
+    let mut total: u128 = 0;
+    loop {
+        let split = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        let (number, after) = rest.split_at(split);
+        if number.is_empty() {
+            return Err(err("expected a number followed by a unit".into()));
+        }
+        let decimal = Decimal::parse(number).map_err(err)?;
+        one_space(after)?;
+        let after = after.strip_prefix(' ').unwrap_or(after);
+        let end = after
+            .find(|c: char| c.is_ascii_digit() || c == ' ')
+            .unwrap_or(after.len());
+        let (mut unit, mut next) = after.split_at(end);
+        // "5 ms ms": a space not followed by a number is part of an unknown unit.
+        if next.starts_with(' ')
+            && !next[1..].starts_with(|c: char| c.is_ascii_digit() || c.is_whitespace())
+            && next.len() > 1
+        {
+            (unit, next) = (after, "");
+        }
+        let multiplier = duration_unit(unit).map_err(err)?;
+        let ns = decimal.times(multiplier).map_err(|e| match e {
+            Scaled::TooLarge => err("value too large".into()),
+            Scaled::NotWhole => err(format!("not a whole number of {}", UnitKind::Duration.whole())),
+        })?;
+        total = total.checked_add(ns).ok_or_else(|| err("value too large".into()))?;
+        if next.is_empty() {
+            return Ok(total);
+        }
+        one_space(next)?;
+        rest = next.strip_prefix(' ').unwrap_or(next);
+    }
+}
+
+/// A duration option's value: the one grammar, then the option's own range, said one way
+/// (`invalid duration "61s": out of range; expected 1s to 60s`; `at most 60s` when `min` is
+/// zero, which the grammar refuses anyway).
+pub fn duration_within(s: &str, min: Duration, max: Duration) -> Result<Duration, UnitError> {
+    let d = s.parse::<Span>()?.as_std();
+    if d < min || d > max {
+        let mut e = UnitError::new(UnitKind::Duration, s, "out of range");
+        e.expected = if min.is_zero() {
+            format!("at most {}", bound(max))
+        } else {
+            format!("{} to {}", bound(min), bound(max))
+        };
+        return Err(e);
+    }
+    Ok(d)
+}
+
+/// A range's end as the grammar writes it: the largest of d, h, s, ms, us, ns that holds it
+/// whole (`7d`, `1h`, `60s`, `10ms`).
+fn bound(d: Duration) -> String {
+    const UNITS: [(u128, &str); 6] = [
+        (86_400_000_000_000, "d"),
+        (3_600_000_000_000, "h"),
+        (1_000_000_000, "s"),
+        (1_000_000, "ms"),
+        (1_000, "us"),
+        (1, "ns"),
+    ];
+    let ns = d.as_nanos();
+    UNITS
+        .iter()
+        .find(|&&(u, _)| ns >= u && ns.is_multiple_of(u))
+        .map_or_else(|| "0s".to_string(), |&(u, name)| format!("{}{name}", ns / u))
 }
 
 fn size_unit(u: &str) -> Result<u128, String> {
@@ -509,7 +637,7 @@ impl FromStr for Span {
     type Err = UnitError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let ns = parse_amount(UnitKind::Duration, s, duration_unit)?;
+        let ns = duration_ns(s)?;
         if ns == 0 {
             return Err(UnitError::new(UnitKind::Duration, s, "must be greater than zero"));
         }
@@ -609,7 +737,7 @@ mod tests {
             ("0.5", "a unit is required"),
             ("100MB/s", "rates are in bits per second"),
             ("100MBps", "rates are in bits per second"),
-            ("100mb", "rates are in bits per second"),
+            ("100MiB", "rates are in bits per second"),
             ("100B/s", "rates are in bits per second"),
             ("100Mibit", "binary prefixes"),
             ("0mbit", "greater than zero"),
@@ -728,9 +856,9 @@ mod tests {
             ("-5ms", "negative"),
             ("--5ms", "negative"),
             ("5 ms ms", "unknown unit"),
-            ("2m", "unknown unit"),
-            ("2min", "unknown unit"),
-            ("1h", "unknown unit"),
+            ("2w", "unknown unit"),
+            ("2M", "unknown unit"),
+            ("1H", "unknown unit"),
             ("5MS", "unknown unit"),
             ("0.5ns", "not a whole number of nanoseconds"),
             ("1e3ms", "unknown unit"),
@@ -744,8 +872,192 @@ mod tests {
             let e = dur_ns(s).expect_err(s).to_string();
             assert!(e.contains(want), "{s:?}: {e}");
             assert!(e.starts_with("invalid duration "), "{e}");
-            assert!(e.contains("expected e.g. 25ms, 0.025s"), "{e}");
+            assert!(e.contains("expected e.g. 150ms, 1.5s, 90s, 10m, 2h"), "{e}");
         }
+    }
+
+    /// Rates as people write them (issue 36): a lowercase b is bits, as iperf3 and link
+    /// datasheets write it; SI, 1 Mbit/s = 10^6 bit/s.
+    #[test]
+    fn rates_as_people_write_them() {
+        let cases: &[(&str, u64)] = &[
+            ("100Mb", 100_000_000),
+            ("100mb", 100_000_000),
+            ("100 Mb", 100_000_000),
+            ("1.5Gb", 1_500_000_000),
+            ("1.5gb", 1_500_000_000),
+            ("100Mbit", 100_000_000),
+            ("100Mbits", 100_000_000),
+            ("100Mbps", 100_000_000),
+            ("100mbps", 100_000_000),
+            ("100MBit", 100_000_000),
+            ("1Gb/s", 1_000_000_000),
+            ("1 Gb/s", 1_000_000_000),
+            ("1Gbit/s", 1_000_000_000),
+            ("1Gbits/s", 1_000_000_000),
+            ("10kb", 10_000),
+            ("10Kb/s", 10_000),
+            ("2Tb", 2_000_000_000_000),
+            ("1000b", 1_000),
+            ("1000b/s", 1_000),
+            ("1000bps", 1_000),
+            ("100m", 100_000_000),
+            ("1G", 1_000_000_000),
+        ];
+        for &(s, want) in cases {
+            assert_eq!(rate(s), Ok(want), "{s}");
+        }
+    }
+
+    /// Bytes stay refused for rates, with the one hint that says rates are bits.
+    #[test]
+    fn rates_in_bytes_are_refused_with_the_bytes_hint() {
+        const HINT: &str = "rates are in bits per second, not bytes: write e.g. 500mbit";
+        for s in [
+            "100MB",
+            "100 MB",
+            "100MB/s",
+            "100MBps",
+            "100MiB",
+            "100MiB/s",
+            "1GiB",
+            "1GiB/s",
+            "100kB",
+            "100B",
+            "100B/s",
+            "1000Bps",
+            "100Mbyte",
+            "100Mbytes/s",
+            "100Mbyte/s",
+            "100bytes",
+        ] {
+            let e = rate(s).expect_err(s).to_string();
+            assert!(e.contains(HINT), "{s:?}: {e}");
+            assert!(e.starts_with(&format!("invalid rate {s:?}: ")), "{e}");
+        }
+        for s in ["100Mibit", "100Mib", "100Mi", "100Mib/s", "100Mibps"] {
+            let e = rate(s).expect_err(s).to_string();
+            assert!(e.contains("binary prefixes"), "{s:?}: {e}");
+        }
+    }
+
+    /// One grammar for every duration: ns, us (usec), ms (msec), s (sec, secs, second,
+    /// seconds), m (min, mins, minute, minutes), h (hr, hour, hours), d (day, days), one space
+    /// allowed between a number and its unit and between the parts of 1h30m.
+    #[test]
+    fn durations_as_people_write_them() {
+        let ms = |v: u64| Duration::from_millis(v);
+        let cases: &[(&str, Duration)] = &[
+            ("150ms", ms(150)),
+            ("150 ms", ms(150)),
+            ("150msec", ms(150)),
+            ("150 msec", ms(150)),
+            ("0.15s", ms(150)),
+            ("1.5s", ms(1_500)),
+            ("1.5 s", ms(1_500)),
+            ("2sec", ms(2_000)),
+            ("2 secs", ms(2_000)),
+            ("2 second", ms(2_000)),
+            ("2seconds", ms(2_000)),
+            ("90s", ms(90_000)),
+            ("1m", ms(60_000)),
+            ("10m", ms(600_000)),
+            ("0.5m", ms(30_000)),
+            ("10 min", ms(600_000)),
+            ("10mins", ms(600_000)),
+            ("1 minute", ms(60_000)),
+            ("10 minutes", ms(600_000)),
+            ("2h", ms(7_200_000)),
+            ("1.5h", ms(5_400_000)),
+            ("1hr", ms(3_600_000)),
+            ("1 hour", ms(3_600_000)),
+            ("2 hours", ms(7_200_000)),
+            ("1h30m", ms(5_400_000)),
+            ("1h 30m", ms(5_400_000)),
+            ("2m30s", ms(150_000)),
+            ("1s500ms", ms(1_500)),
+            ("1d", ms(86_400_000)),
+            ("7 days", ms(7 * 86_400_000)),
+            ("250us", Duration::from_micros(250)),
+            ("250µs", Duration::from_micros(250)),
+            ("250 \u{3bc}s", Duration::from_micros(250)),
+            ("250usec", Duration::from_micros(250)),
+            ("75000000ns", ms(75)),
+        ];
+        for &(s, want) in cases {
+            assert_eq!(s.parse::<Span>().map(Span::as_std), Ok(want), "{s}");
+        }
+    }
+
+    /// What the one grammar refuses, and why, whichever option was given.
+    #[test]
+    fn durations_refused_by_the_one_grammar() {
+        let cases: &[(&str, &str)] = &[
+            ("10", "a unit is required"),
+            ("0.5", "a unit is required"),
+            ("1h30", "a unit is required"),
+            ("10M", "unknown unit \"M\""),
+            ("5MS", "unknown unit \"MS\""),
+            ("1w", "unknown unit \"w\""),
+            ("10 m m", "unknown unit"),
+            ("0s", "must be greater than zero"),
+            ("0h0m", "must be greater than zero"),
+            ("-5s", "negative"),
+            ("s", "expected a number"),
+            ("1.5.5s", "malformed number"),
+            ("10  s", "at most one space"),
+            ("1h  30m", "at most one space"),
+            ("10s ", "trailing space"),
+            ("0.5ns", "not a whole number of nanoseconds"),
+        ];
+        for &(s, want) in cases {
+            let e = dur_ns(s).expect_err(s).to_string();
+            assert!(e.contains(want), "{s:?}: {e}");
+            assert_eq!(
+                e,
+                format!(
+                    "invalid duration {s:?}: {}; expected e.g. {}",
+                    e.split_once(": ").unwrap().1.split_once("; expected e.g. ").unwrap().0,
+                    UnitKind::Duration.examples()
+                )
+            );
+            assert!(
+                UnitKind::Duration.examples().contains("10m"),
+                "the examples show minutes"
+            );
+        }
+    }
+
+    /// Each option keeps its own range, said in one wording.
+    #[test]
+    fn a_duration_out_of_its_range_is_said_one_way() {
+        let s = Duration::from_secs;
+        let within = |v: &str, min, max| duration_within(v, min, max).map_err(|e| e.to_string());
+        assert_eq!(within("1m", s(1), s(60)), Ok(s(60)));
+        assert_eq!(within("0.5s", Duration::ZERO, s(60)), Ok(Duration::from_millis(500)));
+        assert_eq!(
+            within("61s", s(1), s(60)),
+            Err("invalid duration \"61s\": out of range; expected 1s to 60s".into())
+        );
+        assert_eq!(
+            within("60.5s", Duration::ZERO, s(60)),
+            Err("invalid duration \"60.5s\": out of range; expected at most 60s".into())
+        );
+        assert_eq!(
+            within("2h", s(1), s(3600)),
+            Err("invalid duration \"2h\": out of range; expected 1s to 1h".into())
+        );
+        assert_eq!(
+            within("10ms", s(1), s(7 * 86_400)),
+            Err("invalid duration \"10ms\": out of range; expected 1s to 7d".into())
+        );
+        assert_eq!(
+            within("10", s(1), s(60)),
+            Err(format!(
+                "invalid duration \"10\": a unit is required; expected e.g. {}",
+                UnitKind::Duration.examples()
+            ))
+        );
     }
 
     #[test]

@@ -96,8 +96,8 @@ Register-ArgumentCompleter -Native -CommandName 'tcptune' -ScriptBlock {
             break
         }
         'tcptune;apply' {
-            [CompletionResult]::new('--for', '--for', [CompletionResultType]::ParameterName, 'A timed experiment: a detached process reverts the snapshot after DURATION (90s, 10m, 2h)')
-            [CompletionResult]::new('--wait', '--wait', [CompletionResultType]::ParameterName, 'Seconds to wait for another apply or revert to finish (0: refuse at once)')
+            [CompletionResult]::new('--for', '--for', [CompletionResultType]::ParameterName, 'A timed experiment: a detached process reverts the snapshot after DUR (90s, 10m, 2h; 1s to 7d)')
+            [CompletionResult]::new('--wait', '--wait', [CompletionResultType]::ParameterName, 'How long to wait for another apply or revert to finish (30s, 2m; a bare number is seconds; 0: refuse at once)')
             [CompletionResult]::new('--persist-root', '--persist-root', [CompletionResultType]::ParameterName, 'Tests only: the directory standing for / in --persist paths')
             [CompletionResult]::new('--pause-before-routes', '--pause-before-routes', [CompletionResultType]::ParameterName, 'Tests only: wait SECS after the sysctls, before the host route is written')
             [CompletionResult]::new('--os', '--os', [CompletionResultType]::ParameterName, 'OS to advise for / operate on [default: the running OS]')
@@ -136,7 +136,7 @@ Register-ArgumentCompleter -Native -CommandName 'tcptune' -ScriptBlock {
             break
         }
         'tcptune;revert' {
-            [CompletionResult]::new('--wait', '--wait', [CompletionResultType]::ParameterName, 'Seconds to wait for another apply or revert to finish (0: refuse at once)')
+            [CompletionResult]::new('--wait', '--wait', [CompletionResultType]::ParameterName, 'How long to wait for another apply or revert to finish (30s, 2m; a bare number is seconds; 0: refuse at once)')
             [CompletionResult]::new('--persist-root', '--persist-root', [CompletionResultType]::ParameterName, 'Tests only: the directory standing for / in --persist paths (as given to apply)')
             [CompletionResult]::new('--os', '--os', [CompletionResultType]::ParameterName, 'OS to advise for / operate on [default: the running OS]')
             [CompletionResult]::new('--sysctl-dir', '--sysctl-dir', [CompletionResultType]::ParameterName, 'Linux: read and write sysctls under DIR instead of /proc/sys')

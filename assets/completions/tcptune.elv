@@ -90,8 +90,8 @@ set edit:completion:arg-completer[tcptune] = {|@words|
             cand --help 'Print help (see more with ''--help'')'
         }
         &'tcptune;apply'= {
-            cand --for 'A timed experiment: a detached process reverts the snapshot after DURATION (90s, 10m, 2h)'
-            cand --wait 'Seconds to wait for another apply or revert to finish (0: refuse at once)'
+            cand --for 'A timed experiment: a detached process reverts the snapshot after DUR (90s, 10m, 2h; 1s to 7d)'
+            cand --wait 'How long to wait for another apply or revert to finish (30s, 2m; a bare number is seconds; 0: refuse at once)'
             cand --persist-root 'Tests only: the directory standing for / in --persist paths'
             cand --pause-before-routes 'Tests only: wait SECS after the sysctls, before the host route is written'
             cand --os 'OS to advise for / operate on [default: the running OS]'
@@ -129,7 +129,7 @@ set edit:completion:arg-completer[tcptune] = {|@words|
             cand --help 'Print help (see more with ''--help'')'
         }
         &'tcptune;revert'= {
-            cand --wait 'Seconds to wait for another apply or revert to finish (0: refuse at once)'
+            cand --wait 'How long to wait for another apply or revert to finish (30s, 2m; a bare number is seconds; 0: refuse at once)'
             cand --persist-root 'Tests only: the directory standing for / in --persist paths (as given to apply)'
             cand --os 'OS to advise for / operate on [default: the running OS]'
             cand --sysctl-dir 'Linux: read and write sysctls under DIR instead of /proc/sys'

@@ -39,7 +39,7 @@ pub fn run(a: &ApplyArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<
     // Fail before waiting for the lock: nothing the kernel would refuse gets that far.
     change::preflight(&env, &input, false)?;
     // Its lock is held until this returns, past the last kernel write.
-    let opened = open_store(&store, Intent::Change { wait_s: a.wait })?;
+    let opened = open_store(&store, Intent::Change { wait: a.wait })?;
     let t = change::prepare(&env, &input, &req, &opened.snapshots)?;
     for n in &t.plan.notes {
         eprintln!("note: {n}");

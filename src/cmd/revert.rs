@@ -23,7 +23,7 @@ pub fn run(a: &RevertArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result
     let intent = if a.dry_run {
         Intent::Read
     } else {
-        Intent::Change { wait_s: a.wait }
+        Intent::Change { wait: a.wait }
     };
     // Its lock (none for a dry run) is held until this returns, past the revert's record.
     let opened = open(&store, intent)?;

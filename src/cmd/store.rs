@@ -16,8 +16,8 @@ pub enum Intent {
     /// Only read: nothing is created, no lock taken (`snapshots`, `revert --dry-run`).
     Read,
     /// Change the kernel: create the store if need be and take its lock, waiting up to
-    /// `wait_s` seconds (`--wait`) for another tcptune to finish.
-    Change { wait_s: u64 },
+    /// `wait` (`--wait`) for another tcptune to finish.
+    Change { wait: Duration },
 }
 
 /// The store, opened for a command.
@@ -51,11 +51,12 @@ pub fn warn_unreadable(opened: &Opened) {
 pub fn open(store: &Store, intent: Intent) -> anyhow::Result<Opened> {
     let lock = match intent {
         Intent::Read => None,
-        Intent::Change { wait_s } => {
+        Intent::Change { wait } => {
             store.ensure()?;
-            Some(store.lock(Duration::from_secs(wait_s), &|pid| {
+            Some(store.lock(wait, &|pid| {
                 let who = pid.map_or_else(String::new, |p| format!(" (pid {p})"));
-                eprintln!("waiting up to {wait_s} s for another tcptune{who} to finish...");
+                let wait = crate::units::Span::from_std(wait);
+                eprintln!("waiting up to {wait} for another tcptune{who} to finish...");
             })?)
         }
     };

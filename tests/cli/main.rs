@@ -21,6 +21,7 @@ mod ship;
 mod ssh;
 mod sysctld;
 mod trust;
+mod units;
 
 use std::path::{Path, PathBuf};
 

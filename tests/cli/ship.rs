@@ -447,7 +447,7 @@ const CASES: &[Case] = &[
         shown: "tcptune advise --rtt 150 --bandwidth 500mbit",
         args: &["advise", "--rtt", "150", "--bandwidth", "500mbit"],
         code: 2,
-        stderr: "tcptune: --rtt: invalid duration \"150\": a unit is required; expected e.g. 25ms, 0.025s, 150ms, 1.5s, 250us\n",
+        stderr: "tcptune: --rtt: invalid duration \"150\": a unit is required; expected e.g. 150ms, 1.5s, 90s, 10m, 2h\n",
     },
     Case {
         shown: "tcptune calc --bandwidth 100MB/s --rtt 25ms",
