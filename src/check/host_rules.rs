@@ -349,8 +349,8 @@ pub fn tuning_daemons(procs: &[(u32, String)]) -> Vec<Finding> {
 
 /// Half duplex on a link is a negotiation failure: collisions and late retransmissions.
 pub fn duplex(ifname: &str, duplex: Option<&str>) -> Option<Finding> {
-    // The fix is a command to paste: the interface name quoted for a shell.
-    let q = crate::text::shell_quote(ifname);
+    // The fix is a command to paste: the interface name by the one quoting rule.
+    let q = crate::text::shell_word(ifname);
     let id = format!("duplex:{ifname}");
     match duplex? {
         "half" => Some(Finding::fail(
@@ -366,8 +366,8 @@ pub fn duplex(ifname: &str, duplex: Option<&str>) -> Option<Finding> {
 
 /// The interface MTU, and with a host the route/path MTU towards it.
 pub fn mtu(ifname: &str, mtu: Option<u32>, route_mtu: Option<u32>, host: Option<&str>) -> Option<Finding> {
-    // The fix is a command to paste: the interface name quoted for a shell.
-    let q = crate::text::shell_quote(ifname);
+    // The fix is a command to paste: the interface name by the one quoting rule.
+    let q = crate::text::shell_word(ifname);
     let m = mtu?;
     let id = format!("mtu:{ifname}");
     if let (Some(r), Some(h)) = (route_mtu, host)
@@ -400,8 +400,8 @@ pub fn mtu(ifname: &str, mtu: Option<u32>, route_mtu: Option<u32>, host: Option<
 /// With BBR, is there an fq qdisc to pace? `sch_fq`: whether this kernel has it (None: not
 /// known).
 pub fn pacing(ifname: &str, kinds: &Result<Vec<String>, String>, sch_fq: Option<bool>) -> Finding {
-    // The fix is a command to paste: the interface name quoted for a shell.
-    let q = crate::text::shell_quote(ifname);
+    // The fix is a command to paste: the interface name by the one quoting rule.
+    let q = crate::text::shell_word(ifname);
     let id = format!("pacing:{ifname}");
     match kinds {
         Ok(k) if k.iter().any(|q| q == "fq") => Finding::ok(id, format!("bbr paces through the fq qdisc on {ifname}")),
@@ -440,8 +440,8 @@ pub fn pacing(ifname: &str, kinds: &Result<Vec<String>, String>, sch_fq: Option<
 /// `tun`: a TUN/TAP device, whose TSO the program owning it decides (TUNSETOFFLOAD), not ethtool.
 #[cfg(target_os = "linux")]
 pub fn offloads(ifname: &str, o: &std::io::Result<crate::host::ethtool::Offloads>, tun: bool) -> Option<Finding> {
-    // The fix is a command to paste: the interface name quoted for a shell.
-    let q = crate::text::shell_quote(ifname);
+    // The fix is a command to paste: the interface name by the one quoting rule.
+    let q = crate::text::shell_word(ifname);
     use crate::host::ethtool::Feature;
     let id = format!("offload:{ifname}");
     let o = match o {
@@ -753,6 +753,41 @@ mod tests {
             f.fix.as_deref().is_some_and(|x| x.contains("dev 'a;reboot' root fq")),
             "{f:?}"
         );
+    }
+
+    /// Issue 36, 6: every word of a fix goes through the one quoting rule (text::shell_word):
+    /// a name that reached a rule raw still gives a fix with no control character in it.
+    #[test]
+    fn fix_words_take_the_one_quoting_rule() {
+        use crate::host::ethtool::{Feature, Offloads};
+        let raw = "e\u{1b}[2J;x";
+        let word = crate::text::shell_word(raw);
+        let off = Feature {
+            on: false,
+            fixed: Some(false),
+        };
+        let fixes = [
+            duplex(raw, Some("half")).and_then(|f| f.fix),
+            mtu(raw, Some(9000), Some(1500), Some("peer")).and_then(|f| f.fix),
+            pacing(raw, &Ok(vec!["pfifo".into()]), Some(true)).fix,
+            pacing(raw, &Err("EPERM".into()), Some(true)).fix,
+            offloads(
+                raw,
+                &Ok(Offloads {
+                    tso: Some(off),
+                    gso: Some(off),
+                    gro: Some(off),
+                }),
+                false,
+            )
+            .and_then(|f| f.fix),
+            offloads(raw, &Err(std::io::Error::other("EIO")), false).and_then(|f| f.fix),
+        ];
+        for fix in fixes {
+            let fix = fix.expect("a fix");
+            assert!(!fix.chars().any(char::is_control), "{fix:?}");
+            assert!(fix.contains(&word), "{fix:?} lacks {word}");
+        }
     }
 
     #[test]

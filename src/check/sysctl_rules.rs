@@ -338,11 +338,14 @@ pub fn buffers(os: Os, read: &Read<'_>, needs: &PathNeeds, f: &mut Vec<Finding>)
             ));
             continue;
         }
-        let value = needs
-            .settings
-            .iter()
-            .find(|(k, _)| k == key)
-            .map_or_else(|| need.to_string(), |(_, v)| v.clone());
+        // The advised value; else the running one with its maximum raised (a triple stays one).
+        let value = needs.settings.iter().find(|(k, _)| k == key).map_or_else(
+            || match cur.rsplit_once(' ') {
+                Some((rest, _)) => format!("{rest} {need}"),
+                None => need.to_string(),
+            },
+            |(_, v)| v.clone(),
+        );
         let limit = if what == "receive" {
             // About half of the buffer is advertised as window (see bdp.rs).
             format!("; one flow gets {}", ceiling(max / 2, Some(needs.rtt_ms)))
@@ -358,8 +361,9 @@ pub fn buffers(os: Os, read: &Read<'_>, needs: &PathNeeds, f: &mut Vec<Finding>)
                 text::size(needs.sizing.bdp)
             ),
             format!(
-                "{} — or all at once: tcptune advise --host {host} --format sysctl",
-                set_cmd(os, key, &value)
+                "{} — or all at once: tcptune advise --host {} --format sysctl",
+                set_cmd(os, key, &value),
+                text::shell_word(host)
             ),
         ));
     }
@@ -414,6 +418,38 @@ mod tests {
         assert!(cc.fix.as_deref().is_some_and(|x| x.contains("=cubic")));
         // Absent keys make no finding.
         assert!(!f.iter().any(|x| x.id == "mtu-probing"));
+    }
+
+    /// Issue 36, 6: the buffer fix names the host for a shell, by the one quoting rule.
+    #[test]
+    fn the_buffer_fix_quotes_the_host() {
+        let needs = PathNeeds {
+            host: Some("a;b $(x)".into()),
+            rtt_ms: 150.0,
+            bandwidth_bps: 500_000_000,
+            bandwidth_source: Source::Given,
+            sizing: crate::bdp::size_buffers(
+                Bitrate::from_bps(500_000_000),
+                crate::units::Span::from_millis_f64(150.0),
+                None,
+            ),
+            settings: Vec::new(),
+            link: None,
+        };
+        let mut f = Vec::new();
+        buffers(
+            Os::Linux,
+            &reader(&[("net.ipv4.tcp_rmem", "4096 131072 6291456")]),
+            &needs,
+            &mut f,
+        );
+        let fix = by_id(&f, "buffers:receive").fix.clone().expect("a fix");
+        // Without an advised value the running triple keeps its fields, its maximum raised.
+        assert!(fix.starts_with("sysctl -w 'net.ipv4.tcp_rmem=4096 131072 "), "{fix}");
+        assert!(
+            fix.ends_with("tcptune advise --host 'a;b $(x)' --format sysctl"),
+            "{fix}"
+        );
     }
 
     #[test]
