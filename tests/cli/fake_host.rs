@@ -113,7 +113,7 @@ fn check_host_checks_the_buffers_against_the_fake_path() {
     assert!(
         receive["message"]
             .as_str()
-            .is_some_and(|m| m.contains("20643840 bytes")),
+            .is_some_and(|m| m.contains("short of the 19.7 MiB")),
         "{receive}"
     );
 }
