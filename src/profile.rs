@@ -357,7 +357,7 @@ pub struct Change {
 }
 
 impl Change {
-    /// "6 MiB → 53.7 MiB, +795 %", "cubic → bbr", "→ 53.7 MiB" (running value unknown), or the
+    /// "6 MiB → 53.7 MiB, 8.95 ×", "cubic → bbr", "→ 53.7 MiB" (running value unknown), or the
     /// value alone when it does not change.
     pub fn words(&self, pct_sep: &str) -> String {
         let pct = self
@@ -403,7 +403,7 @@ impl Setting {
     }
 
     /// The setting's one comment line, for people: what changes from what to what, and why
-    /// ("receive max 6 MiB → 53.7 MiB (+795 %): 6 × BDP for loss recovery"), at most
+    /// ("receive max 6 MiB → 53.7 MiB (8.95 ×): 6 × BDP for loss recovery"), at most
     /// [`LINE_MAX`] characters (a long why is cut, marked `…`; `--explain` has it whole).
     pub fn line(&self) -> String {
         let c = self.change();

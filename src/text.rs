@@ -77,16 +77,11 @@ pub fn pct(p: f64) -> String {
     format!("{} %", sig(p, 2))
 }
 
-/// A change in percent with its sign: `+68 %`, `-50 %`; from ten-fold up, the multiple it
-/// came to (`13.4 \u{d7}`), which reads better than `+1242 %`.
+/// A change given in percent, said in the one ratio style of a change: the multiple it came
+/// to (`+68 %` is `1.68 \u{d7}`, `-50 %` is `0.5 \u{d7}`, `+26331 %` is `264 \u{d7}`), so a
+/// column of changes reads one way, in at most 3 significant figures.
 pub fn pct_change(p: f64) -> String {
-    if p < 0.0 {
-        format!("-{}", pct(-p))
-    } else if p >= 900.0 {
-        times(1.0 + p / 100.0)
-    } else {
-        format!("+{}", pct(p))
-    }
+    times(1.0 + p / 100.0)
 }
 
 /// A multiple for people, with the one multiplication sign: `6 ×`, `2.5 ×`, `1.01 ×`.
@@ -376,8 +371,8 @@ mod tests {
         assert_eq!(pct(0.009_5), "0.0095 %");
         assert_eq!(pct(68.2), "68 %");
         assert_eq!(pct(1.0), "1 %");
-        assert_eq!(pct_change(67.7), "+68 %");
-        assert_eq!(pct_change(-50.0), "-50 %");
+        assert_eq!(pct_change(67.7), "1.68 \u{d7}");
+        assert_eq!(pct_change(-50.0), "0.5 \u{d7}");
         assert_eq!(pct_change(1242.0), "13.4 \u{d7}");
         assert_eq!(times(6.0), "6 \u{d7}");
         assert_eq!(times(1.0123), "1.01 \u{d7}");

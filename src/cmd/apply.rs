@@ -100,8 +100,8 @@ fn print_applied(out: &mut dyn Write, format: Format, env: &Env, t: &Transaction
     }
     for c in &snap.changes {
         match &c.applied {
-            Some(v) => eprintln!("{}: {} -> {} (asked for {})", c.key, c.prior, v, c.new),
-            None => eprintln!("{}: {} -> {}", c.key, c.prior, c.new),
+            Some(v) => eprintln!("{}: {} \u{2192} {} (asked for {})", c.key, c.prior, v, c.new),
+            None => eprintln!("{}: {} \u{2192} {}", c.key, c.prior, c.new),
         }
     }
     for r in &snap.routes {
@@ -258,12 +258,17 @@ fn print_dry_run(out: &mut dyn Write, format: Format, plan: &Plan, files: &[File
             writeln!(out, "route to {d} (no change)")?;
         }
         for f in files {
-            writeln!(
-                out,
-                "# --persist: append {} line(s) to {}",
-                f.block.lines().count(),
-                f.path.display()
-            )?;
+            let n = f.block.lines().count();
+            let lines = if n == 1 {
+                "1 line".to_string()
+            } else {
+                format!("{n} lines")
+            };
+            let path = f.path.display();
+            match f.before {
+                Some(_) => writeln!(out, "# --persist: append {lines} to {path}")?,
+                None => writeln!(out, "# --persist: create {path} with {lines}")?,
+            }
         }
     }
     for s in &plan.skipped {

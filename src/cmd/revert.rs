@@ -124,10 +124,10 @@ fn print_outcome(out: &mut dyn Write, format: Format, dry_run: bool, o: &Outcome
         return Ok(ExitCode::SUCCESS);
     }
     for r in &o.routes {
-        eprintln!("route {}: {} -> {}", r.dest, r.from, r.to);
+        eprintln!("route {}: {} \u{2192} {}", r.dest, r.from, r.to);
     }
     for r in &o.restored {
-        eprintln!("{}: {} -> {}", r.key, r.from, r.to);
+        eprintln!("{}: {} \u{2192} {}", r.key, r.from, r.to);
     }
     for f in &o.files {
         eprintln!("{}: {}", f.path.display(), f.outcome);
@@ -216,7 +216,7 @@ pub fn run_timer(a: &RevertTimerArgs, ctx: &Context) -> anyhow::Result<ExitCode>
             eprintln!("{}: warning: {w}", stamp());
         }
         for r in &o.routes {
-            eprintln!("{}: route {}: {} -> {}", stamp(), r.dest, r.from, r.to);
+            eprintln!("{}: route {}: {} \u{2192} {}", stamp(), r.dest, r.from, r.to);
         }
         eprintln!("{}: {}", stamp(), done(&o));
     }

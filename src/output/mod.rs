@@ -5,6 +5,9 @@ use std::io::Write;
 
 use comfy_table::{ContentArrangement, Table, presets};
 
+/// The most columns a table or line tcptune prints takes when piped.
+pub const PIPED_WIDTH: u16 = 100;
+
 /// A table styled for where it goes: box drawing on a terminal, plain ASCII in a pipe.
 /// Colour and bold only when `color` (a terminal, and NO_COLOR unset).
 pub fn table(tty: bool, color: bool) -> Table {
@@ -17,10 +20,14 @@ pub fn table(tty: bool, color: bool) -> Table {
     } else {
         presets::ASCII_FULL_CONDENSED
     });
+    if !tty {
+        // The header's rule has its column joints, as every other rule does.
+        t.style_mut().header_separator = comfy_table::LineStyle::new('+', '=', '+', '+');
+    }
     t.set_content_arrangement(ContentArrangement::Dynamic);
     // A fixed width keeps piped output stable; a terminal that reports no size gets it too.
     if !tty || t.width().is_none_or(|w| w < 40) {
-        t.set_width(120);
+        t.set_width(PIPED_WIDTH);
     }
     t
 }

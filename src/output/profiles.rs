@@ -32,8 +32,8 @@ pub fn write_table(out: &mut dyn Write, rows: &[Listed], tty: bool, color: bool)
     writeln!(out, "{t}")?;
     writeln!(
         out,
-        "\nShow one: tcptune profiles show NAME. Make your own: tcptune profiles export NAME > my.toml, \
-         edit it, then tcptune advise --profile my.toml ..."
+        "\nShow one: tcptune profiles show NAME.\n\
+         Make your own: tcptune profiles export NAME > my.toml, edit it, tcptune advise --profile my.toml"
     )?;
     Ok(())
 }

@@ -202,7 +202,7 @@ fn the_given_paths_advice_reads_in_ten_seconds() {
     let first = file.lines().position(|l| l.starts_with("net.")).expect("a setting");
     assert!(first < 12, "{file}");
     assert!(
-        file.contains("# receive max 6 MiB → 53.7 MiB (+795 %): 6 × BDP, loss recovery\nnet.ipv4.tcp_rmem = 4096 131072 56295424\n"),
+        file.contains("# receive max 6 MiB → 53.7 MiB (8.95 ×): 6 × BDP, loss recovery\nnet.ipv4.tcp_rmem = 4096 131072 56295424\n"),
         "{file}"
     );
     // Each evidence sentence once.

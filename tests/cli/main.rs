@@ -684,7 +684,7 @@ fn advise_shell_and_table_formats() {
         .success()
         .stdout(
             predicate::str::contains("now → advised")
-                .and(predicate::str::contains("6 MiB → 19.7 MiB, +228 %"))
+                .and(predicate::str::contains("6 MiB → 19.7 MiB, 3.28 ×"))
                 .and(predicate::str::contains("BDP 8.94 MiB")),
         );
 }
