@@ -4,47 +4,15 @@
 //! line and the environment; commands never read env vars or probe the terminal themselves.
 
 use std::ffi::OsString;
-use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
 
+use super::terminal::Terminal;
 use crate::cli::{
     self, Cli, Command, Format, PeerArgs, ProberArgs, ProfilesCommand, ReportArgs, ServeArgs, StateArgs, TargetArgs,
 };
 use crate::os::Os;
 use crate::sysctl::{self, SysctlBackend};
 use crate::{change, error, fsutil, host, measure, snapshot};
-
-/// Where the output goes: facts about the terminal, kept apart from the services.
-#[derive(Debug, Clone, Copy)]
-pub struct Terminal {
-    pub stdout_tty: bool,
-    pub stderr_tty: bool,
-    /// Colour allowed (a terminal and NO_COLOR unset).
-    pub color: bool,
-    /// The columns a line may take: the terminal's width, else `COLUMNS` when set; None: a
-    /// renderer's own default.
-    pub columns: Option<usize>,
-}
-
-impl Terminal {
-    /// This process's stdout and stderr, and NO_COLOR.
-    pub fn detect() -> Self {
-        let stdout_tty = std::io::stdout().is_terminal();
-        let tty_width = stdout_tty
-            .then(|| comfy_table::Table::new().width())
-            .flatten()
-            .map(usize::from);
-        let env_width = std::env::var("COLUMNS")
-            .ok()
-            .and_then(|c| c.trim().parse::<usize>().ok());
-        Self {
-            stdout_tty,
-            stderr_tty: std::io::stderr().is_terminal(),
-            color: color_allowed(stdout_tty, std::env::var_os("NO_COLOR").as_deref()),
-            columns: tty_width.or(env_width).filter(|w| *w >= MIN_COLUMNS),
-        }
-    }
-}
 
 /// Everything the subcommands need from the raw arguments and the environment, resolved
 /// once here; subcommands never read env vars or probe the terminal themselves.
@@ -294,27 +262,5 @@ impl Context {
     /// no other value for them).
     pub fn report_format(&self) -> Format {
         self.format.unwrap_or(Format::Table)
-    }
-}
-
-/// Narrower terminals get a renderer's default width instead.
-const MIN_COLUMNS: usize = 40;
-
-/// Colour only on a terminal, and never when NO_COLOR is set to anything non-empty (no-color.org).
-fn color_allowed(tty: bool, no_color: Option<&std::ffi::OsStr>) -> bool {
-    tty && no_color.is_none_or(std::ffi::OsStr::is_empty)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn no_color_is_honoured() {
-        use std::ffi::OsStr;
-        assert!(color_allowed(true, None));
-        assert!(color_allowed(true, Some(OsStr::new(""))));
-        assert!(!color_allowed(true, Some(OsStr::new("1"))));
-        assert!(!color_allowed(false, None));
     }
 }

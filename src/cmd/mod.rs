@@ -17,12 +17,14 @@ pub mod scoped;
 pub mod serve;
 pub mod snapshots;
 pub mod store;
+pub mod terminal;
 pub mod verify;
 
 use std::process::ExitCode;
 
 pub use advised::{Advised, advice_for, advice_from_args};
-pub use context::{Context, Terminal};
+pub use context::Context;
+pub use terminal::Terminal;
 
 use crate::cli::{Cli, Command};
 use crate::error::Error;
