@@ -186,8 +186,15 @@ Measure the path to HOST and show what to change on this machine, and why.
 .TP B tcptune advise --host HOST | sudo tee /etc/sysctl.d/60-tcptune.conf
 Write the advice as a sysctl.d file (piped, advise prints sysctl format); review it, then load it with \
 sudo sysctl -p /etc/sysctl.d/60-tcptune.conf.
+.TP B tcptune advise --ssh HOST
+Measure the path with TCP both ways through your own ssh login to HOST (nothing left behind there), and \
+advise both ends; --side far prints the far end's file alone.
 .TP B tcptune advise --rtt 150ms --bandwidth 500mbit
 The same for a path you know, without probing.
+.TP B sudo tcptune apply --scope path --host HOST --rtt 150ms --bandwidth 500mbit
+The congestion control for the path to HOST only, as a host route with congctl (Linux 4.0+); every other \
+destination keeps the host-wide default. sudo tcptune revert deletes exactly that route. The route ends at \
+reboot: --format networkd writes the drop-in that keeps it.
 .TP B tcptune advise --os freebsd --rtt 150ms --bandwidth 500mbit
 Advice for another OS (freebsd, macos), against its stock values.
 .TP B tcptune advise --host HOST --format ansible > tcptune.yml

@@ -1712,7 +1712,10 @@ fn a_dead_timer_shows_in_snapshots_and_revert_still_works() {
         sys.snapshots()[0]["timer_running"] == false
     });
     let table = text(&sys.run(&["snapshots"]).stdout);
-    assert!(table.contains("timer gone: revert") && table.contains("by hand"), "{table}");
+    assert!(
+        table.contains("timer gone: revert") && table.contains("by hand"),
+        "{table}"
+    );
     assert_code(&sys.run(&["revert"]), 0);
     assert_eq!(sys.value("net.ipv4.tcp_rmem"), "4096 131072 6291456");
     // --for and --persist do not mix: a timed experiment is not for boot.
