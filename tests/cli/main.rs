@@ -5,6 +5,7 @@ mod apply;
 mod check;
 mod contract;
 mod diag;
+mod docs;
 mod fake_host;
 mod fleet;
 mod hostile;
