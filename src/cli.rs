@@ -147,7 +147,7 @@ pub struct TargetArgs {
     /// OS to advise for / operate on [default: the running OS]
     #[arg(long, value_parser = os_parser())]
     pub os: Option<Os>,
-    /// Linux: read and write sysctls under DIR instead of /proc/sys
+    /// Linux: the sysctls under DIR instead of /proc/sys (read; apply and revert also write)
     #[arg(long, value_name = "DIR")]
     pub sysctl_dir: Option<PathBuf>,
     /// FreeBSD/macOS: the sysctl(8) program to run
@@ -469,11 +469,12 @@ pub struct AdviseArgs {
     pub allow_lower: bool,
     /// Advise for a path with random loss whatever the evidence says: BBR instead of CUBIC
     /// (which collapses on random loss), and both buffer maxima at 5 x BDP instead of the
-    /// loss-free 2 x BDP + headroom (receive) and 2.5 x BDP (send)
+    /// loss-free 2.2 x BDP receive (2 x plus RTT headroom) and 2.5 x send
     #[arg(long)]
     pub loss_recovery: bool,
-    /// Advise for a path known to be clean (no random loss, a bottleneck queue of a BDP or
-    /// more: a dedicated circuit, a lab) whatever the evidence says: CUBIC and 2 x BDP
+    /// Advise for a path known to be clean (no random loss, a bottleneck queue of half a BDP
+    /// or more: a dedicated circuit, a lab) whatever the evidence says: CUBIC, 2.2 x BDP
+    /// receive and 2.5 x send
     #[arg(long, conflicts_with = "loss_recovery")]
     pub clean_path: bool,
     /// Skip the TCP path test (a bounded transfer to `tcptune serve` on the host, which

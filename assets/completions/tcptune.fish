@@ -68,7 +68,7 @@ path\t'Only the path to the --host / --ssh host: a host route with congctl'"
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l os -d 'OS to advise for / operate on [default: the running OS]' -r -f -a "linux\t''
 freebsd\t''
 macos\t''"
-complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l sysctl-dir -d 'Linux: the sysctls under DIR instead of /proc/sys (read; apply and revert also write)' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l format -d 'Output format [default: table on a terminal, else sysctl]' -r -f -a "sysctl\t'`key = value` lines, valid for /etc/sysctl.d (Linux) or /etc/sysctl.conf (BSD)'
 table\t'A table for people'
@@ -89,8 +89,8 @@ complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -s 4 -d 'Use IPv
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -s 6 -d 'Use IPv6 only'
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l no-capacity -d 'Skip the packet-train estimate of the bottleneck rate (ICMP trains of MTU-sized echo requests sent after the round-trip probes; not sent when --bandwidth is given)'
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l allow-lower -d 'Also recommend values lower than the running ones'
-complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l loss-recovery -d 'Advise for a path with random loss whatever the evidence says: BBR instead of CUBIC (which collapses on random loss), and both buffer maxima at 5 x BDP instead of the loss-free 2 x BDP + headroom (receive) and 2.5 x BDP (send)'
-complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l clean-path -d 'Advise for a path known to be clean (no random loss, a bottleneck queue of a BDP or more: a dedicated circuit, a lab) whatever the evidence says: CUBIC and 2 x BDP'
+complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l loss-recovery -d 'Advise for a path with random loss whatever the evidence says: BBR instead of CUBIC (which collapses on random loss), and both buffer maxima at 5 x BDP instead of the loss-free 2.2 x BDP receive (2 x plus RTT headroom) and 2.5 x send'
+complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l clean-path -d 'Advise for a path known to be clean (no random loss, a bottleneck queue of half a BDP or more: a dedicated circuit, a lab) whatever the evidence says: CUBIC, 2.2 x BDP receive and 2.5 x send'
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l no-path-test -d 'Skip the TCP path test (a bounded transfer to `tcptune serve` on the host, which measures loss, queue depth, delivery rate and the receiver\'s window share)'
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l iperf3 -d 'Run the path test against an iperf3 server on the host (with the iperf3 client) instead of tcptune serve'
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l explain -d 'Add the derivation: the formula, each test\'s figures, the lab\'s numbers and the sources behind every setting (in every format: comments, the terminal, JSON\'s `explain`)'
@@ -102,7 +102,7 @@ complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l pause-before-r
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l os -d 'OS to advise for / operate on [default: the running OS]' -r -f -a "linux\t''
 freebsd\t''
 macos\t''"
-complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l sysctl-dir -d 'Linux: the sysctls under DIR instead of /proc/sys (read; apply and revert also write)' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l state-dir -d 'Where snapshots live' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l format -d 'Output format' -r -f -a "table\t'A table for people'
@@ -130,8 +130,8 @@ complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -s 4 -d 'Use IPv4
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -s 6 -d 'Use IPv6 only'
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l no-capacity -d 'Skip the packet-train estimate of the bottleneck rate (ICMP trains of MTU-sized echo requests sent after the round-trip probes; not sent when --bandwidth is given)'
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l allow-lower -d 'Also recommend values lower than the running ones'
-complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l loss-recovery -d 'Advise for a path with random loss whatever the evidence says: BBR instead of CUBIC (which collapses on random loss), and both buffer maxima at 5 x BDP instead of the loss-free 2 x BDP + headroom (receive) and 2.5 x BDP (send)'
-complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l clean-path -d 'Advise for a path known to be clean (no random loss, a bottleneck queue of a BDP or more: a dedicated circuit, a lab) whatever the evidence says: CUBIC and 2 x BDP'
+complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l loss-recovery -d 'Advise for a path with random loss whatever the evidence says: BBR instead of CUBIC (which collapses on random loss), and both buffer maxima at 5 x BDP instead of the loss-free 2.2 x BDP receive (2 x plus RTT headroom) and 2.5 x send'
+complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l clean-path -d 'Advise for a path known to be clean (no random loss, a bottleneck queue of half a BDP or more: a dedicated circuit, a lab) whatever the evidence says: CUBIC, 2.2 x BDP receive and 2.5 x send'
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l no-path-test -d 'Skip the TCP path test (a bounded transfer to `tcptune serve` on the host, which measures loss, queue depth, delivery rate and the receiver\'s window share)'
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l iperf3 -d 'Run the path test against an iperf3 server on the host (with the iperf3 client) instead of tcptune serve'
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -140,7 +140,7 @@ complete -c tcptune -n "__fish_tcptune_using_subcommand revert" -l persist-root 
 complete -c tcptune -n "__fish_tcptune_using_subcommand revert" -l os -d 'OS to advise for / operate on [default: the running OS]' -r -f -a "linux\t''
 freebsd\t''
 macos\t''"
-complete -c tcptune -n "__fish_tcptune_using_subcommand revert" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand revert" -l sysctl-dir -d 'Linux: the sysctls under DIR instead of /proc/sys (read; apply and revert also write)' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand revert" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand revert" -l state-dir -d 'Where snapshots live' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand revert" -l format -d 'Output format' -r -f -a "table\t'A table for people'
@@ -155,7 +155,7 @@ complete -c tcptune -n "__fish_tcptune_using_subcommand snapshots" -s h -l help 
 complete -c tcptune -n "__fish_tcptune_using_subcommand revert-timer" -l os -d 'OS to advise for / operate on [default: the running OS]' -r -f -a "linux\t''
 freebsd\t''
 macos\t''"
-complete -c tcptune -n "__fish_tcptune_using_subcommand revert-timer" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand revert-timer" -l sysctl-dir -d 'Linux: the sysctls under DIR instead of /proc/sys (read; apply and revert also write)' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand revert-timer" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand revert-timer" -l state-dir -d 'Where snapshots live' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand revert-timer" -s h -l help -d 'Print help'
@@ -165,7 +165,7 @@ complete -c tcptune -n "__fish_tcptune_using_subcommand check" -l flows -d 'Conc
 complete -c tcptune -n "__fish_tcptune_using_subcommand check" -l os -d 'OS to advise for / operate on [default: the running OS]' -r -f -a "linux\t''
 freebsd\t''
 macos\t''"
-complete -c tcptune -n "__fish_tcptune_using_subcommand check" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand check" -l sysctl-dir -d 'Linux: the sysctls under DIR instead of /proc/sys (read; apply and revert also write)' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand check" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand check" -l state-dir -d 'Where snapshots live' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand check" -l format -d 'Output format' -r -f -a "table\t'A table for people'
@@ -178,7 +178,7 @@ complete -c tcptune -n "__fish_tcptune_using_subcommand serve" -l max-buffer -d 
 complete -c tcptune -n "__fish_tcptune_using_subcommand serve" -l os -d 'OS to advise for / operate on [default: the running OS]' -r -f -a "linux\t''
 freebsd\t''
 macos\t''"
-complete -c tcptune -n "__fish_tcptune_using_subcommand serve" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand serve" -l sysctl-dir -d 'Linux: the sysctls under DIR instead of /proc/sys (read; apply and revert also write)' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand serve" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand serve" -l once -d 'Exit after one test'
 complete -c tcptune -n "__fish_tcptune_using_subcommand serve" -s h -l help -d 'Print help'
@@ -189,7 +189,7 @@ complete -c tcptune -n "__fish_tcptune_using_subcommand verify" -l bandwidth -d 
 complete -c tcptune -n "__fish_tcptune_using_subcommand verify" -l os -d 'OS to advise for / operate on [default: the running OS]' -r -f -a "linux\t''
 freebsd\t''
 macos\t''"
-complete -c tcptune -n "__fish_tcptune_using_subcommand verify" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand verify" -l sysctl-dir -d 'Linux: the sysctls under DIR instead of /proc/sys (read; apply and revert also write)' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand verify" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand verify" -l format -d 'Output format' -r -f -a "table\t'A table for people'
 json\t'JSON for programs'"
@@ -201,7 +201,7 @@ complete -c tcptune -n "__fish_tcptune_using_subcommand peer" -l max-buffer -d '
 complete -c tcptune -n "__fish_tcptune_using_subcommand peer" -l os -d 'OS to advise for / operate on [default: the running OS]' -r -f -a "linux\t''
 freebsd\t''
 macos\t''"
-complete -c tcptune -n "__fish_tcptune_using_subcommand peer" -l sysctl-dir -d 'Linux: read and write sysctls under DIR instead of /proc/sys' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand peer" -l sysctl-dir -d 'Linux: the sysctls under DIR instead of /proc/sys (read; apply and revert also write)' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand peer" -l sysctl-cmd -d 'FreeBSD/macOS: the sysctl(8) program to run' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand peer" -s h -l help -d 'Print help'
 complete -c tcptune -n "__fish_tcptune_using_subcommand inspect" -l host -d 'Only flows to this peer (name or address)' -r
