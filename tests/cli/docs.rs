@@ -114,10 +114,11 @@ fn redo(doc: &str, body: &str, update: bool, checked: &mut Vec<String>, wrong: &
         checked.push(format!("{doc}: tcptune {cmd}"));
         if stamped(&printed) != stamped(&shown) {
             wrong.push(format!("{doc}: tcptune {cmd}"));
-        }
-        if update {
-            out.push_str(&printed);
-            i += shown.split_inclusive('\n').count();
+            // Rewritten only where it differs: a time stamp alone is no change.
+            if update {
+                out.push_str(&printed);
+                i += shown.split_inclusive('\n').count();
+            }
         }
     }
     out
