@@ -2033,7 +2033,8 @@ mod tests {
         let started = std::time::Instant::now();
         let e = estimate_capacity(IpAddr::from([127, 0, 0, 1]), 1500, 3, 16, Duration::from_millis(500))
             .expect("loopback answers");
-        assert!(started.elapsed() < Duration::from_secs(2));
+        // 0.4 to 0.6 s here; a hang guard with room for this VM's stalls.
+        assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
         assert_eq!((e.per_train, e.packet_bytes), (16, 1500));
         assert!(
             e.trains.is_multiple_of(3) && e.trains <= 3 * MAX_ROUNDS,
