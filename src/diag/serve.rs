@@ -942,7 +942,8 @@ mod tests {
             let start = Instant::now();
             let got = receive(&rx, start, Duration::ZERO, false).expect("counted");
             let took = start.elapsed();
-            assert!(took < proto::ARRIVAL_GRACE + Duration::from_millis(500), "{took:?}");
+            // Cut (asserted below), not waited for: the grace and room for this VM's stalls.
+            assert!(took < 6 * proto::ARRIVAL_GRACE, "{took:?}");
             let cut = got.cut;
             let done = send_result(&mut rx, &facts().receive, &got, Instant::now() + Duration::from_secs(5));
             writer.join().expect("writer");

@@ -754,11 +754,12 @@ mod tests {
 
     #[test]
     fn ten_thousand_keys_parse_in_linear_time() {
-        let text: String = (0..20_000).map(|i| format!("net.ipv4.k{i} = 1\n")).collect();
+        let text: String = (0..40_000).map(|i| format!("net.ipv4.k{i} = 1\n")).collect();
         let t = std::time::Instant::now();
-        assert_eq!(parse(&text, Os::Linux).expect("parse").len(), 20_000);
-        // Quadratic duplicate search took seconds here (debug build); linear is milliseconds.
-        assert!(t.elapsed() < std::time::Duration::from_secs(2), "{:?}", t.elapsed());
+        assert_eq!(parse(&text, Os::Linux).expect("parse").len(), 40_000);
+        // A debug build on a 2-core VM: linear took up to 1.2 s, the quadratic duplicate
+        // search 6.4 s for half as many lines. The bound leaves room for the VM's stalls.
+        assert!(t.elapsed() < std::time::Duration::from_secs(6), "{:?}", t.elapsed());
         let dup = format!("{text}net.ipv4.k7 = 2\n");
         let e = parse(&dup, Os::Linux).expect_err("dup");
         assert_eq!(e.len(), 1);

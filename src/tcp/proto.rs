@@ -1117,8 +1117,9 @@ mod tests {
         let r = read_json_line::<ServerResult>(&c, MAX_RESULT, t + Duration::from_secs(1));
         let took = t.elapsed();
         assert!(matches!(r, Err(LineError::Read(ReadError::Late))), "{r:?}");
+        // Late at its deadline, not when the drip ends (about 30 s): room for this VM's stalls.
         assert!(
-            took >= Duration::from_secs(1) && took < Duration::from_secs(2),
+            took >= Duration::from_secs(1) && took < Duration::from_secs(6),
             "{took:?}"
         );
         drop(c);
