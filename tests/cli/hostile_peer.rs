@@ -3,7 +3,9 @@
 //! the path test of `advise --host`, and the sender of its reverse test) and a fake iperf3
 //! server driving the real `iperf3` client (`advise --iperf3`). Each test asserts what reaches the user (no ESC byte or other
 //! control character, no forged `advice:` line), the exit code, and how long the client took,
-//! against the slack the client states (`tcptune::tcp::proto`'s constants) with a 5-s margin.
+//! against the slack the client states (`tcptune::tcp::proto`'s constants): at most 5 × that
+//! and a 5-s margin, room for a 2-core VM whose vCPUs stall for seconds, and still short of
+//! every drip and stall the fakes play out.
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -15,7 +17,7 @@ use tcptune::tcp::proto::{ANSWER_SLACK, ARRIVAL_GRACE, RESULT_SLACK};
 
 use super::tcptune;
 
-/// Room for a loaded machine (two cores, other builds) on top of what the client states.
+/// Room for a loaded machine (two cores, other builds) on top of 5 × what the client states.
 const MARGIN: Duration = Duration::from_secs(5);
 /// The test time every command line here asks for.
 const TEST: Duration = Duration::from_secs(1);
@@ -245,7 +247,10 @@ fn json(out: &Output) -> Value {
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}\n{}", stdout(out), stderr(out)))
 }
 
-fn within(took: Duration, bound: Duration, out: &Output) {
+/// `took` within 5 × what the client states it may take (`stated`) and [`MARGIN`]: a 16-byte
+/// answer dripped takes 45 s, a result line minutes, a stalled server 300 s.
+fn within(took: Duration, stated: Duration, out: &Output) {
+    let bound = 5 * stated + MARGIN;
     assert!(
         took < bound,
         "took {took:?}, past {bound:?}:\n{}\n{}",
@@ -286,7 +291,7 @@ fn verify_shows_a_forged_buffer_key_only_escaped() {
     let (out, took) = verify(Fake::answering(forged).start(), "table");
     clean(&out);
     assert!(out.status.success(), "{}", stderr(&out));
-    within(took, TEST + RESULT_SLACK + MARGIN, &out);
+    within(took, TEST + RESULT_SLACK, &out);
     let text = stdout(&out);
     // The forged key is quoted, escaped, on a note line of its own; the advice names the
     // receiver's profile key instead.
@@ -325,7 +330,7 @@ fn advise_shows_no_forged_text_from_the_path_test() {
         let (out, took) = advise(Fake::answering(forged).start(), format);
         clean(&out);
         assert!(out.status.success(), "{}", stderr(&out));
-        within(took, TEST + RESULT_SLACK + MARGIN, &out);
+        within(took, TEST + RESULT_SLACK, &out);
         if format == "json" {
             // The test ran: its readings are this end's own and the peer's checked numbers.
             let v = json(&out);
@@ -356,7 +361,7 @@ fn verify_refuses_numbers_no_receiver_sends() {
     ] {
         let (out, took) = verify(Fake::answering(result).start(), "table");
         peer_refused(&out, what);
-        within(took, TEST + RESULT_SLACK + MARGIN, &out);
+        within(took, TEST + RESULT_SLACK, &out);
     }
 }
 
@@ -371,7 +376,7 @@ fn advise_leaves_out_a_path_test_with_numbers_no_receiver_sends() {
     ] {
         let (out, took) = advise(Fake::answering(result).start(), "json");
         test_left_out(&out, what);
-        within(took, TEST + RESULT_SLACK + MARGIN, &out);
+        within(took, TEST + RESULT_SLACK, &out);
     }
 }
 
@@ -386,9 +391,10 @@ fn a_grant_past_the_asked_time_does_not_hold_verify() {
     let (out, took) = verify(fake.start(), "json");
     clean(&out);
     assert!(out.status.success(), "{}", stderr(&out));
-    within(took, TEST + RESULT_SLACK + MARGIN, &out);
+    within(took, TEST + RESULT_SLACK, &out);
     let sent_for = json(&out)["duration_s"].as_f64().expect("duration_s");
-    assert!(sent_for <= 1.2, "sent for {sent_for} s of the 1 s asked");
+    // 1.0 s here; a stall of this VM may hold the sender past its end.
+    assert!(sent_for <= 5.0, "sent for {sent_for} s of the 1 s asked");
 }
 
 #[test]
@@ -400,10 +406,11 @@ fn a_grant_past_the_asked_time_does_not_hold_the_path_test() {
     let (out, took) = advise(fake.start(), "json");
     clean(&out);
     assert!(out.status.success(), "{}", stderr(&out));
-    within(took, TEST + RESULT_SLACK + MARGIN, &out);
+    within(took, TEST + RESULT_SLACK, &out);
     let v = json(&out);
     let sent_for = v["evidence"]["test"]["duration_s"].as_f64().expect("a test");
-    assert!(sent_for <= 1.2, "sent for {sent_for} s of the 1 s asked");
+    // 1.0 s here; a stall of this VM may hold the sender past its end.
+    assert!(sent_for <= 5.0, "sent for {sent_for} s of the 1 s asked");
 }
 
 // ---------------------------------------------------------------- a byte every 3 s
@@ -422,11 +429,11 @@ fn a_dripped_answer_is_cut_at_the_answers_deadline() {
         "{}",
         stderr(&out)
     );
-    within(took, ANSWER_SLACK + MARGIN, &out);
+    within(took, ANSWER_SLACK, &out);
 
     let (out, took) = advise(fake.start(), "json");
     test_left_out(&out, "gave no complete tcptune answer within 5 s");
-    within(took, ANSWER_SLACK + MARGIN, &out);
+    within(took, ANSWER_SLACK, &out);
 }
 
 #[test]
@@ -444,11 +451,11 @@ fn a_dripped_result_is_cut_at_the_results_deadline() {
         stderr(&out)
     );
     // The fake took all the data at once: the result is due 5 s after, not 30 + 5.
-    within(took, TEST + RESULT_SLACK + MARGIN, &out);
+    within(took, TEST + RESULT_SLACK, &out);
 
     let (out, took) = advise(fake.start(), "json");
     test_left_out(&out, "no complete result in time");
-    within(took, TEST + RESULT_SLACK + MARGIN, &out);
+    within(took, TEST + RESULT_SLACK, &out);
 }
 
 // ---------------------------------------------------------------- a lying reverse sender
@@ -518,8 +525,13 @@ impl Sender {
         let t = Instant::now();
         let (mut sent, mut reported) = (0u64, false);
         let chunk = vec![0u8; 64 * 1024];
-        // An endless sender stops only when the client has gone (or after a minute).
-        while t.elapsed() < if self.endless { Duration::from_secs(60) } else { granted } {
+        // An endless sender stops only when the client has gone (or after 5 minutes).
+        let until = if self.endless {
+            Duration::from_secs(300)
+        } else {
+            granted
+        };
+        while t.elapsed() < until {
             match d.write(&chunk) {
                 Ok(n) => sent += n as u64,
                 Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {}
@@ -594,10 +606,10 @@ fn impossible_flow(bytes: u64, us: u64) -> String {
     )
 }
 
-/// Both tests' time, and what the fake's forward test took: the budget of an advise whose
-/// reverse test is the one under test.
+/// Both tests' time, and what the fake's forward test took: what an advise whose reverse test
+/// is the one under test states it may take.
 fn reverse_budget() -> Duration {
-    TEST + RESULT_SLACK + TEST + RESULT_SLACK + MARGIN
+    TEST + RESULT_SLACK + TEST + RESULT_SLACK
 }
 
 #[test]
@@ -660,11 +672,7 @@ fn a_reverse_sender_that_never_stops_is_counted_until_the_cutoff() {
     clean(&out);
     assert!(out.status.success(), "{}", stderr(&out));
     // The data counted until 5 s after the granted time, then the result it sent at that time.
-    within(
-        took,
-        TEST + RESULT_SLACK + TEST + ARRIVAL_GRACE + RESULT_SLACK + MARGIN,
-        &out,
-    );
+    within(took, TEST + RESULT_SLACK + TEST + ARRIVAL_GRACE + RESULT_SLACK, &out);
     let v = json(&out);
     let r = &v["evidence"]["reverse"];
     assert!(r["bytes"].as_u64().is_some_and(|b| b > 0), "{:#}", v["evidence"]);
@@ -728,7 +736,7 @@ impl Iperf3 {
     fn serve(self, l: &TcpListener) -> std::io::Result<()> {
         let (mut c, _) = l.accept()?;
         if self == Self::Stall {
-            std::thread::sleep(Duration::from_secs(60));
+            std::thread::sleep(Duration::from_secs(300));
             return Ok(());
         }
         c.set_read_timeout(Some(Duration::from_secs(30)))?;
@@ -811,7 +819,7 @@ fn an_iperf3_error_carries_its_reason() {
         err.trim_end(),
         "tcptune: iperf3: unable to receive results: WARNING: Size of data read does not correspond to offered length"
     );
-    within(took, TEST + tcptune::measure::iperf3::GRACE + MARGIN, &out);
+    within(took, TEST + tcptune::measure::iperf3::GRACE, &out);
 }
 
 #[test]
@@ -820,7 +828,7 @@ fn iperf3_servers_absurd_count_is_left_out() {
     let (out, took) = advise_iperf3(Iperf3::AbsurdResults.start());
     clean(&out);
     assert!(out.status.success(), "{}", stderr(&out));
-    within(took, TEST + tcptune::measure::iperf3::GRACE + MARGIN, &out);
+    within(took, TEST + tcptune::measure::iperf3::GRACE, &out);
     let v = json(&out);
     let t = &v["evidence"]["test"];
     // The goodput is the sender's own count over its time, not 2^63 bytes in 0.004 s.
@@ -847,5 +855,5 @@ fn a_stalled_iperf3_server_holds_the_client_no_longer_than_its_grace() {
         "{}",
         stderr(&out)
     );
-    within(took, TEST + tcptune::measure::iperf3::GRACE + MARGIN, &out);
+    within(took, TEST + tcptune::measure::iperf3::GRACE, &out);
 }
