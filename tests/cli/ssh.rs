@@ -22,8 +22,12 @@ mod stand_in;
 
 const FAR: &str = "198.18.0.2";
 const PORT: &str = "2222";
-/// Every fault must be said within this.
+/// Every fault must be said within this (at most 2 s here: room for this VM's stalls), but
+/// those that wait out a bound of tcptune's own ([`SLOW_FAULT_LIMIT`]).
 const FAULT_LIMIT: Duration = Duration::from_secs(20);
+/// A fault that waits out ssh's `ConnectTimeout` (10 s) or the set-up's 15 s
+/// ([`tcptune::remote::SETUP_LIMIT`]) is said within this: 5 × that, and room.
+const SLOW_FAULT_LIMIT: Duration = Duration::from_secs(80);
 
 /// What the far end's PATH holds besides the system's programs.
 #[derive(Clone, Copy)]
@@ -284,6 +288,11 @@ fn setup_time(err: &str) -> f64 {
 /// A fault: exit 4 within [`FAULT_LIMIT`], nothing on stdout, one line of error (and at most a
 /// hint) containing `says`.
 fn assert_fault(out: &Output, took: Duration, says: &str) {
+    assert_fault_within(out, took, FAULT_LIMIT, says);
+}
+
+/// [`assert_fault`] within `limit`.
+fn assert_fault_within(out: &Output, took: Duration, limit: Duration, says: &str) {
     let err = stderr(out);
     assert_eq!(out.status.code(), Some(4), "{err}");
     assert!(
@@ -291,7 +300,7 @@ fn assert_fault(out: &Output, took: Duration, says: &str) {
         "stdout: {}",
         String::from_utf8_lossy(&out.stdout)
     );
-    assert!(took < FAULT_LIMIT, "took {took:?}: {err}");
+    assert!(took < limit, "took {took:?}: {err}");
     // The line saying what the session started, when it did start, is talk before the error.
     let lines: Vec<&str> = err.lines().filter(|l| !l.starts_with("ssh dtn2 (")).collect();
     assert!(lines[0].starts_with("tcptune: ") && lines[0].contains(says), "{err}");
@@ -340,7 +349,8 @@ fn the_readme_example_advises_against_the_far_ends_peer_and_leaves_nothing() {
     );
     let setup = setup_time(&err);
     eprintln!("README example: set-up {setup} s over the veth, {took:?} in all");
-    assert!(setup < 2.0, "SSH set-up took {setup} s");
+    // 0.4 to 0.7 s here; room for this VM's stalls.
+    assert!(setup < 4.0, "SSH set-up took {setup} s");
     lab.assert_clean();
 
     // The same as JSON: the test ran against that peer.
@@ -762,9 +772,10 @@ fn sshd_down_or_its_port_filtered_is_said() {
     );
     lab.drop_ports(PORT);
     let (out, took) = lab.advise(&[]);
-    assert_fault(
+    assert_fault_within(
         &out,
         took,
+        SLOW_FAULT_LIMIT,
         "ssh dtn2: cannot reach the far end's SSH server (ssh: connect to host 198.18.0.2 port 2222: Connection timed out)",
     );
 }
@@ -950,7 +961,7 @@ fn a_far_end_that_never_answers_is_given_up_in_time() {
     let fake = dir.path().join("ssh");
     write_script(
         &fake,
-        "#!/bin/sh\ncase \" $* \" in *\" -G \"*) echo hostname 127.0.0.1; exit 0;; esac\nexec sleep 60\n",
+        "#!/bin/sh\ncase \" $* \" in *\" -G \"*) echo hostname 127.0.0.1; exit 0;; esac\nexec sleep 600\n",
     );
     let t = Instant::now();
     let out = super::tcptune()
@@ -967,6 +978,11 @@ fn a_far_end_that_never_answers_is_given_up_in_time() {
         .arg(&fake)
         .output()
         .expect("run");
-    assert_fault(&out, t.elapsed(), "ssh here: the far end did not answer in time");
+    assert_fault_within(
+        &out,
+        t.elapsed(),
+        SLOW_FAULT_LIMIT,
+        "ssh here: the far end did not answer in time",
+    );
     assert!(t.elapsed() >= tcptune::remote::SETUP_LIMIT, "{:?}", t.elapsed());
 }
