@@ -3,14 +3,13 @@
 //! words. A leaf: the domain modules and the output layer both use it, and it uses only
 //! `units`, so neither has to import the other for a number.
 
-use crate::units::Bytes;
-
 /// "9375000 bytes (8.94 MiB)": exact bytes first, IEC for the eye.
 pub fn bytes(n: u64) -> String {
     if n < 1024 {
         format!("{n} bytes")
     } else {
-        format!("{n} bytes ({})", Bytes::new(n).iec())
+        // The exact count, then its size for people at three or four figures ([`size`]).
+        format!("{n} bytes ({})", size(n))
     }
 }
 

@@ -824,7 +824,7 @@ mod tests {
             lines
                 .iter()
                 .any(|l| l.starts_with(&s.local_addr().expect("addr").to_string())
-                    && l.contains(": received 100000 bytes (97.66 KiB) in ")),
+                    && l.contains(": received 100000 bytes (97.7 KiB) in ")),
             "{lines:#?}"
         );
         // The command adds the program name; the server's lines do not carry it.

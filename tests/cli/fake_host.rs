@@ -67,7 +67,7 @@ fn an_unreachable_fake_host_exits_4_with_the_hint() {
         .stdout("")
         .stderr(
             "tcptune: no reply from 198.18.0.9 (198.18.0.9): 10 ICMP echo requests and 10 TCP connects to ports 443, 22, 80 timed out\n\
-             hint: allow ICMP (sysctl net.ipv4.ping_group_range='0 2147483647' or run as root), open a TCP port and pass --port, or give --rtt\n",
+             hint: allow ICMP (sysctl net.ipv4.ping_group_range='0 2147483647' or run as root), open a TCP port and pass --port, or give --rtt and --bandwidth\n",
         );
     tcptune()
         .args([
