@@ -501,3 +501,35 @@ fn the_verdict_says_what_is_at_stake() {
         "{carried}"
     );
 }
+
+/// Issue 36, point 5: a LAN-sized path said "Class: not measured → bbr" above "no change
+/// needed" while the congestion control stayed and appeared nowhere. The class line names an
+/// algorithm only where a line below sets it.
+#[test]
+fn the_class_line_names_no_algorithm_the_advice_does_not_set() {
+    let dir = linux_tree(&[]);
+    let out = tcptune()
+        .args([
+            "advise",
+            "--rtt",
+            "0.1ms",
+            "--bandwidth",
+            "1gbit",
+            "--format",
+            "sysctl",
+            "--sysctl-dir",
+        ])
+        .arg(dir.path())
+        .output()
+        .expect("run");
+    let file = String::from_utf8(out.stdout).expect("utf8");
+    assert!(!file.contains("tcp_congestion_control"), "{file}");
+    let class = file.lines().find(|l| l.starts_with("# class:")).expect("class line");
+    assert!(
+        class.contains("not measured → 6 × BDP") && !class.contains("bbr"),
+        "{class}"
+    );
+    // Where it sets one, it names it.
+    let long = advise_given(dir.path(), &["--format", "sysctl"]);
+    assert!(long.contains("# class: not measured → bbr, 6 × BDP"), "{long}");
+}

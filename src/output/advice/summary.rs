@@ -232,7 +232,7 @@ pub fn class(a: &Advice) -> Vec<String> {
         return vec![format!(
             "class: {}{both} \u{2192} {}: {}",
             class_name(s.class),
-            rule(s),
+            rule_of(a, s),
             reason(s)
         )];
     }
@@ -244,7 +244,7 @@ pub fn class(a: &Advice) -> Vec<String> {
         format!(
             "class {tx}: {} \u{2192} {} (send max, congestion control): {}",
             class_name(s.class),
-            rule(s),
+            rule_of(a, s),
             reason(s)
         ),
         format!(
@@ -254,6 +254,22 @@ pub fn class(a: &Advice) -> Vec<String> {
             reason(r)
         ),
     ]
+}
+
+/// A side's rule as the advice carries it out: without its congestion control where the
+/// advice sets none (a LAN-sized path, where CUBIC holds the BDP through loss), so the class
+/// line never names an algorithm that no line below changes to.
+fn rule_of(a: &Advice, d: &Decision) -> String {
+    let full = rule(d);
+    let sets_cc = a.route.is_some() || a.settings.iter().any(|s| s.key == crate::host::facts::CURRENT_CC);
+    if sets_cc {
+        full
+    } else {
+        full.strip_prefix("bbr, ")
+            .or_else(|| full.strip_prefix("cubic, "))
+            .unwrap_or(&full)
+            .to_string()
+    }
 }
 
 /// A receive side's rule: only its buffer.
