@@ -126,12 +126,14 @@ fn print_applied(out: &mut dyn Write, format: Format, env: &Env, t: &Transaction
         ),
         _ => format!("undo: {}", env.revert_command(&snap.id)),
     };
+    // Two lines: the undo command on its own, whole, to copy.
     eprintln!(
-        "applied {} change(s); snapshot {} in {} ({undo})",
+        "applied {} change(s); snapshot {} in {}",
         snap.changes.len() + snap.routes.len(),
         snap.id,
         env.store.dir().display()
     );
+    eprintln!("{undo}");
     let written = if format == Format::Json {
         crate::output::json(out, &change::report(Some(snap), plan, &snap.persist, false))
     } else {

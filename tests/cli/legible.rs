@@ -533,3 +533,65 @@ fn the_class_line_names_no_algorithm_the_advice_does_not_set() {
     let long = advise_given(dir.path(), &["--format", "sysctl"]);
     assert!(long.contains("# class: not measured → bbr, 6 × BDP"), "{long}");
 }
+
+/// Issue 36, point 8: piped, calc was 109 columns and profiles 120–143, apply's lines ran to
+/// 150. Every command's output fits 100 columns piped, and the advice's table fits 80 where
+/// the terminal is 80 wide (COLUMNS).
+#[test]
+fn every_commands_output_fits_100_columns_piped() {
+    let dir = linux_tree(&[]);
+    let state = tempfile::tempdir().expect("state");
+    let file = state.path().join("t.conf");
+    std::fs::write(
+        &file,
+        "net.ipv4.tcp_rmem = 4096 131072 20643840\nnet.ipv4.tcp_notsent_lowat = 131072\n",
+    )
+    .expect("write");
+    let tree = dir.path().to_str().expect("utf8");
+    let st = state.path().to_str().expect("utf8");
+    let f = file.to_str().expect("utf8");
+    let given = ["--rtt", "150ms", "--bandwidth", "500mbit"];
+    let runs: Vec<Vec<&str>> = vec![
+        vec![
+            "calc",
+            "--bandwidth",
+            "500mbit",
+            "--rtt",
+            "150ms",
+            "--window",
+            "6MiB",
+            "--loss",
+            "0.01",
+        ],
+        vec!["calc", "--window", "125000", "--rtt", "25ms"],
+        vec!["profiles"],
+        [&["--sysctl-dir", tree, "advise", "--format", "table"][..], &given].concat(),
+        [
+            &["--sysctl-dir", tree, "advise", "--format", "sysctl", "--explain"][..],
+            &given,
+        ]
+        .concat(),
+        [&["--sysctl-dir", tree, "advise", "--format", "shell"][..], &given].concat(),
+        vec!["--sysctl-dir", tree, "check"],
+        vec!["--sysctl-dir", tree, "--state-dir", st, "apply", "--dry-run", f],
+        vec!["--sysctl-dir", tree, "--state-dir", st, "apply", f],
+        vec!["--state-dir", st, "snapshots"],
+        vec!["--sysctl-dir", tree, "--state-dir", st, "revert", "--dry-run"],
+        vec!["--sysctl-dir", tree, "--state-dir", st, "revert"],
+    ];
+    for args in &runs {
+        let out = tcptune().args(args).env_remove("COLUMNS").output().expect("run");
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        for l in all.lines() {
+            // A path tcptune did not choose (the test's temporary directories) is what it is.
+            let l = l.replace(tree, "/proc/sys").replace(st, "/var/lib/tcptune");
+            assert!(l.chars().count() <= 100, "{args:?}: {} columns: {l}", l.chars().count());
+        }
+    }
+    let table = advise_given(dir.path(), &["--format", "table"]);
+    assert!(table.lines().all(|l| l.chars().count() <= 80), "{table}");
+}
