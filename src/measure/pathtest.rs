@@ -716,10 +716,37 @@ mod tests {
         );
     }
 
-    fn unused_port() -> u16 {
-        // A port just bound and closed: nothing listens there.
-        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-        l.local_addr().expect("addr").port()
+    /// A loopback port bound and never listened on, held until dropped: a connect to it is
+    /// refused, and no other test of this process can take the port meanwhile (a port bound
+    /// and closed could be, and then answered with a reset).
+    struct Reserved(i32, u16);
+
+    impl Drop for Reserved {
+        fn drop(&mut self) {
+            // SAFETY: closing the descriptor this value owns.
+            unsafe { libc::close(self.0) };
+        }
+    }
+
+    fn unused_port() -> Reserved {
+        // SAFETY: plain socket calls on a descriptor this function owns, with a sockaddr_in
+        // it builds whole.
+        unsafe {
+            let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM, 0);
+            assert!(fd >= 0, "socket");
+            let mut addr: libc::sockaddr_in = std::mem::zeroed();
+            addr.sin_family = libc::sa_family_t::try_from(libc::AF_INET).expect("family");
+            addr.sin_addr.s_addr = u32::from_ne_bytes([127, 0, 0, 1]);
+            let len = libc::socklen_t::try_from(std::mem::size_of::<libc::sockaddr_in>()).expect("len");
+            let sa = (&raw const addr).cast::<libc::sockaddr>();
+            assert_eq!(libc::bind(fd, sa, len), 0, "bind");
+            let mut got = len;
+            assert_eq!(
+                libc::getsockname(fd, (&raw mut addr).cast::<libc::sockaddr>(), &raw mut got),
+                0
+            );
+            Reserved(fd, u16::from_be(addr.sin_port))
+        }
     }
 
     fn request(port: u16) -> PathTestRequest {
@@ -736,7 +763,8 @@ mod tests {
 
     #[test]
     fn nothing_listening_is_no_peer() {
-        let req = request(unused_port());
+        let port = unused_port();
+        let req = request(port.1);
         for r in [run(&req, &mut |_| {}), run_reverse(&req, &mut |_| {})] {
             match r {
                 Err(TestError::NoPeer(why)) => assert!(why.contains("no tcptune serve on 127.0.0.1:"), "{why}"),
