@@ -352,7 +352,7 @@ fn verify_refuses_numbers_no_receiver_sends() {
         (share_minus_5, "the peer sent a window share of -5 "),
         (
             absurd,
-            "the peer sent a result of 18446744073709551615 bytes (16777216 TiB) received, more than the",
+            "the peer sent a result of 18446744073709551615 bytes (16 EiB) received, more than the",
         ),
         (
             nothing,
