@@ -58,6 +58,16 @@ fn device(t: &Three, name: &str, net: u8) {
     ip(&["-n", &t.a.name, "link", "set", &peer, "up"]);
 }
 
+/// The words of the route advise writes toward 198.19.`net`.9 behind the device `name`.
+fn meant(net: u8, name: &str) -> Vec<String> {
+    let (dest, src) = (format!("198.19.{net}.9/32"), format!("198.19.{net}.1"));
+    [
+        "ip", "route", "replace", &dest, "dev", name, "proto", "116", "scope", "link", "src", &src, "congctl", "bbr",
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
 /// `advise --scope path --host HOST` for a given path in A, in `format`.
 fn advise(t: &Three, host: &str, format: &str) -> String {
     let out = t.tcptune(&[
@@ -130,24 +140,7 @@ fn a_hostile_device_name_is_one_word_in_every_format() {
 
         let (calls, said) = run_script(&advise(&t, &dest, "shell"));
         assert!(!said.contains("uid="), "{name}: the script ran a command: {said}");
-        let route: Vec<String> = [
-            "ip",
-            "route",
-            "replace",
-            &format!("{dest}/32"),
-            "dev",
-            name,
-            "proto",
-            "116",
-            "scope",
-            "link",
-            "src",
-            &format!("198.19.{net}.1"),
-            "congctl",
-            "bbr",
-        ]
-        .map(String::from)
-        .to_vec();
+        let route = meant(net, name);
         assert!(calls.contains(&route), "{name}: {calls:?}");
         assert!(
             calls
@@ -715,24 +708,7 @@ fn every_renderer_gives_back_the_words_meant() {
         let net = u8::try_from(100 + i).expect("net");
         device(&t, name, net);
         let dest = format!("198.19.{net}.9");
-        let meant: Vec<String> = [
-            "ip",
-            "route",
-            "replace",
-            &format!("{dest}/32"),
-            "dev",
-            name,
-            "proto",
-            "116",
-            "scope",
-            "link",
-            "src",
-            &format!("198.19.{net}.1"),
-            "congctl",
-            "bbr",
-        ]
-        .map(String::from)
-        .to_vec();
+        let meant = meant(net, name);
 
         let (calls, said) = run_script(&advise(&t, &dest, "shell"));
         assert!(calls.contains(&meant), "{name:?} shell: {calls:?} {said}");
