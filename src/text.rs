@@ -286,15 +286,16 @@ impl serde::Serialize for Foreign {
 /// (`$(...)`, backquotes, `;`, a newline) is interpreted. Plain words stay unquoted. Exact:
 /// the shell reads back `s` itself; for text tcptune writes, use [`shell_word`].
 pub fn shell_quote(s: &str) -> String {
-    if !s.is_empty()
-        && s.bytes().all(|b| {
-            b.is_ascii_alphanumeric()
-                || matches!(b, b'.' | b'_' | b'-' | b'=' | b'/' | b':' | b',' | b'+' | b'@' | b'%')
-        })
-    {
+    if !s.is_empty() && s.chars().all(shell_plain) {
         return s.to_string();
     }
     format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+/// Whether a POSIX shell takes `c` as itself outside quotes: the characters [`shell_quote`]
+/// leaves unquoted, and the only ones a reader of its words accepts there.
+pub fn shell_plain(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '=' | '/' | ':' | ',' | '+' | '@' | '%')
 }
 
 /// The one rule for every word tcptune writes for a shell or a paste — the commands of

@@ -67,14 +67,7 @@ impl RouteAdvice {
     /// The `ip route` line that puts back what runs now: the host route there before, or the
     /// deletion of tcptune's own.
     pub fn undo_command(&self) -> Option<String> {
-        let words = self.undo_words()?;
-        Some(
-            words
-                .iter()
-                .map(|w| crate::text::shell_word(w))
-                .collect::<Vec<_>>()
-                .join(" "),
-        )
+        Some(route::quoted(&self.undo_words()?))
     }
 
     /// [`RouteAdvice::undo_command`] as the words `ip` takes.

@@ -106,44 +106,11 @@ fn unnamed_route(r: &Route, snaps: &RouteSnapshots) -> Finding {
             crate::route::PROTO,
             snaps.state_dir.display()
         ),
-        format!("if it is not wanted, remove it: {}", delete_command(r)),
+        format!(
+            "if it is not wanted, remove it: {}",
+            crate::route::quoted(&crate::route::delete_words(r))
+        ),
     )
-}
-
-/// `ip route del DEST [tos T] [table N] [via GW] [dev DEV] proto 116 [metric M]`: what
-/// tells this route from any other to DEST, each word through the one quoting rule. A device
-/// whose name holds a control character is left out (shown escaped, it would name another).
-fn delete_command(r: &Route) -> String {
-    let mut w: Vec<String> = vec![
-        "ip".into(),
-        "route".into(),
-        "del".into(),
-        crate::route::prefix(r.dst, r.dst_len),
-    ];
-    let mut push = |k: &str, v: String| {
-        w.push(k.into());
-        w.push(v);
-    };
-    if r.tos != 0 {
-        push("tos", format!("0x{:02x}", r.tos));
-    }
-    if r.table != crate::route::MAIN_TABLE {
-        push("table", r.table.to_string());
-    }
-    if let Some(g) = r.gateway {
-        push("via", g.to_string());
-    }
-    if let Some(d) = r.dev.as_deref().filter(|d| crate::text::escape(d) == *d) {
-        push("dev", d.to_string());
-    }
-    push("proto", r.protocol.to_string());
-    if let Some(m) = r.priority {
-        push("metric", m.to_string());
-    }
-    w.iter()
-        .map(|x| crate::text::shell_word(x))
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 /// The findings on one interface; the route MTU counts only on the interface towards the host.

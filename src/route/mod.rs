@@ -21,8 +21,8 @@ use serde::{Deserialize, Serialize};
 use crate::error::Error;
 
 pub use text::{
-    LINE_MARK, RouteLine, command, looks_like_route_line, parse_route_get, parse_route_line, prefix, printable,
-    valid_ifname, words,
+    LINE_MARK, RouteLine, command, delete_words, looks_like_route_line, parse_route_get, parse_route_line, prefix,
+    printable, quoted, valid_ifname, words,
 };
 
 /// The protocol number of the host routes tcptune adds (`proto 116`; 116 is ASCII `t`). The
@@ -98,9 +98,15 @@ pub fn dest_refusal(ip: IpAddr) -> Option<String> {
     None
 }
 
-/// Why a route with a lifetime is refused, as a clause after "the route to DEST".
-pub const EXPIRES: &str = "expires (a router advertisement's, or added with a lifetime): a host route copied from it \
-                           would outlive it, and one replaced would lose its lifetime; tcptune refuses it";
+/// Why a route with a lifetime is refused, as a clause after "the route to DEST"; `secs`: how
+/// long it has left, when the kernel said.
+pub fn expires(secs: Option<u32>) -> String {
+    let left = secs.map_or_else(String::new, |s| format!(" in {s} s"));
+    format!(
+        "expires{left} (a router advertisement's, or added with a lifetime): a host route copied from it \
+         would outlive it, and one replaced would lose its lifetime; tcptune refuses it"
+    )
+}
 
 /// Whether a line of `ip route` says the route has a lifetime (`expires 29sec`).
 pub fn says_expires(line: &str) -> bool {

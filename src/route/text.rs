@@ -97,13 +97,47 @@ pub fn words(verb: &str, r: &Route) -> Vec<String> {
 }
 
 /// The `ip route VERB ...` line that makes `r`, each word quoted by the one rule
-/// ([`crate::text::shell_word`]): a shell or a person pasting it gets exactly [`words`].
+/// ([`quoted`]): a shell or a person pasting it gets exactly [`words`].
 pub fn command(verb: &str, r: &Route) -> String {
-    words(verb, r)
+    quoted(&words(verb, r))
+}
+
+/// A command's words as one line to paste, each quoted by the one rule
+/// ([`crate::text::shell_word`]).
+pub fn quoted<S: AsRef<str>>(words: &[S]) -> String {
+    words
         .iter()
-        .map(|w| crate::text::shell_word(w))
+        .map(|w| crate::text::shell_word(w.as_ref()))
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// The words of `ip route del` for exactly `r`: what tells it from any other route to its
+/// destination (tos, table, gateway, device, protocol, metric). A device whose name holds a
+/// control character is left out (shown escaped, it would name another).
+pub fn delete_words(r: &Route) -> Vec<String> {
+    fn push(w: &mut Vec<String>, k: &str, v: String) {
+        w.push(k.to_string());
+        w.push(v);
+    }
+    let mut w: Vec<String> = vec!["ip".into(), "route".into(), "del".into(), prefix(r.dst, r.dst_len)];
+    if r.tos != 0 {
+        push(&mut w, "tos", format!("0x{:02x}", r.tos));
+    }
+    if r.table != MAIN_TABLE {
+        push(&mut w, "table", r.table.to_string());
+    }
+    if let Some(g) = r.gateway {
+        push(&mut w, "via", g.to_string());
+    }
+    if let Some(d) = r.dev.as_deref().filter(|d| crate::text::escape(d) == *d) {
+        push(&mut w, "dev", d.to_string());
+    }
+    push(&mut w, "proto", r.protocol.to_string());
+    if let Some(m) = r.priority {
+        push(&mut w, "metric", m.to_string());
+    }
+    w
 }
 
 /// Whether every word of `r`'s command is printable, so that [`command`] is exactly its
@@ -178,9 +212,7 @@ fn shell_words(line: &str) -> Result<Vec<String>, String> {
                 Some(e) => word.get_or_insert_with(String::new).push(e),
                 None => return Err("a backslash at the end: a route line is one line".into()),
             },
-            c if c.is_ascii_alphanumeric()
-                || matches!(c, '.' | '_' | '-' | '=' | '/' | ':' | ',' | '+' | '@' | '%') =>
-            {
+            c if crate::text::shell_plain(c) => {
                 word.get_or_insert_with(String::new).push(c);
             }
             c => {
