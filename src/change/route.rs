@@ -183,17 +183,15 @@ fn dest_of(c: &RouteChange) -> IpAddr {
 pub fn write(c: &mut RouteChange) -> Result<(), Error> {
     let dest = dest_of(c);
     match &c.prior {
-        None => netlink::add(&c.new).map_err(|e| {
-            if e.to_string().contains("File exists") {
-                Error::not_permitted(format!(
+        None => {
+            if !netlink::add_new(&c.new)? {
+                return Err(Error::not_permitted(format!(
                     "route to {}: a host route appeared since tcptune read the routes (`{}`); nothing was written",
                     c.dest,
                     shown(&netlink::host_routes(dest).unwrap_or_default())
-                ))
-            } else {
-                e
+                )));
             }
-        })?,
+        }
         Some(p) => {
             let now = netlink::host_routes(dest)?;
             if !is(&now, Some(p)) {

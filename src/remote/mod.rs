@@ -192,7 +192,7 @@ pub fn start(t: &Target) -> Result<Opening, Error> {
             .and_then(|(client, line)| crate::route::parse_route_get(client, line))
             .map(|mut l| {
                 if report.route_match.as_deref().is_some_and(crate::route::says_expires) {
-                    l.uncopyable = Some(crate::route::EXPIRES.to_string());
+                    l.uncopyable = Some(crate::route::expires(None));
                 }
                 l
             });

@@ -12,7 +12,7 @@ use crate::error::Error;
 pub const TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 #[cfg(target_os = "linux")]
-pub use linux::{add, delete, device_name, host_routes, lookup, replace, tcptune_routes};
+pub use linux::{add, add_new, delete, device_name, host_routes, lookup, replace, tcptune_routes};
 
 #[cfg(not(target_os = "linux"))]
 mod other {
@@ -32,6 +32,9 @@ mod other {
     pub fn add(_: &Route) -> Result<(), Error> {
         Err(super::super::unsupported())
     }
+    pub fn add_new(_: &Route) -> Result<bool, Error> {
+        Err(super::super::unsupported())
+    }
     pub fn replace(_: &Route) -> Result<(), Error> {
         Err(super::super::unsupported())
     }
@@ -43,7 +46,7 @@ mod other {
     }
 }
 #[cfg(not(target_os = "linux"))]
-pub use other::{add, delete, device_name, host_routes, lookup, replace, tcptune_routes};
+pub use other::{add, add_new, delete, device_name, host_routes, lookup, replace, tcptune_routes};
 
 #[cfg(target_os = "linux")]
 mod linux {
@@ -59,7 +62,7 @@ mod linux {
     };
     use rtnetlink::{Handle, RouteMessageBuilder};
 
-    use super::super::{EXPIRES, Lookup, MAIN_TABLE, METRICS, Route, full_len};
+    use super::super::{Lookup, MAIN_TABLE, METRICS, Route, full_len};
     use super::{Error, TIMEOUT};
 
     /// Run `f` with a netlink handle on a runtime of its own, at most [`TIMEOUT`].
@@ -351,12 +354,12 @@ mod linux {
             RouteAttribute::Encap(_) | RouteAttribute::EncapType(_) => return Err("has an encapsulation".into()),
             RouteAttribute::Via(_) => return Err("has a next hop of another address family".into()),
             RouteAttribute::Realm(_) => return Err("has realms".into()),
-            RouteAttribute::Expires(_) => return Err(EXPIRES.into()),
+            RouteAttribute::Expires(_) => return Err(super::super::expires(None)),
             // The kernel says a route's lifetime in its cache info (rta_expires, in USER_HZ
             // ticks): a host route copied from one that expires would outlive it, pinning the
             // destination to a router that may be gone; one replaced would lose its lifetime.
             RouteAttribute::CacheInfo(ci) if ci.expires != 0 => {
-                return Err(format!("{EXPIRES}, in {} s", ci.expires.div_ceil(100)));
+                return Err(super::super::expires(Some(ci.expires.div_ceil(100))));
             }
             // What a dump or a lookup reports beside the route itself.
             RouteAttribute::Table(_)
@@ -469,10 +472,27 @@ mod linux {
 
     /// Add `r`; refused if a route with its key is there already (NLM_F_EXCL).
     pub fn add(r: &Route) -> Result<(), Error> {
+        match add_new(r)? {
+            true => Ok(()),
+            false => Err(Error::not_permitted(format!(
+                "{}: {}",
+                super::super::command("add", r),
+                std::io::Error::from_raw_os_error(libc::EEXIST)
+            ))),
+        }
+    }
+
+    /// Add `r` where no route has its key: false (nothing written) when one is there already,
+    /// as the kernel says (EEXIST under NLM_F_EXCL).
+    pub fn add_new(r: &Route) -> Result<bool, Error> {
         let m = to_message(r)?;
         let what = super::super::command("add", r);
         with_handle(&what.clone(), |handle| async move {
-            handle.route().add(m).execute().await.map_err(|e| refused(&what, &e))
+            match handle.route().add(m).execute().await {
+                Ok(()) => Ok(true),
+                Err(e) if errno(&e) == Some(libc::EEXIST) => Ok(false),
+                Err(e) => Err(refused(&what, &e)),
+            }
         })
     }
 
