@@ -138,17 +138,24 @@ pub fn class_name(c: PathClass) -> &'static str {
     }
 }
 
-/// What the rule sizes and chooses: "bbr, 6 × BDP".
-fn rule(d: &Decision) -> String {
-    let f = text::times(d.loss_factor.unwrap_or(crate::bdp::LOSS_FACTOR));
-    match (d.rule, d.linux) {
-        (Rule::LossRecovery | Rule::Unmeasured, true) => format!("bbr, {f} BDP"),
-        (Rule::Clean, true) => "cubic, 2 \u{d7} BDP + headroom".into(),
-        (Rule::LossRecovery | Rule::Unmeasured, false) => format!("{f} BDP for loss recovery"),
-        (Rule::Clean, false) => "2 \u{d7} BDP + headroom".into(),
-        (Rule::Shared, true) => format!("cubic, {f} BDP"),
-        (Rule::Shared, false) => format!("{f} BDP"),
+/// What the rule sizes and chooses: "bbr, 6 × BDP"; without its congestion control where
+/// `names_cc` is false (the advice sets none: a LAN-sized path, where CUBIC holds the BDP
+/// through loss), so the class line never names an algorithm no line below changes to.
+fn rule(d: &Decision, names_cc: bool) -> String {
+    let size = rule_receive(d);
+    let loss = matches!(d.rule, Rule::LossRecovery | Rule::Unmeasured);
+    match (d.linux, names_cc) {
+        (true, true) if loss => format!("bbr, {size}"),
+        (true, true) => format!("cubic, {size}"),
+        (true, false) => size,
+        (false, _) if loss => format!("{size} for loss recovery"),
+        (false, _) => size,
     }
+}
+
+/// Whether the advice sets a congestion control (host-wide, or on its route).
+fn names_cc(a: &Advice) -> bool {
+    a.route.is_some() || a.settings.iter().any(|s| s.key == crate::host::facts::CURRENT_CC)
 }
 
 /// The one reason for a side's class, from its deciding observation.
@@ -221,7 +228,8 @@ fn reason(d: &Decision) -> String {
 /// evidence, else one per side.
 pub fn class(a: &Advice) -> Vec<String> {
     let (s, r) = (&a.decision, &a.receive_decision);
-    if s.class == r.class && rule(s) == rule(r) {
+    let cc = names_cc(a);
+    if s.class == r.class && rule(s, cc) == rule(r, cc) {
         // The same class and rule both ways: one line, with the sending side's reason (the
         // congestion control's).
         let both = if reason(s) == reason(r) || s.class == PathClass::Unmeasured {
@@ -232,7 +240,7 @@ pub fn class(a: &Advice) -> Vec<String> {
         return vec![format!(
             "class: {}{both} \u{2192} {}: {}",
             class_name(s.class),
-            rule_of(a, s),
+            rule(s, cc),
             reason(s)
         )];
     }
@@ -244,7 +252,7 @@ pub fn class(a: &Advice) -> Vec<String> {
         format!(
             "class {tx}: {} \u{2192} {} (send max, congestion control): {}",
             class_name(s.class),
-            rule_of(a, s),
+            rule(s, cc),
             reason(s)
         ),
         format!(
@@ -256,27 +264,10 @@ pub fn class(a: &Advice) -> Vec<String> {
     ]
 }
 
-/// A side's rule as the advice carries it out: without its congestion control where the
-/// advice sets none (a LAN-sized path, where CUBIC holds the BDP through loss), so the class
-/// line never names an algorithm that no line below changes to.
-fn rule_of(a: &Advice, d: &Decision) -> String {
-    let full = rule(d);
-    let sets_cc = a.route.is_some() || a.settings.iter().any(|s| s.key == crate::host::facts::CURRENT_CC);
-    if sets_cc {
-        full
-    } else {
-        full.strip_prefix("bbr, ")
-            .or_else(|| full.strip_prefix("cubic, "))
-            .unwrap_or(&full)
-            .to_string()
-    }
-}
-
 /// A receive side's rule: only its buffer.
 fn rule_receive(d: &Decision) -> String {
     match d.rule {
         Rule::Clean => "2 \u{d7} BDP + headroom".into(),
-        Rule::Shared => format!("{} BDP", text::times(d.loss_factor.unwrap_or(crate::bdp::LOSS_FACTOR))),
         _ => format!("{} BDP", text::times(d.loss_factor.unwrap_or(crate::bdp::LOSS_FACTOR))),
     }
 }
