@@ -2,7 +2,9 @@
 //! The shipped profiles (profiles/*.toml) are embedded; `--profile PATH` loads a user's.
 //!
 //! A value or reason is text with `{expression}` holes (see [`crate::expr`]); a hole in a
-//! reason may end in `:iec` to print bytes as IEC units. Facts an expression may use are
+//! reason may end in `:iec` to print bytes as IEC units, or in `:bdp` to print "BDP" for a
+//! number of bytes equal to the header's BDP (the fact `bdp`) and "BDP of 4.63 MiB" for another
+//! (the receiving direction's on an asymmetric path). Facts an expression may use are
 //! listed in [`FACTS`].
 
 use std::collections::BTreeMap;
@@ -707,7 +709,7 @@ impl Profile {
         let why = e.why.as_deref().unwrap_or_default();
         for (field, t) in [("value", e.value.as_str()), ("reason", e.reason.as_str()), ("why", why)] {
             for hole in holes(t).map_err(|m| at(field, &m).with_hint(FILE_HINT))? {
-                exprs.push((field, hole.trim_end_matches(":iec").to_string()));
+                exprs.push((field, hole.trim_end_matches(":iec").trim_end_matches(":bdp").to_string()));
             }
         }
         if let Some(w) = &e.when {
@@ -1295,7 +1297,8 @@ fn holes(t: &str) -> Result<Vec<&str>, String> {
     Ok(out)
 }
 
-/// Fill a template's holes. Values are whole numbers, rounded up; in reasons `:iec` prints IEC bytes.
+/// Fill a template's holes. Values are whole numbers, rounded up; in reasons `:iec` prints IEC
+/// bytes and `:bdp` names a BDP other than the header's.
 fn fill(t: &str, env: &Env<'_>, prose: bool) -> Result<String, String> {
     let mut out = String::new();
     let mut rest = t;
@@ -1304,13 +1307,16 @@ fn fill(t: &str, env: &Env<'_>, prose: bool) -> Result<String, String> {
         let j = rest[i..].find('}').ok_or("unclosed '{'")?;
         let hole = &rest[i + 1..i + j];
         let (src, iec) = hole.strip_suffix(":iec").map_or((hole, false), |s| (s, true));
+        let (src, bdp) = src.strip_suffix(":bdp").map_or((src, false), |s| (s, true));
         let v = expr::parse(src)?.eval(env)?;
         if !v.is_finite() || v < 0.0 {
             return Err(format!("`{src}` gave {v}, not a non-negative number"));
         }
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
         let n = v.ceil() as u64;
-        if iec && prose {
+        if bdp && prose {
+            out.push_str(&bdp_named(n, env.facts.get("bdp").copied()));
+        } else if iec && prose {
             out.push_str(&crate::text::size(n));
         } else if prose && v.fract() != 0.0 {
             out.push_str(&crate::text::sig(v, 3));
@@ -1321,6 +1327,17 @@ fn fill(t: &str, env: &Env<'_>, prose: bool) -> Result<String, String> {
     }
     out.push_str(rest);
     Ok(out)
+}
+
+/// "BDP" where `bytes` is the header's BDP (within 1 %, or no header's BDP is known), else
+/// "BDP of 4.63 MiB": a multiple of another rate's BDP says which.
+fn bdp_named(bytes: u64, header: Option<f64>) -> String {
+    #[allow(clippy::cast_precision_loss)]
+    let b = bytes as f64;
+    match header {
+        Some(h) if (b - h).abs() > h.max(1.0) * 0.01 => format!("BDP of {}", crate::text::size(bytes)),
+        _ => "BDP".into(),
+    }
 }
 
 /// The longest short reason a profile without a `why` gets from its `reason`, in characters.

@@ -595,3 +595,30 @@ fn every_commands_output_fits_100_columns_piped() {
     let table = advise_given(dir.path(), &["--format", "table"]);
     assert!(table.lines().all(|l| l.chars().count() <= 80), "{table}");
 }
+
+/// Issue 36, point 4: on an asymmetric path the receive max was "5 × BDP" of the receiving
+/// direction's BDP (4.47 MiB) under a header whose BDP is the sending one's (17.9 MiB). A
+/// multiple of another BDP now names it; one of the header's stays "× BDP".
+#[test]
+fn a_multiple_of_another_bdp_names_it() {
+    let dir = linux_tree(&[]);
+    let out = tcptune()
+        .args(["advise", "--host", "198.18.0.2", "--fake-prober"])
+        .arg("rtt=150ms,rate=1gbit,loss=0.01,rrate=250mbit,rloss=0.01")
+        .args(["--format", "sysctl", "--explain", "--allow-lower", "--sysctl-dir"])
+        .arg(dir.path())
+        .env_remove("COLUMNS")
+        .output()
+        .expect("run");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).expect("utf8");
+    assert!(text.contains("259 Mbit/s receiving") && text.contains("BDP 17.9 MiB"), "{text}");
+    let why = |key: &str| {
+        let at = text.lines().position(|l| l.starts_with(key)).unwrap_or_else(|| panic!("{key}: {text}"));
+        text.lines().take(at).filter(|l| l.starts_with("# ")).last().unwrap_or_default().to_string()
+    };
+    let rmem = why("net.ipv4.tcp_rmem");
+    assert!(rmem.contains("5 × BDP of 4.63 MiB, loss recovery"), "{rmem}");
+    let wmem = why("net.ipv4.tcp_wmem");
+    assert!(wmem.contains("5 × BDP, loss recovery") && !wmem.contains("BDP of"), "{wmem}");
+}
