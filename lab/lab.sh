@@ -5,7 +5,7 @@
 #                  [--backend auto|netem|tun] [--tcp-mem BYTES]
 #                  [--loss PCT] [--loss-ab PCT] [--loss-ba PCT]
 #                  [--police RATE:BURST] [--police-ab RATE:BURST] [--police-ba RATE:BURST]
-#                  [--jitter DUR | --reorder DUR] [--cross [--cross-mem BYTES]]
+#                  [--jitter DUR | --reorder DUR] [--batch DUR] [--cross [--cross-mem BYTES]]
 #   lab.sh down NAME        # idempotent
 #   lab.sh env NAME         # prints NS_A NS_B ADDR_A ADDR_B DEV ... as shell vars
 #   lab.sh stats NAME       # the delay line's counters now, one line per direction (tun)
@@ -18,7 +18,7 @@
 # optionally a RATE bottleneck (each direction) with a drop-tail queue.
 #
 # Backends (auto picks netem when `tc qdisc add ... netem` works, and tun when
-# --police, --jitter or --reorder is given):
+# --police, --jitter, --reorder or --batch is given):
 #   netem  veth pair + `tc qdisc add dev wan0 root netem delay D rate R limit N`
 #          on both ends (limit in packets: queue/mtu plus the packets in flight
 #          on the delay part, as netem's limit counts both).
@@ -57,8 +57,14 @@
 #   than DUR the extra delay tends to DUR). --reorder DUR: each packet's extra
 #   delay is its own, so later packets overtake earlier ones (the delay line
 #   counts them: `reordered` in `lab.sh stats`). One or the other, both ways.
-# --police, --jitter and --reorder are the delay line's: not supported with
-#   the netem backend (lab.sh refuses them there).
+# --batch DUR: the delay line releases packets once per DUR (e.g. 1ms), as a
+#   busy router, a virtual switch or a NIC's interrupt coalescing forwards:
+#   each packet's due time (after the delay, the rate and any jitter) is
+#   rounded up to the next multiple of DUR on CLOCK_MONOTONIC, and what is due
+#   at a tick leaves in one batch; never early, order kept, a packet due on a
+#   tick not held a tick more. Both ways; at most 1s.
+# --police, --jitter, --reorder and --batch are the delay line's: not
+#   supported with the netem backend (lab.sh refuses them there).
 #
 # --cross: a third namespace NAME-c (198.18.0.3), joined to NAME-a by a veth
 #   pair called cross0 in both. NAME-a forwards (ip_forward=1 there): C's
@@ -281,18 +287,19 @@ cmd_up() {
 	check_name "$name"
 	local rtt='' rate='' queue='' mtu=1500 backend=${LAB_BACKEND:-auto} tcp_mem=''
 	local loss='' loss_ab='' loss_ba=''
-	local police='' police_ab='' police_ba='' jitter='' reorder='' cross=0 cross_mem=16777216
+	local police='' police_ab='' police_ba='' jitter='' reorder='' batch='' cross=0 cross_mem=16777216
 	while (($#)); do
 		case $1 in
 		--rtt | --rate | --queue | --mtu | --backend | --tcp-mem | --loss | --loss-ab | --loss-ba | \
-			--police | --police-ab | --police-ba | --jitter | --reorder | --cross-mem)
+			--police | --police-ab | --police-ba | --jitter | --reorder | --batch | --cross-mem)
 			(($# >= 2)) || die "$1 needs a value"
 			case $1 in
 			--rtt) rtt=$2 ;; --rate) rate=$2 ;; --queue) queue=$2 ;;
 			--mtu) mtu=$2 ;; --backend) backend=$2 ;; --tcp-mem) tcp_mem=$2 ;;
 			--loss) loss=$2 ;; --loss-ab) loss_ab=$2 ;; --loss-ba) loss_ba=$2 ;;
 			--police) police=$2 ;; --police-ab) police_ab=$2 ;; --police-ba) police_ba=$2 ;;
-			--jitter) jitter=$2 ;; --reorder) reorder=$2 ;; --cross-mem) cross_mem=$2 ;;
+			--jitter) jitter=$2 ;; --reorder) reorder=$2 ;; --batch) batch=$2 ;;
+			--cross-mem) cross_mem=$2 ;;
 			esac
 			shift 2
 			;;
@@ -328,13 +335,17 @@ cmd_up() {
 	[[ -n $jitter && -n $reorder ]] && die "--jitter and --reorder: one or the other (--reorder DUR is jitter that reorders)"
 	[[ -z $jitter ]] || check_dur "$jitter"
 	[[ -z $reorder ]] || check_dur "$reorder"
+	if [[ -n $batch ]]; then
+		check_dur "$batch"
+		(($(to_ns "$batch") <= 1000000000)) || die "bad --batch '$batch' (at most 1s, e.g. 1ms)"
+	fi
 	cross_mem=$(to_bytes "$cross_mem")
 	((cross_mem >= 4096)) || die "--cross-mem must be at least 4096 bytes"
-	# Policer and jitter are the delay line's.
-	local line_only=$police$police_ab$police_ba$jitter$reorder
+	# Policer, jitter and batches are the delay line's.
+	local line_only=$police$police_ab$police_ba$jitter$reorder$batch
 	if [[ -n $line_only ]]; then
 		[[ $backend == netem ]] &&
-			die "--police, --jitter and --reorder are not supported with the netem backend (use --backend tun)"
+			die "--police, --jitter, --reorder and --batch are not supported with the netem backend (use --backend tun)"
 		backend=tun
 	fi
 	((EUID == 0)) || die "needs root"
@@ -393,6 +404,7 @@ cmd_up() {
 		[[ -n $police_ba ]] && dl+=(--police-ba "$police_ba")
 		[[ -n $jitter ]] && dl+=(--jitter "$jitter")
 		[[ -n $reorder ]] && dl+=(--reorder "$reorder")
+		[[ -n $batch ]] && dl+=(--batch "$batch")
 		# Extra delayline options for experiments, e.g. DELAYLINE_ARGS="--offload".
 		local -a extra
 		read -r -a extra <<<"${DELAYLINE_ARGS:-}"
@@ -446,7 +458,7 @@ cmd_up() {
 	[[ -n $pol$pol_ba ]] && pol="${pol:-none} a->b ${pol_ba:-none} b->a"
 	local desc="rtt ${rtt}${rate:+, rate $rate}${queue:+, queue $queue}"
 	desc+="${given_loss:+, loss $eff_ab % a->b $eff_ba % b->a}${pol:+, police $pol}"
-	desc+="${jitter:+, jitter $jitter}${reorder:+, reorder $reorder}"
+	desc+="${jitter:+, jitter $jitter}${reorder:+, reorder $reorder}${batch:+, released every $batch}"
 	echo "lab '$name' up: $ns_a ($ADDR_A) <-> $ns_b ($ADDR_B) dev $DEV, backend $backend, $desc," \
 		"mtu $mtu${pid:+, delayline pid $pid}${ns_c:+, cross $ns_c ($ADDR_C) via $ns_a}"
 }

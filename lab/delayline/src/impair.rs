@@ -8,6 +8,8 @@
 //! - [`ReleaseQueue`]: the packets held in one direction. A FIFO while due times never
 //!   decrease (the fast path); a heap keyed by (due time, sequence) when jitter reorders.
 //! - [`ReorderCount`]: which released packets left before a packet sent earlier.
+//! - [`Ticks`]: release in batches: a due time rounded up to the next tick of a fixed period,
+//!   as a busy router, a virtual switch or a NIC's interrupt coalescing forwards.
 
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BinaryHeap, VecDeque};
@@ -222,6 +224,29 @@ impl ReorderCount {
     }
 }
 
+/// A release clock that ticks every `period_ns` on CLOCK_MONOTONIC (at its multiples, so both
+/// directions share the ticks): each packet's due time is rounded up to the next tick, and the
+/// writer releases what is due at a tick in one batch. Rounding up keeps the order of due times
+/// (a later or equal due time never rounds to an earlier tick), never makes a packet due
+/// earlier, and leaves a due time that falls on a tick where it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ticks {
+    period_ns: u64,
+}
+
+impl Ticks {
+    /// `period_ns` > 0.
+    pub fn new(period_ns: u64) -> Self {
+        assert!(period_ns > 0, "a tick period of zero");
+        Ticks { period_ns }
+    }
+
+    /// The first tick at or after `due_ns`.
+    pub fn release_at(self, due_ns: u64) -> u64 {
+        due_ns.div_ceil(self.period_ns).saturating_mul(self.period_ns)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -370,5 +395,61 @@ mod tests {
         assert!(q.pop_due(29).is_none());
         assert_eq!(q.pop_due(30).map(|p| p.seq), Some(2));
         assert!(q.is_empty());
+    }
+
+    /// Batches at 1 ms: every packet leaves at the first tick at or after its due time, in
+    /// order, never early, and one due on a tick leaves at that tick, not a tick later.
+    #[test]
+    fn ticks_round_up_to_the_next_tick() {
+        let t = Ticks::new(MS);
+        assert_eq!(t.release_at(0), 0);
+        assert_eq!(t.release_at(1), MS);
+        assert_eq!(t.release_at(MS - 1), MS);
+        assert_eq!(t.release_at(MS), MS, "due on a tick: not delayed a tick");
+        assert_eq!(t.release_at(MS + 1), 2 * MS);
+        assert_eq!(t.release_at(7 * MS), 7 * MS);
+        // An odd period: ticks at its multiples.
+        let odd = Ticks::new(333_333);
+        assert_eq!(odd.release_at(333_334), 666_666);
+        assert_eq!(odd.release_at(666_666), 666_666);
+        // Near the clock's end it saturates instead of wrapping round to an early tick.
+        assert!(t.release_at(u64::MAX - 5) >= u64::MAX - 5);
+
+        // Packets 12 us apart (1 Gbit/s of 1500-B packets) behind a 20 ms delay, with jitter that
+        // keeps order: through the FIFO they leave in order, one batch a tick (gaps under 1 ms
+        // leave no tick empty), each at the first tick at or after the due times it holds.
+        let mut j = Jitter::new(200_000, true, 5);
+        let mut q = ReleaseQueue::new(false);
+        let n = 5_000u64;
+        let mut due_of = Vec::new();
+        for seq in 0..n {
+            let due = j.apply(seq * 12_000 + 20 * MS + 123);
+            let at = t.release_at(due);
+            assert!(at >= due && at - due < MS, "packet {seq}: due {due}, released at {at}");
+            assert_eq!(at % MS, 0, "on a tick");
+            due_of.push(due);
+            q.push(Pkt {
+                due_ns: at,
+                seq,
+                buf: Vec::new(),
+            });
+        }
+        let (mut next, mut batches, mut now) = (0, 0, 0);
+        while !q.is_empty() {
+            now = q.next_due().expect("a packet");
+            while let Some(p) = q.pop_due(now) {
+                assert_eq!(p.seq, next, "in order");
+                assert!(due_of[p.seq as usize] <= now, "packet {} left early", p.seq);
+                next += 1;
+            }
+            batches += 1;
+        }
+        assert_eq!(next, n);
+        assert_eq!(now % MS, 0);
+        let span_ms = (due_of[n as usize - 1] - due_of[0]) / MS + 1;
+        assert!(
+            (span_ms..=span_ms + 1).contains(&batches),
+            "{batches} batches over {span_ms} ms"
+        );
     }
 }

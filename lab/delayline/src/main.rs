@@ -31,6 +31,12 @@
 //! packets that left before one taken in earlier (`reordered` in the stats). The jitter is
 //! added to the delay after the rate bottleneck, both ways.
 //!
+//! With `--batch DUR` the line releases packets once per DUR, as a busy router, a virtual switch
+//! or a NIC's interrupt coalescing does: each packet's due time (after the delay, the rate and
+//! the jitter) is rounded up to the next multiple of DUR on `CLOCK_MONOTONIC`, so the writer
+//! wakes once a tick and writes what is due then in one go. A packet due on a tick leaves at that
+//! tick; none leaves early, and the order is what it was without batches. Both ways.
+//!
 //! The devices stay usable when moved to another network namespace
 //! (`ip link set NAME netns NS`): the open file descriptors follow the
 //! device. `lab.sh` relies on that: it waits for `--ready-file`, then moves
@@ -44,7 +50,8 @@
 //! other load on the CPUs does not delay them.
 //! By default TUN offloads (IFF_VNET_HDR + TSO/GSO, 64 KB super-packets) are
 //! on for a plain delay line (about 4x less CPU) and off with `--rate`, `--police`,
-//! `--jitter` or `--reorder`, so that queue, policer and jitter act on real packets.
+//! `--jitter`, `--reorder` or `--batch`, so that queue, policer, jitter and batches act on real
+//! packets.
 //! SIGINT/SIGTERM/SIGHUP: print counters and exit 0. SIGUSR1: print counters.
 //!
 //! Dependencies: `libc`; `clap` and tcptune's units for the arguments.
@@ -58,7 +65,7 @@ use std::thread;
 use clap::Parser;
 use tcptune::units::{Bitrate, Bytes, Span};
 
-use impair::{Jitter, Pkt, ReleaseQueue, ReorderCount, Rng, TokenBucket};
+use impair::{Jitter, Pkt, ReleaseQueue, ReorderCount, Rng, Ticks, TokenBucket};
 
 /// Size of `struct virtio_net_hdr` (the default vnet header size of TUN).
 const VNET_HDR_LEN: usize = 10;
@@ -86,6 +93,8 @@ struct Config {
     police_ab: Option<Police>,
     police_ba: Option<Police>,
     jitter: Option<JitterCfg>,
+    /// `--batch`: release once per this many nanoseconds.
+    batch_ns: Option<u64>,
     ready_file: Option<String>,
     offload: Option<bool>,
     txqueuelen: u32,
@@ -180,6 +189,11 @@ struct Args {
     /// overtake earlier ones (counted as `reordered`)
     #[arg(long, value_name = "DUR", value_parser = jitter_ns)]
     reorder: Option<u64>,
+    /// Release packets once per DUR (1ms, 250us), as a busy router or interrupt coalescing
+    /// does: each packet's due time (after delay, rate and jitter) is rounded up to the next
+    /// multiple of DUR on CLOCK_MONOTONIC, and what is due at a tick leaves in one batch
+    #[arg(long, value_name = "DUR", value_parser = batch_ns)]
+    batch: Option<u64>,
 }
 
 fn tun_name(n: &str) -> Result<String, String> {
@@ -260,6 +274,16 @@ fn jitter_ns(s: &str) -> Result<u64, String> {
     Ok(ns as u64)
 }
 
+/// A tcptune duration -> nanoseconds, at most 1 s (the release period of `--batch`).
+fn batch_ns(s: &str) -> Result<u64, String> {
+    let d: Span = s.parse().map_err(|e: tcptune::units::UnitError| e.to_string())?;
+    let ns = d.as_std().as_nanos();
+    if ns == 0 || ns > 1_000_000_000 {
+        return Err(format!("batch period '{s}' must be more than 0 and at most 1 s"));
+    }
+    Ok(ns as u64)
+}
+
 /// A percentage 0..=100 -> drop probability × 2^32.
 fn loss_2_32(v: &str) -> Result<u64, String> {
     let pct: f64 = v
@@ -301,6 +325,7 @@ impl Args {
                 }),
                 _ => None,
             },
+            batch_ns: self.batch,
             ready_file: self.ready_file,
             offload,
             txqueuelen: self.txqueuelen,
@@ -528,6 +553,8 @@ struct Dir {
     loss_2_32: u64,
     police: Option<Police>,
     jitter: Option<JitterCfg>,
+    /// `--batch`: due times rounded up to these ticks.
+    ticks: Option<Ticks>,
     /// Max bytes held in the line (memory cap / drop-tail without a rate).
     hold_limit: u64,
     vnet: bool,
@@ -640,6 +667,9 @@ fn reader(d: Arc<Dir>) {
         let mut due_ns = depart_ns + d.delay_ns;
         if let Some(j) = &mut jitter {
             due_ns = j.apply(due_ns);
+        }
+        if let Some(t) = d.ticks {
+            due_ns = t.release_at(due_ns);
         }
 
         let mut st = d.line.lock();
@@ -862,8 +892,13 @@ fn run(cfg: Config) -> Result<(), String> {
     // SAFETY: plain prctl(2) call.
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0) };
 
-    // Offloads only on a plain delay line: the queue, the policer and the jitter act on packets.
-    let plain = cfg.rate_bps.is_none() && cfg.police_ab.is_none() && cfg.police_ba.is_none() && cfg.jitter.is_none();
+    // Offloads only on a plain delay line: the queue, the policer, the jitter and the batches act
+    // on packets.
+    let plain = cfg.rate_bps.is_none()
+        && cfg.police_ab.is_none()
+        && cfg.police_ba.is_none()
+        && cfg.jitter.is_none()
+        && cfg.batch_ns.is_none();
     let vnet = cfg.offload.unwrap_or(plain);
     let fd_a = open_tun(&cfg.tun_a, vnet, cfg.txqueuelen)?;
     let fd_b = open_tun(&cfg.tun_b, vnet, cfg.txqueuelen)?;
@@ -888,6 +923,7 @@ fn run(cfg: Config) -> Result<(), String> {
             loss_2_32,
             police,
             jitter: cfg.jitter,
+            ticks: cfg.batch_ns.map(Ticks::new),
             hold_limit,
             vnet,
             line: Arc::new(Line {
@@ -948,6 +984,12 @@ fn run(cfg: Config) -> Result<(), String> {
             "delayline: jitter 0..{} us per packet, {}",
             j.max_ns as f64 / 1e3,
             if j.keep_order { "order kept" } else { "reordering" }
+        );
+    }
+    if let Some(b) = cfg.batch_ns {
+        eprintln!(
+            "delayline: released in batches, once every {} us (due times rounded up to the tick)",
+            b as f64 / 1e3
         );
     }
 
@@ -1136,6 +1178,22 @@ mod tests {
         );
         assert!(parse(&["--jitter", "0"]).is_err());
         assert!(parse(&["--jitter", "11s"]).is_err());
+    }
+
+    #[test]
+    fn parses_batch() {
+        assert_eq!(parse(&[]).map(|c| c.batch_ns), Ok(None));
+        assert_eq!(parse(&["--batch", "1ms"]).map(|c| c.batch_ns), Ok(Some(1_000_000)));
+        assert_eq!(parse(&["--batch", "250us"]).map(|c| c.batch_ns), Ok(Some(250_000)));
+        // With jitter (either kind): the ticks round the jittered due time.
+        let c = parse(&["--batch", "1ms", "--reorder", "2ms"]).expect("batch and reorder");
+        assert_eq!(
+            (c.batch_ns, c.jitter.map(|j| j.keep_order)),
+            (Some(1_000_000), Some(false))
+        );
+        for bad in ["0", "1", "2s", "1ms:2"] {
+            assert!(parse(&["--batch", bad]).is_err(), "{bad}");
+        }
     }
 
     #[test]
