@@ -507,12 +507,12 @@ PY
 			fi
 			read -r peak_r peak_w < <(awk '$1 > r { r = $1 } $2 > w { w = $2 } END { print r + 0, w + 0 }' "$state/skmem")
 			read -r got retr used < <(python3 -c '
-	import json, sys
-	d = json.load(open(sys.argv[1]))
-	e = d.get("end", {})
-	print(e.get("sum_received", {}).get("bits_per_second", 0), e.get("sum_sent", {}).get("retransmits", 0),
-	      e.get("sender_tcp_congestion", "?"))
-	' "$state/iperf.json")
+import json, sys
+d = json.load(open(sys.argv[1]))
+e = d.get("end", {})
+print(e.get("sum_received", {}).get("bits_per_second", 0), e.get("sum_sent", {}).get("retransmits", 0),
+      e.get("sender_tcp_congestion", "?"))
+' "$state/iperf.json")
 			if [[ $s == tcptune* ]]; then
 				for ns in "$NS_A" "$NS_B"; do
 					if [[ -d $state/$ns ]]; then ip netns exec "$ns" "$bin" --state-dir "$state/$ns" revert >/dev/null; fi
