@@ -633,6 +633,7 @@ impl AdviseArgs {
                 },
                 progress,
                 capacity: !self.no_capacity,
+                watch: true,
             },
             allow_lower: self.allow_lower,
             loss_recovery: self.loss_recovery,

@@ -119,6 +119,8 @@ pub struct PathFacts {
     pub capacity_bps: Option<f64>,
     /// The probes' lowest RTT, ms, taken before the test.
     pub probes_min_ms: Option<f64>,
+    /// Others' queue the probes saw move, with no test ([`Sharing::Probed`]).
+    pub probed: Option<Sharing>,
 }
 
 impl PathFacts {
@@ -396,8 +398,10 @@ pub fn decide_side(path: &PathFacts, view: &View<'_>, side: Side, word: Override
         };
         sharing::sharing(t, before)
     });
+    // Without a test, what the probes saw: others moving a queue.
+    let sharing = sharing.or(path.probed.filter(|_| test.is_none() && word == Override::None));
     let (class, rule) = match sharing {
-        Some(Sharing::Competing { .. }) => (PathClass::Shared, Rule::Shared),
+        Some(Sharing::Competing { .. } | Sharing::Probed { .. }) => (PathClass::Shared, Rule::Shared),
         Some(Sharing::Policed { .. }) => (PathClass::Policed, Rule::LossRecovery),
         None => classify(&r, word),
     };
@@ -434,7 +438,7 @@ pub fn decide_side(path: &PathFacts, view: &View<'_>, side: Side, word: Override
         side,
         borrowed: own.is_none() && other.is_some(),
         loss_recovery,
-        loss_factor: factor(rule, class, loss_recovery, test, &r),
+        loss_factor: factor(rule, class, loss_recovery, test, &r, sharing.as_ref()),
         loss_pct: r.loss_pct,
         queue_bdp: r.queue_bdp,
         window_share: share_of(share_source).clamp(MIN_SHARE, MAX_SHARE),
@@ -452,9 +456,16 @@ pub fn decide_side(path: &PathFacts, view: &View<'_>, side: Side, word: Override
 }
 
 /// The multiple of the BDP the buffers are sized to, where it is not the loss-free rule's.
-fn factor(rule: Rule, class: PathClass, loss_recovery: bool, test: Option<&TcpTest>, r: &Reading) -> Option<f64> {
+fn factor(
+    rule: Rule,
+    class: PathClass,
+    loss_recovery: bool,
+    test: Option<&TcpTest>,
+    r: &Reading,
+    sharing: Option<&Sharing>,
+) -> Option<f64> {
     match rule {
-        Rule::Shared => test.map(shared_factor),
+        Rule::Shared => test.map(shared_factor).or_else(|| sharing.and_then(probed_factor)),
         // The loss is not known: size for the heavy loss it may be (see the module docs).
         Rule::Unmeasured if loss_recovery => Some(bdp::HEAVY_LOSS_FACTOR),
         // A policer's loss is its startup's, not the path's: the plain factor.
@@ -474,6 +485,18 @@ fn shared_factor(t: &TcpTest) -> f64 {
     };
     let f = (SHARED_RTT_FACTOR * loaded).clamp(SHARED_MIN_FACTOR, bdp::HEAVY_LOSS_FACTOR);
     (f * 10.0).round() / 10.0
+}
+
+/// The buffers, × BDP at the lowest RTT the probes saw, where they saw others' queue move and
+/// no test ran: twice the BDP at the highest floor they saw, within [`SHARED_MIN_FACTOR`] and
+/// [`bdp::HEAVY_LOSS_FACTOR`], as [`shared_factor`].
+fn probed_factor(s: &Sharing) -> Option<f64> {
+    let Sharing::Probed { low_ms, high_ms, .. } = *s else {
+        return None;
+    };
+    let loaded = if low_ms > 0.0 { high_ms / low_ms } else { 1.0 };
+    let f = (SHARED_RTT_FACTOR * loaded).clamp(SHARED_MIN_FACTOR, bdp::HEAVY_LOSS_FACTOR);
+    Some((f * 10.0).round() / 10.0)
 }
 
 /// A shared bottleneck's window covers this many × BDP at the loaded RTT, at least
@@ -778,6 +801,7 @@ mod tests {
             linux: true,
             capacity_bps: None,
             probes_min_ms: None,
+            probed: None,
         }
     }
 
@@ -1012,6 +1036,7 @@ mod tests {
             linux: true,
             capacity_bps: None,
             probes_min_ms: None,
+            probed: None,
         };
         let mut ev = test(10_000_000, 1, 1.0);
         if let Some(t) = ev.test.as_mut() {

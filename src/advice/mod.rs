@@ -122,6 +122,8 @@ pub struct Path {
     pub capacity: Option<Bitrate>,
     /// The probes' lowest RTT, ms, when they measured it: what the test's own is compared with.
     pub probes_min_ms: Option<f64>,
+    /// Others' queue the probes saw move ([`sharing::Sharing::Probed`]), before any test.
+    pub probed: Option<sharing::Sharing>,
     pub mtu: Option<u32>,
     /// The host whose path this is, when measured.
     pub host: Option<String>,
@@ -407,6 +409,7 @@ impl Steps<'_> {
             linux: self.host.os == Os::Linux,
             capacity_bps: path.capacity.map(|c| c.bps() as f64),
             probes_min_ms: path.probes_min_ms,
+            probed: path.probed,
         };
         let word = decide::Override::from_flags(self.req.loss_recovery, self.req.clean_path);
         let host = path.host.as_deref();
@@ -862,6 +865,7 @@ mod tests {
             speed_bps: Some(500_000_000),
             capacity_bps: Some(500_000_000),
             test: Some(crate::measure::fake::FakeTest::clean()),
+            seen_ms: None,
         };
         let a = advise_linux(&args(&["peer.example"], None), &p).expect("advice");
         assert_eq!(a.rtt_source, Source::Measured);
@@ -923,6 +927,7 @@ mod tests {
             speed_bps: Some(500_000_000),
             capacity_bps: None,
             test: None,
+            seen_ms: None,
         };
         let mut a = advise_linux(&args(&["198.18.0.2"], None), &p).expect("advice");
         let h = &mut a.hosts[0];
@@ -946,6 +951,7 @@ mod tests {
             speed_bps: None,
             capacity_bps: None,
             test: None,
+            seen_ms: None,
         };
         let a = advise_linux(&args(&["198.18.0.9"], None), &p).expect("advice");
         assert_eq!(a.bandwidth_source, Source::Assumed);
@@ -971,6 +977,7 @@ mod tests {
             speed_bps: Some(10_000_000_000),
             capacity_bps: None,
             test: None,
+            seen_ms: None,
         };
         let mut facts = hand_built(6_291_456);
         if let Some(r) = facts.running.as_mut() {
@@ -1012,6 +1019,7 @@ mod tests {
             speed_bps: None,
             capacity_bps: Some(50_000_000),
             test: Some(crate::measure::fake::FakeTest::clean()),
+            seen_ms: None,
         };
         let a = advise_linux(&args(&["198.18.0.2"], None), &p).expect("advice");
         assert_eq!((a.bandwidth_bps, a.bandwidth_source), (51_795_580, Source::Measured));
@@ -1174,6 +1182,7 @@ mod tests {
                 queue_bdp: 0.0,
                 ..crate::measure::fake::FakeTest::clean()
             }),
+            seen_ms: None,
         };
         let mut req = args(&["198.18.0.2"], None);
         req.test.mode = TestMode::Tcptune;
@@ -1226,6 +1235,7 @@ mod tests {
             speed_bps: None,
             capacity_bps: Some(bps),
             test: None,
+            seen_ms: None,
         }
         .measure(&["h".to_string()], &ProbeOptions::default())
         .expect("fake")
@@ -1348,6 +1358,7 @@ mod tests {
             speed_bps: Some(1_000_000_000),
             capacity_bps: Some(1_000_000_000),
             test: None,
+            seen_ms: None,
         };
         let a = advise_linux(&args(&["198.18.0.9", "198.18.0.10"], None), &p).expect("advice");
         assert_eq!(a.hosts.len(), 2);
@@ -1365,6 +1376,7 @@ mod tests {
             speed_bps: None,
             capacity_bps: None,
             test: None,
+            seen_ms: None,
         };
         let e = advise_linux(&args(&["nonexistent.invalid"], None), &p).expect_err("unresolvable");
         assert_eq!(e.downcast_ref::<Error>().expect("typed").exit_code(), 4);

@@ -2,10 +2,12 @@
 //! (the minimum RTT over the probes; the packet-train rate capped by the link speed, else the
 //! link speed, else an assumed 1 Gbit/s), and the host with the largest BDP among several.
 
+use super::sharing::Sharing;
 use super::{AdviceRequest, HostReport, Note, Path};
 use crate::bdp;
 use crate::bdp::Source;
 use crate::error::Error;
+use crate::measure::queue::QueueReading;
 use crate::measure::{HostMeasurement, PathProber, ProbeOptions};
 use crate::text;
 use crate::units::{Bitrate, Span};
@@ -54,6 +56,7 @@ pub fn resolve(a: &AdviceRequest, prober: &dyn PathProber) -> Result<(Path, Vec<
             receive_basis: None,
             capacity: None,
             probes_min_ms: None,
+            probed: None,
             mtu: None,
             host: None,
         };
@@ -89,8 +92,9 @@ fn path_of(a: &AdviceRequest, m: HostMeasurement, notes: &mut Vec<Note>) -> (Pat
     let (rtt, rtt_source, mdev) = match a.rtt {
         Some(r) => (r, Source::Given, None),
         // Microsecond resolution, so rtt_ms in the output reproduces bdp_bytes exactly.
+        // The lowest RTT any probe saw: others' queue raises the rest.
         None => (
-            Span::from_millis_f64(text::ms(m.rtt.min_ms)),
+            Span::from_millis_f64(text::ms(lowest_rtt(&m))),
             Source::Measured,
             Some(Span::from_millis_f64(m.rtt.mdev_ms)),
         ),
@@ -114,7 +118,8 @@ fn path_of(a: &AdviceRequest, m: HostMeasurement, notes: &mut Vec<Note>) -> (Pat
         receive_rate: None,
         receive_basis: None,
         capacity: m.trains_floor().map(Bitrate::from_bps),
-        probes_min_ms: (m.rtt.received > 0).then_some(m.rtt.min_ms),
+        probes_min_ms: (m.rtt.received > 0).then(|| lowest_rtt(&m)),
+        probed: probed(&m),
         mtu: m.link.route_mtu.or(m.link.mtu),
         host: Some(m.host.clone()),
     };
@@ -127,6 +132,26 @@ fn path_of(a: &AdviceRequest, m: HostMeasurement, notes: &mut Vec<Note>) -> (Pat
         measurement: m,
     };
     (path, report)
+}
+
+/// The lowest RTT the probes saw, the queue watch's included, ms.
+fn lowest_rtt(m: &HostMeasurement) -> f64 {
+    m.queue
+        .as_ref()
+        .map_or(m.rtt.min_ms, |q| q.reading.low_ms().min(m.rtt.min_ms))
+}
+
+/// Others' queue the watch saw move, as the advice's sharing.
+fn probed(m: &HostMeasurement) -> Option<Sharing> {
+    match m.queue.as_ref()?.reading {
+        QueueReading::Moved { high_ms, .. } => Some(Sharing::Probed {
+            low_ms: lowest_rtt(m),
+            high_ms,
+            #[allow(clippy::cast_precision_loss)]
+            capacity_bps: m.trains_floor().map(|c| c as f64),
+        }),
+        _ => None,
+    }
 }
 
 /// Which reading [`measured_rate`] sized `rate` from.

@@ -284,6 +284,7 @@ mod tests {
             receive_basis: None,
             capacity: None,
             probes_min_ms: Some(rtt_ms),
+            probed: None,
             mtu: None,
             host: None,
         }

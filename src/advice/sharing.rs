@@ -58,6 +58,14 @@ pub enum Sharing {
         capacity_bps: Option<f64>,
         standing_ms: f64,
     },
+    /// No test ran, and probes with nothing of this host's sending saw others' queue move the
+    /// RTT's floor between `low_ms` and `high_ms` ([`crate::measure::queue`]); the path's rate
+    /// is the trains' `capacity_bps` (None: no trains).
+    Probed {
+        low_ms: f64,
+        high_ms: f64,
+        capacity_bps: Option<f64>,
+    },
     /// A policer at about `rate_bps`, below the trains' `capacity_bps`: startup lost
     /// `startup_loss_pct` % at the base RTT, and no queue grew.
     Policed {
@@ -72,7 +80,7 @@ impl Sharing {
     /// got is what they left), the policed one behind a policer.
     pub fn path_rate_bps(&self) -> Option<f64> {
         match *self {
-            Self::Competing { capacity_bps, .. } => capacity_bps,
+            Self::Competing { capacity_bps, .. } | Self::Probed { capacity_bps, .. } => capacity_bps,
             Self::Policed { rate_bps, .. } => Some(rate_bps),
         }
     }

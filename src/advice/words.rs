@@ -223,6 +223,11 @@ fn others(s: &Sharing) -> String {
                 text::millis(standing_ms)
             )
         }
+        Sharing::Probed { low_ms, high_ms, .. } => format!(
+            "with nothing of this host's sending, the probes' lowest RTT moved between {} and {} over quarter seconds, far more than they scattered within one: others fill and drain a queue on this path (the BDP is at the lowest RTT seen; the path's own may be lower still)",
+            text::millis(low_ms),
+            text::millis(high_ms)
+        ),
         Sharing::Policed {
             rate_bps,
             capacity_bps,

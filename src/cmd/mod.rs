@@ -115,6 +115,7 @@ mod tests {
             speed_bps: None,
             capacity_bps: None,
             test: None,
+            seen_ms: None,
         };
         let err = p
             .measure(&["nonexistent.invalid".to_string()], &ProbeOptions::default())
@@ -136,6 +137,7 @@ mod tests {
             speed_bps: None,
             capacity_bps: None,
             test: None,
+            seen_ms: None,
         };
         let host = "a\u{1b}[31m\nkernel.x=.invalid".to_string();
         let err = p

@@ -30,6 +30,10 @@ pub struct FakeProber {
     pub capacity_bps: Option<u64>,
     /// The path test's readings; None: no peer answers (the passive evidence is empty).
     pub test: Option<FakeTest>,
+    /// Others' queue the probes meet, ms: the first probes see the RTT this much above `rtt_ms`,
+    /// the queue watch sees it drain to nothing and rise back ([`super::queue`]); None: no
+    /// watch reading.
+    pub seen_ms: Option<f64>,
 }
 
 /// What a fake path test reads: loss after startup, queue depth (× BDP), the receiver's
@@ -68,6 +72,7 @@ impl FakeProber {
         speed_bps: None,
         capacity_bps: None,
         test: None,
+        seen_ms: None,
     };
 
     fn addr_for(host: &str, family: Option<Family>) -> Result<IpAddr, Error> {
@@ -99,12 +104,15 @@ impl FakeProber {
     ///   else the speed, else 1 Gbit/s), `standing=DUR` (a queue others keep: the probes meet
     ///   it, the test's paced flow too), `police=1` (a policer: startup loses 2 % at the base
     ///   RTT), `spurious=N` (retransmissions the receiver got twice);
+    /// - `seen=DUR`: others' queue the probes meet without a test: the first probes see the RTT
+    ///   that much higher, the queue watch sees it drain and rise back;
     ///
     /// `rtt` is required; units are tcptune's ([`crate::units`]).
     pub fn from_spec(spec: &str) -> Result<Self, String> {
         let mut rtt_ms = None;
         let (mut speed_bps, mut capacity_bps) = (None, None);
         let mut test: Option<FakeTest> = None;
+        let mut seen_ms = None;
         let num = |v: &str| v.trim_end_matches('%').parse::<f64>().map_err(|e| format!("{v}: {e}"));
         for pair in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let (key, value) = pair
@@ -131,11 +139,12 @@ impl FakeProber {
                     test.get_or_insert(FakeTest::clean()).standing_ms =
                         value.parse::<Span>().map_err(|e| e.to_string())?.as_millis_f64();
                 }
+                "seen" => seen_ms = Some(value.parse::<Span>().map_err(|e| e.to_string())?.as_millis_f64()),
                 "police" => test.get_or_insert(FakeTest::clean()).policed = value == "1",
                 "spurious" => test.get_or_insert(FakeTest::clean()).spurious = num(value)? as u64,
                 other => {
                     return Err(format!(
-                        "unknown key \"{other}\": expected rtt, speed, capacity, rate, loss, queue, share, tcp-rate, rloss, rrate, rqueue, standing, police or spurious"
+                        "unknown key \"{other}\": expected rtt, speed, capacity, rate, loss, queue, share, tcp-rate, rloss, rrate, rqueue, standing, seen, police or spurious"
                     ));
                 }
             }
@@ -145,6 +154,7 @@ impl FakeProber {
             speed_bps,
             capacity_bps,
             test,
+            seen_ms,
         })
     }
 }
@@ -185,8 +195,21 @@ impl PathProber for FakeProber {
                             n = opts.probes
                         )).with_hint(super::NO_REPLY_HINT));
                 }
-                let standing = self.test.map_or(0.0, |t| t.standing_ms);
+                let standing = self.test.map_or(0.0, |t| t.standing_ms) + self.seen_ms.unwrap_or(0.0);
                 let samples = vec![self.rtt_ms + standing; opts.probes as usize];
+                let queue = self.seen_ms.filter(|_| opts.watch).and_then(|q| {
+                    // A loss drains the queue at the start; it rises back over the watch.
+                    let n = 75_u32;
+                    let samples_ms: Vec<f64> =
+                        (0..n).map(|i| self.rtt_ms + q * f64::from(i) / f64::from(n - 1)).collect();
+                    Some(super::queue::QueueWatch {
+                        interval_ms: 20.0,
+                        seconds: 1.5,
+                        sent: n,
+                        reading: super::queue::read(&samples_ms, 20.0)?,
+                        samples_ms,
+                    })
+                });
                 let mut link = LinkFacts {
                     interface: Some(Self::INTERFACE.to_string()),
                     speed_bps: self.speed_bps,
@@ -226,6 +249,7 @@ impl PathProber for FakeProber {
                     rtt: RttStats::compute(Method::Icmp, opts.probes, samples),
                     link,
                     capacity,
+                    queue,
                     notes: Vec::new(),
                 })
             })
@@ -376,6 +400,7 @@ mod tests {
             speed_bps: Some(1_000_000_000),
             capacity_bps: Some(87_654_321),
             test: None,
+            seen_ms: None,
         };
         let out = p
             .measure(&hosts(&["example.test", "::1"]), &ProbeOptions::default())
@@ -414,6 +439,7 @@ mod tests {
                 speed_bps: Some(500_000_000),
                 capacity_bps: Some(500_000_000),
                 test: None,
+                seen_ms: None,
             }
         );
         let p = FakeProber::from_spec("rtt=40ms, capacity=50mbit").expect("spec");
@@ -458,6 +484,7 @@ mod tests {
             speed_bps: None,
             capacity_bps: None,
             test: None,
+            seen_ms: None,
         };
         let out = p
             .measure(&hosts(&["a"]), &ProbeOptions::default())

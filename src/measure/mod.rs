@@ -17,6 +17,7 @@ pub mod iperf3;
 pub mod link;
 pub mod passive;
 pub mod pathtest;
+pub mod queue;
 pub mod resolve;
 pub mod retest;
 pub mod train;
@@ -143,6 +144,9 @@ pub struct HostMeasurement {
     /// The bottleneck rate from packet trains ([`train`]); None when not measured (ICMP did not
     /// work, [`ProbeOptions::capacity`] was off, or the trains failed: see `notes`).
     pub capacity: Option<train::CapacityEstimate>,
+    /// What probes after the trains say of a queue others keep ([`queue`]); None when not
+    /// watched (no ICMP, [`ProbeOptions::watch`] off) or too few came back.
+    pub queue: Option<queue::QueueWatch>,
     /// E.g. "ICMP not permitted (ping_group_range is 1 0 and not root); used TCP connect timing to port 22".
     pub notes: Vec<String>,
 }
@@ -203,6 +207,9 @@ pub struct ProbeOptions {
     /// After the round trips, estimate the bottleneck rate with ICMP packet trains
     /// (only where ICMP echo worked).
     pub capacity: bool,
+    /// After those, watch whether others move a queue on the path ([`queue`]: 1.5 s of probes,
+    /// up to 4.5 s while unclear; only where ICMP echo worked).
+    pub watch: bool,
 }
 
 impl Default for ProbeOptions {
@@ -215,6 +222,7 @@ impl Default for ProbeOptions {
             family: None,
             progress: None,
             capacity: true,
+            watch: true,
         }
     }
 }
@@ -258,6 +266,8 @@ pub trait Progress: Send + Sync + std::fmt::Debug {
     fn host(&self, host: &str, probes: u32) -> Box<dyn HostProgress>;
     /// Packet trains towards `host` start; dropping the result ends its line.
     fn capacity(&self, host: &str) -> Box<dyn Send>;
+    /// The queue watch towards `host` starts ([`queue`]); dropping the result ends its line.
+    fn watch(&self, host: &str) -> Box<dyn Send>;
     /// The TCP path test to `host` starts, bounded by `bound` ("10 s or 2 GiB"), of which
     /// `time` is the time; dropping the result ends its line.
     fn path_test(&self, host: &str, bound: &str, time: std::time::Duration) -> Box<dyn TestProgress>;
@@ -597,6 +607,16 @@ async fn probe_all(hosts: &[String], opts: &ProbeOptions) -> Result<Vec<HostMeas
             measure_capacity(m, opts).await;
         }
     }
+    // The watch last, one host at a time, with nothing of this host's sending: a queue it sees
+    // move is someone else's.
+    if opts.watch {
+        let slots = PingSlot::allocate(out.len(), queue::MAX_STEPS * 100);
+        for (m, slot) in out.iter_mut().zip(slots).filter(|(m, _)| m.rtt.method == Method::Icmp) {
+            let spinner = opts.progress.as_ref().map(|p| p.watch(&m.host));
+            m.queue = queue::watch(m.addr, opts, slot).await;
+            drop(spinner);
+        }
+    }
     Ok(out)
 }
 
@@ -642,6 +662,7 @@ pub(crate) async fn probe_host(
         rtt,
         link,
         capacity: None,
+        queue: None,
         notes,
     })
 }
@@ -783,6 +804,7 @@ pub(crate) mod tests {
             speed_bps: None,
             capacity_bps: Some(1_000_000_000),
             test: None,
+            seen_ms: None,
         };
         let mut m = p
             .measure(&["h".to_string()], &ProbeOptions::default())
@@ -824,6 +846,7 @@ pub(crate) mod tests {
             probes,
             interval: Duration::from_millis(10),
             timeout: Duration::from_millis(300),
+            watch: false,
             ..ProbeOptions::default()
         }
     }

@@ -86,6 +86,17 @@ impl Progress for Probes {
         Box::new(Line(bar))
     }
 
+    fn watch(&self, host: &str) -> Box<dyn Send> {
+        let style = ProgressStyle::with_template("{spinner} {msg} {elapsed}")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner());
+        let bar = self.0.add(ProgressBar::new_spinner().with_style(style));
+        bar.set_message(format!(
+            "watching the RTT to {host} for others' queue (1.5 s, up to 4.5 s)…"
+        ));
+        bar.enable_steady_tick(TICK);
+        Box::new(Line(bar))
+    }
+
     fn path_test(&self, host: &str, bound: &str, time: Duration) -> Box<dyn TestProgress> {
         let style = ProgressStyle::with_template("{spinner} {msg} {elapsed}")
             .unwrap_or_else(|_| ProgressStyle::default_spinner());

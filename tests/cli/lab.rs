@@ -713,3 +713,63 @@ fn the_path_test_tells_others_a_policer_and_reordering_apart() {
         v["decision"]
     );
 }
+
+/// Issue 37, point 1: without a peer, the probes alone tell a shared path — two CUBIC flows
+/// filling and draining the line's queue move the RTT's floor — and the advice keeps CUBIC,
+/// sized at the lowest RTT seen; the same probes on an idle line with jitter, or with random
+/// loss, read nothing of the kind and the advice is today's.
+#[test]
+#[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
+fn the_probes_alone_tell_others_queue_from_jitter_and_loss() {
+    let lab = Lab::up_cross("q", "40ms", &["--rate", "100mbit", "--queue", "500000"]);
+    let b = lab.addr_b.clone();
+    let cross = |action: &str, n: &[&str]| {
+        let ok = Std::new("bash")
+            .arg(crate::lab_support::repo().join("lab/lab.sh"))
+            .args(["cross", &lab.name, action])
+            .args(n)
+            .status()
+            .expect("lab.sh cross");
+        assert!(ok.success(), "lab.sh cross {action}");
+    };
+    cross("start", &["2"]);
+    std::thread::sleep(Duration::from_secs(5));
+    let v = lab.advise_json(&b, &[]);
+    cross("stop", &[]);
+    let m = &v["hosts"][0]["measurement"];
+    let d = &v["decision"];
+    assert!(v["evidence"]["test"].is_null(), "no peer here: {:#}", v["evidence"]);
+    assert_eq!(m["queue"]["reading"]["kind"], "moved", "{:#}", m["queue"]);
+    assert_eq!(d["class"], "shared", "{d:#}");
+    assert_eq!(d["sharing"]["kind"], "probed", "{d:#}");
+    let cc = v["settings"]
+        .as_array()
+        .expect("settings")
+        .iter()
+        .find(|s| s["key"] == "net.ipv4.tcp_congestion_control")
+        .map(|s| s["value"].clone());
+    assert_eq!(cc, Some(Value::from("cubic")), "a fair neighbour: {v:#}");
+    // The BDP's RTT is the lowest any probe saw, never above the first probes' lowest.
+    let rtt = v["rtt_ms"].as_f64().expect("rtt");
+    let first = m["rtt"]["min_ms"].as_f64().expect("min");
+    let low = m["queue"]["reading"]["low_ms"].as_f64().expect("low");
+    assert!(
+        rtt <= first + 0.001 && (rtt - low.min(first)).abs() < 0.01,
+        "{rtt} vs {first}, {low}"
+    );
+    eprintln!(
+        "shared, no peer: RTT {rtt} ms (first probes {first}), {:#}",
+        m["queue"]["reading"]
+    );
+    drop(lab);
+
+    for (tag, extra) in [("j", ["--jitter", "5ms"]), ("l", ["--loss", "1"])] {
+        let lab = Lab::up_with(tag, "40ms", &[&["--rate", "100mbit"][..], &extra[..]].concat());
+        let v = lab.advise_json(&b, &[]);
+        let q = &v["hosts"][0]["measurement"]["queue"];
+        eprintln!("{extra:?}: {:#}", q["reading"]);
+        assert_eq!(q["reading"]["kind"], "still", "{extra:?}: {q:#}");
+        assert!(v["decision"]["sharing"].is_null(), "{extra:?}: {:#}", v["decision"]);
+        assert_ne!(v["decision"]["class"], "shared", "{extra:?}");
+    }
+}

@@ -612,13 +612,74 @@ fn a_multiple_of_another_bdp_names_it() {
         .expect("run");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8(out.stdout).expect("utf8");
-    assert!(text.contains("259 Mbit/s receiving") && text.contains("BDP 17.9 MiB"), "{text}");
+    assert!(
+        text.contains("259 Mbit/s receiving") && text.contains("BDP 17.9 MiB"),
+        "{text}"
+    );
     let why = |key: &str| {
-        let at = text.lines().position(|l| l.starts_with(key)).unwrap_or_else(|| panic!("{key}: {text}"));
-        text.lines().take(at).filter(|l| l.starts_with("# ")).last().unwrap_or_default().to_string()
+        let at = text
+            .lines()
+            .position(|l| l.starts_with(key))
+            .unwrap_or_else(|| panic!("{key}: {text}"));
+        text.lines()
+            .take(at)
+            .filter(|l| l.starts_with("# "))
+            .last()
+            .unwrap_or_default()
+            .to_string()
     };
     let rmem = why("net.ipv4.tcp_rmem");
     assert!(rmem.contains("5 × BDP of 4.63 MiB, loss recovery"), "{rmem}");
     let wmem = why("net.ipv4.tcp_wmem");
-    assert!(wmem.contains("5 × BDP, loss recovery") && !wmem.contains("BDP of"), "{wmem}");
+    assert!(
+        wmem.contains("5 × BDP, loss recovery") && !wmem.contains("BDP of"),
+        "{wmem}"
+    );
+}
+
+/// Issue 37, point 1: without a peer, a queue the probes saw rise and fall is said in plain
+/// words, the BDP is at the lowest RTT they saw (not the first probes' 270 ms), and CUBIC keeps
+/// the neighbours' share.
+#[test]
+fn others_queue_seen_by_the_probes_alone_is_said_and_sized_at_the_lowest_rtt() {
+    let dir = linux_tree(&[]);
+    let out = tcptune()
+        .args([
+            "advise",
+            "--host",
+            "198.18.0.2",
+            "--fake-prober",
+            "rtt=150ms,capacity=250mbit,seen=120ms",
+        ])
+        .args(["--format", "table", "--sysctl-dir"])
+        .arg(dir.path())
+        .env("COLUMNS", "100")
+        .output()
+        .expect("run");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).expect("utf8").replace("\n  ", " ");
+    assert!(text.contains("RTT 150 ms (measured)"), "{text}");
+    assert!(
+        text.contains("others share this path: a queue of about")
+            && text.contains("rose and fell while tcptune probed; CUBIC keeps their share and yours"),
+        "{text}"
+    );
+    assert!(text.contains("Class: shared with other flows → cubic"), "{text}");
+    assert!(!text.contains("was not measured"), "the probes measured it: {text}");
+    // The same path without others: today's default and its note.
+    let out = tcptune()
+        .args([
+            "advise",
+            "--host",
+            "198.18.0.2",
+            "--fake-prober",
+            "rtt=150ms,capacity=250mbit",
+        ])
+        .args(["--format", "table", "--sysctl-dir"])
+        .arg(dir.path())
+        .env("COLUMNS", "100")
+        .output()
+        .expect("run");
+    let idle = String::from_utf8(out.stdout).expect("utf8");
+    assert!(!idle.contains("others share"), "{idle}");
 }

@@ -71,6 +71,13 @@ pub fn reading(d: &Decision) -> Option<String> {
         Some(Sharing::Competing { standing_ms, .. }) => {
             return Some(format!("others' queue of {} standing", text::millis(standing_ms)));
         }
+        Some(Sharing::Probed { low_ms, high_ms, .. }) => {
+            return Some(format!(
+                "others' queue moved the RTT from {} to {}",
+                text::millis(low_ms),
+                text::millis(high_ms)
+            ));
+        }
         Some(Sharing::Policed { rate_bps, .. }) => {
             return Some(format!(
                 "policed at about {}, loss at the base RTT",
@@ -207,6 +214,11 @@ fn reason(d: &Decision) -> String {
                         if d.linux { "CUBIC" } else { "a fair congestion control" }
                     ),
                 }),
+                Observation::Others(Sharing::Probed { low_ms, high_ms, .. }) => Some(format!(
+                    "others share this path: a queue of about {} rose and fell while tcptune probed; {} keeps their share and yours",
+                    text::millis(high_ms - low_ms),
+                    if d.linux { "CUBIC" } else { "a fair congestion control" }
+                )),
                 _ => None,
             })
             .unwrap_or_default(),
