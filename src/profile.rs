@@ -709,7 +709,10 @@ impl Profile {
         let why = e.why.as_deref().unwrap_or_default();
         for (field, t) in [("value", e.value.as_str()), ("reason", e.reason.as_str()), ("why", why)] {
             for hole in holes(t).map_err(|m| at(field, &m).with_hint(FILE_HINT))? {
-                exprs.push((field, hole.trim_end_matches(":iec").trim_end_matches(":bdp").to_string()));
+                exprs.push((
+                    field,
+                    hole.trim_end_matches(":iec").trim_end_matches(":bdp").to_string(),
+                ));
             }
         }
         if let Some(w) = &e.when {
