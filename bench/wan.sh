@@ -504,6 +504,7 @@ PY
 				read -r others oretr on_s < <(bash lab/lab.sh cross "$lab" read --from "$from" \
 					--to "$(awk -v a="$from" -v t="$t" 'BEGIN { printf "%.6f", a + t }')" |
 					awk '$1 == "onoff" { on = $3 } $1 == "total" { tot = $4; retr = $5 } END { print tot + 0, retr + 0, on + 0 }') || true
+				[[ -n $onoff ]] && echo "wan.sh: $label, $setting${rtag}: the on/off flow ran $on_s s of the $t s measured" >&2
 			fi
 			read -r peak_r peak_w < <(awk '$1 > r { r = $1 } $2 > w { w = $2 } END { print r + 0, w + 0 }' "$state/skmem")
 			read -r got retr used < <(python3 -c '
