@@ -286,6 +286,8 @@ def judge(res, stock_own, stock_n):
 
 
 def print_idle(results):
+    if not results:
+        return 0
     print("| path | best static | tcptune, no peer | with tcptune serve | with iperf3 | with --ssh |")
     print("|---|---|---|---|---|---|")
     misses = 0
