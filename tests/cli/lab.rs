@@ -763,13 +763,28 @@ fn the_probes_alone_tell_others_queue_from_jitter_and_loss() {
     );
     drop(lab);
 
-    for (tag, extra) in [("j", ["--jitter", "5ms"]), ("l", ["--loss", "1"])] {
-        let lab = Lab::up_with(tag, "40ms", &[&["--rate", "100mbit"][..], &extra[..]].concat());
+    // Idle lines: jitter, random loss, and a forwarder that releases once a millisecond (whose
+    // batches the trains read at 4.9 Gbit/s on a 1 Gbit/s line before issue 37).
+    for (tag, extra) in [
+        ("j", ["--rate", "100mbit", "--jitter", "5ms"]),
+        ("l", ["--rate", "100mbit", "--loss", "1"]),
+        ("t", ["--rate", "1gbit", "--batch", "1ms"]),
+    ] {
+        let lab = Lab::up_with(tag, "40ms", &extra);
         let v = lab.advise_json(&b, &[]);
-        let q = &v["hosts"][0]["measurement"]["queue"];
-        eprintln!("{extra:?}: {:#}", q["reading"]);
+        let m = &v["hosts"][0]["measurement"];
+        let q = &m["queue"];
+        eprintln!("{extra:?}: {:#}; trains {}", q["reading"], m["capacity"]["bps"]);
         assert_eq!(q["reading"]["kind"], "still", "{extra:?}: {q:#}");
         assert!(v["decision"]["sharing"].is_null(), "{extra:?}: {:#}", v["decision"]);
         assert_ne!(v["decision"]["class"], "shared", "{extra:?}");
+        if extra[1] == "1gbit" {
+            let bps = v["bandwidth_bps"].as_f64().expect("bps");
+            assert!(
+                (0.9e9..=1.1e9).contains(&bps),
+                "the line's 1 Gbit/s, not its batches: {:#}",
+                m["capacity"]
+            );
+        }
     }
 }
