@@ -25,6 +25,8 @@ command -v iperf3 >/dev/null || need+=(iperf3)
 command -v ssh >/dev/null || need+=(openssh-client)
 [[ -x /usr/sbin/sshd ]] || need+=(openssh-server)
 command -v nft >/dev/null || need+=(nftables)
+# The docs' console blocks (tests/cli/docs.rs) pipe into jq as the docs do.
+command -v jq >/dev/null || need+=(jq)
 # The fleet formats are checked by their own engines: TuneD's profile loader (Debian's tuned,
 # Python package tuned.profiles) and, from PyPI in a venv, ansible-playbook (with
 # ansible.posix) and kubernetes-validate (offline Kubernetes API schemas, with PyYAML).
