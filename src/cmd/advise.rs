@@ -67,7 +67,7 @@ pub fn run(args: &AdviseCmdArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::
             if format == Format::Tuned {
                 let name = tuned_name(a)?;
                 eprintln!(
-                    "tcptune: activate it with `tuned-adm profile {name}` (or `tuned-adm profile ACTIVE {name}` to keep the profile you run)"
+                    "tcptune: activate it with `tuned-adm profile {name}`\n  (or `tuned-adm profile ACTIVE {name}` to keep the profile you run)"
                 );
             }
         }

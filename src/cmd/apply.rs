@@ -111,9 +111,12 @@ fn print_applied(out: &mut dyn Write, format: Format, env: &Env, t: &Transaction
             "a host route added"
         };
         eprintln!(
-            "route {}: {how}: {}",
-            r.dest,
-            crate::route::command("replace", r.in_effect())
+            "{}",
+            crate::output::route_change(
+                &r.dest.to_string(),
+                how,
+                &[&crate::route::command("replace", r.in_effect())]
+            )
         );
     }
     for f in &snap.persist {
@@ -249,11 +252,11 @@ fn print_dry_run(out: &mut dyn Write, format: Format, plan: &Plan, files: &[File
                 .prior
                 .as_ref()
                 .map_or_else(|| "no host route".to_string(), |p| crate::route::command("replace", p));
+            let after = crate::route::command("replace", &r.new);
             writeln!(
                 out,
-                "route {}: {before} \u{2192} {}",
-                r.dest,
-                crate::route::command("replace", &r.new)
+                "{}",
+                crate::output::route_change(&r.dest.to_string(), "", &[&before, &after])
             )?;
         }
         for d in &plan.routes_unchanged {

@@ -124,7 +124,10 @@ fn print_outcome(out: &mut dyn Write, format: Format, dry_run: bool, o: &Outcome
         return Ok(ExitCode::SUCCESS);
     }
     for r in &o.routes {
-        eprintln!("route {}: {} \u{2192} {}", r.dest, r.from, r.to);
+        eprintln!(
+            "{}",
+            crate::output::route_change(&r.dest.to_string(), "", &[&r.from, &r.to])
+        );
     }
     for r in &o.restored {
         eprintln!("{}: {} \u{2192} {}", r.key, r.from, r.to);
@@ -169,7 +172,11 @@ fn write_outcome(out: &mut dyn Write, format: Format, dry_run: bool, o: &Outcome
         crate::output::json(out, o)?;
     } else if dry_run {
         for r in &o.routes {
-            writeln!(out, "route {}: {} \u{2192} {}", r.dest, r.from, r.to)?;
+            writeln!(
+                out,
+                "{}",
+                crate::output::route_change(&r.dest.to_string(), "", &[&r.from, &r.to])
+            )?;
         }
         for r in &o.restored {
             writeln!(out, "{}: {} \u{2192} {}", r.key, r.from, r.to)?;
@@ -216,7 +223,11 @@ pub fn run_timer(a: &RevertTimerArgs, ctx: &Context) -> anyhow::Result<ExitCode>
             eprintln!("{}: warning: {w}", stamp());
         }
         for r in &o.routes {
-            eprintln!("{}: route {}: {} \u{2192} {}", stamp(), r.dest, r.from, r.to);
+            eprintln!(
+                "{}: {}",
+                stamp(),
+                crate::output::route_change(&r.dest.to_string(), "", &[&r.from, &r.to])
+            );
         }
         eprintln!("{}: {}", stamp(), done(&o));
     }

@@ -40,6 +40,23 @@ pub fn header<const N: usize>(names: [&str; N]) -> Vec<comfy_table::Cell> {
         .collect()
 }
 
+/// A host route's change in lines that fit 100 columns: "route DEST: WHAT" (WHAT may be
+/// empty), then each of the commands or states it went through on a line of its own, indented,
+/// the later ones after an arrow. A route's command alone is up to about 90 columns.
+pub fn route_change(dest: &str, what: &str, states: &[&str]) -> String {
+    let mut s = format!("route {dest}:");
+    if !what.is_empty() {
+        s.push(' ');
+        s.push_str(what);
+        s.push(':');
+    }
+    for (i, st) in states.iter().enumerate() {
+        s.push_str(if i == 0 { "\n  " } else { "\n  \u{2192} " });
+        s.push_str(st);
+    }
+    s
+}
+
 pub fn json<T: serde::Serialize>(out: &mut dyn Write, value: &T) -> anyhow::Result<()> {
     // An I/O error (a closed pipe) stays an io::Error, so `| head` exits 0.
     serde_json::to_writer_pretty(&mut *out, value).map_err(std::io::Error::from)?;

@@ -1,4 +1,4 @@
-//! The `snapshots` listing: a table (id, time, state, keys, notes) or JSON, each snapshot
+//! The `snapshots` listing: a table (id, time, state, keys; notes under it) or JSON, each snapshot
 //! whole beside what the listing says of it here and now (this boot, this namespace, its
 //! timer), and each file that could not be read as damaged. The command gathers those facts
 //! into [`Entry`] and [`Damaged`] values; this only words them.
@@ -119,8 +119,8 @@ pub fn write_table(
     color: bool,
 ) -> anyhow::Result<()> {
     let mut t = super::table(tty, color);
-    t.set_header(["id", "time", "state", "keys", "notes"]);
-    let mut rows: Vec<(u64, [String; 5])> = entries
+    t.set_header(["id", "time", "state", "keys"]);
+    let mut rows: Vec<(u64, [String; 4], String)> = entries
         .iter()
         .map(|e| {
             let row = [
@@ -128,32 +128,34 @@ pub fn write_table(
                 e.time.to_string(),
                 e.state.name().to_string(),
                 e.keys.join("\n"),
-                e.notes(),
             ];
-            (e.snapshot.seq, row)
+            (e.snapshot.seq, row, e.notes())
         })
         .collect();
     rows.extend(damaged.iter().map(|d| {
-        let row = [
-            d.id.clone(),
-            "?".to_string(),
-            "damaged".to_string(),
-            "?".to_string(),
-            format!("could not be read: {}", d.reason),
-        ];
-        (d.seq(), row)
+        let row = [d.id.clone(), "?".to_string(), "damaged".to_string(), "?".to_string()];
+        (d.seq(), row, format!("could not be read: {}", d.reason))
     }));
     // Stable: snapshots keep the store's order.
-    rows.sort_by_key(|(seq, _)| *seq);
-    for (_, row) in rows {
+    rows.sort_by_key(|(seq, _, _)| *seq);
+    // Notes go under the table, a line each: a fifth column took what the others left (at 100
+    // columns, two characters, its header broken as "no/te/s").
+    let mut notes = Vec::new();
+    for (_, row, note) in rows {
+        if !note.is_empty() {
+            notes.push(format!("{}: {note}", row[0]));
+        }
         t.add_row(row);
     }
-    // Ids, times and key names are read whole; the notes column takes what is left.
+    // Ids, times and key names are read whole.
     for i in 0..4 {
         if let Some(c) = t.column_mut(i) {
             c.set_constraint(comfy_table::ColumnConstraint::ContentWidth);
         }
     }
     writeln!(out, "{t}")?;
+    for n in notes {
+        writeln!(out, "{n}")?;
+    }
     Ok(())
 }

@@ -294,9 +294,30 @@ fn a_scoped_apply_gives_bbr_to_the_path_only_and_revert_gives_the_routes_back() 
     );
     assert_eq!(find(B, "5203"), ("bbr".to_string(), true), "a connection B opened to A");
 
+    // Issue 36, point 8: every line fits 100 columns piped, the route's too (a route's command
+    // is about 90 columns: "route DEST: FROM → TO" on one line ran to 150).
+    let fits = |what: &str, text: &str| {
+        for l in text.lines() {
+            assert!(l.chars().count() <= 100, "{what}: {} columns: {l}", l.chars().count());
+        }
+    };
+    fits("apply", &err);
+    let listing = t.tcptune(&["snapshots"]);
+    ok(&listing, "snapshots");
+    let listing = String::from_utf8_lossy(&listing.stdout).into_owned();
+    fits("snapshots", &listing);
+    assert!(
+        !listing.contains("| no |"),
+        "no notes column squeezed to two characters: {listing}"
+    );
+    let dry = t.tcptune(&["revert", "--dry-run"]);
+    ok(&dry, "revert --dry-run");
+    fits("revert --dry-run", &String::from_utf8_lossy(&dry.stdout));
+
     let out = t.tcptune(&["revert"]);
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
     ok(&out, "revert");
+    fits("revert", &err);
     assert!(err.contains("1 host route(s) put back"), "{err}");
     assert_eq!(t.routes(), before, "revert gives back the routes as they were");
 }
