@@ -38,9 +38,9 @@
 #   cross=N    a shared path: N long-lived CUBIC iperf3 flows (1 to 8) from a third namespace C
 #              (lab.sh --cross: TuneD-like 16 MiB buffers, CUBIC) to D, behind B, through the same delay
 #              line and queue (lab.sh cross). They start first, run for a warm-up of max(5 s,
-#              30 × RTT) before the setting is applied (so tcptune measures beside them), the
-#              same again after it (so they recover from tcptune's path tests, and the tuned
-#              flow meets them settled whatever the setting), and run on through the measured
+#              30 × RTT) before the setting is applied (so tcptune measures beside them), then
+#              start again after it and run as long again (so every setting's flow meets them in
+#              the same state, not knocked back by tcptune's path tests), and run on through the measured
 #              transfer; the tuned flow starts after them. Also CUBIC (C, D: 198.18.0.3 and .4,
 #              with TuneD-like buffers on both ends: what is set on A and B never changes them)
 #   onoff=ON:OFF (with cross=N) one more neighbour, short flows coming and going: `lab.sh cross
@@ -466,9 +466,16 @@ PY
 			esac
 			[[ -n $cc ]] && set_both net.ipv4.tcp_congestion_control "$cc"
 			for kv in ${POST_SYSCTL:-}; do set_both "${kv%%=*}" "${kv#*=}"; done
-			# The neighbours settle again after tcptune's path tests knocked them back, so that the
-			# tuned flow meets them as a transfer started on a busy path would, whatever the setting.
-			((ncross)) && sleep "$warm"
+			# The neighbours start again and settle, so that every setting's flow meets them in the
+			# same state. Only settling after tcptune's path tests (5 s at 150 ms) left them knocked
+			# back by up to four 3-s tests: beside two CUBIC flows at 150 ms / 250 Mbit/s the same
+			# buffers and CUBIC took 1.85-1.95 x the flow's share after serve's four tests and
+			# 0.36-0.42 x after --ssh's two 30 s earlier; stock, with no test, 0.80-0.87 x.
+			if ((ncross)); then
+				bash lab/lab.sh cross "$lab" stop >/dev/null
+				bash lab/lab.sh cross "$lab" start "$ncross" ${onoff:+--onoff "$onoff"}
+				sleep "$warm"
+			fi
 			rx=$(ip netns exec "$NS_B" sysctl -n net.ipv4.tcp_rmem | awk '{ print $3 }')
 			tx=$(ip netns exec "$NS_A" sysctl -n net.ipv4.tcp_wmem | awk '{ print $3 }')
 			ip netns exec "$NS_B" iperf3 -s -1 -B "$ADDR_B" >/dev/null 2>&1 &
