@@ -714,8 +714,10 @@ fn the_path_test_tells_others_a_policer_and_reordering_apart() {
     );
 }
 
-/// Issue 37, point 1: without a peer, the probes alone tell a shared path — two CUBIC flows
-/// filling and draining the line's queue move the RTT's floor — and the advice keeps CUBIC,
+/// Issue 37, point 1: without a peer, the probes alone tell a shared path — a long CUBIC flow
+/// and short ones coming and going fill and drain the line's queue and move the RTT's floor (two
+/// long flows may hold a queue still through the whole watch, which no probe can tell from a
+/// longer path: GUIDE, "Shared paths and policers") — and the advice keeps CUBIC,
 /// sized at the lowest RTT seen; the same probes on an idle line with jitter, or with random
 /// loss, read nothing of the kind and the advice is today's.
 #[test]
@@ -732,7 +734,7 @@ fn the_probes_alone_tell_others_queue_from_jitter_and_loss() {
             .expect("lab.sh cross");
         assert!(ok.success(), "lab.sh cross {action}");
     };
-    cross("start", &["2"]);
+    cross("start", &["1", "--onoff", "2s:3s"]);
     std::thread::sleep(Duration::from_secs(5));
     let v = lab.advise_json(&b, &[]);
     cross("stop", &[]);

@@ -722,7 +722,7 @@ fn the_for_timers_log_names_the_route_it_put_back() {
         std::thread::sleep(Duration::from_millis(100));
     };
     assert_eq!(t.routes(), before);
-    assert!(text.contains(&format!(": route {B}/32: ")), "{text}");
+    assert!(text.contains(&format!(": route {B}/32:\n")), "{text}");
     assert!(text.contains("1 host route(s) put back"), "{text}");
 }
 
