@@ -483,6 +483,12 @@ fn shared_factor(t: &TcpTest) -> f64 {
         (Some(steady), Some(min)) if min > 0.0 => steady / min,
         _ => 1.0,
     };
+    shared_multiple(loaded)
+}
+
+/// [`SHARED_RTT_FACTOR`] × `loaded` (the loaded RTT ÷ the base one), within
+/// [`SHARED_MIN_FACTOR`] and [`bdp::HEAVY_LOSS_FACTOR`], to a tenth.
+fn shared_multiple(loaded: f64) -> f64 {
     let f = (SHARED_RTT_FACTOR * loaded).clamp(SHARED_MIN_FACTOR, bdp::HEAVY_LOSS_FACTOR);
     (f * 10.0).round() / 10.0
 }
@@ -494,9 +500,7 @@ fn probed_factor(s: &Sharing) -> Option<f64> {
     let Sharing::Probed { low_ms, high_ms, .. } = *s else {
         return None;
     };
-    let loaded = if low_ms > 0.0 { high_ms / low_ms } else { 1.0 };
-    let f = (SHARED_RTT_FACTOR * loaded).clamp(SHARED_MIN_FACTOR, bdp::HEAVY_LOSS_FACTOR);
-    Some((f * 10.0).round() / 10.0)
+    Some(shared_multiple(if low_ms > 0.0 { high_ms / low_ms } else { 1.0 }))
 }
 
 /// A shared bottleneck's window covers this many × BDP at the loaded RTT, at least

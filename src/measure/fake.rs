@@ -199,14 +199,17 @@ impl PathProber for FakeProber {
                 let samples = vec![self.rtt_ms + standing; opts.probes as usize];
                 let queue = self.seen_ms.filter(|_| opts.watch).and_then(|q| {
                     // A loss drains the queue at the start; it rises back over the watch.
-                    let n = 75_u32;
+                    use super::queue::{INTERVAL, STEP};
+                    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+                    let n = (STEP.as_secs_f64() / INTERVAL.as_secs_f64()).round() as u32;
+                    let interval_ms = INTERVAL.as_secs_f64() * 1000.0;
                     let samples_ms: Vec<f64> =
                         (0..n).map(|i| self.rtt_ms + q * f64::from(i) / f64::from(n - 1)).collect();
                     Some(super::queue::QueueWatch {
-                        interval_ms: 20.0,
-                        seconds: 1.5,
+                        interval_ms,
+                        seconds: STEP.as_secs_f64(),
                         sent: n,
-                        reading: super::queue::read(&samples_ms, 20.0)?,
+                        reading: super::queue::read(&samples_ms, interval_ms)?,
                         samples_ms,
                     })
                 });

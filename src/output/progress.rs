@@ -90,8 +90,11 @@ impl Progress for Probes {
         let style = ProgressStyle::with_template("{spinner} {msg} {elapsed}")
             .unwrap_or_else(|_| ProgressStyle::default_spinner());
         let bar = self.0.add(ProgressBar::new_spinner().with_style(style));
+        let step = crate::measure::queue::STEP;
         bar.set_message(format!(
-            "watching the RTT to {host} for others' queue (1.5 s, up to 4.5 s)…"
+            "watching the RTT to {host} for others' queue ({}, up to {})…",
+            crate::text::secs(step.as_secs_f64()),
+            crate::text::secs((step * crate::measure::queue::MAX_STEPS).as_secs_f64())
         ));
         bar.enable_steady_tick(TICK);
         Box::new(Line(bar))

@@ -10,6 +10,17 @@ use serde_json::Value;
 use crate::lab_support::{HOST_LOCK, LineStats, json, lock_host};
 pub use crate::lab_support::{Lab, quiet_host};
 
+/// `lab.sh cross NAME ACTION ARGS...` on `lab`'s neighbours (start N [--onoff ON:OFF], stop).
+fn cross(lab: &Lab, action: &str, args: &[&str]) {
+    let ok = Std::new("bash")
+        .arg(crate::lab_support::repo().join("lab/lab.sh"))
+        .args(["cross", &lab.name, action])
+        .args(args)
+        .status()
+        .expect("lab.sh cross");
+    assert!(ok.success(), "lab.sh cross {action}");
+}
+
 /// One lab for the whole measurement story, to keep CI time down.
 #[test]
 #[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
@@ -648,15 +659,7 @@ fn the_path_test_tells_others_a_policer_and_reordering_apart() {
     let lab = Lab::up_cross("o", "20ms", &["--rate", "100mbit", "--queue", "250000"]);
     let b = lab.addr_b.clone();
     let serve = Server::tcptune(&lab.ns_b, &b);
-    let cross = |action: &str, n: &[&str]| {
-        let ok = Std::new("bash")
-            .arg(crate::lab_support::repo().join("lab/lab.sh"))
-            .args(["cross", &lab.name, action])
-            .args(n)
-            .status()
-            .expect("lab.sh cross");
-        assert!(ok.success(), "lab.sh cross {action}");
-    };
+    let cross = |action: &str, n: &[&str]| cross(&lab, action, n);
     cross("start", &["2"]);
     std::thread::sleep(Duration::from_secs(3));
     let v = lab.advise_json(&b, &["--test-time", "3s"]);
@@ -725,15 +728,7 @@ fn the_path_test_tells_others_a_policer_and_reordering_apart() {
 fn the_probes_alone_tell_others_queue_from_jitter_and_loss() {
     let lab = Lab::up_cross("q", "40ms", &["--rate", "100mbit", "--queue", "500000"]);
     let b = lab.addr_b.clone();
-    let cross = |action: &str, n: &[&str]| {
-        let ok = Std::new("bash")
-            .arg(crate::lab_support::repo().join("lab/lab.sh"))
-            .args(["cross", &lab.name, action])
-            .args(n)
-            .status()
-            .expect("lab.sh cross");
-        assert!(ok.success(), "lab.sh cross {action}");
-    };
+    let cross = |action: &str, n: &[&str]| cross(&lab, action, n);
     cross("start", &["1", "--onoff", "2s:3s"]);
     std::thread::sleep(Duration::from_secs(5));
     let v = lab.advise_json(&b, &[]);

@@ -643,21 +643,18 @@ fn a_multiple_of_another_bdp_names_it() {
 #[test]
 fn others_queue_seen_by_the_probes_alone_is_said_and_sized_at_the_lowest_rtt() {
     let dir = linux_tree(&[]);
-    let out = tcptune()
-        .args([
-            "advise",
-            "--host",
-            "198.18.0.2",
-            "--fake-prober",
-            "rtt=150ms,capacity=250mbit,seen=120ms",
-        ])
-        .args(["--format", "table", "--sysctl-dir"])
-        .arg(dir.path())
-        .env("COLUMNS", "100")
-        .output()
-        .expect("run");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let text = String::from_utf8(out.stdout).expect("utf8").replace("\n  ", " ");
+    let table = |spec: &str| {
+        let out = tcptune()
+            .args(["advise", "--host", "198.18.0.2", "--fake-prober", spec])
+            .args(["--format", "table", "--sysctl-dir"])
+            .arg(dir.path())
+            .env("COLUMNS", "100")
+            .output()
+            .expect("run");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).expect("utf8").replace("\n  ", " ")
+    };
+    let text = table("rtt=150ms,capacity=250mbit,seen=120ms");
     assert!(text.contains("RTT 150 ms (measured)"), "{text}");
     assert!(
         text.contains("others share this path: a queue of about")
@@ -667,19 +664,6 @@ fn others_queue_seen_by_the_probes_alone_is_said_and_sized_at_the_lowest_rtt() {
     assert!(text.contains("Class: shared with other flows → cubic"), "{text}");
     assert!(!text.contains("was not measured"), "the probes measured it: {text}");
     // The same path without others: today's default and its note.
-    let out = tcptune()
-        .args([
-            "advise",
-            "--host",
-            "198.18.0.2",
-            "--fake-prober",
-            "rtt=150ms,capacity=250mbit",
-        ])
-        .args(["--format", "table", "--sysctl-dir"])
-        .arg(dir.path())
-        .env("COLUMNS", "100")
-        .output()
-        .expect("run");
-    let idle = String::from_utf8(out.stdout).expect("utf8");
+    let idle = table("rtt=150ms,capacity=250mbit");
     assert!(!idle.contains("others share"), "{idle}");
 }

@@ -167,6 +167,8 @@ fn names_cc(a: &Advice) -> bool {
 
 /// The one reason for a side's class, from its deciding observation.
 fn reason(d: &Decision) -> String {
+    // The fair neighbour a shared path gets, by name where the profile chooses it.
+    let fair = if d.linux { "CUBIC" } else { "a fair congestion control" };
     let obs = &d.observations;
     if let Some(Observation::Given(o)) = obs.iter().find(|o| matches!(o, Observation::Given(_))) {
         return match o {
@@ -205,19 +207,19 @@ fn reason(d: &Decision) -> String {
                 }) => Some(match capacity_bps {
                     Some(c) => format!(
                         "others share this path: {} keeps their share and yours (the test got {} of {} beside them)",
-                        if d.linux { "CUBIC" } else { "a fair congestion control" },
+                        fair,
                         text::rate(*rate_bps),
                         text::rate(*c)
                     ),
                     None => format!(
                         "others share this path (a queue stood that the test did not fill): {} keeps their share and yours",
-                        if d.linux { "CUBIC" } else { "a fair congestion control" }
+                        fair
                     ),
                 }),
                 Observation::Others(Sharing::Probed { low_ms, high_ms, .. }) => Some(format!(
                     "others share this path: a queue of about {} rose and fell while tcptune probed; {} keeps their share and yours",
                     text::millis(high_ms - low_ms),
-                    if d.linux { "CUBIC" } else { "a fair congestion control" }
+                    fair
                 )),
                 _ => None,
             })
