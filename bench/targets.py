@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The targets of issues 22 and 37, checked on bench/wan.sh tables.
 
-    python3 bench/targets.py RUN.md [RUN.md ...]
+    python3 bench/targets.py [--pool] RUN.md [RUN.md ...]
     python3 bench/targets.py --self-test
 
 Reads the Markdown tables bench/wan.sh prints, by their header (any of its versions: the columns
@@ -10,7 +10,9 @@ path, BDP, setting, % of goodput limit and the two maxima are the ones needed; a
 numbered by the table's `run` column (wan.sh --runs N); tables from before --runs have no such
 column and their rows are run 1. Within a file a repeated (path, setting, run) replaces
 the earlier row; a later file's rows for a (path, setting) replace all of an earlier file's rows
-for it, so a re-run after a fix can be given last. Where a (path, setting) has several runs, the
+for it, so a re-run after a fix can be given last. With --pool, a later file's runs are added to an
+earlier file's for the same (path, setting) instead, numbered after them: repeated invocations of
+the same protocol on code that did not change, for a path whose runs scatter widely. Where a (path, setting) has several runs, the
 figures are their medians.
 
 Idle paths (no cross=N), one row per path: the best static setting (stock, tuned, bbr64) by its
@@ -146,8 +148,10 @@ def rows_of(lines):
     return out
 
 
-def collect(files_rows):
-    """(path order, {(path, setting): {run: row}}) from each file's runs, later files last."""
+def collect(files_rows, pool=False):
+    """(path order, {(path, setting): {run: row}}) from each file's runs, later files last: a
+    later file's runs of a (path, setting) replace an earlier file's, or with `pool` are added
+    to them, numbered after the earlier ones."""
     order, table = [], {}
     for rows in files_rows:
         mine = {}
@@ -155,16 +159,23 @@ def collect(files_rows):
             if r["path"] not in order:
                 order.append(r["path"])
             mine.setdefault((r["path"], r["setting"]), {})[r["run"]] = r
-        table.update(mine)
+        if not pool:
+            table.update(mine)
+            continue
+        for key, runs in mine.items():
+            kept = table.setdefault(key, {})
+            after = max(kept, default=0)
+            for i, run in enumerate(sorted(runs), 1):
+                kept[after + i] = runs[run]
     return order, table
 
 
-def read(paths):
+def read(paths, pool=False):
     files_rows = []
     for path in paths:
         with open(path, encoding="utf-8") as f:
             files_rows.append(rows_of(f))
-    return collect(files_rows)
+    return collect(files_rows, pool)
 
 
 def median(xs):
@@ -332,8 +343,8 @@ def print_shared(results):
     return misses
 
 
-def main(paths):
-    order, table = read(paths)
+def main(paths, pool=False):
+    order, table = read(paths, pool)
     print_idle(idle_results(order, table))
     print_shared(shared_results(order, table))
 
@@ -460,6 +471,15 @@ def self_test():
         sr = {r["setting"]: r for r in shared_results(order, short) if r["path"] == sh}
         check("stock n=1", sr["tcptune"]["verdict"], "stock n=1: not judged")
 
+        # Pooled: the second file's runs add to the first's, numbered after them.
+        order, pooled = read(files, pool=True)
+        check("pooled runs", sorted(pooled[(idle, "tcptune+test")]), [1, 2])
+        check("pooled, the earlier run kept", pooled[(idle, "tcptune+test")][1]["pct"], 93.5)
+        check("pooled, the later run after it", pooled[(idle, "tcptune+test")][2]["pct"], 94.0)
+        check("pooled, one file's runs as they were", sorted(pooled[(sh, "stock")]), [1, 2, 3])
+        ir = {r["path"]: r for r in idle_results(order, pooled)}
+        check("pooled median", ir[idle]["cells"]["tcptune+test"]["pct"], 93.75)
+
     if failures:
         print(f"self-test: {len(failures)} of {checks} checks failed:", file=sys.stderr)
         for f in failures:
@@ -472,7 +492,10 @@ def self_test():
 if __name__ == "__main__":
     if sys.argv[1:] == ["--self-test"]:
         sys.exit(self_test())
-    if len(sys.argv) < 2 or sys.argv[1].startswith("-"):
+    args = sys.argv[1:]
+    pool = args[:1] == ["--pool"]
+    args = args[1:] if pool else args
+    if not args or args[0].startswith("-"):
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         sys.exit(2)
-    main(sys.argv[1:])
+    main(args, pool)

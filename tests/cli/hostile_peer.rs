@@ -814,11 +814,17 @@ fn an_iperf3_error_carries_its_reason() {
     clean(&out);
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(4), "{err}");
-    // Was "iperf3: unable to receive results:" and nothing after it.
-    assert_eq!(
-        err.trim_end(),
-        "tcptune: iperf3: unable to receive results: WARNING: Size of data read does not correspond to offered length"
-    );
+    // Was "iperf3: unable to receive results:" and nothing after it. Which reason iperf3 gives
+    // here is its own chance, not the server's: it appends the system's reason for the last
+    // failed call, which its read of a closed socket did not set (so empty, or an earlier call's
+    // "Resource temporarily unavailable"), and prints "WARNING: Size of data read does not
+    // correspond to offered length" when the length it never read happens to be non-zero. The
+    // warning's mapping is pinned in measure::iperf3's unit tests; here the reason is carried.
+    let err = err.trim_end();
+    let reason = err
+        .strip_prefix("tcptune: iperf3: unable to receive results: ")
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(!reason.trim().is_empty() && !err.contains('\n'), "{err}");
     within(took, TEST + tcptune::measure::iperf3::GRACE, &out);
 }
 
