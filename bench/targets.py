@@ -12,8 +12,8 @@ column and their rows are run 1. Within a file a repeated (path, setting, run) r
 the earlier row; a later file's rows for a (path, setting) replace all of an earlier file's rows
 for it, so a re-run after a fix can be given last. With --pool, a later file's runs are added to an
 earlier file's for the same (path, setting) instead, numbered after them: repeated invocations of
-the same protocol on code that did not change, for a path whose runs scatter widely. Where a (path, setting) has several runs, the
-figures are their medians.
+the same protocol on code that did not change, for a path whose runs scatter widely. Where a
+(path, setting) has several runs, the figures are their medians.
 
 Idle paths (no cross=N), one row per path: the best static setting (stock, tuned, bbr64) by its
 median % of the goodput limit, then each tcptune setting's median %, its distance from that best

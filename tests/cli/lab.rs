@@ -659,11 +659,10 @@ fn the_path_test_tells_others_a_policer_and_reordering_apart() {
     let lab = Lab::up_cross("o", "20ms", &["--rate", "100mbit", "--queue", "250000"]);
     let b = lab.addr_b.clone();
     let serve = Server::tcptune(&lab.ns_b, &b);
-    let cross = |action: &str, n: &[&str]| cross(&lab, action, n);
-    cross("start", &["2"]);
+    cross(&lab, "start", &["2"]);
     std::thread::sleep(Duration::from_secs(3));
     let v = lab.advise_json(&b, &["--test-time", "3s"]);
-    cross("stop", &[]);
+    cross(&lab, "stop", &[]);
     drop(serve);
     let d = &v["decision"];
     assert_eq!(d["class"], "shared", "{:#}", v["evidence"]);
@@ -728,11 +727,10 @@ fn the_path_test_tells_others_a_policer_and_reordering_apart() {
 fn the_probes_alone_tell_others_queue_from_jitter_and_loss() {
     let lab = Lab::up_cross("q", "40ms", &["--rate", "100mbit", "--queue", "500000"]);
     let b = lab.addr_b.clone();
-    let cross = |action: &str, n: &[&str]| cross(&lab, action, n);
-    cross("start", &["1", "--onoff", "2s:3s"]);
+    cross(&lab, "start", &["1", "--onoff", "2s:3s"]);
     std::thread::sleep(Duration::from_secs(5));
     let v = lab.advise_json(&b, &[]);
-    cross("stop", &[]);
+    cross(&lab, "stop", &[]);
     let m = &v["hosts"][0]["measurement"];
     let d = &v["decision"];
     assert!(v["evidence"]["test"].is_null(), "no peer here: {:#}", v["evidence"]);
