@@ -265,6 +265,9 @@ pub enum Command {
     /// one session, on a free port it prints as one JSON line
     #[command(hide = true)]
     Peer(PeerArgs),
+    /// Measure every pair of a fleet's hosts through your own ssh and advise each host from
+    /// all its paths
+    Mesh(MeshArgs),
     /// Live TCP flows: RTT, cwnd, delivery rate and what limits each (Linux)
     Inspect(InspectArgs),
     /// List, show or export the shipped profiles (the rules advise renders)
@@ -512,6 +515,54 @@ pub enum Scope {
     HostWide,
     /// Only the path to the --host / --ssh host: a host route with congctl
     Path,
+}
+
+/// `tcptune mesh`: the hosts (named, or an Ansible inventory's), which pairs, and the output.
+#[derive(Debug, Args)]
+pub struct MeshArgs {
+    /// Hosts as ssh takes them (host, user@host, a Host of your ssh config); at least two
+    /// with --inventory's
+    #[arg(value_name = "HOST")]
+    pub hosts: Vec<String>,
+    /// An Ansible inventory: INI, or the JSON of `ansible-inventory -i FILE --list` (for YAML
+    /// and dynamic inventories); its hosts join those named
+    #[arg(long, value_name = "FILE")]
+    pub inventory: Option<PathBuf>,
+    /// Only the inventory's hosts in this group (its children's too)
+    #[arg(long, value_name = "GROUP", requires = "inventory")]
+    pub group: Option<String>,
+    /// Measure only these ordered pairs, FROM:TO, comma-separated (h1:h2,h2:h1); the others
+    /// are left out of the matrix and the advice
+    #[arg(long, value_name = "FROM:TO,...")]
+    pub pairs: Option<String>,
+    /// List the pairs and what runs on each host, and measure nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// The ssh command to run instead of `ssh`, split into words as a shell would ("ssh -F
+    /// ./config")
+    #[arg(long, value_name = "CMD")]
+    pub ssh_command: Option<String>,
+    /// Longest path test, each direction, of each pair [default: advise's, 10 s + 15 x the
+    /// path's RTT]
+    #[arg(long, value_name = "DUR", value_parser = parse_test_time, allow_hyphen_values = true)]
+    pub test_time: Option<Duration>,
+    /// Output format [default: table]
+    #[arg(long, value_enum, default_value_t = MeshFormat::Table)]
+    pub format: MeshFormat,
+    /// Also write one sysctl.d file per host into DIR (HOST.conf, with its route lines)
+    #[arg(long, value_name = "DIR")]
+    pub output: Option<PathBuf>,
+}
+
+/// What `tcptune mesh` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MeshFormat {
+    /// The matrix and each host's changes, for people
+    Table,
+    /// Every pair's evidence and each host's advice, for programs
+    Json,
+    /// One Ansible playbook, a play per host with its own values
+    Ansible,
 }
 
 /// `tcptune advise`: the advice's arguments (shared with apply), the system it is for, and

@@ -334,7 +334,7 @@ pub enum Kept {
     Clamped(u64),
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", tag = "kind", content = "why")]
 pub enum Action {
     /// Change the running value (or set it: running value unknown).

@@ -72,20 +72,7 @@ impl RouteAdvice {
 
     /// [`RouteAdvice::undo_command`] as the words `ip` takes.
     pub fn undo_words(&self) -> Option<Vec<String>> {
-        let r = self.route.as_ref()?;
-        Some(match &self.prior {
-            Some(p) => route::words("replace", p),
-            None => [
-                "ip",
-                "route",
-                "del",
-                &route::prefix(r.dst, r.dst_len),
-                "proto",
-                &route::PROTO.to_string(),
-            ]
-            .map(String::from)
-            .to_vec(),
-        })
+        Some(undo_words(self.route.as_ref()?, self.prior.as_ref()))
     }
 
     /// "congestion control to 198.18.0.2 cubic → bbr: holds rate through loss", as a file's
@@ -98,6 +85,24 @@ impl RouteAdvice {
             (_, Action::Unavailable(_)) => format!("{}, not applied here", self.algorithm),
         };
         format!("{} to {} {change}: {}", self.label, self.dest, self.why)
+    }
+}
+
+/// The words that put back what ran before `r` was written: the host route there before
+/// (`prior`), or the deletion of tcptune's own.
+pub fn undo_words(r: &Route, prior: Option<&Route>) -> Vec<String> {
+    match prior {
+        Some(p) => route::words("replace", p),
+        None => [
+            "ip",
+            "route",
+            "del",
+            &route::prefix(r.dst, r.dst_len),
+            "proto",
+            &route::PROTO.to_string(),
+        ]
+        .map(String::from)
+        .to_vec(),
     }
 }
 

@@ -73,6 +73,8 @@ fn advice_unscoped(args: &AdviseArgs, ctx: &Context) -> anyhow::Result<Advised> 
         },
         keys: far_keys(&profile),
         life: remote::lifetime(&req.probe, req.test_time),
+        iperf3: true,
+        test: None,
     };
     // The probes run while the session is set up; the test waits for its peer.
     let far = remote::start(&target)?;

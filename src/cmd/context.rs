@@ -111,6 +111,7 @@ impl<'a> Taken<'a> {
                 format: report(&a.report),
                 ..none
             },
+            Command::Mesh(_) => none,
             Command::Profiles(a) => match &a.command {
                 None => Self {
                     format: report(&a.list),

@@ -10,6 +10,7 @@ pub mod completions;
 pub mod context;
 pub mod inspect;
 pub mod man;
+pub mod mesh;
 pub mod peer;
 pub mod profiles;
 pub mod revert;
@@ -74,6 +75,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Serve(a)) => serve::run(a, &ctx, &mut out),
         Some(Command::Verify(a)) => verify::run(a, &ctx, &mut out),
         Some(Command::Peer(a)) => peer::run(a, &ctx, &mut out),
+        Some(Command::Mesh(a)) => mesh::run(a, &ctx, &mut out),
         Some(Command::Inspect(a)) => inspect::run(a, &ctx, &mut out),
         Some(Command::Profiles(a)) => profiles::run(a, &ctx, &mut out),
         Some(Command::Man) => man::run(&mut out),

@@ -10,6 +10,7 @@
 //! read-only in this network namespace) and FreeBSD's boot-time tunables are handed over as
 //! comments that say why, as in the sysctl format.
 
+pub mod inventory;
 pub mod k8s;
 
 use crate::advice::Advice;

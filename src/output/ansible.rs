@@ -15,6 +15,7 @@ use crate::advice::Advice;
 use crate::fleet::{self, Entry};
 use crate::os::Os;
 use crate::persist::DropIn;
+use crate::profile::Stage;
 
 /// Where apply records the values it replaces, on each managed host.
 pub const PRIOR_FILE: &str = "/var/lib/tcptune/ansible-prior.conf";
@@ -70,7 +71,8 @@ pub fn write(out: &mut dyn Write, near: &Play<'_>, far: Option<(&Play<'_>, &str)
 
 /// One play: its header up to `tasks:`, the record, the settings, and the tagged revert.
 fn write_play(out: &mut dyn Write, p: &Play<'_>, group: Option<&str>) -> anyhow::Result<()> {
-    play(out, p.advice, p.entries, &p.sysctl_file(), group.unwrap_or("all"))?;
+    let title = format!("tcptune: {}", fleet::title(p.advice));
+    play(out, &title, p.entries, &p.sysctl_file(), group.unwrap_or("all"))?;
     for t in &RECORD {
         t.write(out, APPLY)?;
     }
@@ -117,42 +119,57 @@ fn route_task(out: &mut dyn Write, a: &Advice) -> std::io::Result<()> {
         return Ok(());
     };
     let c = crate::text::comment;
-    let mut comments = vec![c(&r.line())];
+    let line = c(&r.line());
     let (Some(cmd), Some(route)) = (r.command.as_deref(), r.route.as_ref()) else {
         writeln!(out)?;
-        writeln!(out, "    # {}", comments[0])?;
+        writeln!(out, "    # {line}")?;
         return writeln!(out, "    # left out: the host route to {}", r.dest);
     };
     if r.action != crate::profile::Action::Set {
         writeln!(out)?;
-        writeln!(out, "    # {}", comments[0])?;
+        writeln!(out, "    # {line}")?;
         return writeln!(out, "    # left out: {}", c(cmd));
     }
+    route_tasks(out, line, route, &r.algorithm, "")
+}
+
+/// The two tasks of a host route: read it, then `ip route replace` it unless it carries
+/// `algorithm` already. `suffix` tells one route's register from another's in one play.
+fn route_tasks(
+    out: &mut dyn Write,
+    line: String,
+    route: &crate::route::Route,
+    algorithm: &str,
+    suffix: &str,
+) -> std::io::Result<()> {
     let prefix = crate::route::prefix(route.dst, route.dst_len);
+    let register = format!("tcptune_route{suffix}");
     let read = [
         "ansible.builtin.command:".to_string(),
         argv(&["ip", "route", "show", "exact", &prefix]),
-        "register: tcptune_route".to_string(),
+        format!("register: {register}"),
         "changed_when: false".to_string(),
         "check_mode: false".to_string(),
     ];
     let read: Vec<&str> = read.iter().map(String::as_str).collect();
-    task(out, &[], &format!("Read the host route to {}", r.dest), &read, APPLY)?;
-    comments
-        .push("the route copies the gateway and device of the host this advice was made on; it ends at reboot".into());
+    task(out, &[], &format!("Read the host route to {}", route.dst), &read, APPLY)?;
+    let comments = [
+        line,
+        "the route copies the gateway and device of the host this advice was made on; it ends at reboot".into(),
+    ];
     let set = [
         "ansible.builtin.command:".to_string(),
         argv(&crate::route::words("replace", route)),
         format!(
             "when: {}",
-            quoted(&format!("'congctl {}' not in tcptune_route.stdout", r.algorithm))
+            quoted(&format!("'congctl {algorithm}' not in {register}.stdout"))
         ),
     ];
     let set: Vec<&str> = set.iter().map(String::as_str).collect();
     task(
         out,
         &comments,
-        &format!("route to {} congctl {}", r.dest, r.algorithm),
+        &format!("route to {} congctl {algorithm}", route.dst),
         &set,
         APPLY,
     )
@@ -169,14 +186,98 @@ fn route_revert_task(out: &mut dyn Write, a: &Advice) -> std::io::Result<()> {
     else {
         return Ok(());
     };
+    undo_task(out, &undo, "")
+}
+
+fn undo_task(out: &mut dyn Write, undo: &[String], suffix: &str) -> std::io::Result<()> {
+    let register = format!("tcptune_route_undo{suffix}");
     let body = [
         "ansible.builtin.command:".to_string(),
-        argv(&undo),
-        "register: tcptune_route_undo".to_string(),
-        "failed_when: tcptune_route_undo.rc != 0 and 'No such process' not in tcptune_route_undo.stderr".to_string(),
+        argv(undo),
+        format!("register: {register}"),
+        format!("failed_when: {register}.rc != 0 and 'No such process' not in {register}.stderr"),
     ];
     let body: Vec<&str> = body.iter().map(String::as_str).collect();
     task(out, &[], "Revert: the host route as it was", &body, REVERT)
+}
+
+/// `tcptune mesh --format ansible`: one play per host (`hosts:` its inventory name), each
+/// with its own values and routes, the same record and tagged revert as advise's playbook.
+pub fn write_mesh(out: &mut dyn Write, hosts: &[crate::advice::mesh::HostAdvice]) -> anyhow::Result<()> {
+    let dropin = crate::persist::unknown_dropin();
+    writeln!(
+        out,
+        "# tcptune {} mesh advice: a play per host, each from all its paths",
+        env!("CARGO_PKG_VERSION")
+    )?;
+    let linux = super::advice::dropin_file(&dropin);
+    usage(out, &linux, None)?;
+    writeln!(out, "---")?;
+    for (i, h) in hosts.iter().enumerate() {
+        if i > 0 {
+            writeln!(out)?;
+        }
+        let entries = mesh_entries(h)?;
+        let file = if h.os == Os::Linux {
+            linux.clone()
+        } else {
+            "/etc/sysctl.conf".to_string()
+        };
+        let title = format!("tcptune mesh: {} from its paths to {}", h.host, h.paths.join(", "));
+        play(out, &title, &entries, &file, &super::yaml_quoted(&h.host))?;
+        for t in &RECORD {
+            t.write(out, APPLY)?;
+        }
+        let reload = h.os != Os::Macos;
+        for e in &entries {
+            setting(out, e, reload)?;
+        }
+        let routes: Vec<&crate::advice::mesh::HostRoute> = h
+            .routes
+            .iter()
+            .filter(|r| r.action == crate::profile::Action::Set)
+            .collect();
+        for (k, r) in routes.iter().enumerate() {
+            let line = crate::text::comment(&super::mesh::route_comment(r));
+            route_tasks(out, line, &r.route, &r.algorithm, &format!("_{k}"))?;
+        }
+        writeln!(out)?;
+        writeln!(
+            out,
+            "    # Revert (--tags revert): the record, then tcptune's lines out, then the old values back."
+        )?;
+        for (k, r) in routes.iter().enumerate() {
+            let undo = crate::advice::scope::undo_words(&r.route, r.prior.as_ref());
+            undo_task(out, &undo, &format!("_{k}"))?;
+        }
+        for t in revert_tasks(h.os) {
+            t.write(out, REVERT)?;
+        }
+    }
+    Ok(())
+}
+
+/// A mesh host's settings as entries, checked as a sysctl file's are.
+fn mesh_entries(h: &crate::advice::mesh::HostAdvice) -> Result<Vec<Entry>, crate::error::Error> {
+    h.settings
+        .iter()
+        .map(|s| {
+            crate::sysctl::file::check_key(&s.key, h.os)
+                .and_then(|()| crate::sysctl::file::check_value(&s.key, &s.value, h.os).map(drop))
+                .map_err(|e| crate::error::Error::usage(format!("cannot hand this setting to Ansible: {e}")))?;
+            Ok(Entry {
+                key: s.key.clone(),
+                value: s.value.clone(),
+                reason: super::mesh::setting_line(s),
+                note: None,
+                left_out: match (&s.action, s.stage) {
+                    (_, Stage::Boot) => Some("boot-time tunable: set it in /boot/loader.conf and reboot".into()),
+                    (crate::profile::Action::Unavailable(why), _) => Some(format!("not set there: {why}")),
+                    _ => None,
+                },
+            })
+        })
+        .collect()
 }
 
 /// How to give the two ends an inventory.
@@ -339,7 +440,7 @@ fn usage(out: &mut dyn Write, sysctl_file: &str, dropin: Option<&DropIn>) -> std
 }
 
 /// The play, up to its `tasks:`: the variables the tasks share.
-fn play(out: &mut dyn Write, a: &Advice, entries: &[Entry], sysctl_file: &str, hosts: &str) -> std::io::Result<()> {
+fn play(out: &mut dyn Write, title: &str, entries: &[Entry], sysctl_file: &str, hosts: &str) -> std::io::Result<()> {
     write!(
         out,
         "- name: {title}
@@ -350,7 +451,7 @@ fn play(out: &mut dyn Write, a: &Advice, entries: &[Entry], sysctl_file: &str, h
     tcptune_sysctl_file: {file}
     tcptune_prior_file: {prior}
 ",
-        title = quoted(&format!("tcptune: {}", fleet::title(a))),
+        title = quoted(title),
         file = quoted(sysctl_file),
         prior = quoted(PRIOR_FILE)
     )?;

@@ -75,6 +75,7 @@ pub mod calc;
 pub mod check;
 pub mod inspect;
 pub mod k8s;
+pub mod mesh;
 pub mod networkd;
 pub mod profiles;
 pub mod progress;

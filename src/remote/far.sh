@@ -11,10 +11,13 @@
 # Arguments: LIFE WANT IPERF KEY...
 #   LIFE   seconds a server started here may live at most, however the session goes
 #   WANT   tcptune: tcptune peer, else iperf3 -s, else a copy of this tcptune;
-#          iperf3: iperf3 -s only; none: the facts only
+#          iperf3: iperf3 -s only; none: the facts only; advise: the test end of
+#          `tcptune mesh`, below
 #   IPERF  1: the near end has an iperf3 client (else iperf3 -s here is no use)
 #   KEY    L:net/ipv4/tcp_rmem (Linux, the file under /proc/sys), F:kern.ipc.maxsockbuf
 #          (FreeBSD, sysctl -n), M:net.inet.tcp.autorcvbufmax (macOS, sysctl -n)
+#          With WANT advise: A:ADDR the peer's host, P:PORT its port, V:VERSION the
+#          tcptune that must run here (else a copy is asked for), T:MS the longest test, ms (0: advise's own)
 life=$1; want=$2; iperf=$3; shift 3;
 # Background jobs of a non-interactive shell read /dev/null: the watcher reads the session
 # through fd 3.
@@ -100,6 +103,42 @@ for a in "$@"; do
   esac;
 done;
 if [ "$want" = none ]; then say "peer none"; exit 0; fi;
+# A copy of the near end tcptune, if it sends one: a size line, then the bytes. Sets t.
+fetch() {
+  t=;
+  say "need-binary";
+  IFS= read -r n || exit 0;
+  if [ "$n" -gt 0 ] 2>/dev/null && tmp; then :; else exit 0; fi;
+  head -c "$n" >"$d/tcptune";
+  if [ "$(( $(wc -c <"$d/tcptune") ))" -eq "$n" ]; then :; else say "fail the copy arrived short"; exit 0; fi;
+  chmod 700 "$d/tcptune";
+  if "$d/tcptune" --version >/dev/null 2>&1; then :; else say "fail the copied tcptune does not run there"; exit 0; fi;
+  t=$d/tcptune;
+};
+# The test end of a mesh: this tcptune (the near end version, else a copy) measures the path
+# to the peer at ADDR:PORT and prints its advice as JSON, each line of it as "= LINE", each
+# line of its stderr as "- LINE", then "end STATUS".
+if [ "$want" = advise ]; then
+  th=; tp=; tv=; tt=;
+  for a in "$@"; do
+    case $a in
+    A:*) th=${a#A:};; P:*) tp=${a#P:};; V:*) tv=${a#V:};; T:*) tt=${a#T:};;
+    esac;
+  done;
+  t=$(command -v tcptune 2>/dev/null);
+  if [ -n "$t" ] && [ "$("$t" --version 2>/dev/null)" = "tcptune $tv" ]; then :; else fetch; fi;
+  tmp || exit 0;
+  sc=;
+  if [ "$os" = Linux ]; then sc="--scope path"; fi;
+  if [ "${tt:-0}" -gt 0 ] 2>/dev/null; then sc="$sc --test-time ${tt}ms"; fi;
+  say "advise start";
+  "$t" advise --host "$th" --test-port "$tp" $sc --format json </dev/null >"$d/out" 2>"$d/err" 3<&-;
+  s=$?;
+  while IFS= read -r l || [ -n "$l" ]; do say "= $l"; done <"$d/out";
+  while IFS= read -r l || [ -n "$l" ]; do say "- $l"; done <"$d/err";
+  say "end $s";
+  exit 0;
+fi;
 # 1. tcptune peer, which ends by itself at the session's end (stdin EOF) or after LIFE
 # seconds, as iperf3 -s below.
 t=;
@@ -120,17 +159,11 @@ if [ "$iperf" = 1 ] && command -v iperf3 >/dev/null 2>&1 && tmp; then
   done;
 fi;
 if [ "$want" = iperf3 ]; then say "fail no iperf3 server could start"; exit 0; fi;
-# 3. A copy of the near end tcptune, if it sends one: a size line, then the bytes.
-say "need-binary";
-IFS= read -r n || exit 0;
-if [ "$n" -gt 0 ] 2>/dev/null && tmp; then :; else exit 0; fi;
-head -c "$n" >"$d/tcptune";
-if [ "$(( $(wc -c <"$d/tcptune") ))" -eq "$n" ]; then :; else say "fail the copy arrived short"; exit 0; fi;
-chmod 700 "$d/tcptune";
-if "$d/tcptune" --version >/dev/null 2>&1; then :; else say "fail the copied tcptune does not run there"; exit 0; fi;
-if "$d/tcptune" peer --help >/dev/null 2>&1; then
+# 3. A copy of the near end tcptune.
+fetch;
+if "$t" peer --help >/dev/null 2>&1; then
   say "peer tcptune";
-  "$d/tcptune" peer --lifetime "${life}s" 3<&-;
+  "$t" peer --lifetime "${life}s" 3<&-;
   say "end $?";
   exit 0;
 fi;

@@ -11,7 +11,9 @@
 //! - [`prober::FarProber`]: the path prober that points the test at the far end's peer.
 //! - [`ssh`]: the client's command line and what its errors mean.
 
+pub mod mesh;
 pub mod prober;
+pub mod report;
 pub mod script;
 pub mod ssh;
 
@@ -27,7 +29,7 @@ use crate::host::Facts;
 use crate::os::Os;
 use crate::text::{self, Foreign};
 
-pub use script::{Keys, Want};
+pub use script::{Keys, TestAt, Want};
 
 /// From starting ssh to the far end's peer listening (its host key, authentication, the
 /// script's facts): past this the session is given up. ssh's own connect bound is less, so
@@ -49,8 +51,28 @@ const MAX_COPY: u64 = 512 << 20;
 const MAX_STDERR: usize = 64 << 10;
 /// Most lines passed on from the far end after its peer is known (the rest are read and
 /// dropped, so the far end never blocks on a full pipe). Before, the far end's report is
-/// bounded by its reader ([`script::Reader`]).
-const MAX_LINES: usize = 10_000;
+/// bounded by its reader ([`script::Reader`]). A test end's advice (pretty JSON with its
+/// tests' series) is a few thousand lines.
+const MAX_LINES: usize = 50_000;
+
+/// Most bytes of a test end's advice and its stderr kept ([`Session::read_advice`]).
+const MAX_ADVICE: usize = 32 << 20;
+
+/// What the test end's `tcptune advise` printed: its JSON (stdout), its stderr's lines, and
+/// its exit status as the far end said it.
+#[derive(Debug, Clone)]
+pub struct Advised {
+    pub status: Foreign,
+    pub json: String,
+    pub stderr: Vec<Foreign>,
+}
+
+impl Advised {
+    /// Whether it succeeded (exit status 0).
+    pub fn ok(&self) -> bool {
+        self.status.raw() == "0"
+    }
+}
 
 /// What to open: the destination, the client, and what to ask of the far end.
 #[derive(Debug, Clone)]
@@ -65,6 +87,11 @@ pub struct Target {
     pub keys: Keys,
     /// How long a server the far end starts may live at most.
     pub life: Duration,
+    /// Whether an iperf3 server there may stand in for `tcptune peer` (this host has an
+    /// iperf3 client to test it with); `tcptune mesh` runs its tests from another host.
+    pub iperf3: bool,
+    /// With [`Want::Advise`]: the peer the far end's test aims at.
+    pub test: Option<TestAt>,
 }
 
 /// The far end as its session found it: what the lead's far-end advice reads.
@@ -166,8 +193,9 @@ pub fn start(t: &Target) -> Result<Opening, Error> {
     let ask = script::Ask {
         life_s: t.life.as_secs().max(1),
         want: t.want,
-        iperf3_client: t.want != Want::Nothing && ssh::has_iperf3_client(),
+        iperf3_client: t.iperf3 && matches!(t.want, Want::Tcptune | Want::Iperf3) && ssh::has_iperf3_client(),
         keys: t.keys.clone(),
+        test: t.test.clone(),
     };
     let remote = script::remote_command(&ask)?;
     let started = Instant::now();
@@ -332,6 +360,13 @@ impl Session {
                     let peer = self.peer(started_peer, copied, deadline)?;
                     self.peer_known.store(true, Ordering::SeqCst);
                     return Ok((reader.finish(), peer));
+                }
+                script::Step::Advising => {
+                    if let Some(w) = copying.take() {
+                        self.take_back_stdin(w)?;
+                    }
+                    self.peer_known.store(true, Ordering::SeqCst);
+                    return Ok((reader.finish(), None));
                 }
                 script::Step::Fail(why) => {
                     return Err(Error::measurement(format!(
@@ -539,6 +574,47 @@ impl Session {
             "ssh {}: the session ended during the path test ({said}); the far end's peer ended with it",
             text::escape(&self.dest)
         )))
+    }
+
+    /// The test end's advice ([`Want::Advise`], once [`Opening::wait`] has returned): its
+    /// `= ` lines (the JSON) and `- ` lines (its stderr) until its `end N`, by `deadline`.
+    pub fn read_advice(&self, deadline: Instant) -> Result<Advised, Error> {
+        let mut json = String::new();
+        let mut stderr = Vec::new();
+        let mut kept = 0usize;
+        loop {
+            let Some(line) = self.next_line(deadline)? else {
+                return Err(self.ended_early(true, "its tcptune advise ended"));
+            };
+            kept += line.len() + 1;
+            if kept > MAX_ADVICE {
+                self.kill();
+                return Err(self.garbled(&format!("more than {} MiB of advice", MAX_ADVICE >> 20)));
+            }
+            if let Some(l) = line.strip_prefix("= ").or_else(|| (line == "=").then_some("")) {
+                json.push_str(l);
+                json.push('\n');
+            } else if let Some(l) = line.strip_prefix("- ").or_else(|| (line == "-").then_some("")) {
+                stderr.push(Foreign::new(l.to_string()));
+            } else if let Some(status) = line.strip_prefix("end ") {
+                return Ok(Advised {
+                    status: Foreign::new(status.trim().chars().take(20).collect::<String>()),
+                    json,
+                    stderr,
+                });
+            } else if let Some(why) = line.strip_prefix("fail ") {
+                return Err(Error::measurement(format!(
+                    "ssh {}: the far end gave up: {}",
+                    text::escape(&self.dest),
+                    text::escape(why)
+                )));
+            } else {
+                return Err(self.garbled(&format!(
+                    "\"{}\" where its advice was expected",
+                    text::escape(&line.chars().take(200).collect::<String>())
+                )));
+            }
+        }
     }
 
     /// Drops what the far end said so far (noting its `end`), so that [`Session::wait_ready`]

@@ -19,7 +19,8 @@
 //! | `peer tcptune`, then the peer's own line | `tcptune peer` runs; its JSON line says its port |
 //! | `peer iperf3 P` | `iperf3 -s` listens on port P |
 //! | `ready N` | the server listens again, for the Nth time (iperf3 reopens its port after each connection) |
-//! | `need-binary` | neither tool is there: the near end sends a copy of itself (a size line, the bytes) or closes |
+//! | `need-binary` | neither tool is there (or, for `advise`, no tcptune of this version): the near end sends a copy of itself (a size line, the bytes) or closes |
+//! | `advise start` | (`advise` only) the test end runs `tcptune advise` toward the peer: its JSON follows as `= LINE` lines, its stderr as `- LINE` lines, then `end N` |
 //! | `fail WHY` | the far end gave up |
 //! | `end N` | the peer ended (its exit status) and the script with it |
 //!
@@ -62,6 +63,20 @@ pub enum Want {
     Iperf3,
     /// The facts only: no path test will run.
     Nothing,
+    /// The test end of `tcptune mesh`: `tcptune advise` there (this version, else a copy of
+    /// this tcptune) toward the peer [`Ask::test`] names, its JSON sent back.
+    Advise,
+}
+
+/// Where the test end's `tcptune advise` aims (`Want::Advise`): the peer's host and port,
+/// and the longest test each way.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TestAt {
+    /// An address, or a host name (letters, digits, `.`, `-`, `:`; no leading `-`).
+    pub host: String,
+    pub port: u16,
+    /// The longest test each way, milliseconds (0: advise's own, 10 s + 15 × the RTT).
+    pub ms: u64,
 }
 
 impl Want {
@@ -70,6 +85,7 @@ impl Want {
             Self::Tcptune => "tcptune",
             Self::Iperf3 => "iperf3",
             Self::Nothing => "none",
+            Self::Advise => "advise",
         }
     }
 }
@@ -91,6 +107,8 @@ pub struct Ask {
     /// Whether this end has an iperf3 client: an iperf3 server there is no use otherwise.
     pub iperf3_client: bool,
     pub keys: Keys,
+    /// With [`Want::Advise`]: the peer the test end measures.
+    pub test: Option<TestAt>,
 }
 
 /// The script as one line: comment lines dropped, each line's indentation trimmed, the lines
@@ -138,7 +156,32 @@ pub fn remote_command(ask: &Ask) -> Result<String, Error> {
             words.push(format!("{tag}:{k}"));
         }
     }
+    if ask.want == Want::Advise {
+        let Some(t) = &ask.test else {
+            return Err(Error::system("the test end was asked for without its peer"));
+        };
+        if !test_host_ok(&t.host) {
+            return Err(Error::usage(format!(
+                "\"{}\": not a host name or address the test end can take",
+                text::escape(&t.host)
+            )));
+        }
+        words.push(format!("A:{}", t.host));
+        words.push(format!("P:{}", t.port));
+        words.push(format!("V:{}", env!("CARGO_PKG_VERSION")));
+        words.push(format!("T:{}", t.ms));
+    }
     Ok(words.join(" "))
+}
+
+/// A host the far end's shell takes as one plain word: an address or a DNS name (letters,
+/// digits, `.`, `-`, `:` for IPv6), not starting with `-`, at most 253 characters.
+pub fn test_host_ok(h: &str) -> bool {
+    !h.is_empty()
+        && h.len() <= 253
+        && !h.starts_with('-')
+        && h.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b':'))
 }
 
 /// What the far end said of itself.
@@ -204,6 +247,8 @@ pub enum Step {
     Fail(Foreign),
     /// The far end's script ended (the peer's exit status, as printed).
     End(Foreign),
+    /// (`advise`) The test end's `tcptune advise` runs: its output follows.
+    Advising,
 }
 
 /// Reads the script's lines one at a time into a [`Report`].
@@ -262,6 +307,7 @@ impl Reader {
             "route-match" => r.route_match = Some(rest.chars().take(MAX_VALUE).collect()),
             "key" => self.key_line(rest)?,
             "need-binary" => return Ok(Step::NeedBinary),
+            "advise" if rest == "start" => return Ok(Step::Advising),
             "peer" => return peer(rest).map(Step::Peer),
             "fail" => return Ok(Step::Fail(foreign(rest))),
             "end" => return Ok(Step::End(foreign(rest))),
@@ -363,9 +409,12 @@ pub fn unasked(ask: &Ask, step: &Step, copied: bool) -> Option<String> {
         Want::Nothing => "no peer was asked for",
         Want::Iperf3 => "iperf3 -s was asked for",
         Want::Tcptune => "a tcptune peer was asked for",
+        Want::Advise => "a test end was asked for",
     };
     match step {
-        Step::NeedBinary if ask.want != Want::Tcptune => {
+        Step::Advising if ask.want != Want::Advise => Some(format!("it started a test, though {asked}")),
+        Step::Peer(_) if ask.want == Want::Advise => Some(format!("it started a peer, though {asked}")),
+        Step::NeedBinary if !matches!(ask.want, Want::Tcptune | Want::Advise) => {
             Some(format!("it asked for a copy of tcptune, though {asked}"))
         }
         Step::NeedBinary if copied => Some("it asked for a copy of tcptune a second time".to_string()),
@@ -536,6 +585,7 @@ mod tests {
                 freebsd: vec!["kern.ipc.maxsockbuf".into()],
                 macos: vec![],
             },
+            test: None,
         }
     }
 
@@ -725,6 +775,53 @@ mod tests {
         assert_eq!(f.value("net.ipv4.tcp_congestion_control"), Some("cubic"));
         // The kernel does not order the fields: kept as it runs.
         assert_eq!(f.value("net.ipv4.tcp_mem"), Some("4096 99999999 65536"));
+    }
+
+    #[test]
+    fn the_test_end_takes_a_plain_host_only_and_starts_no_peer() {
+        let at = |host: &str| Ask {
+            want: Want::Advise,
+            test: Some(TestAt {
+                host: host.to_string(),
+                port: 40123,
+                ms: 3000,
+            }),
+            ..ask()
+        };
+        let cmd = remote_command(&at("198.18.10.2")).expect("a plain address");
+        assert!(
+            cmd.ends_with(&format!("A:198.18.10.2 P:40123 V:{} T:3000", env!("CARGO_PKG_VERSION"))),
+            "{cmd}"
+        );
+        assert!(cmd.contains(" advise "), "{cmd}");
+        for host in ["fd00::2", "dtn-2.example.org"] {
+            assert!(remote_command(&at(host)).is_ok(), "{host}");
+        }
+        for hostile in [
+            "x;id",
+            "$(id)",
+            "a b",
+            "-oProxyCommand=id",
+            "`id`",
+            "a'b",
+            "a\nb",
+            "",
+            "x|y",
+        ] {
+            let e = remote_command(&at(hostile)).expect_err(hostile);
+            assert_eq!(e.kind(), crate::error::Kind::Usage, "{hostile}");
+        }
+        let mut no_peer = at("198.18.10.2");
+        no_peer.test = None;
+        assert!(remote_command(&no_peer).is_err());
+        let a = at("198.18.10.2");
+        assert_eq!(unasked(&a, &Step::Advising, false), None);
+        assert_eq!(unasked(&a, &Step::NeedBinary, false), None);
+        assert!(unasked(&a, &Step::NeedBinary, true).is_some());
+        assert!(unasked(&a, &Step::Peer(Started::TcptunePeer), false).is_some());
+        assert!(unasked(&ask(), &Step::Advising, false).is_some());
+        let (_, steps) = read(&["tcptune-far 1", "uname Linux x86_64", "advise start"]);
+        assert_eq!(steps.last(), Some(&Step::Advising));
     }
 
     #[test]

@@ -507,6 +507,8 @@ fn the_far_ends_facts_are_read_there() {
             ..Default::default()
         },
         life: Duration::from_secs(30),
+        iperf3: true,
+        test: None,
     };
     let (session, far) = tcptune::remote::open(&target).unwrap_or_else(|e| panic!("{e} {:?}", e.hint()));
     session.close();
@@ -932,6 +934,8 @@ fn the_script_reports_this_machine_through_a_stand_in_ssh() {
             ..Default::default()
         },
         life: Duration::from_secs(10),
+        iperf3: true,
+        test: None,
     };
     let (session, far) = tcptune::remote::open(&target).unwrap_or_else(|e| panic!("{e}"));
     session.close();

@@ -1,0 +1,760 @@
+//! `tcptune mesh`: the plan and its refusals (no root, nothing connected: the ssh command
+//! given is a script that records being run), and a fleet of three lab hosts, each a network
+//! namespace with its own sshd, joined by delay lines of their own (lab/mesh.sh; root).
+
+use std::path::Path;
+
+use super::tcptune;
+
+/// A stand-in for ssh that records each call in `log` and fails: the plan must never run it.
+fn recording_ssh(dir: &Path) -> (String, std::path::PathBuf) {
+    let log = dir.join("ssh.log");
+    let script = dir.join("ssh");
+    super::write_script(
+        &script,
+        &format!("#!/bin/sh\necho \"$@\" >> '{}'\nexit 255\n", log.display()),
+    );
+    (script.display().to_string(), log)
+}
+
+#[test]
+fn the_dry_run_lists_the_pairs_and_what_runs_on_each_host_and_connects_to_none() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (ssh, log) = recording_ssh(dir.path());
+    let out = tcptune()
+        .args(["mesh", "h1", "h2", "h3", "--dry-run", "--ssh-command", &ssh])
+        .output()
+        .expect("run");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.starts_with("tcptune mesh: 3 hosts, 6 pairs, one test at a time, about "),
+        "{text}"
+    );
+    for (i, (a, b)) in [
+        ("h1", "h2"),
+        ("h1", "h3"),
+        ("h2", "h1"),
+        ("h2", "h3"),
+        ("h3", "h1"),
+        ("h3", "h2"),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let line = format!("  {}. {a} \u{2192} {b}: the peer on {b}, the test on {a}", i + 1);
+        assert!(text.lines().any(|l| l == line), "{line} in {text}");
+    }
+    assert!(
+        text.contains(
+            "  h2:\n    tests to h1, h3: tcptune advise --scope path, one ssh session each\n    peer for h1, h3: tcptune peer"
+        ),
+        "{text}"
+    );
+    // --pairs: only those, in the order given.
+    let out = tcptune()
+        .args([
+            "mesh",
+            "h1",
+            "h2",
+            "h3",
+            "--pairs",
+            "h3:h1, h1:h2,h3:h1",
+            "--dry-run",
+            "--ssh-command",
+            &ssh,
+        ])
+        .output()
+        .expect("run");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("tcptune mesh: 3 hosts, 2 pairs"), "{text}");
+    assert!(
+        text.contains("  1. h3 \u{2192} h1") && text.contains("  2. h1 \u{2192} h2"),
+        "{text}"
+    );
+    assert!(text.contains("  h2:\n    runs no test\n    peer for h1: "), "{text}");
+    assert!(
+        text.contains(
+            "  h3:\n    tests to h1: tcptune advise --scope path, one ssh session each\n    is no one's peer"
+        ),
+        "{text}"
+    );
+    assert!(
+        !log.exists(),
+        "the dry run ran ssh: {:?}",
+        std::fs::read_to_string(&log)
+    );
+}
+
+#[test]
+fn an_inventory_gives_the_hosts_ini_or_ansible_inventorys_json() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (ssh, log) = recording_ssh(dir.path());
+    let ini = dir.path().join("inventory.ini");
+    std::fs::write(
+        &ini,
+        "lonely\n[dtn]\nh1 ansible_host=198.18.10.1 ansible_port=2222 ansible_user=root\nh2\n[archive]\nh3\n\
+         [sites:children]\ndtn\narchive\n[sites:vars]\nansible_ssh_common_args='-F x'\n",
+    )
+    .expect("write");
+    let plan = |args: &[&str]| {
+        let out = tcptune()
+            .args(["mesh", "--dry-run", "--ssh-command", &ssh])
+            .args(args)
+            .output()
+            .expect("run");
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let all = plan(&["--inventory", ini.to_str().expect("utf8")]);
+    assert!(all.starts_with("tcptune mesh: 4 hosts, 12 pairs"), "{all}");
+    let sites = plan(&["--inventory", ini.to_str().expect("utf8"), "--group", "sites"]);
+    assert!(sites.starts_with("tcptune mesh: 3 hosts, 6 pairs"), "{sites}");
+    assert!(!sites.contains("lonely"), "{sites}");
+    // Named hosts join the inventory's, each once.
+    let more = plan(&["h9", "h1", "--inventory", ini.to_str().expect("utf8"), "--group", "dtn"]);
+    assert!(more.starts_with("tcptune mesh: 3 hosts, 6 pairs"), "{more}");
+    let json = dir.path().join("inventory.json");
+    std::fs::write(
+        &json,
+        r#"{"_meta": {"hostvars": {"a": {"ansible_host": "198.18.10.1"}}}, "all": {"children": ["ungrouped", "m"]},
+            "m": {"hosts": ["a", "b"]}, "ungrouped": {"hosts": []}}"#,
+    )
+    .expect("write");
+    let j = plan(&["--inventory", json.to_str().expect("utf8")]);
+    assert!(j.starts_with("tcptune mesh: 2 hosts, 2 pairs"), "{j}");
+    assert!(!log.exists());
+}
+
+#[test]
+fn bad_hosts_pairs_and_inventories_are_one_line_exit_2_before_anything_runs() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (ssh, log) = recording_ssh(dir.path());
+    let inv = |name: &str, body: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, body).expect("write");
+        p.display().to_string()
+    };
+    let hostile = inv("hostile.ini", "h1 ansible_host=-oProxyCommand=touch${IFS}/tmp/x\nh2\n");
+    let hostile_user = inv("user.ini", "h1 ansible_user=$(id)\nh2\n");
+    let pattern = inv("pattern.ini", "web[01:50]\n");
+    let file = inv("file", "");
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["h1"], "a mesh needs at least two hosts"),
+        (
+            vec!["h1", "h2", "--pairs", "h1:h9"],
+            "--pairs h1:h9: names a host the mesh does not have",
+        ),
+        (
+            vec!["h1", "h2", "--pairs", "h1:h1"],
+            "--pairs h1:h1: a host with itself",
+        ),
+        (vec!["h1", "h2", "--pairs", "h1-h2"], "--pairs h1-h2: not FROM:TO"),
+        (vec!["h1", "-oProxyCommand=id"], "unexpected argument"),
+        (vec!["h1", "h2;id"], "\"h2;id\": a mesh names its hosts' files"),
+        (vec!["h1", "h\u{1b}[31m2"], "not an ssh destination"),
+        (vec!["--inventory", &hostile], "is no host name, address or user"),
+        (vec!["--inventory", &hostile_user], "is no host name, address or user"),
+        (vec!["--inventory", &pattern], "host patterns (web[01:50]) are not read"),
+        (vec!["h1", "h2", "--group", "x"], "--inventory"),
+        (vec!["h1", "h2", "--output", &file], "not a directory"),
+    ];
+    for (args, says) in cases {
+        let out = tcptune()
+            .args(["mesh", "--ssh-command", &ssh])
+            .args(&args)
+            .output()
+            .expect("run");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert!(!err.contains('\u{1b}'), "{args:?}: raw ESC in {err:?}");
+        if !says.contains("unexpected") {
+            assert_eq!(
+                err.lines().filter(|l| l.starts_with("tcptune:")).count(),
+                1,
+                "{args:?}: {err}"
+            );
+        }
+    }
+    assert!(!log.exists(), "ssh ran: {:?}", std::fs::read_to_string(&log));
+}
+
+/// A test end's advice toward `dest` as `advise --scope path --format json` prints it (the
+/// fields mesh reads): its route through `dev` with `cc`, its receive maximum `rmem` under
+/// `label`, the key `key` in its place.
+fn advice_json(dest: &str, dev: &str, cc: &str, rmem: u64, label: &str, key: &str) -> String {
+    let v = serde_json::json!({
+        "os": "linux", "rtt_ms": 80.0, "bandwidth_bps": 100_000_000u64, "receive_bandwidth_bps": null,
+        "bdp_bytes": 1_000_000.0,
+        "decision": {"class": "lossy", "loss_pct": 0.01},
+        "receive_decision": {"class": "lossy", "loss_pct": 0.01},
+        "settings": [
+            {"key": key, "value": format!("4096 131072 {rmem}"), "current": "4096 131072 4194304",
+             "action": {"kind": "set"}, "stage": "runtime", "label": label, "why": "5 × BDP,\nloss recovery",
+             "shown": "max-size"},
+            {"key": "net.ipv4.tcp_wmem", "value": "4096 16384 5046272", "current": "4096 16384 4194304",
+             "action": {"kind": "set"}, "stage": "runtime", "label": "send max", "why": "5 × BDP", "shown": "max-size"}
+        ],
+        "route": {
+            "dest": dest, "algorithm": cc, "current": "cubic", "host_wide": "cubic",
+            "action": {"kind": "set"}, "why": "the path's why", "prior": null,
+            "route": {"dst": dest, "dst_len": 32, "table": 254, "protocol": 116, "scope": 253, "kind": 1,
+                      "tos": 0, "gateway": null, "oif": 7, "dev": dev, "prefsrc": null, "priority": null,
+                      "pref": null, "congctl": cc}
+        }
+    });
+    format!("{v}\n")
+}
+
+/// A stand-in `ssh` for a mesh of h1 to h4 (no root, no sshd): `-G` names 198.18.10.N; h4
+/// refuses every connection; a session runs as the far-end script would by what it was asked
+/// (WANT, the word after LIFE): the facts only, a peer on port 40123 held until the session's
+/// end, or a test end that prints DIR/advice-FROM-N.json (toward 198.18.10.N) as its advice,
+/// or fails as advise fails where there is none.
+fn mesh_stand_in(dir: &Path) -> String {
+    let ssh = dir.join("ssh");
+    super::write_script(
+        &ssh,
+        &format!(
+            r#"#!/bin/sh
+say() {{ for l; do printf '%s\n' "$l"; done; }}
+dest=; prev=; for a; do if [ "$prev" = "--" ] && [ -z "$dest" ]; then dest=$a; fi; prev=$a; remote=$a; done
+case " $* " in *" -G "*) echo "hostname 198.18.10.${{dest#h}}"; exit 0;; esac
+if [ "$dest" = h4 ]; then echo "ssh: connect to host 198.18.10.4 port 22: Connection refused" >&2; exit 255; fi
+set -- ${{remote##*tcptune-far }}
+case $2 in
+none) say 'tcptune-far 1' 'uname Linux x86_64' 'uid 0' 'peer none';;
+tcptune) say 'tcptune-far 1' 'uname Linux x86_64' 'uid 0' 'peer tcptune' '{{"tcptune_peer":1,"version":"0.1.0","protocol":3,"port":40123}}'; cat >/dev/null; say 'end 0';;
+advise)
+  for w; do case $w in A:*) to=${{w##*.}};; esac; done
+  f='{d}'/advice-$dest-$to.json
+  say 'tcptune-far 1' 'uname Linux x86_64' 'uid 0' 'advise start'
+  if [ -f "$f" ]; then sed 's/^/= /' "$f"; say '- tcptune: a warning' 'end 0'; else say '- tcptune: no probe answered' 'end 4'; fi;;
+esac
+"#,
+            d = dir.display()
+        ),
+    );
+    ssh.display().to_string()
+}
+
+#[test]
+fn what_hostile_test_ends_send_is_checked_and_quoted_by_every_renderer() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ssh = mesh_stand_in(dir.path());
+    let write = |name: &str, text: String| std::fs::write(dir.path().join(name), text).expect("write");
+    // h1 → h2: a device Linux allows that a shell would run, BBR; h1 → h3: CUBIC and the
+    // larger need, its label with ESC, its why with a newline. h2 → h1: a key outside networking,
+    // refused where it enters.
+    write(
+        "advice-h1-2.json",
+        advice_json(
+            "198.18.10.2",
+            "x$(id)",
+            "bbr",
+            5_046_272,
+            "receive max",
+            "net.ipv4.tcp_rmem",
+        ),
+    );
+    write(
+        "advice-h1-3.json",
+        advice_json(
+            "198.18.10.3",
+            "wan1",
+            "cubic",
+            9_437_184,
+            "receive max\u{1b}[31m",
+            "net.ipv4.tcp_rmem",
+        ),
+    );
+    write(
+        "advice-h2-1.json",
+        advice_json(
+            "198.18.10.1",
+            "wan0",
+            "cubic",
+            5_046_272,
+            "receive max",
+            "kernel.core_pattern",
+        ),
+    );
+    let out_dir = dir.path().join("out");
+    std::fs::create_dir(&out_dir).expect("mkdir");
+    let run = |format: &str| {
+        tcptune()
+            .args([
+                "mesh",
+                "h1",
+                "h2",
+                "h3",
+                "h4",
+                "--ssh-command",
+                &ssh,
+                "--format",
+                format,
+                "--output",
+            ])
+            .arg(&out_dir)
+            .output()
+            .expect("run")
+    };
+    let table = run("table");
+    let err = String::from_utf8_lossy(&table.stderr);
+    let text = String::from_utf8_lossy(&table.stdout);
+    // h4 never answers: said and skipped; h2's advice refused with why; h1 advised from both.
+    assert_eq!(table.status.code(), Some(4), "{err}");
+    assert!(err.contains("tcptune: h4: skipped: "), "{err}");
+    assert!(
+        err.contains("[3/12] h1 \u{2192} h4: skipped: h4 did not answer"),
+        "{err}"
+    );
+    assert!(
+        err.contains("[4/12] h2 \u{2192} h1: skipped: ssh h2: its advice holds a setting tcptune would not write"),
+        "{err}"
+    );
+    assert!(
+        err.contains(
+            "[5/12] h2 \u{2192} h3: skipped: its tcptune advise ended with status 4: tcptune: no probe answered"
+        ),
+        "{err}"
+    );
+    assert!(err.contains("10 of 12 pairs not measured"), "{err}");
+    assert!(text.contains("h1 \u{2192} h2  80 ms"), "{text}");
+    assert!(
+        !text.contains('\u{1b}') && text.contains("receive max\\u{1b}[31m"),
+        "{text}"
+    );
+    // The running CUBIC serves h3: it stays host-wide; h2 gets BBR on its own route.
+    assert!(text.contains("congestion control cubic, already running"), "{text}");
+    assert!(
+        text.contains("congestion control to h2 (198.18.10.2) cubic \u{2192} bbr"),
+        "{text}"
+    );
+    assert!(
+        text.contains("receive max\\u{1b}[31m 4 MiB \u{2192} 9 MiB: 5 × BDP,\\u{a}loss recovery; to h3, 80 ms"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  h2 \u{2192} h1: not measured: ssh h2: its advice holds a setting"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("h2 \u{2192} h1  "),
+        "no row for a pair not measured: {text}"
+    );
+    // The file: every comment one line, the route's device quoted by the one rule.
+    let file = std::fs::read_to_string(out_dir.join("h1.conf")).expect("h1.conf");
+    assert!(
+        file.contains("\n# route: ip route replace 198.18.10.2/32 dev 'x$(id)' proto 116 scope link congctl bbr\n"),
+        "{file}"
+    );
+    assert!(file.contains("\nnet.ipv4.tcp_rmem = 4096 131072 9437184\n"), "{file}");
+    assert_eq!(file.matches("# route: ").count(), 1, "{file}");
+    assert!(!file.contains('\u{1b}'), "{file}");
+    for l in file.lines() {
+        assert!(
+            l.is_empty() || l.starts_with('#') || l.starts_with("net."),
+            "a line sysctl would read: {l:?}"
+        );
+    }
+    for h in ["h2", "h3", "h4"] {
+        assert!(!out_dir.join(format!("{h}.conf")).exists(), "{h}");
+    }
+    // JSON keeps the words as they came (escaped by JSON); the playbook quotes the device.
+    let json = run("json");
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).expect("json");
+    assert_eq!(v["pairs"].as_array().map(Vec::len), Some(12));
+    assert_eq!(v["advice"][0]["routes"][0]["route"]["dev"], "x$(id)");
+    assert_eq!(v["advice"][0]["settings"][0]["decided_by"]["to"], "h3");
+    let book = String::from_utf8_lossy(&run("ansible").stdout).into_owned();
+    assert!(book.contains(r#""dev", "x$(id)", "proto""#), "{book}");
+    assert!(
+        book.contains("hosts: \"h1\"") && !book.contains("hosts: \"h2\""),
+        "{book}"
+    );
+    assert!(!book.contains('\u{1b}'), "{book}");
+}
+
+/// lab/mesh.sh's three hosts, torn down when dropped; the host kept quiet meanwhile. The
+/// namespaces stand for whole hosts, whose root may choose any congestion control the kernel
+/// offers: the host's tcp_allowed_congestion_control is widened for the lab's life and put back.
+struct MeshLab {
+    name: String,
+    env: std::collections::BTreeMap<String, String>,
+    allowed: String,
+    _quiet: crate::lab_support::Quiet,
+}
+
+impl MeshLab {
+    /// The lab, every host on the kernel's stock buffers and CUBIC.
+    fn up(pairs: &[&str]) -> Self {
+        let quiet = crate::lab_support::quiet_host();
+        let name = format!("tm{}", std::process::id() % 100_000);
+        let script = crate::lab_support::repo().join("lab/mesh.sh");
+        let host_sysctl = |k: &str| {
+            let out = std::process::Command::new("sysctl")
+                .args(["-n", k])
+                .output()
+                .expect("sysctl");
+            String::from_utf8_lossy(&out.stdout).trim().to_string()
+        };
+        let mut lab = Self {
+            name,
+            env: Default::default(),
+            allowed: host_sysctl("net.ipv4.tcp_allowed_congestion_control"),
+            _quiet: quiet,
+        };
+        let available = host_sysctl("net.ipv4.tcp_available_congestion_control");
+        let ok = std::process::Command::new("sysctl")
+            .args(["-qw", &format!("net.ipv4.tcp_allowed_congestion_control={available}")])
+            .status()
+            .expect("sysctl");
+        assert!(
+            ok.success(),
+            "cannot widen tcp_allowed_congestion_control to {available}"
+        );
+        let mut c = std::process::Command::new("bash");
+        c.arg(&script)
+            .args(["up", &lab.name, "--bin"])
+            .arg(assert_cmd::cargo::cargo_bin("tcptune"));
+        for p in pairs {
+            c.args(["--pair", p]);
+        }
+        let out = c.output().expect("lab/mesh.sh");
+        assert!(
+            out.status.success(),
+            "lab/mesh.sh up: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let env = std::process::Command::new("bash")
+            .arg(&script)
+            .args(["env", &lab.name])
+            .output()
+            .expect("env");
+        lab.env = String::from_utf8_lossy(&env.stdout)
+            .lines()
+            .filter_map(|l| l.split_once('='))
+            .map(|(k, v)| (k.to_string(), v.trim_matches('\'').to_string()))
+            .collect();
+        for n in 1..=3 {
+            lab.sh(
+                n,
+                "sysctl -qw net.ipv4.tcp_rmem='4096 131072 6291456' net.ipv4.tcp_wmem='4096 16384 4194304' \
+                 net.ipv4.tcp_congestion_control=cubic",
+            );
+        }
+        lab
+    }
+
+    fn var(&self, k: &str) -> &str {
+        self.env
+            .get(k)
+            .map_or_else(|| panic!("lab/mesh.sh env has no {k}"), String::as_str)
+    }
+
+    fn ns(&self, n: u8) -> String {
+        self.var(&format!("NS_{n}")).to_string()
+    }
+
+    fn sysctl(&self, n: u8, key: &str) -> String {
+        self.sh(n, &format!("sysctl -n {key}"))
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    fn sh(&self, n: u8, cmd: &str) -> String {
+        let out = std::process::Command::new("ip")
+            .args(["netns", "exec", &self.ns(n), "sh", "-c", cmd])
+            .output()
+            .expect("sh");
+        assert!(out.status.success(), "{cmd}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// `tcptune ARGS` in host `n`.
+    fn tcptune(&self, n: u8, args: &[&std::ffi::OsStr]) -> std::process::Output {
+        std::process::Command::new("ip")
+            .args(["netns", "exec", &self.ns(n)])
+            .arg(assert_cmd::cargo::cargo_bin("tcptune"))
+            .args(args)
+            .output()
+            .expect("tcptune")
+    }
+}
+
+impl Drop for MeshLab {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("bash")
+            .arg(crate::lab_support::repo().join("lab/mesh.sh"))
+            .args(["down", &self.name])
+            .output();
+        let _ = std::process::Command::new("sysctl")
+            .args([
+                "-qw",
+                &format!("net.ipv4.tcp_allowed_congestion_control={}", self.allowed),
+            ])
+            .status();
+    }
+}
+
+/// The lab's paths: 10 ms clean, 80 ms 0.01 % loss, 150 ms behind a quarter-BDP queue.
+const PAIRS: [&str; 3] = [
+    "1-2:10ms:200mbit",
+    "1-3:80ms:200mbit:loss=0.01",
+    "2-3:150ms:100mbit:queue=468750",
+];
+
+/// The RTT of the line between hosts `a` and `b`, ms, and its BDP, bytes (rate × RTT).
+fn line(a: u8, b: u8) -> (f64, f64) {
+    match (a.min(b), a.max(b)) {
+        (1, 2) => (10.0, 200e6 / 8.0 * 0.010),
+        (1, 3) => (80.0, 200e6 / 8.0 * 0.080),
+        _ => (150.0, 100e6 / 8.0 * 0.150),
+    }
+}
+
+/// The last number of a sysctl triple.
+fn max_of(v: &str) -> f64 {
+    v.split_whitespace().last().and_then(|n| n.parse().ok()).unwrap_or(0.0)
+}
+
+#[test]
+#[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
+fn a_three_host_mesh_advises_each_host_from_both_its_paths_and_ansible_applies_and_reverts_it() {
+    let lab = MeshLab::up(&PAIRS);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ssh = format!("ssh -F {}", lab.var("SSH_CONFIG"));
+    let inv = lab.var("INVENTORY").to_string();
+    let files = dir.path().join("files");
+    std::fs::create_dir(&files).expect("mkdir");
+    let t = std::time::Instant::now();
+    let out = tcptune()
+        .args([
+            "mesh",
+            "--inventory",
+            &inv,
+            "--ssh-command",
+            &ssh,
+            "--test-time",
+            "3s",
+            "--format",
+            "ansible",
+            "--output",
+        ])
+        .arg(&files)
+        .output()
+        .expect("mesh");
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{err}");
+    eprintln!("mesh took {:.1} s:\n{err}", t.elapsed().as_secs_f64());
+    // Each pair measured across its own line (not the control host's link), one at a time.
+    for (k, (a, b)) in [(1, 2), (1, 3), (2, 1), (2, 3), (3, 1), (3, 2)].into_iter().enumerate() {
+        let head = format!("[{}/6] h{a} \u{2192} h{b}: ", k + 1);
+        let said = err
+            .lines()
+            .filter_map(|l| l.strip_prefix(&head))
+            .find(|l| l.contains(" ms, "))
+            .unwrap_or_else(|| panic!("{head}: {err}"));
+        let rtt: f64 = said.split(" ms").next().and_then(|x| x.parse().ok()).expect("rtt");
+        let (want, _) = line(a, b);
+        assert!(
+            (want..want * 1.2 + 2.0).contains(&rtt),
+            "{head}{said}: the line is {want} ms"
+        );
+    }
+    // Each host advised from both its paths; its maxima within 6 × its largest path's BDP;
+    // its file applies there, its host routes too, and reverts.
+    for n in 1..=3u8 {
+        let others: Vec<u8> = (1..=3).filter(|o| *o != n).collect();
+        let largest = others.iter().map(|o| line(n, *o).1).fold(0.0, f64::max);
+        let file = files.join(format!("h{n}.conf"));
+        let text = std::fs::read_to_string(&file).expect("file");
+        assert!(
+            text.contains(&format!(
+                "mesh advice for h{n} (linux), from its paths to h{}, h{}",
+                others[0], others[1]
+            )),
+            "{text}"
+        );
+        for key in ["net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem"] {
+            let v = text
+                .lines()
+                .find_map(|l| l.trim_start_matches("# ").strip_prefix(&format!("{key} = ")))
+                .unwrap_or_else(|| panic!("h{n}: no {key}: {text}"));
+            let m = max_of(v);
+            assert!(
+                (largest..=6.0 * largest).contains(&m),
+                "h{n}: {key} {v}: not within 1 to 6 × {largest}\n{text}"
+            );
+        }
+        let before = lab.sysctl(n, "net.ipv4.tcp_rmem");
+        let state = dir.path().join(format!("state-{n}"));
+        let apply = lab.tcptune(
+            n,
+            &[
+                "apply".as_ref(),
+                file.as_os_str(),
+                "--state-dir".as_ref(),
+                state.as_os_str(),
+            ],
+        );
+        assert!(
+            apply.status.success(),
+            "h{n}: {}\n{text}",
+            String::from_utf8_lossy(&apply.stderr)
+        );
+        for l in text.lines().filter(|l| l.starts_with("# route: ")) {
+            let dest = l.split_whitespace().nth(5).expect("dest");
+            let cc = l.rsplit(' ').next().expect("cc");
+            let shown = lab.sh(n, &format!("ip route show {dest}"));
+            assert!(shown.contains(&format!("congctl {cc}")), "h{n}: {l}: {shown}");
+        }
+        let revert = lab.tcptune(n, &["revert".as_ref(), "--state-dir".as_ref(), state.as_os_str()]);
+        assert!(
+            revert.status.success(),
+            "h{n}: {}",
+            String::from_utf8_lossy(&revert.stderr)
+        );
+        assert_eq!(lab.sysctl(n, "net.ipv4.tcp_rmem"), before, "h{n}");
+        assert!(!lab.sh(n, "ip route show").contains("congctl"), "h{n}: a route left");
+    }
+    // A route only where a path needs another congestion control than the host-wide one.
+    let file = |n: u8| std::fs::read_to_string(files.join(format!("h{n}.conf"))).expect("file");
+    let mut routed = Vec::new();
+    for n in 1..=3u8 {
+        let text = file(n);
+        let host_wide = text
+            .lines()
+            .find_map(|l| {
+                l.trim_start_matches("# ")
+                    .strip_prefix("net.ipv4.tcp_congestion_control = ")
+            })
+            .unwrap_or_else(|| panic!("h{n}: no congestion control: {text}"))
+            .to_string();
+        for l in text.lines().filter(|l| l.starts_with("# route: ")) {
+            assert!(
+                !l.ends_with(&format!(" congctl {host_wide}")),
+                "h{n}: a route for the host-wide {host_wide}: {text}"
+            );
+            routed.push((
+                n,
+                l.split_whitespace()
+                    .nth(5)
+                    .expect("dest")
+                    .trim_end_matches("/32")
+                    .to_string(),
+            ));
+        }
+    }
+    // Nothing left running on the hosts but their sshd.
+    for n in 1..=3u8 {
+        let pids = std::process::Command::new("ip")
+            .args(["netns", "pids", &lab.ns(n)])
+            .output()
+            .expect("pids");
+        let running: Vec<String> = String::from_utf8_lossy(&pids.stdout)
+            .lines()
+            .filter_map(|p| std::fs::read_to_string(format!("/proc/{p}/comm")).ok())
+            .map(|c| c.trim().to_string())
+            .collect();
+        assert!(running.iter().all(|c| c == "sshd"), "h{n}: {running:?}");
+    }
+
+    // The playbook, through the same sshd, to the three hosts at once: one play per host with
+    // its own values. The namespaces share one file system: each host's files are its own (-e,
+    // templated per host).
+    let venv = super::fleet::venv();
+    let book = dir.path().join("mesh.yml");
+    std::fs::write(&book, &out.stdout).expect("book");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let wanted = |host: u8| -> Vec<(String, String)> {
+        let start = text.find(&format!("  hosts: \"h{host}\"")).expect("play");
+        let end = text[start..].find("\n- name: ").map_or(text.len(), |e| start + e);
+        text[start..end]
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("- name: \"net."))
+            .filter_map(|l| l.trim_end_matches('"').split_once(" = "))
+            .map(|(k, v)| (format!("net.{k}"), v.to_string()))
+            .filter(|(k, _)| !k.starts_with("net.core."))
+            .collect()
+    };
+    let files_of = dir.path().join("ansible");
+    let play = |extra: &[&str]| {
+        let out = std::process::Command::new(venv.join("bin/ansible-playbook"))
+            .args(["-i", &inv])
+            .arg(&book)
+            .arg("-e")
+            .arg(format!(
+                "tcptune_sysctl_file={}/{{{{ inventory_hostname }}}}-60-tcptune.conf",
+                files_of.display()
+            ))
+            .arg("-e")
+            .arg(format!(
+                "tcptune_prior_file={}/{{{{ inventory_hostname }}}}-prior.conf",
+                files_of.display()
+            ))
+            .args(extra)
+            .env("ANSIBLE_NOCOLOR", "1")
+            // One ssh session per task, not three (the modules sent on its stdin).
+            .env("ANSIBLE_PIPELINING", "1")
+            .env("ANSIBLE_LOCAL_TEMP", dir.path().join("ansible-local"))
+            .env("ANSIBLE_REMOTE_TEMP", dir.path().join("ansible-remote"))
+            .output()
+            .expect("ansible-playbook");
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.status.success(), "{extra:?}:\n{said}");
+        said
+    };
+    let want: Vec<Vec<(String, String)>> = (1..=3).map(wanted).collect();
+    let now = || -> Vec<Vec<String>> {
+        (1..=3u8)
+            .map(|n| want[usize::from(n - 1)].iter().map(|(k, _)| lab.sysctl(n, k)).collect())
+            .collect()
+    };
+    for (n, w) in (1..=3).zip(&want) {
+        assert!(w.iter().any(|(k, _)| k == "net.ipv4.tcp_rmem"), "h{n}: {w:?}");
+    }
+    let before = now();
+    let check = play(&["--check"]);
+    assert_eq!(now(), before, "--check changed a host:\n{check}");
+    let first = play(&[]);
+    let set: Vec<Vec<String>> = want
+        .iter()
+        .map(|w| w.iter().map(|(_, v)| v.clone()).collect())
+        .collect();
+    assert_eq!(now(), set, "{first}");
+    assert_ne!(set[0], set[1], "the hosts' values are their own");
+    for (n, dest) in &routed {
+        assert!(
+            lab.sh(*n, &format!("ip route show {dest}")).contains("congctl"),
+            "h{n} to {dest}:\n{first}"
+        );
+    }
+    let again = play(&[]);
+    for n in 1..=3 {
+        assert!(
+            again.contains(&format!("h{n}")) && !again.contains("changed=1"),
+            "a second run changed something:\n{again}"
+        );
+    }
+    assert_eq!(again.matches("changed=0").count(), 3, "{again}");
+    let revert = play(&["--tags", "revert"]);
+    assert_eq!(now(), before, "revert:\n{revert}");
+    for n in 1..=3u8 {
+        assert!(
+            !lab.sh(n, "ip route show").contains("congctl"),
+            "h{n}: a route left after revert:\n{revert}"
+        );
+    }
+}
