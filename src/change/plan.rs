@@ -28,8 +28,8 @@ pub struct Input {
     pub from_advice: bool,
     /// For the user, before anything else happens (advice warnings, settings left out).
     pub notes: Vec<String>,
-    /// `--scope path`, or a file's route line: the host route to set.
-    pub route: Option<RouteWant>,
+    /// `--scope path`, or a file's route lines: the host routes to set, one per destination.
+    pub routes: Vec<RouteWant>,
 }
 
 impl Input {
@@ -63,7 +63,7 @@ impl Input {
                 .collect();
             many(Error::usage, &all, "nothing was written")
         })?;
-        let route = route_line(&text, &origin)?;
+        let routes = route_lines(&text, &origin)?;
         // A file that sets nothing (the advice, when every key already has its value, prints
         // each line commented out) is nothing to change, as for `sysctl -p`: apply says so
         // and succeeds, so the documented pipeline can run twice.
@@ -74,7 +74,7 @@ impl Input {
             boot: Vec::new(),
             from_advice: false,
             notes: Vec::new(),
-            route,
+            routes,
         })
     }
 
@@ -122,20 +122,25 @@ impl Input {
             boot,
             from_advice: true,
             notes,
-            route: None,
+            routes: Vec::new(),
         })
     }
 
     /// Whether the input sets nothing: no key, no boot tunable, no route.
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty() && self.boot.is_empty() && self.route.is_none()
+        self.entries.is_empty() && self.boot.is_empty() && self.routes.is_empty()
     }
 }
 
-/// The route line of a sysctl file (`# route: ip route replace DEST ... congctl ALGO`, as
-/// `advise --scope path` writes it): at most one; a line tcptune cannot take is an error.
-fn route_line(text: &str, origin: &str) -> anyhow::Result<Option<RouteWant>> {
-    let mut found: Option<(usize, RouteWant)> = None;
+/// Most route lines one file may carry (`tcptune mesh` writes one per destination whose
+/// congestion control differs from the host-wide one).
+pub const MAX_ROUTE_LINES: usize = 64;
+
+/// The route lines of a sysctl file (`# route: ip route replace DEST ... congctl ALGO`, as
+/// `advise --scope path` and `mesh` write them): one per destination, at most
+/// [`MAX_ROUTE_LINES`]; a line tcptune cannot take is an error, and so is a destination twice.
+fn route_lines(text: &str, origin: &str) -> anyhow::Result<Vec<RouteWant>> {
+    let mut found: Vec<(usize, RouteWant)> = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let Some(parsed) = crate::route::parse_route_line(line.trim_end()) else {
             continue;
@@ -144,14 +149,24 @@ fn route_line(text: &str, origin: &str) -> anyhow::Result<Option<RouteWant>> {
             Error::usage(format!("{origin}:{}: {m}", i + 1))
                 .with_hint("nothing was written; advise --scope path --format sysctl writes the line")
         })?;
-        if let Some((first, _)) = &found {
+        if let Some((first, _)) = found.iter().find(|(_, w)| w.dest == line.dest) {
             return Err(Error::usage(format!(
-                "{origin}:{}: a second route line (the first is line {first}): one destination per file",
-                i + 1
+                "{origin}:{}: a second route line to {} (the first is line {first}): one line per destination",
+                i + 1,
+                line.dest
             ))
+            .with_hint("nothing was written")
             .into());
         }
-        found = Some((
+        if found.len() == MAX_ROUTE_LINES {
+            return Err(Error::usage(format!(
+                "{origin}:{}: more than {MAX_ROUTE_LINES} route lines",
+                i + 1
+            ))
+            .with_hint("nothing was written")
+            .into());
+        }
+        found.push((
             i + 1,
             RouteWant {
                 dest: line.dest,
@@ -160,7 +175,7 @@ fn route_line(text: &str, origin: &str) -> anyhow::Result<Option<RouteWant>> {
             },
         ));
     }
-    Ok(found.map(|(_, w)| w))
+    Ok(found.into_iter().map(|(_, w)| w).collect())
 }
 
 /// What the running system says about the input.
@@ -245,7 +260,7 @@ pub fn preflight(env: &Env, input: &Input, dry_run: bool) -> anyhow::Result<Plan
         }
     }
     refusals.check()?;
-    if let Some(want) = &input.route {
+    for want in &input.routes {
         match super::route::preflight(env, want, dry_run)? {
             Some(c) => plan.routes.push(c),
             None => plan.routes_unchanged.push(format!(
@@ -447,12 +462,17 @@ pub fn persist_plan(os: Os, root: &Path, id: &str, input: &Input, plan: &mut Pla
     };
     let files = persist_files(os, root, &file, chosen, id, input, plan)?;
     plan.warnings.extend(warnings);
-    if let Some(want) = &input.route {
+    if !input.routes.is_empty() {
+        let dests: Vec<String> = input.routes.iter().map(|w| w.dest.to_string()).collect();
         plan.notes.push(format!(
-            "--persist keeps the sysctls only: the host route to {} ends at reboot (and when its link or \
-             address goes); keep it with the systemd-networkd drop-in of `tcptune advise --scope path \
+            "--persist keeps the sysctls only: the host route{} to {} end{} at reboot (and when {} link or \
+             address goes); keep {} with the systemd-networkd drop-in of `tcptune advise --scope path \
              --format networkd`, or your network configuration",
-            want.dest
+            if dests.len() == 1 { "" } else { "s" },
+            dests.join(", "),
+            if dests.len() == 1 { "s" } else { "" },
+            if dests.len() == 1 { "its" } else { "their" },
+            if dests.len() == 1 { "it" } else { "them" },
         ));
     }
     Ok(files)

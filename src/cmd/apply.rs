@@ -193,7 +193,7 @@ fn gather(a: &ApplyArgs, ctx: &Context) -> anyhow::Result<Input> {
                 source,
                 advice.warnings.iter().map(|w| w.line().to_string()).collect(),
             )?;
-            input.route = route;
+            input.routes = route.into_iter().collect();
             Ok(input)
         }
     }

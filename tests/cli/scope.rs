@@ -664,7 +664,8 @@ fn scope_usage_errors_are_said_before_anything_runs() {
     }
 }
 
-/// A file's route line must be one tcptune takes: a host route, unlocked, main table, once.
+/// A file's route lines must be ones tcptune takes: host routes, unlocked, main table, each
+/// destination once, at most 64.
 #[test]
 fn a_files_route_line_is_checked_like_its_keys() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -678,8 +679,15 @@ fn a_files_route_line_is_checked_like_its_keys() {
             "congctl unlocked",
         ),
         (
-            "# route: ip route replace 198.18.0.2 congctl bbr\n# route: ip route replace 198.18.0.3 congctl bbr\n",
-            "t.conf:2: a second route line",
+            "# route: ip route replace 198.18.0.2 congctl bbr\n# route: ip route replace 198.18.0.3 congctl bbr\n\
+             # route: ip route replace 198.18.0.2/32 congctl reno\n",
+            "t.conf:3: a second route line to 198.18.0.2 (the first is line 1)",
+        ),
+        (
+            &(1..=65)
+                .map(|i| format!("# route: ip route replace 198.18.1.{i} congctl bbr\n"))
+                .collect::<String>(),
+            "t.conf:65: more than 64 route lines",
         ),
     ] {
         let file = dir.path().join("t.conf");
@@ -693,6 +701,57 @@ fn a_files_route_line_is_checked_like_its_keys() {
         assert_eq!(out.status.code(), Some(2), "{text}: {err}");
         assert!(err.contains(says), "{text}: {err}");
     }
+}
+
+/// A file may carry a route line per destination (`tcptune mesh` writes them): apply writes
+/// each host route after the sysctls, revert takes every one back; a file one of whose routes
+/// cannot be written changes nothing at all.
+#[test]
+#[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
+fn a_file_with_a_route_per_destination_applies_and_reverts_them_all() {
+    let t = Three::up("mrl");
+    t.wait_reachable(C);
+    let before = t.routes();
+    let rmem = t.a.sysctl("net.ipv4.tcp_rmem");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("mesh.conf");
+    std::fs::write(
+        &file,
+        format!(
+            "net.ipv4.tcp_rmem = 4096 131072 9437184\n# route: ip route replace {B}/32 dev br0 congctl bbr\n\
+             # route: ip route replace {C}/32 dev br0 congctl reno\n# route: ip route replace {B6}/128 dev br0 congctl bbr\n"
+        ),
+    )
+    .expect("write");
+    let id = ok(&t.tcptune(&["apply", file.to_str().expect("utf8")]), "apply");
+    assert!(!id.trim().is_empty());
+    let shown = t.routes();
+    for (dest, cc) in [(B, "bbr"), (C, "reno"), (B6, "bbr")] {
+        assert!(
+            shown.lines().any(|l| l.contains(&format!(" {dest} ")) && l.contains(&format!("congctl {cc}"))),
+            "{dest} congctl {cc}: {shown}"
+        );
+    }
+    assert_eq!(t.a.sysctl("net.ipv4.tcp_rmem"), "4096 131072 9437184");
+    ok(&t.tcptune(&["revert"]), "revert");
+    assert_eq!(t.routes(), before);
+    assert_eq!(t.a.sysctl("net.ipv4.tcp_rmem"), rmem);
+    // The third destination has no path (no route to 198.18.99.9): refused before anything is
+    // written, the first two routes and the sysctl included.
+    std::fs::write(
+        &file,
+        format!(
+            "net.ipv4.tcp_rmem = 4096 131072 9437184\n# route: ip route replace {B}/32 dev br0 congctl bbr\n\
+             # route: ip route replace {C}/32 dev br0 congctl reno\n# route: ip route replace 198.18.99.9 congctl bbr\n"
+        ),
+    )
+    .expect("write");
+    let out = t.tcptune(&["apply", file.to_str().expect("utf8")]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(err.contains("198.18.99.9"), "{err}");
+    assert_eq!(t.routes(), before, "{err}");
+    assert_eq!(t.a.sysctl("net.ipv4.tcp_rmem"), rmem, "{err}");
 }
 
 unsafe extern "C" {
