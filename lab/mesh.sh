@@ -2,7 +2,8 @@
 # lab/mesh.sh — three emulated hosts, each pair joined by a WAN path of its own, each host with
 # its own sshd: the fleet `tcptune mesh` measures.
 #
-#   mesh.sh up NAME [--bin PATH] --pair 1-2:RTT:RATE[:loss=PCT][:queue=BYTES] --pair 1-3:... --pair 2-3:...
+#   mesh.sh up NAME [--bin PATH] --pair 1-2:RTT:RATE[:loss=PCT][:queue=BYTES]
+#               --pair 1-3:... --pair 2-3:...
 #   mesh.sh down NAME       # idempotent
 #   mesh.sh env NAME        # prints NS_1.. ADDR_1.. SSH_CONFIG INVENTORY ... as shell vars
 #
@@ -18,9 +19,11 @@
 #     198.18.10.N/32 over it, so ssh from here never crosses a delay line.
 # Each host runs sshd on 0.0.0.0:2222 (key only, a host key and a client key made for the lab,
 # PATH = STATE/bin:/usr/sbin:/usr/bin:/sbin:/bin, where STATE/bin/tcptune links to --bin PATH
-# when given). STATE (/run/tcptune-lab/NAME, or $LAB_STATE_ROOT/NAME) holds ssh_config (Hosts h1,
-# h2, h3, BatchMode, the lab's known_hosts only), inventory.ini (an Ansible inventory of h1, h2,
-# h3 through that ssh_config, as root without sudo), env, and each delay line's pid and log (pid.12, delayline.12.log).
+# when given; TMPDIR = STATE/tmp, where what a session leaves would show). STATE
+# (/run/tcptune-lab/NAME, or $LAB_STATE_ROOT/NAME) holds ssh_config (Hosts h1, h2, h3,
+# BatchMode, the lab's known_hosts only), inventory.ini (an Ansible inventory of h1, h2, h3
+# through that ssh_config, as root without sudo), env, and each delay line's pid and log
+# (pid.12, delayline.12.log).
 # Needs root, sshd (openssh-server) and the delay line (built as lab.sh builds it).
 # Only ever addresses 198.18.10.0/24 and 198.18.11.0/24, inside namespaces it made.
 set -euo pipefail
@@ -150,7 +153,7 @@ cmd_up() {
 	trap up_exit EXIT
 	trap 'exit 130' INT
 	trap 'exit 143' TERM
-	mkdir -p "$state/bin" /run/sshd
+	mkdir -p "$state/bin" "$state/tmp" /run/sshd
 	[[ -n $bin ]] && ln -s "$(realpath "$bin")" "$state/bin/tcptune"
 
 	local ns root_addr host_addr dev
@@ -208,14 +211,14 @@ cmd_up() {
 			"$n" "$n" "$state/id" "$state/known_hosts" >>"$state/ssh_config"
 		ip netns exec "$name-h$n" /usr/sbin/sshd -f /dev/null -h "$state/host" -o ListenAddress=0.0.0.0:2222 \
 			-o "AuthorizedKeysFile=$state/authorized_keys" -o StrictModes=no -o UsePAM=no \
-			-o "PidFile=$state/sshd.$n.pid" -o "SetEnv=PATH=$state/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+			-o "PidFile=$state/sshd.$n.pid" -o "SetEnv=PATH=$state/bin:/usr/sbin:/usr/bin:/sbin:/bin TMPDIR=$state/tmp"
 	done
 	# ansible_become=false: the lab logs in as root, and may have no sudo.
 	printf '[mesh]\nh1\nh2\nh3\n\n[mesh:vars]\nansible_ssh_common_args=%s\nansible_python_interpreter=/usr/bin/python3\nansible_become=false\n' \
 		"'-F $state/ssh_config'" >"$state/inventory.ini"
 	{
 		for n in 1 2 3; do printf 'NS_%s=%q\nADDR_%s=%q\n' "$n" "$name-h$n" "$n" "198.18.10.$n"; done
-		printf 'SSH_CONFIG=%q\nINVENTORY=%q\n' "$state/ssh_config" "$state/inventory.ini"
+		printf 'SSH_CONFIG=%q\nINVENTORY=%q\nTMP=%q\n' "$state/ssh_config" "$state/inventory.ini" "$state/tmp"
 		for ij in 1-2 1-3 2-3; do
 			local k=${ij/-/}
 			printf 'RTT_NS_%s=%q\nRATE_BPS_%s=%q\nLOSS_%s=%q\nQUEUE_%s=%q\n' "$k" "${rtt[$ij]}" "$k" "${rate[$ij]}" \
