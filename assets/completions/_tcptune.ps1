@@ -35,6 +35,7 @@ Register-ArgumentCompleter -Native -CommandName 'tcptune' -ScriptBlock {
             [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Receive throughput tests from `tcptune verify`, and run the path tests of `advise --host` in both directions (run it as root so a path test may force its buffers)')
             [CompletionResult]::new('verify', 'verify', [CompletionResultType]::ParameterValue, 'Send a throughput test to `tcptune serve` and say what limits it (this end sends)')
             [CompletionResult]::new('peer', 'peer', [CompletionResultType]::ParameterValue, 'Internal: the far end of an SSH-started path test (`advise --ssh` starts it): serve for one session, on a free port it prints as one JSON line')
+            [CompletionResult]::new('mesh', 'mesh', [CompletionResultType]::ParameterValue, 'Measure every pair of a fleet''s hosts through your own ssh and advise each host from all its paths')
             [CompletionResult]::new('inspect', 'inspect', [CompletionResultType]::ParameterValue, 'Live TCP flows: RTT, cwnd, delivery rate and what limits each (Linux)')
             [CompletionResult]::new('profiles', 'profiles', [CompletionResultType]::ParameterValue, 'List, show or export the shipped profiles (the rules advise renders)')
             [CompletionResult]::new('man', 'man', [CompletionResultType]::ParameterValue, 'Print the manual page (roff, section 8): `tcptune man | man -l -`')
@@ -216,6 +217,19 @@ Register-ArgumentCompleter -Native -CommandName 'tcptune' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             break
         }
+        'tcptune;mesh' {
+            [CompletionResult]::new('--inventory', '--inventory', [CompletionResultType]::ParameterName, 'An Ansible inventory: INI, or the JSON of `ansible-inventory -i FILE --list` (for YAML and dynamic inventories); its hosts join those named')
+            [CompletionResult]::new('--group', '--group', [CompletionResultType]::ParameterName, 'Only the inventory''s hosts in this group (its children''s too)')
+            [CompletionResult]::new('--pairs', '--pairs', [CompletionResultType]::ParameterName, 'Measure only these ordered pairs, FROM:TO, comma-separated (h1:h2,h2:h1); the others are left out of the matrix and the advice')
+            [CompletionResult]::new('--ssh-command', '--ssh-command', [CompletionResultType]::ParameterName, 'The ssh command to run instead of `ssh`, split into words as a shell would ("ssh -F ./config")')
+            [CompletionResult]::new('--test-time', '--test-time', [CompletionResultType]::ParameterName, 'Longest path test, each direction, of each pair [default: advise''s, 10 s + 15 x the path''s RTT]')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format [default: table]')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Also write one sysctl.d file per host into DIR (HOST.conf, with its route lines)')
+            [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'List the pairs and what runs on each host, and measure nothing')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
         'tcptune;inspect' {
             [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Only flows to this peer (name or address)')
             [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Only flows with this local or remote port')
@@ -290,6 +304,7 @@ Register-ArgumentCompleter -Native -CommandName 'tcptune' -ScriptBlock {
             [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Receive throughput tests from `tcptune verify`, and run the path tests of `advise --host` in both directions (run it as root so a path test may force its buffers)')
             [CompletionResult]::new('verify', 'verify', [CompletionResultType]::ParameterValue, 'Send a throughput test to `tcptune serve` and say what limits it (this end sends)')
             [CompletionResult]::new('peer', 'peer', [CompletionResultType]::ParameterValue, 'Internal: the far end of an SSH-started path test (`advise --ssh` starts it): serve for one session, on a free port it prints as one JSON line')
+            [CompletionResult]::new('mesh', 'mesh', [CompletionResultType]::ParameterValue, 'Measure every pair of a fleet''s hosts through your own ssh and advise each host from all its paths')
             [CompletionResult]::new('inspect', 'inspect', [CompletionResultType]::ParameterValue, 'Live TCP flows: RTT, cwnd, delivery rate and what limits each (Linux)')
             [CompletionResult]::new('profiles', 'profiles', [CompletionResultType]::ParameterValue, 'List, show or export the shipped profiles (the rules advise renders)')
             [CompletionResult]::new('man', 'man', [CompletionResultType]::ParameterValue, 'Print the manual page (roff, section 8): `tcptune man | man -l -`')
@@ -325,6 +340,9 @@ Register-ArgumentCompleter -Native -CommandName 'tcptune' -ScriptBlock {
             break
         }
         'tcptune;help;peer' {
+            break
+        }
+        'tcptune;help;mesh' {
             break
         }
         'tcptune;help;inspect' {

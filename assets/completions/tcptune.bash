@@ -40,6 +40,9 @@ _tcptune() {
             tcptune,man)
                 cmd="tcptune__subcmd__man"
                 ;;
+            tcptune,mesh)
+                cmd="tcptune__subcmd__mesh"
+                ;;
             tcptune,peer)
                 cmd="tcptune__subcmd__peer"
                 ;;
@@ -84,6 +87,9 @@ _tcptune() {
                 ;;
             tcptune__subcmd__help,man)
                 cmd="tcptune__subcmd__help__subcmd__man"
+                ;;
+            tcptune__subcmd__help,mesh)
+                cmd="tcptune__subcmd__help__subcmd__mesh"
                 ;;
             tcptune__subcmd__help,peer)
                 cmd="tcptune__subcmd__help__subcmd__peer"
@@ -146,7 +152,7 @@ _tcptune() {
 
     case "${cmd}" in
         tcptune)
-            opts="-h -V --help --version calc advise apply revert snapshots revert-timer check serve verify peer inspect profiles man completions help"
+            opts="-h -V --help --version calc advise apply revert snapshots revert-timer check serve verify peer mesh inspect profiles man completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -502,7 +508,7 @@ _tcptune() {
             return 0
             ;;
         tcptune__subcmd__help)
-            opts="calc advise apply revert snapshots revert-timer check serve verify peer inspect profiles man completions help"
+            opts="calc advise apply revert snapshots revert-timer check serve verify peer mesh inspect profiles man completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -614,6 +620,20 @@ _tcptune() {
             return 0
             ;;
         tcptune__subcmd__help__subcmd__man)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tcptune__subcmd__help__subcmd__mesh)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -800,6 +820,48 @@ _tcptune() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tcptune__subcmd__mesh)
+            opts="-h --inventory --group --pairs --dry-run --ssh-command --test-time --format --output --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --inventory)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --group)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --pairs)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ssh-command)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --test-time)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "table json ansible" -- "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

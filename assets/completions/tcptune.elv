@@ -32,6 +32,7 @@ set edit:completion:arg-completer[tcptune] = {|@words|
             cand serve 'Receive throughput tests from `tcptune verify`, and run the path tests of `advise --host` in both directions (run it as root so a path test may force its buffers)'
             cand verify 'Send a throughput test to `tcptune serve` and say what limits it (this end sends)'
             cand peer 'Internal: the far end of an SSH-started path test (`advise --ssh` starts it): serve for one session, on a free port it prints as one JSON line'
+            cand mesh 'Measure every pair of a fleet''s hosts through your own ssh and advise each host from all its paths'
             cand inspect 'Live TCP flows: RTT, cwnd, delivery rate and what limits each (Linux)'
             cand profiles 'List, show or export the shipped profiles (the rules advise renders)'
             cand man 'Print the manual page (roff, section 8): `tcptune man | man -l -`'
@@ -202,6 +203,18 @@ set edit:completion:arg-completer[tcptune] = {|@words|
             cand -h 'Print help'
             cand --help 'Print help'
         }
+        &'tcptune;mesh'= {
+            cand --inventory 'An Ansible inventory: INI, or the JSON of `ansible-inventory -i FILE --list` (for YAML and dynamic inventories); its hosts join those named'
+            cand --group 'Only the inventory''s hosts in this group (its children''s too)'
+            cand --pairs 'Measure only these ordered pairs, FROM:TO, comma-separated (h1:h2,h2:h1); the others are left out of the matrix and the advice'
+            cand --ssh-command 'The ssh command to run instead of `ssh`, split into words as a shell would ("ssh -F ./config")'
+            cand --test-time 'Longest path test, each direction, of each pair [default: advise''s, 10 s + 15 x the path''s RTT]'
+            cand --format 'Output format [default: table]'
+            cand --output 'Also write one sysctl.d file per host into DIR (HOST.conf, with its route lines)'
+            cand --dry-run 'List the pairs and what runs on each host, and measure nothing'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
         &'tcptune;inspect'= {
             cand --host 'Only flows to this peer (name or address)'
             cand --port 'Only flows with this local or remote port'
@@ -264,6 +277,7 @@ set edit:completion:arg-completer[tcptune] = {|@words|
             cand serve 'Receive throughput tests from `tcptune verify`, and run the path tests of `advise --host` in both directions (run it as root so a path test may force its buffers)'
             cand verify 'Send a throughput test to `tcptune serve` and say what limits it (this end sends)'
             cand peer 'Internal: the far end of an SSH-started path test (`advise --ssh` starts it): serve for one session, on a free port it prints as one JSON line'
+            cand mesh 'Measure every pair of a fleet''s hosts through your own ssh and advise each host from all its paths'
             cand inspect 'Live TCP flows: RTT, cwnd, delivery rate and what limits each (Linux)'
             cand profiles 'List, show or export the shipped profiles (the rules advise renders)'
             cand man 'Print the manual page (roff, section 8): `tcptune man | man -l -`'
@@ -289,6 +303,8 @@ set edit:completion:arg-completer[tcptune] = {|@words|
         &'tcptune;help;verify'= {
         }
         &'tcptune;help;peer'= {
+        }
+        &'tcptune;help;mesh'= {
         }
         &'tcptune;help;inspect'= {
         }

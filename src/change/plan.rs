@@ -159,12 +159,11 @@ fn route_lines(text: &str, origin: &str) -> anyhow::Result<Vec<RouteWant>> {
             .into());
         }
         if found.len() == MAX_ROUTE_LINES {
-            return Err(Error::usage(format!(
-                "{origin}:{}: more than {MAX_ROUTE_LINES} route lines",
-                i + 1
-            ))
-            .with_hint("nothing was written")
-            .into());
+            return Err(
+                Error::usage(format!("{origin}:{}: more than {MAX_ROUTE_LINES} route lines", i + 1))
+                    .with_hint("nothing was written")
+                    .into(),
+            );
         }
         found.push((
             i + 1,
@@ -193,7 +192,8 @@ pub struct Plan {
     pub warnings: Vec<String>,
     /// For the user, not a problem (boot-time tunables this OS does not persist).
     pub notes: Vec<String>,
-    /// The host route to write (`--scope path`), after the sysctls.
+    /// The host routes to write (`--scope path`, or a file's route lines in file order),
+    /// after the sysctls.
     pub routes: Vec<RouteChange>,
     /// A host route already as wanted: its destination.
     pub routes_unchanged: Vec<String>,

@@ -573,3 +573,121 @@ fn another_os_is_refused_even_with_force() {
         );
     }
 }
+
+/// `text` as the sysctl file `t.conf` in a temporary directory, read as `apply FILE` reads it.
+fn input_of(text: &str) -> anyhow::Result<Input> {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("t.conf");
+    std::fs::write(&file, text).expect("write");
+    Input::from_file(Some(&file), Os::Linux)
+}
+
+/// `n` route lines, each to its own destination (198.18.1.1, 198.18.1.2, ...).
+fn route_lines(n: usize) -> String {
+    (1..=n)
+        .map(|i| {
+            format!(
+                "# route: ip route replace 198.18.{}.{} congctl bbr\n",
+                1 + i / 250,
+                1 + i % 250
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_files_route_lines_are_read_in_order_one_per_destination() {
+    let input = input_of(
+        "net.ipv4.tcp_rmem = 4096 131072 6291456\n\
+         # route: ip route replace 198.18.0.3/32 dev br0 congctl reno\n\
+         # a comment between them\n\
+         # route: ip route replace 198.18.0.2 via 198.18.0.1 congctl bbr\n\
+         # route: ip route replace 2001:2::3/128 congctl bbr\n\
+         # route: ip route replace ::ffff:c612:2 congctl reno\n",
+    );
+    // An IPv4-mapped destination is refused, as before: the file is refused whole.
+    let e = input.expect_err("an IPv4-mapped destination");
+    assert_eq!(exit_code(&e), exit::USAGE, "{e:#}");
+    assert!(format!("{e:#}").contains("t.conf:6:"), "{e:#}");
+
+    let input = input_of(
+        "net.ipv4.tcp_rmem = 4096 131072 6291456\n\
+         # route: ip route replace 198.18.0.3/32 dev br0 congctl reno\n\
+         # a comment between them\n\
+         # route: ip route replace 198.18.0.2 via 198.18.0.1 congctl bbr\n\
+         # route: ip route replace 2001:2::3/128 congctl bbr\n\
+         # route: ip route replace 2001:2::2 congctl reno\n",
+    )
+    .expect("four destinations");
+    let got: Vec<(String, &str, bool)> = input
+        .routes
+        .iter()
+        .map(|w| (w.dest.to_string(), w.algorithm.as_str(), w.line.is_some()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("198.18.0.3".to_string(), "reno", true),
+            ("198.18.0.2".to_string(), "bbr", true),
+            ("2001:2::3".to_string(), "bbr", true),
+            ("2001:2::2".to_string(), "reno", true),
+        ],
+        "in file order, none dropped or merged"
+    );
+    assert_eq!(input.entries.len(), 1);
+    let line = input.routes[1].line.as_ref().expect("line");
+    assert_eq!(line.gateway.map(|g| g.to_string()).as_deref(), Some("198.18.0.1"));
+    assert_eq!(
+        input.routes[0].line.as_ref().and_then(|l| l.dev.as_deref()),
+        Some("br0")
+    );
+    assert!(!input.is_empty());
+    // A file of route lines only sets something too.
+    let only = input_of(&route_lines(2)).expect("two route lines");
+    assert_eq!(only.routes.len(), 2);
+    assert!(only.entries.is_empty() && !only.is_empty());
+}
+
+#[test]
+fn the_same_destination_twice_is_refused_naming_both_lines() {
+    for (text, says) in [
+        (
+            "# route: ip route replace 198.18.0.2 congctl bbr\n\
+             net.ipv4.tcp_rmem = 4096 131072 6291456\n\
+             # route: ip route replace 198.18.0.3 congctl bbr\n\
+             # route: ip route replace 198.18.0.2/32 dev br0 congctl reno\n",
+            "t.conf:4: a second route line to 198.18.0.2 (the first is line 1)",
+        ),
+        // The same address written two ways is the same destination.
+        (
+            "# route: ip route replace 2001:2::2 congctl bbr\n\
+             # route: ip route replace 2001:2:0:0::2/128 congctl bbr\n",
+            "t.conf:2: a second route line to 2001:2::2 (the first is line 1)",
+        ),
+    ] {
+        let e = input_of(text).expect_err(says);
+        assert_eq!(exit_code(&e), exit::USAGE, "{e:#}");
+        assert!(format!("{e}").contains(says), "{e}");
+        let hint = e.downcast_ref::<Error>().and_then(Error::hint).unwrap_or_default();
+        assert!(hint.starts_with("nothing was written"), "{hint}");
+    }
+    // An IPv4 and an IPv6 destination are two, whatever their addresses look like.
+    let input = input_of(
+        "# route: ip route replace 198.18.0.2 congctl bbr\n\
+         # route: ip route replace 2001:2::c612:2 congctl bbr\n\
+         # route: ip route replace 64:ff9b::c612:2 congctl bbr\n",
+    )
+    .expect("three destinations");
+    assert_eq!(input.routes.len(), 3);
+}
+
+#[test]
+fn at_most_64_route_lines_a_file() {
+    assert_eq!(super::plan::MAX_ROUTE_LINES, 64);
+    let input = input_of(&route_lines(64)).expect("64 lines");
+    assert_eq!(input.routes.len(), 64);
+    assert_eq!(input.routes[63].dest.to_string(), "198.18.1.65");
+    let e = input_of(&format!("net.ipv4.tcp_rmem = 4096 131072 6291456\n{}", route_lines(65))).expect_err("65");
+    assert_eq!(exit_code(&e), exit::USAGE, "{e:#}");
+    assert!(format!("{e}").contains("t.conf:66: more than 64 route lines"), "{e}");
+}

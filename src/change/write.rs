@@ -130,7 +130,8 @@ pub fn roll_back(
             failed.push(e);
         }
     }
-    let undone = what_was_undone(n, partly);
+    // The sysctls and the host routes written before the failure, each one change.
+    let undone = what_was_undone(n + routes, partly);
     let (msg, hint) = record_rollback(env, snap, &cause, &undone, &failed);
     let e = if cause.exit_code() == exit::USAGE {
         Error::usage(msg)

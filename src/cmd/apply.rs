@@ -168,7 +168,7 @@ fn gather(a: &ApplyArgs, ctx: &Context) -> anyhow::Result<Input> {
         .with_hint("e.g. tcptune apply --rtt 150ms --bandwidth 500mbit --dry-run")
         .into()),
         (Some(_), false) if adv.scope == crate::cli::Scope::Path => Err(Error::usage(
-            "--scope path makes fresh advice: a FILE says its own scope (its `# route:` line, as advise --scope path writes it)",
+            "--scope path makes fresh advice: a FILE says its own scope (its `# route:` lines, as advise --scope path and mesh write them)",
         )
         .into()),
         (Some(file), false) => Input::from_file((file.as_os_str() != "-").then_some(file.as_path()), ctx.os),

@@ -38,54 +38,15 @@ pub fn run(args: &MeshArgs, _ctx: &Context, out: &mut dyn Write) -> anyhow::Resu
     }
     crate::output::mesh::write_plan(&mut std::io::stderr(), &plan, false)?;
     let reached = reach(&hosts, &opts);
-    let mut runs: Vec<Pair> = Vec::new();
-    for (i, (from, to)) in pairs.iter().enumerate() {
-        let label = format!("[{}/{}] {from} \u{2192} {to}", i + 1, pairs.len());
-        let run = match (reached.get(from), reached.get(to)) {
-            (Some(Ok(f)), Some(Ok(t))) => measure_pair((from, f), (to, t), &opts, &label),
-            (Some(Err(_)), _) => Err(format!("{from} did not answer")),
-            (_, _) => Err(format!("{to} did not answer")),
-        };
-        if let Err(why) = &run {
-            eprintln!("{label}: skipped: {why}");
-        }
-        runs.push(Pair {
-            from: from.clone(),
-            to: to.clone(),
-            run,
-        });
-    }
-    let measured: Vec<&MeshPath> = runs
-        .iter()
-        .filter_map(|p| p.run.as_ref().ok().map(|(m, _, _)| m))
-        .collect();
-    if measured.is_empty() {
-        return Err(Error::measurement("no pair of the mesh was measured: no advice").into());
-    }
-    let advice: Vec<mesh::HostAdvice> = plan
-        .hosts
-        .iter()
-        .filter_map(|h| {
-            let from: Vec<&MeshPath> = measured.iter().copied().filter(|p| &p.from == h).collect();
-            (!from.is_empty()).then(|| mesh::combine(h, &from))
-        })
-        .collect::<Result<_, _>>()
-        .map_err(Error::measurement)?;
+    let runs = measure_all(&pairs, &reached, &opts);
+    let advice = advise_hosts(&plan.hosts, &runs)?;
     let m = Mesh {
         plan: &plan,
         pairs: &runs,
         hosts: &advice,
     };
     if let Some(dir) = &args.output {
-        for h in &advice {
-            let file = dir.join(format!("{}.conf", h.host));
-            let mut text = Vec::new();
-            crate::output::mesh::write_sysctl(&mut text, &m, h)?;
-            crate::fsutil::check_trusted_parent(&file, "--output")?;
-            crate::snapshot::write_atomic(&file, &text, 0o644)
-                .map_err(|e| Error::system(format!("cannot write {}: {e}", file.display())))?;
-            eprintln!("tcptune: wrote {}", file.display());
-        }
+        write_files(dir, &advice)?;
     }
     match args.format {
         MeshFormat::Table => crate::output::mesh::write_table(out, &m)?,
@@ -101,6 +62,66 @@ pub fn run(args: &MeshArgs, _ctx: &Context, out: &mut dyn Write) -> anyhow::Resu
         .into());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Each pair in turn, one at a time; a pair whose hosts did not answer is skipped, said.
+fn measure_all(
+    pairs: &[(String, String)],
+    reached: &std::collections::BTreeMap<String, Result<Reach, String>>,
+    opts: &remote::mesh::Options,
+) -> Vec<Pair> {
+    let mut runs = Vec::new();
+    for (i, (from, to)) in pairs.iter().enumerate() {
+        let label = format!("[{}/{}] {from} \u{2192} {to}", i + 1, pairs.len());
+        let run = match (reached.get(from), reached.get(to)) {
+            (Some(Ok(f)), Some(Ok(t))) => measure_pair((from, f), (to, t), opts, &label),
+            (Some(Err(_)), _) => Err(format!("{from} did not answer")),
+            (_, _) => Err(format!("{to} did not answer")),
+        };
+        if let Err(why) = &run {
+            eprintln!("{label}: skipped: {why}");
+        }
+        runs.push(Pair {
+            from: from.clone(),
+            to: to.clone(),
+            run,
+        });
+    }
+    runs
+}
+
+/// Each host that measured a path, advised from all it measured.
+fn advise_hosts(hosts: &[String], runs: &[Pair]) -> Result<Vec<mesh::HostAdvice>, Error> {
+    let measured: Vec<&MeshPath> = runs
+        .iter()
+        .filter_map(|p| p.run.as_ref().ok().map(|(m, _, _)| m))
+        .collect();
+    if measured.is_empty() {
+        return Err(Error::measurement("no pair of the mesh was measured: no advice"));
+    }
+    hosts
+        .iter()
+        .filter_map(|h| {
+            let from: Vec<&MeshPath> = measured.iter().copied().filter(|p| &p.from == h).collect();
+            (!from.is_empty()).then(|| mesh::combine(h, &from))
+        })
+        .collect::<Result<_, _>>()
+        .map_err(Error::measurement)
+}
+
+/// `--output DIR`: DIR/HOST.conf per host, each written atomically where root could trust it.
+fn write_files(dir: &Path, advice: &[mesh::HostAdvice]) -> Result<(), Error> {
+    for h in advice {
+        let file = dir.join(format!("{}.conf", h.host));
+        let mut text = Vec::new();
+        crate::output::mesh::write_sysctl(&mut text, h)
+            .map_err(|e| Error::system(format!("cannot render {}: {e}", file.display())))?;
+        crate::fsutil::check_trusted_parent(&file, "--output")?;
+        crate::snapshot::write_atomic(&file, &text, 0o644)
+            .map_err(|e| Error::system(format!("cannot write {}: {e}", file.display())))?;
+        eprintln!("tcptune: wrote {}", file.display());
+    }
+    Ok(())
 }
 
 /// The hosts: those named, then the inventory's, each once, as (name, ssh destination).

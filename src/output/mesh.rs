@@ -244,7 +244,7 @@ pub fn write_table(out: &mut dyn Write, m: &Mesh<'_>) -> std::io::Result<()> {
 
 /// One host's sysctl.d file: a header, then per setting its comment line and `key = value`
 /// (commented out where it runs already), then its route lines.
-pub fn write_sysctl(out: &mut dyn Write, m: &Mesh<'_>, h: &HostAdvice) -> std::io::Result<()> {
+pub fn write_sysctl(out: &mut dyn Write, h: &HostAdvice) -> std::io::Result<()> {
     let c = |s: &str| text::comment(s);
     let wrap = |s: &str| super::advice::summary::wrap(&c(s), 100, "# ", "#   ");
     let mut head = vec![
@@ -273,7 +273,6 @@ pub fn write_sysctl(out: &mut dyn Write, m: &Mesh<'_>, h: &HostAdvice) -> std::i
             each.join(", ")
         ));
     }
-    let _ = m;
     for l in head {
         for w in wrap(&l) {
             writeln!(out, "{w}")?;

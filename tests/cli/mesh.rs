@@ -654,7 +654,11 @@ fn a_three_host_mesh_advises_each_host_from_both_its_paths_and_ansible_applies_a
         }
     }
     // Nothing left on the hosts: no file in their sessions' TMPDIR, nothing running but sshd.
-    let left: Vec<_> = std::fs::read_dir(lab.var("TMP")).expect("TMP").flatten().map(|e| e.path()).collect();
+    let left: Vec<_> = std::fs::read_dir(lab.var("TMP"))
+        .expect("TMP")
+        .flatten()
+        .map(|e| e.path())
+        .collect();
     assert!(left.is_empty(), "left on the hosts: {left:?}");
     for n in 1..=3u8 {
         let pids = std::process::Command::new("ip")

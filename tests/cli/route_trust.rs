@@ -532,6 +532,95 @@ fn a_route_changed_between_read_and_replace_stops_the_apply() {
     );
 }
 
+/// A file with a route line per destination whose second route cannot be written at apply
+/// time (a host route to it appeared by hand between the preflight and the write): the apply
+/// stops (exit 3) and rolls back everything it wrote before, the first route (put back as it
+/// was) and the sysctls; the hand's route stays, the snapshot says rolled-back.
+#[test]
+#[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
+fn a_second_route_that_fails_undoes_the_first_and_the_sysctls() {
+    let t = Three::up("rt2");
+    t.wait_reachable(C);
+    ip(&[
+        "-n",
+        &t.a.name,
+        "route",
+        "add",
+        &format!("{B}/32"),
+        "dev",
+        "br0",
+        "mtu",
+        "1400",
+    ]);
+    let rmem = t.a.sysctl("net.ipv4.tcp_rmem");
+    let wanted = "4096 131072 9437184";
+    assert_ne!(rmem, wanted);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("mesh.conf");
+    std::fs::write(
+        &file,
+        format!(
+            "net.ipv4.tcp_rmem = {wanted}\n# route: ip route replace {B}/32 dev br0 congctl bbr\n\
+             # route: ip route replace {C}/32 dev br0 congctl reno\n"
+        ),
+    )
+    .expect("write");
+    let state = t.state.path().to_str().expect("utf8").to_string();
+    let child = Std::new("ip")
+        .args(["netns", "exec", &t.a.name])
+        .arg(cargo_bin("tcptune"))
+        .args(["--state-dir", &state, "apply"])
+        .arg(&file)
+        .args(["--pause-before-routes", "5"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let t0 = Instant::now();
+    while !(states(&t) == ["applying"] && t.a.sysctl("net.ipv4.tcp_rmem") == wanted) {
+        assert!(t0.elapsed() < Duration::from_secs(30), "no snapshot in state applying");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // The sysctls are written, no route yet: a host route to C appears.
+    ip(&[
+        "-n",
+        &t.a.name,
+        "route",
+        "add",
+        &format!("{C}/32"),
+        "dev",
+        "br0",
+        "mtu",
+        "1300",
+    ]);
+    let changed = t.routes();
+    assert!(!changed.contains("congctl"), "no route written yet: {changed}");
+    let out = child.wait_with_output().expect("wait");
+    refused(
+        &out,
+        3,
+        &format!("route to {C}/32: a host route appeared since tcptune read the routes"),
+    );
+    // The sysctl and B's route: two changes undone.
+    assert!(
+        err(&out).contains("undid the 2 change(s) made before it: nothing was left changed"),
+        "{}",
+        err(&out)
+    );
+    assert!(out.stdout.is_empty(), "no snapshot id: {}", err(&out));
+    assert_eq!(
+        t.routes(),
+        changed,
+        "B's route put back as it was, the hand's route to C left"
+    );
+    assert_eq!(t.a.sysctl("net.ipv4.tcp_rmem"), rmem, "sysctls rolled back");
+    assert_eq!(states(&t), ["rolled-back"]);
+    // Nothing is left to revert.
+    let out = t.tcptune(&["revert"]);
+    assert!(err(&out).contains("nothing to revert"), "{}", err(&out));
+    assert_eq!(t.routes(), changed);
+}
+
 /// Finding 7: after kill -9 between an IPv6 route's write and the snapshot's "applied", revert
 /// said "route changed since" (the kernel's copy has metric 1024, the record none). The
 /// kernel's defaults are the route as written now.

@@ -703,15 +703,44 @@ fn a_files_route_line_is_checked_like_its_keys() {
     }
 }
 
+/// `ip -d -n NS route show DEST` in A: the host route to DEST as the kernel shows it ("" when
+/// none).
+fn route_to(t: &Three, dest: &str) -> String {
+    let family = if dest.contains(':') { "-6" } else { "-4" };
+    let out = Std::new("ip")
+        .args([family, "-d", "-n", &t.a.name, "route", "show", dest])
+        .output()
+        .expect("ip route show");
+    ok(&out, &format!("ip route show {dest}")).trim().to_string()
+}
+
 /// A file may carry a route line per destination (`tcptune mesh` writes them): apply writes
-/// each host route after the sysctls, revert takes every one back; a file one of whose routes
-/// cannot be written changes nothing at all.
+/// each host route after the sysctls, each with its own congestion control (a host route
+/// already there is replaced, the others added); revert takes every one back, the replaced one
+/// byte for byte; a file one of whose routes cannot be written changes nothing at all.
 #[test]
 #[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
 fn a_file_with_a_route_per_destination_applies_and_reverts_them_all() {
     let t = Three::up("mrl");
     t.wait_reachable(C);
+    // C has a host route of its own before the apply: replaced, then put back.
+    ip(&[
+        "-n",
+        &t.a.name,
+        "route",
+        "add",
+        &format!("{C}/32"),
+        "dev",
+        "br0",
+        "mtu",
+        "1400",
+    ]);
     let before = t.routes();
+    let c_before = route_to(&t, C);
+    assert!(
+        c_before.contains("mtu 1400") && !c_before.contains("congctl"),
+        "{c_before}"
+    );
     let rmem = t.a.sysctl("net.ipv4.tcp_rmem");
     let dir = tempfile::tempdir().expect("tempdir");
     let file = dir.path().join("mesh.conf");
@@ -723,35 +752,62 @@ fn a_file_with_a_route_per_destination_applies_and_reverts_them_all() {
         ),
     )
     .expect("write");
-    let id = ok(&t.tcptune(&["apply", file.to_str().expect("utf8")]), "apply");
+    let out = t.tcptune(&["apply", file.to_str().expect("utf8")]);
+    let id = ok(&out, "apply");
     assert!(!id.trim().is_empty());
-    let shown = t.routes();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(err.contains(&format!("route {B}/32: a host route added")), "{err}");
+    assert!(err.contains(&format!("route {C}/32: its host route replaced")), "{err}");
+    assert!(err.contains("applied 4 change(s)"), "{err}");
     for (dest, cc) in [(B, "bbr"), (C, "reno"), (B6, "bbr")] {
+        let shown = route_to(&t, dest);
         assert!(
-            shown.lines().any(|l| l.contains(&format!(" {dest} ")) && l.contains(&format!("congctl {cc}"))),
+            shown.contains(&format!("{dest} ")) && shown.contains(&format!("congctl {cc}")),
             "{dest} congctl {cc}: {shown}"
         );
+        assert_eq!(shown.lines().count(), 1, "one host route to {dest}: {shown}");
     }
+    assert!(route_to(&t, C).contains("mtu 1400"), "C's route keeps its mtu");
+    assert!(route_to(&t, B).contains("proto 116"), "B's route is tcptune's own");
     assert_eq!(t.a.sysctl("net.ipv4.tcp_rmem"), "4096 131072 9437184");
-    ok(&t.tcptune(&["revert"]), "revert");
+    let out = t.tcptune(&["revert"]);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    ok(&out, "revert");
+    assert!(err.contains("3 host route(s) put back"), "{err}");
+    assert_eq!(route_to(&t, B), "", "tcptune's route to B deleted");
+    assert_eq!(route_to(&t, B6), "", "tcptune's route to B6 deleted");
+    assert_eq!(route_to(&t, C), c_before, "C's own route back as it was");
     assert_eq!(t.routes(), before);
     assert_eq!(t.a.sysctl("net.ipv4.tcp_rmem"), rmem);
-    // The third destination has no path (no route to 198.18.99.9): refused before anything is
-    // written, the first two routes and the sysctl included.
-    std::fs::write(
-        &file,
-        format!(
-            "net.ipv4.tcp_rmem = 4096 131072 9437184\n# route: ip route replace {B}/32 dev br0 congctl bbr\n\
-             # route: ip route replace {C}/32 dev br0 congctl reno\n# route: ip route replace 198.18.99.9 congctl bbr\n"
-        ),
-    )
-    .expect("write");
-    let out = t.tcptune(&["apply", file.to_str().expect("utf8")]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(3), "{err}");
-    assert!(err.contains("198.18.99.9"), "{err}");
-    assert_eq!(t.routes(), before, "{err}");
-    assert_eq!(t.a.sysctl("net.ipv4.tcp_rmem"), rmem, "{err}");
+    assert_eq!(states(&t), ["reverted"]);
+
+    // The third destination cannot be given a route: it has no path (no route to
+    // 198.18.99.9), or it is behind an `unreachable` route. Refused before anything is
+    // written, the first two routes and the sysctl included, and no snapshot is taken.
+    ip(&["-n", &t.a.name, "route", "add", "unreachable", "198.18.98.0/24"]);
+    let before = t.routes();
+    for (third, says) in [
+        ("198.18.99.9", "no route leads to 198.18.99.9"),
+        ("198.18.98.9", "unreachable route, not a unicast one"),
+    ] {
+        std::fs::write(
+            &file,
+            format!(
+                "net.ipv4.tcp_rmem = 4096 131072 9437184\n# route: ip route replace {B}/32 dev br0 congctl bbr\n\
+                 # route: ip route replace {C}/32 dev br0 congctl reno\n# route: ip route replace {third} congctl bbr\n"
+            ),
+        )
+        .expect("write");
+        let out = t.tcptune(&["apply", file.to_str().expect("utf8")]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{third}: {err}");
+        assert!(err.contains(says), "{third}: {err}");
+        assert!(err.contains("nothing was written"), "{third}: {err}");
+        assert!(out.stdout.is_empty(), "{third}: no snapshot id");
+        assert_eq!(t.routes(), before, "{third}: {err}");
+        assert_eq!(t.a.sysctl("net.ipv4.tcp_rmem"), rmem, "{third}: {err}");
+        assert_eq!(states(&t), ["reverted"], "{third}: no snapshot taken");
+    }
 }
 
 unsafe extern "C" {
