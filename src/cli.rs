@@ -265,6 +265,10 @@ pub enum Command {
     /// one session, on a free port it prints as one JSON line
     #[command(hide = true)]
     Peer(PeerArgs),
+    /// Internal: the test end of `tcptune mesh`: measures the path to a peer and prints the
+    /// evidence as one JSON document (never advice: the control host computes that)
+    #[command(hide = true)]
+    Evidence(EvidenceArgs),
     /// Measure every pair of a fleet's hosts through your own ssh and advise each host from
     /// all its paths
     Mesh(MeshArgs),
@@ -488,6 +492,10 @@ pub struct AdviseArgs {
     /// instead of tcptune serve
     #[arg(long)]
     pub iperf3: bool,
+    /// With --ssh: the far end may run `iperf3 -s` (on the tested address, for this test) where
+    /// it has no tcptune of this version [default: tcptune only, a copy of this one if needed]
+    #[arg(long, requires = "ssh", conflicts_with = "no_path_test")]
+    pub allow_iperf3: bool,
     /// Port of the path test's server [default: 5301 (tcptune serve), 5201 (iperf3)]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub test_port: Option<u16>,
@@ -834,9 +842,10 @@ serves at most --tests tests one at a time (a forward and a reverse path test by
 when its stdin ends (the SSH session is over), after those tests, or after --lifetime, whichever comes \
 first. It writes nothing to disk; its lines go to stderr.")]
 pub struct PeerArgs {
-    /// Address to listen on (default :: for IPv6 and IPv4, or 0.0.0.0 where IPv6 is off)
+    /// Address to listen on; repeated, the first this host can listen on (default :: for
+    /// IPv6 and IPv4, or 0.0.0.0 where IPv6 is off)
     #[arg(long, value_name = "ADDR")]
-    pub bind: Option<std::net::IpAddr>,
+    pub bind: Vec<std::net::IpAddr>,
     /// Tests to serve before exiting
     #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub tests: u32,
@@ -846,6 +855,31 @@ pub struct PeerArgs {
     /// Largest buffer a path test may force here, as the kernel counts it (0: none)
     #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = parse_max_buffer)]
     pub max_buffer: Bytes,
+    #[command(flatten)]
+    pub target: TargetArgs,
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = "\
+evidence is the test end of `tcptune mesh`, started there through the user's ssh: it probes HOST, runs the \
+path test against the `tcptune peer` listening on HOST:PORT (both directions), and prints what it measured \
+as one JSON document (docs/CLI.md, \"What a test end sends\"): numbers and readings only, no setting. It \
+exits when its stdin ends (the session is over) or after --lifetime, whichever comes first.")]
+pub struct EvidenceArgs {
+    /// The peer's address
+    #[arg(long, value_name = "ADDR")]
+    pub host: std::net::IpAddr,
+    /// The peer's port
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub test_port: u16,
+    /// Longest path test, each direction [default: advise's]
+    #[arg(long, value_name = "DUR", value_parser = parse_test_time, allow_hyphen_values = true)]
+    pub test_time: Option<Duration>,
+    /// Exit after this long whatever happens (1s to 1h)
+    #[arg(long, value_name = "DUR", default_value = "3m", value_parser = parse_lifetime, allow_hyphen_values = true)]
+    pub lifetime: Duration,
+    #[command(flatten)]
+    pub prober: ProberArgs,
     #[command(flatten)]
     pub target: TargetArgs,
 }
@@ -1040,7 +1074,7 @@ mod tests {
         let Some(Command::Peer(a)) = Cli::parse_from(["tcptune", "peer"]).command else {
             unreachable!("peer")
         };
-        assert_eq!((a.bind, a.tests), (None, 2));
+        assert_eq!((a.bind.is_empty(), a.tests), (true, 2));
         assert_eq!(a.lifetime, crate::cmd::peer::DEFAULT_LIFETIME);
         assert_eq!(a.max_buffer.get(), crate::tcp::proto::DEFAULT_MAX_BUFFER);
         assert!(parse_lifetime("0.5s").is_err() && parse_lifetime("2h").is_err());

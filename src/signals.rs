@@ -7,7 +7,9 @@
 //! A handler, not a signal mask, because a mask is per thread and a signal sent to the
 //! process may be delivered to any thread.
 
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::io::Read as _;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
 const SIGNALS: [libc::c_int; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
 
@@ -87,4 +89,22 @@ mod tests {
         drop(g);
         assert_eq!(Deferred::pending(), None);
     }
+}
+
+/// A flag set once stdin reaches its end (or fails): the SSH session that started this process
+/// (`tcptune peer`, `tcptune evidence`) is over. A thread reads and drops what comes meanwhile.
+pub fn stdin_ended() -> Arc<AtomicBool> {
+    let ended = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&ended);
+    let spawned = std::thread::Builder::new().name("stdin-watch".into()).spawn(move || {
+        let mut buf = [0u8; 512];
+        let mut stdin = std::io::stdin().lock();
+        while matches!(stdin.read(&mut buf), Ok(n) if n > 0) {}
+        flag.store(true, Ordering::SeqCst);
+    });
+    // Without the thread nobody would notice the session's end: end now rather than outlive it.
+    if spawned.is_err() {
+        ended.store(true, Ordering::SeqCst);
+    }
+    ended
 }

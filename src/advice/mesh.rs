@@ -1,6 +1,8 @@
 //! `tcptune mesh`: one host's advice from all its paths. Each path was measured from this
-//! host (the test end) to a peer on another, and advised for by this host's own tcptune with
-//! its own facts ([`crate::remote::report::PathReport`]); here they become one set of settings:
+//! host (the test end) to a peer on another; what the test end sent is evidence only
+//! ([`crate::remote::evidence`]), and each path's advice is computed here ([`path_advice`]) with
+//! the same code `advise` runs, from the host's own facts and OS and the route its kernel said
+//! it uses toward the peer. Then they become one set of settings ([`combine`]):
 //!
 //! - a size (a buffer maximum, the unsent-data cap) is the largest any path needs, element by
 //!   element for a triple; the path that needs the most decides it and its why names it;
@@ -10,37 +12,75 @@
 //!   path needs it, so that fewer things change) and each other path gets a host route with
 //!   its own (`--scope path`).
 //!
-//! Nothing here reads the machine or the network: the caller gathered the reports.
+//! Nothing here reads the machine or the network: the caller gathered the facts and replays
+//! the evidence.
 
 use std::net::IpAddr;
 
+use super::decide::PathClass;
+use super::scope::{self, RouteAdvice, RouteFacts};
+use super::{Advice, AdviceRequest, End};
+use crate::host::Facts;
 use crate::host::facts::CURRENT_CC;
+use crate::measure::PathProber;
 use crate::os::Os;
-use crate::profile::{Action, Stage};
-use crate::remote::report::{PathReport, RouteReport, SettingReport};
-use crate::route::Route;
+use crate::profile::{Action, Profile, Setting, Shown, Stage};
+use crate::route::{Lookup, Route};
 use crate::sysctl::same_value;
-use crate::text::Foreign;
 
-/// One measured path of the mesh: from the test end `from` to the peer `to` at `addr`.
-#[derive(Debug, Clone)]
+/// One measured path of the mesh: from the test end `from` to the peer `to` at `addr`, and
+/// the test end's advice for it, computed here.
+#[derive(Debug)]
 pub struct MeshPath {
     pub from: String,
     pub to: String,
-    pub addr: String,
-    pub report: PathReport,
+    pub addr: IpAddr,
+    pub advice: Advice,
+}
+
+/// The advice for one path of a mesh, for the test end whose `facts` and `profile` (its OS's)
+/// are given: the path replayed from its evidence (`evidence`, a prober that answers with what
+/// the test end measured), advised as `advise` advises, and on Linux scoped to the path
+/// (`--scope path`) with the route the test end's kernel said it uses toward the peer
+/// (`route`; None: it did not say, and no route is advised). `name`: how its notes name it.
+pub fn path_advice(
+    req: &AdviceRequest,
+    profile: &Profile,
+    facts: &Facts,
+    evidence: &dyn PathProber,
+    (dest, route): (IpAddr, Option<&Lookup>),
+    name: &str,
+) -> anyhow::Result<Advice> {
+    let measured = super::measure(req, facts, evidence)?;
+    let mut a = super::advise_end(req, profile, facts, &measured, End::Near, name)?;
+    if profile.os == Os::Linux {
+        let facts = RouteFacts {
+            dest,
+            lookup: route
+                .cloned()
+                .ok_or_else(|| format!("{name} did not say how it routes to {dest}")),
+            existing: Vec::new(),
+        };
+        scope::to_path(&mut a, &facts);
+    }
+    Ok(a)
 }
 
 impl MeshPath {
     fn decider(&self) -> Decider {
+        let a = &self.advice;
         Decider {
             to: self.to.clone(),
-            rtt_ms: self.report.rtt_ms,
-            rate_bps: self.report.bandwidth_bps,
-            bdp_bytes: self.report.bdp_bytes,
-            class: self.report.decision.class.clone(),
-            loss_pct: self.report.decision.loss_pct,
+            rtt_ms: a.rtt_ms,
+            rate_bps: a.bandwidth_bps,
+            bdp_bytes: a.sizing.bdp,
+            class: a.decision.class,
+            loss_pct: a.decision.loss_pct,
         }
+    }
+
+    fn bdp(&self) -> u64 {
+        self.advice.sizing.bdp
     }
 }
 
@@ -50,24 +90,17 @@ pub struct Decider {
     pub to: String,
     pub rtt_ms: f64,
     pub rate_bps: u64,
-    pub bdp_bytes: f64,
-    pub class: Foreign,
+    pub bdp_bytes: u64,
+    pub class: PathClass,
     pub loss_pct: Option<f64>,
 }
 
-/// One setting of a host's mesh advice.
+/// One setting of a host's mesh advice: the setting as the deciding path's advice has it (its
+/// value the merged one), and that path.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct HostSetting {
-    pub key: String,
-    pub value: String,
-    pub current: Option<String>,
-    pub action: Action,
-    pub stage: Stage,
-    pub label: Foreign,
-    /// The deciding path's own why ("5 × BDP, loss recovery").
-    pub why: Foreign,
-    /// How its value reads (`size`, `max-size`, `switch`, `text`), as the path said.
-    pub shown: Option<Foreign>,
+    #[serde(flatten)]
+    pub setting: Setting,
     /// The path whose need decided the value; None: every path asked for the same.
     pub decided_by: Option<Decider>,
 }
@@ -80,11 +113,11 @@ pub struct HostRoute {
     pub algorithm: String,
     /// What new connections to it run now.
     pub current: Option<String>,
+    /// The route to write: a copy of what the host's kernel said it uses toward `dest`, with
+    /// congctl. What it replaces is read where it is applied (`tcptune apply`, the playbook).
     pub route: Route,
-    /// The host route there before (replaced), or none (tcptune adds its own).
-    pub prior: Option<Route>,
     pub action: Action,
-    pub why: Foreign,
+    pub why: String,
     pub decided_by: Decider,
 }
 
@@ -101,6 +134,8 @@ pub struct HostAdvice {
     pub routes: Vec<HostRoute>,
     /// Where paths asked for different non-size values (the key, and what each asked).
     pub disagreements: Vec<(String, Vec<(String, String)>)>,
+    /// What the advice could not do for a path, said (a congestion control no route carries).
+    pub notes: Vec<String>,
 }
 
 impl HostAdvice {
@@ -108,33 +143,28 @@ impl HostAdvice {
     pub fn changes(&self) -> usize {
         self.settings
             .iter()
-            .filter(|s| s.stage == Stage::Runtime && s.action == Action::Set)
+            .filter(|s| s.setting.stage == Stage::Runtime && s.setting.action == Action::Set)
             .count()
             + self.routes.iter().filter(|r| r.action == Action::Set).count()
     }
 }
 
-/// The advice of the host that measured `paths` (each from it): Err when there is none (no
-/// path, or paths reported by different OSes).
-pub fn combine(host: &str, paths: &[&MeshPath]) -> Result<HostAdvice, String> {
+/// The advice of the host that measured `paths` (each from it, each advised for `os`, its OS
+/// as its own session said): Err when there is none.
+pub fn combine(host: &str, os: Os, paths: &[&MeshPath]) -> Result<HostAdvice, String> {
     let first = paths
         .first()
         .ok_or_else(|| format!("{host}: no path was measured from it"))?;
-    let os = first.report.os;
-    if paths.iter().any(|p| p.report.os != os) {
-        return Err(format!("{host}: its paths were advised for different OSes"));
+    if paths.iter().any(|p| p.advice.os != os) {
+        return Err(format!("{host}: its paths were advised for another OS than its own"));
     }
-    let largest = paths
-        .iter()
-        .copied()
-        .max_by(|a, b| a.report.bdp_bytes.total_cmp(&b.report.bdp_bytes))
-        .unwrap_or(first);
+    let largest = paths.iter().copied().max_by_key(|p| p.bdp()).unwrap_or(first);
     let mut settings = Vec::new();
     let mut disagreements = Vec::new();
     for key in keys(paths) {
-        let each: Vec<(&MeshPath, &SettingReport)> = paths
+        let each: Vec<(&MeshPath, &Setting)> = paths
             .iter()
-            .filter_map(|p| p.report.settings.iter().find(|s| s.key == key).map(|s| (*p, s)))
+            .filter_map(|p| p.advice.settings.iter().find(|s| s.key == key).map(|s| (*p, s)))
             .collect();
         let (mut s, disagreed) = merge(&each, largest);
         if paths.len() == 1 {
@@ -145,7 +175,8 @@ pub fn combine(host: &str, paths: &[&MeshPath]) -> Result<HostAdvice, String> {
         }
         settings.push(s);
     }
-    let routes = congestion_control(paths, largest, &mut settings);
+    let mut notes = Vec::new();
+    let routes = congestion_control(paths, largest, &mut settings, &mut notes);
     Ok(HostAdvice {
         host: host.to_string(),
         os,
@@ -154,6 +185,7 @@ pub fn combine(host: &str, paths: &[&MeshPath]) -> Result<HostAdvice, String> {
         settings,
         routes,
         disagreements,
+        notes,
     })
 }
 
@@ -161,7 +193,7 @@ pub fn combine(host: &str, paths: &[&MeshPath]) -> Result<HostAdvice, String> {
 fn keys(paths: &[&MeshPath]) -> Vec<String> {
     let mut keys: Vec<String> = Vec::new();
     for p in paths {
-        for s in &p.report.settings {
+        for s in &p.advice.settings {
             if !keys.contains(&s.key) {
                 keys.push(s.key.clone());
             }
@@ -179,7 +211,7 @@ fn numbers(v: &str) -> Option<Vec<u64>> {
 /// One key over the paths that set it: sizes take the largest need, element by element;
 /// another value the largest-BDP path's. The second value: what each path asked, when they
 /// disagreed on a value that is no size.
-fn merge(each: &[(&MeshPath, &SettingReport)], largest: &MeshPath) -> (HostSetting, Option<Vec<(String, String)>>) {
+fn merge(each: &[(&MeshPath, &Setting)], largest: &MeshPath) -> (HostSetting, Option<Vec<(String, String)>>) {
     let nums: Option<Vec<Vec<u64>>> = each.iter().map(|(_, s)| numbers(&s.value)).collect();
     let same_shape = nums.as_ref().is_some_and(|n| n.iter().all(|x| x.len() == n[0].len()));
     let all_same = each.iter().all(|(_, s)| same_value(&s.value, &each[0].1.value));
@@ -215,14 +247,12 @@ fn merge(each: &[(&MeshPath, &SettingReport)], largest: &MeshPath) -> (HostSetti
         _ => Action::Set,
     };
     let setting = HostSetting {
-        key: s.key.clone(),
-        value,
-        current,
-        action,
-        stage: s.stage,
-        label: s.label.clone(),
-        why: s.why.clone(),
-        shown: s.shown.clone(),
+        setting: Setting {
+            value,
+            current,
+            action,
+            ..s.clone()
+        },
         decided_by: decider.map(|_| p.decider()),
     };
     (setting, disagreed)
@@ -233,26 +263,31 @@ fn merge(each: &[(&MeshPath, &SettingReport)], largest: &MeshPath) -> (HostSetti
 /// not serve. A path whose advice set no congestion control (it found the running settings
 /// enough: a short path) needs the one running. Returns the routes; the host-wide setting goes
 /// into `settings`.
-fn congestion_control(paths: &[&MeshPath], largest: &MeshPath, settings: &mut Vec<HostSetting>) -> Vec<HostRoute> {
-    let Some(running) = paths.iter().find_map(|p| p.report.route.as_ref()?.host_wide.clone()) else {
+fn congestion_control(
+    paths: &[&MeshPath],
+    largest: &MeshPath,
+    settings: &mut Vec<HostSetting>,
+    notes: &mut Vec<String>,
+) -> Vec<HostRoute> {
+    let Some(running) = paths.iter().find_map(|p| p.advice.route.as_ref()?.host_wide.clone()) else {
         return Vec::new();
     };
     // Each path's need: its congestion control, and its route advice when it gave one.
-    let needs: Vec<(&MeshPath, &str, Option<&RouteReport>)> = paths
+    let needs: Vec<(&MeshPath, &str, Option<&RouteAdvice>)> = paths
         .iter()
-        .map(|p| match &p.report.route {
+        .map(|p| match &p.advice.route {
             Some(r) => (*p, r.algorithm.as_str(), Some(r)),
             None => (*p, running.as_str(), None),
         })
         .collect();
-    let mut counts: Vec<(&str, usize, f64)> = Vec::new();
+    let mut counts: Vec<(&str, usize, u64)> = Vec::new();
     for (p, alg, _) in &needs {
         match counts.iter_mut().find(|(a, _, _)| a == alg) {
             Some(c) => {
                 c.1 += 1;
-                c.2 = c.2.max(p.report.bdp_bytes);
+                c.2 = c.2.max(p.bdp());
             }
-            None => counts.push((alg, 1, p.report.bdp_bytes)),
+            None => counts.push((alg, 1, p.bdp())),
         }
     }
     // The running one where a path needs it (fewer changes), else the one most paths need
@@ -262,241 +297,214 @@ fn congestion_control(paths: &[&MeshPath], largest: &MeshPath, settings: &mut Ve
     } else {
         counts
             .iter()
-            .max_by(|a, b| a.1.cmp(&b.1).then(a.2.total_cmp(&b.2)))
+            .max_by(|a, b| a.1.cmp(&b.1).then(a.2.cmp(&b.2)))
             .map(|c| c.0.to_string())
             .unwrap_or_default()
     };
-    let serving: Vec<&(&MeshPath, &str, Option<&RouteReport>)> =
-        needs.iter().filter(|(_, a, _)| *a == host_wide).collect();
-    let (decider, why) = serving
+    let serving = needs
         .iter()
-        .max_by(|a, b| a.0.report.bdp_bytes.total_cmp(&b.0.report.bdp_bytes))
-        .map_or((largest, Foreign::new(String::new())), |(p, _, r)| {
-            (
-                *p,
-                r.map_or_else(
-                    || Foreign::new("the running one serves it".to_string()),
-                    |r| r.why.clone(),
-                ),
-            )
-        });
+        .filter(|(_, a, _)| *a == host_wide)
+        .max_by_key(|(p, _, _)| p.bdp());
+    let (decider, route) = serving.map_or((largest, None), |(p, _, r)| (*p, *r));
+    let (why, reason) = route.map_or_else(
+        || ("the running one serves it".to_string(), "the running congestion control serves this path".to_string()),
+        |r| (r.why.clone(), r.reason.clone()),
+    );
     settings.push(HostSetting {
-        key: CURRENT_CC.to_string(),
-        action: if running == host_wide {
-            Action::Keep
-        } else {
-            Action::Set
+        setting: Setting {
+            key: CURRENT_CC.to_string(),
+            value: host_wide.clone(),
+            current: Some(running.clone()),
+            reason,
+            stage: Stage::Runtime,
+            action: if running == host_wide {
+                Action::Keep
+            } else {
+                Action::Set
+            },
+            note: None,
+            label: "congestion control".to_string(),
+            why,
+            shown: Shown::Text,
+            stock: None,
+            fallback: None,
         },
-        value: host_wide.clone(),
-        current: Some(running.clone()),
-        stage: Stage::Runtime,
-        label: Foreign::new("congestion control".to_string()),
-        why,
-        shown: Some(Foreign::new("text".to_string())),
         decided_by: (counts.len() > 1 || paths.len() == 1).then(|| decider.decider()),
     });
-    // A route for each path the host-wide one does not serve, and for one whose host route
-    // carries another congestion control already (else it would keep it).
-    needs
-        .iter()
-        .filter_map(|(p, alg, r)| Some((p, alg, (*r)?)))
-        .filter(|(_, alg, r)| {
-            **alg != host_wide
-                || r.prior
-                    .as_ref()
-                    .and_then(|p| p.congctl.as_deref())
-                    .is_some_and(|c| c != r.algorithm)
-        })
-        .filter_map(|(p, _, r)| {
-            let route = r.route.clone()?;
-            Some(HostRoute {
+    // A route for each path the host-wide one does not serve; one that cannot have a route of
+    // its own is said.
+    let mut routes = Vec::new();
+    for (p, alg, r) in needs.iter().filter(|(_, alg, _)| *alg != host_wide) {
+        let Some(r) = r else { continue };
+        match (&r.route, &r.action) {
+            (Some(route), action) => routes.push(HostRoute {
                 to: p.to.clone(),
                 dest: r.dest,
                 algorithm: r.algorithm.clone(),
                 current: r.current.clone(),
-                action: if r.prior.as_ref().and_then(|p| p.congctl.as_deref()) == Some(r.algorithm.as_str()) {
-                    Action::Keep
-                } else {
-                    Action::Set
+                action: match action {
+                    Action::Unavailable(why) => Action::Unavailable(why.clone()),
+                    _ => Action::Set,
                 },
-                route,
-                prior: r.prior.clone(),
+                route: route.clone(),
                 why: r.why.clone(),
                 decided_by: p.decider(),
-            })
-        })
-        .collect()
+            }),
+            (None, action) => notes.push(format!(
+                "to {}: {alg} is not set on its own route ({}); it keeps the host-wide {host_wide}",
+                p.to,
+                match action {
+                    Action::Unavailable(why) => why.as_str(),
+                    _ => "no route could be copied",
+                }
+            )),
+        }
+    }
+    routes
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
-    use crate::remote::report::ClassReport;
+    use crate::host::facts::{ALLOWED_CC, AVAILABLE_CC, Running, TCP_MEM};
+    use crate::measure::fake::FakeProber;
+    use crate::sysctl::{Access, KeyState};
 
-    fn route(dest: &str, cc: &str) -> Route {
-        Route {
-            dst: dest.parse().expect("addr"),
-            dst_len: 32,
-            table: 254,
-            protocol: crate::route::PROTO,
-            scope: 253,
-            kind: 1,
-            tos: 0,
-            flags: 0,
-            gateway: None,
-            oif: Some(7),
-            dev: Some("wan0".into()),
-            prefsrc: None,
-            priority: None,
-            pref: None,
-            metrics: Default::default(),
-            lock: 0,
-            congctl: Some(cc.into()),
+    /// A Linux host running CUBIC with stock buffer maxima, whose root may choose any
+    /// congestion control it offers.
+    pub(crate) fn linux() -> Facts {
+        let rw = |v: &str| KeyState::Present {
+            value: v.into(),
+            access: Access::Writable,
+        };
+        let values = [
+            ("net.ipv4.tcp_rmem", rw("4096 131072 6291456")),
+            ("net.ipv4.tcp_wmem", rw("4096 16384 4194304")),
+            ("net.core.rmem_max", rw("212992")),
+            ("net.core.wmem_max", rw("212992")),
+            (AVAILABLE_CC, rw("reno cubic bbr")),
+            (ALLOWED_CC, rw("reno cubic bbr")),
+            (CURRENT_CC, rw("cubic")),
+            (TCP_MEM, rw("1000000 2000000 4000000")),
+        ];
+        Facts {
+            os: Os::Linux,
+            running: Some(Running {
+                from: "test".into(),
+                values: values.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+            }),
+            child_netns: Some(false),
+            sch_fq: Some(true),
+            page_size: 4096,
+            ram: Some(16 << 30),
+            kernel: Some("6.1.0-test".into()),
         }
     }
 
-    fn path(to: &str, addr: &str, rtt_ms: f64, rmem_max: u64, cc: &str, class: &str) -> MeshPath {
-        let bdp = rtt_ms * 100e6 / 8e3;
-        let setting = |key: &str, value: String, current: &str| SettingReport {
-            key: key.into(),
-            value,
-            current: Some(current.into()),
-            action: Action::Set,
-            stage: Stage::Runtime,
-            label: Foreign::new("receive max".to_string()),
-            why: Foreign::new(format!("{class} why")),
-            shown: None,
-        };
+    /// What the kernel says it uses toward `dest`: the link `wan0`.
+    pub(crate) fn lookup(dest: IpAddr) -> Lookup {
+        let mut l = Lookup::new(dest, crate::route::MAIN_TABLE, crate::route::UNICAST);
+        l.dev = Some("wan0".into());
+        l.oif = Some(7);
+        l
+    }
+
+    /// The path from a to `to` at `addr`, measured as the fake `spec` says, advised here.
+    fn path(to: &str, addr: &str, spec: &str) -> MeshPath {
+        let addr: IpAddr = addr.parse().expect("addr");
+        let evidence = FakeProber::from_spec(spec).expect("spec");
+        let req = AdviceRequest::for_hosts(vec![addr.to_string()]);
+        let advice = path_advice(
+            &req,
+            &Profile::for_os(Os::Linux),
+            &linux(),
+            &evidence,
+            (addr, Some(&lookup(addr))),
+            "a",
+        )
+        .expect("advice");
         MeshPath {
             from: "a".into(),
             to: to.into(),
-            addr: addr.into(),
-            report: PathReport {
-                os: Os::Linux,
-                rtt_ms,
-                bandwidth_bps: 100_000_000,
-                receive_bandwidth_bps: None,
-                bdp_bytes: bdp,
-                decision: ClassReport {
-                    class: Foreign::new(class.to_string()),
-                    loss_pct: None,
-                },
-                receive_decision: ClassReport {
-                    class: Foreign::new(class.to_string()),
-                    loss_pct: None,
-                },
-                settings: vec![
-                    setting(
-                        "net.ipv4.tcp_rmem",
-                        format!("4096 131072 {rmem_max}"),
-                        "4096 131072 6291456",
-                    ),
-                    setting("net.ipv4.tcp_notsent_lowat", format!("{}", rmem_max / 40), "4294967295"),
-                    setting("net.ipv4.tcp_mtu_probing", "1".into(), "0"),
-                ],
-                route: Some(RouteReport {
-                    dest: addr.parse().expect("addr"),
-                    algorithm: cc.into(),
-                    current: Some("cubic".into()),
-                    host_wide: Some("cubic".into()),
-                    route: Some(route(addr, cc)),
-                    prior: None,
-                    action: Action::Set,
-                    why: Foreign::new(format!("{cc} why")),
-                }),
-            },
+            addr,
+            advice,
         }
+    }
+
+    fn setting<'a>(a: &'a HostAdvice, key: &str) -> &'a HostSetting {
+        a.settings.iter().find(|s| s.setting.key == key).expect(key)
     }
 
     #[test]
     fn the_buffers_cover_the_largest_need_and_name_its_path() {
-        let b = path("b", "198.18.10.2", 10.0, 4_000_000, "cubic", "clean");
-        let c = path("c", "198.18.10.3", 150.0, 60_000_000, "cubic", "shallow");
-        let a = combine("a", &[&b, &c]).expect("advice");
-        let rmem = a.settings.iter().find(|s| s.key == "net.ipv4.tcp_rmem").expect("rmem");
-        assert_eq!(rmem.value, "4096 131072 60000000");
+        let b = path("b", "198.18.10.2", "rtt=10ms,rate=1gbit,queue=1");
+        let c = path("c", "198.18.10.3", "rtt=150ms,rate=1gbit,queue=1");
+        let a = combine("a", Os::Linux, &[&b, &c]).expect("advice");
+        let rmem = setting(&a, "net.ipv4.tcp_rmem");
+        let c_rmem = c.advice.settings.iter().find(|s| s.key == "net.ipv4.tcp_rmem").expect("c");
+        assert_eq!(rmem.setting.value, c_rmem.value);
         assert_eq!(rmem.decided_by.as_ref().map(|d| d.to.as_str()), Some("c"));
-        assert_eq!(rmem.why.raw(), "shallow why");
-        // Same on every path: nobody decided it alone.
-        let mtu = a
-            .settings
-            .iter()
-            .find(|s| s.key == "net.ipv4.tcp_mtu_probing")
-            .expect("mtu");
-        assert_eq!((mtu.value.as_str(), mtu.decided_by.is_none()), ("1", true));
+        assert_eq!(rmem.setting.why, c_rmem.why, "the deciding path's own why");
         assert_eq!(a.largest.to, "c");
         // One congestion control serves both: host-wide, no route.
-        assert!(a.routes.is_empty());
-        let cc = a.settings.iter().find(|s| s.key == CURRENT_CC).expect("cc");
-        assert_eq!((cc.value.as_str(), &cc.action), ("cubic", &Action::Keep));
+        assert!(a.routes.is_empty(), "{:?}", a.routes);
     }
 
     #[test]
     fn paths_that_need_different_congestion_controls_get_routes() {
-        let b = path("b", "198.18.10.2", 10.0, 4_000_000, "cubic", "clean");
-        let c = path("c", "198.18.10.3", 150.0, 60_000_000, "bbr", "lossy");
-        let a = combine("a", &[&b, &c]).expect("advice");
-        // The running cubic serves b: it stays host-wide, c gets bbr on its own route.
-        let cc = a.settings.iter().find(|s| s.key == CURRENT_CC).expect("cc");
-        assert_eq!((cc.value.as_str(), &cc.action), ("cubic", &Action::Keep));
+        let b = path("b", "198.18.10.2", "rtt=10ms,rate=100mbit,queue=1");
+        let c = path("c", "198.18.10.3", "rtt=150ms,rate=100mbit,loss=0.5");
+        assert_eq!(c.advice.route.as_ref().map(|r| r.algorithm.as_str()), Some("bbr"));
+        let a = combine("a", Os::Linux, &[&b, &c]).expect("advice");
+        // The running cubic serves b: it stays host-wide, c gets bbr on its own route, built
+        // here from the lookup (its device), toward c's own address.
+        let cc = setting(&a, CURRENT_CC);
+        assert_eq!((cc.setting.value.as_str(), &cc.setting.action), ("cubic", &Action::Keep));
         assert_eq!(a.routes.len(), 1);
-        assert_eq!((a.routes[0].to.as_str(), a.routes[0].algorithm.as_str()), ("c", "bbr"));
-        assert_eq!(a.changes(), 4, "rmem, notsent_lowat, mtu probing and the route");
-        // Both need bbr: host-wide bbr, no route.
-        let b2 = path("b", "198.18.10.2", 10.0, 4_000_000, "bbr", "lossy");
-        let a = combine("a", &[&b2, &c]).expect("advice");
-        let cc = a.settings.iter().find(|s| s.key == CURRENT_CC).expect("cc");
-        assert_eq!((cc.value.as_str(), &cc.action), ("bbr", &Action::Set));
+        let r = &a.routes[0];
+        assert_eq!((r.to.as_str(), r.algorithm.as_str()), ("c", "bbr"));
+        assert_eq!(r.route.dst, c.addr);
+        assert_eq!((r.route.dev.as_deref(), r.route.congctl.as_deref()), (Some("wan0"), Some("bbr")));
+        // Both lossy: host-wide bbr, no route.
+        let b2 = path("b", "198.18.10.2", "rtt=10ms,rate=100mbit,loss=0.5");
+        let a = combine("a", Os::Linux, &[&b2, &c]).expect("advice");
+        let cc = setting(&a, CURRENT_CC);
+        assert_eq!((cc.setting.value.as_str(), &cc.setting.action), ("bbr", &Action::Set));
         assert!(a.routes.is_empty());
     }
 
     #[test]
-    fn three_paths_two_of_one_mind_the_third_routed() {
-        let mut b = path("b", "198.18.10.2", 10.0, 4_000_000, "bbr", "lossy");
-        let mut c = path("c", "198.18.10.3", 150.0, 60_000_000, "bbr", "lossy");
-        let mut d = path("d", "198.18.10.4", 40.0, 9_000_000, "reno", "clean");
-        for p in [&mut b, &mut c, &mut d] {
-            if let Some(r) = &mut p.report.route {
-                r.host_wide = Some("reno".into());
-            }
-        }
-        let a = combine("a", &[&b, &c, &d]).expect("advice");
-        let cc = a.settings.iter().find(|s| s.key == CURRENT_CC).expect("cc");
-        // The running reno serves d, so it stays; b and c get routes.
-        assert_eq!((cc.value.as_str(), &cc.action), ("reno", &Action::Keep));
-        assert_eq!(a.routes.iter().map(|r| r.to.as_str()).collect::<Vec<_>>(), ["b", "c"]);
-    }
-
-    #[test]
-    fn a_path_the_running_settings_serve_keeps_the_running_congestion_control() {
-        // The short clean path's advice set no congestion control (the running one serves it);
-        // the long lossy one needs BBR: CUBIC stays host-wide, BBR goes on the long path's route.
-        let mut b = path("b", "198.18.10.2", 10.0, 4_000_000, "cubic", "clean");
-        b.report.route = None;
-        let c = path("c", "198.18.10.3", 150.0, 60_000_000, "bbr", "lossy");
-        let a = combine("a", &[&b, &c]).expect("advice");
-        let cc = a.settings.iter().find(|s| s.key == CURRENT_CC).expect("cc");
-        assert_eq!((cc.value.as_str(), &cc.action), ("cubic", &Action::Keep));
-        assert_eq!(cc.decided_by.as_ref().map(|d| d.to.as_str()), Some("b"));
-        assert_eq!(
-            a.routes
-                .iter()
-                .map(|r| (r.to.as_str(), r.algorithm.as_str()))
-                .collect::<Vec<_>>(),
-            [("c", "bbr")]
+    fn a_path_whose_host_did_not_say_its_route_keeps_the_host_wide_one_said() {
+        let b = path("b", "198.18.10.2", "rtt=10ms,rate=100mbit,queue=1");
+        let c_addr: IpAddr = "198.18.10.3".parse().expect("addr");
+        let advice = path_advice(
+            &AdviceRequest::for_hosts(vec![c_addr.to_string()]),
+            &Profile::for_os(Os::Linux),
+            &linux(),
+            &FakeProber::from_spec("rtt=150ms,rate=100mbit,loss=0.5").expect("spec"),
+            (c_addr, None),
+            "a",
+        )
+        .expect("advice");
+        let c = MeshPath {
+            from: "a".into(),
+            to: "c".into(),
+            addr: c_addr,
+            advice,
+        };
+        let a = combine("a", Os::Linux, &[&b, &c]).expect("advice");
+        assert!(a.routes.is_empty());
+        assert!(
+            a.notes.iter().any(|n| n.starts_with("to c: bbr is not set on its own route")),
+            "{:?}",
+            a.notes
         );
-        // A host route that carries another congestion control already gets one too, even for
-        // the host-wide algorithm: else it would keep its own.
-        let mut d = path("d", "198.18.10.4", 40.0, 9_000_000, "cubic", "clean");
-        if let Some(r) = &mut d.report.route {
-            r.prior = Some(route("198.18.10.4", "reno"));
-        }
-        let a = combine("a", &[&b, &c, &d]).expect("advice");
-        assert_eq!(a.routes.iter().map(|r| r.to.as_str()).collect::<Vec<_>>(), ["c", "d"]);
     }
 
     #[test]
-    fn no_path_no_advice() {
-        assert!(combine("a", &[]).is_err());
+    fn no_path_no_advice_and_paths_of_another_os_are_refused() {
+        assert!(combine("a", Os::Linux, &[]).is_err());
+        let b = path("b", "198.18.10.2", "rtt=10ms,rate=100mbit");
+        assert!(combine("a", Os::Freebsd, &[&b]).is_err());
     }
 }

@@ -73,9 +73,11 @@ fn advice_unscoped(args: &AdviseArgs, ctx: &Context) -> anyhow::Result<Advised> 
         },
         keys: far_keys(&profile),
         life: remote::lifetime(&req.probe, req.test_time),
-        iperf3: true,
+        iperf3: args.allow_iperf3,
         test: None,
     };
+    // What will run there, said before anything does.
+    eprintln!("{}", remote::plan_line(&target));
     // The probes run while the session is set up; the test waits for its peer.
     let far = remote::start(&target)?;
     if measures && req.hosts.is_empty() {
@@ -132,7 +134,7 @@ fn far_advice(
 /// The keys to read on the far end, for whichever OS it runs: each OS's shipped profile's,
 /// with this command's profile's for its own OS, and on Linux the keys [`crate::host::facts`]
 /// always carries (and net.core.rmem_max, whose mode tells a child namespace).
-fn far_keys(profile: &crate::profile::Profile) -> remote::Keys {
+pub fn far_keys(profile: &crate::profile::Profile) -> remote::Keys {
     use crate::host::facts as f;
     use crate::os::Os;
     let keys = |os: Os| {

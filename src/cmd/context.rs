@@ -111,6 +111,11 @@ impl<'a> Taken<'a> {
                 format: report(&a.report),
                 ..none
             },
+            Command::Evidence(a) => Self {
+                target: Some(&a.target),
+                prober: Some(&a.prober),
+                ..none
+            },
             Command::Mesh(_) => none,
             Command::Profiles(a) => match &a.command {
                 None => Self {

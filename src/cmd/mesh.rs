@@ -1,8 +1,11 @@
 //! `tcptune mesh`: every ordered pair of a fleet's hosts measured through the user's own SSH
-//! (the peer on one, `tcptune advise` on the other: [`crate::remote::mesh`]), one test at a
-//! time, then each host advised from all its paths ([`crate::advice::mesh`]) and rendered for
-//! people, programs or Ansible ([`crate::output::mesh`]), with one sysctl.d file per host.
+//! (the peer on one, `tcptune evidence` on the other: [`crate::remote::mesh`]), one test at a
+//! time. What a test end sends is evidence only ([`crate::remote::evidence`]): each path's
+//! advice is computed here from it and the host's own facts, then each host advised from all
+//! its paths ([`crate::advice::mesh`]) and rendered for people, programs or Ansible
+//! ([`crate::output::mesh`]), with one sysctl.d file per host.
 
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
@@ -13,41 +16,50 @@ use crate::cli::{MeshArgs, MeshFormat};
 use crate::cmd::Context;
 use crate::error::Error;
 use crate::output::mesh::{Mesh, Pair, Plan};
-use crate::remote::{self, mesh::Reach};
+use crate::remote::mesh::{Options, Reach};
+use crate::remote::{self, plan, ssh};
 use crate::text;
 
+/// A host of the run: its name, its ssh destination.
+type Host = (String, String);
+
 pub fn run(args: &MeshArgs, _ctx: &Context, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
-    let hosts = hosts(args)?;
-    let pairs = pairs(args, &hosts)?;
-    let opts = remote::mesh::Options {
-        ssh_command: args.ssh_command.clone(),
-        test_time: args.test_time,
-        life: remote::lifetime(&crate::measure::ProbeOptions::default(), args.test_time),
-    };
+    let named = hosts(args)?;
+    let client = ssh::Client::new(args.ssh_command.as_deref())?;
+    let (hosts, same) = one_per_machine(named, &client)?;
+    let names: Vec<String> = hosts.iter().map(|(n, _)| n.clone()).collect();
+    let pairs = pairs(args, &names, &same)?;
+    if let Some(dir) = &args.output {
+        check_output(dir, &names)?;
+    }
     let plan = Plan {
-        hosts: hosts.iter().map(|(n, _)| n.clone()).collect(),
-        pairs: pairs.clone(),
-        per_pair: per_pair(args.test_time),
+        hosts: names,
+        pairs,
+        per_pair: plan::per_pair(args.test_time),
     };
     if args.dry_run {
         crate::output::mesh::write_plan(out, &plan, true)?;
         return Ok(ExitCode::SUCCESS);
     }
-    if let Some(dir) = &args.output {
-        check_output_dir(dir)?;
-    }
     crate::output::mesh::write_plan(&mut std::io::stderr(), &plan, false)?;
+    let opts = Options {
+        ssh_command: args.ssh_command.clone(),
+        test_time: args.test_time,
+        life: remote::lifetime(&crate::measure::ProbeOptions::default(), args.test_time),
+        bound: plan.per_pair * 2,
+    };
     let reached = reach(&hosts, &opts);
-    let runs = measure_all(&pairs, &reached, &opts);
-    let advice = advise_hosts(&plan.hosts, &runs)?;
+    let runs = measure_all(&plan.pairs, &reached, &opts);
+    let advice = advise_hosts(&plan.hosts, &reached, &runs)?;
+    if let Some(dir) = &args.output {
+        write_files(dir, &advice)?;
+    }
     let m = Mesh {
         plan: &plan,
         pairs: &runs,
         hosts: &advice,
+        written: args.output.is_some(),
     };
-    if let Some(dir) = &args.output {
-        write_files(dir, &advice)?;
-    }
     match args.format {
         MeshFormat::Table => crate::output::mesh::write_table(out, &m)?,
         MeshFormat::Json => crate::output::mesh::write_json(out, &m)?,
@@ -64,11 +76,141 @@ pub fn run(args: &MeshArgs, _ctx: &Context, out: &mut dyn Write) -> anyhow::Resu
     Ok(ExitCode::SUCCESS)
 }
 
+/// The hosts: those named, then the inventory's, each name once, as (name, ssh destination).
+fn hosts(args: &MeshArgs) -> Result<Vec<Host>, Error> {
+    let mut hosts: Vec<Host> = Vec::new();
+    for h in &args.hosts {
+        ssh::check_dest(h).map_err(|_| {
+            Error::usage(format!(
+                "\"{}\": not an ssh destination (host, user@host or a Host of your ssh configuration)",
+                text::escape(h)
+            ))
+        })?;
+        hosts.push((h.clone(), h.clone()));
+    }
+    if let Some(file) = &args.inventory {
+        let body = crate::fleet::inventory::read_file(file)?;
+        let origin = file.display().to_string();
+        for h in crate::fleet::inventory::read(&body, &origin, args.group.as_deref())? {
+            hosts.push((h.name.clone(), h.dest()));
+        }
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    hosts.retain(|(n, _)| seen.insert(n.clone()));
+    for (n, _) in &hosts {
+        plan::check_name(n)?;
+    }
+    if hosts.len() < 2 {
+        return Err(Error::usage(
+            "a mesh needs at least two hosts (HOST... or --inventory FILE)",
+        ));
+    }
+    Ok(hosts)
+}
+
+/// The hosts, one name per machine: names that ssh takes to the same HostName and port (`ssh
+/// -G`, nothing connected) are one machine, said, and kept under the first name. The second
+/// value maps each name dropped to the one kept.
+fn one_per_machine(hosts: Vec<Host>, client: &ssh::Client) -> Result<(Vec<Host>, BTreeMap<String, String>), Error> {
+    let mut ends = Vec::new();
+    for (name, dest) in &hosts {
+        ends.push((name.clone(), client.endpoint(dest, remote::SETUP_LIMIT)?));
+    }
+    let same: BTreeMap<String, String> = plan::same_machines(&ends).into_iter().collect();
+    for (dropped, kept) in &same {
+        let (h, p) = ends
+            .iter()
+            .find(|(n, _)| n == kept)
+            .map(|(_, at)| at.clone())
+            .unwrap_or_default();
+        eprintln!(
+            "tcptune: {dropped} and {kept} are one machine (ssh reaches both at {} port {}): measured once, as {kept}",
+            text::escape(&h),
+            p.unwrap_or(22)
+        );
+    }
+    let hosts: Vec<Host> = hosts.into_iter().filter(|(n, _)| !same.contains_key(n)).collect();
+    if hosts.len() < 2 {
+        return Err(Error::usage("a mesh needs at least two machines: these names are all one"));
+    }
+    Ok((hosts, same))
+}
+
+/// Every ordered pair, or those `--pairs` names (a name of a machine already named earlier
+/// stands for that one).
+fn pairs(args: &MeshArgs, names: &[String], same: &BTreeMap<String, String>) -> Result<Vec<(String, String)>, Error> {
+    let Some(list) = &args.pairs else {
+        return Ok(plan::every_pair(names));
+    };
+    let all: Vec<String> = names.iter().chain(same.keys()).cloned().collect();
+    let kept = |n: String| same.get(&n).cloned().unwrap_or(n);
+    let mut out: Vec<(String, String)> = Vec::new();
+    for (a, b) in plan::parse_pairs(list, &all)? {
+        let (a, b) = (kept(a), kept(b));
+        if a != b && !out.contains(&(a.clone(), b.clone())) {
+            out.push((a, b));
+        }
+    }
+    if out.is_empty() {
+        return Err(Error::usage("--pairs: every pair names one machine twice"));
+    }
+    Ok(out)
+}
+
+/// Each host's facts-only session, all at once: those that answer, by name, with their
+/// address for the paths and their facts; the others with why, said on stderr.
+fn reach(hosts: &[Host], opts: &Options) -> BTreeMap<String, Result<Reach, String>> {
+    let keys = super::advised::far_keys(&crate::profile::Profile::for_os(crate::os::Os::Linux));
+    let found: Vec<(String, Result<Reach, String>)> = std::thread::scope(|s| {
+        let handles: Vec<_> = hosts
+            .iter()
+            .map(|(name, dest)| {
+                let keys = &keys;
+                s.spawn(move || {
+                    let r = remote::mesh::probe_host(dest, keys, opts)
+                        .and_then(|far| {
+                            let addr = address(&far.host)?;
+                            Ok(Reach {
+                                dest: dest.clone(),
+                                addr,
+                                far,
+                            })
+                        })
+                        .map_err(|e| e.message().to_string());
+                    (name.clone(), r)
+                })
+            })
+            .collect();
+        handles.into_iter().filter_map(|h| h.join().ok()).collect()
+    });
+    for (name, r) in &found {
+        if let Err(why) = r {
+            eprintln!("tcptune: {name}: skipped: {why}");
+        }
+    }
+    found.into_iter().collect()
+}
+
+/// A host's address for the paths: the host name ssh connects to, resolved here.
+fn address(host: &str) -> Result<std::net::IpAddr, Error> {
+    if let Some(ip) = crate::measure::resolve::parse_literal(host) {
+        return Ok(ip);
+    }
+    use std::net::ToSocketAddrs as _;
+    crate::measure::resolve::check_name(host)?;
+    (host, 0)
+        .to_socket_addrs()
+        .ok()
+        .and_then(|mut a| a.next())
+        .map(|a| a.ip())
+        .ok_or_else(|| crate::measure::resolve::cannot_resolve(host, "no address"))
+}
+
 /// Each pair in turn, one at a time; a pair whose hosts did not answer is skipped, said.
 fn measure_all(
     pairs: &[(String, String)],
-    reached: &std::collections::BTreeMap<String, Result<Reach, String>>,
-    opts: &remote::mesh::Options,
+    reached: &BTreeMap<String, Result<Reach, String>>,
+    opts: &Options,
 ) -> Vec<Pair> {
     let mut runs = Vec::new();
     for (i, (from, to)) in pairs.iter().enumerate() {
@@ -90,23 +232,70 @@ fn measure_all(
     runs
 }
 
-/// Each host that measured a path, advised from all it measured.
-fn advise_hosts(hosts: &[String], runs: &[Pair]) -> Result<Vec<mesh::HostAdvice>, Error> {
-    let measured: Vec<&MeshPath> = runs
-        .iter()
-        .filter_map(|p| p.run.as_ref().ok().map(|(m, _, _)| m))
-        .collect();
+/// One pair measured there and advised here: the path and how long it took.
+fn measure_pair(
+    (from_name, from): (&String, &Reach),
+    (to_name, to): (&String, &Reach),
+    opts: &Options,
+    label: &str,
+) -> Result<(MeshPath, Duration), String> {
+    eprintln!("{label}: measuring ...");
+    let run = remote::mesh::run_pair(from, to, opts).map_err(|e| e.message().to_string())?;
+    if !run.reported.ok() {
+        let said = run.reported.stderr.iter().rev().find(|l| !l.raw().trim().is_empty());
+        return Err(format!(
+            "its tcptune evidence ended with status {}: {}",
+            run.reported.status,
+            said.map(text::Foreign::escaped).unwrap_or_default()
+        ));
+    }
+    let evidence = remote::evidence::read(&run.reported.json, to.addr)
+        .map_err(|why| format!("ssh {}: {why}", text::escape(&from.dest)))?;
+    let (Some(os), Some(facts)) = (from.far.os, from.far.facts.as_ref()) else {
+        return Err(format!("{from_name} runs {}, which tcptune does not advise for", from.far.uname));
+    };
+    let mut req = crate::advice::AdviceRequest::for_hosts(vec![to.addr.to_string()]);
+    req.test_time = opts.test_time;
+    let profile = crate::profile::Profile::for_os(os);
+    let advice = mesh::path_advice(&req, &profile, facts, &evidence, (to.addr, run.route.as_ref()), from_name)
+        .map_err(|e| format!("its evidence gives no advice: {}", text::escape(&format!("{e:#}"))))?;
+    let path = MeshPath {
+        from: from_name.clone(),
+        to: to_name.clone(),
+        addr: to.addr,
+        advice,
+    };
+    eprintln!(
+        "{label}: {} ms, {}, {} ({:.0} s)",
+        text::sig(path.advice.rtt_ms, 4),
+        text::rate(path.advice.bandwidth_bps as f64),
+        crate::output::mesh::class_word(path.advice.decision.class),
+        run.took.as_secs_f64()
+    );
+    Ok((path, run.took))
+}
+
+/// Each host that measured a path, advised from all it measured, for its own OS.
+fn advise_hosts(
+    hosts: &[String],
+    reached: &BTreeMap<String, Result<Reach, String>>,
+    runs: &[Pair],
+) -> Result<Vec<mesh::HostAdvice>, Error> {
+    let measured: Vec<&MeshPath> = runs.iter().filter_map(|p| p.run.as_ref().ok().map(|(m, _)| m)).collect();
     if measured.is_empty() {
         return Err(Error::measurement("no pair of the mesh was measured: no advice"));
     }
-    hosts
-        .iter()
-        .filter_map(|h| {
-            let from: Vec<&MeshPath> = measured.iter().copied().filter(|p| &p.from == h).collect();
-            (!from.is_empty()).then(|| mesh::combine(h, &from))
-        })
-        .collect::<Result<_, _>>()
-        .map_err(Error::measurement)
+    let mut advice = Vec::new();
+    for h in hosts {
+        let from: Vec<&MeshPath> = measured.iter().copied().filter(|p| &p.from == h).collect();
+        let Some(Ok(reach)) = reached.get(h) else { continue };
+        let (false, Some(os)) = (from.is_empty(), reach.far.os) else { continue };
+        match mesh::combine(h, os, &from) {
+            Ok(a) => advice.push(a),
+            Err(why) => eprintln!("tcptune: {h}: no advice: {}", text::escape(&why)),
+        }
+    }
+    Ok(advice)
 }
 
 /// `--output DIR`: DIR/HOST.conf per host, each written atomically where root could trust it.
@@ -124,176 +313,24 @@ fn write_files(dir: &Path, advice: &[mesh::HostAdvice]) -> Result<(), Error> {
     Ok(())
 }
 
-/// The hosts: those named, then the inventory's, each once, as (name, ssh destination).
-fn hosts(args: &MeshArgs) -> Result<Vec<(String, String)>, Error> {
-    let mut hosts: Vec<(String, String)> = Vec::new();
-    for h in &args.hosts {
-        remote::ssh::check_dest(h).map_err(|_| {
-            Error::usage(format!(
-                "\"{}\": not an ssh destination (host, user@host or a Host of your ssh configuration)",
-                text::escape(h)
-            ))
-        })?;
-        hosts.push((h.clone(), h.clone()));
-    }
-    if let Some(file) = &args.inventory {
-        let body =
-            std::fs::read_to_string(file).map_err(|e| Error::usage(format!("--inventory {}: {e}", file.display())))?;
-        let origin = file.display().to_string();
-        for h in crate::fleet::inventory::read(&body, &origin, args.group.as_deref())? {
-            hosts.push((h.name.clone(), h.dest()));
-        }
-    }
-    let mut seen = std::collections::BTreeSet::new();
-    hosts.retain(|(n, _)| seen.insert(n.clone()));
-    for (n, _) in &hosts {
-        check_name(n)?;
-    }
-    if hosts.len() < 2 {
-        return Err(Error::usage(
-            "a mesh needs at least two hosts (HOST... or --inventory FILE)",
-        ));
-    }
-    Ok(hosts)
-}
-
-/// A host's name becomes a file's (`HOST.conf`) and a play's: letters, digits, `.`, `-`, `_`,
-/// `@`, `:` and `/` only as ssh destinations have them, never a leading dot or dash.
-fn check_name(n: &str) -> Result<(), Error> {
-    let ok = !n.starts_with(['.', '-'])
-        && n.len() <= 255
-        && n.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_' | b'@' | b':'));
-    if ok {
-        Ok(())
-    } else {
-        Err(Error::usage(format!(
-            "\"{}\": a mesh names its hosts' files and plays after them: letters, digits, '.', '-', '_', '@', ':'",
-            text::escape(n)
-        )))
-    }
-}
-
-/// Every ordered pair, or those `--pairs` names.
-fn pairs(args: &MeshArgs, hosts: &[(String, String)]) -> Result<Vec<(String, String)>, Error> {
-    let known = |h: &str| hosts.iter().any(|(n, _)| n == h);
-    let Some(list) = &args.pairs else {
-        return Ok(hosts
-            .iter()
-            .flat_map(|(a, _)| {
-                hosts
-                    .iter()
-                    .filter(move |(b, _)| b != a)
-                    .map(move |(b, _)| (a.clone(), b.clone()))
-            })
-            .collect());
-    };
-    let mut out: Vec<(String, String)> = Vec::new();
-    for p in list.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let bad = |why: &str| Error::usage(format!("--pairs {}: {why}", text::escape(p)));
-        let (a, b) = p.split_once(':').ok_or_else(|| bad("not FROM:TO"))?;
-        if !known(a) || !known(b) {
-            return Err(bad("names a host the mesh does not have"));
-        }
-        if a == b {
-            return Err(bad("a host with itself"));
-        }
-        if !out.iter().any(|(x, y)| x == a && y == b) {
-            out.push((a.to_string(), b.to_string()));
-        }
-    }
-    if out.is_empty() {
-        return Err(Error::usage("--pairs: no pair given"));
-    }
-    Ok(out)
-}
-
-/// About how long one pair takes: set-up, the probes and the queue watch, both tests.
-fn per_pair(test_time: Option<Duration>) -> Duration {
-    let test = test_time.unwrap_or(crate::advice::rate::TEST_TIME_BASE + Duration::from_secs(1));
-    Duration::from_secs(6) + test * 2
-}
-
-/// Each host's facts-only session, all at once: those that answer, by name, with their
-/// address for the paths; the others with why, said on stderr.
-fn reach(
-    hosts: &[(String, String)],
-    opts: &remote::mesh::Options,
-) -> std::collections::BTreeMap<String, Result<Reach, String>> {
-    let found: Vec<(String, Result<Reach, String>)> = std::thread::scope(|s| {
-        let handles: Vec<_> = hosts
-            .iter()
-            .map(|(name, dest)| {
-                s.spawn(move || {
-                    let r = remote::mesh::probe_host(dest, opts)
-                        .map(|far| Reach {
-                            dest: dest.clone(),
-                            addr: far.host,
-                        })
-                        .map_err(|e| e.message().to_string());
-                    (name.clone(), r)
-                })
-            })
-            .collect();
-        handles.into_iter().filter_map(|h| h.join().ok()).collect()
-    });
-    for (name, r) in &found {
-        if let Err(why) = r {
-            eprintln!("tcptune: {name}: skipped: {why}");
-        }
-    }
-    found.into_iter().collect()
-}
-
-/// One pair measured and its advice read: the path, the whole JSON, how long it took.
-fn measure_pair(
-    (from_name, from): (&String, &Reach),
-    (to_name, to): (&String, &Reach),
-    opts: &remote::mesh::Options,
-    label: &str,
-) -> Result<(MeshPath, serde_json::Value, Duration), String> {
-    eprintln!("{label}: measuring ...");
-    let run = remote::mesh::run_pair(from, to, opts).map_err(|e| e.message().to_string())?;
-    if !run.advised.ok() {
-        let said = run
-            .advised
-            .stderr
-            .iter()
-            .rev()
-            .find(|l| !l.raw().trim().is_empty())
-            .map(|l| l.escaped())
-            .unwrap_or_default();
-        return Err(format!(
-            "its tcptune advise ended with status {}: {said}",
-            run.advised.status
-        ));
-    }
-    let report = remote::report::read(&run.advised.json, &to.addr)
-        .map_err(|why| format!("ssh {}: {why}", text::escape(&from.dest)))?;
-    let json: serde_json::Value = serde_json::from_str(&run.advised.json).map_err(|e| e.to_string())?;
-    let path = MeshPath {
-        from: from_name.clone(),
-        to: to_name.clone(),
-        addr: to.addr.clone(),
-        report,
-    };
-    eprintln!(
-        "{label}: {} ms, {}, {} ({:.0} s)",
-        text::sig(path.report.rtt_ms, 4),
-        text::rate(path.report.bandwidth_bps as f64),
-        path.report.decision.class,
-        run.took.as_secs_f64()
-    );
-    Ok((path, json, run.took))
-}
-
-/// `--output DIR`: an existing directory root could trust.
-fn check_output_dir(dir: &Path) -> Result<(), Error> {
+/// `--output DIR`: an existing directory root could trust, where no HOST.conf to be written
+/// is a directory (a real run finds it before it measures, and so does `--dry-run`).
+fn check_output(dir: &Path, hosts: &[String]) -> Result<(), Error> {
     if !dir.is_dir() {
         return Err(Error::usage(format!(
             "--output {}: not a directory (mesh writes one file per host there)",
             dir.display()
         )));
     }
-    crate::fsutil::check_trusted_dir(dir, "--output directory")
+    crate::fsutil::check_trusted_dir(dir, "--output directory")?;
+    for h in hosts {
+        let file = dir.join(format!("{h}.conf"));
+        if std::fs::symlink_metadata(&file).is_ok_and(|m| m.is_dir()) {
+            return Err(Error::usage(format!(
+                "--output: {} is a directory: mesh writes a file there",
+                file.display()
+            )));
+        }
+    }
+    Ok(())
 }

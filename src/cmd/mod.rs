@@ -8,6 +8,7 @@ pub mod calc;
 pub mod check;
 pub mod completions;
 pub mod context;
+pub mod evidence;
 pub mod inspect;
 pub mod man;
 pub mod mesh;
@@ -75,6 +76,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Serve(a)) => serve::run(a, &ctx, &mut out),
         Some(Command::Verify(a)) => verify::run(a, &ctx, &mut out),
         Some(Command::Peer(a)) => peer::run(a, &ctx, &mut out),
+        Some(Command::Evidence(a)) => evidence::run(a, &ctx, &mut out),
         Some(Command::Mesh(a)) => mesh::run(a, &ctx, &mut out),
         Some(Command::Inspect(a)) => inspect::run(a, &ctx, &mut out),
         Some(Command::Profiles(a)) => profiles::run(a, &ctx, &mut out),

@@ -10,11 +10,10 @@
 //! `tcptune_peer` is this line's own format (1), `version` the build's, `protocol` the newest
 //! wire protocol it serves ([`crate::tcp::proto::VERSION`]), `port` where it listens.
 
-use std::io::Read as _;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -59,7 +58,7 @@ pub fn run(a: &PeerArgs, ctx: &Context, out: &mut dyn std::io::Write) -> anyhow:
         if a.tests == 1 { "" } else { "s" },
         a.lifetime.as_secs()
     ));
-    let ended = watch_stdin();
+    let ended = crate::signals::stdin_ended();
     let until = Instant::now() + a.lifetime;
     let stop = || {
         let why = if ended.load(Ordering::SeqCst) {
@@ -93,32 +92,23 @@ fn bind(a: &PeerArgs) -> anyhow::Result<Server> {
         BindError::Listen { addr, source } => bind_error(addr, &source),
         BindError::Setup(e) => e.into(),
     };
-    if let Some(ip) = a.bind {
-        check_bind(SocketAddr::new(ip, 0))?;
-        return Server::bind(&req(ip)).map_err(words);
+    // The addresses the near end may connect to, in its order: the first that binds.
+    let mut failed = None;
+    for ip in &a.bind {
+        check_bind(SocketAddr::new(*ip, 0))?;
+        match Server::bind(&req(*ip)) {
+            Ok(s) => return Ok(s),
+            Err(e) => failed = Some(e),
+        }
+    }
+    if let Some(e) = failed {
+        return Err(words(e));
     }
     Server::bind(&req(IpAddr::V6(Ipv6Addr::UNSPECIFIED)))
         .or_else(|_| Server::bind(&req(IpAddr::V4(Ipv4Addr::UNSPECIFIED))))
         .map_err(words)
 }
 
-/// A flag set once stdin reaches its end (or fails): the SSH session that started this peer is
-/// over. A thread reads and drops what comes meanwhile.
-fn watch_stdin() -> Arc<AtomicBool> {
-    let ended = Arc::new(AtomicBool::new(false));
-    let flag = Arc::clone(&ended);
-    let spawned = std::thread::Builder::new().name("peer-stdin".into()).spawn(move || {
-        let mut buf = [0u8; 512];
-        let mut stdin = std::io::stdin().lock();
-        while matches!(stdin.read(&mut buf), Ok(n) if n > 0) {}
-        flag.store(true, Ordering::SeqCst);
-    });
-    // Without the thread nobody would notice the session's end: end now rather than outlive it.
-    if spawned.is_err() {
-        ended.store(true, Ordering::SeqCst);
-    }
-    ended
-}
 
 #[cfg(test)]
 mod tests {

@@ -36,11 +36,54 @@ impl Host {
 /// Most hosts read from one inventory: a mesh of n hosts measures n × (n − 1) pairs.
 pub const MAX_HOSTS: usize = 256;
 
+/// The largest inventory read, bytes.
+pub const MAX_FILE: u64 = 1 << 20;
+
+/// The text of the inventory `path`: a regular file of at most [`MAX_FILE`] bytes (a FIFO,
+/// a device or a directory is refused before it is opened for reading, so nothing blocks).
+pub fn read_file(path: &std::path::Path) -> Result<String, Error> {
+    use std::io::Read as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let what = |why: String| Error::usage(format!("--inventory {}: {why}", path.display()));
+    let meta = std::fs::metadata(path).map_err(|e| what(e.to_string()))?;
+    if !meta.is_file() {
+        return Err(what("not a regular file".to_string()));
+    }
+    // O_NONBLOCK: a FIFO swapped in after the check does not block the open.
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| what(e.to_string()))?;
+    let meta = file.metadata().map_err(|e| what(e.to_string()))?;
+    if !meta.is_file() {
+        return Err(what("not a regular file".to_string()));
+    }
+    if meta.len() > MAX_FILE {
+        return Err(what(format!("over {} MiB: no inventory tcptune reads", MAX_FILE >> 20)));
+    }
+    let mut text = String::new();
+    file.take(MAX_FILE + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| what(e.to_string()))?;
+    if text.len() as u64 > MAX_FILE {
+        return Err(what(format!("over {} MiB: no inventory tcptune reads", MAX_FILE >> 20)));
+    }
+    Ok(text)
+}
+
 /// The hosts of `text` (`origin` names it in errors), in the order they first appear, only
 /// those of `group` (and its children) when given.
 pub fn read(text: &str, origin: &str, group: Option<&str>) -> Result<Vec<Host>, Error> {
-    let inv = if text.trim_start().starts_with('{') {
+    // A UTF-8 byte-order mark, as some editors write one, is no part of the first name.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let start = text.trim_start();
+    let inv = if start.starts_with('{') {
         from_json(text, origin)?
+    } else if start.starts_with('[') && serde_json::from_str::<serde_json::Value>(text).is_ok() {
+        return Err(Error::usage(format!(
+            "{origin}: a JSON array is no inventory: give the object `ansible-inventory -i FILE --list` prints"
+        )));
     } else {
         from_ini(text, origin)?
     };

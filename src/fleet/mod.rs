@@ -16,7 +16,7 @@ pub mod k8s;
 use crate::advice::Advice;
 use crate::error::Error;
 use crate::os::Os;
-use crate::profile::{Action, Stage};
+use crate::profile::{Action, Setting, Stage};
 
 /// A configuration engine tcptune writes for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,18 +80,23 @@ impl Entry {
     }
 }
 
-/// The advice's settings as entries for an engine, in the advice's order. Keys and values
-/// are checked again as a sysctl file's are (they end up inside YAML, INI and Jinja
-/// templates, which must never read them as anything but data).
+/// The advice's settings as entries for an engine, in the advice's order ([`entries_of`]).
 pub fn entries(advice: &Advice) -> Result<Vec<Entry>, Error> {
-    advice
-        .settings
-        .iter()
-        .map(|s| {
-            match s.stage {
-                Stage::Runtime => crate::sysctl::file::check_key(&s.key, advice.os)
-                    .and_then(|()| crate::sysctl::file::check_value(&s.key, &s.value, advice.os).map(drop)),
-                Stage::Boot => crate::profile::check_boot_line(&s.key, &s.value),
+    entries_of(advice.os, advice.settings.iter().map(|s| (s, s.line())))
+}
+
+/// Settings for `os`, each with its one line of why, as entries for an engine: a single
+/// advice's or a mesh host's. Keys and values are checked again as a sysctl file's are (they
+/// end up inside YAML, INI and Jinja templates, which must never read them as anything but
+/// data), and each value is written as the check folds it (one space between its words).
+pub fn entries_of<'a>(os: Os, settings: impl IntoIterator<Item = (&'a Setting, String)>) -> Result<Vec<Entry>, Error> {
+    settings
+        .into_iter()
+        .map(|(s, reason)| {
+            let value = match s.stage {
+                Stage::Runtime => crate::sysctl::file::check_key(&s.key, os)
+                    .and_then(|()| crate::sysctl::file::check_value(&s.key, &s.value, os)),
+                Stage::Boot => crate::profile::check_boot_line(&s.key, &s.value).map(|()| s.value.clone()),
             }
             .map_err(|e| Error::usage(format!("cannot hand this setting to a configuration engine: {e}")))?;
             let left_out = match (&s.action, s.stage) {
@@ -103,8 +108,8 @@ pub fn entries(advice: &Advice) -> Result<Vec<Entry>, Error> {
             };
             Ok(Entry {
                 key: s.key.clone(),
-                value: s.value.clone(),
-                reason: s.line(),
+                value,
+                reason,
                 note: s.note.clone(),
                 left_out,
             })

@@ -3,10 +3,10 @@
 //! kernel already knows about it ([`Passive`]: live flows and the per-destination metrics).
 //! The advice's decision table reads these; this module only holds them.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Which far end a [`TcpTest`] ran against.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum TestPeer {
     /// `tcptune serve` (protocol version 2 or 3): the receiver reports its window share; in a
@@ -17,7 +17,7 @@ pub enum TestPeer {
 }
 
 /// Which way a test's data went.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Direction {
     /// This host sent, the far end received: what an upload meets.
@@ -29,7 +29,7 @@ pub enum Direction {
 
 /// What held a test's flow below the path's rate, when something did: its rate is then a lower
 /// bound, and its flat RTT says nothing about the bottleneck queue.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum HeldBy {
     /// The receiver's advertised window (its receive buffer): the far end's in a forward test,
@@ -41,7 +41,7 @@ pub enum HeldBy {
 
 /// What one bounded TCP transfer between this host and the far end showed, in one direction.
 /// Every reading that the peer or this OS could not give is None.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct TcpTest {
     pub peer: Option<TestPeer>,
     /// Which way the data went.
@@ -117,7 +117,7 @@ pub struct TcpTest {
 /// One point of a test's rate over time: the rate over the interval that ends `t_s` seconds
 /// into the test, and the segments retransmitted in it (None: not known, e.g. this host
 /// receiving).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Point {
     pub t_s: f64,
     pub rate_bps: f64,
@@ -208,7 +208,7 @@ impl TcpTest {
 
 /// A second iperf3 run against the same server, where the forward test could not tell what the
 /// class needs ([`crate::measure::retest`]), and what it showed.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Retest {
     #[serde(flatten)]
     pub kind: RetestKind,
@@ -226,7 +226,7 @@ pub struct Retest {
 }
 
 /// Which second run, and why.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum RetestKind {
     /// The test was held by the receiver's window, so its one flow kept about the BDP in flight
@@ -250,7 +250,7 @@ pub enum RetestKind {
 /// segments in one interval and none in the next. On the lab, 250 ms / 50 Mbit/s without
 /// random loss, an iperf3 test lost 256, 54 and 141 segments in 3 of 11 intervals after
 /// startup and none in the other 8: 1.1 % read as random loss, where the path has none.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LossBursts {
     /// The intervals after startup, and how many of them were bursts.
     pub intervals: usize,
@@ -299,7 +299,7 @@ impl LossBursts {
 }
 
 /// One live TCP flow of this host to the host advised for (INET_DIAG), as `inspect` sees it.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct LiveFlow {
     pub local: String,
     pub peer: String,
@@ -316,7 +316,7 @@ pub struct LiveFlow {
 }
 
 /// The kernel's cached metrics for a destination (`ip tcp_metrics show ADDR`).
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct DestMetrics {
     pub rtt_ms: Option<f64>,
     pub rttvar_ms: Option<f64>,
@@ -326,7 +326,7 @@ pub struct DestMetrics {
 }
 
 /// What this host knows about the path without a peer to test against.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Passive {
     pub flows: Vec<LiveFlow>,
     pub metrics: Option<DestMetrics>,
@@ -360,7 +360,7 @@ impl Passive {
 }
 
 /// All the TCP evidence gathered for one host.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Evidence {
     /// This host sending to the far end.
     pub test: Option<TcpTest>,

@@ -55,7 +55,7 @@ impl Family {
 }
 
 /// How the round trip was timed.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Method {
     /// ICMP echo request / echo reply.
@@ -65,7 +65,7 @@ pub enum Method {
 }
 
 /// Round-trip statistics, computed like iputils `ping`.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct RttStats {
     pub method: Method,
     /// The answered probes' round trips in ms, in send order.
@@ -119,7 +119,7 @@ impl RttStats {
 }
 
 /// Facts about the egress link towards a host. Every field is best effort.
-#[derive(Debug, Clone, Default, serde::Serialize)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct LinkFacts {
     pub interface: Option<String>,
     pub speed_bps: Option<u64>,
@@ -134,7 +134,7 @@ pub struct LinkFacts {
 }
 
 /// Everything measured about one host.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct HostMeasurement {
     /// The host as the user gave it.
     pub host: String,

@@ -19,7 +19,7 @@
 use std::net::IpAddr;
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::{PingSlot, ProbeOptions, icmp};
 
@@ -40,7 +40,7 @@ pub const SWING_SHARE: f64 = 0.02;
 pub const SWING_OVER_SCATTER: f64 = 3.0;
 
 /// What the watch's probes say of a queue others keep.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", tag = "kind")]
 pub enum QueueReading {
     /// The floor moved: others fill and drain a queue. `low_ms` is the lowest RTT seen,
@@ -70,7 +70,7 @@ impl QueueReading {
 }
 
 /// The watch: its probes' round trips (answered ones, in send order, ms) and what they say.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct QueueWatch {
     pub interval_ms: f64,
     pub seconds: f64,

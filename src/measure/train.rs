@@ -62,7 +62,7 @@
 use std::net::IpAddr;
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Trains per estimate.
 pub const DEFAULT_TRAINS: u32 = 5;
@@ -130,7 +130,7 @@ pub const LONG_TRAIN_SPAN: Duration = Duration::from_millis(50);
 pub const NEAR_SEND_RATIO: f64 = 2.0;
 
 /// The result of a packet-train measurement.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CapacityEstimate {
     /// Bottleneck rate, bit/s at the IP level (IP headers included): the median of the
     /// densest cluster ([`densest`]) of the dispersed trains' rates, or of all of
@@ -231,7 +231,7 @@ fn duration_us(us: u64) -> String {
 }
 
 /// Which trains an estimate comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Reading {
     /// The first trains, `per_train` requests each.
@@ -243,7 +243,7 @@ pub enum Reading {
 
 /// A burst signature: replies that came back in batches, closer together than the bottleneck
 /// spaced them, with long gaps between the batches.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Burst {
     /// Replies per burst: the size of the burst that the median reply of those in bursts came in.
     pub packets: u32,
@@ -260,7 +260,7 @@ pub struct Burst {
 
 /// Trains long enough to span many bursts, sent after the first ones when those could not be
 /// trusted ([`long_train_plan`]).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LongTrains {
     /// Why they went out.
     pub why: LongWhy,
@@ -282,7 +282,7 @@ pub struct LongTrains {
 }
 
 /// Why long trains went out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LongWhy {
     /// The first trains' replies came in bursts, too few per train to average out.

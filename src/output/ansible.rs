@@ -15,7 +15,6 @@ use crate::advice::Advice;
 use crate::fleet::{self, Entry};
 use crate::os::Os;
 use crate::persist::DropIn;
-use crate::profile::Stage;
 
 /// Where apply records the values it replaces, on each managed host.
 pub const PRIOR_FILE: &str = "/var/lib/tcptune/ansible-prior.conf";
@@ -81,13 +80,18 @@ fn write_play(out: &mut dyn Write, p: &Play<'_>, group: Option<&str>) -> anyhow:
     for e in p.entries {
         setting(out, e, reload)?;
     }
-    route_task(out, p.advice)?;
+    let route = route_task(out, p.advice)?;
+    if let Some(r) = &route {
+        route_apply_tasks(out, r, 0)?;
+    }
     writeln!(out)?;
     writeln!(
         out,
         "    # Revert (--tags revert): the record, then tcptune's lines out, then the old values back."
     )?;
-    route_revert_task(out, p.advice)?;
+    if let Some(r) = &route {
+        route_revert_tasks(out, r, 0)?;
+    }
     for t in revert_tasks(p.advice.os) {
         t.write(out, REVERT)?;
     }
@@ -111,39 +115,53 @@ pub fn word(s: &str) -> String {
     }
 }
 
-/// `--scope path`: the host route, set with `ip route replace` (its gateway and device are
-/// those of the host the advice was made on) unless `ip route show exact` finds it with that
-/// congctl already, so a second run changes nothing.
-fn route_task(out: &mut dyn Write, a: &Advice) -> std::io::Result<()> {
+/// One host route of a play: the route tcptune built, its congestion control, its comment.
+pub struct RouteTask<'a> {
+    pub route: &'a crate::route::Route,
+    pub algorithm: &'a str,
+    pub line: String,
+}
+
+/// `--scope path`: the advice's host route as a [`RouteTask`] when it changes something;
+/// otherwise comments saying why it is left out.
+fn route_task<'a>(out: &mut dyn Write, a: &'a Advice) -> std::io::Result<Option<RouteTask<'a>>> {
     let Some(r) = &a.route else {
-        return Ok(());
+        return Ok(None);
     };
     let c = crate::text::comment;
     let line = c(&r.line());
     let (Some(cmd), Some(route)) = (r.command.as_deref(), r.route.as_ref()) else {
         writeln!(out)?;
         writeln!(out, "    # {line}")?;
-        return writeln!(out, "    # left out: the host route to {}", r.dest);
+        writeln!(out, "    # left out: the host route to {}", r.dest)?;
+        return Ok(None);
     };
     if r.action != crate::profile::Action::Set {
         writeln!(out)?;
         writeln!(out, "    # {line}")?;
-        return writeln!(out, "    # left out: {}", c(cmd));
+        writeln!(out, "    # left out: {}", c(cmd))?;
+        return Ok(None);
     }
-    route_tasks(out, line, route, &r.algorithm, "")
+    Ok(Some(RouteTask {
+        route,
+        algorithm: &r.algorithm,
+        line,
+    }))
 }
 
-/// The two tasks of a host route: read it, then `ip route replace` it unless it carries
-/// `algorithm` already. `suffix` tells one route's register from another's in one play.
-fn route_tasks(
-    out: &mut dyn Write,
-    line: String,
-    route: &crate::route::Route,
-    algorithm: &str,
-    suffix: &str,
-) -> std::io::Result<()> {
+/// Where a host records the route to `dest` it had before the first apply.
+fn route_record(dest: std::net::IpAddr) -> String {
+    format!("{{{{ tcptune_prior_file }}}}.route-{dest}")
+}
+
+/// The tasks that set a host route: read the host route there now, record it on the first
+/// apply only (as the sysctls are: revert puts back what the host itself ran, never what a
+/// report said), then `ip route replace` unless it carries `algorithm` already, so a second
+/// run changes nothing. `k` tells one route's registers from another's in one play.
+fn route_apply_tasks(out: &mut dyn Write, r: &RouteTask<'_>, k: usize) -> std::io::Result<()> {
+    let route = r.route;
     let prefix = crate::route::prefix(route.dst, route.dst_len);
-    let register = format!("tcptune_route{suffix}");
+    let register = format!("tcptune_route_{k}");
     let read = [
         "ansible.builtin.command:".to_string(),
         argv(&["ip", "route", "show", "exact", &prefix]),
@@ -153,56 +171,110 @@ fn route_tasks(
     ];
     let read: Vec<&str> = read.iter().map(String::as_str).collect();
     task(out, &[], &format!("Read the host route to {}", route.dst), &read, APPLY)?;
+    let record = [
+        "ansible.builtin.copy:".to_string(),
+        format!("  dest: {}", quoted(&route_record(route.dst))),
+        format!("  content: {}", quoted(&format!("{{{{ {register}.stdout }}}}\n"))),
+        "  force: false".to_string(),
+        "  mode: \"0600\"".to_string(),
+    ];
+    let record: Vec<&str> = record.iter().map(String::as_str).collect();
+    task(
+        out,
+        &[],
+        &format!("Record it, on the first apply only (revert puts back the route to {})", route.dst),
+        &record,
+        APPLY,
+    )?;
     let comments = [
-        line,
-        "the route copies the gateway and device of the host this advice was made on; it ends at reboot".into(),
+        r.line.clone(),
+        "the route copies the gateway and device the host's kernel used for it when measured; it ends at reboot"
+            .into(),
     ];
     let set = [
         "ansible.builtin.command:".to_string(),
         argv(&crate::route::words("replace", route)),
         format!(
             "when: {}",
-            quoted(&format!("'congctl {algorithm}' not in {register}.stdout"))
+            quoted(&format!("'congctl {}' not in {register}.stdout", r.algorithm))
         ),
     ];
     let set: Vec<&str> = set.iter().map(String::as_str).collect();
     task(
         out,
         &comments,
-        &format!("route to {} congctl {algorithm}", route.dst),
+        &format!("route to {} congctl {}", route.dst, r.algorithm),
         &set,
         APPLY,
     )
 }
 
-/// The revert of the host route: the one there before put back, or tcptune's deleted (gone
-/// already is no error).
-fn route_revert_task(out: &mut dyn Write, a: &Advice) -> std::io::Result<()> {
-    let Some(undo) = a
-        .route
-        .as_ref()
-        .filter(|r| r.action == crate::profile::Action::Set)
-        .and_then(|r| r.undo_words())
-    else {
-        return Ok(());
-    };
-    undo_task(out, &undo, "")
-}
+/// Flags `ip route show` prints that `ip route replace` does not take.
+const SHOWN_ONLY: &str = "['linkdown', 'dead', 'offload', 'trap', 'offload_failed', 'rt_offload', 'rt_trap', 'rt_offload_failed']";
 
-fn undo_task(out: &mut dyn Write, undo: &[String], suffix: &str) -> std::io::Result<()> {
-    let register = format!("tcptune_route_undo{suffix}");
-    let body = [
-        "ansible.builtin.command:".to_string(),
-        argv(undo),
+/// The revert of a host route, from the host's own record: the route it had put back as its
+/// kernel showed it, or, where it had none, tcptune's deleted (gone already is no error); then
+/// the record forgotten.
+fn route_revert_tasks(out: &mut dyn Write, r: &RouteTask<'_>, k: usize) -> std::io::Result<()> {
+    let route = r.route;
+    let register = format!("tcptune_route_record_{k}");
+    let recorded = format!("({register}.content | default('') | b64decode | trim)");
+    let read = [
+        "ansible.builtin.slurp:".to_string(),
+        format!("  src: {}", quoted(&route_record(route.dst))),
         format!("register: {register}"),
-        format!("failed_when: {register}.rc != 0 and 'No such process' not in {register}.stderr"),
+        "failed_when: false".to_string(),
     ];
-    let body: Vec<&str> = body.iter().map(String::as_str).collect();
-    task(out, &[], "Revert: the host route as it was", &body, REVERT)
+    let read: Vec<&str> = read.iter().map(String::as_str).collect();
+    task(
+        out,
+        &[],
+        &format!("Revert: read the route to {} recorded before the first apply", route.dst),
+        &read,
+        REVERT,
+    )?;
+    let back = [
+        "ansible.builtin.command:".to_string(),
+        format!(
+            "  argv: {}",
+            quoted(&format!(
+                "{{{{ ['ip', 'route', 'replace'] + (({recorded}.splitlines() | first) | regex_replace(' expires \\\\S+', '')).split() | reject('in', {SHOWN_ONLY}) | list }}}}"
+            ))
+        ),
+        format!("when: {}", quoted(&format!("{register}.content is defined and {recorded} != ''"))),
+    ];
+    let back: Vec<&str> = back.iter().map(String::as_str).collect();
+    task(out, &[], &format!("Revert: the route to {} as it was", route.dst), &back, REVERT)?;
+    let undo = format!("tcptune_route_undo_{k}");
+    let del = crate::advice::scope::undo_words(route, None);
+    let del = [
+        "ansible.builtin.command:".to_string(),
+        argv(&del),
+        format!("register: {undo}"),
+        format!("failed_when: {undo}.rc != 0 and 'No such process' not in {undo}.stderr"),
+        format!("when: {}", quoted(&format!("{register}.content is defined and {recorded} == ''"))),
+    ];
+    let del: Vec<&str> = del.iter().map(String::as_str).collect();
+    task(
+        out,
+        &[],
+        &format!("Revert: tcptune's route to {} deleted (there was none)", route.dst),
+        &del,
+        REVERT,
+    )?;
+    let forget = [
+        "ansible.builtin.file:".to_string(),
+        format!("  path: {}", quoted(&route_record(route.dst))),
+        "  state: absent".to_string(),
+    ];
+    let forget: Vec<&str> = forget.iter().map(String::as_str).collect();
+    task(out, &[], &format!("Revert: forget the route record of {}", route.dst), &forget, REVERT)
 }
 
-/// `tcptune mesh --format ansible`: one play per host (`hosts:` its inventory name), each
-/// with its own values and routes, the same record and tagged revert as advise's playbook.
+/// `tcptune mesh --format ansible`: one play per host, each with its own values and routes,
+/// the same record and tagged revert as advise's playbook. Each play runs on `all` and ends at
+/// once on every host but its own (`inventory_hostname`): a host's name is never read as an
+/// Ansible pattern (`all`, a group's name, `a:b`), so a play cannot select another host.
 pub fn write_mesh(out: &mut dyn Write, hosts: &[crate::advice::mesh::HostAdvice]) -> anyhow::Result<()> {
     let dropin = crate::persist::unknown_dropin();
     writeln!(
@@ -217,14 +289,18 @@ pub fn write_mesh(out: &mut dyn Write, hosts: &[crate::advice::mesh::HostAdvice]
         if i > 0 {
             writeln!(out)?;
         }
-        let entries = mesh_entries(h)?;
+        let entries = fleet::entries_of(
+            h.os,
+            h.settings.iter().map(|s| (&s.setting, super::mesh::setting_line(s))),
+        )?;
         let file = if h.os == Os::Linux {
             linux.clone()
         } else {
             "/etc/sysctl.conf".to_string()
         };
         let title = format!("tcptune mesh: {} from its paths to {}", h.host, h.paths.join(", "));
-        play(out, &title, &entries, &file, &super::yaml_quoted(&h.host))?;
+        play(out, &title, &entries, &file, "all")?;
+        only_host(out, &h.host)?;
         for t in &RECORD {
             t.write(out, APPLY)?;
         }
@@ -232,14 +308,18 @@ pub fn write_mesh(out: &mut dyn Write, hosts: &[crate::advice::mesh::HostAdvice]
         for e in &entries {
             setting(out, e, reload)?;
         }
-        let routes: Vec<&crate::advice::mesh::HostRoute> = h
+        let routes: Vec<RouteTask<'_>> = h
             .routes
             .iter()
             .filter(|r| r.action == crate::profile::Action::Set)
+            .map(|r| RouteTask {
+                route: &r.route,
+                algorithm: &r.algorithm,
+                line: crate::text::comment(&super::mesh::route_comment(r)),
+            })
             .collect();
         for (k, r) in routes.iter().enumerate() {
-            let line = crate::text::comment(&super::mesh::route_comment(r));
-            route_tasks(out, line, &r.route, &r.algorithm, &format!("_{k}"))?;
+            route_apply_tasks(out, r, k)?;
         }
         writeln!(out)?;
         writeln!(
@@ -247,8 +327,7 @@ pub fn write_mesh(out: &mut dyn Write, hosts: &[crate::advice::mesh::HostAdvice]
             "    # Revert (--tags revert): the record, then tcptune's lines out, then the old values back."
         )?;
         for (k, r) in routes.iter().enumerate() {
-            let undo = crate::advice::scope::undo_words(&r.route, r.prior.as_ref());
-            undo_task(out, &undo, &format!("_{k}"))?;
+            route_revert_tasks(out, r, k)?;
         }
         for t in revert_tasks(h.os) {
             t.write(out, REVERT)?;
@@ -257,27 +336,15 @@ pub fn write_mesh(out: &mut dyn Write, hosts: &[crate::advice::mesh::HostAdvice]
     Ok(())
 }
 
-/// A mesh host's settings as entries, checked as a sysctl file's are.
-fn mesh_entries(h: &crate::advice::mesh::HostAdvice) -> Result<Vec<Entry>, crate::error::Error> {
-    h.settings
-        .iter()
-        .map(|s| {
-            crate::sysctl::file::check_key(&s.key, h.os)
-                .and_then(|()| crate::sysctl::file::check_value(&s.key, &s.value, h.os).map(drop))
-                .map_err(|e| crate::error::Error::usage(format!("cannot hand this setting to Ansible: {e}")))?;
-            Ok(Entry {
-                key: s.key.clone(),
-                value: s.value.clone(),
-                reason: super::mesh::setting_line(s),
-                note: None,
-                left_out: match (&s.action, s.stage) {
-                    (_, Stage::Boot) => Some("boot-time tunable: set it in /boot/loader.conf and reboot".into()),
-                    (crate::profile::Action::Unavailable(why), _) => Some(format!("not set there: {why}")),
-                    _ => None,
-                },
-            })
-        })
-        .collect()
+/// The first task of a mesh host's play: every other host ends the play here, whatever the
+/// tags (`always`).
+fn only_host(out: &mut dyn Write, host: &str) -> std::io::Result<()> {
+    let body = [
+        "ansible.builtin.meta: end_host".to_string(),
+        format!("when: inventory_hostname != {}", quoted(host).replace('"', "'")),
+    ];
+    let body: Vec<&str> = body.iter().map(String::as_str).collect();
+    task(out, &[], &format!("Only {host} runs this play"), &body, "[always]")
 }
 
 /// How to give the two ends an inventory.

@@ -5,6 +5,7 @@
 use std::io::Write;
 use std::time::Duration;
 
+use crate::advice::decide::PathClass;
 use crate::advice::mesh::{Decider, HostAdvice, HostSetting, MeshPath};
 use crate::profile::{Action, Stage};
 use crate::text;
@@ -17,12 +18,12 @@ pub struct Plan {
     pub per_pair: Duration,
 }
 
-/// One ordered pair and what came of it: the path, the test end's whole advice (JSON), how
-/// long it took; or why it was not measured.
+/// One ordered pair and what came of it: the path with the advice made here from its
+/// evidence, how long it took; or why it was not measured.
 pub struct Pair {
     pub from: String,
     pub to: String,
-    pub run: Result<(MeshPath, serde_json::Value, Duration), String>,
+    pub run: Result<(MeshPath, Duration), String>,
 }
 
 /// The whole run.
@@ -30,15 +31,34 @@ pub struct Mesh<'a> {
     pub plan: &'a Plan,
     pub pairs: &'a [Pair],
     pub hosts: &'a [HostAdvice],
+    /// `--output DIR` wrote each host's file already.
+    pub written: bool,
 }
 
-/// "about 3 min", "about 40 s".
+/// A path's class in one word, as the pair lines say it.
+pub fn class_word(c: PathClass) -> &'static str {
+    match c {
+        PathClass::Clean => "clean",
+        PathClass::Lossy => "lossy",
+        PathClass::Shallow => "shallow",
+        PathClass::Unmeasured => "unmeasured",
+        PathClass::Shared => "shared",
+        PathClass::Policed => "policed",
+    }
+}
+
+/// The longest run the plan gives without saying how to cut it.
+pub const LONG_RUN: Duration = Duration::from_secs(3600);
+
+/// "about 3 min", "about 40 s", "about 2.6 h".
 fn about(d: Duration) -> String {
     let s = d.as_secs();
     if s < 90 {
         format!("about {s} s")
-    } else {
+    } else if s < 5400 {
         format!("about {} min", s.div_ceil(60))
+    } else {
+        format!("about {} h", text::sig(d.as_secs_f64() / 3600.0, 2))
     }
 }
 
@@ -55,6 +75,14 @@ pub fn write_plan(out: &mut dyn Write, p: &Plan, dry: bool) -> std::io::Result<(
         about(total),
         if dry { " (dry run: nothing is measured)" } else { "" }
     )?;
+    if total > LONG_RUN {
+        writeln!(
+            out,
+            "  that is over an hour for {} pairs: cut it with --pairs FROM:TO,... or --group GROUP (an \
+             inventory group)",
+            p.pairs.len()
+        )?;
+    }
     if !dry {
         return Ok(());
     }
@@ -77,7 +105,7 @@ pub fn write_plan(out: &mut dyn Write, p: &Plan, dry: bool) -> std::io::Result<(
         } else {
             writeln!(
                 out,
-                "    tests to {}: tcptune advise --scope path, one ssh session each",
+                "    tests to {}: tcptune evidence, one ssh session each",
                 tests.join(", ")
             )?;
         }
@@ -86,7 +114,7 @@ pub fn write_plan(out: &mut dyn Write, p: &Plan, dry: bool) -> std::io::Result<(
         } else {
             writeln!(
                 out,
-                "    peer for {}: tcptune peer, one ssh session each",
+                "    peer for {}: tcptune peer on its address, one ssh session each",
                 peers.join(", ")
             )?;
         }
@@ -97,8 +125,9 @@ pub fn write_plan(out: &mut dyn Write, p: &Plan, dry: bool) -> std::io::Result<(
     }
     writeln!(
         out,
-        "Each session runs tcptune there (this version, else a copy of this binary sent over it) and \
-         leaves nothing behind."
+        "Each session runs tcptune there (this version, else a copy of this binary sent over it), for \
+         one test, and leaves nothing behind. The hosts send what they measure; this host computes \
+         every setting and route."
     )
 }
 
@@ -114,36 +143,25 @@ pub fn decider_words(d: &Decider) -> String {
         d.to,
         text::sig(d.rtt_ms, 4),
         text::rate(d.rate_bps as f64),
-        d.class.escaped()
+        class_word(d.class)
     )
-}
-
-/// A value as people read it, by how the path said it reads.
-fn shown(s: &HostSetting, v: &str) -> String {
-    let last = v.split_whitespace().last().and_then(|n| n.parse::<u64>().ok());
-    match (s.shown.as_ref().map(|x| x.raw()), last) {
-        (Some("size" | "max-size"), Some(n)) => text::size(n),
-        (Some("switch"), Some(0)) => "off".into(),
-        (Some("switch"), Some(_)) => "on".into(),
-        _ => text::escape(v),
-    }
 }
 
 /// "receive max 6 MiB → 8.94 MiB: 5 × BDP, loss recovery; to h3, 150 ms, ..." — a setting's
 /// one line, naming the path that decided it.
-pub fn setting_line(s: &HostSetting) -> String {
-    let new = shown(s, &s.value);
-    let change = match (&s.action, &s.current) {
-        (Action::Keep, _) => format!("{new}, already running"),
-        (Action::Set, Some(c)) => format!("{} \u{2192} {new}", shown(s, c)),
-        (Action::Set, None) => format!("\u{2192} {new}"),
-        (Action::Unavailable(why), _) => format!("{new}, not settable there ({})", text::escape(why)),
+pub fn setting_line(h: &HostSetting) -> String {
+    let s = &h.setting;
+    let c = s.change();
+    let change = match &s.action {
+        Action::Keep => format!("{}, already running", c.to),
+        Action::Set => crate::profile::Change { pct: None, ..c }.words(""),
+        Action::Unavailable(why) => format!("{}, not settable there ({})", c.to, text::escape(why)),
     };
-    let by = s
+    let by = h
         .decided_by
         .as_ref()
         .map_or_else(|| "; every path".to_string(), |d| format!("; to {}", decider_words(d)));
-    format!("{} {change}: {}{by}", s.label.escaped(), s.why.escaped())
+    format!("{} {change}: {}{by}", s.label, s.why)
 }
 
 pub fn route_comment(r: &crate::advice::mesh::HostRoute) -> String {
@@ -156,7 +174,7 @@ pub fn route_comment(r: &crate::advice::mesh::HostRoute) -> String {
         "congestion control to {} ({}) {change}: {}; to {}",
         r.to,
         r.dest,
-        r.why.escaped(),
+        r.why,
         decider_words(&r.decided_by)
     )
 }
@@ -164,7 +182,7 @@ pub fn route_comment(r: &crate::advice::mesh::HostRoute) -> String {
 /// The matrix (each pair, both directions) and each host's changes.
 pub fn write_table(out: &mut dyn Write, m: &Mesh<'_>) -> std::io::Result<()> {
     let ok = m.pairs.iter().filter(|p| p.run.is_ok()).count();
-    let took: Duration = m.pairs.iter().filter_map(|p| p.run.as_ref().ok().map(|r| r.2)).sum();
+    let took: Duration = m.pairs.iter().filter_map(|p| p.run.as_ref().ok().map(|r| r.1)).sum();
     writeln!(
         out,
         "tcptune mesh: {} hosts, {ok} of {} pairs measured in {:.0} s",
@@ -178,15 +196,15 @@ pub fn write_table(out: &mut dyn Write, m: &Mesh<'_>) -> std::io::Result<()> {
         .iter()
         .filter_map(|p| {
             let name = format!("{} \u{2192} {}", p.from, p.to);
-            let (path, _, _) = p.run.as_ref().ok()?;
-            let r = &path.report;
+            let (path, _) = p.run.as_ref().ok()?;
+            let r = &path.advice;
             Some([
                 name,
                 format!("{} ms", text::sig(r.rtt_ms, 4)),
                 text::rate(r.bandwidth_bps as f64),
-                r.decision.class.escaped(),
+                class_word(r.decision.class).to_string(),
                 text::rate(r.receive_bandwidth_bps.unwrap_or(r.bandwidth_bps) as f64),
-                r.receive_decision.class.escaped(),
+                class_word(r.receive_decision.class).to_string(),
             ])
         })
         .collect();
@@ -225,21 +243,27 @@ pub fn write_table(out: &mut dyn Write, m: &Mesh<'_>) -> std::io::Result<()> {
             h.paths.join(", "),
             decider_words(&h.largest)
         )?;
-        for s in h.settings.iter().filter(|s| s.stage == Stage::Runtime) {
-            let mark = if s.action == Action::Set { "*" } else { " " };
+        for s in h.settings.iter().filter(|s| s.setting.stage == Stage::Runtime) {
+            let mark = if s.setting.action == Action::Set { "*" } else { " " };
             writeln!(out, "  {mark} {}", setting_line(s))?;
         }
         for r in &h.routes {
             let mark = if r.action == Action::Set { "*" } else { " " };
             writeln!(out, "  {mark} {}", route_comment(r))?;
         }
+        for n in &h.notes {
+            writeln!(out, "    note: {}", text::escape(n))?;
+        }
     }
     writeln!(out)?;
-    writeln!(
-        out,
-        "* a change. Keep it: --output DIR (one sysctl.d file per host, routes as `# route:` lines that \
-         `tcptune apply FILE` sets), or --format ansible"
-    )
+    if m.written {
+        writeln!(out, "* a change. Each host's file: tcptune apply HOST.conf there (sets its routes too)")
+    } else {
+        writeln!(
+            out,
+            "* a change. Keep it: --output DIR (a sysctl.d file per host) or --format ansible"
+        )
+    }
 }
 
 /// One host's sysctl.d file: a header, then per setting its comment line and `key = value`
@@ -266,6 +290,9 @@ pub fn write_sysctl(out: &mut dyn Write, h: &HostAdvice) -> std::io::Result<()> 
             h.host, h.host
         ),
     ];
+    for n in &h.notes {
+        head.push(n.clone());
+    }
     for (key, asked) in &h.disagreements {
         let each: Vec<String> = asked.iter().map(|(to, v)| format!("{to} {v}")).collect();
         head.push(format!(
@@ -278,12 +305,13 @@ pub fn write_sysctl(out: &mut dyn Write, h: &HostAdvice) -> std::io::Result<()> 
             writeln!(out, "{w}")?;
         }
     }
-    for s in &h.settings {
+    for h_s in &h.settings {
+        let s = &h_s.setting;
         writeln!(out)?;
-        for w in wrap(&setting_line(s)) {
+        for w in wrap(&setting_line(h_s)) {
             writeln!(out, "{w}")?;
         }
-        let line = format!("{} = {}", s.key, s.value);
+        let line = format!("{} = {}", s.key, crate::sysctl::file::normalize_value(&s.value).map_err(std::io::Error::other)?);
         match (&s.action, s.stage) {
             (Action::Set, Stage::Runtime) => writeln!(out, "{line}")?,
             _ => writeln!(out, "# {line}")?,
@@ -310,9 +338,9 @@ pub fn write_json(out: &mut dyn Write, m: &Mesh<'_>) -> std::io::Result<()> {
         .pairs
         .iter()
         .map(|p| match &p.run {
-            Ok((path, json, took)) => serde_json::json!({
+            Ok((path, took)) => serde_json::json!({
                 "from": p.from, "to": p.to, "addr": path.addr, "measured": true,
-                "took_s": took.as_secs_f64(), "advice": json,
+                "took_s": took.as_secs_f64(), "advice": super::advice::advice_json(&path.advice),
             }),
             Err(why) => serde_json::json!({"from": p.from, "to": p.to, "measured": false, "why": why}),
         })
@@ -340,4 +368,203 @@ pub fn write_json(out: &mut dyn Write, m: &Mesh<'_>) -> std::io::Result<()> {
     });
     serde_json::to_writer_pretty(&mut *out, &doc)?;
     writeln!(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::net::IpAddr;
+
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::advice::mesh::{self, HostAdvice};
+    use crate::os::Os;
+    use crate::profile::Profile;
+    use crate::remote::evidence::{self, tests::{PEER, honest}};
+
+    /// The host's advice from one path, the document as the test end sent it: read, replayed
+    /// and advised here, as `tcptune mesh` does. Err: the document was refused.
+    fn advise(doc: &serde_json::Value) -> Result<HostAdvice, String> {
+        let peer: IpAddr = PEER.parse().expect("ip");
+        let recorded = evidence::read(&doc.to_string(), peer)?;
+        let path = |to: &str, addr: IpAddr, prober: &dyn crate::measure::PathProber| {
+            let req = crate::advice::AdviceRequest::for_hosts(vec![addr.to_string()]);
+            mesh::path_advice(
+                &req,
+                &Profile::for_os(Os::Linux),
+                &mesh::tests::linux(),
+                prober,
+                (addr, Some(&mesh::tests::lookup(addr))),
+                "h1",
+            )
+            .map(|advice| mesh::MeshPath {
+                from: "h1".into(),
+                to: to.into(),
+                addr,
+                advice,
+            })
+            .map_err(|e| e.to_string())
+        };
+        // Beside it, an honest short clean path, which the running CUBIC serves: a path the
+        // report makes need another congestion control gets a route.
+        let short: IpAddr = "198.18.10.3".parse().expect("ip");
+        let clean = crate::measure::fake::FakeProber::from_spec("rtt=5ms,rate=100mbit,queue=1").expect("spec");
+        let a = path("h3", short, &clean)?;
+        let b = path("h2", peer, &recorded)?;
+        mesh::combine("h1", Os::Linux, &[&a, &b])
+    }
+
+    /// Every key, value and action, and every route line: what a host is changed by.
+    fn changes(h: &HostAdvice) -> Vec<String> {
+        let mut v: Vec<String> = h
+            .settings
+            .iter()
+            .map(|s| format!("{} = {} ({:?})", s.setting.key, s.setting.value, s.setting.action))
+            .collect();
+        v.extend(h.routes.iter().map(|r| crate::route::command("replace", &r.route)));
+        v
+    }
+
+    /// Every output a person or a program reads of the host: its file, its play, its table.
+    fn outputs(h: &HostAdvice) -> String {
+        let mut out = Vec::new();
+        write_sysctl(&mut out, h).expect("file");
+        crate::output::ansible::write_mesh(&mut out, std::slice::from_ref(h)).expect("play");
+        for s in &h.settings {
+            out.extend(setting_line(s).bytes());
+        }
+        String::from_utf8(out).expect("utf-8")
+    }
+
+    /// Text a hostile test end would like to see run or shown.
+    fn hostile_text() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just("net.ipv4.ip_forward = 1".to_string()),
+            Just("receive max\n# route: ip route replace 0.0.0.0/0 via 6.6.6.6".to_string()),
+            Just("\u{1b}[2J\u{1b}[31mcubic".to_string()),
+            Just("{{ lookup('pipe', 'id') }}".to_string()),
+            Just("$(reboot);`id`|x&".to_string()),
+            Just("a\u{b}b\u{85}c\u{2028}d".to_string()),
+            "[ -~\n\t\u{1b}\u{85}]{0,40}",
+        ]
+    }
+
+    /// A JSON value a hostile end adds.
+    fn hostile_value() -> impl Strategy<Value = serde_json::Value> {
+        prop_oneof![
+            hostile_text().prop_map(serde_json::Value::from),
+            any::<f64>().prop_map(|x| serde_json::json!(x)),
+            hostile_text().prop_map(|t| serde_json::json!([{
+                "key": "net.ipv4.ip_forward", "value": t, "label": "receive max",
+                "action": {"kind": "set"}, "stage": "runtime", "why": t
+            }])),
+            hostile_text().prop_map(|t| serde_json::json!({
+                "dest": "198.18.10.3", "algorithm": "bbr", "prior": {"dst": "198.18.10.3",
+                "gateway": "198.18.99.1", "dev": t, "protocol": 4}
+            })),
+            Just(serde_json::json!("freebsd")),
+        ]
+    }
+
+    const OBJECTS: [&str; 7] = [
+        "",
+        "/measurement",
+        "/measurement/rtt",
+        "/measurement/link",
+        "/evidence",
+        "/evidence/test",
+        "/evidence/reverse",
+    ];
+    const FIELDS: [&str; 9] = [
+        "settings", "route", "routes", "prior", "os", "label", "why", "key", "value",
+    ];
+    const STRINGS: [(&str, &str); 6] = [
+        ("/measurement", "host"),
+        ("/measurement/link", "interface"),
+        ("/measurement/link", "duplex"),
+        ("/evidence/test", "addr"),
+        ("/evidence", "reverse_skipped"),
+        ("/evidence", "test_skipped"),
+    ];
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// Fields a hostile end adds and words it changes never change a key, a value or a
+        /// route away from what this tcptune computes from the same measurement, and its words
+        /// appear only escaped.
+        #[test]
+        fn a_hostile_reports_words_change_no_setting_and_show_only_escaped(
+            spec in prop_oneof![Just("rtt=80ms,rate=1gbit,loss=0.2"), Just("rtt=10ms,rate=100mbit,queue=1")],
+            adds in proptest::collection::vec((0..OBJECTS.len(), 0..FIELDS.len(), hostile_value()), 1..6),
+            words in proptest::collection::vec((0..STRINGS.len(), hostile_text()), 0..4),
+        ) {
+            let base = honest(spec);
+            let want = advise(&base).expect("honest");
+            if spec.contains("loss") {
+                prop_assert_eq!(want.routes.len(), 1, "the lossy path's own route");
+            }
+            let mut v = base.clone();
+            for (o, f, value) in adds {
+                if let Some(obj) = v.pointer_mut(OBJECTS[o]).and_then(serde_json::Value::as_object_mut) {
+                    obj.insert(FIELDS[f].to_string(), value);
+                }
+            }
+            for (s, text) in &words {
+                let (at, field) = STRINGS[*s];
+                if let Some(obj) = v.pointer_mut(at).and_then(serde_json::Value::as_object_mut)
+                    && obj.contains_key(field)
+                {
+                    obj.insert(field.to_string(), text.clone().into());
+                }
+            }
+            let got = advise(&v).expect("words are no reason to refuse");
+            prop_assert_eq!(changes(&got), changes(&want));
+            let shown = outputs(&got);
+            prop_assert!(!shown.chars().any(|c| c.is_control() && c != '\n'), "{shown}");
+            prop_assert!(!shown.contains("ip_forward") && !shown.contains("6.6.6.6") && !shown.contains("198.18.99.1"));
+            for (_, text) in &words {
+                if text.chars().any(char::is_control) {
+                    prop_assert!(!shown.contains(text.as_str()));
+                }
+            }
+        }
+
+        /// Numbers a hostile end picks are refused, or make advice this tcptune computed: its
+        /// keys the profile's, its values valid, its one route toward the peer through the
+        /// device the host's kernel named.
+        #[test]
+        fn a_hostile_reports_numbers_are_refused_or_advised_here(
+            at in prop_oneof![
+                Just("/measurement/rtt/min_ms"), Just("/measurement/rtt/mdev_ms"),
+                Just("/measurement/link/speed_bps"), Just("/measurement/link/mtu"),
+                Just("/measurement/capacity/bps"), Just("/evidence/test/goodput_bps"),
+                Just("/evidence/test/delivery_rate_bps"), Just("/evidence/test/min_rtt_ms"),
+                Just("/evidence/test/loaded_rtt_ms"), Just("/evidence/test/steady_retrans_segs"),
+                Just("/evidence/test/window_share"), Just("/evidence/reverse/delivery_rate_bps"),
+            ],
+            x in prop_oneof![any::<f64>(), 0.0..1e13f64, -1e3..1e3f64],
+        ) {
+            let mut v = honest("rtt=80ms,rate=1gbit,loss=0.2");
+            if let Some(slot) = v.pointer_mut(at) {
+                *slot = serde_json::json!(x);
+            }
+            if let Ok(h) = advise(&v) {
+                let profile = Profile::for_os(Os::Linux);
+                for s in &h.settings {
+                    let key = &s.setting.key;
+                    prop_assert!(
+                        profile.settings.iter().any(|e| &e.key == key),
+                        "a key the profile does not set: {}", key
+                    );
+                    prop_assert!(crate::sysctl::file::check_value(key, &s.setting.value, Os::Linux).is_ok());
+                }
+                for r in &h.routes {
+                    prop_assert!(h.routes.len() == 1, "one route, to the peer");
+                    prop_assert_eq!(r.route.dst.to_string(), PEER);
+                    prop_assert_eq!(r.route.dev.as_deref(), Some("wan0"));
+                }
+            }
+        }
+    }
 }

@@ -9,15 +9,17 @@
 # shell may go on (tests in script.rs check this, and that sh parses the joined line).
 #
 # Arguments: LIFE WANT IPERF KEY...
-#   LIFE   seconds a server started here may live at most, however the session goes
-#   WANT   tcptune: tcptune peer, else iperf3 -s, else a copy of this tcptune;
-#          iperf3: iperf3 -s only; none: the facts only; advise: the test end of
-#          `tcptune mesh`, below
-#   IPERF  1: the near end has an iperf3 client (else iperf3 -s here is no use)
+#   LIFE   seconds a process started here may live at most, however the session goes
+#   WANT   tcptune: tcptune peer of this version (V:), else iperf3 -s where IPERF allows,
+#          else a copy of the near end tcptune; iperf3: iperf3 -s only; none: the facts
+#          only; evidence: the test end of `tcptune mesh`, below
+#   IPERF  1: the near end allows an iperf3 server here and has its client
 #   KEY    L:net/ipv4/tcp_rmem (Linux, the file under /proc/sys), F:kern.ipc.maxsockbuf
 #          (FreeBSD, sysctl -n), M:net.inet.tcp.autorcvbufmax (macOS, sysctl -n)
-#          With WANT advise: A:ADDR the peer's host, P:PORT its port, V:VERSION the
-#          tcptune that must run here (else a copy is asked for), T:MS the longest test, ms (0: advise's own)
+#          V:VERSION the tcptune that must run here (else a copy is asked for); B:ADDR the
+#          address the near end connects to (a peer listens there, else on the address ssh
+#          reached); with WANT evidence: A:ADDR the peer, P:PORT its port, T:MS the
+#          longest test, ms (0: advise's own)
 life=$1; want=$2; iperf=$3; shift 3;
 # Background jobs of a non-interactive shell read /dev/null: the watcher reads the session
 # through fd 3.
@@ -28,25 +30,28 @@ say() { printf "%s$nl" "$*"; };
 bye() { kill $srv $c 2>/dev/null; if [ -n "$d" ]; then rm -rf "$d"; fi; };
 trap bye EXIT;
 trap "exit 129" HUP INT TERM PIPE;
-# Holds the server $1 until the session's stdin closes (the reader wakes this shell) or LIFE
-# passes, then stops it: every process it started is one this shell waits for or kills. Each
-# time the server says in its log $2 that it listens again (iperf3 closes and reopens its
-# port after every connection), "ready N" says so: a connection made before that is reset.
+# Holds the process $1 until it ends, the session's stdin closes (the reader wakes this shell:
+# then up is empty) or LIFE passes, then stops it; s is its exit status. Every process this
+# script starts is one it waits for or kills. With a log $2: each time the server says there
+# that it listens again (iperf3 closes and reopens its port after every connection), "ready N"
+# says so: a connection made before that is reset.
 wake() { up=; };
 hold() {
-  srv=$1; up=1; t=0;
+  srv=$1; up=1; t=0; s=0;
   trap wake USR1;
   ( cat <&3 >/dev/null 2>&1; kill -s USR1 $$ ) >/dev/null 2>&1 &
   c=$!;
   r=1;
-  while [ -n "$up" ] && [ $t -lt $((life * 10)) ]; do
-    k=$(grep -c listening "$2" 2>/dev/null);
-    if [ "${k:-0}" -gt $r ]; then r=$k; say "ready $r"; fi;
+  while [ -n "$up" ] && kill -0 $srv 2>/dev/null && [ $t -lt $((life * 10)) ]; do
+    if [ -n "$2" ]; then
+      k=$(grep -c listening "$2" 2>/dev/null);
+      if [ "${k:-0}" -gt $r ]; then r=$k; say "ready $r"; fi;
+    fi;
     sleep 0.1; t=$((t+1));
   done;
-  kill $srv $c 2>/dev/null; wait $srv 2>/dev/null;
+  if kill -0 $srv 2>/dev/null; then kill $srv 2>/dev/null; wait $srv 2>/dev/null; else wait $srv 2>/dev/null; s=$?; fi;
+  kill $c 2>/dev/null;
   srv=; c=;
-  say "end 0";
 };
 # Waits up to 3 s for the server $1 to write $2 into $3; true while it runs.
 started() {
@@ -103,6 +108,21 @@ for a in "$@"; do
   esac;
 done;
 if [ "$want" = none ]; then say "peer none"; exit 0; fi;
+th=; tb=; tp=; tv=; tt=;
+for a in "$@"; do
+  case $a in
+  A:*) th=${a#A:};; B:*) tb=${a#B:};; P:*) tp=${a#P:};; V:*) tv=${a#V:};; T:*) tt=${a#T:};;
+  esac;
+done;
+# The address ssh reached this host on (SSH_CONNECTION: client, its port, this end, port).
+third() { echo "$3"; };
+sv=$(third $SSH_CONNECTION);
+if [ -n "$(echo "$sv" | tr -d 0-9a-fA-F.:)" ]; then sv=; fi;
+# t: the tcptune of this version here, if there is one.
+this() {
+  t=$(command -v tcptune 2>/dev/null);
+  if [ -n "$t" ] && [ "$("$t" --version 2>/dev/null)" = "tcptune $tv" ]; then :; else t=; fi;
+};
 # A copy of the near end tcptune, if it sends one: a size line, then the bytes. Sets t.
 fetch() {
   t=;
@@ -115,56 +135,63 @@ fetch() {
   if "$d/tcptune" --version >/dev/null 2>&1; then :; else say "fail the copied tcptune does not run there"; exit 0; fi;
   t=$d/tcptune;
 };
-# The test end of a mesh: this tcptune (the near end version, else a copy) measures the path
-# to the peer at ADDR:PORT and prints its advice as JSON, each line of it as "= LINE", each
-# line of its stderr as "- LINE", then "end STATUS".
-if [ "$want" = advise ]; then
-  th=; tp=; tv=; tt=;
-  for a in "$@"; do
-    case $a in
-    A:*) th=${a#A:};; P:*) tp=${a#P:};; V:*) tv=${a#V:};; T:*) tt=${a#T:};;
-    esac;
-  done;
-  t=$(command -v tcptune 2>/dev/null);
-  if [ -n "$t" ] && [ "$("$t" --version 2>/dev/null)" = "tcptune $tv" ]; then :; else fetch; fi;
+# The test end of a mesh: the route this host uses toward the peer (as its kernel says), then
+# this tcptune (the near end version, else a copy) measures the path to the peer at ADDR:PORT
+# and prints its evidence as JSON, each line of it as "= LINE", each line of its stderr as
+# "- LINE", then "end STATUS". It ends with the session (its stdin), as this script does.
+if [ "$want" = evidence ]; then
+  if [ "$os" = Linux ]; then
+    r=$(ip route get "$th" 2>/dev/null || /sbin/ip route get "$th" 2>/dev/null);
+    say "peer-route-get ${r%%$nl*}";
+    m=$(ip route get fibmatch "$th" 2>/dev/null || /sbin/ip route get fibmatch "$th" 2>/dev/null);
+    say "peer-route-match ${m%%$nl*}";
+  fi;
+  this;
+  if [ -z "$t" ]; then fetch; fi;
   tmp || exit 0;
   sc=;
-  if [ "$os" = Linux ]; then sc="--scope path"; fi;
-  if [ "${tt:-0}" -gt 0 ] 2>/dev/null; then sc="$sc --test-time ${tt}ms"; fi;
-  say "advise start";
-  "$t" advise --host "$th" --test-port "$tp" $sc --format json </dev/null >"$d/out" 2>"$d/err" 3<&-;
-  s=$?;
+  if [ "${tt:-0}" -gt 0 ] 2>/dev/null; then sc="--test-time ${tt}ms"; fi;
+  say "evidence start";
+  "$t" evidence --host "$th" --test-port "$tp" --lifetime "${life}s" $sc <&3 >"$d/out" 2>"$d/err" &
+  hold $! "";
+  if [ -z "$up" ]; then exit 0; fi;
   while IFS= read -r l || [ -n "$l" ]; do say "= $l"; done <"$d/out";
   while IFS= read -r l || [ -n "$l" ]; do say "- $l"; done <"$d/err";
   say "end $s";
   exit 0;
 fi;
-# 1. tcptune peer, which ends by itself at the session's end (stdin EOF) or after LIFE
-# seconds, as iperf3 -s below.
-t=;
-if [ "$want" = tcptune ]; then t=$(command -v tcptune 2>/dev/null); fi;
-if [ -n "$t" ] && "$t" peer --help >/dev/null 2>&1; then
+# The addresses a peer listens on: the one the near end connects to, else the one ssh reached.
+bs=;
+if [ -n "$tb" ]; then bs="--bind $tb"; fi;
+if [ -n "$sv" ]; then bs="$bs --bind $sv"; fi;
+# 1. tcptune peer of this version, which ends by itself at the session's end (stdin EOF), after
+# its one test or after LIFE seconds; held as a server is.
+peer() {
   say "peer tcptune";
-  "$t" peer --lifetime "${life}s" 3<&-;
-  say "end $?";
+  "$t" peer --lifetime "${life}s" $bs <&3 &
+  hold $! "";
+  if [ -n "$up" ]; then say "end $s"; fi;
   exit 0;
-fi;
-# 2. iperf3 -s on the first free port of these.
+};
+t=;
+if [ "$want" = tcptune ]; then this; fi;
+if [ -n "$t" ]; then peer; fi;
+# 2. iperf3 -s on the first free port of these, on the address the near end connects to (else
+# the one ssh reached), where the near end allows it.
 if [ "$iperf" = 1 ] && command -v iperf3 >/dev/null 2>&1 && tmp; then
-  for p in 5201 5202 5203 5204 5205 5206 5207 5208; do
-    iperf3 -s -p $p --forceflush >"$d/iperf3.log" 2>&1 </dev/null &
-    s=$!;
-    if started $s listening "$d/iperf3.log"; then say "peer iperf3 $p"; hold $s "$d/iperf3.log"; exit 0; fi;
-    wait $s 2>/dev/null;
+  for a in "$tb" "$sv"; do
+    if [ -n "$a" ]; then
+      for p in 5201 5202 5203 5204 5205 5206 5207 5208; do
+        iperf3 -s -p $p -B "$a" --forceflush >"$d/iperf3.log" 2>&1 </dev/null &
+        s=$!;
+        if started $s listening "$d/iperf3.log"; then say "peer iperf3 $p"; hold $s "$d/iperf3.log"; say "end 0"; exit 0; fi;
+        wait $s 2>/dev/null;
+      done;
+    fi;
   done;
 fi;
 if [ "$want" = iperf3 ]; then say "fail no iperf3 server could start"; exit 0; fi;
 # 3. A copy of the near end tcptune.
 fetch;
-if "$t" peer --help >/dev/null 2>&1; then
-  say "peer tcptune";
-  "$t" peer --lifetime "${life}s" 3<&-;
-  say "end $?";
-  exit 0;
-fi;
+if "$t" peer --help >/dev/null 2>&1; then peer; fi;
 say "fail the copied tcptune has no peer subcommand";

@@ -1,14 +1,18 @@
 //! One ordered pair of `tcptune mesh`: the peer on the far host and the test on the near one,
 //! each through the user's own SSH with the same far-end script as `advise --ssh`
-//! ([`super::script`]). The peer session starts `tcptune peer` (this version or a copy of this
-//! tcptune; never an iperf3 server, since the test runs elsewhere); the test session runs
-//! `tcptune advise` toward it there and sends back its JSON. Both sessions are closed before
-//! this returns, whatever happened: nothing is left running or written on either host.
+//! ([`super::script`]). The peer session starts `tcptune peer` of this version (or a copy of
+//! this tcptune; never an iperf3 server, since the test runs elsewhere), listening on the peer's
+//! address for this one test; the test session runs `tcptune evidence` toward it there and
+//! sends back what it measured, with the route its kernel uses toward the peer. Both sessions
+//! are closed before this returns, whatever happened: nothing is left running or written on
+//! either host.
 
+use std::net::IpAddr;
 use std::time::{Duration, Instant};
 
-use super::{Advised, FarEnd, Keys, Target, TestAt, Want};
+use super::{FarEnd, Keys, Reported, Target, TestAt, Want};
 use crate::error::Error;
+use crate::route::Lookup;
 
 /// How the pair's sessions are opened.
 #[derive(Debug, Clone)]
@@ -18,6 +22,9 @@ pub struct Options {
     pub test_time: Option<Duration>,
     /// How long a peer may live: the test end's probes and both tests, with slack.
     pub life: Duration,
+    /// How long a pair may take at most, from its first session to the test end's answer:
+    /// about twice its estimate. A test end that has not answered by then is given up.
+    pub bound: Duration,
 }
 
 /// One host as the control host reaches it.
@@ -25,19 +32,21 @@ pub struct Options {
 pub struct Reach {
     /// As ssh takes it.
     pub dest: String,
-    /// Its address for the paths (the host name ssh connects to).
-    pub addr: String,
+    /// Its address for the paths: the host name ssh connects to, resolved here.
+    pub addr: IpAddr,
+    /// What its facts-only session found: its OS (from its own `uname`) and facts.
+    pub far: FarEnd,
 }
 
 /// What the facts-only session found of `dest` (nothing started there): whether it answers,
-/// its address for the paths, its OS.
-pub fn probe_host(dest: &str, opts: &Options) -> Result<FarEnd, Error> {
+/// its OS, the running values of `keys`.
+pub fn probe_host(dest: &str, keys: &Keys, opts: &Options) -> Result<FarEnd, Error> {
     let t = Target {
         dest: dest.to_string(),
         ssh_command: opts.ssh_command.clone(),
         host: None,
         want: Want::Nothing,
-        keys: Keys::default(),
+        keys: keys.clone(),
         life: Duration::from_secs(5),
         iperf3: false,
         test: None,
@@ -47,22 +56,26 @@ pub fn probe_host(dest: &str, opts: &Options) -> Result<FarEnd, Error> {
     Ok(far)
 }
 
-/// What the pair's test end printed, and how long the pair took.
+/// What the pair's test end printed, how it routes to the peer, and how long the pair took.
 #[derive(Debug, Clone)]
 pub struct PairRun {
-    pub advised: Advised,
+    pub reported: Reported,
+    /// The route the test end's kernel said it uses toward the peer (Linux).
+    pub route: Option<Lookup>,
     pub took: Duration,
     /// The peer, as the far host's session said it.
     pub peer: String,
 }
 
-/// Runs the pair `from → to`: the peer on `to`, then the test on `from` toward it.
+/// Runs the pair `from → to`: the peer on `to`, then the test on `from` toward it, within
+/// [`Options::bound`].
 pub fn run_pair(from: &Reach, to: &Reach, opts: &Options) -> Result<PairRun, Error> {
     let started = Instant::now();
+    let by = started + opts.bound;
     let peer = Target {
         dest: to.dest.clone(),
         ssh_command: opts.ssh_command.clone(),
-        host: Some(to.addr.clone()),
+        host: Some(to.addr.to_string()),
         want: Want::Tcptune,
         keys: Keys::default(),
         life: opts.life,
@@ -77,13 +90,13 @@ pub fn run_pair(from: &Reach, to: &Reach, opts: &Options) -> Result<PairRun, Err
         let test = Target {
             dest: from.dest.clone(),
             ssh_command: opts.ssh_command.clone(),
-            host: Some(from.addr.clone()),
-            want: Want::Advise,
+            host: Some(from.addr.to_string()),
+            want: Want::Evidence,
             keys: Keys::default(),
             life: opts.life,
             iperf3: false,
             test: Some(TestAt {
-                host: to.addr.clone(),
+                host: to.addr,
                 port: listening.port,
                 ms: opts
                     .test_time
@@ -91,12 +104,25 @@ pub fn run_pair(from: &Reach, to: &Reach, opts: &Options) -> Result<PairRun, Err
             }),
         };
         let test_open = super::start(&test)?;
-        let got = test_open
-            .wait()
-            .and_then(|_| test_open.session().read_advice(Instant::now() + opts.life));
+        let got = test_open.wait().and_then(|end| {
+            let reported = test_open.session().read_evidence(by).map_err(|e| {
+                if Instant::now() >= by {
+                    Error::measurement(format!(
+                        "ssh {}: its test gave no evidence within {} s, about twice the pair's estimate: given up",
+                        crate::text::escape(&from.dest),
+                        opts.bound.as_secs()
+                    ))
+                } else {
+                    e
+                }
+            })?;
+            Ok((reported, end.peer_route))
+        });
         test_open.close();
+        let (reported, route) = got?;
         Ok(PairRun {
-            advised: got?,
+            reported,
+            route,
             took: Duration::ZERO,
             peer: listening.describe(),
         })

@@ -12,8 +12,9 @@
 //! - [`ssh`]: the client's command line and what its errors mean.
 
 pub mod mesh;
+pub mod plan;
 pub mod prober;
-pub mod report;
+pub mod evidence;
 pub mod script;
 pub mod ssh;
 
@@ -55,19 +56,19 @@ const MAX_STDERR: usize = 64 << 10;
 /// tests' series) is a few thousand lines.
 const MAX_LINES: usize = 50_000;
 
-/// Most bytes of a test end's advice and its stderr kept ([`Session::read_advice`]).
-const MAX_ADVICE: usize = 32 << 20;
+/// Most bytes of a test end's evidence and its stderr kept ([`Session::read_evidence`]).
+const MAX_EVIDENCE: usize = evidence::MAX_BYTES + (1 << 20);
 
-/// What the test end's `tcptune advise` printed: its JSON (stdout), its stderr's lines, and
+/// What the test end's `tcptune evidence` printed: its JSON (stdout), its stderr's lines, and
 /// its exit status as the far end said it.
 #[derive(Debug, Clone)]
-pub struct Advised {
+pub struct Reported {
     pub status: Foreign,
     pub json: String,
     pub stderr: Vec<Foreign>,
 }
 
-impl Advised {
+impl Reported {
     /// Whether it succeeded (exit status 0).
     pub fn ok(&self) -> bool {
         self.status.raw() == "0"
@@ -87,10 +88,10 @@ pub struct Target {
     pub keys: Keys,
     /// How long a server the far end starts may live at most.
     pub life: Duration,
-    /// Whether an iperf3 server there may stand in for `tcptune peer` (this host has an
-    /// iperf3 client to test it with); `tcptune mesh` runs its tests from another host.
+    /// Whether an iperf3 server there may stand in for `tcptune peer` (the user allowed it,
+    /// and this host has an iperf3 client to test it with); `tcptune mesh` never allows it.
     pub iperf3: bool,
-    /// With [`Want::Advise`]: the peer the far end's test aims at.
+    /// With [`Want::Evidence`]: the peer the far end's test aims at.
     pub test: Option<TestAt>,
 }
 
@@ -112,6 +113,9 @@ pub struct FarEnd {
     /// How it routes back to this host (Linux: ssh's client address, `ip route get` there),
     /// for the far end's `--scope path` advice; None when it did not say.
     pub route_back: Option<crate::route::Lookup>,
+    /// (A test end, [`Want::Evidence`]) How it routes to the peer it measures, as its kernel
+    /// said (`ip route get PEER` there); None when it did not say.
+    pub peer_route: Option<crate::route::Lookup>,
     /// From starting ssh to the peer's port being known.
     pub setup: Duration,
 }
@@ -193,9 +197,13 @@ pub fn start(t: &Target) -> Result<Opening, Error> {
     let ask = script::Ask {
         life_s: t.life.as_secs().max(1),
         want: t.want,
-        iperf3_client: t.iperf3 && matches!(t.want, Want::Tcptune | Want::Iperf3) && ssh::has_iperf3_client(),
+        iperf3_client: (t.iperf3 || t.want == Want::Iperf3)
+            && matches!(t.want, Want::Tcptune | Want::Iperf3)
+            && ssh::has_iperf3_client(),
         keys: t.keys.clone(),
         test: t.test.clone(),
+        // A peer listens on the address the path test connects to, when it is one.
+        bind: host.parse().ok(),
     };
     let remote = script::remote_command(&ask)?;
     let started = Instant::now();
@@ -214,16 +222,12 @@ pub fn start(t: &Target) -> Result<Opening, Error> {
             let from = if os == Os::Linux { "/proc/sys" } else { "sysctl(8)" };
             script::facts(&report, os, format!("ssh {}: {from}", text::escape(&dest)))
         });
-        let route_back = report
-            .client
-            .zip(report.route_get.as_deref())
-            .and_then(|(client, line)| crate::route::parse_route_get(client, line))
-            .map(|mut l| {
-                if report.route_match.as_deref().is_some_and(crate::route::says_expires) {
-                    l.uncopyable = Some(crate::route::expires(None));
-                }
-                l
-            });
+        let route_back = lookup(report.client, report.route_get.as_deref(), report.route_match.as_deref());
+        let peer_route = lookup(
+            ask.test.as_ref().map(|t| t.host),
+            report.peer_route_get.as_deref(),
+            report.peer_route_match.as_deref(),
+        );
         Ok(FarEnd {
             uname: Foreign::new(format!("{} {}", report.sysname.raw(), report.machine.raw())),
             dest,
@@ -232,6 +236,7 @@ pub fn start(t: &Target) -> Result<Opening, Error> {
             facts,
             peer,
             route_back,
+            peer_route,
             setup: started.elapsed(),
         })
     });
@@ -241,6 +246,29 @@ pub fn start(t: &Target) -> Result<Opening, Error> {
         reading: Mutex::new(Some(reading)),
         far: Mutex::new(None),
     })
+}
+
+/// What a session to `t.dest` will run there, in one line said before it starts.
+pub fn plan_line(t: &Target) -> String {
+    let dest = text::escape(&t.dest);
+    let on = match t.host.as_deref().and_then(|h| h.parse::<std::net::IpAddr>().ok()) {
+        Some(ip) => format!("on {ip}"),
+        None => "on the address ssh reaches".to_string(),
+    };
+    let what = match t.want {
+        Want::Nothing => "reads its facts; starts nothing there".to_string(),
+        Want::Iperf3 => format!("reads its facts, then runs iperf3 -s there {on} for this test"),
+        Want::Tcptune if t.iperf3 => format!(
+            "reads its facts, then runs tcptune peer there {on} for this test (its tcptune of this \
+             version, else iperf3 -s, else a copy of this one)"
+        ),
+        Want::Tcptune => format!(
+            "reads its facts, then runs tcptune peer there {on} for this test (its tcptune of this \
+             version, else a copy of this one)"
+        ),
+        Want::Evidence => "reads its facts, then measures the path to its peer there".to_string(),
+    };
+    format!("tcptune: ssh {dest}: {what}; nothing is left there")
 }
 
 /// Opens the session to `t.dest` and reads the far end until its peer listens.
@@ -286,6 +314,17 @@ impl Opening {
     pub fn close(&self) {
         self.session.close();
     }
+}
+
+/// What the far end's kernel said of its route to `dest` (`ip route get`, and `fibmatch`,
+/// whose `expires` makes the route one tcptune does not copy), parsed as text from another
+/// machine is; None when it said nothing of `dest`.
+fn lookup(dest: Option<std::net::IpAddr>, get: Option<&str>, matched: Option<&str>) -> Option<crate::route::Lookup> {
+    let mut l = crate::route::parse_route_get(dest?, get?)?;
+    if matched.is_some_and(crate::route::says_expires) {
+        l.uncopyable = Some(crate::route::expires(None));
+    }
+    Some(l)
 }
 
 /// The same error again (an [`Error`] is a kind, a message and a hint).
@@ -361,7 +400,7 @@ impl Session {
                     self.peer_known.store(true, Ordering::SeqCst);
                     return Ok((reader.finish(), peer));
                 }
-                script::Step::Advising => {
+                script::Step::Measuring => {
                     if let Some(w) = copying.take() {
                         self.take_back_stdin(w)?;
                     }
@@ -576,20 +615,20 @@ impl Session {
         )))
     }
 
-    /// The test end's advice ([`Want::Advise`], once [`Opening::wait`] has returned): its
+    /// The test end's evidence ([`Want::Evidence`], once [`Opening::wait`] has returned): its
     /// `= ` lines (the JSON) and `- ` lines (its stderr) until its `end N`, by `deadline`.
-    pub fn read_advice(&self, deadline: Instant) -> Result<Advised, Error> {
+    pub fn read_evidence(&self, deadline: Instant) -> Result<Reported, Error> {
         let mut json = String::new();
         let mut stderr = Vec::new();
         let mut kept = 0usize;
         loop {
             let Some(line) = self.next_line(deadline)? else {
-                return Err(self.ended_early(true, "its tcptune advise ended"));
+                return Err(self.ended_early(true, "its tcptune evidence ended"));
             };
             kept += line.len() + 1;
-            if kept > MAX_ADVICE {
+            if kept > MAX_EVIDENCE {
                 self.kill();
-                return Err(self.garbled(&format!("more than {} MiB of advice", MAX_ADVICE >> 20)));
+                return Err(self.garbled(&format!("more than {} MiB of evidence", MAX_EVIDENCE >> 20)));
             }
             if let Some(l) = line.strip_prefix("= ").or_else(|| (line == "=").then_some("")) {
                 json.push_str(l);
@@ -597,7 +636,7 @@ impl Session {
             } else if let Some(l) = line.strip_prefix("- ").or_else(|| (line == "-").then_some("")) {
                 stderr.push(Foreign::new(l.to_string()));
             } else if let Some(status) = line.strip_prefix("end ") {
-                return Ok(Advised {
+                return Ok(Reported {
                     status: Foreign::new(status.trim().chars().take(20).collect::<String>()),
                     json,
                     stderr,
@@ -610,7 +649,7 @@ impl Session {
                 )));
             } else {
                 return Err(self.garbled(&format!(
-                    "\"{}\" where its advice was expected",
+                    "\"{}\" where its evidence was expected",
                     text::escape(&line.chars().take(200).collect::<String>())
                 )));
             }

@@ -15,12 +15,13 @@
 //! | `netns-self NS`, `netns-init NS` (Linux) | /proc/self/ns/net and /proc/1/ns/net (empty when not readable) |
 //! | `key K MODE`, then `= LINE` per line of the value | a running value: Linux K is the file under /proc/sys and MODE its `ls -l` mode, BSD MODE is `-` |
 //! | `key K absent` / `key K unreadable` | no such key / not readable there |
+//! | `peer-route-get R`, `peer-route-match R` (`evidence`, Linux) | the first line of `ip route get ADDR` (and `fibmatch`) toward the peer |
 //! | `peer none` | no peer asked for: the facts were all |
-//! | `peer tcptune`, then the peer's own line | `tcptune peer` runs; its JSON line says its port |
+//! | `peer tcptune`, then the peer's own line | `tcptune peer` of this version runs; its JSON line says its port |
 //! | `peer iperf3 P` | `iperf3 -s` listens on port P |
 //! | `ready N` | the server listens again, for the Nth time (iperf3 reopens its port after each connection) |
-//! | `need-binary` | neither tool is there (or, for `advise`, no tcptune of this version): the near end sends a copy of itself (a size line, the bytes) or closes |
-//! | `advise start` | (`advise` only) the test end runs `tcptune advise` toward the peer: its JSON follows as `= LINE` lines, its stderr as `- LINE` lines, then `end N` |
+//! | `need-binary` | no tcptune of this version there (and no iperf3 allowed): the near end sends a copy of itself (a size line, the bytes) or closes |
+//! | `evidence start` | (`evidence` only) the test end runs `tcptune evidence` toward the peer: its JSON follows as `= LINE` lines, its stderr as `- LINE` lines, then `end N` |
 //! | `fail WHY` | the far end gave up |
 //! | `end N` | the peer ended (its exit status) and the script with it |
 //!
@@ -57,23 +58,23 @@ const MAX_TAGGED: usize = MAX_KEYS + 200;
 /// Which peer the script should start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Want {
-    /// `tcptune peer`, else `iperf3 -s`, else a copy of this tcptune.
+    /// `tcptune peer` of this version, else `iperf3 -s` where allowed, else a copy of this
+    /// tcptune.
     Tcptune,
     /// `iperf3 -s` only (`--iperf3`).
     Iperf3,
     /// The facts only: no path test will run.
     Nothing,
-    /// The test end of `tcptune mesh`: `tcptune advise` there (this version, else a copy of
+    /// The test end of `tcptune mesh`: `tcptune evidence` there (this version, else a copy of
     /// this tcptune) toward the peer [`Ask::test`] names, its JSON sent back.
-    Advise,
+    Evidence,
 }
 
-/// Where the test end's `tcptune advise` aims (`Want::Advise`): the peer's host and port,
-/// and the longest test each way.
+/// Where the test end's `tcptune evidence` aims (`Want::Evidence`): the peer's address and
+/// port, and the longest test each way.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TestAt {
-    /// An address, or a host name (letters, digits, `.`, `-`, `:`; no leading `-`).
-    pub host: String,
+    pub host: std::net::IpAddr,
     pub port: u16,
     /// The longest test each way, milliseconds (0: advise's own, 10 s + 15 × the RTT).
     pub ms: u64,
@@ -85,7 +86,7 @@ impl Want {
             Self::Tcptune => "tcptune",
             Self::Iperf3 => "iperf3",
             Self::Nothing => "none",
-            Self::Advise => "advise",
+            Self::Evidence => "evidence",
         }
     }
 }
@@ -107,8 +108,11 @@ pub struct Ask {
     /// Whether this end has an iperf3 client: an iperf3 server there is no use otherwise.
     pub iperf3_client: bool,
     pub keys: Keys,
-    /// With [`Want::Advise`]: the peer the test end measures.
+    /// With [`Want::Evidence`]: the peer the test end measures.
     pub test: Option<TestAt>,
+    /// The address the near end (or the test end) connects to: a peer listens there, else on
+    /// the address ssh reached.
+    pub bind: Option<std::net::IpAddr>,
 }
 
 /// The script as one line: comment lines dropped, each line's indentation trimmed, the lines
@@ -156,32 +160,21 @@ pub fn remote_command(ask: &Ask) -> Result<String, Error> {
             words.push(format!("{tag}:{k}"));
         }
     }
-    if ask.want == Want::Advise {
+    if matches!(ask.want, Want::Tcptune | Want::Evidence) {
+        words.push(format!("V:{}", env!("CARGO_PKG_VERSION")));
+    }
+    if let Some(b) = ask.bind {
+        words.push(format!("B:{b}"));
+    }
+    if ask.want == Want::Evidence {
         let Some(t) = &ask.test else {
             return Err(Error::system("the test end was asked for without its peer"));
         };
-        if !test_host_ok(&t.host) {
-            return Err(Error::usage(format!(
-                "\"{}\": not a host name or address the test end can take",
-                text::escape(&t.host)
-            )));
-        }
         words.push(format!("A:{}", t.host));
         words.push(format!("P:{}", t.port));
-        words.push(format!("V:{}", env!("CARGO_PKG_VERSION")));
         words.push(format!("T:{}", t.ms));
     }
     Ok(words.join(" "))
-}
-
-/// A host the far end's shell takes as one plain word: an address or a DNS name (letters,
-/// digits, `.`, `-`, `:` for IPv6), not starting with `-`, at most 253 characters.
-pub fn test_host_ok(h: &str) -> bool {
-    !h.is_empty()
-        && h.len() <= 253
-        && !h.starts_with('-')
-        && h.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b':'))
 }
 
 /// What the far end said of itself.
@@ -205,6 +198,9 @@ pub struct Report {
     /// The first line of `ip route get fibmatch CLIENT` there: the route it matched, which
     /// says `expires` when it has a lifetime (bounded; read for that word only).
     pub route_match: Option<String>,
+    /// (`evidence`) The same two lines toward the peer the test end measures.
+    pub peer_route_get: Option<String>,
+    pub peer_route_match: Option<String>,
     /// By sysctl name (dotted), as read there.
     pub keys: BTreeMap<String, Read>,
 }
@@ -247,8 +243,8 @@ pub enum Step {
     Fail(Foreign),
     /// The far end's script ended (the peer's exit status, as printed).
     End(Foreign),
-    /// (`advise`) The test end's `tcptune advise` runs: its output follows.
-    Advising,
+    /// (`evidence`) The test end's `tcptune evidence` runs: its output follows.
+    Measuring,
 }
 
 /// Reads the script's lines one at a time into a [`Report`].
@@ -305,9 +301,11 @@ impl Reader {
             "client" => r.client = rest.trim().parse().ok(),
             "route-get" => r.route_get = Some(rest.chars().take(MAX_VALUE).collect()),
             "route-match" => r.route_match = Some(rest.chars().take(MAX_VALUE).collect()),
+            "peer-route-get" => r.peer_route_get = Some(rest.chars().take(MAX_VALUE).collect()),
+            "peer-route-match" => r.peer_route_match = Some(rest.chars().take(MAX_VALUE).collect()),
             "key" => self.key_line(rest)?,
             "need-binary" => return Ok(Step::NeedBinary),
-            "advise" if rest == "start" => return Ok(Step::Advising),
+            "evidence" if rest == "start" => return Ok(Step::Measuring),
             "peer" => return peer(rest).map(Step::Peer),
             "fail" => return Ok(Step::Fail(foreign(rest))),
             "end" => return Ok(Step::End(foreign(rest))),
@@ -409,12 +407,12 @@ pub fn unasked(ask: &Ask, step: &Step, copied: bool) -> Option<String> {
         Want::Nothing => "no peer was asked for",
         Want::Iperf3 => "iperf3 -s was asked for",
         Want::Tcptune => "a tcptune peer was asked for",
-        Want::Advise => "a test end was asked for",
+        Want::Evidence => "a test end was asked for",
     };
     match step {
-        Step::Advising if ask.want != Want::Advise => Some(format!("it started a test, though {asked}")),
-        Step::Peer(_) if ask.want == Want::Advise => Some(format!("it started a peer, though {asked}")),
-        Step::NeedBinary if !matches!(ask.want, Want::Tcptune | Want::Advise) => {
+        Step::Measuring if ask.want != Want::Evidence => Some(format!("it started a test, though {asked}")),
+        Step::Peer(_) if ask.want == Want::Evidence => Some(format!("it started a peer, though {asked}")),
+        Step::NeedBinary if !matches!(ask.want, Want::Tcptune | Want::Evidence) => {
             Some(format!("it asked for a copy of tcptune, though {asked}"))
         }
         Step::NeedBinary if copied => Some("it asked for a copy of tcptune a second time".to_string()),
@@ -586,6 +584,7 @@ mod tests {
                 macos: vec![],
             },
             test: None,
+            bind: None,
         }
     }
 
@@ -615,7 +614,10 @@ mod tests {
         let cmd = remote_command(&ask()).expect("command");
         assert!(cmd.starts_with("sh -c 'life=$1;"), "{cmd}");
         assert!(
-            cmd.ends_with("' tcptune-far 120 tcptune 1 L:net/ipv4/tcp_rmem L:net/core/rmem_max F:kern.ipc.maxsockbuf"),
+            cmd.ends_with(&format!(
+                "' tcptune-far 120 tcptune 1 L:net/ipv4/tcp_rmem L:net/core/rmem_max F:kern.ipc.maxsockbuf V:{}",
+                env!("CARGO_PKG_VERSION")
+            )),
             "{cmd}"
         );
         let mut bad = ask();
@@ -778,11 +780,11 @@ mod tests {
     }
 
     #[test]
-    fn the_test_end_takes_a_plain_host_only_and_starts_no_peer() {
+    fn the_test_end_takes_an_address_only_and_starts_no_peer() {
         let at = |host: &str| Ask {
-            want: Want::Advise,
+            want: Want::Evidence,
             test: Some(TestAt {
-                host: host.to_string(),
+                host: host.parse().expect("an address"),
                 port: 40123,
                 ms: 3000,
             }),
@@ -790,38 +792,55 @@ mod tests {
         };
         let cmd = remote_command(&at("198.18.10.2")).expect("a plain address");
         assert!(
-            cmd.ends_with(&format!("A:198.18.10.2 P:40123 V:{} T:3000", env!("CARGO_PKG_VERSION"))),
+            cmd.ends_with(&format!("V:{} A:198.18.10.2 P:40123 T:3000", env!("CARGO_PKG_VERSION"))),
             "{cmd}"
         );
-        assert!(cmd.contains(" advise "), "{cmd}");
-        for host in ["fd00::2", "dtn-2.example.org"] {
-            assert!(remote_command(&at(host)).is_ok(), "{host}");
-        }
-        for hostile in [
-            "x;id",
-            "$(id)",
-            "a b",
-            "-oProxyCommand=id",
-            "`id`",
-            "a'b",
-            "a\nb",
-            "",
-            "x|y",
-        ] {
-            let e = remote_command(&at(hostile)).expect_err(hostile);
-            assert_eq!(e.kind(), crate::error::Kind::Usage, "{hostile}");
-        }
+        assert!(cmd.contains(" evidence "), "{cmd}");
+        assert!(remote_command(&at("fd00::2")).is_ok());
         let mut no_peer = at("198.18.10.2");
         no_peer.test = None;
         assert!(remote_command(&no_peer).is_err());
         let a = at("198.18.10.2");
-        assert_eq!(unasked(&a, &Step::Advising, false), None);
+        assert_eq!(unasked(&a, &Step::Measuring, false), None);
         assert_eq!(unasked(&a, &Step::NeedBinary, false), None);
         assert!(unasked(&a, &Step::NeedBinary, true).is_some());
         assert!(unasked(&a, &Step::Peer(Started::TcptunePeer), false).is_some());
-        assert!(unasked(&ask(), &Step::Advising, false).is_some());
-        let (_, steps) = read(&["tcptune-far 1", "uname Linux x86_64", "advise start"]);
-        assert_eq!(steps.last(), Some(&Step::Advising));
+        assert!(unasked(&ask(), &Step::Measuring, false).is_some());
+        let (mut r, steps) = read(&[
+            "tcptune-far 1",
+            "uname Linux x86_64",
+            "peer-route-get 198.18.10.2 dev to2 src 198.18.10.1 uid 0",
+            "peer-route-match 198.18.10.2 dev to2 scope link",
+            "evidence start",
+        ]);
+        assert_eq!(steps.last(), Some(&Step::Measuring));
+        let rep = r.finish();
+        assert_eq!(
+            rep.peer_route_get.as_deref(),
+            Some("198.18.10.2 dev to2 src 198.18.10.1 uid 0")
+        );
+    }
+
+    #[test]
+    fn a_peer_listens_where_the_near_end_connects_and_is_this_version() {
+        let cmd = remote_command(&Ask {
+            bind: Some("198.18.0.2".parse().expect("ip")),
+            ..ask()
+        })
+        .expect("command");
+        assert!(
+            cmd.ends_with(&format!(
+                "F:kern.ipc.maxsockbuf V:{} B:198.18.0.2",
+                env!("CARGO_PKG_VERSION")
+            )),
+            "{cmd}"
+        );
+        let facts_only = remote_command(&Ask {
+            want: Want::Nothing,
+            ..ask()
+        })
+        .expect("command");
+        assert!(facts_only.ends_with("F:kern.ipc.maxsockbuf"), "{facts_only}");
     }
 
     #[test]

@@ -84,15 +84,25 @@ impl Client {
     /// The host name ssh connects to for `dest` (`ssh -G DEST`'s `hostname`): its
     /// configuration applied, nothing connected; within `within` and [`MAX_RESOLVE_OUTPUT`].
     pub fn resolve(&self, dest: &str, within: Duration) -> Result<String, Error> {
+        self.endpoint(dest, within).map(|(h, _)| h)
+    }
+
+    /// The host name and port ssh connects to for `dest` (`ssh -G DEST`'s `hostname` and
+    /// `port`; the port None when it names none): what tells two names of one machine apart.
+    pub fn endpoint(&self, dest: &str, within: Duration) -> Result<(String, Option<u16>), Error> {
         let out = self.resolve_output(dest, within)?;
         let said = String::from_utf8_lossy(&out.stdout);
+        let port = said
+            .lines()
+            .find_map(|l| l.strip_prefix("port "))
+            .and_then(|p| p.trim().parse::<u16>().ok());
         let host = said
             .lines()
             .find_map(|l| l.strip_prefix("hostname "))
             .map(str::trim)
             .filter(|h| !h.is_empty());
         match host {
-            Some(h) if out.status.success() && plain(h) => Ok(h.to_string()),
+            Some(h) if out.status.success() && plain(h) => Ok((h.to_string(), port)),
             Some(h) if out.status.success() => Err(Error::usage(format!(
                 "ssh -G {} names the host \"{}\", which is no host name",
                 text::escape(dest),

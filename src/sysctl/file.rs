@@ -355,12 +355,30 @@ fn tokens<'v>(key: &str, value: &'v str) -> Result<Vec<Token<'v>>, String> {
         .collect()
 }
 
+/// A value as a file holds it: its words separated by one space. Err for a character no value
+/// holds (a control character but the tab between fields, or a blank other than space and
+/// tab, such as U+2028): a line break in a value would forge the next line of a file.
+pub fn normalize_value(value: &str) -> Result<String, String> {
+    if let Some(c) = value
+        .chars()
+        .find(|c| (c.is_control() && *c != '\t') || (c.is_whitespace() && !matches!(c, ' ' | '\t')))
+    {
+        return Err(format!(
+            "the value \"{}\" holds {}: no sysctl value does",
+            excerpt(value),
+            c.escape_unicode()
+        ));
+    }
+    Ok(value.split_whitespace().collect::<Vec<_>>().join(" "))
+}
+
 /// Check a value against its key's kind; returns it with blanks folded.
 pub fn check_value(key: &str, value: &str, os: Os) -> Result<String, String> {
     let shown = excerpt(value);
     if value.is_empty() {
         return Err(format!("{key}: missing value after '='"));
     }
+    normalize_value(value).map_err(|why| format!("{key}: {why}"))?;
     if value.contains(['"', '\'']) {
         return Err(format!(
             "{key}: quotes are not part of the sysctl file format: write {key} = VALUE without them"

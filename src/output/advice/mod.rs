@@ -63,6 +63,11 @@ fn summary_json(a: &Advice) -> serde_json::Value {
     })
 }
 
+/// An advice as its JSON value, without a drop-in or the derivation: a mesh's pair.
+pub fn advice_json(a: &Advice) -> serde_json::Value {
+    end_json(a, None, false).unwrap_or_default()
+}
+
 /// One end's advice as a JSON value: every field at full precision, its `summary`, and with
 /// `explain` the derivation's lines.
 fn end_json(a: &Advice, dropin: Option<&DropIn>, explain: bool) -> anyhow::Result<serde_json::Value> {

@@ -1,0 +1,153 @@
+//! What a `tcptune mesh` run will do before it connects anywhere: its hosts' names (checked:
+//! they become file names, play names and ssh arguments), the machines behind them (two names
+//! that ssh takes to one HostName and port are one machine), its ordered pairs, and about how
+//! long each takes.
+
+use std::time::Duration;
+
+use crate::error::Error;
+use crate::text;
+
+/// A host's name becomes a file's (`HOST.conf`) and a play's: letters, digits, `.`, `-`, `_`,
+/// `@`, `:` only as ssh destinations have them, never a leading dot or dash.
+pub fn check_name(n: &str) -> Result<(), Error> {
+    let ok = !n.is_empty()
+        && !n.starts_with(['.', '-'])
+        && n.len() <= 255
+        && n.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_' | b'@' | b':'));
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::usage(format!(
+            "\"{}\": a mesh names its hosts' files and plays after them: letters, digits, '.', '-', '_', '@', ':'",
+            text::escape(n)
+        )))
+    }
+}
+
+/// Every ordered pair of `hosts`.
+pub fn every_pair(hosts: &[String]) -> Vec<(String, String)> {
+    hosts
+        .iter()
+        .flat_map(|a| hosts.iter().filter(move |b| *b != a).map(move |b| (a.clone(), b.clone())))
+        .collect()
+}
+
+/// `--pairs FROM:TO,...` over `hosts`, in the order given, each once. A host's name may hold
+/// `:` (user@host:port forms are not taken, but an IPv6 literal is), so FROM:TO is split where
+/// both sides name hosts: exactly one such split, else it is refused as unknown or ambiguous.
+pub fn parse_pairs(list: &str, hosts: &[String]) -> Result<Vec<(String, String)>, Error> {
+    let known = |h: &str| hosts.iter().any(|n| n == h);
+    let mut out: Vec<(String, String)> = Vec::new();
+    for p in list.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let bad = |why: &str| Error::usage(format!("--pairs {}: {why}", text::escape(p)));
+        let splits: Vec<(&str, &str)> = p
+            .match_indices(':')
+            .map(|(i, _)| (&p[..i], &p[i + 1..]))
+            .filter(|(a, b)| known(a) && known(b))
+            .collect();
+        let (a, b) = match splits.as_slice() {
+            [one] => *one,
+            [] if !p.contains(':') => return Err(bad("not FROM:TO")),
+            [] => return Err(bad("names a host the mesh does not have")),
+            _ => return Err(bad("ambiguous: more than one FROM:TO split names two hosts")),
+        };
+        if a == b {
+            return Err(bad("a host with itself"));
+        }
+        if !out.iter().any(|(x, y)| x == a && y == b) {
+            out.push((a.to_string(), b.to_string()));
+        }
+    }
+    if out.is_empty() {
+        return Err(Error::usage("--pairs: no pair given"));
+    }
+    Ok(out)
+}
+
+/// Names that ssh takes to one machine (the same HostName and port): each later name with the
+/// first one's. `endpoints`: each name and where ssh connects for it.
+pub fn same_machines(endpoints: &[(String, (String, Option<u16>))]) -> Vec<(String, String)> {
+    let mut seen: Vec<(&(String, Option<u16>), &String)> = Vec::new();
+    let mut same = Vec::new();
+    for (name, at) in endpoints {
+        let port = |p: Option<u16>| p.unwrap_or(22);
+        match seen
+            .iter()
+            .find(|(s, _)| s.0.eq_ignore_ascii_case(&at.0) && port(s.1) == port(at.1))
+        {
+            Some((_, first)) => same.push((name.clone(), (*first).clone())),
+            None => seen.push((at, name)),
+        }
+    }
+    same
+}
+
+/// About how long one pair takes: set-up, the probes and the queue watch, both tests.
+pub fn per_pair(test_time: Option<Duration>) -> Duration {
+    let test = test_time.unwrap_or(crate::advice::rate::TEST_TIME_BASE + Duration::from_secs(1));
+    Duration::from_secs(6) + test * 2
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hosts(h: &[&str]) -> Vec<String> {
+        h.iter().map(ToString::to_string).collect()
+    }
+
+    #[test]
+    fn pairs_split_where_both_sides_are_hosts_and_say_when_they_cannot() {
+        let h = hosts(&["h1", "h2", "h3", "h2:h3"]);
+        assert_eq!(
+            parse_pairs("h1:h2, h2:h1,h1:h2", &h).expect("pairs"),
+            [("h1".into(), "h2".into()), ("h2".into(), "h1".into())]
+        );
+        // h1 → "h2:h3" and "h1:h2" → h3 would both name hosts if h1:h2 were one; here only
+        // the first split does.
+        assert_eq!(
+            parse_pairs("h1:h2:h3", &h).expect("one split"),
+            [("h1".into(), "h2:h3".into())]
+        );
+        let two = hosts(&["a", "a:b", "b", "b:c", "c"]);
+        let err = parse_pairs("a:b:c", &two).expect_err("two splits");
+        assert!(err.message().contains("ambiguous"), "{}", err.message());
+        for (list, why) in [
+            ("h1h2", "not FROM:TO"),
+            ("h1:h9", "does not have"),
+            ("h1:h1", "itself"),
+            (",", "no pair"),
+        ] {
+            let e = parse_pairs(list, &h).expect_err(list);
+            assert!(e.message().contains(why), "{list}: {}", e.message());
+        }
+    }
+
+    #[test]
+    fn two_names_of_one_machine_are_found_by_host_name_and_port() {
+        let at = |h: &str, p: Option<u16>| (h.to_string(), p);
+        let e = vec![
+            ("h1".to_string(), at("198.18.10.1", Some(22))),
+            ("web1".to_string(), at("198.18.10.1", None)),
+            ("h2".to_string(), at("198.18.10.1", Some(2222))),
+            ("H1B".to_string(), at("DTN1.example", Some(22))),
+            ("h1c".to_string(), at("dtn1.example", Some(22))),
+        ];
+        assert_eq!(
+            same_machines(&e),
+            [("web1".into(), "h1".into()), ("h1c".into(), "H1B".into())]
+        );
+    }
+
+    #[test]
+    fn names_are_held_to_what_files_plays_and_ssh_take() {
+        for ok in ["h1", "dtn1.example.org", "root@h1", "2001:db8::1", "a_b-c"] {
+            assert!(check_name(ok).is_ok(), "{ok}");
+        }
+        for bad in ["", "-oProxyCommand=x", ".h", "a b", "$(id)", "a;b", "h/1", "a\nb", "ä"] {
+            assert!(check_name(bad).is_err(), "{bad:?}");
+        }
+    }
+}
