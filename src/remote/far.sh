@@ -49,7 +49,11 @@ hold() {
     fi;
     sleep 0.1; t=$((t+1));
   done;
-  if kill -0 $srv 2>/dev/null; then kill $srv 2>/dev/null; wait $srv 2>/dev/null; else wait $srv 2>/dev/null; s=$?; fi;
+  if kill -0 $srv 2>/dev/null; then
+    kill $srv 2>/dev/null; n=0;
+    while kill -0 $srv 2>/dev/null && [ $n -lt 10 ]; do sleep 0.1; n=$((n+1)); done;
+    kill -9 $srv 2>/dev/null; wait $srv 2>/dev/null;
+  else wait $srv 2>/dev/null; s=$?; fi;
   kill $c 2>/dev/null;
   srv=; c=;
 };

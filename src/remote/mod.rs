@@ -527,6 +527,12 @@ impl Session {
     /// The next line from the far end by `deadline`; None at its end (see
     /// [`Session::ended_early`]); the deadline is an error that says what ssh said.
     fn next_line(&self, deadline: Instant) -> Result<Option<String>, Error> {
+        self.next_line_by(deadline, true)
+    }
+
+    /// [`Session::next_line`]; past the deadline, ssh is killed only when `kill` says so (else
+    /// the caller closes the session, and the far end stops what it runs as the session ends).
+    fn next_line_by(&self, deadline: Instant, kill: bool) -> Result<Option<String>, Error> {
         let left = deadline.saturating_duration_since(Instant::now());
         let got = match self.lines.lock() {
             Ok(rx) => rx.recv_timeout(left),
@@ -537,7 +543,9 @@ impl Session {
             Ok(Line::TooLong) => Err(self.garbled(&format!("a line longer than {} bytes", script::MAX_LINE))),
             Ok(Line::Eof) | Err(RecvTimeoutError::Disconnected) => Ok(None),
             Err(RecvTimeoutError::Timeout) => {
-                self.kill();
+                if kill {
+                    self.kill();
+                }
                 let said = self.said();
                 Err(Error::measurement(format!(
                     "ssh {}: the far end did not answer in time (its set-up may take {} s, a copy of tcptune {} s){said}",
@@ -622,7 +630,7 @@ impl Session {
         let mut stderr = Vec::new();
         let mut kept = 0usize;
         loop {
-            let Some(line) = self.next_line(deadline)? else {
+            let Some(line) = self.next_line_by(deadline, false)? else {
                 return Err(self.ended_early(true, "its tcptune evidence ended"));
             };
             kept += line.len() + 1;

@@ -6,13 +6,20 @@ use std::path::Path;
 
 use super::tcptune;
 
-/// A stand-in for ssh that records each call in `log` and fails: the plan must never run it.
+/// A stand-in for ssh that answers `ssh -G DEST` as ssh does (its configuration read here,
+/// nothing connected: `web1` is another name of h1's machine) and records every other call in
+/// `log` and fails: the plan must never connect.
 fn recording_ssh(dir: &Path) -> (String, std::path::PathBuf) {
     let log = dir.join("ssh.log");
     let script = dir.join("ssh");
     super::write_script(
         &script,
-        &format!("#!/bin/sh\necho \"$@\" >> '{}'\nexit 255\n", log.display()),
+        &format!(
+            "#!/bin/sh\nfor a; do dest=$a; done\n\
+             case \" $* \" in *\" -G \"*) [ \"$dest\" = web1 ] && dest=h1; echo \"hostname $dest\"; echo 'port 22'; exit 0;; esac\n\
+             echo \"$@\" >> '{}'\nexit 255\n",
+            log.display()
+        ),
     );
     (script.display().to_string(), log)
 }
@@ -47,7 +54,7 @@ fn the_dry_run_lists_the_pairs_and_what_runs_on_each_host_and_connects_to_none()
     }
     assert!(
         text.contains(
-            "  h2:\n    tests to h1, h3: tcptune advise --scope path, one ssh session each\n    peer for h1, h3: tcptune peer"
+            "  h2:\n    tests to h1, h3: tcptune evidence, one ssh session each\n    peer for h1, h3: tcptune peer"
         ),
         "{text}"
     );
@@ -75,9 +82,20 @@ fn the_dry_run_lists_the_pairs_and_what_runs_on_each_host_and_connects_to_none()
     assert!(text.contains("  h2:\n    runs no test\n    peer for h1: "), "{text}");
     assert!(
         text.contains(
-            "  h3:\n    tests to h1: tcptune advise --scope path, one ssh session each\n    is no one's peer"
+            "  h3:\n    tests to h1: tcptune evidence, one ssh session each\n    is no one's peer"
         ),
         "{text}"
+    );
+    // Two names of one machine (the same HostName and port): said, measured once.
+    let out = tcptune()
+        .args(["mesh", "h1", "h2", "web1", "--dry-run", "--ssh-command", &ssh])
+        .output()
+        .expect("run");
+    let (text, err) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(text.starts_with("tcptune mesh: 2 hosts, 2 pairs"), "{text}");
+    assert!(
+        err.contains("tcptune: web1 and h1 are one machine (ssh reaches both at h1 port 22): measured once, as h1"),
+        "{err}"
     );
     assert!(
         !log.exists(),
@@ -127,6 +145,11 @@ fn an_inventory_gives_the_hosts_ini_or_ansible_inventorys_json() {
     .expect("write");
     let j = plan(&["--inventory", json.to_str().expect("utf8")]);
     assert!(j.starts_with("tcptune mesh: 2 hosts, 2 pairs"), "{j}");
+    // A byte-order mark, as some editors write one, is no part of the first name.
+    let bom = dir.path().join("bom.ini");
+    std::fs::write(&bom, "\u{feff}h1\nh2\n").expect("write");
+    let b = plan(&["--inventory", bom.to_str().expect("utf8")]);
+    assert!(b.starts_with("tcptune mesh: 2 hosts, 2 pairs") && b.contains("  h1:\n"), "{b}");
     assert!(!log.exists());
 }
 
@@ -143,7 +166,21 @@ fn bad_hosts_pairs_and_inventories_are_one_line_exit_2_before_anything_runs() {
     let hostile_user = inv("user.ini", "h1 ansible_user=$(id)\nh2\n");
     let pattern = inv("pattern.ini", "web[01:50]\n");
     let file = inv("file", "");
+    let array = inv("array.json", "[\"h1\", \"h2\"]\n");
+    let big = inv("big.ini", &"h1\n".repeat(400_000));
+    let fifo = dir.path().join("fifo");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().expect("mkfifo").success());
+    let fifo = fifo.display().to_string();
+    let out_dir = dir.path().join("out");
+    std::fs::create_dir_all(out_dir.join("h2.conf")).expect("mkdir");
+    let out_dir = out_dir.display().to_string();
     let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["--inventory", &array], "a JSON array is no inventory"),
+        (vec!["--inventory", &big], "over 1 MiB"),
+        (vec!["--inventory", &fifo], "not a regular file"),
+        (vec!["--inventory", "/dev/zero"], "not a regular file"),
+        (vec!["h1", "h2", "h3", "--pairs", "h1:h2:h3"], "names a host the mesh does not have"),
+        (vec!["h1", "h2", "--dry-run", "--output", &out_dir], "h2.conf is a directory"),
         (vec!["h1"], "a mesh needs at least two hosts"),
         (
             vec!["h1", "h2", "--pairs", "h1:h9"],
@@ -184,201 +221,169 @@ fn bad_hosts_pairs_and_inventories_are_one_line_exit_2_before_anything_runs() {
     assert!(!log.exists(), "ssh ran: {:?}", std::fs::read_to_string(&log));
 }
 
-/// A test end's advice toward `dest` as `advise --scope path --format json` prints it (the
-/// fields mesh reads): its route through `dev` with `cc`, its receive maximum `rmem` under
-/// `label`, the key `key` in its place.
-fn advice_json(dest: &str, dev: &str, cc: &str, rmem: u64, label: &str, key: &str) -> String {
-    let v = serde_json::json!({
-        "os": "linux", "rtt_ms": 80.0, "bandwidth_bps": 100_000_000u64, "receive_bandwidth_bps": null,
-        "bdp_bytes": 1_000_000.0,
-        "decision": {"class": "lossy", "loss_pct": 0.01},
-        "receive_decision": {"class": "lossy", "loss_pct": 0.01},
-        "settings": [
-            {"key": key, "value": format!("4096 131072 {rmem}"), "current": "4096 131072 4194304",
-             "action": {"kind": "set"}, "stage": "runtime", "label": label, "why": "5 × BDP,\nloss recovery",
-             "shown": "max-size"},
-            {"key": "net.ipv4.tcp_wmem", "value": "4096 16384 5046272", "current": "4096 16384 4194304",
-             "action": {"kind": "set"}, "stage": "runtime", "label": "send max", "why": "5 × BDP", "shown": "max-size"}
-        ],
-        "route": {
-            "dest": dest, "algorithm": cc, "current": "cubic", "host_wide": "cubic",
-            "action": {"kind": "set"}, "why": "the path's why", "prior": null,
-            "route": {"dst": dest, "dst_len": 32, "table": 254, "protocol": 116, "scope": 253, "kind": 1,
-                      "tos": 0, "gateway": null, "oif": 7, "dev": dev, "prefsrc": null, "priority": null,
-                      "pref": null, "congctl": cc}
-        }
-    });
-    format!("{v}\n")
-}
-
 /// A stand-in `ssh` for a mesh of h1 to h4 (no root, no sshd): `-G` names 198.18.10.N; h4
-/// refuses every connection; a session runs as the far-end script would by what it was asked
-/// (WANT, the word after LIFE): the facts only, a peer on port 40123 held until the session's
-/// end, or a test end that prints DIR/advice-FROM-N.json (toward 198.18.10.N) as its advice,
-/// or fails as advise fails where there is none.
+/// refuses every connection; any other session runs the real far-end script here, as its
+/// login shell would, with DIR/bin first on its PATH: a `tcptune` that is this one but
+/// measures with the fake prober (the path to 198.18.10.N as `spec_for` says), and passes
+/// what it sends through DIR/rewrite-FROM-N.jq where there is one (a hostile test end), or
+/// hangs where DIR/hang-FROM-N is; and an `ip` that says each destination goes out DIR/dev.
+/// Each host's TMPDIR is DIR/tmp-HOST, where what a session leaves would show.
 fn mesh_stand_in(dir: &Path) -> String {
+    let d = dir.display();
+    std::fs::create_dir_all(dir.join("bin")).expect("bin");
+    for h in 1..=4 {
+        std::fs::create_dir_all(dir.join(format!("tmp-h{h}"))).expect("tmp");
+    }
+    super::write_script(
+        &dir.join("bin/tcptune"),
+        &format!(
+            r#"#!/bin/sh
+if [ "$1" != evidence ]; then exec '{real}' "$@"; fi
+prev=; for a; do if [ "$prev" = --host ]; then to=$a; fi; prev=$a; done
+n=${{to##*.}}
+case $TCPTUNE_TEST_SELF-$n in
+h1-2|h2-1) spec=rtt=80ms,rate=1gbit,loss=0.2;;
+h1-3) spec=rtt=100ms,rate=1gbit,queue=1;;
+*) spec=rtt=5ms,rate=100mbit,queue=1;;
+esac
+if [ -f '{d}'/hang-$TCPTUNE_TEST_SELF-$n ]; then exec sleep 987654; fi
+f='{d}'/rewrite-$TCPTUNE_TEST_SELF-$n.jq
+if [ -f "$f" ]; then '{real}' "$@" --fake-prober "$spec" | jq -f "$f"; exit; fi
+exec '{real}' "$@" --fake-prober "$spec"
+"#,
+            real = assert_cmd::cargo::cargo_bin("tcptune").display()
+        ),
+    );
+    super::write_script(
+        &dir.join("bin/ip"),
+        &format!(
+            r#"#!/bin/sh
+case "$*" in "route get fibmatch "*) a=$4;; "route get "*) a=$3;; *) exit 1;; esac
+echo "$a dev $(cat '{d}'/dev 2>/dev/null || echo wan0) src 127.0.0.1 uid 0"
+"#
+        ),
+    );
     let ssh = dir.join("ssh");
     super::write_script(
         &ssh,
         &format!(
             r#"#!/bin/sh
-say() {{ for l; do printf '%s\n' "$l"; done; }}
 dest=; prev=; for a; do if [ "$prev" = "--" ] && [ -z "$dest" ]; then dest=$a; fi; prev=$a; remote=$a; done
-case " $* " in *" -G "*) echo "hostname 198.18.10.${{dest#h}}"; exit 0;; esac
+case " $* " in *" -G "*) echo "hostname 198.18.10.${{dest#h}}"; echo "port 22"; exit 0;; esac
 if [ "$dest" = h4 ]; then echo "ssh: connect to host 198.18.10.4 port 22: Connection refused" >&2; exit 255; fi
-set -- ${{remote##*tcptune-far }}
-case $2 in
-none) say 'tcptune-far 1' 'uname Linux x86_64' 'uid 0' 'peer none';;
-tcptune) say 'tcptune-far 1' 'uname Linux x86_64' 'uid 0' 'peer tcptune' '{{"tcptune_peer":1,"version":"0.1.0","protocol":3,"port":40123}}'; cat >/dev/null; say 'end 0';;
-advise)
-  for w; do case $w in A:*) to=${{w##*.}};; esac; done
-  f='{d}'/advice-$dest-$to.json
-  say 'tcptune-far 1' 'uname Linux x86_64' 'uid 0' 'advise start'
-  if [ -f "$f" ]; then sed 's/^/= /' "$f"; say '- tcptune: a warning' 'end 0'; else say '- tcptune: no probe answered' 'end 4'; fi;;
-esac
-"#,
-            d = dir.display()
+export TCPTUNE_TEST_SELF=$dest SSH_CONNECTION="127.0.0.1 40000 127.0.0.1 22" TMPDIR='{d}'/tmp-$dest
+export PATH='{d}'/bin:$PATH
+exec sh -c "$remote"
+"#
         ),
     );
     ssh.display().to_string()
 }
 
+/// What a hostile test end sends: settings, labels, a route and its prior, an OS, words with
+/// terminal escapes and line breaks — all of it beside its evidence, none of it read; an RTT
+/// of 1e308; the measurement of another host than its peer; a test end that never answers.
+/// Each host is advised here from its evidence and its own facts, and a bad report loses that
+/// pair only. The far-end script and `tcptune evidence` are the real ones.
 #[test]
-fn what_hostile_test_ends_send_is_checked_and_quoted_by_every_renderer() {
+fn a_hostile_test_end_sends_evidence_only_and_loses_its_own_pair_at_most() {
     let dir = tempfile::tempdir().expect("tempdir");
     let ssh = mesh_stand_in(dir.path());
-    let write = |name: &str, text: String| std::fs::write(dir.path().join(name), text).expect("write");
-    // h1 → h2: a device Linux allows that a shell would run, BBR; h1 → h3: CUBIC and the
-    // larger need, its label with ESC, its why with a newline. h2 → h1: a key outside networking,
-    // refused where it enters.
+    let write = |name: &str, text: &str| std::fs::write(dir.path().join(name), text).expect("write");
+    write("dev", "x$(id)");
     write(
-        "advice-h1-2.json",
-        advice_json(
-            "198.18.10.2",
-            "x$(id)",
-            "bbr",
-            5_046_272,
-            "receive max",
-            "net.ipv4.tcp_rmem",
-        ),
+        "rewrite-h2-1.jq",
+        r#". + {"settings": [{"key": "net.ipv4.ip_forward", "value": "1\nkernel.x = 1", "label": "receive max",
+              "action": {"kind": "set"}, "stage": "runtime", "why": "6 × BDP"}],
+            "route": {"dest": "198.18.10.3", "algorithm": "reno", "prior": {"dst": "198.18.10.1", "dst_len": 32,
+              "gateway": "198.18.99.1", "protocol": 4, "dev": "evil0"}},
+            "os": "freebsd"}
+         | .measurement.notes = ["\u001b[2Jreceive max\nnet.ipv4.ip_forward = 1"]
+         | .measurement.link.interface = "{{ lookup('pipe', 'id') }}""#,
     );
-    write(
-        "advice-h1-3.json",
-        advice_json(
-            "198.18.10.3",
-            "wan1",
-            "cubic",
-            9_437_184,
-            "receive max\u{1b}[31m",
-            "net.ipv4.tcp_rmem",
-        ),
-    );
-    write(
-        "advice-h2-1.json",
-        advice_json(
-            "198.18.10.1",
-            "wan0",
-            "cubic",
-            5_046_272,
-            "receive max",
-            "kernel.core_pattern",
-        ),
-    );
+    write("rewrite-h2-3.jq", r#".measurement.addr = "198.18.10.1""#);
+    write("rewrite-h3-1.jq", r#".measurement.rtt.min_ms = 1e308"#);
+    write("hang-h3-2", "");
     let out_dir = dir.path().join("out");
     std::fs::create_dir(&out_dir).expect("mkdir");
     let run = |format: &str| {
         tcptune()
-            .args([
-                "mesh",
-                "h1",
-                "h2",
-                "h3",
-                "h4",
-                "--ssh-command",
-                &ssh,
-                "--format",
-                format,
-                "--output",
-            ])
+            .args(["mesh", "h1", "h2", "h3", "h4", "--test-time", "1s", "--ssh-command", &ssh])
+            .args(["--format", format, "--output"])
             .arg(&out_dir)
             .output()
             .expect("run")
     };
+    let t = std::time::Instant::now();
     let table = run("table");
+    let took = t.elapsed();
     let err = String::from_utf8_lossy(&table.stderr);
     let text = String::from_utf8_lossy(&table.stdout);
-    // h4 never answers: said and skipped; h2's advice refused with why; h1 advised from both.
     assert_eq!(table.status.code(), Some(4), "{err}");
     assert!(err.contains("tcptune: h4: skipped: "), "{err}");
+    assert!(err.contains("[3/12] h1 \u{2192} h4: skipped: h4 did not answer"), "{err}");
     assert!(
-        err.contains("[3/12] h1 \u{2192} h4: skipped: h4 did not answer"),
+        err.contains("[5/12] h2 \u{2192} h3: skipped: ssh h2: its evidence is of 198.18.10.1, not the peer 198.18.10.3"),
         "{err}"
     );
     assert!(
-        err.contains("[4/12] h2 \u{2192} h1: skipped: ssh h2: its advice holds a setting tcptune would not write"),
+        err.contains("[7/12] h3 \u{2192} h1: skipped: ssh h3: its evidence gives min_ms = 1e308"),
         "{err}"
     );
+    // The hung test end costs about twice the pair's estimate (2 × (6 s + 2 × 1 s)), not its
+    // peer's lifetime, and leaves nothing running.
     assert!(
-        err.contains(
-            "[5/12] h2 \u{2192} h3: skipped: its tcptune advise ended with status 4: tcptune: no probe answered"
-        ),
+        err.contains("[8/12] h3 \u{2192} h2: skipped: ssh h3: its test gave no evidence within 16 s"),
         "{err}"
     );
-    assert!(err.contains("10 of 12 pairs not measured"), "{err}");
-    assert!(text.contains("h1 \u{2192} h2  80 ms"), "{text}");
-    assert!(
-        !text.contains('\u{1b}') && text.contains("receive max\\u{1b}[31m"),
-        "{text}"
-    );
-    // The running CUBIC serves h3: it stays host-wide; h2 gets BBR on its own route.
-    assert!(text.contains("congestion control cubic, already running"), "{text}");
-    assert!(
-        text.contains("congestion control to h2 (198.18.10.2) cubic \u{2192} bbr"),
-        "{text}"
-    );
-    assert!(
-        text.contains("receive max\\u{1b}[31m 4 MiB \u{2192} 9 MiB: 5 × BDP,\\u{a}loss recovery; to h3, 80 ms"),
-        "{text}"
-    );
-    assert!(
-        text.contains("  h2 \u{2192} h1: not measured: ssh h2: its advice holds a setting"),
-        "{text}"
-    );
-    assert!(
-        !text.contains("h2 \u{2192} h1  "),
-        "no row for a pair not measured: {text}"
-    );
-    // The file: every comment one line, the route's device quoted by the one rule.
-    let file = std::fs::read_to_string(out_dir.join("h1.conf")).expect("h1.conf");
-    assert!(
-        file.contains("\n# route: ip route replace 198.18.10.2/32 dev 'x$(id)' proto 116 scope link congctl bbr\n"),
-        "{file}"
-    );
-    assert!(file.contains("\nnet.ipv4.tcp_rmem = 4096 131072 9437184\n"), "{file}");
-    assert_eq!(file.matches("# route: ").count(), 1, "{file}");
-    assert!(!file.contains('\u{1b}'), "{file}");
-    for l in file.lines() {
-        assert!(
-            l.is_empty() || l.starts_with('#') || l.starts_with("net."),
-            "a line sysctl would read: {l:?}"
-        );
+    assert!(took < std::time::Duration::from_secs(90), "{took:?}");
+    let left = std::process::Command::new("pgrep").args(["-f", "sleep 987654"]).output().expect("pgrep");
+    assert!(left.stdout.is_empty(), "a hung test end outlived its session");
+    for h in 1..=4 {
+        let tmp: Vec<_> = std::fs::read_dir(dir.path().join(format!("tmp-h{h}"))).expect("tmp").collect();
+        assert!(tmp.is_empty(), "h{h} kept {tmp:?}");
     }
-    for h in ["h2", "h3", "h4"] {
-        assert!(!out_dir.join(format!("{h}.conf")).exists(), "{h}");
+    assert!(err.contains("9 of 12 pairs not measured"), "{err}");
+    // h2 → h1 was measured and advised here: nothing it added is in any output.
+    assert!(text.contains("h2 \u{2192} h1  80 ms"), "{text}");
+    for shown in [&text, &err] {
+        assert!(!shown.contains("ip_forward") && !shown.contains('\u{1b}'), "{shown}");
     }
-    // JSON keeps the words as they came (escaped by JSON); the playbook quotes the device.
+    let h1 = std::fs::read_to_string(out_dir.join("h1.conf")).expect("h1.conf");
+    let h2 = std::fs::read_to_string(out_dir.join("h2.conf")).expect("h2.conf");
+    for file in [&h1, &h2] {
+        assert!(!file.contains("ip_forward") && !file.contains("kern.") && !file.contains("evil0"), "{file}");
+        assert!(!file.contains("198.18.99.1") && !file.contains("lookup("), "{file}");
+        for l in file.lines() {
+            assert!(
+                l.is_empty() || l.starts_with('#') || l.starts_with("net.ipv4.") || l.starts_with("net.core."),
+                "a line sysctl would read: {l:?}"
+            );
+        }
+    }
+    // h1 needs BBR toward h2 (lossy) and CUBIC toward h3 (clean, a deep queue): whichever h1
+    // does not run host-wide rides a route, built here from what h1's kernel said (the device,
+    // quoted by the one rule).
+    assert_eq!(h1.matches("# route: ").count(), 1, "{h1}");
+    assert!(h1.contains(" dev 'x$(id)' proto 116 scope link src 127.0.0.1 congctl "), "{h1}");
+    assert!(!out_dir.join("h3.conf").exists() && !out_dir.join("h4.conf").exists());
+    // JSON: each pair's advice made here; the playbook: a play per host, on `all`, ended at
+    // once on every other host, its routes read back from the host's own record.
     let json = run("json");
     let v: serde_json::Value = serde_json::from_slice(&json.stdout).expect("json");
     assert_eq!(v["pairs"].as_array().map(Vec::len), Some(12));
-    assert_eq!(v["advice"][0]["routes"][0]["route"]["dev"], "x$(id)");
-    assert_eq!(v["advice"][0]["settings"][0]["decided_by"]["to"], "h3");
+    let keys: Vec<&str> = v["advice"][1]["settings"]
+        .as_array()
+        .expect("settings")
+        .iter()
+        .filter_map(|s| s["key"].as_str())
+        .collect();
+    assert!(keys.iter().all(|k| k.starts_with("net.")) && !keys.contains(&"net.ipv4.ip_forward"), "{keys:?}");
     let book = String::from_utf8_lossy(&run("ansible").stdout).into_owned();
     assert!(book.contains(r#""dev", "x$(id)", "proto""#), "{book}");
-    assert!(
-        book.contains("hosts: \"h1\"") && !book.contains("hosts: \"h2\""),
-        "{book}"
-    );
-    assert!(!book.contains('\u{1b}'), "{book}");
+    assert!(book.contains("when: inventory_hostname != 'h1'"), "{book}");
+    assert!(!book.contains("hosts: \"h1\"") && book.matches("  hosts: all\n").count() == 2, "{book}");
+    assert!(!book.contains("198.18.99.1") && !book.contains("ip_forward") && !book.contains('\u{1b}'), "{book}");
 }
 
 /// lab/mesh.sh's three hosts, torn down when dropped; the host kept quiet meanwhile. The
