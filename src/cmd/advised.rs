@@ -77,6 +77,7 @@ fn advice_unscoped(args: &AdviseArgs, ctx: &Context) -> anyhow::Result<Advised> 
         test: None,
     };
     // What will run there, said before anything does.
+    let target = remote::resolved(&target)?;
     eprintln!("{}", remote::plan_line(&target));
     // The probes run while the session is set up; the test waits for its peer.
     let far = remote::start(&target)?;

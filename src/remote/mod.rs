@@ -248,6 +248,21 @@ pub fn start(t: &Target) -> Result<Opening, Error> {
     })
 }
 
+/// `t` with its far end's address for the path filled in where it was not given: the host
+/// name ssh connects to (`ssh -G`, nothing connected), so that what will run there can be said
+/// before the session starts ([`plan_line`]).
+pub fn resolved(t: &Target) -> Result<Target, Error> {
+    ssh::check_dest(&t.dest)?;
+    let host = match &t.host {
+        Some(h) => h.clone(),
+        None => ssh::Client::new(t.ssh_command.as_deref())?.resolve(&t.dest, SETUP_LIMIT)?,
+    };
+    Ok(Target {
+        host: Some(host),
+        ..t.clone()
+    })
+}
+
 /// What a session to `t.dest` will run there, in one line said before it starts.
 pub fn plan_line(t: &Target) -> String {
     let dest = text::escape(&t.dest);
@@ -469,9 +484,9 @@ impl Session {
         let dest = text::escape(&self.dest);
         if !ssh::runs_on(far.sysname.raw(), far.machine.raw()) {
             let tools = if ask.iperf3_client {
-                "neither tcptune (with `tcptune peer`) nor iperf3"
+                "neither tcptune of this version (with `tcptune peer`) nor iperf3"
             } else {
-                "no tcptune with `tcptune peer` (and this host has no iperf3 client for an iperf3 server there)"
+                "no tcptune of this version (with `tcptune peer`)"
             };
             return Err(Error::measurement(format!(
                 "ssh {dest}: the far end ({} {}) has {tools}, and this tcptune, built for {}, cannot run there",
@@ -479,10 +494,11 @@ impl Session {
                 far.machine,
                 ssh::this_build()
             ))
-            .with_hint(
-                "install tcptune on the far end (cargo install --locked tcptune, or its package) or iperf3, \
-                 or give --no-path-test",
-            ));
+            .with_hint(format!(
+                "install tcptune {} on the far end (cargo install --locked tcptune, or its package), let it run \
+                 iperf3 (--allow-iperf3, with iperf3 on both ends), or give --no-path-test",
+                env!("CARGO_PKG_VERSION")
+            )));
         }
         let cannot = |e: std::io::Error| Error::system(format!("cannot read this tcptune's binary to copy it: {e}"));
         let exe = std::env::current_exe().map_err(cannot)?;

@@ -402,3 +402,54 @@ fn a_far_end_that_ends_before_naming_a_peer_is_said_so() {
     let (out, _) = far.advise(&LONG);
     assert_fault(&out, "ssh here failed (exit status: 3): motd");
 }
+
+/// Issue 44: what runs on a far end is said before it starts, and is tcptune of this version
+/// only unless the user allows iperf3. A far end with iperf3 and an older tcptune runs neither:
+/// it gets a copy of this one. Allowed, `iperf3 -s` listens on the tested address only.
+#[test]
+fn a_far_end_runs_this_tcptune_only_unless_iperf3_is_allowed_and_then_on_one_address() {
+    let far = StandIn::new(
+        "mkdir -p $dir/tmp; PATH=$dir/bin:$PATH SSH_CONNECTION='127.0.0.1 40000 127.0.0.1 22' TMPDIR=$dir/tmp \
+         exec sh -c \"$remote\"",
+    );
+    std::fs::create_dir(far.path("bin")).expect("bin");
+    write_script(
+        &far.path("bin/tcptune"),
+        &format!(
+            "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'tcptune 0.0.1'; exit 0; fi\necho \"$*\" >> {}\nexit 1\n",
+            far.path("old-ran").display()
+        ),
+    );
+    write_script(
+        &far.path("bin/iperf3"),
+        &format!(
+            "#!/bin/sh\necho \"$*\" >> {}\necho 'Server listening on 5201'\nexec sleep 30\n",
+            far.path("iperf3-args").display()
+        ),
+    );
+    let (out, _) = far.advise(&["--fake-prober", "rtt=10ms,loss=0", "--format", "json"]);
+    let err = stderr(&out);
+    let v = json(&out);
+    assert_eq!(v["evidence"]["test"]["peer"], "tcptune", "{err}");
+    assert_eq!(
+        err.lines().next(),
+        Some(
+            "tcptune: ssh here: reads its facts, then runs tcptune peer there on 127.0.0.1 for this test (its \
+             tcptune of this version, else a copy of this one); nothing is left there"
+        ),
+        "{err}"
+    );
+    assert!(err.contains("tcptune peer (a copy of this tcptune) on port "), "{err}");
+    assert!(!far.path("old-ran").exists(), "the older tcptune ran");
+    assert!(!far.path("iperf3-args").exists(), "iperf3 ran unasked");
+    let left: Vec<_> = std::fs::read_dir(far.path("tmp")).expect("tmp").collect();
+    assert!(left.is_empty(), "{left:?}");
+
+    let (out, _) = far.advise(&["--fake-prober", "rtt=10ms,loss=0", "--format", "json", "--allow-iperf3"]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("(its tcptune of this version, else iperf3 -s, else a copy of this one)"), "{err}");
+    assert!(err.contains("iperf3 -s on port 5201"), "{err}");
+    let args = std::fs::read_to_string(far.path("iperf3-args")).expect("iperf3 ran");
+    assert_eq!(args.trim(), "-s -p 5201 -B 127.0.0.1 --forceflush", "{args}");
+}
