@@ -686,8 +686,10 @@ fn a_three_host_mesh_advises_each_host_from_both_its_paths_and_ansible_applies_a
     std::fs::write(&book, &out.stdout).expect("book");
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     let wanted = |host: u8| -> Vec<(String, String)> {
-        let start = text.find(&format!("  hosts: \"h{host}\"")).expect("play");
-        let end = text[start..].find("\n- name: ").map_or(text.len(), |e| start + e);
+        let start = text
+            .find(&format!("- name: \"tcptune mesh: h{host} from its paths"))
+            .expect("play");
+        let end = text[start + 1..].find("\n- name: ").map_or(text.len(), |e| start + 1 + e);
         text[start..end]
             .lines()
             .filter_map(|l| l.trim().strip_prefix("- name: \"net."))
@@ -736,6 +738,12 @@ fn a_three_host_mesh_advises_each_host_from_both_its_paths_and_ansible_applies_a
     for (n, w) in (1..=3).zip(&want) {
         assert!(w.iter().any(|(k, _)| k == "net.ipv4.tcp_rmem"), "h{n}: {w:?}");
     }
+    // The lab's own host route to the peer (lab/mesh.sh's, its source address) is what the
+    // playbook replaces: it records it on the host at apply time, and its revert puts it back
+    // as the host had it, whatever the report said.
+    let (static_host, static_dest) = routed.first().cloned().expect("a host with a route");
+    let prior = lab.sh(static_host, &format!("ip route show exact {static_dest}/32"));
+    assert!(prior.contains(" src ") && !prior.contains("congctl"), "{prior}");
     let before = now();
     let check = play(&["--check"]);
     assert_eq!(now(), before, "--check changed a host:\n{check}");
@@ -762,6 +770,11 @@ fn a_three_host_mesh_advises_each_host_from_both_its_paths_and_ansible_applies_a
     assert_eq!(again.matches("changed=0").count(), 3, "{again}");
     let revert = play(&["--tags", "revert"]);
     assert_eq!(now(), before, "revert:\n{revert}");
+    assert_eq!(
+        lab.sh(static_host, &format!("ip route show exact {static_dest}/32")),
+        prior,
+        "h{static_host}: the lab's route as it was:\n{revert}"
+    );
     for n in 1..=3u8 {
         assert!(
             !lab.sh(n, "ip route show").contains("congctl"),

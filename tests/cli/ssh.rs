@@ -817,7 +817,7 @@ fn a_far_end_without_tools_on_another_system_is_said_with_the_install_hint() {
             ),
         );
         assert!(
-            stderr(&out).contains("hint: install tcptune 0.1.0 on the far end"),
+            stderr(&out).contains(&format!("hint: install tcptune {} on the far end", env!("CARGO_PKG_VERSION"))),
             "{}",
             stderr(&out)
         );
