@@ -35,6 +35,7 @@ Register-ArgumentCompleter -Native -CommandName 'tcptune' -ScriptBlock {
             [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Receive throughput tests from `tcptune verify`, and run the path tests of `advise --host` in both directions (run it as root so a path test may force its buffers)')
             [CompletionResult]::new('verify', 'verify', [CompletionResultType]::ParameterValue, 'Send a throughput test to `tcptune serve` and say what limits it (this end sends)')
             [CompletionResult]::new('peer', 'peer', [CompletionResultType]::ParameterValue, 'Internal: the far end of an SSH-started path test (`advise --ssh` starts it): serve for one session, on a free port it prints as one JSON line')
+            [CompletionResult]::new('evidence', 'evidence', [CompletionResultType]::ParameterValue, 'Internal: the test end of `tcptune mesh`: measures the path to a peer and prints the evidence as one JSON document (never advice: the control host computes that)')
             [CompletionResult]::new('mesh', 'mesh', [CompletionResultType]::ParameterValue, 'Measure every pair of a fleet''s hosts through your own ssh and advise each host from all its paths')
             [CompletionResult]::new('inspect', 'inspect', [CompletionResultType]::ParameterValue, 'Live TCP flows: RTT, cwnd, delivery rate and what limits each (Linux)')
             [CompletionResult]::new('profiles', 'profiles', [CompletionResultType]::ParameterValue, 'List, show or export the shipped profiles (the rules advise renders)')
@@ -91,6 +92,7 @@ Register-ArgumentCompleter -Native -CommandName 'tcptune' -ScriptBlock {
             [CompletionResult]::new('--clean-path', '--clean-path', [CompletionResultType]::ParameterName, 'Advise for a path known to be clean (no random loss, a bottleneck queue of half a BDP or more: a dedicated circuit, a lab) whatever the evidence says: CUBIC, 2.2 x BDP receive and 2.5 x send')
             [CompletionResult]::new('--no-path-test', '--no-path-test', [CompletionResultType]::ParameterName, 'Skip the TCP path test (a bounded transfer to `tcptune serve` on the host, which measures loss, queue depth, delivery rate and the receiver''s window share)')
             [CompletionResult]::new('--iperf3', '--iperf3', [CompletionResultType]::ParameterName, 'Run the path test against an iperf3 server on the host (with the iperf3 client) instead of tcptune serve')
+            [CompletionResult]::new('--allow-iperf3', '--allow-iperf3', [CompletionResultType]::ParameterName, 'With --ssh: the far end may run `iperf3 -s` (on the tested address, for this test) where it has no tcptune of this version [default: tcptune only, a copy of this one if needed]')
             [CompletionResult]::new('--explain', '--explain', [CompletionResultType]::ParameterName, 'Add the derivation: the formula, each test''s figures, the lab''s numbers and the sources behind every setting (in every format: comments, the terminal, JSON''s `explain`)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
@@ -132,6 +134,7 @@ Register-ArgumentCompleter -Native -CommandName 'tcptune' -ScriptBlock {
             [CompletionResult]::new('--clean-path', '--clean-path', [CompletionResultType]::ParameterName, 'Advise for a path known to be clean (no random loss, a bottleneck queue of half a BDP or more: a dedicated circuit, a lab) whatever the evidence says: CUBIC, 2.2 x BDP receive and 2.5 x send')
             [CompletionResult]::new('--no-path-test', '--no-path-test', [CompletionResultType]::ParameterName, 'Skip the TCP path test (a bounded transfer to `tcptune serve` on the host, which measures loss, queue depth, delivery rate and the receiver''s window share)')
             [CompletionResult]::new('--iperf3', '--iperf3', [CompletionResultType]::ParameterName, 'Run the path test against an iperf3 server on the host (with the iperf3 client) instead of tcptune serve')
+            [CompletionResult]::new('--allow-iperf3', '--allow-iperf3', [CompletionResultType]::ParameterName, 'With --ssh: the far end may run `iperf3 -s` (on the tested address, for this test) where it has no tcptune of this version [default: tcptune only, a copy of this one if needed]')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
@@ -206,10 +209,23 @@ Register-ArgumentCompleter -Native -CommandName 'tcptune' -ScriptBlock {
             break
         }
         'tcptune;peer' {
-            [CompletionResult]::new('--bind', '--bind', [CompletionResultType]::ParameterName, 'Address to listen on (default :: for IPv6 and IPv4, or 0.0.0.0 where IPv6 is off)')
+            [CompletionResult]::new('--bind', '--bind', [CompletionResultType]::ParameterName, 'Address to listen on; repeated, the first this host can listen on (default :: for IPv6 and IPv4, or 0.0.0.0 where IPv6 is off)')
             [CompletionResult]::new('--tests', '--tests', [CompletionResultType]::ParameterName, 'Tests to serve before exiting')
             [CompletionResult]::new('--lifetime', '--lifetime', [CompletionResultType]::ParameterName, 'Exit after this long whatever happens (1s to 1h; default: two 60-s tests with their slack)')
             [CompletionResult]::new('--max-buffer', '--max-buffer', [CompletionResultType]::ParameterName, 'Largest buffer a path test may force here, as the kernel counts it (0: none)')
+            [CompletionResult]::new('--os', '--os', [CompletionResultType]::ParameterName, 'OS to advise for / operate on [default: the running OS]')
+            [CompletionResult]::new('--sysctl-dir', '--sysctl-dir', [CompletionResultType]::ParameterName, 'Linux: the sysctls under DIR instead of /proc/sys (read; apply and revert also write)')
+            [CompletionResult]::new('--sysctl-cmd', '--sysctl-cmd', [CompletionResultType]::ParameterName, 'FreeBSD/macOS: the sysctl(8) program to run')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'tcptune;evidence' {
+            [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'The peer''s address')
+            [CompletionResult]::new('--test-port', '--test-port', [CompletionResultType]::ParameterName, 'The peer''s port')
+            [CompletionResult]::new('--test-time', '--test-time', [CompletionResultType]::ParameterName, 'Longest path test, each direction [default: advise''s]')
+            [CompletionResult]::new('--lifetime', '--lifetime', [CompletionResultType]::ParameterName, 'Exit after this long whatever happens (1s to 1h)')
+            [CompletionResult]::new('--fake-prober', '--fake-prober', [CompletionResultType]::ParameterName, 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine''s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab')
             [CompletionResult]::new('--os', '--os', [CompletionResultType]::ParameterName, 'OS to advise for / operate on [default: the running OS]')
             [CompletionResult]::new('--sysctl-dir', '--sysctl-dir', [CompletionResultType]::ParameterName, 'Linux: the sysctls under DIR instead of /proc/sys (read; apply and revert also write)')
             [CompletionResult]::new('--sysctl-cmd', '--sysctl-cmd', [CompletionResultType]::ParameterName, 'FreeBSD/macOS: the sysctl(8) program to run')
@@ -304,6 +320,7 @@ Register-ArgumentCompleter -Native -CommandName 'tcptune' -ScriptBlock {
             [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Receive throughput tests from `tcptune verify`, and run the path tests of `advise --host` in both directions (run it as root so a path test may force its buffers)')
             [CompletionResult]::new('verify', 'verify', [CompletionResultType]::ParameterValue, 'Send a throughput test to `tcptune serve` and say what limits it (this end sends)')
             [CompletionResult]::new('peer', 'peer', [CompletionResultType]::ParameterValue, 'Internal: the far end of an SSH-started path test (`advise --ssh` starts it): serve for one session, on a free port it prints as one JSON line')
+            [CompletionResult]::new('evidence', 'evidence', [CompletionResultType]::ParameterValue, 'Internal: the test end of `tcptune mesh`: measures the path to a peer and prints the evidence as one JSON document (never advice: the control host computes that)')
             [CompletionResult]::new('mesh', 'mesh', [CompletionResultType]::ParameterValue, 'Measure every pair of a fleet''s hosts through your own ssh and advise each host from all its paths')
             [CompletionResult]::new('inspect', 'inspect', [CompletionResultType]::ParameterValue, 'Live TCP flows: RTT, cwnd, delivery rate and what limits each (Linux)')
             [CompletionResult]::new('profiles', 'profiles', [CompletionResultType]::ParameterValue, 'List, show or export the shipped profiles (the rules advise renders)')
@@ -340,6 +357,9 @@ Register-ArgumentCompleter -Native -CommandName 'tcptune' -ScriptBlock {
             break
         }
         'tcptune;help;peer' {
+            break
+        }
+        'tcptune;help;evidence' {
             break
         }
         'tcptune;help;mesh' {

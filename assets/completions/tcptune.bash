@@ -31,6 +31,9 @@ _tcptune() {
             tcptune,completions)
                 cmd="tcptune__subcmd__completions"
                 ;;
+            tcptune,evidence)
+                cmd="tcptune__subcmd__evidence"
+                ;;
             tcptune,help)
                 cmd="tcptune__subcmd__help"
                 ;;
@@ -78,6 +81,9 @@ _tcptune() {
                 ;;
             tcptune__subcmd__help,completions)
                 cmd="tcptune__subcmd__help__subcmd__completions"
+                ;;
+            tcptune__subcmd__help,evidence)
+                cmd="tcptune__subcmd__help__subcmd__evidence"
                 ;;
             tcptune__subcmd__help,help)
                 cmd="tcptune__subcmd__help__subcmd__help"
@@ -152,7 +158,7 @@ _tcptune() {
 
     case "${cmd}" in
         tcptune)
-            opts="-h -V --help --version calc advise apply revert snapshots revert-timer check serve verify peer mesh inspect profiles man completions help"
+            opts="-h -V --help --version calc advise apply revert snapshots revert-timer check serve verify peer evidence mesh inspect profiles man completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -166,7 +172,7 @@ _tcptune() {
             return 0
             ;;
         tcptune__subcmd__advise)
-            opts="-4 -6 -h --host --ssh --ssh-command --rtt --bandwidth --profile --probes --port --interval --timeout --no-capacity --allow-lower --loss-recovery --clean-path --no-path-test --iperf3 --test-port --test-time --test-bytes --flows --scope --os --sysctl-dir --sysctl-cmd --format --fake-prober --output --tuned-include --allowed-unsafe-sysctls --side --explain --persist-root --help"
+            opts="-4 -6 -h --host --ssh --ssh-command --rtt --bandwidth --profile --probes --port --interval --timeout --no-capacity --allow-lower --loss-recovery --clean-path --no-path-test --iperf3 --allow-iperf3 --test-port --test-time --test-bytes --flows --scope --os --sysctl-dir --sysctl-cmd --format --fake-prober --output --tuned-include --allowed-unsafe-sysctls --side --explain --persist-root --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -280,7 +286,7 @@ _tcptune() {
             return 0
             ;;
         tcptune__subcmd__apply)
-            opts="-4 -6 -h --dry-run --persist --for --wait --persist-root --pause-before-routes --os --sysctl-dir --sysctl-cmd --state-dir --format --fake-prober --host --ssh --ssh-command --rtt --bandwidth --profile --probes --port --interval --timeout --no-capacity --allow-lower --loss-recovery --clean-path --no-path-test --iperf3 --test-port --test-time --test-bytes --flows --scope --help"
+            opts="-4 -6 -h --dry-run --persist --for --wait --persist-root --pause-before-routes --os --sysctl-dir --sysctl-cmd --state-dir --format --fake-prober --host --ssh --ssh-command --rtt --bandwidth --profile --probes --port --interval --timeout --no-capacity --allow-lower --loss-recovery --clean-path --no-path-test --iperf3 --allow-iperf3 --test-port --test-time --test-bytes --flows --scope --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -507,8 +513,54 @@ _tcptune() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        tcptune__subcmd__evidence)
+            opts="-h --host --test-port --test-time --lifetime --fake-prober --os --sysctl-dir --sysctl-cmd --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --host)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --test-port)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --test-time)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lifetime)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --fake-prober)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --os)
+                    COMPREPLY=($(compgen -W "linux freebsd macos" -- "${cur}"))
+                    return 0
+                    ;;
+                --sysctl-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sysctl-cmd)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         tcptune__subcmd__help)
-            opts="calc advise apply revert snapshots revert-timer check serve verify peer mesh inspect profiles man completions help"
+            opts="calc advise apply revert snapshots revert-timer check serve verify peer evidence mesh inspect profiles man completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -578,6 +630,20 @@ _tcptune() {
             return 0
             ;;
         tcptune__subcmd__help__subcmd__completions)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tcptune__subcmd__help__subcmd__evidence)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

@@ -32,6 +32,7 @@ set edit:completion:arg-completer[tcptune] = {|@words|
             cand serve 'Receive throughput tests from `tcptune verify`, and run the path tests of `advise --host` in both directions (run it as root so a path test may force its buffers)'
             cand verify 'Send a throughput test to `tcptune serve` and say what limits it (this end sends)'
             cand peer 'Internal: the far end of an SSH-started path test (`advise --ssh` starts it): serve for one session, on a free port it prints as one JSON line'
+            cand evidence 'Internal: the test end of `tcptune mesh`: measures the path to a peer and prints the evidence as one JSON document (never advice: the control host computes that)'
             cand mesh 'Measure every pair of a fleet''s hosts through your own ssh and advise each host from all its paths'
             cand inspect 'Live TCP flows: RTT, cwnd, delivery rate and what limits each (Linux)'
             cand profiles 'List, show or export the shipped profiles (the rules advise renders)'
@@ -86,6 +87,7 @@ set edit:completion:arg-completer[tcptune] = {|@words|
             cand --clean-path 'Advise for a path known to be clean (no random loss, a bottleneck queue of half a BDP or more: a dedicated circuit, a lab) whatever the evidence says: CUBIC, 2.2 x BDP receive and 2.5 x send'
             cand --no-path-test 'Skip the TCP path test (a bounded transfer to `tcptune serve` on the host, which measures loss, queue depth, delivery rate and the receiver''s window share)'
             cand --iperf3 'Run the path test against an iperf3 server on the host (with the iperf3 client) instead of tcptune serve'
+            cand --allow-iperf3 'With --ssh: the far end may run `iperf3 -s` (on the tested address, for this test) where it has no tcptune of this version [default: tcptune only, a copy of this one if needed]'
             cand --explain 'Add the derivation: the formula, each test''s figures, the lab''s numbers and the sources behind every setting (in every format: comments, the terminal, JSON''s `explain`)'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
@@ -126,6 +128,7 @@ set edit:completion:arg-completer[tcptune] = {|@words|
             cand --clean-path 'Advise for a path known to be clean (no random loss, a bottleneck queue of half a BDP or more: a dedicated circuit, a lab) whatever the evidence says: CUBIC, 2.2 x BDP receive and 2.5 x send'
             cand --no-path-test 'Skip the TCP path test (a bounded transfer to `tcptune serve` on the host, which measures loss, queue depth, delivery rate and the receiver''s window share)'
             cand --iperf3 'Run the path test against an iperf3 server on the host (with the iperf3 client) instead of tcptune serve'
+            cand --allow-iperf3 'With --ssh: the far end may run `iperf3 -s` (on the tested address, for this test) where it has no tcptune of this version [default: tcptune only, a copy of this one if needed]'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }
@@ -193,10 +196,22 @@ set edit:completion:arg-completer[tcptune] = {|@words|
             cand --help 'Print help (see more with ''--help'')'
         }
         &'tcptune;peer'= {
-            cand --bind 'Address to listen on (default :: for IPv6 and IPv4, or 0.0.0.0 where IPv6 is off)'
+            cand --bind 'Address to listen on; repeated, the first this host can listen on (default :: for IPv6 and IPv4, or 0.0.0.0 where IPv6 is off)'
             cand --tests 'Tests to serve before exiting'
             cand --lifetime 'Exit after this long whatever happens (1s to 1h; default: two 60-s tests with their slack)'
             cand --max-buffer 'Largest buffer a path test may force here, as the kernel counts it (0: none)'
+            cand --os 'OS to advise for / operate on [default: the running OS]'
+            cand --sysctl-dir 'Linux: the sysctls under DIR instead of /proc/sys (read; apply and revert also write)'
+            cand --sysctl-cmd 'FreeBSD/macOS: the sysctl(8) program to run'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'tcptune;evidence'= {
+            cand --host 'The peer''s address'
+            cand --test-port 'The peer''s port'
+            cand --test-time 'Longest path test, each direction [default: advise''s]'
+            cand --lifetime 'Exit after this long whatever happens (1s to 1h)'
+            cand --fake-prober 'Tests only: measure --host paths with a deterministic fake instead of the network (`rtt=150ms,rate=500mbit`; see `measure::fake::FakeProber::from_spec`), as hyperfine''s `--debug-mode` does, so CLI tests of `advise --host` need no root and no lab'
             cand --os 'OS to advise for / operate on [default: the running OS]'
             cand --sysctl-dir 'Linux: the sysctls under DIR instead of /proc/sys (read; apply and revert also write)'
             cand --sysctl-cmd 'FreeBSD/macOS: the sysctl(8) program to run'
@@ -277,6 +292,7 @@ set edit:completion:arg-completer[tcptune] = {|@words|
             cand serve 'Receive throughput tests from `tcptune verify`, and run the path tests of `advise --host` in both directions (run it as root so a path test may force its buffers)'
             cand verify 'Send a throughput test to `tcptune serve` and say what limits it (this end sends)'
             cand peer 'Internal: the far end of an SSH-started path test (`advise --ssh` starts it): serve for one session, on a free port it prints as one JSON line'
+            cand evidence 'Internal: the test end of `tcptune mesh`: measures the path to a peer and prints the evidence as one JSON document (never advice: the control host computes that)'
             cand mesh 'Measure every pair of a fleet''s hosts through your own ssh and advise each host from all its paths'
             cand inspect 'Live TCP flows: RTT, cwnd, delivery rate and what limits each (Linux)'
             cand profiles 'List, show or export the shipped profiles (the rules advise renders)'
@@ -303,6 +319,8 @@ set edit:completion:arg-completer[tcptune] = {|@words|
         &'tcptune;help;verify'= {
         }
         &'tcptune;help;peer'= {
+        }
+        &'tcptune;help;evidence'= {
         }
         &'tcptune;help;mesh'= {
         }

@@ -66,6 +66,33 @@ pub fn path_advice(
     Ok(a)
 }
 
+/// The pair `from → to` as its test end measured it (`run`), advised here: its evidence read
+/// and checked where it enters ([`crate::remote::evidence::read`]), replayed, and advised for
+/// `from` with its own facts and OS ([`path_advice`]). Err: why the pair gives no advice.
+pub fn pair_advice(
+    run: &crate::remote::mesh::PairRun,
+    (from_name, from): (&str, &crate::remote::mesh::Reach),
+    (to_name, to): (&str, &crate::remote::mesh::Reach),
+    test_time: Option<std::time::Duration>,
+) -> Result<MeshPath, String> {
+    let evidence = crate::remote::evidence::read(&run.reported.json, to.addr)
+        .map_err(|why| format!("ssh {}: {why}", crate::text::escape(&from.dest)))?;
+    let (Some(os), Some(facts)) = (from.far.os, from.far.facts.as_ref()) else {
+        return Err(format!("{from_name} runs {}, which tcptune does not advise for", from.far.uname));
+    };
+    let mut req = AdviceRequest::for_hosts(vec![to.addr.to_string()]);
+    req.test_time = test_time;
+    let profile = Profile::for_os(os);
+    let advice = path_advice(&req, &profile, facts, &evidence, (to.addr, run.route.as_ref()), from_name)
+        .map_err(|e| format!("its evidence gives no advice: {}", crate::text::escape(&format!("{e:#}"))))?;
+    Ok(MeshPath {
+        from: from_name.to_string(),
+        to: to_name.to_string(),
+        addr: to.addr,
+        advice,
+    })
+}
+
 impl MeshPath {
     fn decider(&self) -> Decider {
         let a = &self.advice;

@@ -35,7 +35,7 @@ pub fn run(args: &MeshArgs, _ctx: &Context, out: &mut dyn Write) -> anyhow::Resu
     let plan = Plan {
         hosts: names,
         pairs,
-        per_pair: plan::per_pair(args.test_time),
+        per_pair: per_pair(args.test_time),
     };
     if args.dry_run {
         crate::output::mesh::write_plan(out, &plan, true)?;
@@ -76,6 +76,12 @@ pub fn run(args: &MeshArgs, _ctx: &Context, out: &mut dyn Write) -> anyhow::Resu
     Ok(ExitCode::SUCCESS)
 }
 
+/// About how long one pair takes: set-up, the probes and the queue watch, both tests.
+fn per_pair(test_time: Option<Duration>) -> Duration {
+    let test = test_time.unwrap_or(crate::advice::rate::TEST_TIME_BASE + Duration::from_secs(1));
+    Duration::from_secs(6) + test * 2
+}
+
 /// The hosts: those named, then the inventory's, each name once, as (name, ssh destination).
 fn hosts(args: &MeshArgs) -> Result<Vec<Host>, Error> {
     let mut hosts: Vec<Host> = Vec::new();
@@ -108,32 +114,24 @@ fn hosts(args: &MeshArgs) -> Result<Vec<Host>, Error> {
     Ok(hosts)
 }
 
-/// The hosts, one name per machine: names that ssh takes to the same HostName and port (`ssh
-/// -G`, nothing connected) are one machine, said, and kept under the first name. The second
-/// value maps each name dropped to the one kept.
+/// The hosts, one name per machine ([`plan::one_per_machine`]): each name dropped said, with the
+/// machine and the name kept. The second value maps each name dropped to the one kept.
 fn one_per_machine(hosts: Vec<Host>, client: &ssh::Client) -> Result<(Vec<Host>, BTreeMap<String, String>), Error> {
-    let mut ends = Vec::new();
-    for (name, dest) in &hosts {
-        ends.push((name.clone(), client.endpoint(dest, remote::SETUP_LIMIT)?));
-    }
-    let same: BTreeMap<String, String> = plan::same_machines(&ends).into_iter().collect();
-    for (dropped, kept) in &same {
-        let (h, p) = ends
-            .iter()
-            .find(|(n, _)| n == kept)
-            .map(|(_, at)| at.clone())
-            .unwrap_or_default();
+    let (hosts, same) = plan::one_per_machine(hosts, client)?;
+    for s in &same {
         eprintln!(
-            "tcptune: {dropped} and {kept} are one machine (ssh reaches both at {} port {}): measured once, as {kept}",
-            text::escape(&h),
-            p.unwrap_or(22)
+            "tcptune: {} and {} are one machine (ssh reaches both at {} port {}): measured once, as {}",
+            s.dropped,
+            s.kept,
+            text::escape(&s.host),
+            s.port,
+            s.kept
         );
     }
-    let hosts: Vec<Host> = hosts.into_iter().filter(|(n, _)| !same.contains_key(n)).collect();
     if hosts.len() < 2 {
         return Err(Error::usage("a mesh needs at least two machines: these names are all one"));
     }
-    Ok((hosts, same))
+    Ok((hosts, same.into_iter().map(|s| (s.dropped, s.kept)).collect()))
 }
 
 /// Every ordered pair, or those `--pairs` names (a name of a machine already named earlier
@@ -157,53 +155,17 @@ fn pairs(args: &MeshArgs, names: &[String], same: &BTreeMap<String, String>) -> 
     Ok(out)
 }
 
-/// Each host's facts-only session, all at once: those that answer, by name, with their
-/// address for the paths and their facts; the others with why, said on stderr.
+/// Each host's facts-only session, all at once (the keys every shipped profile reads); those
+/// that did not answer said on stderr.
 fn reach(hosts: &[Host], opts: &Options) -> BTreeMap<String, Result<Reach, String>> {
     let keys = super::advised::far_keys(&crate::profile::Profile::for_os(crate::os::Os::Linux));
-    let found: Vec<(String, Result<Reach, String>)> = std::thread::scope(|s| {
-        let handles: Vec<_> = hosts
-            .iter()
-            .map(|(name, dest)| {
-                let keys = &keys;
-                s.spawn(move || {
-                    let r = remote::mesh::probe_host(dest, keys, opts)
-                        .and_then(|far| {
-                            let addr = address(&far.host)?;
-                            Ok(Reach {
-                                dest: dest.clone(),
-                                addr,
-                                far,
-                            })
-                        })
-                        .map_err(|e| e.message().to_string());
-                    (name.clone(), r)
-                })
-            })
-            .collect();
-        handles.into_iter().filter_map(|h| h.join().ok()).collect()
-    });
+    let found = remote::mesh::reach_all(hosts, &keys, opts);
     for (name, r) in &found {
         if let Err(why) = r {
             eprintln!("tcptune: {name}: skipped: {why}");
         }
     }
-    found.into_iter().collect()
-}
-
-/// A host's address for the paths: the host name ssh connects to, resolved here.
-fn address(host: &str) -> Result<std::net::IpAddr, Error> {
-    if let Some(ip) = crate::measure::resolve::parse_literal(host) {
-        return Ok(ip);
-    }
-    use std::net::ToSocketAddrs as _;
-    crate::measure::resolve::check_name(host)?;
-    (host, 0)
-        .to_socket_addrs()
-        .ok()
-        .and_then(|mut a| a.next())
-        .map(|a| a.ip())
-        .ok_or_else(|| crate::measure::resolve::cannot_resolve(host, "no address"))
+    found
 }
 
 /// Each pair in turn, one at a time; a pair whose hosts did not answer is skipped, said.
@@ -249,22 +211,7 @@ fn measure_pair(
             said.map(text::Foreign::escaped).unwrap_or_default()
         ));
     }
-    let evidence = remote::evidence::read(&run.reported.json, to.addr)
-        .map_err(|why| format!("ssh {}: {why}", text::escape(&from.dest)))?;
-    let (Some(os), Some(facts)) = (from.far.os, from.far.facts.as_ref()) else {
-        return Err(format!("{from_name} runs {}, which tcptune does not advise for", from.far.uname));
-    };
-    let mut req = crate::advice::AdviceRequest::for_hosts(vec![to.addr.to_string()]);
-    req.test_time = opts.test_time;
-    let profile = crate::profile::Profile::for_os(os);
-    let advice = mesh::path_advice(&req, &profile, facts, &evidence, (to.addr, run.route.as_ref()), from_name)
-        .map_err(|e| format!("its evidence gives no advice: {}", text::escape(&format!("{e:#}"))))?;
-    let path = MeshPath {
-        from: from_name.clone(),
-        to: to_name.clone(),
-        addr: to.addr,
-        advice,
-    };
+    let path = mesh::pair_advice(&run, (from_name, from), (to_name, to), opts.test_time)?;
     eprintln!(
         "{label}: {} ms, {}, {} ({:.0} s)",
         text::sig(path.advice.rtt_ms, 4),

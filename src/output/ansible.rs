@@ -169,7 +169,6 @@ fn route_apply_tasks(out: &mut dyn Write, r: &RouteTask<'_>, k: usize) -> std::i
         "changed_when: false".to_string(),
         "check_mode: false".to_string(),
     ];
-    let read: Vec<&str> = read.iter().map(String::as_str).collect();
     task(out, &[], &format!("Read the host route to {}", route.dst), &read, APPLY)?;
     let record = [
         "ansible.builtin.copy:".to_string(),
@@ -178,7 +177,6 @@ fn route_apply_tasks(out: &mut dyn Write, r: &RouteTask<'_>, k: usize) -> std::i
         "  force: false".to_string(),
         "  mode: \"0600\"".to_string(),
     ];
-    let record: Vec<&str> = record.iter().map(String::as_str).collect();
     task(
         out,
         &[],
@@ -199,7 +197,6 @@ fn route_apply_tasks(out: &mut dyn Write, r: &RouteTask<'_>, k: usize) -> std::i
             quoted(&format!("'congctl {}' not in {register}.stdout", r.algorithm))
         ),
     ];
-    let set: Vec<&str> = set.iter().map(String::as_str).collect();
     task(
         out,
         &comments,
@@ -225,7 +222,6 @@ fn route_revert_tasks(out: &mut dyn Write, r: &RouteTask<'_>, k: usize) -> std::
         format!("register: {register}"),
         "failed_when: false".to_string(),
     ];
-    let read: Vec<&str> = read.iter().map(String::as_str).collect();
     task(
         out,
         &[],
@@ -243,7 +239,6 @@ fn route_revert_tasks(out: &mut dyn Write, r: &RouteTask<'_>, k: usize) -> std::
         ),
         format!("when: {}", quoted(&format!("{register}.content is defined and {recorded} != ''"))),
     ];
-    let back: Vec<&str> = back.iter().map(String::as_str).collect();
     task(out, &[], &format!("Revert: the route to {} as it was", route.dst), &back, REVERT)?;
     let undo = format!("tcptune_route_undo_{k}");
     let del = crate::advice::scope::undo_words(route, None);
@@ -254,7 +249,6 @@ fn route_revert_tasks(out: &mut dyn Write, r: &RouteTask<'_>, k: usize) -> std::
         format!("failed_when: {undo}.rc != 0 and 'No such process' not in {undo}.stderr"),
         format!("when: {}", quoted(&format!("{register}.content is defined and {recorded} == ''"))),
     ];
-    let del: Vec<&str> = del.iter().map(String::as_str).collect();
     task(
         out,
         &[],
@@ -267,7 +261,6 @@ fn route_revert_tasks(out: &mut dyn Write, r: &RouteTask<'_>, k: usize) -> std::
         format!("  path: {}", quoted(&route_record(route.dst))),
         "  state: absent".to_string(),
     ];
-    let forget: Vec<&str> = forget.iter().map(String::as_str).collect();
     task(out, &[], &format!("Revert: forget the route record of {}", route.dst), &forget, REVERT)
 }
 
@@ -343,7 +336,6 @@ fn only_host(out: &mut dyn Write, host: &str) -> std::io::Result<()> {
         "ansible.builtin.meta: end_host".to_string(),
         format!("when: inventory_hostname != {}", quoted(host).replace('"', "'")),
     ];
-    let body: Vec<&str> = body.iter().map(String::as_str).collect();
     task(out, &[], &format!("Only {host} runs this play"), &body, "[always]")
 }
 
@@ -551,7 +543,6 @@ fn setting(out: &mut dyn Write, e: &Entry, reload: bool) -> std::io::Result<()> 
             format!("  reload: {reload}"),
             "  state: present".to_string(),
         ];
-        let body: Vec<&str> = body.iter().map(String::as_str).collect();
         return task(out, &comments, &format!("{} = {}", e.key, e.value), &body, APPLY);
     }
     writeln!(out)?;
@@ -564,14 +555,20 @@ fn setting(out: &mut dyn Write, e: &Entry, reload: bool) -> std::io::Result<()> 
 
 /// One task after a blank line: its comment lines, `- name:`, its body lines, its tags,
 /// indented under the play's `tasks:`.
-fn task(out: &mut dyn Write, comments: &[String], name: &str, body: &[&str], tags: &str) -> std::io::Result<()> {
+fn task<S: AsRef<str>>(
+    out: &mut dyn Write,
+    comments: &[String],
+    name: &str,
+    body: &[S],
+    tags: &str,
+) -> std::io::Result<()> {
     writeln!(out)?;
     for l in comments {
         writeln!(out, "    # {l}")?;
     }
     writeln!(out, "    - name: {}", quoted(name))?;
     for l in body {
-        writeln!(out, "      {l}")?;
+        writeln!(out, "      {}", l.as_ref())?;
     }
     writeln!(out, "      tags: {tags}")
 }

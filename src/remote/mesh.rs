@@ -56,6 +56,50 @@ pub fn probe_host(dest: &str, keys: &Keys, opts: &Options) -> Result<FarEnd, Err
     Ok(far)
 }
 
+/// Each host's facts-only session (`hosts`: name, ssh destination), all at once: by name, the
+/// host as reached ([`Reach`], its address resolved here), or why not.
+pub fn reach_all(
+    hosts: &[(String, String)],
+    keys: &Keys,
+    opts: &Options,
+) -> std::collections::BTreeMap<String, Result<Reach, String>> {
+    std::thread::scope(|s| {
+        let handles: Vec<_> = hosts
+            .iter()
+            .map(|(name, dest)| {
+                s.spawn(move || {
+                    let r = probe_host(dest, keys, opts)
+                        .and_then(|far| {
+                            Ok(Reach {
+                                dest: dest.clone(),
+                                addr: address(&far.host)?,
+                                far,
+                            })
+                        })
+                        .map_err(|e| e.message().to_string());
+                    (name.clone(), r)
+                })
+            })
+            .collect();
+        handles.into_iter().filter_map(|h| h.join().ok()).collect()
+    })
+}
+
+/// A host's address for the paths: the host name ssh connects to, resolved here.
+fn address(host: &str) -> Result<IpAddr, Error> {
+    if let Some(ip) = crate::measure::resolve::parse_literal(host) {
+        return Ok(ip);
+    }
+    use std::net::ToSocketAddrs as _;
+    crate::measure::resolve::check_name(host)?;
+    (host, 0)
+        .to_socket_addrs()
+        .ok()
+        .and_then(|mut a| a.next())
+        .map(|a| a.ip())
+        .ok_or_else(|| crate::measure::resolve::cannot_resolve(host, "no address"))
+}
+
 /// What the pair's test end printed, how it routes to the peer, and how long the pair took.
 #[derive(Debug, Clone)]
 pub struct PairRun {

@@ -263,7 +263,8 @@ pub fn resolved(t: &Target) -> Result<Target, Error> {
     })
 }
 
-/// What a session to `t.dest` will run there, in one line said before it starts.
+/// What a session to `t.dest` will run there, in one line said before it starts (within 100
+/// columns for a host name of 20 characters and an IPv4 address).
 pub fn plan_line(t: &Target) -> String {
     let dest = text::escape(&t.dest);
     let on = match t.host.as_deref().and_then(|h| h.parse::<std::net::IpAddr>().ok()) {
@@ -271,19 +272,15 @@ pub fn plan_line(t: &Target) -> String {
         None => "on the address ssh reaches".to_string(),
     };
     let what = match t.want {
-        Want::Nothing => "reads its facts; starts nothing there".to_string(),
-        Want::Iperf3 => format!("reads its facts, then runs iperf3 -s there {on} for this test"),
-        Want::Tcptune if t.iperf3 => format!(
-            "reads its facts, then runs tcptune peer there {on} for this test (its tcptune of this \
-             version, else iperf3 -s, else a copy of this one)"
-        ),
-        Want::Tcptune => format!(
-            "reads its facts, then runs tcptune peer there {on} for this test (its tcptune of this \
-             version, else a copy of this one)"
-        ),
-        Want::Evidence => "reads its facts, then measures the path to its peer there".to_string(),
+        Want::Nothing => "will read its facts only".to_string(),
+        Want::Iperf3 => format!("will run iperf3 -s {on} for this test"),
+        Want::Tcptune if t.iperf3 => {
+            format!("will run tcptune peer {on} for this test (this version, else iperf3 -s, else a copy)")
+        }
+        Want::Tcptune => format!("will run tcptune peer {on} for this test (this version, else a copy)"),
+        Want::Evidence => "will measure the path to its peer".to_string(),
     };
-    format!("tcptune: ssh {dest}: {what}; nothing is left there")
+    format!("tcptune: ssh {dest}: {what}")
 }
 
 /// Opens the session to `t.dest` and reads the far end until its peer listens.

@@ -1,9 +1,6 @@
 //! What a `tcptune mesh` run will do before it connects anywhere: its hosts' names (checked:
 //! they become file names, play names and ssh arguments), the machines behind them (two names
-//! that ssh takes to one HostName and port are one machine), its ordered pairs, and about how
-//! long each takes.
-
-use std::time::Duration;
+//! that ssh takes to one HostName and port are one machine) and its ordered pairs.
 
 use crate::error::Error;
 use crate::text;
@@ -66,6 +63,50 @@ pub fn parse_pairs(list: &str, hosts: &[String]) -> Result<Vec<(String, String)>
     Ok(out)
 }
 
+/// A name dropped for another of the same machine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SameMachine {
+    pub dropped: String,
+    pub kept: String,
+    /// Where ssh connects for both.
+    pub host: String,
+    pub port: u16,
+}
+
+/// `hosts` (name, ssh destination), one name per machine: names that ssh takes to the same
+/// HostName and port (`ssh -G`: the user's configuration read here, nothing connected) are one
+/// machine, kept under the first name.
+pub fn one_per_machine(
+    hosts: Vec<(String, String)>,
+    client: &super::ssh::Client,
+) -> Result<(Vec<(String, String)>, Vec<SameMachine>), Error> {
+    let mut ends = Vec::new();
+    for (name, dest) in &hosts {
+        ends.push((name.clone(), client.endpoint(dest, super::SETUP_LIMIT)?));
+    }
+    let same: Vec<SameMachine> = same_machines(&ends)
+        .into_iter()
+        .map(|(dropped, kept)| {
+            let (host, port) = ends
+                .iter()
+                .find(|(n, _)| *n == kept)
+                .map(|(_, at)| at.clone())
+                .unwrap_or_default();
+            SameMachine {
+                dropped,
+                kept,
+                host,
+                port: port.unwrap_or(22),
+            }
+        })
+        .collect();
+    let hosts = hosts
+        .into_iter()
+        .filter(|(n, _)| !same.iter().any(|s| s.dropped == *n))
+        .collect();
+    Ok((hosts, same))
+}
+
 /// Names that ssh takes to one machine (the same HostName and port): each later name with the
 /// first one's. `endpoints`: each name and where ssh connects for it.
 pub fn same_machines(endpoints: &[(String, (String, Option<u16>))]) -> Vec<(String, String)> {
@@ -82,12 +123,6 @@ pub fn same_machines(endpoints: &[(String, (String, Option<u16>))]) -> Vec<(Stri
         }
     }
     same
-}
-
-/// About how long one pair takes: set-up, the probes and the queue watch, both tests.
-pub fn per_pair(test_time: Option<Duration>) -> Duration {
-    let test = test_time.unwrap_or(crate::advice::rate::TEST_TIME_BASE + Duration::from_secs(1));
-    Duration::from_secs(6) + test * 2
 }
 
 #[cfg(test)]

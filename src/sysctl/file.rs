@@ -584,6 +584,23 @@ pub use crate::sysctl::offers;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 44: `split_whitespace` took a line break, VT or U+0085 as a blank, so a value
+    /// holding one was written raw and a file got a forged line. Every value is checked for
+    /// them, and written with one space between its words.
+    #[test]
+    fn a_value_with_a_line_break_or_another_odd_blank_is_refused_and_others_are_folded() {
+        for bad in ["4096 131072\nkernel.x = 1", "1\u{b}2", "1\u{85}2", "1\u{2028}2", "1\r", "1\u{1b}[2J"] {
+            let e = check_value("net.ipv4.tcp_rmem", bad, Os::Linux).expect_err(bad);
+            assert!(e.contains("no sysctl value does") && !e.contains('\n'), "{e}");
+            assert!(normalize_value(bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(
+            check_value("net.ipv4.tcp_rmem", "4096\t131072  6291456", Os::Linux).as_deref(),
+            Ok("4096 131072 6291456")
+        );
+        assert_eq!(normalize_value(" bbr ").as_deref(), Ok("bbr"));
+    }
     use proptest::prelude::*;
 
     fn ok(text: &str, os: Os) -> Vec<(String, String, bool)> {

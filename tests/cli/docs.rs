@@ -164,7 +164,7 @@ impl Stage {
              --fake-prober rtt=unreachable \"$@\"\n",
         );
         // ssh's stand-in: the far end is 198.18.0.2, and its script runs here, reading the fake
-        // /proc/sys, with a uname of its own.
+        // /proc/sys, with a uname of its own; ssh reached it on 127.0.0.1, where its peer listens.
         write_script(
             &dir.path().join("bin/ssh"),
             "#!/bin/sh\n\
@@ -172,7 +172,7 @@ impl Stage {
              case \" $* \" in *\" -G \"*) echo hostname 198.18.0.2; exit 0 ;; esac\n\
              script=$last\n\
              if [ -n \"$DOC_SYSCTL\" ]; then script=$(printf '%s\\n' \"$last\" | sed \"s#/proc/sys/#$DOC_SYSCTL/#g\"); fi\n\
-             PATH=$DOC_FAR:$PATH exec sh -c \"$script\"\n",
+             SSH_CONNECTION='198.18.0.1 40000 127.0.0.1 22' PATH=$DOC_FAR:$PATH exec sh -c \"$script\"\n",
         );
         write_script(
             &dir.path().join("far/uname"),

@@ -86,6 +86,22 @@ fn the_dry_run_lists_the_pairs_and_what_runs_on_each_host_and_connects_to_none()
         ),
         "{text}"
     );
+    // A plan over an hour says so up front, with how to cut it.
+    let many: Vec<String> = (1..=30).map(|n| format!("h{n}")).collect();
+    let out = tcptune()
+        .arg("mesh")
+        .args(&many)
+        .args(["--dry-run", "--ssh-command", &ssh])
+        .output()
+        .expect("run");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let head: Vec<&str> = text.lines().take(2).collect();
+    assert!(head[0].starts_with("tcptune mesh: 30 hosts, 870 pairs, one test at a time, about "), "{text}");
+    assert!(head[0].contains(" h (dry run"), "{text}");
+    assert_eq!(
+        head[1],
+        "  that is over an hour for 870 pairs: cut it with --pairs FROM:TO,... or --group GROUP (an inventory group)"
+    );
     // Two names of one machine (the same HostName and port): said, measured once.
     let out = tcptune()
         .args(["mesh", "h1", "h2", "web1", "--dry-run", "--ssh-command", &ssh])
@@ -287,6 +303,8 @@ exec sh -c "$remote"
 /// pair only. The far-end script and `tcptune evidence` are the real ones.
 #[test]
 fn a_hostile_test_end_sends_evidence_only_and_loses_its_own_pair_at_most() {
+    // Three dozen sessions and their processes take both cores: never beside a timed lab.
+    let _quiet = crate::lab_support::quiet_host();
     let dir = tempfile::tempdir().expect("tempdir");
     let ssh = mesh_stand_in(dir.path());
     let write = |name: &str, text: &str| std::fs::write(dir.path().join(name), text).expect("write");

@@ -837,7 +837,7 @@ fn every_renderer_gives_back_the_words_meant() {
                  for p in plays:\n\
                  \x20   for task in p['tasks']:\n\
                  \x20       argv = (task.get('ansible.builtin.command') or {}).get('argv') or []\n\
-                 \x20       if 'replace' in argv: print(json.dumps([str(w) for w in argv]))\n",
+                 \x20       if isinstance(argv, list) and 'replace' in argv: print(json.dumps([str(w) for w in argv]))\n",
             )
             .arg(&book)
             .output()
