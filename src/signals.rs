@@ -73,24 +73,6 @@ pub fn ignore_hangup() {
     unsafe { libc::signal(libc::SIGHUP, libc::SIG_IGN) };
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_signal_during_the_guard_is_held_back() {
-        // Ignored underneath, so the re-raise on drop is harmless to the test binary.
-        // SAFETY: setting SIG_IGN has no preconditions.
-        unsafe { libc::signal(libc::SIGQUIT, libc::SIG_IGN) };
-        let g = Deferred::new();
-        // SAFETY: raise(3) with a valid signal number.
-        unsafe { libc::raise(libc::SIGQUIT) };
-        assert_eq!(Deferred::pending(), Some(libc::SIGQUIT));
-        drop(g);
-        assert_eq!(Deferred::pending(), None);
-    }
-}
-
 /// A flag set once stdin reaches its end (or fails): the SSH session that started this process
 /// (`tcptune peer`, `tcptune evidence`) is over. A thread reads and drops what comes meanwhile.
 pub fn stdin_ended() -> Arc<AtomicBool> {
@@ -107,4 +89,22 @@ pub fn stdin_ended() -> Arc<AtomicBool> {
         ended.store(true, Ordering::SeqCst);
     }
     ended
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_signal_during_the_guard_is_held_back() {
+        // Ignored underneath, so the re-raise on drop is harmless to the test binary.
+        // SAFETY: setting SIG_IGN has no preconditions.
+        unsafe { libc::signal(libc::SIGQUIT, libc::SIG_IGN) };
+        let g = Deferred::new();
+        // SAFETY: raise(3) with a valid signal number.
+        unsafe { libc::raise(libc::SIGQUIT) };
+        assert_eq!(Deferred::pending(), Some(libc::SIGQUIT));
+        drop(g);
+        assert_eq!(Deferred::pending(), None);
+    }
 }

@@ -78,13 +78,28 @@ pub fn pair_advice(
     let evidence = crate::remote::evidence::read(&run.reported.json, to.addr)
         .map_err(|why| format!("ssh {}: {why}", crate::text::escape(&from.dest)))?;
     let (Some(os), Some(facts)) = (from.far.os, from.far.facts.as_ref()) else {
-        return Err(format!("{from_name} runs {}, which tcptune does not advise for", from.far.uname));
+        return Err(format!(
+            "{from_name} runs {}, which tcptune does not advise for",
+            from.far.uname
+        ));
     };
     let mut req = AdviceRequest::for_hosts(vec![to.addr.to_string()]);
     req.test_time = test_time;
     let profile = Profile::for_os(os);
-    let advice = path_advice(&req, &profile, facts, &evidence, (to.addr, run.route.as_ref()), from_name)
-        .map_err(|e| format!("its evidence gives no advice: {}", crate::text::escape(&format!("{e:#}"))))?;
+    let advice = path_advice(
+        &req,
+        &profile,
+        facts,
+        &evidence,
+        (to.addr, run.route.as_ref()),
+        from_name,
+    )
+    .map_err(|e| {
+        format!(
+            "its evidence gives no advice: {}",
+            crate::text::escape(&format!("{e:#}"))
+        )
+    })?;
     Ok(MeshPath {
         from: from_name.to_string(),
         to: to_name.to_string(),
@@ -334,7 +349,12 @@ fn congestion_control(
         .max_by_key(|(p, _, _)| p.bdp());
     let (decider, route) = serving.map_or((largest, None), |(p, _, r)| (*p, *r));
     let (why, reason) = route.map_or_else(
-        || ("the running one serves it".to_string(), "the running congestion control serves this path".to_string()),
+        || {
+            (
+                "the running one serves it".to_string(),
+                "the running congestion control serves this path".to_string(),
+            )
+        },
         |r| (r.why.clone(), r.reason.clone()),
     );
     settings.push(HostSetting {
@@ -468,7 +488,12 @@ pub(crate) mod tests {
         let c = path("c", "198.18.10.3", "rtt=150ms,rate=1gbit,queue=1");
         let a = combine("a", Os::Linux, &[&b, &c]).expect("advice");
         let rmem = setting(&a, "net.ipv4.tcp_rmem");
-        let c_rmem = c.advice.settings.iter().find(|s| s.key == "net.ipv4.tcp_rmem").expect("c");
+        let c_rmem = c
+            .advice
+            .settings
+            .iter()
+            .find(|s| s.key == "net.ipv4.tcp_rmem")
+            .expect("c");
         assert_eq!(rmem.setting.value, c_rmem.value);
         assert_eq!(rmem.decided_by.as_ref().map(|d| d.to.as_str()), Some("c"));
         assert_eq!(rmem.setting.why, c_rmem.why, "the deciding path's own why");
@@ -486,12 +511,18 @@ pub(crate) mod tests {
         // The running cubic serves b: it stays host-wide, c gets bbr on its own route, built
         // here from the lookup (its device), toward c's own address.
         let cc = setting(&a, CURRENT_CC);
-        assert_eq!((cc.setting.value.as_str(), &cc.setting.action), ("cubic", &Action::Keep));
+        assert_eq!(
+            (cc.setting.value.as_str(), &cc.setting.action),
+            ("cubic", &Action::Keep)
+        );
         assert_eq!(a.routes.len(), 1);
         let r = &a.routes[0];
         assert_eq!((r.to.as_str(), r.algorithm.as_str()), ("c", "bbr"));
         assert_eq!(r.route.dst, c.addr);
-        assert_eq!((r.route.dev.as_deref(), r.route.congctl.as_deref()), (Some("wan0"), Some("bbr")));
+        assert_eq!(
+            (r.route.dev.as_deref(), r.route.congctl.as_deref()),
+            (Some("wan0"), Some("bbr"))
+        );
         // Both lossy: host-wide bbr, no route.
         let b2 = path("b", "198.18.10.2", "rtt=10ms,rate=100mbit,loss=0.5");
         let a = combine("a", Os::Linux, &[&b2, &c]).expect("advice");
@@ -522,7 +553,9 @@ pub(crate) mod tests {
         let a = combine("a", Os::Linux, &[&b, &c]).expect("advice");
         assert!(a.routes.is_empty());
         assert!(
-            a.notes.iter().any(|n| n.starts_with("to c: bbr is not set on its own route")),
+            a.notes
+                .iter()
+                .any(|n| n.starts_with("to c: bbr is not set on its own route")),
             "{:?}",
             a.notes
         );

@@ -17,11 +17,9 @@ use crate::cmd::Context;
 use crate::error::Error;
 use crate::output::mesh::{Mesh, Pair, Plan};
 use crate::remote::mesh::{Options, Reach};
-use crate::remote::{self, plan, ssh};
+use crate::remote::plan::{self, Host};
+use crate::remote::{self, ssh};
 use crate::text;
-
-/// A host of the run: its name, its ssh destination.
-type Host = (String, String);
 
 pub fn run(args: &MeshArgs, _ctx: &Context, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let named = hosts(args)?;
@@ -129,7 +127,9 @@ fn one_per_machine(hosts: Vec<Host>, client: &ssh::Client) -> Result<(Vec<Host>,
         );
     }
     if hosts.len() < 2 {
-        return Err(Error::usage("a mesh needs at least two machines: these names are all one"));
+        return Err(Error::usage(
+            "a mesh needs at least two machines: these names are all one",
+        ));
     }
     Ok((hosts, same.into_iter().map(|s| (s.dropped, s.kept)).collect()))
 }
@@ -228,7 +228,10 @@ fn advise_hosts(
     reached: &BTreeMap<String, Result<Reach, String>>,
     runs: &[Pair],
 ) -> Result<Vec<mesh::HostAdvice>, Error> {
-    let measured: Vec<&MeshPath> = runs.iter().filter_map(|p| p.run.as_ref().ok().map(|(m, _)| m)).collect();
+    let measured: Vec<&MeshPath> = runs
+        .iter()
+        .filter_map(|p| p.run.as_ref().ok().map(|(m, _)| m))
+        .collect();
     if measured.is_empty() {
         return Err(Error::measurement("no pair of the mesh was measured: no advice"));
     }
@@ -236,7 +239,9 @@ fn advise_hosts(
     for h in hosts {
         let from: Vec<&MeshPath> = measured.iter().copied().filter(|p| &p.from == h).collect();
         let Some(Ok(reach)) = reached.get(h) else { continue };
-        let (false, Some(os)) = (from.is_empty(), reach.far.os) else { continue };
+        let (false, Some(os)) = (from.is_empty(), reach.far.os) else {
+            continue;
+        };
         match mesh::combine(h, os, &from) {
             Ok(a) => advice.push(a),
             Err(why) => eprintln!("tcptune: {h}: no advice: {}", text::escape(&why)),

@@ -109,7 +109,6 @@ fn bind(a: &PeerArgs) -> anyhow::Result<Server> {
         .map_err(words)
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

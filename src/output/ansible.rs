@@ -180,14 +180,16 @@ fn route_apply_tasks(out: &mut dyn Write, r: &RouteTask<'_>, k: usize) -> std::i
     task(
         out,
         &[],
-        &format!("Record it, on the first apply only (revert puts back the route to {})", route.dst),
+        &format!(
+            "Record it, on the first apply only (revert puts back the route to {})",
+            route.dst
+        ),
         &record,
         APPLY,
     )?;
     let comments = [
         r.line.clone(),
-        "the route copies the gateway and device the host's kernel used for it when measured; it ends at reboot"
-            .into(),
+        "the route copies the gateway and device the host's kernel used for it when measured; it ends at reboot".into(),
     ];
     let set = [
         "ansible.builtin.command:".to_string(),
@@ -207,7 +209,8 @@ fn route_apply_tasks(out: &mut dyn Write, r: &RouteTask<'_>, k: usize) -> std::i
 }
 
 /// Flags `ip route show` prints that `ip route replace` does not take.
-const SHOWN_ONLY: &str = "['linkdown', 'dead', 'offload', 'trap', 'offload_failed', 'rt_offload', 'rt_trap', 'rt_offload_failed']";
+const SHOWN_ONLY: &str =
+    "['linkdown', 'dead', 'offload', 'trap', 'offload_failed', 'rt_offload', 'rt_trap', 'rt_offload_failed']";
 
 /// The revert of a host route, from the host's own record: the route it had put back as its
 /// kernel showed it, or, where it had none, tcptune's deleted (gone already is no error); then
@@ -225,7 +228,10 @@ fn route_revert_tasks(out: &mut dyn Write, r: &RouteTask<'_>, k: usize) -> std::
     task(
         out,
         &[],
-        &format!("Revert: read the route to {} recorded before the first apply", route.dst),
+        &format!(
+            "Revert: read the route to {} recorded before the first apply",
+            route.dst
+        ),
         &read,
         REVERT,
     )?;
@@ -237,9 +243,18 @@ fn route_revert_tasks(out: &mut dyn Write, r: &RouteTask<'_>, k: usize) -> std::
                 "{{{{ ['ip', 'route', 'replace'] + (({recorded}.splitlines() | first) | regex_replace(' expires \\\\S+', '')).split() | reject('in', {SHOWN_ONLY}) | list }}}}"
             ))
         ),
-        format!("when: {}", quoted(&format!("{register}.content is defined and {recorded} != ''"))),
+        format!(
+            "when: {}",
+            quoted(&format!("{register}.content is defined and {recorded} != ''"))
+        ),
     ];
-    task(out, &[], &format!("Revert: the route to {} as it was", route.dst), &back, REVERT)?;
+    task(
+        out,
+        &[],
+        &format!("Revert: the route to {} as it was", route.dst),
+        &back,
+        REVERT,
+    )?;
     let undo = format!("tcptune_route_undo_{k}");
     let del = crate::advice::scope::undo_words(route, None);
     let del = [
@@ -247,7 +262,10 @@ fn route_revert_tasks(out: &mut dyn Write, r: &RouteTask<'_>, k: usize) -> std::
         argv(&del),
         format!("register: {undo}"),
         format!("failed_when: {undo}.rc != 0 and 'No such process' not in {undo}.stderr"),
-        format!("when: {}", quoted(&format!("{register}.content is defined and {recorded} == ''"))),
+        format!(
+            "when: {}",
+            quoted(&format!("{register}.content is defined and {recorded} == ''"))
+        ),
     ];
     task(
         out,
@@ -261,7 +279,13 @@ fn route_revert_tasks(out: &mut dyn Write, r: &RouteTask<'_>, k: usize) -> std::
         format!("  path: {}", quoted(&route_record(route.dst))),
         "  state: absent".to_string(),
     ];
-    task(out, &[], &format!("Revert: forget the route record of {}", route.dst), &forget, REVERT)
+    task(
+        out,
+        &[],
+        &format!("Revert: forget the route record of {}", route.dst),
+        &forget,
+        REVERT,
+    )
 }
 
 /// `tcptune mesh --format ansible`: one play per host, each with its own values and routes,

@@ -257,7 +257,10 @@ pub fn write_table(out: &mut dyn Write, m: &Mesh<'_>) -> std::io::Result<()> {
     }
     writeln!(out)?;
     if m.written {
-        writeln!(out, "* a change. Each host's file: tcptune apply HOST.conf there (sets its routes too)")
+        writeln!(
+            out,
+            "* a change. Each host's file: tcptune apply HOST.conf there (sets its routes too)"
+        )
     } else {
         writeln!(
             out,
@@ -311,7 +314,11 @@ pub fn write_sysctl(out: &mut dyn Write, h: &HostAdvice) -> std::io::Result<()> 
         for w in wrap(&setting_line(h_s)) {
             writeln!(out, "{w}")?;
         }
-        let line = format!("{} = {}", s.key, crate::sysctl::file::normalize_value(&s.value).map_err(std::io::Error::other)?);
+        let line = format!(
+            "{} = {}",
+            s.key,
+            crate::sysctl::file::normalize_value(&s.value).map_err(std::io::Error::other)?
+        );
         match (&s.action, s.stage) {
             (Action::Set, Stage::Runtime) => writeln!(out, "{line}")?,
             _ => writeln!(out, "# {line}")?,
@@ -380,7 +387,10 @@ mod tests {
     use crate::advice::mesh::{self, HostAdvice};
     use crate::os::Os;
     use crate::profile::Profile;
-    use crate::remote::evidence::{self, tests::{PEER, honest}};
+    use crate::remote::evidence::{
+        self,
+        tests::{PEER, honest},
+    };
 
     /// The host's advice from one path, the document as the test end sent it: read, replayed
     /// and advised here, as `tcptune mesh` does. Err: the document was refused.

@@ -87,8 +87,7 @@ pub fn read(json: &str, peer: IpAddr) -> Result<Recorded, String> {
     if json.len() > MAX_BYTES {
         return Err(format!("its evidence is over {} MiB", MAX_BYTES >> 20));
     }
-    let mut v: serde_json::Value =
-        serde_json::from_str(json).map_err(|e| format!("its evidence is not JSON ({e})"))?;
+    let mut v: serde_json::Value = serde_json::from_str(json).map_err(|e| format!("its evidence is not JSON ({e})"))?;
     bound(&mut v, None)?;
     if v["tcptune_evidence"].as_u64() != Some(u64::from(FORMAT)) {
         return Err("its answer is no tcptune evidence (format 1)".to_string());
@@ -152,7 +151,13 @@ fn bound(v: &mut serde_json::Value, key: Option<&str>) -> Result<(), String> {
             if let Some((what, max)) = unit_bound(k)
                 && !(x.is_finite() && (0.0..=max).contains(&x))
             {
-                let shown = |x: f64| if x.abs() < 1e12 { x.to_string() } else { format!("{x:e}") };
+                let shown = |x: f64| {
+                    if x.abs() < 1e12 {
+                        x.to_string()
+                    } else {
+                        format!("{x:e}")
+                    }
+                };
                 return Err(format!(
                     "its evidence gives {k} = {}: {what} is within 0 to {}",
                     shown(x),
@@ -229,14 +234,18 @@ fn check_evidence(e: &Evidence) -> Result<(), String> {
 }
 
 fn check_test(t: &TcpTest) -> Result<(), String> {
-    t.check().map_err(|why| format!("its path test is no TCP flow's: {why}"))?;
+    t.check()
+        .map_err(|why| format!("its path test is no TCP flow's: {why}"))?;
     if t.cc.as_deref().is_some_and(|c| !plain_cc(c)) {
         return Err(format!(
             "its path test names the congestion control \"{}\"",
             t.cc.as_deref().unwrap_or_default()
         ));
     }
-    if t.series.iter().any(|p| p.retrans.is_some_and(|r| t.segs_out.is_some_and(|s| r > s))) {
+    if t.series
+        .iter()
+        .any(|p| p.retrans.is_some_and(|r| t.segs_out.is_some_and(|s| r > s)))
+    {
         return Err("its path test's series retransmits more than it sent".to_string());
     }
     Ok(())
@@ -284,24 +293,39 @@ pub(crate) mod tests {
         let t = r.evidence.test.as_ref().expect("a test");
         assert!(t.steady_loss_pct().is_some_and(|l| l > 0.0));
         // Replayed, it is the same path.
-        let got = r.measure(&[PEER.to_string()], &ProbeOptions::default()).expect("replay");
+        let got = r
+            .measure(&[PEER.to_string()], &ProbeOptions::default())
+            .expect("replay");
         assert_eq!(got[0].rtt.min_ms, r.measurement.rtt.min_ms);
-        assert!(r.measure(&["198.18.10.3".to_string()], &ProbeOptions::default()).is_err());
+        assert!(
+            r.measure(&["198.18.10.3".to_string()], &ProbeOptions::default())
+                .is_err()
+        );
     }
 
     #[test]
     fn what_a_hostile_test_end_changes_is_refused_where_it_enters() {
         let base = honest("rtt=80ms,rate=100mbit,loss=0.1");
-        let cases: Vec<(&str, Box<dyn Fn(&mut serde_json::Value)>)> = vec![
-            ("of 198.18.10.3, not the peer", Box::new(|v| v["measurement"]["addr"] = "198.18.10.3".into())),
+        type Change = Box<dyn Fn(&mut serde_json::Value)>;
+        let cases: Vec<(&str, Change)> = vec![
+            (
+                "of 198.18.10.3, not the peer",
+                Box::new(|v| v["measurement"]["addr"] = "198.18.10.3".into()),
+            ),
             ("not this version", Box::new(|v| v["version"] = "9.9.9".into())),
             ("no tcptune evidence", Box::new(|v| v["tcptune_evidence"] = 2.into())),
-            ("min_ms = 1e308", Box::new(|v| v["measurement"]["rtt"]["min_ms"] = 1e308.into())),
+            (
+                "min_ms = 1e308",
+                Box::new(|v| v["measurement"]["rtt"]["min_ms"] = 1e308.into()),
+            ),
             (
                 "delivery_rate_bps = 1.845e19",
                 Box::new(|v| v["evidence"]["test"]["delivery_rate_bps"] = 1.845e19.into()),
             ),
-            ("loss_pct = 250", Box::new(|v| v["measurement"]["rtt"]["loss_pct"] = 250.into())),
+            (
+                "loss_pct = 250",
+                Box::new(|v| v["measurement"]["rtt"]["loss_pct"] = 250.into()),
+            ),
             (
                 "congestion control",
                 Box::new(|v| v["evidence"]["test"]["cc"] = "bbr; reboot".into()),
@@ -310,10 +334,19 @@ pub(crate) mod tests {
                 "more than 20000",
                 Box::new(|v| v["measurement"]["rtt"]["samples_ms"] = vec![1.0; 20_001].into()),
             ),
-            ("does not read", Box::new(|v| v["measurement"]["rtt"]["sent"] = "ten".into())),
-            ("answered of", Box::new(|v| v["measurement"]["rtt"]["received"] = 99.into())),
+            (
+                "does not read",
+                Box::new(|v| v["measurement"]["rtt"]["sent"] = "ten".into()),
+            ),
+            (
+                "answered of",
+                Box::new(|v| v["measurement"]["rtt"]["received"] = 99.into()),
+            ),
             ("MTU", Box::new(|v| v["measurement"]["link"]["mtu"] = 9.into())),
-            ("speed_bps = 2e12", Box::new(|v| v["measurement"]["link"]["speed_bps"] = 2_000_000_000_000u64.into())),
+            (
+                "speed_bps = 2e12",
+                Box::new(|v| v["measurement"]["link"]["speed_bps"] = 2_000_000_000_000u64.into()),
+            ),
         ];
         for (why, change) in cases {
             let mut v = base.clone();

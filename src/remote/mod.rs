@@ -11,10 +11,10 @@
 //! - [`prober::FarProber`]: the path prober that points the test at the far end's peer.
 //! - [`ssh`]: the client's command line and what its errors mean.
 
+pub mod evidence;
 pub mod mesh;
 pub mod plan;
 pub mod prober;
-pub mod evidence;
 pub mod script;
 pub mod ssh;
 
@@ -222,7 +222,11 @@ pub fn start(t: &Target) -> Result<Opening, Error> {
             let from = if os == Os::Linux { "/proc/sys" } else { "sysctl(8)" };
             script::facts(&report, os, format!("ssh {}: {from}", text::escape(&dest)))
         });
-        let route_back = lookup(report.client, report.route_get.as_deref(), report.route_match.as_deref());
+        let route_back = lookup(
+            report.client,
+            report.route_get.as_deref(),
+            report.route_match.as_deref(),
+        );
         let peer_route = lookup(
             ask.test.as_ref().map(|t| t.host),
             report.peer_route_get.as_deref(),

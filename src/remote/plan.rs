@@ -27,7 +27,12 @@ pub fn check_name(n: &str) -> Result<(), Error> {
 pub fn every_pair(hosts: &[String]) -> Vec<(String, String)> {
     hosts
         .iter()
-        .flat_map(|a| hosts.iter().filter(move |b| *b != a).map(move |b| (a.clone(), b.clone())))
+        .flat_map(|a| {
+            hosts
+                .iter()
+                .filter(move |b| *b != a)
+                .map(move |b| (a.clone(), b.clone()))
+        })
         .collect()
 }
 
@@ -63,6 +68,9 @@ pub fn parse_pairs(list: &str, hosts: &[String]) -> Result<Vec<(String, String)>
     Ok(out)
 }
 
+/// A host of a mesh: its name, its ssh destination.
+pub type Host = (String, String);
+
 /// A name dropped for another of the same machine.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SameMachine {
@@ -76,10 +84,7 @@ pub struct SameMachine {
 /// `hosts` (name, ssh destination), one name per machine: names that ssh takes to the same
 /// HostName and port (`ssh -G`: the user's configuration read here, nothing connected) are one
 /// machine, kept under the first name.
-pub fn one_per_machine(
-    hosts: Vec<(String, String)>,
-    client: &super::ssh::Client,
-) -> Result<(Vec<(String, String)>, Vec<SameMachine>), Error> {
+pub fn one_per_machine(hosts: Vec<Host>, client: &super::ssh::Client) -> Result<(Vec<Host>, Vec<SameMachine>), Error> {
     let mut ends = Vec::new();
     for (name, dest) in &hosts {
         ends.push((name.clone(), client.endpoint(dest, super::SETUP_LIMIT)?));

@@ -590,7 +590,14 @@ mod tests {
     /// them, and written with one space between its words.
     #[test]
     fn a_value_with_a_line_break_or_another_odd_blank_is_refused_and_others_are_folded() {
-        for bad in ["4096 131072\nkernel.x = 1", "1\u{b}2", "1\u{85}2", "1\u{2028}2", "1\r", "1\u{1b}[2J"] {
+        for bad in [
+            "4096 131072\nkernel.x = 1",
+            "1\u{b}2",
+            "1\u{85}2",
+            "1\u{2028}2",
+            "1\r",
+            "1\u{1b}[2J",
+        ] {
             let e = check_value("net.ipv4.tcp_rmem", bad, Os::Linux).expect_err(bad);
             assert!(e.contains("no sysctl value does") && !e.contains('\n'), "{e}");
             assert!(normalize_value(bad).is_err(), "{bad:?}");

@@ -81,9 +81,7 @@ fn the_dry_run_lists_the_pairs_and_what_runs_on_each_host_and_connects_to_none()
     );
     assert!(text.contains("  h2:\n    runs no test\n    peer for h1: "), "{text}");
     assert!(
-        text.contains(
-            "  h3:\n    tests to h1: tcptune evidence, one ssh session each\n    is no one's peer"
-        ),
+        text.contains("  h3:\n    tests to h1: tcptune evidence, one ssh session each\n    is no one's peer"),
         "{text}"
     );
     // A plan over an hour says so up front, with how to cut it.
@@ -96,7 +94,10 @@ fn the_dry_run_lists_the_pairs_and_what_runs_on_each_host_and_connects_to_none()
         .expect("run");
     let text = String::from_utf8_lossy(&out.stdout);
     let head: Vec<&str> = text.lines().take(2).collect();
-    assert!(head[0].starts_with("tcptune mesh: 30 hosts, 870 pairs, one test at a time, about "), "{text}");
+    assert!(
+        head[0].starts_with("tcptune mesh: 30 hosts, 870 pairs, one test at a time, about "),
+        "{text}"
+    );
     assert!(head[0].contains(" h (dry run"), "{text}");
     assert_eq!(
         head[1],
@@ -107,7 +108,10 @@ fn the_dry_run_lists_the_pairs_and_what_runs_on_each_host_and_connects_to_none()
         .args(["mesh", "h1", "h2", "web1", "--dry-run", "--ssh-command", &ssh])
         .output()
         .expect("run");
-    let (text, err) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let (text, err) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
     assert!(text.starts_with("tcptune mesh: 2 hosts, 2 pairs"), "{text}");
     assert!(
         err.contains("tcptune: web1 and h1 are one machine (ssh reaches both at h1 port 22): measured once, as h1"),
@@ -165,7 +169,10 @@ fn an_inventory_gives_the_hosts_ini_or_ansible_inventorys_json() {
     let bom = dir.path().join("bom.ini");
     std::fs::write(&bom, "\u{feff}h1\nh2\n").expect("write");
     let b = plan(&["--inventory", bom.to_str().expect("utf8")]);
-    assert!(b.starts_with("tcptune mesh: 2 hosts, 2 pairs") && b.contains("  h1:\n"), "{b}");
+    assert!(
+        b.starts_with("tcptune mesh: 2 hosts, 2 pairs") && b.contains("  h1:\n"),
+        "{b}"
+    );
     assert!(!log.exists());
 }
 
@@ -185,7 +192,13 @@ fn bad_hosts_pairs_and_inventories_are_one_line_exit_2_before_anything_runs() {
     let array = inv("array.json", "[\"h1\", \"h2\"]\n");
     let big = inv("big.ini", &"h1\n".repeat(400_000));
     let fifo = dir.path().join("fifo");
-    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().expect("mkfifo").success());
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .expect("mkfifo")
+            .success()
+    );
     let fifo = fifo.display().to_string();
     let out_dir = dir.path().join("out");
     std::fs::create_dir_all(out_dir.join("h2.conf")).expect("mkdir");
@@ -195,8 +208,14 @@ fn bad_hosts_pairs_and_inventories_are_one_line_exit_2_before_anything_runs() {
         (vec!["--inventory", &big], "over 1 MiB"),
         (vec!["--inventory", &fifo], "not a regular file"),
         (vec!["--inventory", "/dev/zero"], "not a regular file"),
-        (vec!["h1", "h2", "h3", "--pairs", "h1:h2:h3"], "names a host the mesh does not have"),
-        (vec!["h1", "h2", "--dry-run", "--output", &out_dir], "h2.conf is a directory"),
+        (
+            vec!["h1", "h2", "h3", "--pairs", "h1:h2:h3"],
+            "names a host the mesh does not have",
+        ),
+        (
+            vec!["h1", "h2", "--dry-run", "--output", &out_dir],
+            "h2.conf is a directory",
+        ),
         (vec!["h1"], "a mesh needs at least two hosts"),
         (
             vec!["h1", "h2", "--pairs", "h1:h9"],
@@ -326,7 +345,17 @@ fn a_hostile_test_end_sends_evidence_only_and_loses_its_own_pair_at_most() {
     std::fs::create_dir(&out_dir).expect("mkdir");
     let run = |format: &str| {
         tcptune()
-            .args(["mesh", "h1", "h2", "h3", "h4", "--test-time", "1s", "--ssh-command", &ssh])
+            .args([
+                "mesh",
+                "h1",
+                "h2",
+                "h3",
+                "h4",
+                "--test-time",
+                "1s",
+                "--ssh-command",
+                &ssh,
+            ])
             .args(["--format", format, "--output"])
             .arg(&out_dir)
             .output()
@@ -339,9 +368,14 @@ fn a_hostile_test_end_sends_evidence_only_and_loses_its_own_pair_at_most() {
     let text = String::from_utf8_lossy(&table.stdout);
     assert_eq!(table.status.code(), Some(4), "{err}");
     assert!(err.contains("tcptune: h4: skipped: "), "{err}");
-    assert!(err.contains("[3/12] h1 \u{2192} h4: skipped: h4 did not answer"), "{err}");
     assert!(
-        err.contains("[5/12] h2 \u{2192} h3: skipped: ssh h2: its evidence is of 198.18.10.1, not the peer 198.18.10.3"),
+        err.contains("[3/12] h1 \u{2192} h4: skipped: h4 did not answer"),
+        "{err}"
+    );
+    assert!(
+        err.contains(
+            "[5/12] h2 \u{2192} h3: skipped: ssh h2: its evidence is of 198.18.10.1, not the peer 198.18.10.3"
+        ),
         "{err}"
     );
     assert!(
@@ -355,10 +389,15 @@ fn a_hostile_test_end_sends_evidence_only_and_loses_its_own_pair_at_most() {
         "{err}"
     );
     assert!(took < std::time::Duration::from_secs(90), "{took:?}");
-    let left = std::process::Command::new("pgrep").args(["-f", "sleep 987654"]).output().expect("pgrep");
+    let left = std::process::Command::new("pgrep")
+        .args(["-f", "sleep 987654"])
+        .output()
+        .expect("pgrep");
     assert!(left.stdout.is_empty(), "a hung test end outlived its session");
     for h in 1..=4 {
-        let tmp: Vec<_> = std::fs::read_dir(dir.path().join(format!("tmp-h{h}"))).expect("tmp").collect();
+        let tmp: Vec<_> = std::fs::read_dir(dir.path().join(format!("tmp-h{h}")))
+            .expect("tmp")
+            .collect();
         assert!(tmp.is_empty(), "h{h} kept {tmp:?}");
     }
     assert!(err.contains("9 of 12 pairs not measured"), "{err}");
@@ -370,7 +409,10 @@ fn a_hostile_test_end_sends_evidence_only_and_loses_its_own_pair_at_most() {
     let h1 = std::fs::read_to_string(out_dir.join("h1.conf")).expect("h1.conf");
     let h2 = std::fs::read_to_string(out_dir.join("h2.conf")).expect("h2.conf");
     for file in [&h1, &h2] {
-        assert!(!file.contains("ip_forward") && !file.contains("kern.") && !file.contains("evil0"), "{file}");
+        assert!(
+            !file.contains("ip_forward") && !file.contains("kern.") && !file.contains("evil0"),
+            "{file}"
+        );
         assert!(!file.contains("198.18.99.1") && !file.contains("lookup("), "{file}");
         for l in file.lines() {
             assert!(
@@ -383,7 +425,10 @@ fn a_hostile_test_end_sends_evidence_only_and_loses_its_own_pair_at_most() {
     // does not run host-wide rides a route, built here from what h1's kernel said (the device,
     // quoted by the one rule).
     assert_eq!(h1.matches("# route: ").count(), 1, "{h1}");
-    assert!(h1.contains(" dev 'x$(id)' proto 116 scope link src 127.0.0.1 congctl "), "{h1}");
+    assert!(
+        h1.contains(" dev 'x$(id)' proto 116 scope link src 127.0.0.1 congctl "),
+        "{h1}"
+    );
     assert!(!out_dir.join("h3.conf").exists() && !out_dir.join("h4.conf").exists());
     // JSON: each pair's advice made here; the playbook: a play per host, on `all`, ended at
     // once on every other host, its routes read back from the host's own record.
@@ -396,12 +441,21 @@ fn a_hostile_test_end_sends_evidence_only_and_loses_its_own_pair_at_most() {
         .iter()
         .filter_map(|s| s["key"].as_str())
         .collect();
-    assert!(keys.iter().all(|k| k.starts_with("net.")) && !keys.contains(&"net.ipv4.ip_forward"), "{keys:?}");
+    assert!(
+        keys.iter().all(|k| k.starts_with("net.")) && !keys.contains(&"net.ipv4.ip_forward"),
+        "{keys:?}"
+    );
     let book = String::from_utf8_lossy(&run("ansible").stdout).into_owned();
     assert!(book.contains(r#""dev", "x$(id)", "proto""#), "{book}");
     assert!(book.contains("when: inventory_hostname != 'h1'"), "{book}");
-    assert!(!book.contains("hosts: \"h1\"") && book.matches("  hosts: all\n").count() == 2, "{book}");
-    assert!(!book.contains("198.18.99.1") && !book.contains("ip_forward") && !book.contains('\u{1b}'), "{book}");
+    assert!(
+        !book.contains("hosts: \"h1\"") && book.matches("  hosts: all\n").count() == 2,
+        "{book}"
+    );
+    assert!(
+        !book.contains("198.18.99.1") && !book.contains("ip_forward") && !book.contains('\u{1b}'),
+        "{book}"
+    );
 }
 
 /// lab/mesh.sh's three hosts, torn down when dropped; the host kept quiet meanwhile. The
@@ -707,7 +761,9 @@ fn a_three_host_mesh_advises_each_host_from_both_its_paths_and_ansible_applies_a
         let start = text
             .find(&format!("- name: \"tcptune mesh: h{host} from its paths"))
             .expect("play");
-        let end = text[start + 1..].find("\n- name: ").map_or(text.len(), |e| start + 1 + e);
+        let end = text[start + 1..]
+            .find("\n- name: ")
+            .map_or(text.len(), |e| start + 1 + e);
         text[start..end]
             .lines()
             .filter_map(|l| l.trim().strip_prefix("- name: \"net."))

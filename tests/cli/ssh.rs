@@ -814,7 +814,10 @@ fn a_far_end_without_tools_on_another_system_is_said_with_the_install_hint() {
             ),
         );
         assert!(
-            stderr(&out).contains(&format!("hint: install tcptune {} on the far end", env!("CARGO_PKG_VERSION"))),
+            stderr(&out).contains(&format!(
+                "hint: install tcptune {} on the far end",
+                env!("CARGO_PKG_VERSION")
+            )),
             "{}",
             stderr(&out)
         );

@@ -445,7 +445,10 @@ fn a_far_end_runs_this_tcptune_only_unless_iperf3_is_allowed_and_then_on_one_add
     let (out, _) = far.advise(&["--fake-prober", "rtt=10ms,loss=0", "--format", "json", "--allow-iperf3"]);
     let err = stderr(&out);
     assert!(out.status.success(), "{err}");
-    assert!(err.contains("for this test (this version, else iperf3 -s, else a copy)"), "{err}");
+    assert!(
+        err.contains("for this test (this version, else iperf3 -s, else a copy)"),
+        "{err}"
+    );
     assert!(err.contains("iperf3 -s on port 5201"), "{err}");
     let args = std::fs::read_to_string(far.path("iperf3-args")).expect("iperf3 ran");
     assert_eq!(args.trim(), "-s -p 5201 -B 127.0.0.1 --forceflush", "{args}");
