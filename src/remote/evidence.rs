@@ -35,6 +35,9 @@ pub const MAX_TEXT: usize = 300;
 pub const MAX_RTT_MS: f64 = 60_000.0;
 /// The fastest rate any reading may show, bit/s: 1 Tbit/s.
 pub const MAX_RATE_BPS: f64 = 1e12;
+/// How far a test's goodput may exceed the link the test end said it has (rounding, a link
+/// speed that is a nominal figure).
+pub const LINK_SLACK: f64 = 1.05;
 /// The longest duration a reading may show, s.
 pub const MAX_SECONDS: f64 = 86_400.0;
 
@@ -111,7 +114,7 @@ pub fn read(json: &str, peer: IpAddr) -> Result<Recorded, String> {
     // The host is the peer asked for, whatever name the far end gave it.
     measurement.host = peer.to_string();
     check_measurement(&measurement)?;
-    check_evidence(&evidence)?;
+    check_evidence(&evidence, measurement.link.speed_bps)?;
     Ok(Recorded { measurement, evidence })
 }
 
@@ -220,10 +223,22 @@ fn check_measurement(m: &HostMeasurement) -> Result<(), String> {
     Ok(())
 }
 
-/// The tests: each a TCP flow's readings, with a congestion control the kernel could name.
-fn check_evidence(e: &Evidence) -> Result<(), String> {
+/// The tests: each a TCP flow's readings, with a congestion control the kernel could name, and
+/// no more goodput than the test end's own link carries (`link_bps`, where it said one; the
+/// reverse test's data came in through the same link).
+fn check_evidence(e: &Evidence, link_bps: Option<u64>) -> Result<(), String> {
     for t in [e.test.as_ref(), e.reverse.as_ref()].into_iter().flatten() {
         check_test(t)?;
+        #[allow(clippy::cast_precision_loss)]
+        if let Some(link) = link_bps.filter(|l| *l > 0)
+            && t.goodput_bps > link as f64 * LINK_SLACK
+        {
+            return Err(format!(
+                "its path test moved {} over a link of {}",
+                text::rate(t.goodput_bps),
+                text::rate(link as f64)
+            ));
+        }
     }
     if let Some(p) = &e.passive
         && p.flows.iter().any(|f| f.cc.as_deref().is_some_and(|c| !plain_cc(c)))
@@ -346,6 +361,10 @@ pub(crate) mod tests {
             (
                 "speed_bps = 2e12",
                 Box::new(|v| v["measurement"]["link"]["speed_bps"] = 2_000_000_000_000u64.into()),
+            ),
+            (
+                "over a link of 10 Mbit/s",
+                Box::new(|v| v["measurement"]["link"]["speed_bps"] = 10_000_000u64.into()),
             ),
         ];
         for (why, change) in cases {
