@@ -206,6 +206,42 @@ pub struct Advice {
     /// `--scope path`: the congestion control as a host route toward the path's host (then
     /// `settings` holds no net.ipv4.tcp_congestion_control).
     pub route: Option<scope::RouteAdvice>,
+    /// Where the time went (null when the path was given).
+    pub timing: Option<Timing>,
+}
+
+/// Where the time went, s: each phase of the measurement, and (filled by the command) the
+/// `--ssh` session's set-up, which ran beside the probes, and the whole from the command's
+/// start to the advice. A phase that did not run is null.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Timing {
+    pub setup_s: Option<f64>,
+    pub probes_s: Option<f64>,
+    pub trains_s: Option<f64>,
+    pub watch_s: Option<f64>,
+    pub forward_s: Option<f64>,
+    pub reverse_s: Option<f64>,
+    pub total_s: Option<f64>,
+}
+
+impl Timing {
+    /// The phases of the measurement `m` (None when nothing was measured).
+    pub fn of(m: &Measured) -> Option<Self> {
+        let h = m
+            .hosts
+            .iter()
+            .find(|h| m.path.host.as_deref() == Some(h.host.as_str()))?;
+        let took = h.measurement.took;
+        let test = |t: Option<&crate::measure::evidence::TcpTest>| t.and_then(|t| t.took_s);
+        Some(Self {
+            probes_s: took.probes_s,
+            trains_s: took.trains_s,
+            watch_s: took.watch_s,
+            forward_s: test(m.evidence.as_ref().and_then(|e| e.test.as_ref())),
+            reverse_s: test(m.evidence.as_ref().and_then(|e| e.reverse.as_ref())),
+            ..Self::default()
+        })
+    }
 }
 
 impl Advice {
@@ -593,6 +629,7 @@ impl Steps<'_> {
             window_limit_bps,
             scope: scope::Scope::HostWide,
             route: None,
+            timing: Timing::of(m),
         }
     }
 

@@ -31,8 +31,18 @@ pub struct Advised {
 /// path is measured once; each end's advice reads the direction it sends in for its
 /// congestion control and send buffer, the other for its receive buffer.
 pub fn advice_from_args(args: &AdviseArgs, ctx: &Context) -> anyhow::Result<Advised> {
+    let started = std::time::Instant::now();
     super::scoped::check_args(args, ctx.os)?;
     let mut advised = advice_unscoped(args, ctx)?;
+    // The whole, from here to the advice; with --ssh, the session's set-up beside the probes.
+    let setup = advised.far.as_ref().map(|(f, _)| f.setup.as_secs_f64());
+    let ends = std::iter::once(&mut advised.near).chain(advised.far.as_mut().and_then(|(_, a)| a.as_mut()));
+    for a in ends {
+        if let Some(t) = &mut a.timing {
+            t.setup_s = setup;
+            t.total_s = Some(started.elapsed().as_secs_f64());
+        }
+    }
     if args.scope == crate::cli::Scope::Path {
         let far_host = advised.far.as_ref().map(|(f, _)| f.host.clone());
         super::scoped::near(&mut advised.near, args, far_host.as_deref())?;

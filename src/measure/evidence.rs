@@ -112,6 +112,9 @@ pub struct TcpTest {
     /// Its rate over time: a point every quarter second (tcptune serve) or every second
     /// (iperf3's intervals), each with the retransmissions in it where the sender is known.
     pub series: Vec<Point>,
+    /// How long the test took in all, s: the connection, the data and the result.
+    #[serde(default)]
+    pub took_s: Option<f64>,
 }
 
 /// One point of a test's rate over time: the rate over the interval that ends `t_s` seconds

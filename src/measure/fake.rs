@@ -254,6 +254,8 @@ impl PathProber for FakeProber {
                     capacity,
                     queue,
                     notes: Vec::new(),
+                    // Nothing is sent, so nothing takes time: no phase is said.
+                    took: super::Took::default(),
                 })
             })
             .collect()

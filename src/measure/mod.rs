@@ -133,6 +133,18 @@ pub struct LinkFacts {
     pub notes: Vec<String>,
 }
 
+/// How long each phase of a host's measurement took, s (None: it did not run).
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Took {
+    /// The round-trip probes (ICMP, else TCP connect) and the link's facts, with the name's
+    /// resolution.
+    pub probes_s: Option<f64>,
+    /// The packet trains.
+    pub trains_s: Option<f64>,
+    /// The queue watch.
+    pub watch_s: Option<f64>,
+}
+
 /// Everything measured about one host.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct HostMeasurement {
@@ -149,6 +161,9 @@ pub struct HostMeasurement {
     pub queue: Option<queue::QueueWatch>,
     /// E.g. "ICMP not permitted (ping_group_range is 1 0 and not root); used TCP connect timing to port 22".
     pub notes: Vec<String>,
+    /// How long each phase took.
+    #[serde(default)]
+    pub took: Took,
 }
 
 impl HostMeasurement {
@@ -408,7 +423,7 @@ fn gather_evidence(
                 cc: req.cc.clone(),
                 connect_timeout: connect_timeout(m.rtt.max_ms),
             };
-            match with_series(opts, &m.host, &bound, |p| pathtest::run(&test, p)) {
+            match timed(|| with_series(opts, &m.host, &bound, |p| pathtest::run(&test, p))) {
                 Ok(t) => ev.test = Some(t),
                 Err(pathtest::TestError::NoPeer(why)) => ev.test_skipped = Some(why),
                 Err(pathtest::TestError::Failed(why)) => {
@@ -418,7 +433,7 @@ fn gather_evidence(
             // Only after a forward test: a peer that failed it is not asked again.
             if req.reverse && ev.test.is_some() {
                 let host = format!("{} (reverse: it sends)", m.host);
-                match with_series(opts, &host, &bound, |p| pathtest::run_reverse(&test, p)) {
+                match timed(|| with_series(opts, &host, &bound, |p| pathtest::run_reverse(&test, p))) {
                     Ok(t) => ev.reverse = Some(t),
                     Err(pathtest::TestError::NoPeer(why)) => ev.reverse_skipped = Some(why),
                     Err(pathtest::TestError::Failed(why)) => {
@@ -433,15 +448,17 @@ fn gather_evidence(
                 cc: req.cc.clone(),
                 ..iperf3::Iperf3Request::new(m.addr, req.port(), req.time, req.max_bytes)
             };
+            let started = std::time::Instant::now();
             let mut forward = with_progress(opts, &m.host, &bound, |_| iperf3::run(&test))?;
             retest(&mut forward, &test, m, opts);
+            forward.took_s = Some(started.elapsed().as_secs_f64());
             ev.test = Some(forward);
             // The reverse one is the forward one's companion: an iperf3 server started with
             // -1 (one test) or busy says so in the notes rather than failing the advice.
             if req.reverse {
                 let host = format!("{} (reverse: it sends)", m.host);
                 let reverse = iperf3::Iperf3Request { reverse: true, ..test };
-                match with_progress(opts, &host, &bound, |_| iperf3::run(&reverse)) {
+                match timed(|| with_progress(opts, &host, &bound, |_| iperf3::run(&reverse))) {
                     Ok(t) => ev.reverse = Some(t),
                     Err(e) => ev.reverse_skipped = Some(format!("the reverse iperf3 test failed: {}", e.message())),
                 }
@@ -452,6 +469,16 @@ fn gather_evidence(
         ev.passive = Some(passive::gather(m.addr));
     }
     Ok(ev)
+}
+
+/// A test run, with how long it took in all (the connection, the data, the result) as its
+/// `took_s`.
+fn timed<E>(run: impl FnOnce() -> Result<evidence::TcpTest, E>) -> Result<evidence::TcpTest, E> {
+    let started = std::time::Instant::now();
+    run().map(|mut t| {
+        t.took_s = Some(started.elapsed().as_secs_f64());
+        t
+    })
 }
 
 /// The forward iperf3 test's second run, where `t` calls for one ([`retest`]): its readings
@@ -604,7 +631,9 @@ async fn probe_all(hosts: &[String], opts: &ProbeOptions) -> Result<Vec<HostMeas
     // their minimum) and one host at a time (two trains sharing a bottleneck each see half).
     if opts.capacity {
         for m in out.iter_mut().filter(|m| m.rtt.method == Method::Icmp) {
+            let t = std::time::Instant::now();
             measure_capacity(m, opts).await;
+            m.took.trains_s = Some(t.elapsed().as_secs_f64());
         }
     }
     // The watch last, one host at a time, with nothing of this host's sending: a queue it sees
@@ -613,7 +642,9 @@ async fn probe_all(hosts: &[String], opts: &ProbeOptions) -> Result<Vec<HostMeas
         let slots = PingSlot::allocate(out.len(), queue::MAX_STEPS * 100);
         for (m, slot) in out.iter_mut().zip(slots).filter(|(m, _)| m.rtt.method == Method::Icmp) {
             let spinner = opts.progress.as_ref().map(|p| p.watch(&m.host));
+            let t = std::time::Instant::now();
             m.queue = queue::watch(m.addr, opts, slot).await;
+            m.took.watch_s = Some(t.elapsed().as_secs_f64());
             drop(spinner);
         }
     }
@@ -653,6 +684,7 @@ pub(crate) async fn probe_host(
     slot: PingSlot,
     progress: &Probing,
 ) -> Result<HostMeasurement, Error> {
+    let started = std::time::Instant::now();
     let addr = resolve::resolve(&host, opts.family).await?;
     let (rtt, link) = tokio::join!(measure_rtt(&host, addr, opts, slot, progress), link::link_facts(addr));
     let (rtt, notes) = rtt?;
@@ -664,6 +696,10 @@ pub(crate) async fn probe_host(
         capacity: None,
         queue: None,
         notes,
+        took: Took {
+            probes_s: Some(started.elapsed().as_secs_f64()),
+            ..Took::default()
+        },
     })
 }
 

@@ -340,6 +340,19 @@ fn loss_in_one_direction_is_seen_by_the_test_that_sends_into_it() {
     let v = lab.advise_json(&b, &["--test-time", "3s"]);
     let took = t.elapsed();
     drop(serve);
+    // Where the time went (issue 45): each phase that ran, and the whole within what it took.
+    let timing = &v["timing"];
+    let phase = |k: &str| timing[k].as_f64().unwrap_or_else(|| panic!("no {k}: {timing:#}"));
+    let phases: f64 = ["probes_s", "trains_s", "watch_s", "forward_s", "reverse_s"]
+        .iter()
+        .map(|k| phase(k))
+        .sum();
+    assert!(phase("forward_s") >= 3.0 && phase("reverse_s") >= 3.0, "{timing:#}");
+    assert!(timing["setup_s"].is_null(), "no ssh: {timing:#}");
+    assert!(
+        phases <= phase("total_s") + 0.01 && phase("total_s") <= took.as_secs_f64(),
+        "{phases} s of phases, {took:?} in all: {timing:#}"
+    );
     let ev = &v["evidence"];
     let steady = |t: &Value| {
         let segs = t["steady_segs_out"]

@@ -15,6 +15,7 @@ pub fn lines(a: &Advice, dropin: Option<&DropIn>) -> Vec<String> {
     for h in &a.hosts {
         out.extend(host(h));
     }
+    out.extend(a.timing.as_ref().map(timing));
     out.push(format!("receive buffer: {}", receive_rule(&a.sizing)));
     out.push(format!("send buffer: {}", send_rule(&a.sizing)));
     out.push(format!("window share: {}", words::why_share(&a.receive_decision)));
@@ -97,6 +98,25 @@ fn host(h: &HostReport) -> Vec<String> {
     lines
 }
 
+/// Where the time went: "time: ssh set-up 0.42 s (beside the probes), probes 0.31 s, trains
+/// 0.62 s, queue watch 1.5 s, forward test 10.2 s, reverse test 10.3 s; 23.1 s in all".
+fn timing(t: &crate::advice::Timing) -> String {
+    let s = |v: f64| format!("{} s", text::sig(v, 3));
+    let phases: Vec<String> = [
+        ("ssh set-up", t.setup_s.map(|v| format!("{} (beside the probes)", s(v)))),
+        ("probes", t.probes_s.map(s)),
+        ("trains", t.trains_s.map(s)),
+        ("queue watch", t.watch_s.map(s)),
+        ("forward test", t.forward_s.map(s)),
+        ("reverse test", t.reverse_s.map(s)),
+    ]
+    .into_iter()
+    .filter_map(|(what, took)| took.map(|t| format!("{what} {t}")))
+    .collect();
+    let all = t.total_s.map(|v| format!("; {} in all", s(v))).unwrap_or_default();
+    format!("time: {}{all}", phases.join(", "))
+}
+
 /// How the receive buffer was sized.
 fn receive_rule(s: &Sizing) -> String {
     if s.receive_loss_recovery {
@@ -133,4 +153,27 @@ fn send_rule(s: &Sizing) -> String {
         text::size(s.bdp),
         text::size(s.send_buffer)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_time_line_names_each_phase_that_ran_and_the_whole() {
+        let t = crate::advice::Timing {
+            setup_s: Some(0.42),
+            probes_s: Some(0.313),
+            trains_s: None,
+            watch_s: Some(1.5),
+            forward_s: Some(10.21),
+            reverse_s: Some(10.33),
+            total_s: Some(23.08),
+        };
+        assert_eq!(
+            timing(&t),
+            "time: ssh set-up 0.42 s (beside the probes), probes 0.313 s, queue watch 1.5 s, forward test \
+             10.2 s, reverse test 10.3 s; 23.1 s in all"
+        );
+    }
 }
