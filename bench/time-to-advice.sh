@@ -58,7 +58,8 @@ readout() {
 	jq -r '[.decision.class,
 	        ((.settings[] | select(.key == "net.ipv4.tcp_rmem") | .value | split(" ") | .[2] | tonumber) / .sizing.bdp
 	         | . * 100 | round / 100),
-	        ((.timing // {}) | to_entries | map("\(.key | sub("_s$"; "")) \(.value | . * 10 | round / 10)") | join(", "))]
+	        ((.timing // {}) | to_entries | map(select(.value != null))
+	         | map("\(.key | sub("_s$"; "")) \(.value | . * 10 | round / 10)") | join(", "))]
 	       | @tsv' "$1" 2>/dev/null || printf 'unreadable\t\t\n'
 }
 

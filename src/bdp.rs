@@ -60,6 +60,38 @@ fn bits_ns(rate: Bitrate, rtt: Span) -> Option<u128> {
     u128::from(rate.bps()).checked_mul(rtt.as_std().as_nanos())
 }
 
+/// The average window CUBIC holds at loss rate `p` (a fraction) and `rtt_s`, in segments: the
+/// larger of its cubic response and its Reno-friendly one (RFC 9438 §5.1, C = 0.4, β = 0.7).
+pub fn cubic_window_segments(rtt_s: f64, p: f64) -> f64 {
+    if p <= 0.0 {
+        return f64::INFINITY;
+    }
+    let (c, beta) = (0.4_f64, 0.7_f64);
+    let cubic = (c * (3.0 + beta) / (4.0 * (1.0 - beta))).powf(0.25) * rtt_s.powf(0.75) / p.powf(0.75);
+    let reno = (3.0 * (1.0 + beta) / (2.0 * (1.0 - beta) * p)).sqrt();
+    cubic.max(reno)
+}
+
+/// The highest loss rate (a fraction) at which CUBIC's window still holds `segments` at
+/// `rtt_s`: [`cubic_window_segments`] solved for the loss, each of its two responses in turn.
+pub fn cubic_loss_limit(rtt_s: f64, segments: f64) -> f64 {
+    if segments <= 0.0 {
+        return 1.0;
+    }
+    let (c, beta) = (0.4_f64, 0.7_f64);
+    let k = (c * (3.0 + beta) / (4.0 * (1.0 - beta))).powf(0.25) * rtt_s.powf(0.75);
+    let cubic = (k / segments).powf(4.0 / 3.0);
+    let reno = 3.0 * (1.0 + beta) / (2.0 * (1.0 - beta)) / (segments * segments);
+    cubic.max(reno).min(1.0)
+}
+
+/// How many segments without a loss rule out a loss of `pct` % at 95 % (3 ÷ the loss).
+pub fn zero_loss_segments(pct: f64) -> u64 {
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let n = (300.0 / pct.max(1e-12)).ceil().min(1e18) as u64;
+    n
+}
+
 /// Refuse a rate and RTT whose BDP is beyond [`MAX_BDP_BYTES`]: every figure derived from
 /// it would be rounded or overflow. Callers check this before [`size_buffers`] and
 /// [`bdp_exact`], which saturate rather than panic.

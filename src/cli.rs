@@ -506,6 +506,11 @@ pub struct AdviseArgs {
     /// Most bytes a path test sends
     #[arg(long, value_name = "SIZE", default_value = "2GiB")]
     pub test_bytes: Bytes,
+    /// Run each direction of the path test to its bound (--test-time, else 10 s + 15 × the
+    /// RTT) instead of ending it once its reading decides the class (the loss after startup
+    /// surely above or below what CUBIC holds)
+    #[arg(long, conflicts_with = "no_path_test")]
+    pub thorough: bool,
     /// Concurrent bulk flows expected, for the memory check
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub flows: u32,
@@ -709,6 +714,7 @@ impl AdviseArgs {
                 },
                 port: self.test_port,
                 max_bytes: self.test_bytes.get().max(1),
+                full: self.thorough,
                 ..crate::advice::default_test()
             },
         }

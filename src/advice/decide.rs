@@ -172,8 +172,15 @@ pub enum Observation {
         bursts: usize,
         intervals: usize,
     },
-    /// No retransmission after startup; `bound_pct`: the loss it rules out at 95 %.
-    NoRetransmission { segments: u64, test_s: f64, bound_pct: f64 },
+    /// No retransmission after startup; `bound_pct`: the loss it rules out at 95 %;
+    /// `limit_pct`: the loss at which CUBIC would no longer hold the path. A bound above the
+    /// limit could not tell a clean path from one CUBIC fails on: read as no loss, said so.
+    NoRetransmission {
+        segments: u64,
+        test_s: f64,
+        bound_pct: f64,
+        limit_pct: f64,
+    },
     /// The RTT grew under load: a bottleneck queue of `bdps` × BDP.
     Queue { min_ms: f64, loaded_ms: f64, bdps: f64 },
     /// The test was held by a buffer (the receiver's window or the sender's buffer, when the
@@ -287,17 +294,7 @@ pub struct Decision {
     pub sharing: Option<Sharing>,
 }
 
-/// The average window CUBIC holds at loss rate `p` (a fraction) and `rtt_s`, in segments: the
-/// larger of its cubic response and its Reno-friendly one (RFC 9438 §5.1, C = 0.4, β = 0.7).
-pub fn cubic_window_segments(rtt_s: f64, p: f64) -> f64 {
-    if p <= 0.0 {
-        return f64::INFINITY;
-    }
-    let (c, beta) = (0.4_f64, 0.7_f64);
-    let cubic = (c * (3.0 + beta) / (4.0 * (1.0 - beta))).powf(0.25) * rtt_s.powf(0.75) / p.powf(0.75);
-    let reno = (3.0 * (1.0 + beta) / (2.0 * (1.0 - beta) * p)).sqrt();
-    cubic.max(reno)
-}
+pub use crate::bdp::cubic_window_segments;
 
 /// What the evidence showed, before the user's word: the observations and the readings.
 #[derive(Debug, Default, Clone)]
@@ -731,6 +728,7 @@ fn read_loss(segments: u64, retransmitted: u64, test_s: f64, path: &PathFacts, r
             segments,
             test_s,
             bound_pct,
+            limit_pct: 100.0 * crate::bdp::cubic_loss_limit(path.rtt_ms / 1000.0, bdp_segs),
         }
     });
 }

@@ -79,6 +79,7 @@ pub fn default_test() -> EvidenceRequest {
         buffer: 0,
         cc: None,
         reverse: true,
+        full: false,
     }
 }
 

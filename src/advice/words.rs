@@ -140,7 +140,8 @@ pub fn observation(o: &Observation) -> String {
             segments,
             test_s,
             bound_pct,
-        } => no_retransmission(*segments, *test_s, *bound_pct),
+            limit_pct,
+        } => no_retransmission(*segments, *test_s, *bound_pct, *limit_pct),
         Observation::Queue {
             min_ms,
             loaded_ms,
@@ -242,13 +243,24 @@ fn others(s: &Sharing) -> String {
 }
 
 /// No retransmission after startup, and the loss that rules out.
-fn no_retransmission(segments: u64, test_s: f64, bound_pct: f64) -> String {
-    format!(
-        "no retransmission after startup in {} segments over {} (loss below {} at 95 %)",
+fn no_retransmission(segments: u64, test_s: f64, bound_pct: f64, limit_pct: f64) -> String {
+    let seen = format!(
+        "no retransmission after startup in {} segments over {} (loss below {} at 95 %",
         text::count(segments),
         text::secs(test_s),
         pct(bound_pct)
-    )
+    );
+    if bound_pct <= limit_pct {
+        format!("{seen}, under the {} CUBIC holds this path at)", pct(limit_pct))
+    } else {
+        // What a test of this length can show: a path this long and fast fails CUBIC at a
+        // loss no test of seconds can rule out; the advice reads no loss as none.
+        format!(
+            "{seen}; CUBIC would fail here at {}, which only about {} segments could rule out: read as none)",
+            pct(limit_pct),
+            text::count(crate::bdp::zero_loss_segments(limit_pct))
+        )
+    }
 }
 
 /// Loss after startup, `p` %, `retransmitted` of `segments`, that holds CUBIC below the BDP, at

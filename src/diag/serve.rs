@@ -708,7 +708,7 @@ fn send_test(
     let data = open_data_channel(&mut control, Want::Send(ask.sndbuf), shared.max_buffer)
         .map_err(|why| Outcome::Aborted(format!("reverse path test: {why}")))?;
     let setup = flow::set_up_sender(&data, Some(ask.cc.as_deref().unwrap_or(REVERSE_CC)), 0);
-    let sent = flow::send(&data, granted, ask.max_bytes, &mut |_| {}).map_err(|(n, e)| {
+    let sent = flow::send(&data, granted, ask.max_bytes, !ask.full, &mut |_| {}).map_err(|(n, e)| {
         Outcome::Aborted(format!(
             "reverse path test: sending broke off after {}: {e}",
             text::bytes(n)

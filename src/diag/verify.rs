@@ -191,7 +191,7 @@ fn connect(a: &VerifyRequest, sa: SocketAddr) -> anyhow::Result<(TcpStream, f64)
 fn send(s: &TcpStream, sa: SocketAddr, granted: Duration) -> anyhow::Result<(u64, Duration, Option<TcpInfo>)> {
     // Short write timeouts so the test stops on time even with the send buffer full.
     s.set_write_timeout(Some(Duration::from_millis(50)))?;
-    let (sent, elapsed) = crate::tcp::flow::send_data(s, granted, u64::MAX, &mut |_, _| {})
+    let (sent, elapsed) = crate::tcp::flow::send_data(s, granted, u64::MAX, &mut |_, _| true)
         .map_err(|(sent, e)| measurement(format!("the test to {sa} broke off after {}: {e}", text::bytes(sent))))?;
     Ok((sent, elapsed, crate::tcp::tcpinfo::read(s)))
 }

@@ -115,6 +115,10 @@ pub struct TcpTest {
     /// How long the test took in all, s: the connection, the data and the result.
     #[serde(default)]
     pub took_s: Option<f64>,
+    /// The sender ended before the test's time: its reading was made
+    /// ([`crate::tcp::flow::reading_made`]); None where it ran to its time or bytes.
+    #[serde(default)]
+    pub made: Option<crate::tcp::flow::Made>,
 }
 
 /// One point of a test's rate over time: the rate over the interval that ends `t_s` seconds

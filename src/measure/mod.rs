@@ -330,6 +330,9 @@ pub struct EvidenceRequest {
     pub cc: Option<String>,
     /// Also test the other way, the far end sending to this host, where the peer can.
     pub reverse: bool,
+    /// Run each test to its bound (`--thorough`), not only until its reading is made
+    /// ([`crate::tcp::flow::reading_made`]).
+    pub full: bool,
 }
 
 impl EvidenceRequest {
@@ -422,6 +425,7 @@ fn gather_evidence(
                 buffer: req.buffer,
                 cc: req.cc.clone(),
                 connect_timeout: connect_timeout(m.rtt.max_ms),
+                stop_early: !req.full,
             };
             match timed(|| with_series(opts, &m.host, &bound, |p| pathtest::run(&test, p))) {
                 Ok(t) => ev.test = Some(t),

@@ -74,6 +74,9 @@ pub struct PathTestRequest {
     pub cc: Option<String>,
     /// How long to wait for the connection: the far end may not run `tcptune serve`.
     pub connect_timeout: Duration,
+    /// End each direction once its sender's reading is made ([`flow::reading_made`]), not at
+    /// its time (`--thorough` turns it off).
+    pub stop_early: bool,
 }
 
 /// Why no test result came back.
@@ -226,7 +229,7 @@ pub fn run(req: &PathTestRequest, on_progress: &mut dyn FnMut(flow::Tick)) -> Re
     }
     let (s, granted) = open_forward_data(req, sa, control, &mut test)?;
     let started = Instant::now();
-    let sent = flow::send(&s, granted, req.max_bytes, on_progress)
+    let sent = flow::send(&s, granted, req.max_bytes, req.stop_early, on_progress)
         .map_err(|(n, e)| failed(sa, format!("the test broke off after {}: {e}", text::bytes(n))))?;
     if sent.bytes == 0 {
         return Err(failed(
@@ -357,6 +360,7 @@ pub fn run_reverse(req: &PathTestRequest, on_progress: &mut dyn FnMut(flow::Tick
         sndbuf: req.buffer,
         max_bytes: req.max_bytes,
         cc: Some(req.cc.clone().unwrap_or_else(|| REVERSE_CC.to_string())),
+        full: !req.stop_early,
     };
     let control = open_control(req, sa, &hello, &ask.encode()).map_err(|r| match r {
         Refusal::Older(v) => no_peer(format!(
@@ -519,6 +523,10 @@ fn apply(test: &mut TcpTest, r: &Reading) {
     test.rwnd_limited_pct = r.rwnd_limited_pct;
     test.sndbuf_limited_pct = r.sndbuf_limited_pct;
     test.shape = r.shape;
+    test.made = r.made;
+    if let Some(m) = &r.made {
+        test.notes.push(made_note(m, test.limit_s));
+    }
     if r.app_limited {
         test.notes.push(format!(
             "the sender was application-limited throughout: it never had data queued past what the path took (a host too slow for the path, or busy), so it never left startup; {} is the highest rate it sent at, a lower bound of the path's, and no loss was measured",
@@ -538,6 +546,27 @@ fn apply(test: &mut TcpTest, r: &Reading) {
                 .into(),
         );
     }
+}
+
+/// "it ended at 3.8 s of its 10.5 s: its reading was made, no retransmission in 262,144
+/// segments after startup, below the 0.00114 % at which CUBIC would no longer hold the path".
+fn made_note(m: &flow::Made, limit_s: f64) -> String {
+    let counted = format!(
+        "{} in {} segments after startup",
+        match m.retransmitted {
+            0 => "no retransmission".to_string(),
+            1 => "1 retransmission".to_string(),
+            n => format!("{} retransmissions", text::count(n)),
+        },
+        text::count(m.segments)
+    );
+    let side = if m.lossy { "above" } else { "below" };
+    format!(
+        "it ended at {} of its {}: its reading was made, {counted}, surely {side} the {} % loss at which CUBIC would no longer hold the path (--thorough runs it to its time)",
+        text::secs(m.at_s),
+        text::secs(limit_s),
+        text::sig(m.limit_pct, 3)
+    )
 }
 
 /// What held the flow, when a buffer did ([`Reading::held_by`]): `window_limited`, `held_by`
@@ -758,6 +787,7 @@ mod tests {
             buffer: 0,
             cc: None,
             connect_timeout: Duration::from_secs(1),
+            stop_early: false,
         }
     }
 

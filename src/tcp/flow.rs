@@ -73,6 +73,22 @@ const DRAINED_RTT: f64 = 1.2;
 /// recovery counted the loss over the last 1,256 of a test's 135,000 segments on the lab, and
 /// 1 % read anywhere from 0.5 to 1 %.
 const RECOVERY_END_RTTS: f64 = 4.0;
+/// The test ends once its reading is made ([`reading_made`]), not before this many round trips
+/// of the paced phase...
+pub const MADE_STEADY_RTTS: f64 = 10.0;
+/// ... nor before this much of it: what the shape of the paced phase is read over (its RTT, its
+/// rate) wants a few [`GOODPUT_SPAN`]s on a short path.
+pub const MADE_STEADY_MIN: Duration = Duration::from_millis(1500);
+/// Zero retransmissions in N segments bound the loss below about this many ÷ N (the 95 %
+/// bound of a Poisson count of zero is 3).
+pub const ZERO_LOSS_BOUND: f64 = 3.0;
+/// Retransmissions that show the loss above a bound: at least this many, and the count less
+/// two of its standard deviations still above it.
+pub const LOSS_SEEN_MIN: u64 = 10;
+/// The BDP the loss is judged against is the best delivery rate's, widened by this either way
+/// (the advice sizes from its own reading of the rate, which may differ).
+pub const MADE_BDP_MARGIN: f64 = 1.25;
+
 /// Limited by the sender's buffer or the receiver's window for more than this share of the
 /// busy time: the test was held by a window, its rate is a lower bound.
 pub const WINDOW_LIMITED_PCT: f64 = 20.0;
@@ -144,6 +160,8 @@ pub struct Sample {
     /// Payload bytes the receiver got so far, acknowledged or selectively acknowledged,
     /// retransmissions included (`tcpi_delivered` × MSS): all the path let through.
     pub delivered_bytes: u64,
+    /// The sender's segment size, bytes.
+    pub mss: u32,
 }
 
 impl Sample {
@@ -164,6 +182,7 @@ impl Sample {
             dsack_dups: u64::from(i.tcpi_dsack_dups),
             reord_seen: u64::from(i.tcpi_reord_seen),
             delivered_bytes: u64::from(i.tcpi_delivered) * u64::from(i.tcpi_snd_mss),
+            mss: i.tcpi_snd_mss,
         }
     }
 }
@@ -239,6 +258,27 @@ pub struct Reading {
     /// What tells the kinds of loss and queue apart ([`Shape`]); absent from older peers.
     #[serde(default)]
     pub shape: Option<Shape>,
+    /// The test ended before its time because its reading was made ([`reading_made`]): when,
+    /// and what decided it. None: it ran to its time or bytes (or was asked to).
+    #[serde(default)]
+    pub made: Option<Made>,
+}
+
+/// A reading made before the test's time: the loss after startup decides, whatever more of
+/// the same path would show, which side of CUBIC's limit it is on.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Made {
+    /// When, s into the test.
+    pub at_s: f64,
+    /// The segments after startup and of those retransmitted.
+    pub segments: u64,
+    pub retransmitted: u64,
+    /// The loss, %, at which CUBIC's window would no longer hold the path (its BDP at the best
+    /// delivery rate): below it the path is clean for CUBIC, above it lossy.
+    pub limit_pct: f64,
+    /// Which side: `true` the loss is surely above the limit; `false` surely below it (none,
+    /// or few, in so many segments).
+    pub lossy: bool,
 }
 
 /// How the flow's RTT, loss and rate behaved: what tells random loss from a queue overflowing,
@@ -344,6 +384,18 @@ impl Reading {
                 self.retrans_segs, self.segs_out, self.steady_retrans_segs, self.steady_segs_out
             ));
         }
+        if let Some(m) = &self.made
+            && !(m.at_s.is_finite()
+                && (0.0..=3600.0).contains(&m.at_s)
+                && m.retransmitted <= m.segments
+                && m.limit_pct.is_finite()
+                && (0.0..=100.0).contains(&m.limit_pct))
+        {
+            return Err(format!(
+                "a reading made at {} s with {} of {} segments",
+                m.at_s, m.retransmitted, m.segments
+            ));
+        }
         self.shape.as_ref().map_or(Ok(()), |s| s.check(self.segs_out))
     }
 
@@ -419,6 +471,52 @@ pub fn read_samples(
     t.loaded_rtt_ms = loaded_rtt_ms(samples, min_rtt_ms, t.delivery_rate_bps);
     t.shape = Some(shape(samples, min_rtt_ms, paced_at));
     t
+}
+
+/// Whether the test's reading is made, so it may end before its time (issue 45): the paced
+/// phase has run [`MADE_STEADY_RTTS`] round trips and [`MADE_STEADY_MIN`], and the loss after
+/// startup is decided either way against CUBIC's limit for the path ([`crate::bdp::cubic_loss_limit`]
+/// at the BDP of the best delivery rate `best_bps`): none (or few) in so many segments that even
+/// [`ZERO_LOSS_BOUND`] more would stay below the limit at [`MADE_BDP_MARGIN`] × the BDP, or at
+/// least [`LOSS_SEEN_MIN`] retransmissions whose count less two standard deviations is above
+/// the limit at the BDP ÷ the margin. A test the rest of its time could still turn either way
+/// (a clean long fat path, whose limit is a loss far below what a few seconds can show) runs
+/// on to its time, as before.
+pub fn reading_made(samples: &[Sample], paced_at: Option<Duration>, best_bps: f64) -> Option<Made> {
+    let (paced, last) = (paced_at?, samples.last()?);
+    let rtt_s = (last.min_rtt_ms / 1000.0).max(0.001);
+    let steady = last.t.checked_sub(paced)?;
+    if steady.as_secs_f64() < rtt_s * MADE_STEADY_RTTS || steady < MADE_STEADY_MIN || last.mss == 0 {
+        return None;
+    }
+    let (segments, retransmitted) = steady_loss(samples, last.min_rtt_ms, paced_at)?;
+    if segments == 0 {
+        return None;
+    }
+    let bdp_segs = best_bps / 8.0 * rtt_s / f64::from(last.mss);
+    #[allow(clippy::cast_precision_loss)]
+    let (n, r) = (segments as f64, retransmitted as f64);
+    let clean_limit = crate::bdp::cubic_loss_limit(rtt_s, bdp_segs * MADE_BDP_MARGIN);
+    let lossy_limit = crate::bdp::cubic_loss_limit(rtt_s, bdp_segs / MADE_BDP_MARGIN);
+    let lossy = if (r + ZERO_LOSS_BOUND) / n <= clean_limit {
+        false
+    } else if retransmitted >= LOSS_SEEN_MIN && (r - 2.0 * r.sqrt()) / n > lossy_limit {
+        true
+    } else {
+        return None;
+    };
+    Some(Made {
+        at_s: round_s(last.t.as_secs_f64()),
+        segments,
+        retransmitted,
+        limit_pct: 100.0 * crate::bdp::cubic_loss_limit(rtt_s, bdp_segs),
+        lossy,
+    })
+}
+
+/// Seconds to the millisecond.
+fn round_s(s: f64) -> f64 {
+    (s * 1000.0).round() / 1000.0
 }
 
 impl Shape {
@@ -629,22 +727,30 @@ struct Sampler {
     unsent: u64,
     /// The highest delivery rate seen, bytes per second.
     best_rate: f64,
+    /// Whether to end once the reading is made ([`reading_made`]), and when it was.
+    stop_early: bool,
+    made: Option<Made>,
 }
 
 impl Sampler {
     /// After each write, `sent` bytes in `t`: a TCP_INFO reading every [`SAMPLE_EVERY`], and
     /// progress.
-    fn tick(&mut self, s: &TcpStream, sent: u64, t: Duration, on_progress: &mut dyn FnMut(Tick)) {
+    /// Returns whether to go on: false once the reading is made (where asked to stop then).
+    fn tick(&mut self, s: &TcpStream, sent: u64, t: Duration, on_progress: &mut dyn FnMut(Tick)) -> bool {
         if t.saturating_sub(self.last_sample) >= SAMPLE_EVERY {
             self.last_sample = t;
             if let Some(i) = super::tcpinfo::read(s) {
                 self.see(s, Sample::of(t, &i));
+                if self.stop_early && self.made.is_none() {
+                    self.made = reading_made(&self.samples, self.paced_at, self.best_rate * 8.0);
+                }
             }
         }
         if t.saturating_sub(self.last_progress) >= PROGRESS_EVERY {
             self.last_progress = t;
             on_progress(self.progress(sent, t));
         }
+        self.made.is_none()
     }
 
     /// `sent` bytes in `t`, with the latest reading's RTT and retransmissions.
@@ -692,24 +798,27 @@ pub fn unsent_bound(rate: f64) -> u64 {
 }
 
 /// The data phase of a test's sender: writes to `s` until `time` has passed or `max_bytes`
-/// went out, reading TCP_INFO as it goes (startup, then paced; see the module docs), with the
-/// unsent data bounded. `on_progress` gets a [`Tick`] a few times a second. Err: the bytes
-/// sent before a write failed, and why.
+/// went out — or, with `stop_early`, its reading is made ([`reading_made`]) — reading TCP_INFO
+/// as it goes (startup, then paced; see the module docs), with the unsent data bounded.
+/// `on_progress` gets a [`Tick`] a few times a second. Err: the bytes sent before a write
+/// failed, and why.
 pub fn send(
     s: &TcpStream,
     time: Duration,
     max_bytes: u64,
+    stop_early: bool,
     on_progress: &mut dyn FnMut(Tick),
 ) -> Result<Sent, (u64, std::io::Error)> {
     // A short write timeout: the loop samples and stops on time while the kernel holds it.
     s.set_write_timeout(Some(SAMPLE_EVERY)).map_err(|e| (0, e))?;
-    let mut sampler = Sampler::default();
+    let mut sampler = Sampler {
+        stop_early,
+        ..Sampler::default()
+    };
     if sockopt::set_notsent_lowat(s, UNSENT_FLOOR).is_ok() {
         sampler.unsent = UNSENT_FLOOR;
     }
-    let (bytes, elapsed) = send_data(s, time, max_bytes, &mut |sent, t| {
-        sampler.tick(s, sent, t, on_progress);
-    })?;
+    let (bytes, elapsed) = send_data(s, time, max_bytes, &mut |sent, t| sampler.tick(s, sent, t, on_progress))?;
     let end = super::tcpinfo::read(s);
     if let Some(i) = &end {
         sampler.samples.push(Sample::of(elapsed, i));
@@ -726,6 +835,7 @@ pub fn send(
             r.rwnd_limited_pct = Some(b.rwnd_limited_pct);
             r.sndbuf_limited_pct = Some(b.sndbuf_limited_pct);
         }
+        r.made = sampler.made;
         r
     });
     Ok(Sent {
@@ -736,15 +846,16 @@ pub fn send(
     })
 }
 
-/// The plain data phase: writes to `s` until `time` has passed or `max_bytes` went out,
-/// calling `tick(bytes sent, time sending)` after every write. `s` must have a short write
-/// timeout (its length is how late the test may end with the send buffer full). Returns the
-/// bytes sent and the time it took; a write error comes with the bytes sent before it.
+/// The plain data phase: writes to `s` until `time` has passed or `max_bytes` went out, or
+/// `tick(bytes sent, time sending)`, called after every write, says to stop (false). `s` must
+/// have a short write timeout (its length is how late the test may end with the send buffer
+/// full). Returns the bytes sent and the time it took; a write error comes with the bytes sent
+/// before it.
 pub fn send_data(
     s: &TcpStream,
     time: Duration,
     max_bytes: u64,
-    tick: &mut dyn FnMut(u64, Duration),
+    tick: &mut dyn FnMut(u64, Duration) -> bool,
 ) -> Result<(u64, Duration), (u64, std::io::Error)> {
     use std::io::Write as _;
     let chunk = vec![0u8; CHUNK];
@@ -762,7 +873,9 @@ pub fn send_data(
                 ) => {}
             Err(e) => return Err((sent, e)),
         }
-        tick(sent, start.elapsed());
+        if !tick(sent, start.elapsed()) {
+            break;
+        }
     }
     Ok((sent, start.elapsed()))
 }
@@ -976,7 +1089,74 @@ mod tests {
             dsack_dups: 0,
             reord_seen: 0,
             delivered_bytes: segs * 1448,
+            mss: 1448,
         }
+    }
+
+    /// A series as the sampler records it every 20 ms: `mbit` delivered through a path of
+    /// `rtt_ms`, paced from `paced_ms` on (its queue drained), `lost(t_ms)` the retransmissions
+    /// so far at each sample.
+    fn series(rtt_ms: f64, mbit: f64, paced_ms: u64, until_ms: u64, lost: &dyn Fn(u64) -> u64) -> Vec<Sample> {
+        (1..=until_ms / 20)
+            .map(|i| {
+                let ms = i * 20;
+                #[allow(
+                    clippy::cast_possible_truncation,
+                    clippy::cast_sign_loss,
+                    clippy::cast_precision_loss
+                )]
+                let segs = (mbit * 1e6 / 8.0 / 1448.0 * ms as f64 / 1000.0) as u64;
+                Sample {
+                    min_rtt_ms: rtt_ms,
+                    ..sample(
+                        ms,
+                        Some(mbit),
+                        if ms < paced_ms { rtt_ms * 1.5 } else { rtt_ms },
+                        segs,
+                        lost(ms),
+                    )
+                }
+            })
+            .collect()
+    }
+
+    /// The stop rule on recorded series (issue 45): a reading is made only where the rest of
+    /// the test could not turn the class.
+    #[test]
+    fn a_test_ends_once_its_loss_decides_the_class_and_not_before() {
+        let made_at = |v: &[Sample], paced: u64, best: f64| {
+            (1..=v.len()).find_map(|n| reading_made(&v[..n], Some(Duration::from_millis(paced)), best * 1e6))
+        };
+        // 10 ms, 1 Gbit/s, clean: CUBIC holds it up to 0.00114 % loss (0.00073 % at 1.25 × its
+        // BDP); no retransmission in the ~410,000 segments of 4.8 s after pacing bounds the loss
+        // below that.
+        let clean = series(10.0, 1000.0, 300, 10_000, &|_| 0);
+        let m = made_at(&clean, 300, 1000.0).expect("made");
+        assert!(!m.lossy && m.retransmitted == 0, "{m:?}");
+        assert!((4.0..6.0).contains(&m.at_s), "{m:?}");
+        assert!((m.limit_pct - 0.00114).abs() < 0.0001, "{m:?}");
+        // 150 ms, 500 Mbit/s, clean: CUBIC's limit is 0.00013 %, which ten seconds cannot bound:
+        // the test runs to its time, as before.
+        let long = series(150.0, 500.0, 3000, 12_000, &|_| 0);
+        assert_eq!(made_at(&long, 3000, 500.0), None);
+        // The same path at 0.01 % loss: lossy, surely, once a few dozen are lost.
+        let lossy = series(150.0, 500.0, 3000, 12_000, &|ms| ms.saturating_sub(3300) * 43 / 1000);
+        let m = made_at(&lossy, 3000, 500.0).expect("made");
+        assert!(m.lossy && m.retransmitted >= LOSS_SEEN_MIN, "{m:?}");
+        assert!(m.at_s < 6.0, "{m:?}");
+        // Still in startup (never paced): no reading is made.
+        assert_eq!(
+            (1..=clean.len()).find_map(|n| reading_made(&clean[..n], None, 1e9)),
+            None
+        );
+        // Loss near the limit (0.0011 % on the 10 ms path): neither side is sure; runs to its
+        // time.
+        let near = series(10.0, 1000.0, 300, 10_000, &|ms| ms.saturating_sub(300) * 95 / 100_000);
+        assert_eq!(made_at(&near, 300, 1000.0), None);
+        // Bursty loss that a shared queue causes reads as loss: a burst of 40 at once on the
+        // long path decides it lossy, as the whole test would.
+        let burst = series(150.0, 500.0, 3000, 12_000, &|ms| if ms > 5000 { 40 } else { 0 });
+        assert!(made_at(&burst, 3000, 500.0).is_some_and(|m| m.lossy));
     }
 
     #[test]
@@ -1308,6 +1488,7 @@ mod tests {
             in_startup: false,
             app_limited: false,
             paced: true,
+            made: None,
             shape: Some(Shape {
                 steady_rtt_ms: Some(21.0),
                 loss_queue_ms: Some(0.5),

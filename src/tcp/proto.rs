@@ -256,6 +256,11 @@ pub struct ReverseAsk {
     /// server's default. A name a kernel could not have (not 1–15 ASCII letters, digits, `_`
     /// or `-`) reads as None.
     pub cc: Option<String>,
+    /// Send for the whole time granted (`--thorough`), not only until the sender's reading is
+    /// made ([`crate::tcp::flow::reading_made`]). Its own byte, the last: a name ends with its
+    /// NUL before it. (A server older than it reads a set byte as a name it cannot have, and
+    /// sends with its default congestion control, to its time, as it always did.)
+    pub full: bool,
 }
 
 impl ReverseAsk {
@@ -266,6 +271,7 @@ impl ReverseAsk {
         if let Some(cc) = self.cc.as_deref().filter(|c| cc_name(c)) {
             f[16..16 + cc.len()].copy_from_slice(cc.as_bytes());
         }
+        f[REVERSE_EXTRA - 1] = u8::from(self.full);
         f
     }
 
@@ -274,7 +280,7 @@ impl ReverseAsk {
         sndbuf.copy_from_slice(&f[..8]);
         let mut max_bytes = [0u8; 8];
         max_bytes.copy_from_slice(&f[8..16]);
-        let name = &f[16..];
+        let name = &f[16..REVERSE_EXTRA - 1];
         let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
         let cc = std::str::from_utf8(&name[..end])
             .ok()
@@ -284,6 +290,7 @@ impl ReverseAsk {
             sndbuf: u64::from_be_bytes(sndbuf),
             max_bytes: u64::from_be_bytes(max_bytes),
             cc,
+            full: f[REVERSE_EXTRA - 1] & 1 == 1,
         }
     }
 }
@@ -864,11 +871,20 @@ mod tests {
             sndbuf: 8 << 20,
             max_bytes: 2 << 30,
             cc: Some("bbr".into()),
+            full: false,
         };
         let f = ask.encode();
         assert_eq!(&f[..8], &(8u64 << 20).to_be_bytes());
         assert_eq!(&f[16..20], b"bbr\0");
+        assert_eq!(f[31], 0, "an ask as older clients sent it");
         assert_eq!(ReverseAsk::decode(&f), ask);
+        // --thorough: the last byte, after the name's NUL.
+        let full = ReverseAsk {
+            full: true,
+            ..ask.clone()
+        };
+        assert_eq!(full.encode()[31], 1);
+        assert_eq!(ReverseAsk::decode(&full.encode()), full);
         // No name: the server's default. A name no kernel has reads as none, both ways.
         let none = ReverseAsk {
             cc: None,
@@ -910,6 +926,7 @@ mod tests {
                 app_limited: false,
                 paced: true,
                 shape: None,
+                made: None,
             },
         }
     }

@@ -526,6 +526,7 @@ mod path_test {
             buffer: 4 << 20,
             cc: None,
             connect_timeout: Duration::from_secs(1),
+            stop_early: false,
         };
         let mut calls = 0;
         let t = run(&req, &mut |_| calls += 1).expect("a test");
@@ -569,6 +570,7 @@ mod path_test {
             buffer: 1 << 30,
             cc: None,
             connect_timeout: Duration::from_secs(1),
+            stop_early: false,
         };
         let t = run(&req, &mut |_| {}).expect("a test");
         server.join().expect("server thread").expect("ended");
@@ -603,6 +605,7 @@ mod path_test {
             buffer: 4 << 20,
             cc: None,
             connect_timeout: Duration::from_secs(1),
+            stop_early: false,
         };
         let f = run(&req, &mut |_| {}).expect("a forward test");
         assert_eq!(f.direction, Direction::Forward);
@@ -678,6 +681,7 @@ mod path_test {
                 buffer: 1 << 20,
                 cc: None,
                 connect_timeout: Duration::from_secs(1),
+                stop_early: false,
             }
         }
 
@@ -745,6 +749,7 @@ mod path_test {
             buffer: 0,
             cc: None,
             connect_timeout: Duration::from_secs(1),
+            stop_early: false,
         };
         let t = run(&req, &mut |_| {}).expect("a test");
         server.join().expect("server thread").expect("ended");
