@@ -101,7 +101,7 @@ for path in $paths; do
 			t0=$(date +%s.%N)
 			ip netns exec "$NS_A" "$bin" "${args[@]}" >"$d/$what.json" 2>"$d/$what.err" || true
 			awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f\n", b - a }' >>"$d/$what.t"
-			echo "  $path run $i $what: $(tail -1 "$d/$what.t") s" >&2
+			echo "  $path run $i $what: $(tail -1 "$d/$what.t") s, $(readout "$d/$what.json" | cut -f1,2 | tr '\t' ' ')" >&2
 		done
 	done
 	IFS=$'\t' read -r sc sr sp < <(readout "$d/ssh.json")

@@ -474,7 +474,8 @@ pub fn read_samples(
 }
 
 /// Whether the test's reading is made, so it may end before its time (issue 45): the paced
-/// phase has run [`MADE_STEADY_RTTS`] round trips and [`MADE_STEADY_MIN`], and the loss after
+/// phase has run [`MADE_STEADY_RTTS`] round trips and [`MADE_STEADY_MIN`] since its queue
+/// drained (and twice as long as the drain took), and the loss after
 /// startup is decided either way against CUBIC's limit for the path ([`crate::bdp::cubic_loss_limit`]
 /// at the BDP of the best delivery rate `best_bps`): none (or few) in so many segments that even
 /// [`ZERO_LOSS_BOUND`] more would stay below the limit at [`MADE_BDP_MARGIN`] × the BDP, or at
@@ -485,8 +486,17 @@ pub fn read_samples(
 pub fn reading_made(samples: &[Sample], paced_at: Option<Duration>, best_bps: f64) -> Option<Made> {
     let (paced, last) = (paced_at?, samples.last()?);
     let rtt_s = (last.min_rtt_ms / 1000.0).max(0.001);
-    let steady = last.t.checked_sub(paced)?;
-    if steady.as_secs_f64() < rtt_s * MADE_STEADY_RTTS || steady < MADE_STEADY_MIN || last.mss == 0 {
+    // Counted from the queue's drain, and so long that the drain is at most a third of the
+    // paced phase: the median RTT of the paced phase (others' standing queue, [`Shape`]) is then
+    // the drained flow's, as over a whole test.
+    let base = steady_base(samples, last.min_rtt_ms, paced_at)?;
+    let steady = last.t.checked_sub(base.t)?;
+    let draining = base.t.checked_sub(paced)?;
+    if steady.as_secs_f64() < rtt_s * MADE_STEADY_RTTS
+        || steady < MADE_STEADY_MIN
+        || steady < draining * 2
+        || last.mss == 0
+    {
         return None;
     }
     let (segments, retransmitted) = steady_loss(samples, last.min_rtt_ms, paced_at)?;
@@ -677,23 +687,33 @@ fn loaded_rtt_ms(samples: &[Sample], min_rtt_ms: f64, rate_bps: Option<f64>) -> 
 /// sender does not leave recovery within [`RECOVERY_END_RTTS`] gets the first drained sample:
 /// its own loss is far above what startup's tail adds.
 fn steady_loss(samples: &[Sample], min_rtt_ms: f64, paced_at: Option<Duration>) -> Option<(u64, u64)> {
-    let (p, last) = (paced_at?, samples.last()?);
-    let rtts = |n: f64| Duration::from_secs_f64((min_rtt_ms / 1000.0 * n).max(0.0));
-    let after = p + rtts(STEADY_AFTER_RTTS);
-    let drained = |s: &&Sample| s.t >= after && s.srtt_ms <= min_rtt_ms * DRAINED_RTT;
-    let first = samples.iter().find(drained)?;
-    let base = samples
-        .iter()
-        .filter(drained)
-        .take_while(|s| s.t <= first.t + rtts(RECOVERY_END_RTTS))
-        .find(|s| !s.recovering)
-        .unwrap_or(first);
+    let last = samples.last()?;
+    let base = steady_base(samples, min_rtt_ms, paced_at)?;
     (last.t > base.t).then(|| {
         (
             last.segs_out.saturating_sub(base.segs_out),
             last.retrans.saturating_sub(base.retrans),
         )
     })
+}
+
+/// The sample the path's own loss is counted from ([`steady_loss`]): the first after
+/// [`STEADY_AFTER_RTTS`] of pacing with the queue drained, out of recovery where it comes
+/// within [`RECOVERY_END_RTTS`].
+fn steady_base(samples: &[Sample], min_rtt_ms: f64, paced_at: Option<Duration>) -> Option<&Sample> {
+    let p = paced_at?;
+    let rtts = |n: f64| Duration::from_secs_f64((min_rtt_ms / 1000.0 * n).max(0.0));
+    let after = p + rtts(STEADY_AFTER_RTTS);
+    let drained = |s: &&Sample| s.t >= after && s.srtt_ms <= min_rtt_ms * DRAINED_RTT;
+    let first = samples.iter().find(drained)?;
+    Some(
+        samples
+            .iter()
+            .filter(drained)
+            .take_while(|s| s.t <= first.t + rtts(RECOVERY_END_RTTS))
+            .find(|s| !s.recovering)
+            .unwrap_or(first),
+    )
 }
 
 /// Milliseconds to the microsecond, as TCP_INFO gives them.
