@@ -93,6 +93,7 @@ Register-ArgumentCompleter -Native -CommandName 'tcptune' -ScriptBlock {
             [CompletionResult]::new('--no-path-test', '--no-path-test', [CompletionResultType]::ParameterName, 'Skip the TCP path test (a bounded transfer to `tcptune serve` on the host, which measures loss, queue depth, delivery rate and the receiver''s window share)')
             [CompletionResult]::new('--iperf3', '--iperf3', [CompletionResultType]::ParameterName, 'Run the path test against an iperf3 server on the host (with the iperf3 client) instead of tcptune serve')
             [CompletionResult]::new('--allow-iperf3', '--allow-iperf3', [CompletionResultType]::ParameterName, 'With --ssh: the far end may run `iperf3 -s` (on the tested address, for this test) where it has no tcptune of this version [default: tcptune only, a copy of this one if needed]')
+            [CompletionResult]::new('--thorough', '--thorough', [CompletionResultType]::ParameterName, 'Run each direction of the path test to its bound (--test-time, else 10 s + 15 × the RTT) instead of ending it once its reading decides the class (the loss after startup surely above or below what CUBIC holds)')
             [CompletionResult]::new('--explain', '--explain', [CompletionResultType]::ParameterName, 'Add the derivation: the formula, each test''s figures, the lab''s numbers and the sources behind every setting (in every format: comments, the terminal, JSON''s `explain`)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
@@ -135,6 +136,7 @@ Register-ArgumentCompleter -Native -CommandName 'tcptune' -ScriptBlock {
             [CompletionResult]::new('--no-path-test', '--no-path-test', [CompletionResultType]::ParameterName, 'Skip the TCP path test (a bounded transfer to `tcptune serve` on the host, which measures loss, queue depth, delivery rate and the receiver''s window share)')
             [CompletionResult]::new('--iperf3', '--iperf3', [CompletionResultType]::ParameterName, 'Run the path test against an iperf3 server on the host (with the iperf3 client) instead of tcptune serve')
             [CompletionResult]::new('--allow-iperf3', '--allow-iperf3', [CompletionResultType]::ParameterName, 'With --ssh: the far end may run `iperf3 -s` (on the tested address, for this test) where it has no tcptune of this version [default: tcptune only, a copy of this one if needed]')
+            [CompletionResult]::new('--thorough', '--thorough', [CompletionResultType]::ParameterName, 'Run each direction of the path test to its bound (--test-time, else 10 s + 15 × the RTT) instead of ending it once its reading decides the class (the loss after startup surely above or below what CUBIC holds)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break

@@ -172,7 +172,7 @@ _tcptune() {
             return 0
             ;;
         tcptune__subcmd__advise)
-            opts="-4 -6 -h --host --ssh --ssh-command --rtt --bandwidth --profile --probes --port --interval --timeout --no-capacity --allow-lower --loss-recovery --clean-path --no-path-test --iperf3 --allow-iperf3 --test-port --test-time --test-bytes --flows --scope --os --sysctl-dir --sysctl-cmd --format --fake-prober --output --tuned-include --allowed-unsafe-sysctls --side --explain --persist-root --help"
+            opts="-4 -6 -h --host --ssh --ssh-command --rtt --bandwidth --profile --probes --port --interval --timeout --no-capacity --allow-lower --loss-recovery --clean-path --no-path-test --iperf3 --allow-iperf3 --test-port --test-time --test-bytes --thorough --flows --scope --os --sysctl-dir --sysctl-cmd --format --fake-prober --output --tuned-include --allowed-unsafe-sysctls --side --explain --persist-root --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -286,7 +286,7 @@ _tcptune() {
             return 0
             ;;
         tcptune__subcmd__apply)
-            opts="-4 -6 -h --dry-run --persist --for --wait --persist-root --pause-before-routes --os --sysctl-dir --sysctl-cmd --state-dir --format --fake-prober --host --ssh --ssh-command --rtt --bandwidth --profile --probes --port --interval --timeout --no-capacity --allow-lower --loss-recovery --clean-path --no-path-test --iperf3 --allow-iperf3 --test-port --test-time --test-bytes --flows --scope --help"
+            opts="-4 -6 -h --dry-run --persist --for --wait --persist-root --pause-before-routes --os --sysctl-dir --sysctl-cmd --state-dir --format --fake-prober --host --ssh --ssh-command --rtt --bandwidth --profile --probes --port --interval --timeout --no-capacity --allow-lower --loss-recovery --clean-path --no-path-test --iperf3 --allow-iperf3 --test-port --test-time --test-bytes --thorough --flows --scope --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

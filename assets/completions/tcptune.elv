@@ -88,6 +88,7 @@ set edit:completion:arg-completer[tcptune] = {|@words|
             cand --no-path-test 'Skip the TCP path test (a bounded transfer to `tcptune serve` on the host, which measures loss, queue depth, delivery rate and the receiver''s window share)'
             cand --iperf3 'Run the path test against an iperf3 server on the host (with the iperf3 client) instead of tcptune serve'
             cand --allow-iperf3 'With --ssh: the far end may run `iperf3 -s` (on the tested address, for this test) where it has no tcptune of this version [default: tcptune only, a copy of this one if needed]'
+            cand --thorough 'Run each direction of the path test to its bound (--test-time, else 10 s + 15 × the RTT) instead of ending it once its reading decides the class (the loss after startup surely above or below what CUBIC holds)'
             cand --explain 'Add the derivation: the formula, each test''s figures, the lab''s numbers and the sources behind every setting (in every format: comments, the terminal, JSON''s `explain`)'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
@@ -129,6 +130,7 @@ set edit:completion:arg-completer[tcptune] = {|@words|
             cand --no-path-test 'Skip the TCP path test (a bounded transfer to `tcptune serve` on the host, which measures loss, queue depth, delivery rate and the receiver''s window share)'
             cand --iperf3 'Run the path test against an iperf3 server on the host (with the iperf3 client) instead of tcptune serve'
             cand --allow-iperf3 'With --ssh: the far end may run `iperf3 -s` (on the tested address, for this test) where it has no tcptune of this version [default: tcptune only, a copy of this one if needed]'
+            cand --thorough 'Run each direction of the path test to its bound (--test-time, else 10 s + 15 × the RTT) instead of ending it once its reading decides the class (the loss after startup surely above or below what CUBIC holds)'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }

@@ -96,6 +96,7 @@ complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l clean-path -d
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l no-path-test -d 'Skip the TCP path test (a bounded transfer to `tcptune serve` on the host, which measures loss, queue depth, delivery rate and the receiver\'s window share)'
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l iperf3 -d 'Run the path test against an iperf3 server on the host (with the iperf3 client) instead of tcptune serve'
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l allow-iperf3 -d 'With --ssh: the far end may run `iperf3 -s` (on the tested address, for this test) where it has no tcptune of this version [default: tcptune only, a copy of this one if needed]'
+complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l thorough -d 'Run each direction of the path test to its bound (--test-time, else 10 s + 15 × the RTT) instead of ending it once its reading decides the class (the loss after startup surely above or below what CUBIC holds)'
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -l explain -d 'Add the derivation: the formula, each test\'s figures, the lab\'s numbers and the sources behind every setting (in every format: comments, the terminal, JSON\'s `explain`)'
 complete -c tcptune -n "__fish_tcptune_using_subcommand advise" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l for -d 'A timed experiment: a detached process reverts the snapshot after DUR (90s, 10m, 2h; 1s to 7d)' -r
@@ -138,6 +139,7 @@ complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l clean-path -d 
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l no-path-test -d 'Skip the TCP path test (a bounded transfer to `tcptune serve` on the host, which measures loss, queue depth, delivery rate and the receiver\'s window share)'
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l iperf3 -d 'Run the path test against an iperf3 server on the host (with the iperf3 client) instead of tcptune serve'
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l allow-iperf3 -d 'With --ssh: the far end may run `iperf3 -s` (on the tested address, for this test) where it has no tcptune of this version [default: tcptune only, a copy of this one if needed]'
+complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -l thorough -d 'Run each direction of the path test to its bound (--test-time, else 10 s + 15 × the RTT) instead of ending it once its reading decides the class (the loss after startup surely above or below what CUBIC holds)'
 complete -c tcptune -n "__fish_tcptune_using_subcommand apply" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tcptune -n "__fish_tcptune_using_subcommand revert" -l wait -d 'How long to wait for another apply or revert to finish (30s, 2m; a bare number is seconds; 0: refuse at once)' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand revert" -l persist-root -d 'Tests only: the directory standing for / in --persist paths (as given to apply)' -r -F
