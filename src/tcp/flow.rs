@@ -88,6 +88,11 @@ pub const LOSS_SEEN_MIN: u64 = 10;
 /// The BDP the loss is judged against is the best delivery rate's, widened by this either way
 /// (the advice sizes from its own reading of the rate, which may differ).
 pub const MADE_BDP_MARGIN: f64 = 1.25;
+/// The delivery rate has converged when the last two spans of half the shortest steady phase
+/// delivered within this share of each other (bytes the receiver acknowledged,
+/// `tcpi_delivered`, over time): a flow still finding its rate, a queue still draining or a
+/// line that forwards in bursts longer than the span moves more than this.
+pub const MADE_RATE_AGREE: f64 = 0.25;
 
 /// Limited by the sender's buffer or the receiver's window for more than this share of the
 /// busy time: the test was held by a window, its rate is a lower bound.
@@ -475,8 +480,8 @@ pub fn read_samples(
 
 /// Whether the test's reading is made, so it may end before its time (issue 45): the paced
 /// phase has run [`MADE_STEADY_RTTS`] round trips and [`MADE_STEADY_MIN`] since its queue
-/// drained (and twice as long as the drain took), and the loss after
-/// startup is decided either way against CUBIC's limit for the path ([`crate::bdp::cubic_loss_limit`]
+/// drained (and twice as long as the drain took), its delivery rate has converged
+/// ([`MADE_RATE_AGREE`]), and the loss after startup is decided either way against CUBIC's limit for the path ([`crate::bdp::cubic_loss_limit`]
 /// at the BDP of the best delivery rate `best_bps`): none (or few) in so many segments that even
 /// [`ZERO_LOSS_BOUND`] more would stay below the limit at [`MADE_BDP_MARGIN`] × the BDP, or at
 /// least [`LOSS_SEEN_MIN`] retransmissions whose count less two standard deviations is above
@@ -496,6 +501,7 @@ pub fn reading_made(samples: &[Sample], paced_at: Option<Duration>, best_bps: f6
         || steady < MADE_STEADY_MIN
         || steady < draining * 2
         || last.mss == 0
+        || !rate_converged(samples, rtt_s, last)
     {
         return None;
     }
@@ -522,6 +528,29 @@ pub fn reading_made(samples: &[Sample], paced_at: Option<Duration>, best_bps: f6
         limit_pct: 100.0 * crate::bdp::cubic_loss_limit(rtt_s, bdp_segs),
         lossy,
     })
+}
+
+/// Whether the delivery rate has converged by `last`: over the last two spans of half the
+/// shortest steady phase (half of [`MADE_STEADY_RTTS`] round trips or of [`MADE_STEADY_MIN`]),
+/// the receiver's acknowledged bytes came at rates within [`MADE_RATE_AGREE`] of each other.
+fn rate_converged(samples: &[Sample], rtt_s: f64, last: &Sample) -> bool {
+    let span = Duration::from_secs_f64(rtt_s * MADE_STEADY_RTTS / 2.0).max(MADE_STEADY_MIN / 2);
+    let at = |back: Duration| {
+        let t = last.t.checked_sub(back)?;
+        samples.iter().rev().find(|s| s.t <= t)
+    };
+    #[allow(clippy::cast_precision_loss)]
+    let rate = |a: &Sample, b: &Sample| {
+        let dt = b.t.saturating_sub(a.t).as_secs_f64();
+        (dt > 0.0).then(|| b.delivered_bytes.saturating_sub(a.delivered_bytes) as f64 / dt)
+    };
+    let (Some(first), Some(mid)) = (at(span * 2), at(span)) else {
+        return false;
+    };
+    match (rate(first, mid), rate(mid, last)) {
+        (Some(a), Some(b)) if a > 0.0 && b > 0.0 => (a - b).abs() <= MADE_RATE_AGREE * a.max(b),
+        _ => false,
+    }
 }
 
 /// Seconds to the millisecond.
@@ -1155,6 +1184,7 @@ mod tests {
         assert!(!m.lossy && m.retransmitted == 0, "{m:?}");
         assert!((4.0..6.0).contains(&m.at_s), "{m:?}");
         assert!((m.limit_pct - 0.00114).abs() < 0.0001, "{m:?}");
+        let m_clean_at = m.at_s;
         // 150 ms, 500 Mbit/s, clean: CUBIC's limit is 0.00013 %, which ten seconds cannot bound:
         // the test runs to its time, as before.
         let long = series(150.0, 500.0, 3000, 12_000, &|_| 0);
@@ -1177,6 +1207,35 @@ mod tests {
         // long path decides it lossy, as the whole test would.
         let burst = series(150.0, 500.0, 3000, 12_000, &|ms| if ms > 5000 { 40 } else { 0 });
         assert!(made_at(&burst, 3000, 500.0).is_some_and(|m| m.lossy));
+        // A delivery rate still moving: the clean 10 ms path whose delivery rate doubled each
+        // second until it reached the line at 5 s (a flow still finding its rate) is read only
+        // once the last two 0.75 s delivered alike, though its loss was decided before.
+        let line = 125e6;
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let settle = |t: f64| {
+            let ramp = |t: f64| line / std::f64::consts::LN_2 * ((t - 5.0).exp2() - (-5.0f64).exp2());
+            (if t < 5.0 { ramp(t) } else { ramp(5.0) + line * (t - 5.0) }) as u64
+        };
+        let settling: Vec<Sample> = clean
+            .iter()
+            .map(|x| Sample {
+                delivered_bytes: settle(x.t.as_secs_f64()),
+                ..*x
+            })
+            .collect();
+        let s = made_at(&settling, 300, 1000.0).expect("made once it settles");
+        assert!(!s.lossy && s.at_s > m_clean_at.max(5.3), "{s:?}");
+        // One still rising (its delivery rate doubling each second) is never read: the test runs
+        // to its bound.
+        let rising: Vec<Sample> = clean
+            .iter()
+            .map(|x| Sample {
+                #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+                delivered_bytes: (1e6 * (x.t.as_secs_f64().exp2() - 1.0)) as u64,
+                ..*x
+            })
+            .collect();
+        assert_eq!(made_at(&rising, 300, 1000.0), None);
     }
 
     #[test]
