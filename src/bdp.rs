@@ -60,16 +60,27 @@ fn bits_ns(rate: Bitrate, rtt: Span) -> Option<u128> {
     u128::from(rate.bps()).checked_mul(rtt.as_std().as_nanos())
 }
 
+/// Zero losses in N segments bound the loss below about this many ÷ N (the 95 % bound of a
+/// Poisson count of zero is 3).
+pub const ZERO_LOSS_BOUND: f64 = 3.0;
+
+/// CUBIC's two responses at `rtt_s` (RFC 9438 §5.1, C = 0.4, β = 0.7): its average window at
+/// loss rate p is the larger of `cubic` ÷ p^0.75 and √(`reno` ÷ p) segments.
+fn cubic_response(rtt_s: f64) -> (f64, f64) {
+    let (c, beta) = (0.4_f64, 0.7_f64);
+    let cubic = (c * (3.0 + beta) / (4.0 * (1.0 - beta))).powf(0.25) * rtt_s.powf(0.75);
+    let reno = 3.0 * (1.0 + beta) / (2.0 * (1.0 - beta));
+    (cubic, reno)
+}
+
 /// The average window CUBIC holds at loss rate `p` (a fraction) and `rtt_s`, in segments: the
-/// larger of its cubic response and its Reno-friendly one (RFC 9438 §5.1, C = 0.4, β = 0.7).
+/// larger of its cubic response and its Reno-friendly one ([`cubic_response`]).
 pub fn cubic_window_segments(rtt_s: f64, p: f64) -> f64 {
     if p <= 0.0 {
         return f64::INFINITY;
     }
-    let (c, beta) = (0.4_f64, 0.7_f64);
-    let cubic = (c * (3.0 + beta) / (4.0 * (1.0 - beta))).powf(0.25) * rtt_s.powf(0.75) / p.powf(0.75);
-    let reno = (3.0 * (1.0 + beta) / (2.0 * (1.0 - beta) * p)).sqrt();
-    cubic.max(reno)
+    let (cubic, reno) = cubic_response(rtt_s);
+    (cubic / p.powf(0.75)).max((reno / p).sqrt())
 }
 
 /// The highest loss rate (a fraction) at which CUBIC's window still holds `segments` at
@@ -78,17 +89,24 @@ pub fn cubic_loss_limit(rtt_s: f64, segments: f64) -> f64 {
     if segments <= 0.0 {
         return 1.0;
     }
-    let (c, beta) = (0.4_f64, 0.7_f64);
-    let k = (c * (3.0 + beta) / (4.0 * (1.0 - beta))).powf(0.25) * rtt_s.powf(0.75);
-    let cubic = (k / segments).powf(4.0 / 3.0);
-    let reno = 3.0 * (1.0 + beta) / (2.0 * (1.0 - beta)) / (segments * segments);
-    cubic.max(reno).min(1.0)
+    let (cubic, reno) = cubic_response(rtt_s);
+    (cubic / segments)
+        .powf(4.0 / 3.0)
+        .max(reno / (segments * segments))
+        .min(1.0)
 }
 
-/// How many segments without a loss rule out a loss of `pct` % at 95 % (3 ÷ the loss).
+/// The loss, %, that `segments` without a loss rule out at 95 % ([`ZERO_LOSS_BOUND`] ÷ them).
+#[allow(clippy::cast_precision_loss)]
+pub fn zero_loss_bound_pct(segments: u64) -> f64 {
+    100.0 * ZERO_LOSS_BOUND / segments.max(1) as f64
+}
+
+/// How many segments without a loss rule out a loss of `pct` % at 95 % ([`ZERO_LOSS_BOUND`]
+/// ÷ the loss).
 pub fn zero_loss_segments(pct: f64) -> u64 {
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    let n = (300.0 / pct.max(1e-12)).ceil().min(1e18) as u64;
+    let n = (100.0 * ZERO_LOSS_BOUND / pct.max(1e-12)).ceil().min(1e18) as u64;
     n
 }
 

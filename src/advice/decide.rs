@@ -722,8 +722,7 @@ fn read_loss(segments: u64, retransmitted: u64, test_s: f64, path: &PathFacts, r
         }
     } else {
         r.clean_loss = true;
-        #[allow(clippy::cast_precision_loss)]
-        let bound_pct = 300.0 / segments.max(1) as f64;
+        let bound_pct = crate::bdp::zero_loss_bound_pct(segments);
         Observation::NoRetransmission {
             segments,
             test_s,

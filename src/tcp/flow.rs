@@ -79,9 +79,7 @@ pub const MADE_STEADY_RTTS: f64 = 10.0;
 /// ... nor before this much of it: what the shape of the paced phase is read over (its RTT, its
 /// rate) wants a few [`GOODPUT_SPAN`]s on a short path.
 pub const MADE_STEADY_MIN: Duration = Duration::from_millis(1500);
-/// Zero retransmissions in N segments bound the loss below about this many ÷ N (the 95 %
-/// bound of a Poisson count of zero is 3).
-pub const ZERO_LOSS_BOUND: f64 = 3.0;
+pub use crate::bdp::ZERO_LOSS_BOUND;
 /// Retransmissions that show the loss above a bound: at least this many, and the count less
 /// two of its standard deviations still above it.
 pub const LOSS_SEEN_MIN: u64 = 10;
@@ -505,7 +503,7 @@ pub fn reading_made(samples: &[Sample], paced_at: Option<Duration>, best_bps: f6
     {
         return None;
     }
-    let (segments, retransmitted) = steady_loss(samples, last.min_rtt_ms, paced_at)?;
+    let (segments, retransmitted) = loss_since(base, last);
     if segments == 0 {
         return None;
     }
@@ -718,12 +716,15 @@ fn loaded_rtt_ms(samples: &[Sample], min_rtt_ms: f64, rate_bps: Option<f64>) -> 
 fn steady_loss(samples: &[Sample], min_rtt_ms: f64, paced_at: Option<Duration>) -> Option<(u64, u64)> {
     let last = samples.last()?;
     let base = steady_base(samples, min_rtt_ms, paced_at)?;
-    (last.t > base.t).then(|| {
-        (
-            last.segs_out.saturating_sub(base.segs_out),
-            last.retrans.saturating_sub(base.retrans),
-        )
-    })
+    (last.t > base.t).then(|| loss_since(base, last))
+}
+
+/// The segments sent and retransmitted from `base` to `last`.
+fn loss_since(base: &Sample, last: &Sample) -> (u64, u64) {
+    (
+        last.segs_out.saturating_sub(base.segs_out),
+        last.retrans.saturating_sub(base.retrans),
+    )
 }
 
 /// The sample the path's own loss is counted from ([`steady_loss`]): the first after
