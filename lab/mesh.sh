@@ -28,42 +28,9 @@
 # Only ever addresses 198.18.10.0/24 and 198.18.11.0/24, inside namespaces it made.
 set -euo pipefail
 
-STATE_ROOT=${LAB_STATE_ROOT:-/run/tcptune-lab}
-REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-LAB=$REPO_ROOT/lab/lab.sh
-
-die() {
-	echo "mesh.sh: error: $*" >&2
-	exit 1
-}
-
-usage() {
-	sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"
-}
-
-check_name() {
-	[[ $1 =~ ^[a-z0-9]{1,10}$ ]] || die "bad lab name '$1' (1 to 10 of a-z, 0-9)"
-}
-
-ns_exists() { ip netns list 2>/dev/null | awk '{print $1}' | grep -qx -- "$1"; }
-
-# lab.sh's helpers (unit conversion, the delay line's binary), without running its main.
-helper() { # function args...
-	bash -c 'src=$0 root=$1; shift; source <(sed "/^main \"\$@\"/d" "$src"); REPO_ROOT=$root; "$@"' \
-		"$LAB" "$REPO_ROOT" "$@"
-}
-
-# The root side of host N's management veth.
-mgmt_dev() { printf '%.15s' "ms$1-$2"; }
-
-kill_pid_file() {
-	local f=$1 pid
-	[[ -f $f ]] || return 0
-	pid=$(cat "$f")
-	kill "$pid" 2>/dev/null || true
-	for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
-	kill -KILL "$pid" 2>/dev/null || true
-}
+LAB_SCRIPT=mesh.sh
+# shellcheck source=lab/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 cmd_down() {
 	local name=$1 state=$STATE_ROOT/$1 n f
@@ -86,12 +53,6 @@ cmd_down() {
 		ip route del "198.18.10.$n/32" dev "$(mgmt_dev "$name" "$n")" 2>/dev/null || true
 	done
 	rm -rf -- "${STATE_ROOT:?}/$name"
-}
-
-cmd_env() {
-	check_name "$1"
-	[[ -f $STATE_ROOT/$1/env ]] || die "lab '$1' is not up"
-	cat "$STATE_ROOT/$1/env"
 }
 
 UP_NAME=
@@ -243,16 +204,5 @@ cmd_up() {
 	done
 }
 
-main() {
-	local cmd=${1:-help}
-	shift || true
-	case $cmd in
-	up) (($#)) || die "up needs a NAME"; cmd_up "$@" ;;
-	down) (($#)) || die "down needs a NAME"; cmd_down "$1" ;;
-	env) (($#)) || die "env needs a NAME"; cmd_env "$1" ;;
-	help | -h | --help) usage ;;
-	*) die "unknown command '$cmd' (up, down, env, help)" ;;
-	esac
-}
 
 main "$@"

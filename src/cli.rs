@@ -393,6 +393,11 @@ fn parse_for(s: &str) -> Result<Duration, String> {
     duration_within(s, Duration::from_secs(1), Duration::from_secs(7 * 24 * 3600)).map_err(|e| e.to_string())
 }
 
+/// `mesh --max-age`: a second up to a year.
+fn parse_max_age(s: &str) -> Result<Duration, String> {
+    duration_within(s, Duration::from_secs(1), Duration::from_secs(366 * 24 * 3600)).map_err(|e| e.to_string())
+}
+
 /// `--wait`: a duration ("30s", "2m"), or as it always took, a bare number of seconds ("0":
 /// refuse at once).
 fn parse_wait(s: &str) -> Result<Duration, String> {
@@ -544,10 +549,32 @@ pub struct MeshArgs {
     /// Only the inventory's hosts in this group (its children's too)
     #[arg(long, value_name = "GROUP", requires = "inventory")]
     pub group: Option<String>,
-    /// Measure only these ordered pairs, FROM:TO, comma-separated (h1:h2,h2:h1); the others
-    /// are left out of the matrix and the advice
-    #[arg(long, value_name = "FROM:TO,...")]
+    /// Measure only these pairs, A:B, comma-separated (one test each, both directions; A runs
+    /// it); with --resume, measure these again and take the others from the state
+    #[arg(long, value_name = "A:B,...")]
     pub pairs: Option<String>,
+    /// A site: hosts that reach each other over one LAN, and every other site over one link
+    /// per pair of sites (SITE=HOST,HOST...; once per site). Tests that share no host and no
+    /// link run at once
+    #[arg(long = "site", value_name = "SITE=HOST,...")]
+    pub sites: Vec<String>,
+    /// Each of these inventory groups is a site (as --site)
+    #[arg(long, value_name = "GROUP,...", requires = "inventory")]
+    pub site_groups: Option<String>,
+    /// At most N tests at once [default: as many as the sites allow; 1 without sites]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=128))]
+    pub parallel: Option<u16>,
+    /// Take the tests saved in the state (--state) no older than --max-age, and measure only
+    /// the others (and those --pairs names)
+    #[arg(long)]
+    pub resume: bool,
+    /// With --resume: the oldest saved test taken [default: 1d]
+    #[arg(long, value_name = "DUR", value_parser = parse_max_age, requires = "resume")]
+    pub max_age: Option<Duration>,
+    /// Where each test's evidence is saved as it comes [default: $XDG_STATE_HOME/tcptune/mesh.jsonl,
+    /// else ~/.local/state/tcptune/mesh.jsonl]
+    #[arg(long, value_name = "FILE")]
+    pub state: Option<PathBuf>,
     /// List the pairs and what runs on each host, and measure nothing
     #[arg(long)]
     pub dry_run: bool,
@@ -556,7 +583,7 @@ pub struct MeshArgs {
     #[arg(long, value_name = "CMD")]
     pub ssh_command: Option<String>,
     /// Longest path test, each direction, of each pair [default: advise's, 10 s + 15 x the
-    /// path's RTT]
+    /// path's RTT, ended once its reading is made]
     #[arg(long, value_name = "DUR", value_parser = parse_test_time, allow_hyphen_values = true)]
     pub test_time: Option<Duration>,
     /// Output format [default: table]

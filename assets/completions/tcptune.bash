@@ -894,7 +894,7 @@ _tcptune() {
             return 0
             ;;
         tcptune__subcmd__mesh)
-            opts="-h --inventory --group --pairs --dry-run --ssh-command --test-time --format --output --help"
+            opts="-h --inventory --group --pairs --site --site-groups --parallel --resume --max-age --state --dry-run --ssh-command --test-time --format --output --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -909,6 +909,26 @@ _tcptune() {
                     return 0
                     ;;
                 --pairs)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --site)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --site-groups)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --parallel)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-age)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -223,13 +223,19 @@ complete -c tcptune -n "__fish_tcptune_using_subcommand evidence" -l sysctl-cmd 
 complete -c tcptune -n "__fish_tcptune_using_subcommand evidence" -s h -l help -d 'Print help'
 complete -c tcptune -n "__fish_tcptune_using_subcommand mesh" -l inventory -d 'An Ansible inventory: INI, or the JSON of `ansible-inventory -i FILE --list` (for YAML and dynamic inventories); its hosts join those named' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand mesh" -l group -d 'Only the inventory\'s hosts in this group (its children\'s too)' -r
-complete -c tcptune -n "__fish_tcptune_using_subcommand mesh" -l pairs -d 'Measure only these ordered pairs, FROM:TO, comma-separated (h1:h2,h2:h1); the others are left out of the matrix and the advice' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand mesh" -l pairs -d 'Measure only these pairs, A:B, comma-separated (one test each, both directions; A runs it); with --resume, measure these again and take the others from the state' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand mesh" -l site -d 'A site: hosts that reach each other over one LAN, and every other site over one link per pair of sites (SITE=HOST,HOST...; once per site). Tests that share no host and no link run at once' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand mesh" -l site-groups -d 'Each of these inventory groups is a site (as --site)' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand mesh" -l parallel -d 'At most N tests at once [default: as many as the sites allow; 1 without sites]' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand mesh" -l max-age -d 'With --resume: the oldest saved test taken [default: 1d]' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand mesh" -l state -d 'Where each test\'s evidence is saved as it comes [default: $XDG_STATE_HOME/tcptune/mesh.jsonl, else ~/.local/state/tcptune/mesh.jsonl]' -r -F
 complete -c tcptune -n "__fish_tcptune_using_subcommand mesh" -l ssh-command -d 'The ssh command to run instead of `ssh`, split into words as a shell would ("ssh -F ./config")' -r
-complete -c tcptune -n "__fish_tcptune_using_subcommand mesh" -l test-time -d 'Longest path test, each direction, of each pair [default: advise\'s, 10 s + 15 x the path\'s RTT]' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand mesh" -l test-time -d 'Longest path test, each direction, of each pair [default: advise\'s, 10 s + 15 x the path\'s RTT, ended once its reading is made]' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand mesh" -l format -d 'Output format [default: table]' -r -f -a "table\t'The matrix and each host\'s changes, for people'
 json\t'Every pair\'s evidence and each host\'s advice, for programs'
 ansible\t'One Ansible playbook, a play per host with its own values'"
 complete -c tcptune -n "__fish_tcptune_using_subcommand mesh" -l output -d 'Also write one sysctl.d file per host into DIR (HOST.conf, with its route lines)' -r -F
+complete -c tcptune -n "__fish_tcptune_using_subcommand mesh" -l resume -d 'Take the tests saved in the state (--state) no older than --max-age, and measure only the others (and those --pairs names)'
 complete -c tcptune -n "__fish_tcptune_using_subcommand mesh" -l dry-run -d 'List the pairs and what runs on each host, and measure nothing'
 complete -c tcptune -n "__fish_tcptune_using_subcommand mesh" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tcptune -n "__fish_tcptune_using_subcommand inspect" -l host -d 'Only flows to this peer (name or address)' -r

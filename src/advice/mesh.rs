@@ -53,6 +53,13 @@ pub fn path_advice(
 ) -> anyhow::Result<Advice> {
     let measured = super::measure(req, facts, evidence)?;
     let mut a = super::advise_end(req, profile, facts, &measured, End::Near, name)?;
+    scoped(&mut a, profile, (dest, route), name);
+    Ok(a)
+}
+
+/// On Linux, `a` scoped to the path toward `dest` (`--scope path`) with the route the host's
+/// kernel said it uses there (None: it did not say, and no route is advised).
+fn scoped(a: &mut Advice, profile: &Profile, (dest, route): (IpAddr, Option<&Lookup>), name: &str) {
     if profile.os == Os::Linux {
         let facts = RouteFacts {
             dest,
@@ -61,51 +68,67 @@ pub fn path_advice(
                 .ok_or_else(|| format!("{name} did not say how it routes to {dest}")),
             existing: Vec::new(),
         };
-        scope::to_path(&mut a, &facts);
+        scope::to_path(a, &facts);
     }
-    Ok(a)
 }
 
-/// The pair `from → to` as its test end measured it (`run`), advised here: its evidence read
-/// and checked where it enters ([`crate::remote::evidence::read`]), replayed, and advised for
-/// `from` with its own facts and OS ([`path_advice`]). Err: why the pair gives no advice.
-pub fn pair_advice(
-    run: &crate::remote::mesh::PairRun,
-    (from_name, from): (&str, &crate::remote::mesh::Reach),
-    (to_name, to): (&str, &crate::remote::mesh::Reach),
+/// One end of a mesh's test as the control host knows it: its name, its address and what its
+/// facts-only session found (OS from its own `uname`, facts), and the route its kernel said it
+/// uses toward the test's other end.
+pub struct TestEnd<'a> {
+    pub name: &'a str,
+    pub reach: &'a crate::remote::mesh::Reach,
+    pub route: Option<&'a Lookup>,
+}
+
+/// One test of the pair `from`–`to` (`from` ran it; it measured both directions), advised
+/// here for both ends: the evidence `from` sent (`json`) read and checked where it enters
+/// ([`crate::remote::evidence::read`]), replayed once, and advised for each end with its own
+/// facts, OS and route — `from` as the near end of the path it measured, `to` as its far end
+/// (the path mirrored: what `to` sent is the reverse test), as `advise --ssh` advises both.
+/// Err: why the test gives no advice; `Ok` holds `from → to`, then `to → from` (None where `to`
+/// runs an OS tcptune does not advise for).
+pub fn test_advice(
+    json: &str,
+    from: &TestEnd<'_>,
+    to: &TestEnd<'_>,
     test_time: Option<std::time::Duration>,
-) -> Result<MeshPath, String> {
-    let evidence = crate::remote::evidence::read(&run.reported.json, to.addr)
-        .map_err(|why| format!("ssh {}: {why}", crate::text::escape(&from.dest)))?;
-    let (Some(os), Some(facts)) = (from.far.os, from.far.facts.as_ref()) else {
+) -> Result<(MeshPath, Option<MeshPath>), String> {
+    let evidence = crate::remote::evidence::read(json, to.reach.addr)
+        .map_err(|why| format!("ssh {}: {why}", crate::text::escape(&from.reach.dest)))?;
+    let (Some(os), Some(facts)) = (from.reach.far.os, from.reach.far.facts.as_ref()) else {
         return Err(format!(
-            "{from_name} runs {}, which tcptune does not advise for",
-            from.far.uname
+            "{} runs {}, which tcptune does not advise for",
+            from.name, from.reach.far.uname
         ));
     };
-    let mut req = AdviceRequest::for_hosts(vec![to.addr.to_string()]);
+    let mut req = AdviceRequest::for_hosts(vec![to.reach.addr.to_string()]);
     req.test_time = test_time;
-    let profile = Profile::for_os(os);
-    let advice = path_advice(
-        &req,
-        &profile,
-        facts,
-        &evidence,
-        (to.addr, run.route.as_ref()),
-        from_name,
-    )
-    .map_err(|e| {
+    let no_advice = |e: anyhow::Error| {
         format!(
             "its evidence gives no advice: {}",
             crate::text::escape(&format!("{e:#}"))
         )
-    })?;
-    Ok(MeshPath {
-        from: from_name.to_string(),
-        to: to_name.to_string(),
-        addr: to.addr,
-        advice,
-    })
+    };
+    let measured = super::measure(&req, facts, &evidence).map_err(no_advice)?;
+    // One end's path: its own OS's profile and facts, its route toward the other end.
+    let advise = |end: End, me: &TestEnd<'_>, other: &TestEnd<'_>, (os, facts): (Os, &Facts)| {
+        let profile = Profile::for_os(os);
+        let mut a = super::advise_end(&req, &profile, facts, &measured, end, me.name).map_err(no_advice)?;
+        scoped(&mut a, &profile, (other.reach.addr, me.route), me.name);
+        Ok::<_, String>(MeshPath {
+            from: me.name.to_string(),
+            to: other.name.to_string(),
+            addr: other.reach.addr,
+            advice: a,
+        })
+    };
+    let there = advise(End::Near, from, to, (os, facts))?;
+    let back = match (to.reach.far.os, to.reach.far.facts.as_ref()) {
+        (Some(os), Some(facts)) => Some(advise(End::Far, to, from, (os, facts))?),
+        _ => None,
+    };
+    Ok((there, back))
 }
 
 impl MeshPath {

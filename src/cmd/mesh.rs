@@ -1,13 +1,14 @@
-//! `tcptune mesh`: every ordered pair of a fleet's hosts measured through the user's own SSH
-//! (the peer on one, `tcptune evidence` on the other: [`crate::remote::mesh`]), one test at a
-//! time. What a test end sends is evidence only ([`crate::remote::evidence`]): each path's
-//! advice is computed here from it and the host's own facts, then each host advised from all
-//! its paths ([`crate::advice::mesh`]) and rendered for people, programs or Ansible
-//! ([`crate::output::mesh`]), with one sysctl.d file per host.
+//! `tcptune mesh`: every pair of a fleet's hosts measured once through the user's own SSH (the
+//! peer on one, `tcptune evidence` on the other, both directions: [`crate::remote::mesh`]),
+//! tests that share no host and no link between sites at once, in rounds
+//! ([`crate::remote::schedule`]). What a test end sends is evidence only
+//! ([`crate::remote::evidence`]), saved as it comes ([`crate::remote::saved`]; `--resume` takes
+//! it again): both ends' advice for each path is computed here from it and each host's own
+//! facts, then each host advised from all its paths ([`crate::advice::mesh`]) and rendered for
+//! people, programs or Ansible ([`crate::output::mesh`]), with one sysctl.d file per host.
 
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -18,7 +19,8 @@ use crate::error::Error;
 use crate::output::mesh::{Mesh, Pair, Plan};
 use crate::remote::mesh::{Options, Reach};
 use crate::remote::plan::{self, Host};
-use crate::remote::{self, ssh};
+use crate::remote::saved::{self, Store};
+use crate::remote::{self, schedule, ssh};
 use crate::text;
 
 pub fn run(args: &MeshArgs, _ctx: &Context, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
@@ -26,31 +28,49 @@ pub fn run(args: &MeshArgs, _ctx: &Context, out: &mut dyn Write) -> anyhow::Resu
     let client = ssh::Client::new(args.ssh_command.as_deref())?;
     let (hosts, same) = one_per_machine(named, &client)?;
     let names: Vec<String> = hosts.iter().map(|(n, _)| n.clone()).collect();
-    let pairs = pairs(args, &names, &same)?;
+    let sites = plan::sites(&args.sites, &site_groups(args)?, &names, &same)?;
+    let tests = tests(args, &names, &same)?;
     if let Some(dir) = &args.output {
-        check_output(dir, &names)?;
+        crate::output::mesh::check_output(dir, &names)?;
     }
-    let plan = Plan {
+    // Without sites nothing says which tests share a link: one at a time unless told.
+    let parallel = usize::from(args.parallel.unwrap_or(if sites.is_empty() { 1 } else { u16::MAX }));
+    let mut plan = Plan {
         hosts: names,
-        pairs,
-        per_pair: per_pair(args.test_time),
+        rounds: schedule::rounds(&tests, &sites, parallel),
+        tests,
+        sites,
+        parallel,
+        per_test: per_test(args.test_time),
+        saved: Vec::new(),
     };
     if args.dry_run {
         crate::output::mesh::write_plan(out, &plan, true)?;
         return Ok(ExitCode::SUCCESS);
     }
-    crate::output::mesh::write_plan(&mut std::io::stderr(), &plan, false)?;
     let opts = Options {
         ssh_command: args.ssh_command.clone(),
         test_time: args.test_time,
         life: remote::lifetime(&crate::measure::ProbeOptions::default(), args.test_time),
-        bound: plan.per_pair * 2,
+        bound: longest_test(args.test_time) * 2,
     };
+    let store = open_state(args)?;
     let reached = reach(&hosts, &opts);
-    let runs = measure_all(&plan.pairs, &reached, &opts);
+    let resumed = super::mesh_run::resume(args, store.as_ref().map(|s| &s.1), &mut plan, &reached);
+    crate::output::mesh::write_plan(&mut std::io::stderr(), &plan, false)?;
+    let mut runs = super::mesh_run::measure_all(&plan, &reached, &opts, store.as_ref().map(|s| &s.0));
+    runs.extend(resumed);
+    // In the plan's order, each test's paths from its test end first.
+    runs.sort_by_key(|p| {
+        let at = plan
+            .tests
+            .iter()
+            .position(|(a, b)| (*a == p.from && *b == p.to) || (*a == p.to && *b == p.from));
+        (at, at.is_some_and(|i| plan.tests[i].0 != p.from))
+    });
     let advice = advise_hosts(&plan.hosts, &reached, &runs)?;
     if let Some(dir) = &args.output {
-        write_files(dir, &advice)?;
+        crate::output::mesh::write_files(dir, &advice)?;
     }
     let m = Mesh {
         plan: &plan,
@@ -66,7 +86,7 @@ pub fn run(args: &MeshArgs, _ctx: &Context, out: &mut dyn Write) -> anyhow::Resu
     let missed = runs.iter().filter(|p| p.run.is_err()).count();
     if missed > 0 {
         return Err(Error::measurement(format!(
-            "{missed} of {} pairs not measured: the advice covers the others",
+            "{missed} of {} paths not measured: the advice covers the others",
             runs.len()
         ))
         .into());
@@ -74,10 +94,22 @@ pub fn run(args: &MeshArgs, _ctx: &Context, out: &mut dyn Write) -> anyhow::Resu
     Ok(ExitCode::SUCCESS)
 }
 
-/// About how long one pair takes: set-up, the probes and the queue watch, both tests.
-fn per_pair(test_time: Option<Duration>) -> Duration {
-    let test = test_time.unwrap_or(crate::advice::rate::TEST_TIME_BASE + Duration::from_secs(1));
-    Duration::from_secs(6) + test * 2
+/// About how long one test takes (both directions): set-up, the probes, the trains and the
+/// queue watch (about 3 s on a LAN or a short WAN path), and two directions that end once their
+/// reading is made, or at `--test-time` (a test of 3 s each way took 7-11 s on the lab's fleet:
+/// BENCHMARKS.md "A fleet's mesh at scale").
+fn per_test(test_time: Option<Duration>) -> Duration {
+    match test_time {
+        Some(t) => Duration::from_secs(3) + t * 2,
+        None => Duration::from_secs(16),
+    }
+}
+
+/// The longest a test takes when its directions run to their bound (advise's, 10 s + 15 RTT,
+/// taken at 11 s; or `--test-time`): twice this, a test end is given up.
+fn longest_test(test_time: Option<Duration>) -> Duration {
+    let each = test_time.unwrap_or(crate::advice::rate::TEST_TIME_BASE + Duration::from_secs(1));
+    Duration::from_secs(6) + each * 2
 }
 
 /// The hosts: those named, then the inventory's, each name once, as (name, ssh destination).
@@ -134,25 +166,48 @@ fn one_per_machine(hosts: Vec<Host>, client: &ssh::Client) -> Result<(Vec<Host>,
     Ok((hosts, same.into_iter().map(|s| (s.dropped, s.kept)).collect()))
 }
 
-/// Every ordered pair, or those `--pairs` names (a name of a machine already named earlier
-/// stands for that one).
-fn pairs(args: &MeshArgs, names: &[String], same: &BTreeMap<String, String>) -> Result<Vec<(String, String)>, Error> {
-    let Some(list) = &args.pairs else {
-        return Ok(plan::every_pair(names));
+/// Every pair once, or those `--pairs` names (a name of a machine already named earlier stands
+/// for that one); with `--resume`, every pair (those named are measured again).
+fn tests(args: &MeshArgs, names: &[String], same: &BTreeMap<String, String>) -> Result<Vec<(String, String)>, Error> {
+    let Some(list) = args.pairs.as_ref().filter(|_| !args.resume) else {
+        return Ok(schedule::every_pair_once(names));
     };
     let all: Vec<String> = names.iter().chain(same.keys()).cloned().collect();
     let kept = |n: String| same.get(&n).cloned().unwrap_or(n);
-    let mut out: Vec<(String, String)> = Vec::new();
-    for (a, b) in plan::parse_pairs(list, &all)? {
-        let (a, b) = (kept(a), kept(b));
-        if a != b && !out.contains(&(a.clone(), b.clone())) {
-            out.push((a, b));
-        }
-    }
+    let named = plan::parse_pairs(list, &all)?;
+    let out = plan::tests_of(named.into_iter().map(|(a, b)| (kept(a), kept(b))).collect());
     if out.is_empty() {
         return Err(Error::usage("--pairs: every pair names one machine twice"));
     }
     Ok(out)
+}
+
+/// `--site-groups`: each inventory group named, with its hosts.
+fn site_groups(args: &MeshArgs) -> Result<Vec<(String, Vec<String>)>, Error> {
+    let (Some(list), Some(file)) = (&args.site_groups, &args.inventory) else {
+        return Ok(Vec::new());
+    };
+    let body = crate::fleet::inventory::read_file(file)?;
+    let origin = file.display().to_string();
+    let mut out = Vec::new();
+    for g in list.split(',').map(str::trim).filter(|g| !g.is_empty()) {
+        let hosts = crate::fleet::inventory::read(&body, &origin, Some(g))?;
+        out.push((g.to_string(), hosts.into_iter().map(|h| h.name).collect()));
+    }
+    Ok(out)
+}
+
+/// The state file (`--state`, else the default; none where there is no home to keep it in).
+fn open_state(args: &MeshArgs) -> Result<Option<(Store, saved::Read)>, Error> {
+    let Some(path) = args.state.clone().or_else(saved::default_path) else {
+        eprintln!("tcptune: no $HOME or $XDG_STATE_HOME: the tests are not saved (--state FILE keeps them)");
+        return Ok(None);
+    };
+    let (store, read) = Store::open(&path)?;
+    for why in &read.skipped {
+        eprintln!("tcptune: --state {}: skipped {why}", path.display());
+    }
+    Ok(Some((store, read)))
 }
 
 /// Each host's facts-only session, all at once (the keys every shipped profile reads); those
@@ -166,60 +221,6 @@ fn reach(hosts: &[Host], opts: &Options) -> BTreeMap<String, Result<Reach, Strin
         }
     }
     found
-}
-
-/// Each pair in turn, one at a time; a pair whose hosts did not answer is skipped, said.
-fn measure_all(
-    pairs: &[(String, String)],
-    reached: &BTreeMap<String, Result<Reach, String>>,
-    opts: &Options,
-) -> Vec<Pair> {
-    let mut runs = Vec::new();
-    for (i, (from, to)) in pairs.iter().enumerate() {
-        let label = format!("[{}/{}] {from} \u{2192} {to}", i + 1, pairs.len());
-        let run = match (reached.get(from), reached.get(to)) {
-            (Some(Ok(f)), Some(Ok(t))) => measure_pair((from, f), (to, t), opts, &label),
-            (Some(Err(_)), _) => Err(format!("{from} did not answer")),
-            (_, _) => Err(format!("{to} did not answer")),
-        };
-        if let Err(why) = &run {
-            eprintln!("{label}: skipped: {why}");
-        }
-        runs.push(Pair {
-            from: from.clone(),
-            to: to.clone(),
-            run,
-        });
-    }
-    runs
-}
-
-/// One pair measured there and advised here: the path and how long it took.
-fn measure_pair(
-    (from_name, from): (&String, &Reach),
-    (to_name, to): (&String, &Reach),
-    opts: &Options,
-    label: &str,
-) -> Result<(MeshPath, Duration), String> {
-    eprintln!("{label}: measuring ...");
-    let run = remote::mesh::run_pair(from, to, opts).map_err(|e| e.message().to_string())?;
-    if !run.reported.ok() {
-        let said = run.reported.stderr.iter().rev().find(|l| !l.raw().trim().is_empty());
-        return Err(format!(
-            "its tcptune evidence ended with status {}: {}",
-            run.reported.status,
-            said.map(text::Foreign::escaped).unwrap_or_default()
-        ));
-    }
-    let path = mesh::pair_advice(&run, (from_name, from), (to_name, to), opts.test_time)?;
-    eprintln!(
-        "{label}: {} ms, {}, {} ({:.0} s)",
-        text::sig(path.advice.rtt_ms, 4),
-        text::rate(path.advice.bandwidth_bps as f64),
-        crate::output::mesh::class_word(path.advice.decision.class),
-        run.took.as_secs_f64()
-    );
-    Ok((path, run.took))
 }
 
 /// Each host that measured a path, advised from all it measured, for its own OS.
@@ -248,41 +249,4 @@ fn advise_hosts(
         }
     }
     Ok(advice)
-}
-
-/// `--output DIR`: DIR/HOST.conf per host, each written atomically where root could trust it.
-fn write_files(dir: &Path, advice: &[mesh::HostAdvice]) -> Result<(), Error> {
-    for h in advice {
-        let file = dir.join(format!("{}.conf", h.host));
-        let mut text = Vec::new();
-        crate::output::mesh::write_sysctl(&mut text, h)
-            .map_err(|e| Error::system(format!("cannot render {}: {e}", file.display())))?;
-        crate::fsutil::check_trusted_parent(&file, "--output")?;
-        crate::snapshot::write_atomic(&file, &text, 0o644)
-            .map_err(|e| Error::system(format!("cannot write {}: {e}", file.display())))?;
-        eprintln!("tcptune: wrote {}", file.display());
-    }
-    Ok(())
-}
-
-/// `--output DIR`: an existing directory root could trust, where no HOST.conf to be written
-/// is a directory (a real run finds it before it measures, and so does `--dry-run`).
-fn check_output(dir: &Path, hosts: &[String]) -> Result<(), Error> {
-    if !dir.is_dir() {
-        return Err(Error::usage(format!(
-            "--output {}: not a directory (mesh writes one file per host there)",
-            dir.display()
-        )));
-    }
-    crate::fsutil::check_trusted_dir(dir, "--output directory")?;
-    for h in hosts {
-        let file = dir.join(format!("{h}.conf"));
-        if std::fs::symlink_metadata(&file).is_ok_and(|m| m.is_dir()) {
-            return Err(Error::usage(format!(
-                "--output: {} is a directory: mesh writes a file there",
-                file.display()
-            )));
-        }
-    }
-    Ok(())
 }

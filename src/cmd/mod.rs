@@ -12,6 +12,7 @@ pub mod evidence;
 pub mod inspect;
 pub mod man;
 pub mod mesh;
+pub mod mesh_run;
 pub mod peer;
 pub mod profiles;
 pub mod revert;

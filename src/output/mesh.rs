@@ -3,6 +3,7 @@
 //! its route lines. The playbook is [`super::ansible::write_mesh`]'s.
 
 use std::io::Write;
+use std::path::Path;
 use std::time::Duration;
 
 use crate::advice::decide::PathClass;
@@ -10,20 +11,45 @@ use crate::advice::mesh::{Decider, HostAdvice, HostSetting, MeshPath};
 use crate::profile::{Action, Stage};
 use crate::text;
 
-/// What the run will do: its hosts, its ordered pairs, about how long a pair takes.
+/// What the run will do: its hosts, its tests (one a pair: both directions, the first host runs
+/// it), their rounds, about how long a test takes.
 #[derive(Debug, Clone)]
 pub struct Plan {
     pub hosts: Vec<String>,
-    pub pairs: Vec<(String, String)>,
-    pub per_pair: Duration,
+    pub tests: Vec<(String, String)>,
+    /// Indexes into `tests`, each round's at once; a test taken from the state is in none.
+    pub rounds: Vec<Vec<usize>>,
+    /// Host → site (empty: none given).
+    pub sites: std::collections::BTreeMap<String, String>,
+    /// At most this many tests at once.
+    pub parallel: usize,
+    pub per_test: Duration,
+    /// The tests taken from the state (`--resume`), indexes into `tests`.
+    pub saved: Vec<usize>,
 }
 
-/// One ordered pair and what came of it: the path with the advice made here from its
-/// evidence, how long it took; or why it was not measured.
+impl Plan {
+    /// About how long the run takes: a test's time per round.
+    pub fn estimate(&self) -> Duration {
+        self.per_test * u32::try_from(self.rounds.len()).unwrap_or(u32::MAX)
+    }
+
+    /// The most tests of any round.
+    pub fn widest(&self) -> usize {
+        self.rounds.iter().map(Vec::len).max().unwrap_or(0)
+    }
+}
+
+/// One path (an ordered pair) and what came of it: the path with the advice made here from its
+/// test's evidence, how long that test took; or why it was not measured.
 pub struct Pair {
     pub from: String,
     pub to: String,
     pub run: Result<(MeshPath, Duration), String>,
+    /// The round its test ran in (from 1); 0: taken from the state.
+    pub round: usize,
+    /// Taken from the state: how old its test was, seconds.
+    pub age_s: Option<u64>,
 }
 
 /// The whole run.
@@ -62,56 +88,71 @@ fn about(d: Duration) -> String {
     }
 }
 
-/// The plan, up front: how many pairs, how long, what runs on each host. `dry`: the whole of
-/// `--dry-run`'s answer (on stdout); else the first lines of a run (on stderr).
+/// The plan, up front: how many tests, in how many rounds, how long, what runs on each host.
+/// `dry`: the whole of `--dry-run`'s answer (on stdout); else the first lines of a run (on
+/// stderr).
 pub fn write_plan(out: &mut dyn Write, p: &Plan, dry: bool) -> std::io::Result<()> {
-    let total = p.per_pair * u32::try_from(p.pairs.len()).unwrap_or(u32::MAX);
+    let to_run = p.tests.len() - p.saved.len();
+    let at_once = if p.widest() <= 1 {
+        "one at a time".to_string()
+    } else {
+        format!("up to {} at once", p.widest())
+    };
     writeln!(
         out,
-        "tcptune mesh: {} hosts, {} pair{}, one test at a time, {}{}",
+        "tcptune mesh: {} hosts, {}, {at_once}, {}{}",
         p.hosts.len(),
-        p.pairs.len(),
-        if p.pairs.len() == 1 { "" } else { "s" },
-        about(total),
+        tests_in_rounds(to_run, p.rounds.len()),
+        about(p.estimate()),
         if dry { " (dry run: nothing is measured)" } else { "" }
     )?;
-    if total > LONG_RUN {
+    if !p.saved.is_empty() {
+        let n = p.saved.len();
         writeln!(
             out,
-            "  that is over an hour for {} pairs: cut it with --pairs FROM:TO,... or --group GROUP (an \
-             inventory group)",
-            p.pairs.len()
+            "  {n} test{} taken from the state (--resume)",
+            if n == 1 { "" } else { "s" }
+        )?;
+    }
+    if p.sites.is_empty() && p.parallel == 1 && p.tests.len() > 1 {
+        writeln!(
+            out,
+            "  name the sites (--site SITE=HOST,... or --site-groups) to run tests that share no host and no link at once"
+        )?;
+    } else if p.sites.is_empty() && p.parallel > 1 {
+        writeln!(
+            out,
+            "  no sites given: tests that share no host run at once, taken to share no link"
+        )?;
+    }
+    if p.estimate() > LONG_RUN {
+        writeln!(
+            out,
+            "  that is over an hour: cut it with --pairs A:B,..., --group GROUP, or name the sites to run more at once"
         )?;
     }
     if !dry {
         return Ok(());
     }
     for h in &p.hosts {
-        let tests: Vec<&str> = p
-            .pairs
-            .iter()
-            .filter(|(a, _)| a == h)
-            .map(|(_, b)| b.as_str())
-            .collect();
-        let peers: Vec<&str> = p
-            .pairs
-            .iter()
-            .filter(|(_, b)| b == h)
-            .map(|(a, _)| a.as_str())
-            .collect();
-        writeln!(out, "  {h}:")?;
-        if tests.is_empty() {
-            writeln!(out, "    runs no test")?;
-        } else {
+        let with = |first: bool| -> Vec<&str> {
+            p.tests
+                .iter()
+                .filter(|(a, b)| if first { a == h } else { b == h })
+                .map(|(a, b)| if first { b.as_str() } else { a.as_str() })
+                .collect()
+        };
+        let (tests, peers) = (with(true), with(false));
+        let site = p.sites.get(h).map(|s| format!(" (site {s})")).unwrap_or_default();
+        writeln!(out, "  {h}{site}:")?;
+        if !tests.is_empty() {
             writeln!(
                 out,
-                "    tests to {}: tcptune evidence, one ssh session each",
+                "    tests with {}: tcptune evidence, one ssh session each",
                 tests.join(", ")
             )?;
         }
-        if peers.is_empty() {
-            writeln!(out, "    is no one's peer")?;
-        } else {
+        if !peers.is_empty() {
             writeln!(
                 out,
                 "    peer for {}: tcptune peer on its address, one ssh session each",
@@ -119,9 +160,16 @@ pub fn write_plan(out: &mut dyn Write, p: &Plan, dry: bool) -> std::io::Result<(
             )?;
         }
     }
-    writeln!(out, "pairs, in order:")?;
-    for (i, (a, b)) in p.pairs.iter().enumerate() {
-        writeln!(out, "  {}. {a} \u{2192} {b}: the peer on {b}, the test on {a}", i + 1)?;
+    writeln!(
+        out,
+        "rounds (each test both ways: the peer on the second host, the test on the first):"
+    )?;
+    for (r, round) in p.rounds.iter().enumerate() {
+        let names: Vec<String> = round
+            .iter()
+            .map(|&i| format!("{} \u{2194} {}", p.tests[i].0, p.tests[i].1))
+            .collect();
+        writeln!(out, "  {}. {}", r + 1, names.join(", "))?;
     }
     writeln!(
         out,
@@ -129,6 +177,31 @@ pub fn write_plan(out: &mut dyn Write, p: &Plan, dry: bool) -> std::io::Result<(
          one test, and leaves nothing behind. The hosts send what they measure; this host computes \
          every setting and route."
     )
+}
+
+/// "15 tests in 9 rounds", "1 test in 1 round".
+fn tests_in_rounds(tests: usize, rounds: usize) -> String {
+    let s = |n: usize| if n == 1 { "" } else { "s" };
+    format!("{tests} test{} in {rounds} round{}", s(tests), s(rounds))
+}
+
+/// A test as it ends, one line: both directions' RTT, rate and class, how long it took.
+pub fn test_line(a: &str, b: &str, r: &Result<(MeshPath, Option<MeshPath>, Duration), String>) -> String {
+    match r {
+        Err(why) => format!("{a} \u{2194} {b}: not measured: {}", text::escape(why)),
+        Ok((there, _, took)) => {
+            let x = &there.advice;
+            format!(
+                "{a} \u{2194} {b}: {} ms, {a} sends {} {}, receives {} {} ({:.0} s)",
+                text::sig(x.rtt_ms, 4),
+                text::rate(x.bandwidth_bps as f64),
+                class_word(x.decision.class),
+                text::rate(x.receive_bandwidth_bps.unwrap_or(x.bandwidth_bps) as f64),
+                class_word(x.receive_decision.class),
+                took.as_secs_f64()
+            )
+        }
+    }
 }
 
 /// A decider as people read it: "h3, 150 ms, 100 Mbit/s, lossy (0.01 % loss)".
@@ -182,13 +255,18 @@ pub fn route_comment(r: &crate::advice::mesh::HostRoute) -> String {
 /// The matrix (each pair, both directions) and each host's changes.
 pub fn write_table(out: &mut dyn Write, m: &Mesh<'_>) -> std::io::Result<()> {
     let ok = m.pairs.iter().filter(|p| p.run.is_ok()).count();
-    let took: Duration = m.pairs.iter().filter_map(|p| p.run.as_ref().ok().map(|r| r.1)).sum();
+    let saved = m.pairs.iter().filter(|p| p.run.is_ok() && p.age_s.is_some()).count();
     writeln!(
         out,
-        "tcptune mesh: {} hosts, {ok} of {} pairs measured in {:.0} s",
+        "tcptune mesh: {} hosts, {ok} of {} paths measured ({}{})",
         m.plan.hosts.len(),
         m.pairs.len(),
-        took.as_secs_f64()
+        tests_in_rounds(m.plan.tests.len() - m.plan.saved.len(), m.plan.rounds.len()),
+        if saved > 0 {
+            format!("; {saved} paths from the state")
+        } else {
+            String::new()
+        }
     )?;
     writeln!(out)?;
     let rows: Vec<[String; 6]> = m
@@ -347,9 +425,12 @@ pub fn write_json(out: &mut dyn Write, m: &Mesh<'_>) -> std::io::Result<()> {
         .map(|p| match &p.run {
             Ok((path, took)) => serde_json::json!({
                 "from": p.from, "to": p.to, "addr": path.addr, "measured": true,
+                "round": p.round, "saved_age_s": p.age_s,
                 "took_s": took.as_secs_f64(), "advice": super::advice::advice_json(&path.advice),
             }),
-            Err(why) => serde_json::json!({"from": p.from, "to": p.to, "measured": false, "why": why}),
+            Err(why) => {
+                serde_json::json!({"from": p.from, "to": p.to, "measured": false, "round": p.round, "why": why})
+            }
         })
         .collect();
     let hosts: Vec<serde_json::Value> = m
@@ -370,11 +451,50 @@ pub fn write_json(out: &mut dyn Write, m: &Mesh<'_>) -> std::io::Result<()> {
     let doc = serde_json::json!({
         "tcptune_version": env!("CARGO_PKG_VERSION"),
         "hosts": m.plan.hosts,
+        "sites": m.plan.sites,
+        "rounds": m.plan.rounds.iter().map(|r| r.iter().map(|&i| [&m.plan.tests[i].0, &m.plan.tests[i].1]).collect::<Vec<_>>()).collect::<Vec<_>>(),
         "pairs": pairs,
         "advice": hosts,
     });
     serde_json::to_writer_pretty(&mut *out, &doc)?;
     writeln!(out)
+}
+
+/// `--output DIR`: DIR/HOST.conf per host, each written atomically where root could trust it.
+pub fn write_files(dir: &Path, advice: &[HostAdvice]) -> Result<(), crate::error::Error> {
+    for h in advice {
+        let file = dir.join(format!("{}.conf", h.host));
+        let mut text = Vec::new();
+        write_sysctl(&mut text, h)
+            .map_err(|e| crate::error::Error::system(format!("cannot render {}: {e}", file.display())))?;
+        crate::fsutil::check_trusted_parent(&file, "--output")?;
+        crate::snapshot::write_atomic(&file, &text, 0o644)
+            .map_err(|e| crate::error::Error::system(format!("cannot write {}: {e}", file.display())))?;
+        eprintln!("tcptune: wrote {}", file.display());
+    }
+    Ok(())
+}
+
+/// `--output DIR`: an existing directory root could trust, where no HOST.conf to be written
+/// is a directory (a real run finds it before it measures, and so does `--dry-run`).
+pub fn check_output(dir: &Path, hosts: &[String]) -> Result<(), crate::error::Error> {
+    if !dir.is_dir() {
+        return Err(crate::error::Error::usage(format!(
+            "--output {}: not a directory (mesh writes one file per host there)",
+            dir.display()
+        )));
+    }
+    crate::fsutil::check_trusted_dir(dir, "--output directory")?;
+    for h in hosts {
+        let file = dir.join(format!("{h}.conf"));
+        if std::fs::symlink_metadata(&file).is_ok_and(|m| m.is_dir()) {
+            return Err(crate::error::Error::usage(format!(
+                "--output: {} is a directory: mesh writes a file there",
+                file.display()
+            )));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

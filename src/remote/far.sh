@@ -139,17 +139,18 @@ fetch() {
   if "$d/tcptune" --version >/dev/null 2>&1; then :; else say "fail the copied tcptune does not run there"; exit 0; fi;
   t=$d/tcptune;
 };
-# The test end of a mesh: the route this host uses toward the peer (as its kernel says), then
-# this tcptune (the near end version, else a copy) measures the path to the peer at ADDR:PORT
+# The other end of a mesh's test (A:ADDR): the route this host uses toward it, as its kernel
+# says — the peer's toward the test end, the test end's toward the peer.
+# The test end of a mesh: this tcptune (the near end version, else a copy) measures the path to the peer at ADDR:PORT
 # and prints its evidence as JSON, each line of it as "= LINE", each line of its stderr as
 # "- LINE", then "end STATUS". It ends with the session (its stdin), as this script does.
+if [ -n "$th" ] && [ "$os" = Linux ]; then
+  r=$(ip route get "$th" 2>/dev/null || /sbin/ip route get "$th" 2>/dev/null);
+  say "peer-route-get ${r%%$nl*}";
+  m=$(ip route get fibmatch "$th" 2>/dev/null || /sbin/ip route get fibmatch "$th" 2>/dev/null);
+  say "peer-route-match ${m%%$nl*}";
+fi;
 if [ "$want" = evidence ]; then
-  if [ "$os" = Linux ]; then
-    r=$(ip route get "$th" 2>/dev/null || /sbin/ip route get "$th" 2>/dev/null);
-    say "peer-route-get ${r%%$nl*}";
-    m=$(ip route get fibmatch "$th" 2>/dev/null || /sbin/ip route get fibmatch "$th" 2>/dev/null);
-    say "peer-route-match ${m%%$nl*}";
-  fi;
   this;
   if [ -z "$t" ]; then fetch; fi;
   tmp || exit 0;

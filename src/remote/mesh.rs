@@ -1,9 +1,10 @@
-//! One ordered pair of `tcptune mesh`: the peer on the far host and the test on the near one,
+//! One test of `tcptune mesh`: the peer on one host and the test on the other (both directions),
 //! each through the user's own SSH with the same far-end script as `advise --ssh`
 //! ([`super::script`]). The peer session starts `tcptune peer` of this version (or a copy of
 //! this tcptune; never an iperf3 server, since the test runs elsewhere), listening on the peer's
 //! address for this one test; the test session runs `tcptune evidence` toward it there and
-//! sends back what it measured, with the route its kernel uses toward the peer. Both sessions
+//! sends back what it measured, with the route its kernel uses toward the peer (and the peer's
+//! session the route its kernel uses back toward the test end). Both sessions
 //! are closed before this returns, whatever happened: nothing is left running or written on
 //! either host.
 
@@ -100,12 +101,18 @@ fn address(host: &str) -> Result<IpAddr, Error> {
         .ok_or_else(|| crate::measure::resolve::cannot_resolve(host, "no address"))
 }
 
-/// What the pair's test end printed, how it routes to the peer, and how long the pair took.
+/// What the pair's test end printed, how each end routes to the other, and how long the pair
+/// took.
 #[derive(Debug, Clone)]
 pub struct PairRun {
     pub reported: Reported,
     /// The route the test end's kernel said it uses toward the peer (Linux).
     pub route: Option<Lookup>,
+    /// The route the peer's kernel said it uses toward the test end (Linux).
+    pub route_back: Option<Lookup>,
+    /// What each kernel said of its route, as the lines came (the test end's, then the
+    /// peer's): kept with the evidence in a mesh's saved state.
+    pub routes_said: [[Option<String>; 2]; 2],
     pub took: Duration,
     /// The peer, as the far host's session said it.
     pub peer: String,
@@ -124,7 +131,12 @@ pub fn run_pair(from: &Reach, to: &Reach, opts: &Options) -> Result<PairRun, Err
         keys: Keys::default(),
         life: opts.life,
         iperf3: false,
-        test: None,
+        // The test end's address: the peer's session says its route there.
+        test: Some(TestAt {
+            host: from.addr,
+            port: 0,
+            ms: 0,
+        }),
     };
     let (peer_open, far) = super::open(&peer)?;
     let result = (|| {
@@ -160,13 +172,15 @@ pub fn run_pair(from: &Reach, to: &Reach, opts: &Options) -> Result<PairRun, Err
                     e
                 }
             })?;
-            Ok((reported, end.peer_route))
+            Ok((reported, end.peer_route, end.peer_route_said))
         });
         test_open.close();
-        let (reported, route) = got?;
+        let (reported, route, said) = got?;
         Ok(PairRun {
             reported,
             route,
+            route_back: far.peer_route.clone(),
+            routes_said: [said, far.peer_route_said.clone()],
             took: Duration::ZERO,
             peer: listening.describe(),
         })
@@ -176,4 +190,25 @@ pub fn run_pair(from: &Reach, to: &Reach, opts: &Options) -> Result<PairRun, Err
         took: started.elapsed(),
         ..r
     })
+}
+
+/// The tests, round by round: each round's at once (a thread each), the next once the last of
+/// this one has ended. `start(round, tests)` is called before each round, `done(test, run)`
+/// as each test ends, from its thread. `tests[i]`: the test end and the peer of test `i`.
+pub fn run_rounds(
+    tests: &[(&Reach, &Reach)],
+    rounds: &[Vec<usize>],
+    opts: &Options,
+    start: &dyn Fn(usize, &[usize]),
+    done: &(dyn Fn(usize, Result<PairRun, Error>) + Sync),
+) {
+    for (r, round) in rounds.iter().enumerate() {
+        start(r, round);
+        std::thread::scope(|s| {
+            for &i in round {
+                let (from, to) = tests[i];
+                s.spawn(move || done(i, run_pair(from, to, opts)));
+            }
+        });
+    }
 }

@@ -15,6 +15,8 @@ pub mod evidence;
 pub mod mesh;
 pub mod plan;
 pub mod prober;
+pub mod saved;
+pub mod schedule;
 pub mod script;
 pub mod ssh;
 
@@ -91,7 +93,8 @@ pub struct Target {
     /// Whether an iperf3 server there may stand in for `tcptune peer` (the user allowed it,
     /// and this host has an iperf3 client to test it with); `tcptune mesh` never allows it.
     pub iperf3: bool,
-    /// With [`Want::Evidence`]: the peer the far end's test aims at.
+    /// With [`Want::Evidence`]: the peer the far end's test aims at; with [`Want::Tcptune`] in
+    /// a mesh: the test end it serves (its address only: the far end says its route there).
     pub test: Option<TestAt>,
 }
 
@@ -113,9 +116,12 @@ pub struct FarEnd {
     /// How it routes back to this host (Linux: ssh's client address, `ip route get` there),
     /// for the far end's `--scope path` advice; None when it did not say.
     pub route_back: Option<crate::route::Lookup>,
-    /// (A test end, [`Want::Evidence`]) How it routes to the peer it measures, as its kernel
-    /// said (`ip route get PEER` there); None when it did not say.
+    /// (A mesh's test end or peer) How it routes to the test's other end, as its kernel said
+    /// (`ip route get ADDR` there); None when it did not say.
     pub peer_route: Option<crate::route::Lookup>,
+    /// What it said of that route: the first lines of `ip route get` and `ip route get
+    /// fibmatch` (bounded; kept for a mesh's saved state, parsed again with [`lookup`]).
+    pub peer_route_said: [Option<String>; 2],
     /// From starting ssh to the peer's port being known.
     pub setup: Duration,
 }
@@ -241,6 +247,7 @@ pub fn start(t: &Target) -> Result<Opening, Error> {
             peer,
             route_back,
             peer_route,
+            peer_route_said: [report.peer_route_get, report.peer_route_match],
             setup: started.elapsed(),
         })
     });
@@ -335,7 +342,11 @@ impl Opening {
 /// What the far end's kernel said of its route to `dest` (`ip route get`, and `fibmatch`,
 /// whose `expires` makes the route one tcptune does not copy), parsed as text from another
 /// machine is; None when it said nothing of `dest`.
-fn lookup(dest: Option<std::net::IpAddr>, get: Option<&str>, matched: Option<&str>) -> Option<crate::route::Lookup> {
+pub fn lookup(
+    dest: Option<std::net::IpAddr>,
+    get: Option<&str>,
+    matched: Option<&str>,
+) -> Option<crate::route::Lookup> {
     let mut l = crate::route::parse_route_get(dest?, get?)?;
     if matched.is_some_and(crate::route::says_expires) {
         l.uncopyable = Some(crate::route::expires(None));

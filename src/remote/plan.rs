@@ -68,6 +68,88 @@ pub fn parse_pairs(list: &str, hosts: &[String]) -> Result<Vec<(String, String)>
     Ok(out)
 }
 
+/// The tests `--pairs` names: each pair once, whichever way round it is named (the first way
+/// kept: its first host runs the test).
+pub fn tests_of(pairs: Vec<(String, String)>) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for (a, b) in pairs {
+        if a != b && !out.iter().any(|(x, y)| (*x == a && *y == b) || (*x == b && *y == a)) {
+            out.push((a, b));
+        }
+    }
+    out
+}
+
+/// The sites of a mesh's hosts (`hosts`, after [`one_per_machine`]; `alias`: a name dropped
+/// → the one kept): from `--site SITE=HOST,...` (`specs`) and inventory groups (`groups`:
+/// each group's name and hosts). Empty when neither names a site; else every host in exactly
+/// one.
+pub fn sites(
+    specs: &[String],
+    groups: &[(String, Vec<String>)],
+    hosts: &[String],
+    alias: &std::collections::BTreeMap<String, String>,
+) -> Result<std::collections::BTreeMap<String, String>, Error> {
+    let mut given: Vec<(String, Vec<String>)> = groups.to_vec();
+    for spec in specs {
+        let bad = |why: &str| Error::usage(format!("--site {}: {why}", text::escape(spec)));
+        let (site, list) = spec.split_once('=').ok_or_else(|| bad("not SITE=HOST,..."))?;
+        let site = site.trim();
+        if site.is_empty()
+            || !site
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_'))
+        {
+            return Err(bad("a site's name is letters, digits, '.', '-', '_'"));
+        }
+        let members: Vec<String> = list
+            .split(',')
+            .map(str::trim)
+            .filter(|h| !h.is_empty())
+            .map(String::from)
+            .collect();
+        if members.is_empty() {
+            return Err(bad("no host"));
+        }
+        given.push((site.to_string(), members));
+    }
+    let mut of = std::collections::BTreeMap::new();
+    let mut names: Vec<&str> = Vec::new();
+    for (site, members) in &given {
+        if names.contains(&site.as_str()) {
+            return Err(Error::usage(format!("site {} given twice", text::escape(site))));
+        }
+        names.push(site);
+        for h in members {
+            let kept = alias.get(h).unwrap_or(h);
+            if !hosts.contains(kept) {
+                return Err(Error::usage(format!(
+                    "site {}: {} is no host of this mesh",
+                    text::escape(site),
+                    text::escape(h)
+                )));
+            }
+            if let Some(other) = of.insert(kept.clone(), site.clone())
+                && other != *site
+            {
+                return Err(Error::usage(format!(
+                    "{} is in two sites, {} and {}: a host sits in one",
+                    text::escape(kept),
+                    text::escape(&other),
+                    text::escape(site)
+                )));
+            }
+        }
+    }
+    if let Some(h) = hosts.iter().find(|h| !of.is_empty() && !of.contains_key(*h)) {
+        return Err(Error::usage(format!(
+            "{} is in no site: give every host its site (--site SITE=HOST,...), or none",
+            text::escape(h)
+        )));
+    }
+    Ok(of)
+}
+
 /// A host of a mesh: its name, its ssh destination.
 pub type Host = (String, String);
 

@@ -15,7 +15,7 @@
 //! | `netns-self NS`, `netns-init NS` (Linux) | /proc/self/ns/net and /proc/1/ns/net (empty when not readable) |
 //! | `key K MODE`, then `= LINE` per line of the value | a running value: Linux K is the file under /proc/sys and MODE its `ls -l` mode, BSD MODE is `-` |
 //! | `key K absent` / `key K unreadable` | no such key / not readable there |
-//! | `peer-route-get R`, `peer-route-match R` (`evidence`, Linux) | the first line of `ip route get ADDR` (and `fibmatch`) toward the peer |
+//! | `peer-route-get R`, `peer-route-match R` (a mesh's test end or peer, Linux) | the first line of `ip route get ADDR` (and `fibmatch`) toward the test's other end |
 //! | `peer none` | no peer asked for: the facts were all |
 //! | `peer tcptune`, then the peer's own line | `tcptune peer` of this version runs; its JSON line says its port |
 //! | `peer iperf3 P` | `iperf3 -s` listens on port P |
@@ -108,7 +108,8 @@ pub struct Ask {
     /// Whether this end has an iperf3 client: an iperf3 server there is no use otherwise.
     pub iperf3_client: bool,
     pub keys: Keys,
-    /// With [`Want::Evidence`]: the peer the test end measures.
+    /// With [`Want::Evidence`]: the peer the test end measures; with [`Want::Tcptune`] in a
+    /// mesh: the test end the peer serves (its address only, for the route toward it).
     pub test: Option<TestAt>,
     /// The address the near end (or the test end) connects to: a peer listens there, else on
     /// the address ssh reached.
@@ -166,13 +167,18 @@ pub fn remote_command(ask: &Ask) -> Result<String, Error> {
     if let Some(b) = ask.bind {
         words.push(format!("B:{b}"));
     }
-    if ask.want == Want::Evidence {
-        let Some(t) = &ask.test else {
+    match (&ask.test, ask.want) {
+        (None, Want::Evidence) => {
             return Err(Error::system("the test end was asked for without its peer"));
-        };
-        words.push(format!("A:{}", t.host));
-        words.push(format!("P:{}", t.port));
-        words.push(format!("T:{}", t.ms));
+        }
+        (Some(t), Want::Evidence) => {
+            words.push(format!("A:{}", t.host));
+            words.push(format!("P:{}", t.port));
+            words.push(format!("T:{}", t.ms));
+        }
+        // A mesh's peer: the test end it serves, whose route there it reports.
+        (Some(t), Want::Tcptune) => words.push(format!("A:{}", t.host)),
+        _ => {}
     }
     Ok(words.join(" "))
 }

@@ -24,84 +24,112 @@ fn recording_ssh(dir: &Path) -> (String, std::path::PathBuf) {
     (script.display().to_string(), log)
 }
 
+/// `tcptune mesh --dry-run --ssh-command SSH ARGS`: its plan, the run checked to succeed.
+fn dry_plan(ssh: &str, args: &[&str]) -> String {
+    let out = tcptune()
+        .args(["mesh", "--dry-run", "--ssh-command", ssh])
+        .args(args)
+        .output()
+        .expect("run");
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 #[test]
 fn the_dry_run_lists_the_pairs_and_what_runs_on_each_host_and_connects_to_none() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (ssh, log) = recording_ssh(dir.path());
-    let out = tcptune()
-        .args(["mesh", "h1", "h2", "h3", "--dry-run", "--ssh-command", &ssh])
-        .output()
-        .expect("run");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let text = String::from_utf8_lossy(&out.stdout);
+    let plan = |args: &[&str]| dry_plan(&ssh, args);
+    // One test a pair (both directions), one at a time without sites, said how to run more.
+    let text = plan(&["h1", "h2", "h3"]);
     assert!(
-        text.starts_with("tcptune mesh: 3 hosts, 6 pairs, one test at a time, about "),
+        text.starts_with("tcptune mesh: 3 hosts, 3 tests in 3 rounds, one at a time, about "),
         "{text}"
     );
-    for (i, (a, b)) in [
-        ("h1", "h2"),
-        ("h1", "h3"),
-        ("h2", "h1"),
-        ("h2", "h3"),
-        ("h3", "h1"),
-        ("h3", "h2"),
-    ]
-    .iter()
-    .enumerate()
-    {
-        let line = format!("  {}. {a} \u{2192} {b}: the peer on {b}, the test on {a}", i + 1);
+    assert!(
+        text.contains("\n  name the sites (--site SITE=HOST,... or --site-groups)"),
+        "{text}"
+    );
+    for (i, (a, b)) in [("h1", "h2"), ("h1", "h3"), ("h2", "h3")].iter().enumerate() {
+        let line = format!("  {}. {a} \u{2194} {b}", i + 1);
         assert!(text.lines().any(|l| l == line), "{line} in {text}");
     }
     assert!(
         text.contains(
-            "  h2:\n    tests to h1, h3: tcptune evidence, one ssh session each\n    peer for h1, h3: tcptune peer"
+            "  h2:\n    tests with h3: tcptune evidence, one ssh session each\n    peer for h1: tcptune peer"
         ),
         "{text}"
     );
-    // --pairs: only those, in the order given.
-    let out = tcptune()
-        .args([
-            "mesh",
-            "h1",
-            "h2",
-            "h3",
-            "--pairs",
-            "h3:h1, h1:h2,h3:h1",
-            "--dry-run",
-            "--ssh-command",
-            &ssh,
-        ])
-        .output()
-        .expect("run");
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.starts_with("tcptune mesh: 3 hosts, 2 pairs"), "{text}");
+    // --pairs: only those, each pair once whichever way round.
+    let text = plan(&["h1", "h2", "h3", "--pairs", "h3:h1, h1:h2,h1:h3"]);
+    assert!(text.starts_with("tcptune mesh: 3 hosts, 2 tests in 2 rounds"), "{text}");
     assert!(
-        text.contains("  1. h3 \u{2192} h1") && text.contains("  2. h1 \u{2192} h2"),
+        text.contains("  1. h3 \u{2194} h1") && text.contains("  2. h1 \u{2194} h2"),
         "{text}"
     );
-    assert!(text.contains("  h2:\n    runs no test\n    peer for h1: "), "{text}");
+    assert!(text.contains("  h3:\n    tests with h1: tcptune evidence"), "{text}");
+    // Sites: tests that share no host and no link between sites at once. Two sites of three:
+    // the 9 tests across take the one link in turn, the 6 within fill the rounds beside them.
+    let six = ["h1", "h2", "h3", "h4", "h5", "h6"];
+    let sited = |extra: &[&str]| {
+        let mut a: Vec<&str> = six.to_vec();
+        a.extend(["--site", "a=h1,h2,h3", "--site", "b=h4,h5,h6"]);
+        a.extend(extra);
+        plan(&a)
+    };
+    let text = sited(&[]);
     assert!(
-        text.contains("  h3:\n    tests to h1: tcptune evidence, one ssh session each\n    is no one's peer"),
+        text.starts_with("tcptune mesh: 6 hosts, 15 tests in 9 rounds, up to 3 at once, about "),
+        "{text}"
+    );
+    assert!(text.contains("  h4 (site b):\n"), "{text}");
+    let rounds: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("  ") && l.contains(". h"))
+        .collect();
+    assert_eq!(rounds.len(), 9, "{text}");
+    for r in &rounds {
+        let across = r
+            .split(", ")
+            .filter(|t| {
+                let ends: Vec<u8> = t.bytes().filter(u8::is_ascii_digit).skip(1).collect();
+                ends.len() == 2 && (ends[0] <= b'3') != (ends[1] <= b'3')
+            })
+            .count();
+        assert!(across <= 1, "one test a round on the link between the sites: {r}");
+    }
+    // --parallel bounds it.
+    let text = sited(&["--parallel", "1"]);
+    assert!(
+        text.starts_with("tcptune mesh: 6 hosts, 15 tests in 15 rounds, one at a time"),
+        "{text}"
+    );
+    let text = plan(&["h1", "h2", "h3", "h4", "--parallel", "2"]);
+    assert!(
+        text.starts_with("tcptune mesh: 4 hosts, 6 tests in 3 rounds, up to 2 at once"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\n  no sites given: tests that share no host run at once, taken to share no link"),
         "{text}"
     );
     // A plan over an hour says so up front, with how to cut it.
-    let many: Vec<String> = (1..=30).map(|n| format!("h{n}")).collect();
-    let out = tcptune()
-        .arg("mesh")
-        .args(&many)
-        .args(["--dry-run", "--ssh-command", &ssh])
-        .output()
-        .expect("run");
-    let text = String::from_utf8_lossy(&out.stdout);
-    let head: Vec<&str> = text.lines().take(2).collect();
+    let many: Vec<String> = (1..=60).map(|n| format!("h{n}")).collect();
+    let many: Vec<&str> = many.iter().map(String::as_str).collect();
+    let text = plan(&many);
+    let head: Vec<&str> = text.lines().take(3).collect();
     assert!(
-        head[0].starts_with("tcptune mesh: 30 hosts, 870 pairs, one test at a time, about "),
+        head[0].starts_with("tcptune mesh: 60 hosts, 1770 tests in 1770 rounds, one at a time, about "),
         "{text}"
     );
     assert!(head[0].contains(" h (dry run"), "{text}");
     assert_eq!(
-        head[1],
-        "  that is over an hour for 870 pairs: cut it with --pairs FROM:TO,... or --group GROUP (an inventory group)"
+        head[2],
+        "  that is over an hour: cut it with --pairs A:B,..., --group GROUP, or name the sites to run more at once"
     );
     // Two names of one machine (the same HostName and port): said, measured once.
     let out = tcptune()
@@ -112,7 +140,7 @@ fn the_dry_run_lists_the_pairs_and_what_runs_on_each_host_and_connects_to_none()
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr),
     );
-    assert!(text.starts_with("tcptune mesh: 2 hosts, 2 pairs"), "{text}");
+    assert!(text.starts_with("tcptune mesh: 2 hosts, 1 test in 1 round"), "{text}");
     assert!(
         err.contains("tcptune: web1 and h1 are one machine (ssh reaches both at h1 port 22): measured once, as h1"),
         "{err}"
@@ -135,27 +163,15 @@ fn an_inventory_gives_the_hosts_ini_or_ansible_inventorys_json() {
          [sites:children]\ndtn\narchive\n[sites:vars]\nansible_ssh_common_args='-F x'\n",
     )
     .expect("write");
-    let plan = |args: &[&str]| {
-        let out = tcptune()
-            .args(["mesh", "--dry-run", "--ssh-command", &ssh])
-            .args(args)
-            .output()
-            .expect("run");
-        assert!(
-            out.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    };
+    let plan = |args: &[&str]| dry_plan(&ssh, args);
     let all = plan(&["--inventory", ini.to_str().expect("utf8")]);
-    assert!(all.starts_with("tcptune mesh: 4 hosts, 12 pairs"), "{all}");
+    assert!(all.starts_with("tcptune mesh: 4 hosts, 6 tests"), "{all}");
     let sites = plan(&["--inventory", ini.to_str().expect("utf8"), "--group", "sites"]);
-    assert!(sites.starts_with("tcptune mesh: 3 hosts, 6 pairs"), "{sites}");
+    assert!(sites.starts_with("tcptune mesh: 3 hosts, 3 tests"), "{sites}");
     assert!(!sites.contains("lonely"), "{sites}");
     // Named hosts join the inventory's, each once.
     let more = plan(&["h9", "h1", "--inventory", ini.to_str().expect("utf8"), "--group", "dtn"]);
-    assert!(more.starts_with("tcptune mesh: 3 hosts, 6 pairs"), "{more}");
+    assert!(more.starts_with("tcptune mesh: 3 hosts, 3 tests"), "{more}");
     let json = dir.path().join("inventory.json");
     std::fs::write(
         &json,
@@ -164,13 +180,13 @@ fn an_inventory_gives_the_hosts_ini_or_ansible_inventorys_json() {
     )
     .expect("write");
     let j = plan(&["--inventory", json.to_str().expect("utf8")]);
-    assert!(j.starts_with("tcptune mesh: 2 hosts, 2 pairs"), "{j}");
+    assert!(j.starts_with("tcptune mesh: 2 hosts, 1 test in"), "{j}");
     // A byte-order mark, as some editors write one, is no part of the first name.
     let bom = dir.path().join("bom.ini");
     std::fs::write(&bom, "\u{feff}h1\nh2\n").expect("write");
     let b = plan(&["--inventory", bom.to_str().expect("utf8")]);
     assert!(
-        b.starts_with("tcptune mesh: 2 hosts, 2 pairs") && b.contains("  h1:\n"),
+        b.starts_with("tcptune mesh: 2 hosts, 1 test in") && b.contains("  h1:\n"),
         "{b}"
     );
     assert!(!log.exists());
@@ -256,7 +272,7 @@ fn bad_hosts_pairs_and_inventories_are_one_line_exit_2_before_anything_runs() {
     assert!(!log.exists(), "ssh ran: {:?}", std::fs::read_to_string(&log));
 }
 
-/// A stand-in `ssh` for a mesh of h1 to h4 (no root, no sshd): `-G` names 198.18.10.N; h4
+/// A stand-in `ssh` for a mesh of h1 to h5 (no root, no sshd): `-G` names 198.18.10.N; h5
 /// refuses every connection; any other session runs the real far-end script here, as its
 /// login shell would, with DIR/bin first on its PATH: a `tcptune` that is this one but
 /// measures with the fake prober (the path to 198.18.10.N as `spec_for` says), and passes
@@ -266,7 +282,7 @@ fn bad_hosts_pairs_and_inventories_are_one_line_exit_2_before_anything_runs() {
 fn mesh_stand_in(dir: &Path) -> String {
     let d = dir.display();
     std::fs::create_dir_all(dir.join("bin")).expect("bin");
-    for h in 1..=4 {
+    for h in 1..=5 {
         std::fs::create_dir_all(dir.join(format!("tmp-h{h}"))).expect("tmp");
     }
     super::write_script(
@@ -305,7 +321,7 @@ echo "$a dev $(cat '{d}'/dev 2>/dev/null || echo wan0) src 127.0.0.1 uid 0"
             r#"#!/bin/sh
 dest=; prev=; for a; do if [ "$prev" = "--" ] && [ -z "$dest" ]; then dest=$a; fi; prev=$a; remote=$a; done
 case " $* " in *" -G "*) echo "hostname 198.18.10.${{dest#h}}"; echo "port 22"; exit 0;; esac
-if [ "$dest" = h4 ]; then echo "ssh: connect to host 198.18.10.4 port 22: Connection refused" >&2; exit 255; fi
+if [ "$dest" = h5 ]; then echo "ssh: connect to host 198.18.10.5 port 22: Connection refused" >&2; exit 255; fi
 export TCPTUNE_TEST_SELF=$dest SSH_CONNECTION="127.0.0.1 40000 127.0.0.1 22" TMPDIR='{d}'/tmp-$dest
 export PATH='{d}'/bin:$PATH
 exec sh -c "$remote"
@@ -329,7 +345,7 @@ fn a_hostile_test_end_sends_evidence_only_and_loses_its_own_pair_at_most() {
     let write = |name: &str, text: &str| std::fs::write(dir.path().join(name), text).expect("write");
     write("dev", "x$(id)");
     write(
-        "rewrite-h2-1.jq",
+        "rewrite-h1-2.jq",
         r#". + {"settings": [{"key": "net.ipv4.ip_forward", "value": "1\nkernel.x = 1", "label": "receive max",
               "action": {"kind": "set"}, "stage": "runtime", "why": "6 × BDP"}],
             "route": {"dest": "198.18.10.3", "algorithm": "reno", "prior": {"dst": "198.18.10.1", "dst_len": 32,
@@ -339,10 +355,11 @@ fn a_hostile_test_end_sends_evidence_only_and_loses_its_own_pair_at_most() {
          | .measurement.link.interface = "{{ lookup('pipe', 'id') }}""#,
     );
     write("rewrite-h2-3.jq", r#".measurement.addr = "198.18.10.1""#);
-    write("rewrite-h3-1.jq", r#".measurement.rtt.min_ms = 1e308"#);
-    write("hang-h3-2", "");
+    write("rewrite-h1-4.jq", r#".measurement.rtt.min_ms = 1e308"#);
+    write("hang-h2-4", "");
     let out_dir = dir.path().join("out");
     std::fs::create_dir(&out_dir).expect("mkdir");
+    let state = dir.path().join("state/mesh.jsonl");
     let run = |format: &str| {
         tcptune()
             .args([
@@ -351,6 +368,7 @@ fn a_hostile_test_end_sends_evidence_only_and_loses_its_own_pair_at_most() {
                 "h2",
                 "h3",
                 "h4",
+                "h5",
                 "--test-time",
                 "1s",
                 "--ssh-command",
@@ -358,6 +376,8 @@ fn a_hostile_test_end_sends_evidence_only_and_loses_its_own_pair_at_most() {
             ])
             .args(["--format", format, "--output"])
             .arg(&out_dir)
+            .arg("--state")
+            .arg(&state)
             .output()
             .expect("run")
     };
@@ -367,25 +387,20 @@ fn a_hostile_test_end_sends_evidence_only_and_loses_its_own_pair_at_most() {
     let err = String::from_utf8_lossy(&table.stderr);
     let text = String::from_utf8_lossy(&table.stdout);
     assert_eq!(table.status.code(), Some(4), "{err}");
-    assert!(err.contains("tcptune: h4: skipped: "), "{err}");
+    assert!(err.contains("tcptune: h5: skipped: "), "{err}");
+    assert!(err.contains("h1 \u{2194} h5: skipped: h5 did not answer"), "{err}");
     assert!(
-        err.contains("[3/12] h1 \u{2192} h4: skipped: h4 did not answer"),
+        err.contains("h2 \u{2194} h3: not measured: ssh h2: its evidence is of 198.18.10.1, not the peer 198.18.10.3"),
         "{err}"
     );
     assert!(
-        err.contains(
-            "[5/12] h2 \u{2192} h3: skipped: ssh h2: its evidence is of 198.18.10.1, not the peer 198.18.10.3"
-        ),
+        err.contains("h1 \u{2194} h4: not measured: ssh h1: its evidence gives min_ms = 1e308"),
         "{err}"
     );
-    assert!(
-        err.contains("[7/12] h3 \u{2192} h1: skipped: ssh h3: its evidence gives min_ms = 1e308"),
-        "{err}"
-    );
-    // The hung test end costs about twice the pair's estimate (2 × (6 s + 2 × 1 s)), not its
+    // The hung test end costs about twice the test's estimate (2 × (6 s + 2 × 1 s)), not its
     // peer's lifetime, and leaves nothing running.
     assert!(
-        err.contains("[8/12] h3 \u{2192} h2: skipped: ssh h3: its test gave no evidence within 16 s"),
+        err.contains("h2 \u{2194} h4: not measured: ssh h2: its test gave no evidence within 16 s"),
         "{err}"
     );
     assert!(took < std::time::Duration::from_secs(90), "{took:?}");
@@ -394,14 +409,17 @@ fn a_hostile_test_end_sends_evidence_only_and_loses_its_own_pair_at_most() {
         .output()
         .expect("pgrep");
     assert!(left.stdout.is_empty(), "a hung test end outlived its session");
-    for h in 1..=4 {
+    for h in 1..=5 {
         let tmp: Vec<_> = std::fs::read_dir(dir.path().join(format!("tmp-h{h}")))
             .expect("tmp")
             .collect();
         assert!(tmp.is_empty(), "h{h} kept {tmp:?}");
     }
-    assert!(err.contains("9 of 12 pairs not measured"), "{err}");
-    // h2 → h1 was measured and advised here: nothing it added is in any output.
+    // Three tests of ten measured, each both ways: h1–h2, h1–h3, h3–h4.
+    assert!(err.contains("14 of 20 paths not measured"), "{err}");
+    // h1 → h2 was measured and advised here, and h2 → h1 from the same test: nothing h1 added
+    // is in any output.
+    assert!(text.contains("h1 \u{2192} h2  80 ms"), "{text}");
     assert!(text.contains("h2 \u{2192} h1  80 ms"), "{text}");
     for shown in [&text, &err] {
         assert!(!shown.contains("ip_forward") && !shown.contains('\u{1b}'), "{shown}");
@@ -429,12 +447,100 @@ fn a_hostile_test_end_sends_evidence_only_and_loses_its_own_pair_at_most() {
         h1.contains(" dev 'x$(id)' proto 116 scope link src 127.0.0.1 congctl "),
         "{h1}"
     );
-    assert!(!out_dir.join("h3.conf").exists() && !out_dir.join("h4.conf").exists());
+    assert!(!out_dir.join("h5.conf").exists());
+    // Every test measured is saved as it came: a resumed run measures only the others, and
+    // advises the same from what it saved.
+    let saved = std::fs::read_to_string(&state).expect("state");
+    assert_eq!(saved.lines().count(), 3, "the tests that advise: h1–h2, h1–h3, h3–h4");
+    std::fs::remove_file(dir.path().join("hang-h2-4")).expect("rm");
+    let again = tcptune()
+        .args([
+            "mesh",
+            "h1",
+            "h2",
+            "h3",
+            "h4",
+            "--test-time",
+            "1s",
+            "--ssh-command",
+            &ssh,
+            "--resume",
+            "--state",
+        ])
+        .arg(&state)
+        .output()
+        .expect("run");
+    let err2 = String::from_utf8_lossy(&again.stderr);
+    let text2 = String::from_utf8_lossy(&again.stdout);
+    assert!(err2.contains("tcptune mesh: 4 hosts, 3 tests in "), "{err2}");
+    assert!(err2.contains("  3 tests taken from the state (--resume)"), "{err2}");
+    assert!(
+        !err2.contains("h1 \u{2194} h2:") && err2.contains("h2 \u{2194} h4: 5 ms"),
+        "{err2}"
+    );
+    assert!(
+        text2.contains("h1 \u{2192} h2  80 ms") && text2.contains("h2 \u{2192} h4  5 ms"),
+        "{text2}"
+    );
+    let planted = |text: &str| {
+        std::fs::write(&state, text).expect("write");
+        let out = tcptune()
+            .args([
+                "mesh",
+                "h1",
+                "h2",
+                "--test-time",
+                "1s",
+                "--ssh-command",
+                &ssh,
+                "--resume",
+                "--state",
+            ])
+            .arg(&state)
+            .output()
+            .expect("run");
+        let shown = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(!shown.contains("ip_forward") && !shown.contains('\u{1b}'), "{shown}");
+        (out.status.code(), shown)
+    };
+    // A state file's line is evidence again: what else it holds is never read, its words are
+    // escaped, and evidence a live test would refuse is measured again.
+    let first = saved
+        .lines()
+        .find(|l| l.contains(r#""a":"h1","b":"h2""#))
+        .expect("h1–h2 saved");
+    let extra = first.replacen(
+        r#""a":"h1""#,
+        r#""settings":[{"key":"net.ipv4.ip_forward","value":"1"}],"a":"h1""#,
+        1,
+    );
+    let cut = "{\"tcptune_mesh_state\":1,\"a\":\"\u{1b}[2J$(id)\n";
+    let (code, shown) = planted(&format!("{extra}\n{cut}"));
+    assert_eq!(code, Some(0), "{shown}");
+    assert!(
+        shown.contains("  1 tests taken from the state") || shown.contains("  1 test taken from the state"),
+        "{shown}"
+    );
+    assert!(shown.contains("skipped line 2: "), "{shown}");
+    let tampered = first.replacen(r#"\"min_ms\":"#, r#"\"min_ms\":1e308,\"was\":"#, 1);
+    assert_ne!(tampered, first, "the saved evidence has an RTT");
+    let (code, shown) = planted(&tampered);
+    assert_eq!(code, Some(0), "{shown}");
+    assert!(
+        shown.contains("tcptune: --state: h1 \u{2194} h2: ssh h1: its evidence gives min_ms = 1e308")
+            && shown.contains(": measured again\n"),
+        "{shown}"
+    );
+    assert!(shown.contains("[1/1] h1 \u{2194} h2: 80 ms"), "{shown}");
     // JSON: each pair's advice made here; the playbook: a play per host, on `all`, ended at
     // once on every other host, its routes read back from the host's own record.
     let json = run("json");
     let v: serde_json::Value = serde_json::from_slice(&json.stdout).expect("json");
-    assert_eq!(v["pairs"].as_array().map(Vec::len), Some(12));
+    assert_eq!(v["pairs"].as_array().map(Vec::len), Some(20));
     let keys: Vec<&str> = v["advice"][1]["settings"]
         .as_array()
         .expect("settings")
@@ -449,10 +555,6 @@ fn a_hostile_test_end_sends_evidence_only_and_loses_its_own_pair_at_most() {
     assert!(book.contains(r#""dev", "x$(id)", "proto""#), "{book}");
     assert!(book.contains("when: inventory_hostname != 'h1'"), "{book}");
     assert!(
-        !book.contains("hosts: \"h1\"") && book.matches("  hosts: all\n").count() == 2,
-        "{book}"
-    );
-    assert!(
         !book.contains("198.18.99.1") && !book.contains("ip_forward") && !book.contains('\u{1b}'),
         "{book}"
     );
@@ -463,6 +565,7 @@ fn a_hostile_test_end_sends_evidence_only_and_loses_its_own_pair_at_most() {
 /// offers: the host's tcp_allowed_congestion_control is widened for the lab's life and put back.
 struct MeshLab {
     name: String,
+    script: std::path::PathBuf,
     env: std::collections::BTreeMap<String, String>,
     allowed: String,
     _quiet: crate::lab_support::Quiet,
@@ -471,9 +574,19 @@ struct MeshLab {
 impl MeshLab {
     /// The lab, every host on the kernel's stock buffers and CUBIC.
     fn up(pairs: &[&str]) -> Self {
+        let args: Vec<String> = pairs
+            .iter()
+            .flat_map(|p| ["--pair".to_string(), (*p).to_string()])
+            .collect();
+        Self::start("mesh.sh", &args, 3)
+    }
+
+    /// `lab/SCRIPT up NAME --bin TCPTUNE ARGS`, its `hosts` on the kernel's stock buffers and
+    /// CUBIC.
+    fn start(script: &str, args: &[String], hosts: u8) -> Self {
         let quiet = crate::lab_support::quiet_host();
         let name = format!("tm{}", std::process::id() % 100_000);
-        let script = crate::lab_support::repo().join("lab/mesh.sh");
+        let script = crate::lab_support::repo().join("lab").join(script);
         let host_sysctl = |k: &str| {
             let out = std::process::Command::new("sysctl")
                 .args(["-n", k])
@@ -483,6 +596,7 @@ impl MeshLab {
         };
         let mut lab = Self {
             name,
+            script: script.clone(),
             env: Default::default(),
             allowed: host_sysctl("net.ipv4.tcp_allowed_congestion_control"),
             _quiet: quiet,
@@ -496,17 +610,17 @@ impl MeshLab {
             ok.success(),
             "cannot widen tcp_allowed_congestion_control to {available}"
         );
-        let mut c = std::process::Command::new("bash");
-        c.arg(&script)
+        let out = std::process::Command::new("bash")
+            .arg(&script)
             .args(["up", &lab.name, "--bin"])
-            .arg(assert_cmd::cargo::cargo_bin("tcptune"));
-        for p in pairs {
-            c.args(["--pair", p]);
-        }
-        let out = c.output().expect("lab/mesh.sh");
+            .arg(assert_cmd::cargo::cargo_bin("tcptune"))
+            .args(args)
+            .output()
+            .expect("lab script");
         assert!(
             out.status.success(),
-            "lab/mesh.sh up: {}",
+            "{} up: {}",
+            script.display(),
             String::from_utf8_lossy(&out.stderr)
         );
         let env = std::process::Command::new("bash")
@@ -517,9 +631,9 @@ impl MeshLab {
         lab.env = String::from_utf8_lossy(&env.stdout)
             .lines()
             .filter_map(|l| l.split_once('='))
-            .map(|(k, v)| (k.to_string(), v.trim_matches('\'').to_string()))
+            .map(|(k, v)| (k.to_string(), v.trim_matches('\'').replace("\\ ", " ")))
             .collect();
-        for n in 1..=3 {
+        for n in 1..=hosts {
             lab.sh(
                 n,
                 "sysctl -qw net.ipv4.tcp_rmem='4096 131072 6291456' net.ipv4.tcp_wmem='4096 16384 4194304' \
@@ -532,7 +646,7 @@ impl MeshLab {
     fn var(&self, k: &str) -> &str {
         self.env
             .get(k)
-            .map_or_else(|| panic!("lab/mesh.sh env has no {k}"), String::as_str)
+            .map_or_else(|| panic!("the lab's env has no {k}"), String::as_str)
     }
 
     fn ns(&self, n: u8) -> String {
@@ -569,7 +683,7 @@ impl MeshLab {
 impl Drop for MeshLab {
     fn drop(&mut self) {
         let _ = std::process::Command::new("bash")
-            .arg(crate::lab_support::repo().join("lab/mesh.sh"))
+            .arg(&self.script)
             .args(["down", &self.name])
             .output();
         let _ = std::process::Command::new("sysctl")
@@ -631,12 +745,13 @@ fn a_three_host_mesh_advises_each_host_from_both_its_paths_and_ansible_applies_a
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(out.status.success(), "{err}");
     eprintln!("mesh took {:.1} s:\n{err}", t.elapsed().as_secs_f64());
-    // Each pair measured across its own line (not the control host's link), one at a time.
-    for (k, (a, b)) in [(1, 2), (1, 3), (2, 1), (2, 3), (3, 1), (3, 2)].into_iter().enumerate() {
-        let head = format!("[{}/6] h{a} \u{2192} h{b}: ", k + 1);
+    // Each pair measured once (both ways) across its own line (not the control host's link),
+    // one at a time (no sites given).
+    for (a, b) in [(1, 2), (1, 3), (2, 3)] {
+        let head = format!("h{a} \u{2194} h{b}: ");
         let said = err
             .lines()
-            .filter_map(|l| l.strip_prefix(&head))
+            .filter_map(|l| l.split_once("] ").and_then(|(_, l)| l.strip_prefix(&head)))
             .find(|l| l.contains(" ms, "))
             .unwrap_or_else(|| panic!("{head}: {err}"));
         let rtt: f64 = said.split(" ms").next().and_then(|x| x.parse().ok()).expect("rtt");
@@ -855,4 +970,178 @@ fn a_three_host_mesh_advises_each_host_from_both_its_paths_and_ansible_applies_a
             "h{n}: a route left after revert:\n{revert}"
         );
     }
+}
+
+/// Issue 46: six hosts in two sites (a LAN of 100 Mbit/s in each, one 20 ms line of 50 Mbit/s
+/// between them that all nine pairs across share). The mesh runs one test a pair, tests that
+/// share no host and no link at once: each path reads within 10 % of the same path measured one
+/// test at a time, and each host's advice is the same; a resumed mesh measures only the tests
+/// its state lacks. The times are printed (the benchmark's are in BENCHMARKS.md).
+#[test]
+#[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
+fn a_fleet_in_two_sites_measured_at_once_reads_as_one_at_a_time_and_resumes() {
+    let args: Vec<String> = [
+        "--site",
+        "a:3",
+        "--site",
+        "b:3",
+        "--link",
+        "a-b:20ms:50mbit",
+        "--lan",
+        "100mbit",
+    ]
+    .map(String::from)
+    .to_vec();
+    let lab = MeshLab::start("fleet.sh", &args, 6);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ssh = format!("ssh -F {}", lab.var("SSH_CONFIG"));
+    let inv = lab.var("INVENTORY").to_string();
+    let mesh = |extra: &[&str], state: &Path| {
+        let t = std::time::Instant::now();
+        let out = tcptune()
+            .args([
+                "mesh",
+                "--inventory",
+                &inv,
+                "--ssh-command",
+                &ssh,
+                "--test-time",
+                "3s",
+                "--format",
+                "json",
+            ])
+            .args(extra)
+            .arg("--state")
+            .arg(state)
+            .output()
+            .expect("mesh");
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{err}");
+        eprintln!("mesh {extra:?} took {:.1} s:\n{err}", t.elapsed().as_secs_f64());
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        (v, err, t.elapsed())
+    };
+    let at_once_state = dir.path().join("at-once.jsonl");
+    let (at_once, err, t_at_once) = mesh(&["--site-groups", "a,b"], &at_once_state);
+    assert!(
+        err.starts_with("tcptune mesh: 6 hosts, 15 tests in 9 rounds, up to 3 at once, "),
+        "{err}"
+    );
+    // No round ran two tests across the line.
+    for round in at_once["rounds"].as_array().expect("rounds") {
+        let across = round
+            .as_array()
+            .expect("round")
+            .iter()
+            .filter(|t| {
+                let site = |h: &serde_json::Value| at_once["sites"][h.as_str().expect("name")].clone();
+                site(&t[0]) != site(&t[1])
+            })
+            .count();
+        assert!(across <= 1, "{round}");
+    }
+    let (alone, _, t_alone) = mesh(&["--parallel", "1"], &dir.path().join("alone.jsonl"));
+    eprintln!(
+        "15 tests: at once {:.1} s, one at a time {:.1} s",
+        t_at_once.as_secs_f64(),
+        t_alone.as_secs_f64()
+    );
+    let paths = |v: &serde_json::Value| -> std::collections::BTreeMap<(String, String), (f64, f64)> {
+        v["pairs"]
+            .as_array()
+            .expect("pairs")
+            .iter()
+            .map(|p| {
+                assert_eq!(p["measured"], true, "{p:#}");
+                let a = &p["advice"];
+                (
+                    (
+                        p["from"].as_str().expect("from").to_string(),
+                        p["to"].as_str().expect("to").to_string(),
+                    ),
+                    (
+                        a["bandwidth_bps"].as_f64().expect("rate"),
+                        a["rtt_ms"].as_f64().expect("rtt"),
+                    ),
+                )
+            })
+            .collect()
+    };
+    let (x, y) = (paths(&at_once), paths(&alone));
+    assert_eq!(x.len(), 30, "every path both ways");
+    for (k, (rate, rtt)) in &x {
+        let (r1, t1) = y[k];
+        eprintln!(
+            "{} → {}: at once {rate:.4e} bit/s {rtt:.2} ms, alone {r1:.4e} bit/s {t1:.2} ms",
+            k.0, k.1
+        );
+        // Across the sites, where the round's other tests would show: within 10 %. Within a
+        // site (0.2 ms) the rate rests on the one or two readings of a startup shorter than the
+        // sampler's 20 ms, and two runs alone differ by up to 21 % (BENCHMARKS.md "A fleet's
+        // mesh at scale"): there, the rate is held to that, and the advice below to the same.
+        let within = if *rtt >= 1.0 { 0.10 } else { 0.25 };
+        assert!((rate / r1 - 1.0).abs() <= within, "{k:?}: at once {rate}, alone {r1}");
+    }
+    // Each host's advice the same: the keys it changes, its congestion control and routes, its
+    // sizes within 10 %.
+    let advice = |v: &serde_json::Value| -> std::collections::BTreeMap<String, Vec<(String, String)>> {
+        v["advice"]
+            .as_array()
+            .expect("advice")
+            .iter()
+            .map(|h| {
+                let settings = h["settings"]
+                    .as_array()
+                    .expect("settings")
+                    .iter()
+                    .map(|s| {
+                        (
+                            s["key"].as_str().unwrap_or("").to_string(),
+                            s["value"].as_str().unwrap_or("").to_string(),
+                        )
+                    })
+                    .collect();
+                (h["host"].as_str().expect("host").to_string(), settings)
+            })
+            .collect()
+    };
+    let (ax, ay) = (advice(&at_once), advice(&alone));
+    assert_eq!(ax.len(), 6);
+    for (host, settings) in &ax {
+        let other = &ay[host];
+        assert_eq!(settings.len(), other.len(), "{host}");
+        for ((k, v), (k1, v1)) in settings.iter().zip(other) {
+            assert_eq!(k, k1, "{host}");
+            let nums = |s: &str| {
+                s.split_whitespace()
+                    .filter_map(|w| w.parse::<f64>().ok())
+                    .collect::<Vec<_>>()
+            };
+            let (n, n1) = (nums(v), nums(v1));
+            if n.is_empty() || n.len() != n1.len() {
+                assert_eq!(v, v1, "{host}: {k}");
+            } else {
+                for (a, b) in n.iter().zip(&n1) {
+                    assert!(
+                        (a - b).abs() <= 0.10 * a.max(*b),
+                        "{host}: {k} = {v} at once, {v1} alone"
+                    );
+                }
+            }
+        }
+    }
+    // Resume: the state kept 15 tests; cut to 5, a resumed run measures the other 10 only.
+    let text = std::fs::read_to_string(&at_once_state).expect("state");
+    assert_eq!(text.lines().count(), 15);
+    let kept: Vec<&str> = text.lines().take(5).collect();
+    std::fs::write(&at_once_state, kept.join("\n") + "\n").expect("write");
+    let (resumed, err, _) = mesh(&["--site-groups", "a,b", "--resume"], &at_once_state);
+    assert!(err.contains("  5 tests taken from the state (--resume)"), "{err}");
+    assert_eq!(err.lines().filter(|l| l.starts_with('[')).count(), 10, "{err}");
+    assert!(err.contains("[10/10] "), "{err}");
+    assert_eq!(paths(&resumed).len(), 30);
+    assert_eq!(
+        std::fs::read_to_string(&at_once_state).expect("state").lines().count(),
+        15
+    );
 }
