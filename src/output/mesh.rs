@@ -104,7 +104,7 @@ pub fn write_plan(out: &mut dyn Write, p: &Plan, dry: bool) -> std::io::Result<(
         p.hosts.len(),
         tests_in_rounds(to_run, p.rounds.len()),
         about(p.estimate()),
-        if dry { " (dry run: nothing is measured)" } else { "" }
+        if dry { "\n  dry run: nothing is measured" } else { "" }
     )?;
     if !p.saved.is_empty() {
         let n = p.saved.len();
@@ -117,7 +117,7 @@ pub fn write_plan(out: &mut dyn Write, p: &Plan, dry: bool) -> std::io::Result<(
     if p.sites.is_empty() && p.parallel == 1 && p.tests.len() > 1 {
         writeln!(
             out,
-            "  name the sites (--site SITE=HOST,... or --site-groups) to run tests that share no host and no link at once"
+            "  one at a time: name the sites (--site, --site-groups) to run more at once"
         )?;
     } else if p.sites.is_empty() && p.parallel > 1 {
         writeln!(
@@ -128,7 +128,7 @@ pub fn write_plan(out: &mut dyn Write, p: &Plan, dry: bool) -> std::io::Result<(
     if p.estimate() > LONG_RUN {
         writeln!(
             out,
-            "  that is over an hour: cut it with --pairs A:B,..., --group GROUP, or name the sites to run more at once"
+            "  over an hour: cut it with --pairs or --group, or name the sites (--site)"
         )?;
     }
     if !dry {
@@ -162,7 +162,7 @@ pub fn write_plan(out: &mut dyn Write, p: &Plan, dry: bool) -> std::io::Result<(
     }
     writeln!(
         out,
-        "rounds (each test both ways: the peer on the second host, the test on the first):"
+        "rounds (the test on the first host, the peer on the second; both ways):"
     )?;
     for (r, round) in p.rounds.iter().enumerate() {
         let names: Vec<String> = round
@@ -173,9 +173,9 @@ pub fn write_plan(out: &mut dyn Write, p: &Plan, dry: bool) -> std::io::Result<(
     }
     writeln!(
         out,
-        "Each session runs tcptune there (this version, else a copy of this binary sent over it), for \
-         one test, and leaves nothing behind. The hosts send what they measure; this host computes \
-         every setting and route."
+        "Each session runs tcptune there (this version, else a copy of this binary sent\n\
+         over it), for one test, and leaves nothing behind. The hosts send what they\n\
+         measure; this host computes every setting and route."
     )
 }
 

@@ -248,6 +248,51 @@ mod tests {
     }
 
     #[test]
+    fn sites_put_every_host_in_one_or_say_which_is_not() {
+        let h = hosts(&["h1", "h2", "h3", "h4"]);
+        let alias: std::collections::BTreeMap<String, String> = [("web1".to_string(), "h1".to_string())].into();
+        let specs = |v: &[&str]| v.iter().map(ToString::to_string).collect::<Vec<_>>();
+        let of = sites(&specs(&["a=web1,h2", "b = h3, h4"]), &[], &h, &alias).expect("sites");
+        assert_eq!(
+            of.get("h1").map(String::as_str),
+            Some("a"),
+            "a name of a machine stands for it"
+        );
+        assert_eq!(of.get("h4").map(String::as_str), Some("b"));
+        // Inventory groups are sites too, and none at all is none.
+        let groups = [
+            ("g1".to_string(), hosts(&["h1", "h2"])),
+            ("g2".to_string(), hosts(&["h3", "h4"])),
+        ];
+        assert_eq!(sites(&[], &groups, &h, &alias).expect("groups").len(), 4);
+        assert!(sites(&[], &[], &h, &alias).expect("none").is_empty());
+        for (given, why) in [
+            (&["a=h1,h2,h3"][..], "h4 is in no site"),
+            (&["a=h1,h2", "b=h2,h3,h4"][..], "h2 is in two sites, a and b"),
+            (&["a=h1,h2", "a=h3,h4"][..], "site a given twice"),
+            (&["a=h1,h9", "b=h2,h3,h4"][..], "h9 is no host of this mesh"),
+            (&["a;id=h1,h2,h3,h4"][..], "a site's name is"),
+            (&["a"][..], "not SITE=HOST"),
+            (&["a="][..], "no host"),
+        ] {
+            let e = sites(&specs(given), &[], &h, &alias).expect_err(why);
+            assert!(e.message().contains(why), "{given:?}: {}", e.message());
+        }
+        // A host's name with a terminal escape is said escaped.
+        let e = sites(&specs(&["a=h1,\u{1b}[2J"]), &[], &h, &alias).expect_err("escape");
+        assert!(!e.message().contains('\u{1b}'), "{}", e.message());
+    }
+
+    #[test]
+    fn a_pair_named_either_way_round_is_one_test() {
+        let p = |a: &str, b: &str| (a.to_string(), b.to_string());
+        assert_eq!(
+            tests_of(vec![p("h3", "h1"), p("h1", "h2"), p("h1", "h3"), p("h2", "h2")]),
+            [p("h3", "h1"), p("h1", "h2")]
+        );
+    }
+
+    #[test]
     fn two_names_of_one_machine_are_found_by_host_name_and_port() {
         let at = |h: &str, p: Option<u16>| (h.to_string(), p);
         let e = vec![

@@ -51,9 +51,10 @@ fn the_dry_run_lists_the_pairs_and_what_runs_on_each_host_and_connects_to_none()
         "{text}"
     );
     assert!(
-        text.contains("\n  name the sites (--site SITE=HOST,... or --site-groups)"),
+        text.contains("\n  one at a time: name the sites (--site, --site-groups) to run more at once\n"),
         "{text}"
     );
+    assert!(text.lines().all(|l| l.chars().count() <= 80), "80 columns: {text}");
     for (i, (a, b)) in [("h1", "h2"), ("h1", "h3"), ("h2", "h3")].iter().enumerate() {
         let line = format!("  {}. {a} \u{2194} {b}", i + 1);
         assert!(text.lines().any(|l| l == line), "{line} in {text}");
@@ -121,15 +122,16 @@ fn the_dry_run_lists_the_pairs_and_what_runs_on_each_host_and_connects_to_none()
     let many: Vec<String> = (1..=60).map(|n| format!("h{n}")).collect();
     let many: Vec<&str> = many.iter().map(String::as_str).collect();
     let text = plan(&many);
-    let head: Vec<&str> = text.lines().take(3).collect();
+    let head: Vec<&str> = text.lines().take(4).collect();
     assert!(
         head[0].starts_with("tcptune mesh: 60 hosts, 1770 tests in 1770 rounds, one at a time, about "),
         "{text}"
     );
-    assert!(head[0].contains(" h (dry run"), "{text}");
+    assert!(head[0].ends_with(" h"), "{text}");
+    assert_eq!(head[1], "  dry run: nothing is measured");
     assert_eq!(
-        head[2],
-        "  that is over an hour: cut it with --pairs A:B,..., --group GROUP, or name the sites to run more at once"
+        head[3],
+        "  over an hour: cut it with --pairs or --group, or name the sites (--site)"
     );
     // Two names of one machine (the same HostName and port): said, measured once.
     let out = tcptune()
@@ -250,6 +252,15 @@ fn bad_hosts_pairs_and_inventories_are_one_line_exit_2_before_anything_runs() {
         (vec!["--inventory", &pattern], "host patterns (web[01:50]) are not read"),
         (vec!["h1", "h2", "--group", "x"], "--inventory"),
         (vec!["h1", "h2", "--output", &file], "not a directory"),
+        (vec!["h1", "h2", "h3", "--site", "a=h1,h2"], "h3 is in no site"),
+        (
+            vec!["h1", "h2", "--site", "a=h1", "--site", "b=h1,h2"],
+            "h1 is in two sites, a and b",
+        ),
+        (vec!["h1", "h2", "--site", "a$(id)=h1,h2"], "a site's name is letters"),
+        (vec!["h1", "h2", "--site-groups", "a"], "--inventory"),
+        (vec!["h1", "h2", "--parallel", "0"], "--parallel"),
+        (vec!["h1", "h2", "--max-age", "1d"], "--resume"),
     ];
     for (args, says) in cases {
         let out = tcptune()
