@@ -29,7 +29,7 @@ pub fn run(args: &MeshArgs, _ctx: &Context, out: &mut dyn Write) -> anyhow::Resu
     let (hosts, same) = one_per_machine(named, &client)?;
     let names: Vec<String> = hosts.iter().map(|(n, _)| n.clone()).collect();
     let sites = plan::sites(&args.sites, &site_groups(args)?, &names, &same)?;
-    let tests = tests(args, &names, &same)?;
+    let (tests, again) = tests(args, &names, &same)?;
     if let Some(dir) = &args.output {
         crate::output::mesh::check_output(dir, &names)?;
     }
@@ -56,7 +56,7 @@ pub fn run(args: &MeshArgs, _ctx: &Context, out: &mut dyn Write) -> anyhow::Resu
     };
     let store = open_state(args)?;
     let reached = reach(&hosts, &opts);
-    let resumed = super::mesh_run::resume(args, store.as_ref().map(|s| &s.1), &mut plan, &reached);
+    let resumed = super::mesh_run::resume(args, &again, store.as_ref().map(|s| &s.1), &mut plan, &reached);
     crate::output::mesh::write_plan(&mut std::io::stderr(), &plan, false)?;
     let mut runs = super::mesh_run::measure_all(&plan, &reached, &opts, store.as_ref().map(|s| &s.0));
     runs.extend(resumed);
@@ -166,11 +166,16 @@ fn one_per_machine(hosts: Vec<Host>, client: &ssh::Client) -> Result<(Vec<Host>,
     Ok((hosts, same.into_iter().map(|s| (s.dropped, s.kept)).collect()))
 }
 
-/// Every pair once, or those `--pairs` names (a name of a machine already named earlier stands
-/// for that one); with `--resume`, every pair (those named are measured again).
-fn tests(args: &MeshArgs, names: &[String], same: &BTreeMap<String, String>) -> Result<Vec<(String, String)>, Error> {
-    let Some(list) = args.pairs.as_ref().filter(|_| !args.resume) else {
-        return Ok(schedule::every_pair_once(names));
+/// A test: the host that runs it, then its peer.
+type Test = (String, String);
+
+/// The tests to plan, and those `--pairs` names (a name of a machine already named earlier
+/// stands for that one; refused as `--pairs` is, with or without `--resume`): without
+/// `--resume` the named ones are the plan; with it, every pair is, and the named ones are
+/// measured again.
+fn tests(args: &MeshArgs, names: &[String], same: &BTreeMap<String, String>) -> Result<(Vec<Test>, Vec<Test>), Error> {
+    let Some(list) = &args.pairs else {
+        return Ok((schedule::every_pair_once(names), Vec::new()));
     };
     let all: Vec<String> = names.iter().chain(same.keys()).cloned().collect();
     let kept = |n: String| same.get(&n).cloned().unwrap_or(n);
@@ -179,7 +184,10 @@ fn tests(args: &MeshArgs, names: &[String], same: &BTreeMap<String, String>) -> 
     if out.is_empty() {
         return Err(Error::usage("--pairs: every pair names one machine twice"));
     }
-    Ok(out)
+    if args.resume {
+        return Ok((schedule::every_pair_once(names), out));
+    }
+    Ok((out, Vec::new()))
 }
 
 /// `--site-groups`: each inventory group named, with its hosts.

@@ -12,13 +12,14 @@ use crate::error::Error;
 use crate::output::mesh::{Pair, Plan};
 use crate::remote::mesh::{Options, Reach};
 use crate::remote::saved::{self, Saved, Store};
-use crate::remote::{self, plan, schedule};
+use crate::remote::{self, schedule};
 use crate::text;
 
 /// `--resume`: the plan's tests found in the state, no older than `--max-age` and not named by
 /// `--pairs`, advised from what was saved; the plan's rounds are made again of the others.
 pub fn resume(
     args: &MeshArgs,
+    again: &[(String, String)],
     read: Option<&saved::Read>,
     plan: &mut Plan,
     reached: &BTreeMap<String, Result<Reach, String>>,
@@ -26,12 +27,6 @@ pub fn resume(
     let (true, Some(read)) = (args.resume, read) else {
         return Vec::new();
     };
-    let again: Vec<(String, String)> = args
-        .pairs
-        .as_deref()
-        .and_then(|l| plan::parse_pairs(l, &plan.hosts).ok())
-        .map(plan::tests_of)
-        .unwrap_or_default();
     let max_age = args.max_age.unwrap_or(Duration::from_secs(86_400)).as_secs();
     let now = saved::now();
     let mut pairs = Vec::new();

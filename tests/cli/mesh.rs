@@ -261,6 +261,10 @@ fn bad_hosts_pairs_and_inventories_are_one_line_exit_2_before_anything_runs() {
         (vec!["h1", "h2", "--site-groups", "a"], "--inventory"),
         (vec!["h1", "h2", "--parallel", "0"], "--parallel"),
         (vec!["h1", "h2", "--max-age", "1d"], "--resume"),
+        (
+            vec!["h1", "h2", "--resume", "--pairs", "h1:h9"],
+            "--pairs h1:h9: names a host the mesh does not have",
+        ),
     ];
     for (args, says) in cases {
         let out = tcptune()
