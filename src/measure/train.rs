@@ -702,7 +702,12 @@ fn signature(runs: &[Vec<Run>], bps: u64, packet_bytes: usize) -> Option<Burst> 
 /// ([`NEAR_SEND_RATIO`]: so does a whole train released at once by a forwarder that batches
 /// more than a train). A long train has [`MAX_LONG_TRAIN`] requests, or as many as drain in
 /// [`LONG_TRAIN_SPAN`] at the first reading when fewer; None when that is not twice the first
-/// trains, which then already spanned as long as a long train would.
+/// trains, which then already spanned as long as a long train would. When the first trains did
+/// not agree, the rate that sizes them is the larger of the reading and the trains' median: a
+/// few trains stretched alike by a busy host's stalls can outvote the rest (CI, 2026-11-29: on a
+/// 1 Gbit/s line batched once a millisecond, three of fifteen trains read 37.5 Mbit/s, the
+/// median 437 Mbit/s; long trains sized at the three were 156 requests, 1.9 ms: two batches,
+/// which read 1.0–2.4 Gbit/s).
 pub fn long_train_plan(first: &CapacityEstimate, outcomes: &[TrainOutcome]) -> Option<(u32, LongWhy)> {
     let why = match first.bursty {
         Some(b) if b.packets.saturating_mul(MIN_BURSTS) > first.per_train => LongWhy::Bursts,
@@ -715,7 +720,12 @@ pub fn long_train_plan(first: &CapacityEstimate, outcomes: &[TrainOutcome]) -> O
         clippy::cast_possible_truncation,
         clippy::cast_sign_loss
     )]
-    let drains = (LONG_TRAIN_SPAN.as_secs_f64() * first.bps as f64 / (first.packet_bytes as f64 * 8.0)) as u32;
+    let rate = if first.agreed {
+        first.bps
+    } else {
+        first.bps.max(median(&first.samples_bps).unwrap_or(0))
+    };
+    let drains = (LONG_TRAIN_SPAN.as_secs_f64() * rate as f64 / (first.packet_bytes as f64 * 8.0)) as u32;
     let m = MAX_LONG_TRAIN.min(drains);
     (m >= 2 * first.per_train).then_some((m, why))
 }
@@ -1760,8 +1770,60 @@ mod tests {
             Some((MAX_LONG_TRAIN, LongWhy::NearSendRate))
         );
         // On a slow path a long train would be no longer than the first ones.
-        let slow = CapacityEstimate { bps: 10_000_000, ..e };
+        let slow = CapacityEstimate {
+            bps: 10_000_000,
+            samples_bps: vec![10_000_000; 5],
+            ..e
+        };
         assert_eq!(long_train_plan(&slow, &trains), None);
+    }
+
+    #[test]
+    fn long_trains_are_sized_past_a_few_stretched_trains_that_outvote_the_rest() {
+        // CI, 2026-11-29: a 1 Gbit/s line batched once a millisecond on a busy host. Three of
+        // fifteen first trains read 37.5 Mbit/s alike and became the reading; long trains sized
+        // at it (156 requests, two batches) read 1.0–2.4 Gbit/s.
+        let samples = vec![
+            195_023_647,
+            278_950_344,
+            483_509_798,
+            37_869_105,
+            437_050_556,
+            673_134_647,
+            37_539_487,
+            107_526_453,
+            473_001_996,
+            522_800_968,
+            12_793_327,
+            2_652_093_179,
+            2_630_254_892,
+            2_426_463_788,
+            37_481_718,
+        ];
+        let first = CapacityEstimate {
+            bps: 37_539_487,
+            trains: 15,
+            used: 15,
+            dispersed: 10,
+            agreeing: 3,
+            agreed: false,
+            samples_bps: samples,
+            packet_bytes: 1500,
+            per_train: 48,
+            sender_limited: false,
+            reading: Reading::Trains,
+            bursty: Some(Burst {
+                packets: 8,
+                period_us: 485,
+                bursts_per_train: 5,
+                share_pct: 75,
+            }),
+            long: None,
+        };
+        assert_eq!(long_train_plan(&first, &[]), Some((MAX_LONG_TRAIN, LongWhy::Bursts)));
+        // Trains that agree size them by their reading, as before.
+        let agreed = CapacityEstimate { agreed: true, ..first };
+        assert_eq!(long_train_plan(&agreed, &[]), Some((156, LongWhy::Bursts)));
     }
 
     /// Recorded trains (tests/fixtures/trains): one a line, the send span of its requests and
