@@ -274,6 +274,8 @@ pub enum Command {
     Mesh(MeshArgs),
     /// Live TCP flows: RTT, cwnd, delivery rate and what limits each (Linux)
     Inspect(InspectArgs),
+    /// Watch live flows every second: rate, RTT, what holds each now, and the fix (Linux)
+    Watch(WatchArgs),
     /// List, show or export the shipped profiles (the rules advise renders)
     Profiles(ProfilesArgs),
     /// Print the manual page (roff, section 8): `tcptune man | man -l -`
@@ -975,6 +977,40 @@ pub struct InspectArgs {
     pub port: Option<u16>,
     #[command(flatten)]
     pub report: ReportArgs,
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Every interval, for each established TCP flow of this network namespace (INET_DIAG): its rate, its RTT \
+against its lowest, and what held it over that interval (the kernel's busy, receive-window-limited and \
+send-buffer-limited times, differenced): the peer's receive window, this host's send buffer, the network \
+(the congestion window), or its application — with the fix in one line. On a terminal the view is redrawn \
+in place; piped, one line per change (a flow starts, ends, or is held by something else); with --format \
+json, one JSON object per interval. Ctrl-C or --for ends it with a summary. Run it on the sending side. \
+Linux only.")]
+pub struct WatchArgs {
+    /// Only flows to this peer (name or address)
+    #[arg(long, value_name = "HOST")]
+    pub host: Option<String>,
+    /// Only flows with this local or remote port
+    #[arg(long, value_name = "N")]
+    pub port: Option<u16>,
+    /// How often to read the flows (0.2s to 60s)
+    #[arg(long, value_name = "DUR", default_value = "1s", value_parser = parse_interval, allow_hyphen_values = true)]
+    pub interval: Duration,
+    /// End after DUR with the summary (1s to 7d; default: until Ctrl-C)
+    #[arg(long = "for", value_name = "DUR", value_parser = parse_for, allow_hyphen_values = true)]
+    pub for_: Option<Duration>,
+    /// The transfer's size (2TB, 500GiB): how much is left and how long it takes at the rate now
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
+    pub size: Option<Bytes>,
+    #[command(flatten)]
+    pub report: ReportArgs,
+}
+
+/// `watch --interval`: 0.2 s to a minute.
+fn parse_interval(s: &str) -> Result<Duration, String> {
+    duration_within(s, Duration::from_millis(200), Duration::from_secs(60)).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

@@ -37,6 +37,15 @@ impl Deferred {
         Self { old }
     }
 
+    /// The signal that arrived while deferred, if any, taken: the guard will not raise it
+    /// again (the caller has answered it, as `watch` does by ending with its summary).
+    pub fn take() -> Option<i32> {
+        match PENDING.swap(0, Ordering::SeqCst) {
+            0 => None,
+            s => Some(s),
+        }
+    }
+
     /// The signal that arrived while deferred, if any.
     pub fn pending() -> Option<i32> {
         match PENDING.load(Ordering::SeqCst) {

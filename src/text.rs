@@ -70,6 +70,20 @@ pub fn secs(s: f64) -> String {
     format!("{} s", sig(s, 3))
 }
 
+/// A long time for people at three figures, in the unit that reads best: `42 s`, `12.5 min`,
+/// `5.6 h`, `3.2 days` (a transfer's time, a watch's length).
+pub fn long_secs(s: f64) -> String {
+    if s < 90.0 {
+        secs(s)
+    } else if s < 90.0 * 60.0 {
+        format!("{} min", sig(s / 60.0, 3))
+    } else if s < 48.0 * 3600.0 {
+        format!("{} h", sig(s / 3600.0, 3))
+    } else {
+        format!("{} days", sig(s / 86_400.0, 3))
+    }
+}
+
 /// A percentage for people, with the one percent style: a space before `%`, two significant
 /// figures below 10 (`0.0095 %`, `0.48 %`, `2.5 %`), whole from 10 up (`68 %`, `795 %`).
 pub fn pct(p: f64) -> String {

@@ -111,6 +111,10 @@ impl<'a> Taken<'a> {
                 format: report(&a.report),
                 ..none
             },
+            Command::Watch(a) => Self {
+                format: report(&a.report),
+                ..none
+            },
             Command::Evidence(a) => Self {
                 target: Some(&a.target),
                 prober: Some(&a.prober),

@@ -36,7 +36,7 @@ pub fn run(a: &InspectArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Resul
 
 /// Every address `host` stands for (an IP literal, or all the resolver returns): a flow to
 /// any of them is a flow to the host.
-fn peer_addresses(host: &str) -> Result<Vec<IpAddr>, Error> {
+pub(crate) fn peer_addresses(host: &str) -> Result<Vec<IpAddr>, Error> {
     if let Some(ip) = measure::resolve::parse_literal(host) {
         return Ok(vec![ip]);
     }

@@ -22,6 +22,7 @@ pub mod snapshots;
 pub mod store;
 pub mod terminal;
 pub mod verify;
+pub mod watch;
 
 use std::process::ExitCode;
 
@@ -80,6 +81,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Evidence(a)) => evidence::run(a, &ctx, &mut out),
         Some(Command::Mesh(a)) => mesh::run(a, &ctx, &mut out),
         Some(Command::Inspect(a)) => inspect::run(a, &ctx, &mut out),
+        Some(Command::Watch(a)) => watch::run(a, &ctx, &mut out),
         Some(Command::Profiles(a)) => profiles::run(a, &ctx, &mut out),
         Some(Command::Man) => man::run(&mut out),
         Some(Command::Completions(a)) => completions::run(a, &mut out),

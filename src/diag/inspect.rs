@@ -71,7 +71,7 @@ pub struct Process {
 const OPENSSH: &[&str] = &["ssh", "sshd", "sshd-session", "scp", "sftp", "sftp-server"];
 
 /// Why an application-limited flow is limited, naming its program when known.
-fn application_note(owner: Option<&Process>, min_rtt_ms: f64) -> String {
+pub(crate) fn application_note(owner: Option<&Process>, min_rtt_ms: f64) -> String {
     let who = owner.map_or_else(
         || "its application (owner not visible to this user: run as root to name it)".to_string(),
         |p| format!("{} (pid {})", p.name, p.pid),
@@ -110,10 +110,9 @@ const NOTE_PCT: f64 = 20.0;
 /// A flow from its addresses, congestion control and TCP_INFO.
 pub fn flow(local: SocketAddr, peer: SocketAddr, cc: Option<Foreign>, i: &TcpInfo, process: Option<Process>) -> Flow {
     let b = i.breakdown(None);
-    // A sender with nothing unsent and its congestion window far from full (an interactive
-    // session, a throttled copy) is held back by its application, not the network.
-    let cwnd_bytes = u64::from(i.tcpi_snd_cwnd) * u64::from(i.tcpi_snd_mss);
-    let app = i.tcpi_notsent_bytes == 0 && (i.delivery_rate_app_limited() || i.bytes_in_flight() * 2 < cwnd_bytes);
+    // A sender with nothing unsent and its congestion window far from full is held back by
+    // its application, not the network.
+    let app = i.application_limited_now();
     let limited_by = b.map(|b| {
         if app && b.limited_by == LimitedBy::Network {
             LimitedBy::Application
@@ -195,11 +194,22 @@ pub fn supported() -> anyhow::Result<()> {
     )
 }
 
-/// The established TCP flows of this network namespace, to one of `peers` (the addresses of
-/// the host asked about, resolved by the caller) and with `port` at either end when given, the
-/// busiest first.
+/// One established socket as the kernel dumped it: what [`flows`] reads once and `watch`
+/// reads every interval.
+#[derive(Debug, Clone)]
+pub struct Reading {
+    pub local: SocketAddr,
+    pub peer: SocketAddr,
+    pub cc: Option<Foreign>,
+    pub info: TcpInfo,
+    pub process: Option<Process>,
+}
+
+/// The established TCP sockets of this network namespace with their TCP_INFO, to one of
+/// `peers` (the addresses of the host asked about, resolved by the caller) and with `port` at
+/// either end when given, in the kernel's order.
 #[cfg(target_os = "linux")]
-pub fn flows(peers: Option<&[IpAddr]>, port: Option<u16>) -> anyhow::Result<Vec<Flow>> {
+pub fn readings(peers: Option<&[IpAddr]>, port: Option<u16>) -> anyhow::Result<Vec<Reading>> {
     use anyhow::Context as _;
     let sockets: Vec<_> = crate::tcp::sockdiag::tcp_sockets()
         .context("reading the TCP sockets (sock_diag netlink)")?
@@ -209,20 +219,43 @@ pub fn flows(peers: Option<&[IpAddr]>, port: Option<u16>) -> anyhow::Result<Vec<
         .collect();
     let inodes = sockets.iter().map(|s| s.inode).collect();
     let owners = crate::host::linux::socket_owners(std::path::Path::new(crate::host::linux::PROC), &inodes);
-    let mut flows: Vec<(u64, Flow)> = sockets
+    Ok(sockets
         .into_iter()
         .filter_map(|s| {
-            let i = s.info?;
+            let info = s.info?;
             // Another user's process and the kernel's names: text from outside, escaped
             // when shown.
             let process = owners.get(&s.inode).map(|(pid, name)| Process {
                 pid: *pid,
                 name: Foreign::new(name.as_str()),
             });
-            Some((
-                i.tcpi_bytes_acked + i.tcpi_bytes_received,
-                flow(s.local, s.peer, s.cong.map(Foreign::new), &i, process),
-            ))
+            Some(Reading {
+                local: s.local,
+                peer: s.peer,
+                cc: s.cong.map(Foreign::new),
+                info,
+                process,
+            })
+        })
+        .collect())
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn readings(_peers: Option<&[IpAddr]>, _port: Option<u16>) -> anyhow::Result<Vec<Reading>> {
+    supported().map(|()| Vec::new())
+}
+
+/// The established TCP flows of this network namespace, to one of `peers` and with `port` at
+/// either end when given ([`readings`]), the busiest first.
+#[cfg(target_os = "linux")]
+pub fn flows(peers: Option<&[IpAddr]>, port: Option<u16>) -> anyhow::Result<Vec<Flow>> {
+    let mut flows: Vec<(u64, Flow)> = readings(peers, port)?
+        .into_iter()
+        .map(|r| {
+            (
+                r.info.tcpi_bytes_acked + r.info.tcpi_bytes_received,
+                flow(r.local, r.peer, r.cc, &r.info, r.process),
+            )
         })
         .collect();
     // The busiest flows first.

@@ -7,12 +7,14 @@
 //! * [`verify`]: the throughput test, this end sending; [`verdict`]: what limited the flow.
 //! * [`serve`]: the receiving end of that test and of `advise`'s path test, one test at a
 //!   time, every wait bounded.
-//! * [`inspect`]: the live flows INET_DIAG lists, with what limits each.
+//! * [`inspect`]: the live flows INET_DIAG lists, with what limits each; [`watch`]: what
+//!   holds each of them interval by interval.
 
 pub mod inspect;
 pub mod serve;
 pub mod verdict;
 pub mod verify;
+pub mod watch;
 
 use crate::os::Os;
 use crate::profile::Profile;

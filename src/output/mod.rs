@@ -82,3 +82,4 @@ pub mod progress;
 pub mod snapshots;
 pub mod tuned;
 pub mod verify;
+pub mod watch;

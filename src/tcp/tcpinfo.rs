@@ -120,6 +120,14 @@ impl TcpInfo {
         self.tcpi_delivery_flags & 1 != 0
     }
 
+    /// Whether its application holds the sender back right now: nothing unsent, and either the
+    /// last delivery-rate sample was application limited or the congestion window is less than
+    /// half full (an interactive session, a throttled copy).
+    pub fn application_limited_now(&self) -> bool {
+        let cwnd_bytes = u64::from(self.tcpi_snd_cwnd) * u64::from(self.tcpi_snd_mss);
+        self.tcpi_notsent_bytes == 0 && (self.delivery_rate_app_limited() || self.bytes_in_flight() * 2 < cwnd_bytes)
+    }
+
     pub fn snd_wscale(&self) -> u8 {
         self.tcpi_snd_rcv_wscale & 0x0f
     }

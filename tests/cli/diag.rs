@@ -762,7 +762,10 @@ mod path_test {
 // ---------------------------------------------------------------- real kernels (root)
 
 /// Run `f` on a thread that has entered network namespace `ns` (setns is per thread).
-fn in_netns<T: Send + 'static>(ns: &str, f: impl FnOnce() -> T + Send + 'static) -> std::thread::JoinHandle<T> {
+pub(crate) fn in_netns<T: Send + 'static>(
+    ns: &str,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> std::thread::JoinHandle<T> {
     let path = format!("/run/netns/{ns}");
     std::thread::spawn(move || {
         let file = std::fs::File::open(&path).expect("netns file");
@@ -773,7 +776,7 @@ fn in_netns<T: Send + 'static>(ns: &str, f: impl FnOnce() -> T + Send + 'static)
     })
 }
 
-fn sysctl(ns: &str, kv: &str) {
+pub(crate) fn sysctl(ns: &str, kv: &str) {
     let ok = Std::new("ip")
         .args(["netns", "exec", ns, "sysctl", "-qw", kv])
         .status()

@@ -832,12 +832,16 @@ fn the_probes_alone_tell_others_queue_from_jitter_and_loss() {
         assert!(v["decision"]["sharing"].is_null(), "{extra:?}: {:#}", v["decision"]);
         assert_ne!(v["decision"]["class"], "shared", "{extra:?}");
         if extra[1] == "1gbit" {
-            // What this guards is the batches read as the rate (4.9 Gbit/s before issue 37). The
+            // What this guards is the batches read as the rate (4.9 Gbit/s before issue 37; 2.15
+            // Gbit/s from long trains sized at three stretched first trains, CI 2026-11-29). The
             // userspace delay line itself forwards less than its 1 Gbit/s when this VM's vCPUs
-            // stall: a run of this test alone read 873 Mbit/s (2026-11-29), so the floor is 0.8.
+            // stall: a run of this test alone read 873 Mbit/s (2026-11-29), so the floor is 0.8;
+            // and a stall that releases held batches together compresses a long train: one of
+            // three read 2.48 Gbit/s and the reading was 1.11 (beside a compile, 2026-11-29), so
+            // the ceiling is 1.25 — either way far from the batches' rate.
             let bps = v["bandwidth_bps"].as_f64().expect("bps");
             assert!(
-                (0.8e9..=1.1e9).contains(&bps),
+                (0.8e9..=1.25e9).contains(&bps),
                 "the line's 1 Gbit/s, not its batches: {:#}",
                 m["capacity"]
             );

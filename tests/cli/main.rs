@@ -24,6 +24,7 @@ mod ssh;
 mod sysctld;
 mod trust;
 mod units;
+mod watch;
 
 use std::path::{Path, PathBuf};
 
