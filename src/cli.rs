@@ -984,7 +984,7 @@ pub struct InspectArgs {
 Every interval, for each established TCP flow of this network namespace (INET_DIAG): its rate, its RTT \
 against its lowest, and what held it over that interval (the kernel's busy, receive-window-limited and \
 send-buffer-limited times, differenced): the peer's receive window, this host's send buffer, the network \
-(the congestion window), or its application — with the fix in one line. On a terminal the view is redrawn \
+(the congestion window), or its application: with the fix in one line. On a terminal the view is redrawn \
 in place; piped, one line per change (a flow starts, ends, or is held by something else); with --format \
 json, one JSON object per interval. Ctrl-C or --for ends it with a summary. Run it on the sending side. \
 Linux only.")]

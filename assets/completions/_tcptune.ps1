@@ -38,6 +38,7 @@ Register-ArgumentCompleter -Native -CommandName 'tcptune' -ScriptBlock {
             [CompletionResult]::new('evidence', 'evidence', [CompletionResultType]::ParameterValue, 'Internal: the test end of `tcptune mesh`: measures the path to a peer and prints the evidence as one JSON document (never advice: the control host computes that)')
             [CompletionResult]::new('mesh', 'mesh', [CompletionResultType]::ParameterValue, 'Measure every pair of a fleet''s hosts through your own ssh and advise each host from all its paths')
             [CompletionResult]::new('inspect', 'inspect', [CompletionResultType]::ParameterValue, 'Live TCP flows: RTT, cwnd, delivery rate and what limits each (Linux)')
+            [CompletionResult]::new('watch', 'watch', [CompletionResultType]::ParameterValue, 'Watch live flows every second: rate, RTT, what holds each now, and the fix (Linux)')
             [CompletionResult]::new('profiles', 'profiles', [CompletionResultType]::ParameterValue, 'List, show or export the shipped profiles (the rules advise renders)')
             [CompletionResult]::new('man', 'man', [CompletionResultType]::ParameterValue, 'Print the manual page (roff, section 8): `tcptune man | man -l -`')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script (bash, zsh, fish, elvish, powershell)')
@@ -262,6 +263,17 @@ Register-ArgumentCompleter -Native -CommandName 'tcptune' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
         }
+        'tcptune;watch' {
+            [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Only flows to this peer (name or address)')
+            [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Only flows with this local or remote port')
+            [CompletionResult]::new('--interval', '--interval', [CompletionResultType]::ParameterName, 'How often to read the flows (0.2s to 60s)')
+            [CompletionResult]::new('--for', '--for', [CompletionResultType]::ParameterName, 'End after DUR with the summary (1s to 7d; default: until Ctrl-C)')
+            [CompletionResult]::new('--size', '--size', [CompletionResultType]::ParameterName, 'The transfer''s size (2TB, 500GiB): how much is left and how long it takes at the rate now')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
         'tcptune;profiles' {
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
@@ -331,6 +343,7 @@ Register-ArgumentCompleter -Native -CommandName 'tcptune' -ScriptBlock {
             [CompletionResult]::new('evidence', 'evidence', [CompletionResultType]::ParameterValue, 'Internal: the test end of `tcptune mesh`: measures the path to a peer and prints the evidence as one JSON document (never advice: the control host computes that)')
             [CompletionResult]::new('mesh', 'mesh', [CompletionResultType]::ParameterValue, 'Measure every pair of a fleet''s hosts through your own ssh and advise each host from all its paths')
             [CompletionResult]::new('inspect', 'inspect', [CompletionResultType]::ParameterValue, 'Live TCP flows: RTT, cwnd, delivery rate and what limits each (Linux)')
+            [CompletionResult]::new('watch', 'watch', [CompletionResultType]::ParameterValue, 'Watch live flows every second: rate, RTT, what holds each now, and the fix (Linux)')
             [CompletionResult]::new('profiles', 'profiles', [CompletionResultType]::ParameterValue, 'List, show or export the shipped profiles (the rules advise renders)')
             [CompletionResult]::new('man', 'man', [CompletionResultType]::ParameterValue, 'Print the manual page (roff, section 8): `tcptune man | man -l -`')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script (bash, zsh, fish, elvish, powershell)')
@@ -374,6 +387,9 @@ Register-ArgumentCompleter -Native -CommandName 'tcptune' -ScriptBlock {
             break
         }
         'tcptune;help;inspect' {
+            break
+        }
+        'tcptune;help;watch' {
             break
         }
         'tcptune;help;profiles' {

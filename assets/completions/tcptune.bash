@@ -67,6 +67,9 @@ _tcptune() {
             tcptune,verify)
                 cmd="tcptune__subcmd__verify"
                 ;;
+            tcptune,watch)
+                cmd="tcptune__subcmd__watch"
+                ;;
             tcptune__subcmd__help,advise)
                 cmd="tcptune__subcmd__help__subcmd__advise"
                 ;;
@@ -118,6 +121,9 @@ _tcptune() {
             tcptune__subcmd__help,verify)
                 cmd="tcptune__subcmd__help__subcmd__verify"
                 ;;
+            tcptune__subcmd__help,watch)
+                cmd="tcptune__subcmd__help__subcmd__watch"
+                ;;
             tcptune__subcmd__help__subcmd__profiles,export)
                 cmd="tcptune__subcmd__help__subcmd__profiles__subcmd__export"
                 ;;
@@ -158,7 +164,7 @@ _tcptune() {
 
     case "${cmd}" in
         tcptune)
-            opts="-h -V --help --version calc advise apply revert snapshots revert-timer check serve verify peer evidence mesh inspect profiles man completions help"
+            opts="-h -V --help --version calc advise apply revert snapshots revert-timer check serve verify peer evidence mesh inspect watch profiles man completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -560,7 +566,7 @@ _tcptune() {
             return 0
             ;;
         tcptune__subcmd__help)
-            opts="calc advise apply revert snapshots revert-timer check serve verify peer evidence mesh inspect profiles man completions help"
+            opts="calc advise apply revert snapshots revert-timer check serve verify peer evidence mesh inspect watch profiles man completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -840,6 +846,20 @@ _tcptune() {
             return 0
             ;;
         tcptune__subcmd__help__subcmd__verify)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tcptune__subcmd__help__subcmd__watch)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1295,6 +1315,44 @@ _tcptune() {
                     return 0
                     ;;
                 --sysctl-cmd)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tcptune__subcmd__watch)
+            opts="-h --host --port --interval --for --size --format --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --host)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --port)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --interval)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --for)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --size)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

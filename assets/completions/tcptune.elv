@@ -35,6 +35,7 @@ set edit:completion:arg-completer[tcptune] = {|@words|
             cand evidence 'Internal: the test end of `tcptune mesh`: measures the path to a peer and prints the evidence as one JSON document (never advice: the control host computes that)'
             cand mesh 'Measure every pair of a fleet''s hosts through your own ssh and advise each host from all its paths'
             cand inspect 'Live TCP flows: RTT, cwnd, delivery rate and what limits each (Linux)'
+            cand watch 'Watch live flows every second: rate, RTT, what holds each now, and the fix (Linux)'
             cand profiles 'List, show or export the shipped profiles (the rules advise renders)'
             cand man 'Print the manual page (roff, section 8): `tcptune man | man -l -`'
             cand completions 'Print a shell completion script (bash, zsh, fish, elvish, powershell)'
@@ -245,6 +246,16 @@ set edit:completion:arg-completer[tcptune] = {|@words|
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }
+        &'tcptune;watch'= {
+            cand --host 'Only flows to this peer (name or address)'
+            cand --port 'Only flows with this local or remote port'
+            cand --interval 'How often to read the flows (0.2s to 60s)'
+            cand --for 'End after DUR with the summary (1s to 7d; default: until Ctrl-C)'
+            cand --size 'The transfer''s size (2TB, 500GiB): how much is left and how long it takes at the rate now'
+            cand --format 'Output format'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
         &'tcptune;profiles'= {
             cand --format 'Output format'
             cand -h 'Print help (see more with ''--help'')'
@@ -303,6 +314,7 @@ set edit:completion:arg-completer[tcptune] = {|@words|
             cand evidence 'Internal: the test end of `tcptune mesh`: measures the path to a peer and prints the evidence as one JSON document (never advice: the control host computes that)'
             cand mesh 'Measure every pair of a fleet''s hosts through your own ssh and advise each host from all its paths'
             cand inspect 'Live TCP flows: RTT, cwnd, delivery rate and what limits each (Linux)'
+            cand watch 'Watch live flows every second: rate, RTT, what holds each now, and the fix (Linux)'
             cand profiles 'List, show or export the shipped profiles (the rules advise renders)'
             cand man 'Print the manual page (roff, section 8): `tcptune man | man -l -`'
             cand completions 'Print a shell completion script (bash, zsh, fish, elvish, powershell)'
@@ -333,6 +345,8 @@ set edit:completion:arg-completer[tcptune] = {|@words|
         &'tcptune;help;mesh'= {
         }
         &'tcptune;help;inspect'= {
+        }
+        &'tcptune;help;watch'= {
         }
         &'tcptune;help;profiles'= {
             cand list 'List the shipped profiles: name, OS, description (the default)'

@@ -52,6 +52,7 @@ tcptune sizes TCP buffers so that one flow can fill a long, fast path.
   4. Or change the running kernel now, and put it back exactly later
        tcptune advise --ssh HOST > tcptune.conf
        sudo tcptune apply tcptune.conf
+       tcptune watch      (during the transfer: what holds each flow, and why)
        sudo tcptune revert
 
 Know the path, or nothing answers? Give it: --rtt 150ms --bandwidth 500mbit

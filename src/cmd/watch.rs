@@ -1,7 +1,7 @@
 //! `tcptune watch`: the live flows every interval, with what holds each now
 //! ([`crate::diag::watch`]), shown by [`crate::output::watch`] until Ctrl-C or `--for`, then a
-//! summary. One INET_DIAG dump an interval (and the owners' /proc/PID/fd once per dump): light on
-//! the host it watches (bench/watch.sh measures it).
+//! summary. One INET_DIAG dump an interval, /proc/PID/fd walked only when new sockets appear:
+//! light on the host it watches (bench/watch.sh measures it: BENCHMARKS.md).
 //!
 //! # Platform specific behavior
 //! Linux only (sock_diag netlink); elsewhere a usage error.
@@ -24,7 +24,8 @@ pub fn run(a: &WatchArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<
     inspect::supported()?;
     let peers = a.host.as_deref().map(super::inspect::peer_addresses).transpose()?;
     // A first dump before anything is drawn: no permission or no netlink fails here, at once.
-    let first = inspect::readings(peers.as_deref(), a.port)?;
+    let mut owners = inspect::Owners::new();
+    let first = inspect::readings(peers.as_deref(), a.port, &mut owners)?;
     let mode = match ctx.report_format() {
         Format::Json => Mode::Json,
         _ if ctx.term.stdout_tty => Mode::Live,
@@ -54,7 +55,7 @@ pub fn run(a: &WatchArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<
             break;
         }
         next += a.interval;
-        let readings = inspect::readings(peers.as_deref(), a.port)?;
+        let readings = inspect::readings(peers.as_deref(), a.port, &mut owners)?;
         let tick = watch.step(start.elapsed().as_secs_f64(), &readings);
         view.tick(out, &tick)?;
         if end.is_some_and(|e| Instant::now() >= e) {

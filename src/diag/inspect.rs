@@ -205,43 +205,56 @@ pub struct Reading {
     pub process: Option<Process>,
 }
 
+/// The owners of sockets already looked up, by inode (None: no process this user may look
+/// into holds it): `watch` keeps one across intervals, so /proc is walked only when new
+/// sockets appear.
+pub type Owners = std::collections::BTreeMap<u32, Option<Process>>;
+
 /// The established TCP sockets of this network namespace with their TCP_INFO, to one of
 /// `peers` (the addresses of the host asked about, resolved by the caller) and with `port` at
-/// either end when given, in the kernel's order.
+/// either end when given, in the kernel's order; their owners from `owners`, looked up for the
+/// sockets it does not hold yet (and those gone dropped from it).
 #[cfg(target_os = "linux")]
-pub fn readings(peers: Option<&[IpAddr]>, port: Option<u16>) -> anyhow::Result<Vec<Reading>> {
+pub fn readings(peers: Option<&[IpAddr]>, port: Option<u16>, owners: &mut Owners) -> anyhow::Result<Vec<Reading>> {
     use anyhow::Context as _;
     let sockets: Vec<_> = crate::tcp::sockdiag::tcp_sockets()
         .context("reading the TCP sockets (sock_diag netlink)")?
         .into_iter()
+        .filter(|s| s.info.is_some())
         .filter(|s| peers.is_none_or(|p| p.contains(&s.peer.ip())))
         .filter(|s| port.is_none_or(|p| s.local.port() == p || s.peer.port() == p))
         .collect();
-    let inodes = sockets.iter().map(|s| s.inode).collect();
-    let owners = crate::host::linux::socket_owners(std::path::Path::new(crate::host::linux::PROC), &inodes);
-    Ok(sockets
-        .into_iter()
-        .filter_map(|s| {
-            let info = s.info?;
+    let live: std::collections::HashSet<u32> = sockets.iter().map(|s| s.inode).collect();
+    owners.retain(|inode, _| live.contains(inode));
+    let new: std::collections::HashSet<u32> = live.iter().copied().filter(|i| !owners.contains_key(i)).collect();
+    if !new.is_empty() {
+        let found = crate::host::linux::socket_owners(std::path::Path::new(crate::host::linux::PROC), &new);
+        for inode in new {
             // Another user's process and the kernel's names: text from outside, escaped
             // when shown.
-            let process = owners.get(&s.inode).map(|(pid, name)| Process {
+            let p = found.get(&inode).map(|(pid, name)| Process {
                 pid: *pid,
                 name: Foreign::new(name.as_str()),
             });
+            owners.insert(inode, p);
+        }
+    }
+    Ok(sockets
+        .into_iter()
+        .filter_map(|s| {
             Some(Reading {
                 local: s.local,
                 peer: s.peer,
                 cc: s.cong.map(Foreign::new),
-                info,
-                process,
+                info: s.info?,
+                process: owners.get(&s.inode).cloned().flatten(),
             })
         })
         .collect())
 }
 
 #[cfg(not(target_os = "linux"))]
-pub fn readings(_peers: Option<&[IpAddr]>, _port: Option<u16>) -> anyhow::Result<Vec<Reading>> {
+pub fn readings(_peers: Option<&[IpAddr]>, _port: Option<u16>, _owners: &mut Owners) -> anyhow::Result<Vec<Reading>> {
     supported().map(|()| Vec::new())
 }
 
@@ -249,7 +262,7 @@ pub fn readings(_peers: Option<&[IpAddr]>, _port: Option<u16>) -> anyhow::Result
 /// either end when given ([`readings`]), the busiest first.
 #[cfg(target_os = "linux")]
 pub fn flows(peers: Option<&[IpAddr]>, port: Option<u16>) -> anyhow::Result<Vec<Flow>> {
-    let mut flows: Vec<(u64, Flow)> = readings(peers, port)?
+    let mut flows: Vec<(u64, Flow)> = readings(peers, port, &mut Owners::new())?
         .into_iter()
         .map(|r| {
             (

@@ -295,7 +295,14 @@ impl View {
 fn numbers(f: &FlowNow) -> String {
     let held = match f.held_by {
         None => "receiving".to_string(),
-        Some(LimitedBy::ReceiveWindow) => format!("receive window {}", share(f.rwnd_limited_pct)),
+        Some(LimitedBy::ReceiveWindow) => match f.ceiling_bps {
+            // Named by the rate its window allows (the kernel's share undercounts).
+            Some(c) if c > 0.0 => format!(
+                "receive window (at {} of what it allows)",
+                text::pct(f.rate_bps / c * 100.0)
+            ),
+            _ => format!("receive window {}", share(f.rwnd_limited_pct)),
+        },
         Some(LimitedBy::SendBuffer) => format!("send buffer {}", share(f.sndbuf_limited_pct)),
         Some(LimitedBy::Network) => format!("network {}", share(f.network_limited_pct)),
         Some(LimitedBy::Application) => format!("application (busy {})", text::pct(f.busy_pct)),
@@ -369,7 +376,10 @@ mod tests {
         let s = String::from_utf8(out).expect("utf8");
         assert!(s.lines().all(|l| l.chars().count() <= 80), "{s}");
         let one = s.split_whitespace().collect::<Vec<_>>().join(" ");
-        assert!(one.contains("held by: receive window (95 % of busy)"), "{s}");
+        assert!(
+            one.contains("held by: receive window (at 95 % of what it allows)"),
+            "{s}"
+        );
         assert!(
             one.contains("it advertises 512 KiB, which holds one flow to 83.89 Mbit/s at 50 ms"),
             "{s}"
