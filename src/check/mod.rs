@@ -207,6 +207,7 @@ mod test_util {
             tcp_mem_in_use_pages: Some(10),
             page_size: 4096,
             sch_fq: Some(true),
+            ethtool: true,
             setters: std::collections::BTreeMap::new(),
             unchecked: Vec::new(),
             child_netns: Some(false),
