@@ -11,6 +11,7 @@ mod fleet;
 mod hostile;
 mod hostile_peer;
 mod lab;
+mod labscript;
 #[path = "../support/lab.rs"]
 mod lab_support;
 mod layers;
