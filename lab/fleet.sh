@@ -224,7 +224,8 @@ cmd_up() {
 	lan_queue=$((lan_bps / 8 / 40 > 1500000 ? lan_bps / 8 / 40 : 1500000))
 	command -v tc >/dev/null || die "no tc (apt-get install iproute2)"
 	local dl
-	dl=$(DELAYLINE_BIN=${DELAYLINE_BIN:-} helper find_delayline) || die "no delay line"
+	# find_delayline says why on its one line when there is none.
+	dl=$(DELAYLINE_BIN=${DELAYLINE_BIN:-} helper find_delayline) || exit 1
 
 	local state=$STATE_ROOT/$name
 	[[ ! -e $state ]] || die "lab '$name' already exists (fleet.sh down $name)"

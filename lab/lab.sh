@@ -26,9 +26,9 @@
 #          devices in the root netns; this script moves them into the
 #          namespaces (the program's fds follow the devices) and renames them
 #          wan0. The delayline runs in the background; its pid and log are in
-#          the state dir. Binary: $DELAYLINE_BIN, else
-#          target/release/delayline (built with
-#          `cargo build --release -p delayline` if missing). Extra
+#          the state dir. Binary: $DELAYLINE_BIN, else target/release/delayline or target/debug/delayline
+#          (also under $CARGO_TARGET_DIR), else built with
+#          `cargo build --release -p delayline`. Extra
 #          delayline options: $DELAYLINE_ARGS (e.g. "--offload --rt-prio 0").
 #
 # Units are tcptune's (src/units.rs): RATE in bits per second, SI
@@ -201,19 +201,33 @@ answers() {
 	return 1
 }
 
+# The delay line's binary, on stdout: $DELAYLINE_BIN, else one already built (release, then
+# debug; under $CARGO_TARGET_DIR, then the repository's target/), else built with cargo; with
+# neither a binary nor cargo, one line saying so.
 find_delayline() {
 	if [[ -n ${DELAYLINE_BIN:-} ]]; then
-		[[ -x $DELAYLINE_BIN ]] || die "DELAYLINE_BIN=$DELAYLINE_BIN is not an executable"
+		[[ -f $DELAYLINE_BIN && -x $DELAYLINE_BIN ]] || die "DELAYLINE_BIN=$DELAYLINE_BIN is not an executable file"
 		echo "$DELAYLINE_BIN"
 		return
 	fi
-	local bin=${CARGO_TARGET_DIR:-$REPO_ROOT/target}/release/delayline
-	if [[ ! -x $bin ]]; then
-		echo "lab.sh: building the delayline (cargo build --release -p delayline)" >&2
-		(cd "$REPO_ROOT" && cargo build --quiet --release -p delayline) >&2 ||
-			die "cannot build the delayline"
-	fi
-	[[ -x $bin ]] || die "no delayline binary at $bin (set DELAYLINE_BIN)"
+	local dir profile bin
+	for dir in ${CARGO_TARGET_DIR:+"$CARGO_TARGET_DIR"} "$REPO_ROOT/target"; do
+		for profile in release debug; do
+			bin=$dir/$profile/delayline
+			if [[ -f $bin && -x $bin ]]; then
+				[[ $profile == release ]] || echo "lab.sh: using a debug build of the delay line ($bin)" >&2
+				echo "$bin"
+				return
+			fi
+		done
+	done
+	command -v cargo >/dev/null 2>&1 ||
+		die "no delay line: none built under ${CARGO_TARGET_DIR:+$CARGO_TARGET_DIR or }$REPO_ROOT/target (release or debug) and no cargo to build it; set DELAYLINE_BIN=PATH"
+	bin=${CARGO_TARGET_DIR:-$REPO_ROOT/target}/release/delayline
+	echo "lab.sh: building the delayline (cargo build --release -p delayline)" >&2
+	(cd "$REPO_ROOT" && cargo build --quiet --release -p delayline) >&2 ||
+		die "cannot build the delayline (cargo build --release -p delayline failed)"
+	[[ -x $bin ]] || die "no delayline binary at $bin after the build (set DELAYLINE_BIN)"
 	echo "$bin"
 }
 

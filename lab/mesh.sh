@@ -24,7 +24,8 @@
 # BatchMode, the lab's known_hosts only), inventory.ini (an Ansible inventory of h1, h2, h3
 # through that ssh_config, as root without sudo), env, and each delay line's pid and log
 # (pid.12, delayline.12.log).
-# Needs root, sshd (openssh-server) and the delay line (built as lab.sh builds it).
+# Needs root, sshd (openssh-server) and the delay line: $DELAYLINE_BIN, else a built
+# target/{release,debug}/delayline (also under $CARGO_TARGET_DIR), else built with cargo.
 # Only ever addresses 198.18.10.0/24 and 198.18.11.0/24, inside namespaces it made.
 set -euo pipefail
 
@@ -105,7 +106,8 @@ cmd_up() {
 	done
 	for ij in 1-2 1-3 2-3; do [[ -n ${rtt[$ij]:-} ]] || die "missing --pair $ij:RTT:RATE"; done
 	local dl
-	dl=$(DELAYLINE_BIN=${DELAYLINE_BIN:-} helper find_delayline) || die "no delay line"
+	# find_delayline says why on its one line when there is none.
+	dl=$(DELAYLINE_BIN=${DELAYLINE_BIN:-} helper find_delayline) || exit 1
 
 	local state=$STATE_ROOT/$name n
 	[[ ! -e $state ]] || die "lab '$name' already exists (mesh.sh down $name)"

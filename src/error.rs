@@ -166,10 +166,17 @@ pub fn report(err: &anyhow::Error) -> ExitCode {
     }
     let code = code_of(err);
     eprintln!("tcptune: {err:#}");
-    if code == exit::NOT_PERMITTED {
-        eprintln!("hint: run as root (sudo) to change kernel settings");
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    if let Some(h) = not_permitted_hint(code, unsafe { libc::geteuid() }) {
+        eprintln!("hint: {h}");
     }
     ExitCode::from(code)
+}
+
+/// The hint under an untyped error of exit `code` for a process of effective uid `euid`:
+/// "run as root" only to a process that is not root already.
+pub fn not_permitted_hint(code: u8, euid: u32) -> Option<&'static str> {
+    (code == exit::NOT_PERMITTED && euid != 0).then_some("run as root (sudo) to change kernel settings")
 }
 
 /// Print a command-line parse error. A bad value (a unit, say) is one line naming the
@@ -230,6 +237,14 @@ fn clap_one_line(text: &str) -> (String, String) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn root_is_never_told_to_run_as_root() {
+        use super::{exit, not_permitted_hint};
+        assert_eq!(not_permitted_hint(exit::NOT_PERMITTED, 0), None);
+        assert!(not_permitted_hint(exit::NOT_PERMITTED, 1000).is_some_and(|h| h.contains("run as root")));
+        assert_eq!(not_permitted_hint(exit::SYSTEM, 1000), None);
+    }
+
     #[test]
     fn every_error_has_a_documented_code_and_none_is_1() {
         let typed: anyhow::Error = Error::measurement("no reply").into();

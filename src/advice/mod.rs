@@ -158,7 +158,8 @@ pub struct HostReport {
     pub rtt_ms: f64,
     pub bandwidth_bps: u64,
     pub bandwidth_source: Source,
-    pub bdp_bytes: serde_json::Value,
+    /// bandwidth_bps / 8 × rtt_ms / 1000, rounded up to a whole byte.
+    pub bdp_bytes: u64,
     pub measurement: HostMeasurement,
 }
 
@@ -178,8 +179,8 @@ pub struct Advice {
     /// The rate this end receives at, when a reverse test measured it apart; null: the same.
     pub receive_bandwidth_bps: Option<u64>,
     pub receive_bandwidth_basis: Option<RateBasis>,
-    /// Exactly bandwidth_bps / 8 × rtt_ms / 1000.
-    pub bdp_bytes: serde_json::Value,
+    /// bandwidth_bps / 8 × rtt_ms / 1000, rounded up to a whole byte.
+    pub bdp_bytes: u64,
     pub sizing: Sizing,
     /// Where the running values were read from; null when advising for another system.
     pub current_from: Option<String>,
@@ -603,7 +604,7 @@ impl Steps<'_> {
             bandwidth_basis: path.rate_basis,
             receive_bandwidth_bps: path.receive_rate.map(Bitrate::bps),
             receive_bandwidth_basis: path.receive_basis,
-            bdp_bytes: text::number(bdp::bdp_exact(path.rate, path.rtt)),
+            bdp_bytes: bdp::bdp_bytes(path.rate, path.rtt),
             sizing,
             current_from: self.host.values_from().map(str::to_string),
             changes: settings
@@ -909,7 +910,7 @@ mod tests {
         let a = advise_linux(&args(&["peer.example"], None), &p).expect("advice");
         assert_eq!(a.rtt_source, Source::Measured);
         assert_eq!(a.bandwidth_source, Source::Measured);
-        assert_eq!(a.bdp_bytes, serde_json::json!(9_375_000));
+        assert_eq!(a.bdp_bytes, 9_375_000);
         assert_eq!(a.decision.class, decide::PathClass::Clean);
         assert_eq!(a.sizing.buffer, 20_643_840);
         assert_eq!(a.hosts.len(), 1);
@@ -1084,7 +1085,7 @@ mod tests {
         )
         .expect("advice");
         assert_eq!((a.bandwidth_bps, a.bandwidth_source), (50_000_000, Source::Measured));
-        assert_eq!(a.bdp_bytes, serde_json::json!(250_000));
+        assert_eq!(a.bdp_bytes, 250_000);
         // The TCP test's rate wins over trains that read 7 × too high.
         let a = advise_linux(
             &args(&["198.18.0.2"], None),

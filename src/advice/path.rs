@@ -128,7 +128,7 @@ fn path_of(a: &AdviceRequest, m: HostMeasurement, notes: &mut Vec<Note>) -> (Pat
         rtt_ms: text::ms(rtt.as_millis_f64()),
         bandwidth_bps: rate.bps(),
         bandwidth_source: rate_source,
-        bdp_bytes: text::number(bdp::bdp_exact(rate, rtt)),
+        bdp_bytes: bdp::bdp_bytes(rate, rtt),
         measurement: m,
     };
     (path, report)

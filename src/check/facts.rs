@@ -57,6 +57,8 @@ pub struct LocalFacts {
     /// leaves fq out by ([`crate::host::Facts::sch_fq`]), gathered by the command. None: not
     /// known.
     pub sch_fq: Option<bool>,
+    /// Whether ethtool is on PATH: a fix is an ethtool command only where it is.
+    pub ethtool: bool,
     pub setters: Setters,
     /// The sysctl configuration files that could not be read, and why.
     pub unchecked: Vec<crate::host::linux::Unchecked>,
@@ -136,6 +138,7 @@ pub fn gather(towards: Option<&str>, bbr: bool, sch_fq: Option<bool>, route_snap
         tcp_mem_in_use_pages: fs::tcp_mem_in_use_pages(proc),
         page_size: host::page_size(),
         sch_fq,
+        ethtool: fs::on_path("ethtool", std::env::var_os("PATH").as_deref()),
         setters: setters(&conf.read),
         // Bounded and never blocking (a FIFO in /etc/sysctl.d used to hang `check`): what could
         // not be read is named in a finding of its own.

@@ -18,7 +18,7 @@ pub fn local(read: &Read<'_>, path: Option<&PathNeeds>, flows: u32, facts: &Loca
     let link = path.and_then(|p| p.link.as_ref());
     let bbr = read("net.ipv4.tcp_congestion_control").as_deref() == Some("bbr");
     for i in &facts.interfaces {
-        f.extend(interface(i, link, host, bbr, facts.sch_fq));
+        f.extend(interface(i, link, host, bbr, facts.sch_fq, facts.ethtool));
     }
     f.extend(retransmissions(facts.tcp_counters, path.map(|p| p.rtt_ms)));
     let per_flow = match path {
@@ -120,6 +120,7 @@ fn interface(
     host: Option<&str>,
     bbr: bool,
     sch_fq: Option<bool>,
+    ethtool: bool,
 ) -> Vec<Finding> {
     let route_mtu = link
         .filter(|l| l.interface.as_deref() == Some(i.name.raw()))
@@ -129,8 +130,8 @@ fn interface(
     let mut f = Vec::new();
     f.extend(mtu(&name, i.mtu, route_mtu, host));
     #[cfg(target_os = "linux")]
-    f.extend(offloads(&name, &i.offloads, i.tun));
-    f.extend(duplex(&name, i.duplex.as_deref()));
+    f.extend(offloads(&name, &i.offloads, i.tun, ethtool));
+    f.extend(duplex(&name, i.duplex.as_deref(), ethtool));
     if bbr && let Some(kinds) = &i.qdiscs {
         f.push(pacing(&name, kinds, sch_fq));
     }
@@ -314,18 +315,26 @@ pub fn tuning_daemons(procs: &[(u32, String)]) -> Vec<Finding> {
         .collect()
 }
 
+/// What to say where a fix needs ethtool and none is on PATH.
+const NO_ETHTOOL: &str = "ethtool is not installed here: it is the ethtool package";
+
 /// Half duplex on a link is a negotiation failure: collisions and late retransmissions.
-pub fn duplex(ifname: &str, duplex: Option<&str>) -> Option<Finding> {
+/// `ethtool`: whether ethtool is on PATH (else the fix says how to get it, and where /sys
+/// shows the link).
+pub fn duplex(ifname: &str, duplex: Option<&str>, ethtool: bool) -> Option<Finding> {
     // The fix is a command to paste: the interface name by the one quoting rule.
     let q = crate::text::shell_word(ifname);
     let id = format!("duplex:{ifname}");
+    let negotiate = if ethtool {
+        format!("ethtool -s {q} autoneg on")
+    } else {
+        format!("{NO_ETHTOOL}; /sys/class/net/{q}/duplex and speed show what was negotiated")
+    };
     match duplex? {
         "half" => Some(Finding::fail(
             id,
             format!("{ifname} runs half duplex: a duplex mismatch with the switch loses packets under load"),
-            format!(
-                "let both ends auto-negotiate (ethtool -s {q} autoneg on), or fix the same speed and full duplex on both"
-            ),
+            format!("let both ends auto-negotiate ({negotiate}), or fix the same speed and full duplex on both"),
         )),
         d => Some(Finding::ok(id, format!("{ifname} runs {d} duplex"))),
     }
@@ -405,8 +414,14 @@ pub fn pacing(ifname: &str, kinds: &Result<Vec<String>, String>, sch_fq: Option<
 }
 
 /// `tun`: a TUN/TAP device, whose TSO the program owning it decides (TUNSETOFFLOAD), not ethtool.
+/// `ethtool`: whether ethtool is on PATH; without it no fix is an ethtool command.
 #[cfg(target_os = "linux")]
-pub fn offloads(ifname: &str, o: &std::io::Result<crate::host::ethtool::Offloads>, tun: bool) -> Option<Finding> {
+pub fn offloads(
+    ifname: &str,
+    o: &std::io::Result<crate::host::ethtool::Offloads>,
+    tun: bool,
+    ethtool: bool,
+) -> Option<Finding> {
     // The fix is a command to paste: the interface name by the one quoting rule.
     let q = crate::text::shell_word(ifname);
     use crate::host::ethtool::Feature;
@@ -418,7 +433,11 @@ pub fn offloads(ifname: &str, o: &std::io::Result<crate::host::ethtool::Offloads
             return Some(Finding::warn(
                 id,
                 format!("the offloads of {ifname} could not be read: {e}"),
-                format!("check with `ethtool -k {q}`"),
+                if ethtool {
+                    format!("check with `ethtool -k {q}`")
+                } else {
+                    format!("{NO_ETHTOOL}, which reads {q}'s offloads")
+                },
             ));
         }
     };
@@ -467,7 +486,14 @@ pub fn offloads(ifname: &str, o: &std::io::Result<crate::host::ethtool::Offloads
             format!(
                 "{ifname}: {state}: without segmentation offload the CPU handles every 1500-byte packet (one cloud lost 65 % of its send rate with TSO and GSO off)"
             ),
-            format!("ethtool -K {q} {args}"),
+            if ethtool {
+                format!("ethtool -K {q} {args}")
+            } else {
+                format!(
+                    "{NO_ETHTOOL}, which turns on {} on {q} (no /sys file sets them)",
+                    turn_on.join(", ")
+                )
+            },
         ))
     }
 }
@@ -630,9 +656,9 @@ mod tests {
                 .as_deref()
                 .is_some_and(|x| x.contains("systemctl disable --now bpftune"))
         );
-        assert_eq!(duplex("eth0", Some("half")).expect("f").status, Status::Fail);
-        assert_eq!(duplex("eth0", Some("full")).expect("f").status, Status::Ok);
-        assert_eq!(duplex("tun0", None), None);
+        assert_eq!(duplex("eth0", Some("half"), true).expect("f").status, Status::Fail);
+        assert_eq!(duplex("eth0", Some("full"), true).expect("f").status, Status::Ok);
+        assert_eq!(duplex("tun0", None, true), None);
         assert_eq!(
             mtu("eth0", Some(9000), Some(1500), Some("peer")).expect("f").status,
             Status::Warn
@@ -708,7 +734,7 @@ mod tests {
     #[test]
     fn fix_commands_quote_the_interface_name_for_a_shell() {
         // Linux allows `;` and spaces are refused, but `;` alone would run a second command.
-        let f = duplex("a;reboot", Some("half")).expect("a finding");
+        let f = duplex("a;reboot", Some("half"), true).expect("a finding");
         assert!(
             f.fix
                 .as_deref()
@@ -734,7 +760,7 @@ mod tests {
             fixed: Some(false),
         };
         let fixes = [
-            duplex(raw, Some("half")).and_then(|f| f.fix),
+            duplex(raw, Some("half"), true).and_then(|f| f.fix),
             mtu(raw, Some(9000), Some(1500), Some("peer")).and_then(|f| f.fix),
             pacing(raw, &Ok(vec!["pfifo".into()]), Some(true)).fix,
             pacing(raw, &Err("EPERM".into()), Some(true)).fix,
@@ -746,9 +772,10 @@ mod tests {
                     gro: Some(off),
                 }),
                 false,
+                true,
             )
             .and_then(|f| f.fix),
-            offloads(raw, &Err(std::io::Error::other("EIO")), false).and_then(|f| f.fix),
+            offloads(raw, &Err(std::io::Error::other("EIO")), false, true).and_then(|f| f.fix),
         ];
         for fix in fixes {
             let fix = fix.expect("a fix");
@@ -777,20 +804,23 @@ mod tests {
             gso: Some(on),
             gro: Some(on),
         };
-        assert_eq!(offloads("eth0", &Ok(all_on), false).expect("f").status, Status::Ok);
+        assert_eq!(
+            offloads("eth0", &Ok(all_on), false, true).expect("f").status,
+            Status::Ok
+        );
         let cloud = Offloads {
             tso: Some(off),
             gso: Some(off),
             ..all_on
         };
-        let w = offloads("eth0", &Ok(cloud), false).expect("f");
+        let w = offloads("eth0", &Ok(cloud), false, true).expect("f");
         assert_eq!(w.status, Status::Warn);
         assert_eq!(w.fix.as_deref(), Some("ethtool -K eth0 tso on gso on"));
         let tun = Offloads {
             tso: Some(fixed_off),
             ..all_on
         };
-        let ok = offloads("tun0", &Ok(tun), false).expect("f");
+        let ok = offloads("tun0", &Ok(tun), false, true).expect("f");
         assert_eq!(ok.status, Status::Ok);
         assert!(ok.message.contains("TSO off [fixed]"));
         // A TUN device reports TSO as switchable, but only its owner can switch it.
@@ -798,7 +828,7 @@ mod tests {
             tso: Some(off),
             ..all_on
         };
-        let ok = offloads("wan0", &Ok(tun_dev), true).expect("f");
+        let ok = offloads("wan0", &Ok(tun_dev), true, true).expect("f");
         assert_eq!(ok.status, Status::Ok, "{ok:?}");
         assert!(ok.message.contains("TUN device"));
         let gso_off = Offloads {
@@ -806,8 +836,41 @@ mod tests {
             ..tun_dev
         };
         assert_eq!(
-            offloads("wan0", &Ok(gso_off), true).expect("f").fix.as_deref(),
+            offloads("wan0", &Ok(gso_off), true, true).expect("f").fix.as_deref(),
             Some("ethtool -K wan0 gso on")
         );
+    }
+
+    /// Issue 47, 3: an ethtool command only where ethtool is on PATH; else how to get it (and,
+    /// for the duplex, where /sys shows the link).
+    #[test]
+    fn no_ethtool_command_where_none_is_installed() {
+        use crate::host::ethtool::{Feature, Offloads};
+        let off = Feature {
+            on: false,
+            fixed: Some(false),
+        };
+        let cloud = Offloads {
+            tso: Some(off),
+            gso: Some(off),
+            gro: None,
+        };
+        let fixes = |ethtool: bool| {
+            [
+                duplex("eth0", Some("half"), ethtool).and_then(|f| f.fix),
+                offloads("eth0", &Ok(cloud), false, ethtool).and_then(|f| f.fix),
+                offloads("eth0", &Err(std::io::Error::other("EIO")), false, ethtool).and_then(|f| f.fix),
+            ]
+            .map(|f| f.expect("a fix"))
+        };
+        for fix in fixes(true) {
+            assert!(fix.contains("ethtool -"), "{fix}");
+        }
+        for fix in fixes(false) {
+            assert!(!fix.contains("ethtool -"), "{fix}");
+            assert!(fix.contains("the ethtool package"), "{fix}");
+        }
+        assert!(fixes(false)[0].contains("/sys/class/net/eth0/duplex"));
+        assert!(fixes(false)[1].contains("tso, gso on eth0"), "{}", fixes(false)[1]);
     }
 }

@@ -12,8 +12,10 @@
 //! * [`sysctl_rules`]: the TCP switches of each OS, and the buffer maxima against a path.
 //! * [`host_rules`]: interfaces, retransmissions, sysctl.d files, tuning daemons.
 //! * [`memory`]: TCP memory (tcp_mem, in pages of the real page size) against buffers × flows.
+//! * [`applied`]: whether what `tcptune apply` set (its snapshots still applied) still runs.
 //! * [`facts`]: gathering the host facts the rules read, from [`crate::host`].
 
+pub mod applied;
 pub mod facts;
 pub mod host_rules;
 pub mod memory;
@@ -96,6 +98,31 @@ pub struct Report {
     pub host: Option<String>,
     pub findings: Vec<Finding>,
     pub summary: Summary,
+    /// Each snapshot still applied here, newest first: whether what it set still runs.
+    pub applied: Vec<applied::Applied>,
+}
+
+impl Report {
+    /// The report with what the snapshots still applied here say ([`applied`]): a finding
+    /// each, and one when the store could not be read in whole (`unread`: why). `again`: the
+    /// options that find the same store and target, for the fixes.
+    #[must_use]
+    pub fn with_applied(mut self, applied: Vec<applied::Applied>, unread: Option<&str>, again: &str) -> Self {
+        self.findings.extend(applied.iter().map(|a| applied::finding(a, again)));
+        self.findings.extend(unread.map(applied::unread));
+        self.summary = summary(&self.findings);
+        self.applied = applied;
+        self
+    }
+}
+
+fn summary(f: &[Finding]) -> Summary {
+    let count = |s: Status| f.iter().filter(|x| x.status == s).count();
+    Summary {
+        ok: count(Status::Ok),
+        warn: count(Status::Warn),
+        fail: count(Status::Fail),
+    }
 }
 
 /// The running value of a key, when present.
@@ -146,18 +173,13 @@ pub fn check(req: &CheckRequest, read: &Read<'_>, local: Option<&facts::LocalFac
     if let Some(local) = local {
         host_rules::local(read, req.path.as_ref(), req.flows, local, &mut f);
     }
-    let count = |s: Status| f.iter().filter(|x| x.status == s).count();
-    let summary = Summary {
-        ok: count(Status::Ok),
-        warn: count(Status::Warn),
-        fail: count(Status::Fail),
-    };
     Report {
         os: req.os,
         current_from: req.current_from.clone(),
         host: req.host.clone(),
+        summary: summary(&f),
         findings: f,
-        summary,
+        applied: Vec::new(),
     }
 }
 
@@ -207,6 +229,7 @@ mod test_util {
             tcp_mem_in_use_pages: Some(10),
             page_size: 4096,
             sch_fq: Some(true),
+            ethtool: true,
             setters: std::collections::BTreeMap::new(),
             unchecked: Vec::new(),
             child_netns: Some(false),

@@ -14,6 +14,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use crate::advice::{Advice, AdviceRequest};
+use crate::check::applied::{Applied, ReadRoutes};
 use crate::check::{self, CheckRequest, PathNeeds, Report};
 use crate::cli::{CheckArgs, Format};
 use crate::cmd::Context;
@@ -21,8 +22,7 @@ use crate::error::{Error, exit};
 use crate::measure::ProbeOptions;
 use crate::os::Os;
 use crate::output;
-#[cfg(target_os = "linux")]
-use crate::snapshot::{Identity, Store};
+use crate::snapshot::{Identity, RouteChange, Snapshot, Store};
 use crate::sysctl::KeyState;
 
 pub fn run(a: &CheckArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
@@ -98,7 +98,54 @@ pub fn report(a: &CheckArgs, ctx: &Context) -> anyhow::Result<Report> {
     } else {
         None
     };
-    Ok(check::check(&req, &read, local.as_ref()))
+    let (applied, unread) = applied(ctx, &backend.describe(), &read);
+    Ok(check::check(&req, &read, local.as_ref()).with_applied(applied, unread.as_deref(), &ctx.again_args))
+}
+
+/// The snapshots still applied here (as a bare revert picks them: same OS, target and network
+/// namespace; any boot), newest first, each judged against the running values and, on this
+/// machine itself, its host routes; and why the store could not be read in whole, if so.
+fn applied(ctx: &Context, target: &str, read: &check::Read<'_>) -> (Vec<Applied>, Option<String>) {
+    let store = Store::new(&ctx.state_dir);
+    let dir = crate::text::escape(&store.dir().display().to_string());
+    let (snaps, unreadable) = match store.list() {
+        Ok(listed) => listed,
+        Err(e) => {
+            return (
+                Vec::new(),
+                Some(crate::text::escape(&format!(
+                    "its snapshots in {dir} could not be read: {e:#}"
+                ))),
+            );
+        }
+    };
+    let here = Identity::current(ctx.os);
+    let mine: Vec<(&Snapshot, bool)> = snaps
+        .iter()
+        .rev()
+        .filter(|s| s.state.needs_revert() && s.same_place(ctx.os, target, &here))
+        .map(|s| (s, s.same_boot(&here)))
+        .collect();
+    let routes = |c: &RouteChange| crate::route::netlink::host_routes(c.in_effect().dst).map_err(|e| format!("{e:#}"));
+    let on_this_machine = ctx.local && ctx.os == Os::Linux;
+    let applied = check::applied::judge_all(&mine, read, on_this_machine.then_some(&routes as &ReadRoutes<'_>));
+    // A file that could not be read may be a snapshot still applied: said, never passed over.
+    let unread = (!unreadable.is_empty()).then(|| {
+        let mut each: Vec<String> = unreadable
+            .iter()
+            .map(|(path, why)| {
+                let name = path.file_name().unwrap_or_default().to_string_lossy();
+                format!("{}: {why}", crate::text::escape(&name))
+            })
+            .collect();
+        each.sort();
+        format!(
+            "{} in {dir} could not be read, any of them maybe a snapshot still applied ({})",
+            check::counted(unreadable.len() as u64, "file", "files"),
+            each.join("; ")
+        )
+    });
+    (applied, unread)
 }
 
 /// This machine's facts (Linux builds; None elsewhere); `target`: where its sysctls are read.

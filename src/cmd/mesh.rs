@@ -23,7 +23,7 @@ use crate::remote::saved::{self, Store};
 use crate::remote::{self, schedule, ssh};
 use crate::text;
 
-pub fn run(args: &MeshArgs, _ctx: &Context, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+pub fn run(args: &MeshArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let named = hosts(args)?;
     let client = ssh::Client::new(args.ssh_command.as_deref())?;
     let (hosts, same) = one_per_machine(named, &client)?;
@@ -76,7 +76,8 @@ pub fn run(args: &MeshArgs, _ctx: &Context, out: &mut dyn Write) -> anyhow::Resu
         plan: &plan,
         pairs: &runs,
         hosts: &advice,
-        written: args.output.is_some(),
+        written: args.output.as_deref(),
+        width: ctx.term.width(),
     };
     match args.format {
         MeshFormat::Table => crate::output::mesh::write_table(out, &m)?,

@@ -114,7 +114,7 @@ mod tests {
     use super::{Error, escape_message};
     use crate::error::Kind;
     use crate::measure::fake::FakeProber;
-    use crate::measure::{NO_REPLY_HINT, PathProber, ProbeOptions, resolve::RESOLVE_HINT};
+    use crate::measure::{PathProber, ProbeOptions, no_reply_hint, resolve::RESOLVE_HINT};
 
     #[test]
     fn measurement_failures_reach_the_command_line_with_their_hint_in_flags() {
@@ -134,8 +134,8 @@ mod tests {
         let err = dead
             .measure(&["198.18.0.9".to_string()], &ProbeOptions::default())
             .expect_err("unreachable");
-        assert_eq!(err.hint(), Some(NO_REPLY_HINT));
-        assert!(RESOLVE_HINT.contains("--rtt") && NO_REPLY_HINT.contains("--port"));
+        assert_eq!(err.hint(), Some(no_reply_hint(crate::host::euid())));
+        assert!(RESOLVE_HINT.contains("--rtt") && no_reply_hint(crate::host::euid()).contains("--port"));
     }
 
     #[test]

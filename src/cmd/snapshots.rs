@@ -34,7 +34,14 @@ pub fn run(ctx: &Context, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     } else if entries.is_empty() && damaged.is_empty() {
         eprintln!("no snapshots in {}", store.dir().display());
     } else {
-        write_table(out, &entries, &damaged, ctx.term.stdout_tty, ctx.term.color)?;
+        write_table(
+            out,
+            &entries,
+            &damaged,
+            ctx.term.stdout_tty,
+            ctx.term.color,
+            ctx.term.width(),
+        )?;
     }
     Ok(ExitCode::SUCCESS)
 }

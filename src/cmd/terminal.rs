@@ -35,6 +35,25 @@ impl Terminal {
     }
 }
 
+impl Terminal {
+    /// The columns a report's lines take: on a terminal its width (or `COLUMNS`) up to
+    /// [`TERMINAL_COLUMNS`]; piped, `COLUMNS` when given, up to [`PIPED_COLUMNS`].
+    pub fn width(&self) -> usize {
+        let most = if self.stdout_tty {
+            TERMINAL_COLUMNS
+        } else {
+            PIPED_COLUMNS
+        };
+        self.columns.unwrap_or(most).min(most)
+    }
+}
+
+/// The widest a report's line is on a terminal: what people read comfortably.
+const TERMINAL_COLUMNS: usize = 80;
+
+/// The widest a line is piped.
+const PIPED_COLUMNS: usize = 100;
+
 /// Narrower terminals get a renderer's default width instead.
 const MIN_COLUMNS: usize = 40;
 
@@ -46,6 +65,22 @@ fn color_allowed(tty: bool, no_color: Option<&std::ffi::OsStr>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_report_is_80_columns_on_a_terminal_and_100_piped() {
+        let t = |stdout_tty, columns| Terminal {
+            stdout_tty,
+            stderr_tty: false,
+            color: false,
+            columns,
+        };
+        assert_eq!(t(true, Some(200)).width(), 80);
+        assert_eq!(t(true, Some(60)).width(), 60);
+        assert_eq!(t(true, None).width(), 80);
+        assert_eq!(t(false, None).width(), 100);
+        assert_eq!(t(false, Some(80)).width(), 80);
+        assert_eq!(t(false, Some(300)).width(), 100);
+    }
 
     #[test]
     fn no_color_is_honoured() {

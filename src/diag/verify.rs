@@ -68,8 +68,8 @@ pub enum Phase {
 pub struct PathFacts {
     pub bandwidth_bps: u64,
     pub bandwidth_source: Source,
-    /// For the flow's minimum RTT, exactly bandwidth / 8 × RTT.
-    pub bdp_bytes: serde_json::Value,
+    /// For the flow's minimum RTT, bandwidth / 8 × RTT rounded up to a whole byte.
+    pub bdp_bytes: u64,
     pub sizing: Sizing,
 }
 
@@ -359,7 +359,7 @@ fn report(a: &VerifyRequest, t: &Test) -> VerifyReport {
     let path = PathFacts {
         bandwidth_bps: rate.bps(),
         bandwidth_source: rate_source,
-        bdp_bytes: text::number(bdp::bdp_exact(rate, rtt)),
+        bdp_bytes: bdp::bdp_bytes(rate, rtt),
         sizing,
     };
     VerifyReport {

@@ -454,6 +454,17 @@ pub fn ifindex(sys_net: &Path, ifname: &str) -> Option<u32> {
     read(sys_net.join(ifname).join("ifindex"))?.trim().parse().ok()
 }
 
+/// Whether a program called `name` is found in `path` (a PATH value: directories split as the
+/// shell splits them) as an executable regular file. `path` is a parameter so a test can
+/// give its own.
+pub fn on_path(name: &str, path: Option<&std::ffi::OsStr>) -> bool {
+    use std::os::unix::fs::PermissionsExt as _;
+    path.is_some_and(|p| {
+        std::env::split_paths(p)
+            .any(|d| std::fs::metadata(d.join(name)).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0))
+    })
+}
+
 /// Whether `ifname` is a TUN/TAP device, whose TSO the program owning it decides
 /// (TUNSETOFFLOAD), not ethtool.
 pub fn is_tun(sys_net: &Path, ifname: &str) -> bool {
@@ -539,6 +550,23 @@ pub fn cc_not_allowed(cc: &str, allowed: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_program_is_on_path_only_as_an_executable_file() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let d = tempfile::tempdir().expect("tempdir");
+        let bin = d.path().join("bin");
+        std::fs::create_dir(&bin).expect("mkdir");
+        let path = std::env::join_paths([d.path().join("none"), bin.clone()]).expect("join");
+        assert!(!on_path("ethtool", Some(&path)));
+        assert!(!on_path("ethtool", None));
+        std::fs::write(bin.join("ethtool"), "#!/bin/sh\n").expect("write");
+        assert!(!on_path("ethtool", Some(&path)), "not executable");
+        std::fs::set_permissions(bin.join("ethtool"), std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        assert!(on_path("ethtool", Some(&path)));
+        std::fs::create_dir(bin.join("tc")).expect("mkdir");
+        assert!(!on_path("tc", Some(&path)), "a directory");
+    }
+
     use super::*;
 
     const SNMP: &str = "\

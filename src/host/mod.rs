@@ -21,8 +21,14 @@ pub use facts::Facts;
 
 /// Whether this process runs with root's effective uid (what writing sysctls needs).
 pub fn is_root() -> bool {
+    euid() == 0
+}
+
+/// This process's effective user id, for words that depend on it (a hint never tells root to
+/// run as root).
+pub fn euid() -> u32 {
     // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() == 0 }
+    unsafe { libc::geteuid() }
 }
 
 /// The size of a memory page in bytes (`sysconf(_SC_PAGESIZE)`): what `net.ipv4.tcp_mem` and

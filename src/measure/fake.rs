@@ -193,7 +193,7 @@ impl PathProber for FakeProber {
                     return Err(Error::measurement(format!(
                             "no reply from {host} ({addr}): {n} ICMP echo requests and {n} TCP connects to ports {ports} timed out",
                             n = opts.probes
-                        )).with_hint(super::NO_REPLY_HINT));
+                        )).with_hint(super::no_reply_hint(crate::host::euid())));
                 }
                 let standing = self.test.map_or(0.0, |t| t.standing_ms) + self.seen_ms.unwrap_or(0.0);
                 let samples = vec![self.rtt_ms + standing; opts.probes as usize];
@@ -509,7 +509,7 @@ mod tests {
             err.to_string(),
             "no reply from 198.18.0.9 (198.18.0.9): 10 ICMP echo requests and 10 TCP connects to ports 443, 22, 80 timed out"
         );
-        assert_eq!(err.hint(), Some(crate::measure::NO_REPLY_HINT));
+        assert_eq!(err.hint(), Some(crate::measure::no_reply_hint(crate::host::euid())));
 
         let bad = ProbeOptions {
             probes: 0,

@@ -6,7 +6,7 @@
 //! [`fake::FakeProber`] a deterministic one for CLI tests.
 //!
 //! Errors: a path that gives no reply or a name that does not resolve is a measurement error
-//! with the way around it as its hint ([`NO_REPLY_HINT`], [`resolve::RESOLVE_HINT`]), in the
+//! with the way around it as its hint ([`no_reply_hint`], [`resolve::RESOLVE_HINT`]), in the
 //! command line's flags (the one rule of [`crate::error::Error`]).
 
 pub mod connect;
@@ -189,8 +189,17 @@ impl HostMeasurement {
     }
 }
 
-/// The way around a path where nothing answered.
+/// The way around a path where nothing answered, for a user who is not root.
 pub const NO_REPLY_HINT: &str = "allow ICMP (sysctl net.ipv4.ping_group_range='0 2147483647' or run as root), open a TCP port and pass --port, or give --rtt and --bandwidth";
+
+/// The same for root, who already may send ICMP: the host or a filter did not answer.
+pub const NO_REPLY_HINT_ROOT: &str = "check the host is up and ICMP to it is not filtered, open a TCP port and pass --port, or give --rtt and --bandwidth";
+
+/// The hint for a path where nothing answered, for a process of effective uid `euid`: root is
+/// never told to run as root.
+pub const fn no_reply_hint(euid: u32) -> &'static str {
+    if euid == 0 { NO_REPLY_HINT_ROOT } else { NO_REPLY_HINT }
+}
 
 /// The ports tried, in order, when [`ProbeOptions::ports`] is empty.
 pub const DEFAULT_PORTS: [u16; 3] = [443, 22, 80];
@@ -772,7 +781,7 @@ async fn measure_rtt(
                     "no reply from {host} ({addr}): {icmp_part} {per_port} TCP connects to {port_word} {ports_list} {outcome}"
                 ),
             };
-            Err(Error::measurement(msg).with_hint(NO_REPLY_HINT))
+            Err(Error::measurement(msg).with_hint(no_reply_hint(crate::host::euid())))
         }
     }
 }
@@ -1304,7 +1313,17 @@ pub(crate) mod tests {
             err.to_string(),
             "no reply from 198.18.1.2 (198.18.1.2): 3 ICMP echo requests and 3 TCP connects to ports 443, 22, 80 timed out"
         );
-        assert_eq!(err.hint(), Some(NO_REPLY_HINT));
+        assert_eq!(err.hint(), Some(no_reply_hint(crate::host::euid())));
+    }
+
+    #[test]
+    fn the_no_reply_hint_never_tells_root_to_run_as_root() {
+        assert!(no_reply_hint(0) != NO_REPLY_HINT);
+        assert!(!no_reply_hint(0).contains("root"), "{}", no_reply_hint(0));
+        assert!(no_reply_hint(1000).contains("run as root"));
+        for uid in [0, 1000] {
+            assert!(no_reply_hint(uid).contains("--port") && no_reply_hint(uid).contains("--rtt"));
+        }
     }
 
     #[test]

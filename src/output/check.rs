@@ -94,7 +94,7 @@ fn words(s: &str) -> Vec<&str> {
 /// the first start with `indent`. A clause (what follows a word ending in `;` or `:`) that does
 /// not fit the rest of a line but fits a line of its own starts one, so a command stays on one
 /// line where it can. A word wider than a line stands alone on its line, whole.
-fn wrap(s: &str, width: usize, indent: &str) -> Vec<String> {
+pub fn wrap(s: &str, width: usize, indent: &str) -> Vec<String> {
     let cols = |x: &str| x.chars().count();
     let words = words(s);
     let mut lines = Vec::new();

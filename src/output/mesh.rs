@@ -57,8 +57,10 @@ pub struct Mesh<'a> {
     pub plan: &'a Plan,
     pub pairs: &'a [Pair],
     pub hosts: &'a [HostAdvice],
-    /// `--output DIR` wrote each host's file already.
-    pub written: bool,
+    /// `--output DIR`: where each host's file was written already.
+    pub written: Option<&'a Path>,
+    /// The columns a line may take (the terminal's, at most 80; piped, at most 100).
+    pub width: usize,
 }
 
 /// A path's class in one word, as the pair lines say it.
@@ -311,40 +313,65 @@ pub fn write_table(out: &mut dyn Write, m: &Mesh<'_>) -> std::io::Result<()> {
             )?;
         }
     }
+    let put = |out: &mut dyn Write, first: &str, text: &str| put_wrapped(out, m.width, first, text);
     for h in m.hosts {
         writeln!(out)?;
-        writeln!(
+        put(
             out,
-            "{}: {} to change (from its paths to {}; largest BDP to {})",
-            h.host,
-            h.changes(),
-            h.paths.join(", "),
-            decider_words(&h.largest)
+            "",
+            &format!(
+                "{}: {} to change (from its paths to {}; largest BDP to {})",
+                h.host,
+                h.changes(),
+                h.paths.join(", "),
+                decider_words(&h.largest)
+            ),
         )?;
         for s in h.settings.iter().filter(|s| s.setting.stage == Stage::Runtime) {
             let mark = if s.setting.action == Action::Set { "*" } else { " " };
-            writeln!(out, "  {mark} {}", setting_line(s))?;
+            put(out, &format!("  {mark} "), &setting_line(s))?;
         }
         for r in &h.routes {
             let mark = if r.action == Action::Set { "*" } else { " " };
-            writeln!(out, "  {mark} {}", route_comment(r))?;
+            put(out, &format!("  {mark} "), &route_comment(r))?;
         }
         for n in &h.notes {
-            writeln!(out, "    note: {}", text::escape(n))?;
+            put(out, "    note: ", &text::escape(n))?;
         }
     }
     writeln!(out)?;
-    if m.written {
-        writeln!(
+    match m.written {
+        Some(dir) => put(
             out,
-            "* a change. Each host's file: tcptune apply HOST.conf there (sets its routes too)"
-        )
-    } else {
-        writeln!(
+            "",
+            &format!(
+                "* a change. Each host's file is {}/HOST.conf: tcptune apply HOST.conf there (sets its routes too)",
+                text::escape(&dir.display().to_string())
+            ),
+        ),
+        None => put(
             out,
-            "* a change. Keep it: --output DIR (a sysctl.d file per host) or --format ansible"
-        )
+            "",
+            "* a change. Keep it: --output DIR (a sysctl.d file per host) or --format ansible",
+        ),
     }
+}
+
+/// `text` after `first`, in lines of at most `width` columns broken between words; the
+/// continuations start under the text, two further in.
+fn put_wrapped(out: &mut dyn Write, width: usize, first: &str, text: &str) -> std::io::Result<()> {
+    let lead = first.chars().count();
+    for (i, l) in super::check::wrap(text, width.saturating_sub(lead), "  ")
+        .iter()
+        .enumerate()
+    {
+        if i == 0 {
+            writeln!(out, "{first}{l}")?;
+        } else {
+            writeln!(out, "{}{l}", " ".repeat(lead))?;
+        }
+    }
+    Ok(())
 }
 
 /// One host's sysctl.d file: a header, then per setting its comment line and `key = value`
@@ -616,6 +643,57 @@ mod tests {
         ("/evidence", "reverse_skipped"),
         ("/evidence", "test_skipped"),
     ];
+
+    /// Issue 47, 6: a host's lines were 88-97 columns and the last line offered --output DIR
+    /// when it had been given. Every line fits the width (80 on a terminal, 100 piped), broken
+    /// only between words, and with --output the last line says where the files are.
+    #[test]
+    fn the_table_fits_its_width_and_says_where_the_files_went() {
+        let host = advise(&honest("rtt=80ms,rate=1gbit,loss=0.2")).expect("advice");
+        let plan = Plan {
+            hosts: vec!["h1".into(), "h2".into(), "h3".into()],
+            tests: Vec::new(),
+            rounds: Vec::new(),
+            sites: std::collections::BTreeMap::new(),
+            parallel: 1,
+            per_test: Duration::from_secs(16),
+            saved: Vec::new(),
+        };
+        let table = |width: usize, written: Option<&Path>| {
+            let mut out = Vec::new();
+            let m = Mesh {
+                plan: &plan,
+                pairs: &[],
+                hosts: std::slice::from_ref(&host),
+                written,
+                width,
+            };
+            write_table(&mut out, &m).expect("table");
+            String::from_utf8(out).expect("utf-8")
+        };
+        let wide = table(1000, None);
+        assert!(
+            wide.lines().any(|l| l.chars().count() > 80),
+            "the test needs a long line: {wide}"
+        );
+        for width in [80, 100] {
+            let t = table(width, None);
+            for l in t.lines() {
+                assert!(
+                    l.chars().count() <= width,
+                    "{width}: {} columns: {l}",
+                    l.chars().count()
+                );
+            }
+            // The same words, only the breaks moved.
+            let words = |x: &str| x.split_whitespace().map(str::to_string).collect::<Vec<_>>();
+            assert_eq!(words(&t), words(&wide));
+            assert!(t.trim_end().ends_with("or --format ansible"), "{t}");
+        }
+        let t = table(80, Some(Path::new("/srv/mesh")));
+        assert!(!t.contains("--output DIR"), "{t}");
+        assert!(t.contains("/srv/mesh/HOST.conf"), "{t}");
+    }
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(64))]

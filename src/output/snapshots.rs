@@ -1,4 +1,4 @@
-//! The `snapshots` listing: a table (id, time, state, keys; notes under it) or JSON, each snapshot
+//! The `snapshots` listing: a table (id, which carries its time, state, keys; notes under it) or JSON, each snapshot
 //! whole beside what the listing says of it here and now (this boot, this namespace, its
 //! timer), and each file that could not be read as damaged. The command gathers those facts
 //! into [`Entry`] and [`Damaged`] values; this only words them.
@@ -110,30 +110,30 @@ pub fn write_json(out: &mut dyn Write, state_dir: &Path, entries: &[Entry], dama
     )
 }
 
-/// One row per snapshot and per damaged file, oldest first.
+/// One row per snapshot and per damaged file, oldest first, in the shared style: at most
+/// `width` columns, the keys column wrapping (a key per line, a long one broken).
 pub fn write_table(
     out: &mut dyn Write,
     entries: &[Entry],
     damaged: &[Damaged],
     tty: bool,
     color: bool,
+    width: usize,
 ) -> anyhow::Result<()> {
     let mut t = super::table(tty, color);
-    t.set_header(["id", "time", "state", "keys"]);
-    let mut rows: Vec<(u64, [String; 4], String)> = entries
+    t.set_width(u16::try_from(width).unwrap_or(u16::MAX));
+    // The id is its number and UTC time (0001-20261129T125802Z): a time column beside it
+    // said it twice and left the keys too little of 80 columns.
+    t.set_header(super::header(["id", "state", "keys"]));
+    let mut rows: Vec<(u64, [String; 3], String)> = entries
         .iter()
         .map(|e| {
-            let row = [
-                e.id.to_string(),
-                e.time.to_string(),
-                e.state.name().to_string(),
-                e.keys.join("\n"),
-            ];
+            let row = [e.id.to_string(), e.state.name().to_string(), e.keys.join("\n")];
             (e.snapshot.seq, row, e.notes())
         })
         .collect();
     rows.extend(damaged.iter().map(|d| {
-        let row = [d.id.clone(), "?".to_string(), "damaged".to_string(), "?".to_string()];
+        let row = [d.id.clone(), "damaged".to_string(), "?".to_string()];
         (d.seq(), row, format!("could not be read: {}", d.reason))
     }));
     // Stable: snapshots keep the store's order.
@@ -147,15 +147,17 @@ pub fn write_table(
         }
         t.add_row(row);
     }
-    // Ids, times and key names are read whole.
-    for i in 0..4 {
+    // Ids and states are read whole; the keys take what is left.
+    for i in 0..2 {
         if let Some(c) = t.column_mut(i) {
             c.set_constraint(comfy_table::ColumnConstraint::ContentWidth);
         }
     }
     writeln!(out, "{t}")?;
     for n in notes {
-        writeln!(out, "{n}")?;
+        for l in super::check::wrap(&n, width, "  ") {
+            writeln!(out, "{l}")?;
+        }
     }
     Ok(())
 }

@@ -258,3 +258,144 @@ fn check_says_its_numbers_in_units_and_its_counts_in_words() {
     );
     assert!(recv.contains("RTT 150 ms") && recv.contains("(BDP 8.94 MiB)"), "{recv}");
 }
+
+/// `check` against the fake tree `tree` and the state directory `state`: (exit code, the
+/// table piped at `COLUMNS`=80, the JSON).
+fn check_applied(tree: &std::path::Path, state: &std::path::Path) -> (Option<i32>, String, Value) {
+    let run = |format: &str| {
+        tcptune()
+            .arg("--sysctl-dir")
+            .arg(tree)
+            .arg("--state-dir")
+            .arg(state)
+            .args(["check", "--format", format])
+            .env("COLUMNS", "80")
+            .output()
+            .expect("run")
+    };
+    let table = run("table");
+    let err = String::from_utf8_lossy(&table.stderr).to_string();
+    assert!(!err.contains("panicked"), "{err}");
+    (
+        table.status.code(),
+        String::from_utf8(table.stdout).expect("utf8"),
+        parse(&run("json")),
+    )
+}
+
+/// Issue 47, 1: check says whether what the newest applied snapshot set still runs, and
+/// when another tool changed a key since, names it (now, was set to) with what to do: apply
+/// again, or revert --force (a bare revert refuses then). A damaged or planted snapshot file
+/// is said in one finding, never a panic, never passed over.
+#[test]
+fn check_says_whether_the_applied_snapshot_is_still_in_force() {
+    let tree = linux_tree(&[]);
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let state = tmp.path().join("state");
+    let file = tmp.path().join("t.conf");
+    std::fs::write(
+        &file,
+        "net.ipv4.tcp_rmem = 4096 131072 20643840\nnet.core.rmem_max = 20643840\n",
+    )
+    .expect("write");
+    // No snapshot: nothing said of one.
+    let (_, table, v) = check_applied(tree.path(), &state);
+    assert_eq!(v["applied"], serde_json::json!([]), "{v:#}");
+    assert!(!table.contains("applied"), "{table}");
+
+    let out = tcptune()
+        .arg("--sysctl-dir")
+        .arg(tree.path())
+        .arg("--state-dir")
+        .arg(&state)
+        .arg("apply")
+        .arg(&file)
+        .output()
+        .expect("apply");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let id = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let num = id.split('-').next().expect("number").to_string();
+
+    let (_, table, v) = check_applied(tree.path(), &state);
+    let a = &v["applied"][0];
+    assert_eq!(a["snapshot"], id.as_str(), "{v:#}");
+    assert_eq!(a["in_force"], true, "{a:#}");
+    assert_eq!(a["drifted"], serde_json::json!([]));
+    assert_eq!(finding(&v, &format!("applied:{num}"))["status"], "ok");
+    assert!(table.contains("still in force"), "{table}");
+
+    // Another tool changes a key.
+    std::fs::write(tree.path().join("net/core/rmem_max"), "4194304\n").expect("write");
+    let (code, table, v) = check_applied(tree.path(), &state);
+    assert_eq!(code, Some(1), "{table}");
+    let a = &v["applied"][0];
+    assert_eq!(a["in_force"], false, "{a:#}");
+    assert_eq!(
+        a["drifted"],
+        serde_json::json!([{"kind": "key", "key": "net.core.rmem_max", "now": "4194304",
+            "set": "20643840", "prior": "212992", "revert": "refuses"}])
+    );
+    let f = finding(&v, &format!("applied:{num}"));
+    assert_eq!(f["status"], "warn");
+    let message = f["message"].as_str().expect("message");
+    assert!(
+        message.contains("changed since apply: net.core.rmem_max now 4194304 (was set to 20643840)"),
+        "{message}"
+    );
+    let fix = f["fix"].as_str().expect("fix");
+    assert!(fix.contains(&format!("tcptune apply {}", file.display())), "{fix}");
+    assert!(fix.contains(&format!("tcptune revert --force {id}")), "{fix}");
+    // What the fix says of a bare revert is what revert does: it refuses, changing nothing.
+    let out = tcptune()
+        .arg("--sysctl-dir")
+        .arg(tree.path())
+        .arg("--state-dir")
+        .arg(&state)
+        .args(["revert", "--dry-run"])
+        .output()
+        .expect("revert");
+    assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(table.contains("changed since apply"), "{table}");
+    for l in table.lines() {
+        let l = l
+            .replace(&tree.path().display().to_string(), "/proc/sys")
+            .replace(&tmp.path().display().to_string(), "/tmp");
+        assert!(l.chars().count() <= 80, "{} columns: {l}", l.chars().count());
+    }
+
+    // A damaged and a planted file beside it: one finding that names both, in one line each
+    // of the table's fix and the JSON; the snapshot that reads is still judged.
+    let snaps = state.join("snapshots");
+    std::fs::write(snaps.join("0009-20261129T130000Z.json"), "{\"format\": 1,").expect("write");
+    std::fs::write(snaps.join("0010-x.json"), "\u{1b}[2J\nkernel.x = 1\n").expect("write");
+    let (code, table, v) = check_applied(tree.path(), &state);
+    assert_eq!(code, Some(1), "{table}");
+    let f = finding(&v, "applied");
+    assert_eq!(f["status"], "warn");
+    let message = f["message"].as_str().expect("message");
+    assert!(
+        message.contains("2 files in") && message.contains("0009-20261129T130000Z.json: not a tcptune snapshot"),
+        "{message}"
+    );
+    assert!(
+        !message.chars().any(char::is_control) && !message.contains("kernel.x"),
+        "{message}"
+    );
+    assert!(!table.contains('\u{1b}'), "{table}");
+    assert_eq!(v["applied"][0]["snapshot"], id.as_str());
+
+    // Reverted (by force): no snapshot still applied, nothing said of one.
+    std::fs::remove_file(snaps.join("0009-20261129T130000Z.json")).expect("rm");
+    std::fs::remove_file(snaps.join("0010-x.json")).expect("rm");
+    let out = tcptune()
+        .arg("--sysctl-dir")
+        .arg(tree.path())
+        .arg("--state-dir")
+        .arg(&state)
+        .args(["revert", "--force"])
+        .output()
+        .expect("revert");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let (_, _, v) = check_applied(tree.path(), &state);
+    assert_eq!(v["applied"], serde_json::json!([]), "{v:#}");
+}

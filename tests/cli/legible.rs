@@ -667,3 +667,58 @@ fn others_queue_seen_by_the_probes_alone_is_said_and_sized_at_the_lowest_rtt() {
     let idle = table("rtt=150ms,capacity=250mbit");
     assert!(!idle.contains("others share"), "{idle}");
 }
+
+/// Issue 47, 6: `tcptune snapshots` was 95 columns (a time column beside the id, which carries
+/// it). It fits 80 columns where the terminal is 80 wide and 100 piped, in the shared table
+/// style, every key whole.
+#[test]
+fn the_snapshots_table_fits_80_columns_with_every_key_whole() {
+    let dir = linux_tree(&[]);
+    let state = tempfile::tempdir().expect("state");
+    let file = state.path().join("t.conf");
+    let keys = [
+        "net.ipv4.tcp_rmem",
+        "net.ipv4.tcp_slow_start_after_idle",
+        "net.ipv4.tcp_notsent_lowat",
+    ];
+    std::fs::write(
+        &file,
+        "net.ipv4.tcp_rmem = 4096 131072 20643840\nnet.ipv4.tcp_slow_start_after_idle = 0\n\
+         net.ipv4.tcp_notsent_lowat = 131072\n",
+    )
+    .expect("write");
+    let st = state.path().join("st");
+    let out = tcptune()
+        .arg("--sysctl-dir")
+        .arg(dir.path())
+        .arg("--state-dir")
+        .arg(&st)
+        .arg("apply")
+        .arg(&file)
+        .output()
+        .expect("apply");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    for (columns, most) in [(Some("80"), 80), (None, 100), (Some("300"), 100)] {
+        let mut c = tcptune();
+        c.arg("--state-dir").arg(&st).arg("snapshots").env_remove("COLUMNS");
+        if let Some(cols) = columns {
+            c.env("COLUMNS", cols);
+        }
+        let out = c.output().expect("run");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let table = String::from_utf8(out.stdout).expect("utf8");
+        for l in table.lines() {
+            assert!(
+                l.chars().count() <= most,
+                "{columns:?}: {} columns: {l}",
+                l.chars().count()
+            );
+        }
+        for k in keys {
+            assert!(table.contains(k), "{k} broken: {table}");
+        }
+        // The shared style, piped: ASCII rules with a '=' header rule, bold never forced.
+        assert!(table.lines().nth(2).is_some_and(|l| l.starts_with("+===")), "{table}");
+        assert!(table.lines().nth(1).is_some_and(|l| l.contains("| state ")), "{table}");
+    }
+}

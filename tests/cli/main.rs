@@ -13,6 +13,7 @@ mod hostile_peer;
 mod lab;
 #[path = "../support/lab.rs"]
 mod lab_support;
+mod labscript;
 mod layers;
 mod legible;
 mod mesh;
@@ -304,6 +305,30 @@ fn broken_pipe_exits_zero() {
 }
 
 // ---------------------------------------------------------------- advise, Linux
+
+/// Issue 47, 4: `bdp_bytes` is a whole number of bytes (rounded up) in advise's JSON, also
+/// where rate × RTT is not (1 Mbit/s × 1.001 ms = 125.125 bytes), for the path and each host.
+#[test]
+fn advise_bdp_bytes_is_an_integer() {
+    let dir = linux_tree(&[]);
+    for args in [
+        &["--rtt", "1.001ms", "--bandwidth", "1mbit"][..],
+        &[
+            "--host",
+            "198.18.0.9",
+            "--fake-prober",
+            "rtt=1.001ms,speed=1mbit",
+            "--bandwidth",
+            "1mbit",
+        ],
+    ] {
+        let v = json(tcptune().arg("advise").args(args).arg("--sysctl-dir").arg(dir.path()));
+        assert_eq!(v["bdp_bytes"].as_u64(), Some(126), "{args:?}: {}", v["bdp_bytes"]);
+        for h in v["hosts"].as_array().expect("hosts") {
+            assert_eq!(h["bdp_bytes"].as_u64(), Some(126), "{h}");
+        }
+    }
+}
 
 #[test]
 fn advise_linux_against_fake_tree() {

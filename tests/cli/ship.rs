@@ -522,7 +522,7 @@ const NO_REPLY: Case = Case {
     shown: "sudo ip netns exec empty tcptune advise --host 198.18.0.9",
     args: &["advise", "--host", "198.18.0.9"],
     code: 4,
-    stderr: "tcptune: no reply from 198.18.0.9 (198.18.0.9): 10 ICMP echo requests and 10 TCP connects to ports 443, 22, 80 failed (Network is unreachable (os error 101))\nhint: allow ICMP (sysctl net.ipv4.ping_group_range='0 2147483647' or run as root), open a TCP port and pass --port, or give --rtt and --bandwidth\n",
+    stderr: "tcptune: no reply from 198.18.0.9 (198.18.0.9): 10 ICMP echo requests and 10 TCP connects to ports 443, 22, 80 failed (Network is unreachable (os error 101))\nhint: check the host is up and ICMP to it is not filtered, open a TCP port and pass --port, or give --rtt and --bandwidth\n",
 };
 
 /// The same as an ordinary user, where ping_group_range does not allow ICMP sockets.
