@@ -18,6 +18,7 @@ pub mod path;
 pub mod rate;
 pub mod scope;
 pub mod sharing;
+pub mod streams;
 pub mod warnings;
 pub mod words;
 
@@ -200,6 +201,10 @@ pub struct Advice {
     pub end: End,
     /// What common transfer tools can reach on this path with their own windows.
     pub app_ceilings: Vec<crate::ceilings::AppCeiling>,
+    /// Where one flow cannot fill the path under the advice, how many streams at once do: for
+    /// each tool whose window holds it, and for the measured loss when the advised congestion
+    /// control stays loss-based ([`streams`]); empty when one flow fills it.
+    pub streams: Vec<streams::Streams>,
     /// What the running receive maximum lets one flow reach on this path, bit/s: its window
     /// share ÷ the RTT (null when the running value is not known).
     pub window_limit_bps: Option<u64>,
@@ -537,6 +542,34 @@ impl Steps<'_> {
         pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
     }
 
+    /// The streams that fill the path where one flow cannot ([`streams`]): per tool window,
+    /// and for the loss measured when `cc` (the advised or running congestion control) backs off
+    /// on it — not on a shared path, where each stream more takes from the others.
+    fn streams(
+        &self,
+        path: &Path,
+        send: &decide::Decision,
+        cc: Option<&str>,
+        ceilings: &[crate::ceilings::AppCeiling],
+    ) -> Vec<streams::Streams> {
+        let rate = path.rate.bps();
+        let mut out: Vec<streams::Streams> = ceilings
+            .iter()
+            .filter(|c| c.limits_path)
+            .filter_map(|c| {
+                let tool = crate::ceilings::APP_WINDOWS.iter().find(|w| w.tool == c.tool)?;
+                streams::for_window(tool.short_tool, c.ceiling_bps, rate)
+            })
+            .collect();
+        if send.class != decide::PathClass::Shared
+            && let (Some(cc), Some(loss)) = (cc, send.loss_pct)
+        {
+            let mss = path.mtu.unwrap_or(1500).saturating_sub(52).max(536);
+            out.extend(streams::for_loss(cc, loss, mss, path.rtt.as_secs_f64(), rate));
+        }
+        out
+    }
+
     /// What the advice warns of: a path no buffer Linux accepts can fill, memory, probe loss.
     fn warnings(&self, m: &Measured, sizing: &Sizing) -> Vec<Note> {
         let mut warnings = Vec::new();
@@ -591,6 +624,11 @@ impl Steps<'_> {
                 .filter_map(|c| crate::ceilings::note(c, path.rate.bps()))
                 .map(|(long, short)| Note::with_short(long, short)),
         );
+        let streams = self.streams(&path, &send, cc, &app_ceilings);
+        notes.extend(streams.iter().map(|s| {
+            let (long, short) = streams::note(s);
+            Note::with_short(long, short)
+        }));
         Advice {
             tcptune_version: env!("CARGO_PKG_VERSION"),
             generated: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
@@ -628,6 +666,7 @@ impl Steps<'_> {
             receive_decision: receive,
             end,
             app_ceilings,
+            streams,
             window_limit_bps,
             scope: scope::Scope::HostWide,
             route: None,

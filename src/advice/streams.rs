@@ -1,0 +1,194 @@
+//! Parallel streams: where one flow cannot fill the path under the advice, how many at once do.
+//!
+//! Two bounds hold one flow whatever the kernel's buffers: a tool's own window (OpenSSH's 2 MiB
+//! channel window: [`crate::ceilings`]) and, for a congestion control that stays loss-based, the
+//! loss the path test measured (CUBIC's average window at that loss, RFC 9438 §5.1,
+//! [`crate::bdp::cubic_window_segments`]; Reno's by Mathis et al.). Each stream is held the same
+//! way, so ⌈path ÷ one flow⌉ streams fill the path. Not on a shared path: there each stream more
+//! takes from the others on it, as BBR would (the reason CUBIC stays there), so no count is
+//! advised; and not for BBR, which no random loss holds below the BDP.
+
+use serde::Serialize;
+
+use crate::bdp;
+
+/// Past this many streams the count is capped and said so: a path that needs more is far past
+/// what one flow's bound allows, and a tool or congestion control that fits it is the answer.
+pub const MAX_STREAMS: u32 = 64;
+
+/// What holds one flow below the path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Bound {
+    /// A tool's own window ([`crate::ceilings`]).
+    AppWindow,
+    /// The measured loss, for the loss-based congestion control advised.
+    Loss,
+}
+
+/// The streams that fill the path.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Streams {
+    pub bound: Bound,
+    /// The tool (its window) or the congestion control (the loss) that holds one flow.
+    pub held_by: String,
+    /// The loss, %, for [`Bound::Loss`].
+    pub loss_pct: Option<f64>,
+    /// What one flow reaches, bit/s.
+    pub per_flow_bps: u64,
+    /// The path's rate, bit/s.
+    pub path_bps: u64,
+    /// ⌈path ÷ one flow⌉, at most [`MAX_STREAMS`].
+    pub count: u32,
+    /// More than [`MAX_STREAMS`] would be needed.
+    pub capped: bool,
+}
+
+/// ⌈`path_bps` ÷ `per_flow_bps`⌉ (at most [`MAX_STREAMS`]) and whether it was capped; None when
+/// one flow fills the path.
+pub fn count(path_bps: u64, per_flow_bps: u64) -> Option<(u32, bool)> {
+    if per_flow_bps == 0 || per_flow_bps >= path_bps {
+        return None;
+    }
+    let n = path_bps.div_ceil(per_flow_bps);
+    let max = u64::from(MAX_STREAMS);
+    Some((u32::try_from(n.min(max)).unwrap_or(MAX_STREAMS), n > max))
+}
+
+/// Streams for a tool's window: one flow reaches `per_flow_bps`.
+pub fn for_window(tool: &str, per_flow_bps: u64, path_bps: u64) -> Option<Streams> {
+    let (count, capped) = count(path_bps, per_flow_bps)?;
+    Some(Streams {
+        bound: Bound::AppWindow,
+        held_by: tool.to_string(),
+        loss_pct: None,
+        per_flow_bps,
+        path_bps,
+        count,
+        capped,
+    })
+}
+
+/// Whether `cc` backs off on random loss (CUBIC, Reno and the like): BBR does not.
+pub fn loss_based(cc: &str) -> bool {
+    !cc.starts_with("bbr")
+}
+
+/// What one flow of `cc` reaches at `loss_pct` over `rtt_s` with `mss`-byte segments, bit/s:
+/// CUBIC's average window (its cubic or Reno-friendly response, the larger), Reno's by Mathis.
+pub fn per_flow_at_loss(cc: &str, loss_pct: f64, mss: u32, rtt_s: f64) -> Option<f64> {
+    if loss_pct <= 0.0 || rtt_s <= 0.0 || !loss_based(cc) {
+        return None;
+    }
+    let p = loss_pct / 100.0;
+    let segments = if cc == "cubic" {
+        bdp::cubic_window_segments(rtt_s, p)
+    } else {
+        bdp::MATHIS_C / p.sqrt()
+    };
+    Some(segments * f64::from(mss) * 8.0 / rtt_s)
+}
+
+/// Streams for the measured loss, when the advised congestion control `cc` is loss-based and
+/// the path is not shared.
+pub fn for_loss(cc: &str, loss_pct: f64, mss: u32, rtt_s: f64, path_bps: u64) -> Option<Streams> {
+    let per_flow = per_flow_at_loss(cc, loss_pct, mss, rtt_s)?;
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let per_flow_bps = per_flow.round() as u64;
+    let (count, capped) = count(path_bps, per_flow_bps)?;
+    Some(Streams {
+        bound: Bound::Loss,
+        held_by: cc.to_string(),
+        loss_pct: Some(loss_pct),
+        per_flow_bps,
+        path_bps,
+        count,
+        capped,
+    })
+}
+
+/// The tools that run `n` streams, for a bound: OpenSSH's window also yields to HPN-SSH.
+pub fn tools(s: &Streams) -> String {
+    let n = s.count;
+    let mut t = format!(
+        "iperf3 -P {n}, rclone --transfers {n} (--multi-thread-streams {n} for one large file), globus-url-copy -p {n}, or {n} rsync at once over parts of the file list"
+    );
+    if s.bound == Bound::AppWindow {
+        t.push_str("; or HPN-SSH, whose window follows the path");
+    }
+    t
+}
+
+/// The note: whole (the derivation, for `--explain`) and in one line.
+pub fn note(s: &Streams) -> (String, String) {
+    #[allow(clippy::cast_precision_loss)]
+    let (one, path) = (
+        crate::text::rate(s.per_flow_bps as f64),
+        crate::text::rate(s.path_bps as f64),
+    );
+    let n = if s.capped {
+        format!("more than {MAX_STREAMS}")
+    } else {
+        s.count.to_string()
+    };
+    let why = match s.bound {
+        Bound::AppWindow => format!("{} holds one transfer to {one} (its own window)", s.held_by),
+        Bound::Loss => format!(
+            "{} holds one flow to about {one} at the {} loss measured",
+            s.held_by,
+            crate::text::pct(s.loss_pct.unwrap_or(0.0))
+        ),
+    };
+    let long = format!(
+        "parallel streams: {why}, so {n} at once fill the path's {path} (\u{2308}{path} \u{f7} {one}\u{2309}); run them with {}",
+        tools(s)
+    );
+    let short = format!("{n} streams at once fill {path} ({why}): {}", short_tools(s));
+    (long, short)
+}
+
+fn short_tools(s: &Streams) -> String {
+    let n = s.count;
+    if s.bound == Bound::AppWindow {
+        format!("{n} rsync or scp at once, or HPN-SSH")
+    } else {
+        format!("iperf3 -P {n}, rclone --transfers {n}, globus-url-copy -p {n}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_count_is_the_ceiling_of_the_path_over_one_flow() {
+        assert_eq!(count(500_000_000, 111_848_107), Some((5, false)));
+        assert_eq!(count(500_000_000, 250_000_000), Some((2, false)));
+        assert_eq!(count(500_000_000, 500_000_000), None);
+        assert_eq!(count(500_000_000, 0), None);
+        assert_eq!(count(10_000_000_000, 1_000_000), Some((MAX_STREAMS, true)));
+    }
+
+    #[test]
+    fn openssh_at_150_ms_on_500_mbit_takes_five() {
+        let s = for_window("scp, sftp and rsync -e ssh", 111_848_107, 500_000_000).expect("streams");
+        let (long, short) = note(&s);
+        assert!(long.contains("so 5 at once fill the path's 500 Mbit/s"), "{long}");
+        assert!(long.contains("iperf3 -P 5") && long.contains("HPN-SSH"), "{long}");
+        assert!(short.starts_with("5 streams at once fill 500 Mbit/s"), "{short}");
+    }
+
+    #[test]
+    fn loss_counts_only_for_a_loss_based_congestion_control() {
+        // 0.1 % at 50 ms, MSS 1448: CUBIC's Reno-friendly response, √(3 × 1.7 / 0.6 / 0.001) =
+        // 92.2 segments, 21.4 Mbit/s; on 200 Mbit/s, 10 streams.
+        let s = for_loss("cubic", 0.1, 1448, 0.05, 200_000_000).expect("streams");
+        assert!((s.per_flow_bps as f64 - 21.36e6).abs() < 0.05e6, "{s:?}");
+        assert_eq!((s.count, s.capped), (10, false));
+        assert_eq!(for_loss("bbr", 0.1, 1448, 0.05, 200_000_000), None);
+        assert_eq!(for_loss("cubic", 0.0, 1448, 0.05, 200_000_000), None);
+        // Reno by Mathis: 1.2247 / √0.001 = 38.7 segments, 8.97 Mbit/s: 23 streams.
+        let r = for_loss("reno", 0.1, 1448, 0.05, 200_000_000).expect("streams");
+        assert_eq!(r.count, 23, "{r:?}");
+    }
+}
