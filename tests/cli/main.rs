@@ -15,6 +15,7 @@ mod lab;
 mod lab_support;
 mod layers;
 mod legible;
+mod loose;
 mod mesh;
 mod netns;
 mod route_trust;
