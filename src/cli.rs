@@ -483,12 +483,12 @@ pub struct AdviseArgs {
     pub allow_lower: bool,
     /// Advise for a path with random loss whatever the evidence says: BBR instead of CUBIC
     /// (which collapses on random loss), and both buffer maxima at 5 x BDP instead of the
-    /// loss-free 2.2 x BDP receive (2 x plus RTT headroom) and 2.5 x send
+    /// clean rule (receive 2 x BDP + 10-25 % RTT headroom, send 2.5 x BDP)
     #[arg(long)]
     pub loss_recovery: bool,
     /// Advise for a path known to be clean (no random loss, a bottleneck queue of half a BDP
-    /// or more: a dedicated circuit, a lab) whatever the evidence says: CUBIC, 2.2 x BDP
-    /// receive and 2.5 x send
+    /// or more: a dedicated circuit, a lab) whatever the evidence says: CUBIC, receive 2 x BDP
+    /// + 10-25 % RTT headroom, send 2.5 x BDP
     #[arg(long, conflicts_with = "loss_recovery")]
     pub clean_path: bool,
     /// Skip the TCP path test (a bounded transfer to `tcptune serve` on the host, which
@@ -647,6 +647,10 @@ pub struct OutputArgs {
     /// behind every setting (in every format: comments, the terminal, JSON's `explain`)
     #[arg(long)]
     pub explain: bool,
+    /// --format table or json: time a transfer of SIZE (bytes: 2TB, 500GiB) at the advised
+    /// rate and at what today's receive max holds one flow to
+    #[arg(long, value_name = "SIZE")]
+    pub size: Option<Bytes>,
     /// Tests only: the directory standing for / in the sysctl.d files consulted
     #[arg(long, value_name = "DIR", hide = true)]
     pub persist_root: Option<PathBuf>,

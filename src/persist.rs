@@ -119,6 +119,19 @@ fn name_shown(p: &Path) -> String {
     crate::text::escape(&String::from_utf8_lossy(file_name(p)))
 }
 
+/// Linux: the sysctl.d drop-in to keep `keys` in, numbered against this machine's installed
+/// files (under `root`) when the advice is for this machine (`here`); None on other systems.
+pub fn dropin_for(os: crate::os::Os, here: bool, root: &Path, keys: &[&str]) -> Option<DropIn> {
+    if os != crate::os::Os::Linux {
+        return None;
+    }
+    Some(if here {
+        choose_dropin(root, keys)
+    } else {
+        unknown_dropin()
+    })
+}
+
 /// The drop-in under `root` for `keys`, numbered so that what is installed does not undo it.
 ///
 /// The files are [`host::sysctl_conf_files`], in the order systemd-sysctl and procps

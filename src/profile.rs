@@ -75,6 +75,14 @@ pub const FACTS: &[(&str, &str)] = &[
         "1 when the receive buffer is sized for loss recovery: the same, in the direction this host receives",
     ),
     (
+        "loss_free",
+        "1 when the test of the direction this host sends in measured no loss after startup (a buffer sized past 2.5 × BDP there is for the queue and the RTT's growth)",
+    ),
+    (
+        "receive_loss_free",
+        "1 when the test of the direction this host receives in measured no loss after startup",
+    ),
+    (
         "loss_factor",
         "the multiple of the BDP the send buffer is sized to (2.5 loss-free; 5 or more for loss recovery, by the loss measured)",
     ),

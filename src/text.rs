@@ -70,17 +70,13 @@ pub fn secs(s: f64) -> String {
     format!("{} s", sig(s, 3))
 }
 
-/// A long time for people at three figures, in the unit that reads best: `42 s`, `12.5 min`,
-/// `5.6 h`, `3.2 days` (a transfer's time, a watch's length).
-pub fn long_secs(s: f64) -> String {
-    if s < 90.0 {
-        secs(s)
-    } else if s < 90.0 * 60.0 {
-        format!("{} min", sig(s / 60.0, 3))
-    } else if s < 48.0 * 3600.0 {
-        format!("{} h", sig(s / 3600.0, 3))
-    } else {
-        format!("{} days", sig(s / 86_400.0, 3))
+/// A long time for people, in the unit that reads best: `42 s`, `12.5 min`, `5.56 h`, `2.31 days`.
+pub fn took(s: f64) -> String {
+    match s {
+        s if s < 60.0 => secs(s),
+        s if s < 3600.0 => format!("{} min", sig(s / 60.0, 3)),
+        s if s < 2.0 * 86_400.0 => format!("{} h", sig(s / 3600.0, 3)),
+        s => format!("{} days", sig(s / 86_400.0, 3)),
     }
 }
 
@@ -498,5 +494,14 @@ mod tests {
         assert_eq!(shell_quote("a'b"), "'a'\\''b'");
         assert_eq!(shell_quote(""), "''");
         assert_eq!(shell_quote("$(touch x)"), "'$(touch x)'");
+    }
+
+    #[test]
+    fn a_long_time_reads_in_its_unit() {
+        assert_eq!(took(42.0), "42 s");
+        assert_eq!(took(750.0), "12.5 min");
+        assert_eq!(took(20_000.0), "5.56 h");
+        assert_eq!(took(161_616.0), "44.9 h");
+        assert_eq!(took(200_000.0), "2.31 days");
     }
 }

@@ -178,7 +178,7 @@ _tcptune() {
             return 0
             ;;
         tcptune__subcmd__advise)
-            opts="-4 -6 -h --host --ssh --ssh-command --rtt --bandwidth --profile --probes --port --interval --timeout --no-capacity --allow-lower --loss-recovery --clean-path --no-path-test --iperf3 --allow-iperf3 --test-port --test-time --test-bytes --thorough --flows --scope --os --sysctl-dir --sysctl-cmd --format --fake-prober --output --tuned-include --allowed-unsafe-sysctls --side --explain --persist-root --help"
+            opts="-4 -6 -h --host --ssh --ssh-command --rtt --bandwidth --profile --probes --port --interval --timeout --no-capacity --allow-lower --loss-recovery --clean-path --no-path-test --iperf3 --allow-iperf3 --test-port --test-time --test-bytes --thorough --flows --scope --os --sysctl-dir --sysctl-cmd --format --fake-prober --output --tuned-include --allowed-unsafe-sysctls --side --explain --size --persist-root --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -278,6 +278,10 @@ _tcptune() {
                     ;;
                 --side)
                     COMPREPLY=($(compgen -W "near far" -- "${cur}"))
+                    return 0
+                    ;;
+                --size)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --persist-root)

@@ -19,6 +19,7 @@ pub mod rate;
 pub mod scope;
 pub mod sharing;
 pub mod streams;
+pub mod transfer;
 pub mod warnings;
 pub mod words;
 
@@ -525,6 +526,8 @@ impl Steps<'_> {
             ("needs_raise", flag(d.raise)),
             ("loss_recovery", flag(sizing.loss_recovery)),
             ("receive_loss_recovery", flag(sizing.receive_loss_recovery)),
+            ("loss_free", flag(loss_free(&d.send))),
+            ("receive_loss_free", flag(loss_free(&d.receive))),
             ("loss_factor", sizing.send_factor),
             ("receive_loss_factor", sizing.receive_factor),
             ("cc_bbr", offers("bbr")),
@@ -714,6 +717,26 @@ fn size(path: &Path, send: &decide::Decision, receive: &decide::Decision) -> Siz
         path.mdev,
         receive.window_share,
     )
+}
+
+impl Advice {
+    /// `bytes` timed at the advised rate (the receiving direction's, which the receive max
+    /// carries) and at what the running receive max holds one flow to (`advise --size`).
+    pub fn transfer(&self, bytes: u64) -> transfer::Transfer {
+        let rate = self.receive_bandwidth_bps.unwrap_or(self.bandwidth_bps);
+        transfer::Transfer::new(bytes, rate, self.window_limit_bps, self.rtt_ms)
+    }
+}
+
+/// A side whose test measured no loss after startup, sized past the clean rule for another
+/// reason (its queue shallow or not measured), not because `--loss-recovery` was given: its
+/// headroom is for the RTT's growth, and the profiles' words say so.
+fn loss_free(d: &decide::Decision) -> bool {
+    d.loss_pct == Some(0.0)
+        && !d
+            .observations
+            .iter()
+            .any(|o| matches!(o, decide::Observation::Given(decide::Override::Lossy)))
 }
 
 #[cfg(test)]

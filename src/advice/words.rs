@@ -61,6 +61,24 @@ impl Serialize for Decision {
     }
 }
 
+/// The clean path's rule, the one wording every place that states it uses (calc's and
+/// profiles' footers; the README quotes it): from [`crate::bdp`]'s own numbers.
+pub fn clean_rule() -> String {
+    format!(
+        "receive {} BDP + {}\u{2013}{} % RTT headroom, send {} BDP",
+        text::times(crate::bdp::BUFFER_FACTOR),
+        text::sig(crate::bdp::MIN_HEADROOM * 100.0, 2),
+        text::sig(crate::bdp::MAX_HEADROOM * 100.0, 2),
+        text::times(crate::bdp::SEND_FACTOR)
+    )
+}
+
+/// Why a path nobody tested gets the worst case's maxima, and what would size them lower:
+/// the one line the class says it in (after its rule, "bbr, 6 × BDP").
+pub fn unmeasured_on_purpose() -> &'static str {
+    "the worst case on purpose, without a path test: --ssh or a peer measures the path and may size lower"
+}
+
 /// The evidence behind the class and the rule it chose, in one line: "E1; E2 → bbr and 5 × BDP".
 pub fn why_class(d: &Decision) -> String {
     let evidence: Vec<String> = d.observations.iter().map(observation).collect();
@@ -615,5 +633,14 @@ mod tests {
         );
         let held = hint(false, true);
         assert!(held.contains("`tcptune serve` as root on 198.18.0.2"), "{held}");
+    }
+
+    #[test]
+    fn the_clean_rule_reads_the_models_numbers() {
+        assert_eq!(
+            clean_rule(),
+            "receive 2 \u{d7} BDP + 10\u{2013}25 % RTT headroom, send 2.5 \u{d7} BDP"
+        );
+        assert!(unmeasured_on_purpose().starts_with("the worst case on purpose"));
     }
 }

@@ -47,7 +47,7 @@ pub fn run(args: &AdviseCmdArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::
     // this machine's: the far end's drop-in is the default one.
     let here = ctx.local && a.side == Side::Near;
     let dropin = matches!(format, Format::Json | Format::Sysctl | Format::Table | Format::Ansible)
-        .then(|| dropin(&advice, here, &root, &keys))
+        .then(|| persist::dropin_for(advice.os, here, &root, &keys))
         .flatten();
     let text = render(format, a, ctx, &advice, beside.as_ref(), dropin.as_ref(), &root, &keys)?;
     if let Some((far, who)) = &beside
@@ -106,17 +106,18 @@ fn render(
 ) -> anyhow::Result<Vec<u8>> {
     let mut text = Vec::new();
     let file = output::advice::Render::file(a.explain);
+    let r = output::advice::Render {
+        explain: a.explain,
+        tty: ctx.term.stdout_tty,
+        color: ctx.term.color,
+        width: ctx.term.columns.unwrap_or(TABLE_WIDTH),
+        size: a.size.map(crate::units::Bytes::get),
+    };
     match format {
-        Format::Json => output::advice::write_json(&mut text, advice, dropin, beside.map(|(f, _)| f), a.explain)?,
+        Format::Json => output::advice::write_json(&mut text, advice, dropin, beside.map(|(f, _)| f), r)?,
         Format::Sysctl => output::advice::write_sysctl(&mut text, advice, dropin, file)?,
         Format::Shell => output::advice::write_shell(&mut text, advice, file)?,
         Format::Table => {
-            let r = output::advice::Render {
-                explain: a.explain,
-                tty: ctx.term.stdout_tty,
-                color: ctx.term.color,
-                width: ctx.term.columns.unwrap_or(TABLE_WIDTH),
-            };
             output::advice::write_table(&mut text, advice, dropin, r)?;
             if let Some((far, who)) = beside {
                 output::advice::write_far_table(&mut text, far, who, r)?;
@@ -189,19 +190,6 @@ fn fleet_explain(
     Ok(())
 }
 
-/// Linux: the sysctl.d drop-in to keep `keys` in, numbered against this machine's installed
-/// files when the advice is for this machine (`here`).
-fn dropin(advice: &Advice, here: bool, root: &Path, keys: &[&str]) -> Option<DropIn> {
-    if advice.os != crate::os::Os::Linux {
-        return None;
-    }
-    Some(if here {
-        persist::choose_dropin(root, keys)
-    } else {
-        persist::unknown_dropin()
-    })
-}
-
 fn engine(format: Format) -> Option<Engine> {
     match format {
         Format::Ansible => Some(Engine::Ansible),
@@ -222,6 +210,9 @@ fn check_flags(a: &OutputArgs, format: Format, engine: Option<Engine>, ctx: &Con
     }
     if a.allowed_unsafe_sysctls.is_some() && engine != Some(Engine::K8s) {
         return Err(Error::usage("--allowed-unsafe-sysctls applies to --format k8s only"));
+    }
+    if a.size.is_some() && !matches!(format, Format::Table | Format::Json) {
+        return Err(Error::usage("--size applies to --format table and json only"));
     }
     if let Some(inc) = &a.tuned_include {
         for name in inc.split([',', ';']).map(str::trim) {

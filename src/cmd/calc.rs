@@ -22,7 +22,7 @@ pub fn run(a: &CalcArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<s
     if format == Format::Json {
         output::json(out, &r)?;
     } else {
-        output::calc::write_table(out, &req, &r, ctx.term.stdout_tty, ctx.term.color)?;
+        output::calc::write_table(out, &req, &r, (ctx.term.stdout_tty, ctx.term.color), ctx.term.columns)?;
     }
     Ok(std::process::ExitCode::SUCCESS)
 }

@@ -41,7 +41,7 @@ fn list(ctx: &Context, out: &mut dyn Write) -> anyhow::Result<()> {
         .collect::<Result<Vec<_>, Error>>()?;
     match ctx.report_format() {
         Format::Json => output::json(out, &serde_json::json!({ "profiles": rows }))?,
-        _ => output::profiles::write_table(out, &rows, ctx.term.stdout_tty, ctx.term.color)?,
+        _ => output::profiles::write_table(out, &rows, (ctx.term.stdout_tty, ctx.term.color), ctx.term.columns)?,
     }
     Ok(())
 }

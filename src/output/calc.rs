@@ -6,8 +6,16 @@ use crate::bdp;
 use crate::calc::{CalcReport, CalcRequest};
 
 /// Each quantity, its value and how it follows, for people.
-pub fn write_table(out: &mut dyn Write, a: &CalcRequest, r: &CalcReport, tty: bool, color: bool) -> anyhow::Result<()> {
+/// `columns`: the terminal's width (or `COLUMNS`); every line fits it, and 80 columns.
+pub fn write_table(
+    out: &mut dyn Write,
+    a: &CalcRequest,
+    r: &CalcReport,
+    (tty, color): (bool, bool),
+    columns: Option<usize>,
+) -> anyhow::Result<()> {
     let mut t = super::table(tty, color);
+    super::fit(&mut t, columns);
     t.set_header(super::header(["quantity", "value", "how"]));
     if let Some(b) = a.bandwidth {
         t.add_row([
@@ -89,9 +97,12 @@ pub fn write_table(out: &mut dyn Write, a: &CalcRequest, r: &CalcReport, tty: bo
     }
     writeln!(out, "{t}")?;
     if !r.by_class.is_empty() {
+        // Each line within 80 columns, whatever the terminal.
         writeln!(
             out,
-            "Buffer maxima (receive / send) by the class of path advise finds; * its pick without a test."
+            "Buffer maxima (receive / send) by the class of path advise finds;\n\
+             * its pick without a test.\nClean: {}.",
+            crate::advice::words::clean_rule()
         )?;
     }
     Ok(())
@@ -101,10 +112,7 @@ pub fn write_table(out: &mut dyn Write, a: &CalcRequest, r: &CalcReport, tty: bo
 /// `advise` gives that class, and its pick without a test marked.
 fn class_row(c: &crate::calc::ClassBuffers) -> [String; 3] {
     let how = match c.class {
-        "clean" => format!(
-            "no loss, deep queue: cubic, {} BDP receive, 2.5 \u{d7} send",
-            crate::text::times(c.factor)
-        ),
+        "clean" => "no loss, deep queue: cubic, the clean rule (below)".to_string(),
         "lossy" => format!(
             "loss below {}: bbr, {} BDP",
             crate::text::pct(crate::bdp::LOSS_SCALE_FROM_PCT),

@@ -32,6 +32,14 @@ pub fn table(tty: bool, color: bool) -> Table {
     t
 }
 
+/// A table no wider than `columns` where the terminal (or `COLUMNS`) gives a width, and
+/// never wider than a pipe's [`PIPED_WIDTH`].
+pub fn fit(t: &mut Table, columns: Option<usize>) {
+    if let Some(w) = columns {
+        t.set_width(u16::try_from(w).unwrap_or(PIPED_WIDTH).min(PIPED_WIDTH));
+    }
+}
+
 /// Header cells, bold where styling is allowed.
 pub fn header<const N: usize>(names: [&str; N]) -> Vec<comfy_table::Cell> {
     names

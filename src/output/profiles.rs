@@ -18,8 +18,15 @@ pub struct Listed {
 }
 
 /// One row per shipped profile, then how to show one or make one's own.
-pub fn write_table(out: &mut dyn Write, rows: &[Listed], tty: bool, color: bool) -> anyhow::Result<()> {
+/// `columns`: the terminal's width (or `COLUMNS`); every line fits it, and 80 columns.
+pub fn write_table(
+    out: &mut dyn Write,
+    rows: &[Listed],
+    (tty, color): (bool, bool),
+    columns: Option<usize>,
+) -> anyhow::Result<()> {
     let mut t = super::table(tty, color);
+    super::fit(&mut t, columns);
     t.set_header(super::header(["name", "os", "settings", "description"]));
     for r in rows {
         t.add_row([
@@ -30,10 +37,16 @@ pub fn write_table(out: &mut dyn Write, rows: &[Listed], tty: bool, color: bool)
         ]);
     }
     writeln!(out, "{t}")?;
+    // The rules the classes size by, then how to see and copy one; each line within 80 columns.
     writeln!(
         out,
-        "\nShow one: tcptune profiles show NAME.\n\
-         Make your own: tcptune profiles export NAME > my.toml, edit it, tcptune advise --profile my.toml"
+        "\nClean path: {}.\nLossy, shallow or not measured: {}\u{2013}{} BDP.\n\
+         Show one: tcptune profiles show NAME.\n\
+         Make your own: tcptune profiles export NAME > my.toml, edit it,\n  \
+         then tcptune advise --profile my.toml",
+        crate::advice::words::clean_rule(),
+        crate::text::sig(crate::bdp::LOSS_FACTOR, 3),
+        crate::text::times(crate::bdp::HEAVY_LOSS_FACTOR),
     )?;
     Ok(())
 }

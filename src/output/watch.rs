@@ -70,7 +70,7 @@ impl View {
         }
         let ends = ask.for_s.map_or_else(
             || "Ctrl-C ends it with a summary".to_string(),
-            |s| format!("for {}", text::long_secs(s)),
+            |s| format!("for {}", text::took(s)),
         );
         writeln!(out, "{which}, every {}; {ends}", text::secs(ask.interval_s))?;
         out.flush()?;
@@ -129,14 +129,14 @@ impl View {
             writeln!(
                 out,
                 "watched {}: no flow ran through a whole interval",
-                text::long_secs(s.watched_s)
+                text::took(s.watched_s)
             )?;
             return Ok(());
         }
         writeln!(
             out,
             "\nwatched {}, {} flow{}:",
-            text::long_secs(s.watched_s),
+            text::took(s.watched_s),
             s.flows.len(),
             if s.flows.len() == 1 { "" } else { "s" }
         )?;
@@ -198,7 +198,7 @@ impl View {
         }
         let eta = time_for(left, f.rate_bps).map_or_else(
             || "no rate to say when".to_string(),
-            |s| format!("about {} more at this rate", text::long_secs(s)),
+            |s| format!("about {} more at this rate", text::took(s)),
         );
         Some(format!(
             "{} of {} sent: {eta}",
@@ -256,7 +256,7 @@ impl View {
             "{} {} in {}, {} on average",
             text::size(moved),
             if t.sending { "sent" } else { "received" },
-            text::long_secs(t.watched_s),
+            text::took(t.watched_s),
             text::rate(t.rate_bps)
         );
         if t.ended {

@@ -95,8 +95,9 @@ fn words(cell: &str) -> BTreeSet<String> {
 }
 
 /// Options of advise that apply takes too (its fresh advice): advise's but the output ones.
-const ADVISE_OUTPUT_ONLY: [&str; 5] = [
+const ADVISE_OUTPUT_ONLY: [&str; 6] = [
     "--output",
+    "--size",
     "--tuned-include",
     "--allowed-unsafe-sysctls",
     "--side",

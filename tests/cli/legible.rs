@@ -206,7 +206,7 @@ fn the_given_paths_advice_reads_in_ten_seconds() {
         "{file}"
     );
     // Each evidence sentence once.
-    assert_eq!(file.matches("the best worst case").count(), 1, "{file}");
+    assert_eq!(file.matches("the worst case on purpose").count(), 1, "{file}");
     let explained = advise_given(dir.path(), &["--format", "sysctl", "--explain"]);
     check_file(&explained, "the given path with --explain");
     // Past the first line (its time may be another second's).

@@ -16,6 +16,7 @@ mod lab_support;
 mod labscript;
 mod layers;
 mod legible;
+mod loose;
 mod mesh;
 mod netns;
 mod route_trust;

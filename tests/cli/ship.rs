@@ -297,9 +297,9 @@ fn profiles_export_edit_advise_round_trip() {
     assert!(exported.starts_with("# Exported from tcptune"), "{exported}");
     assert!(exported.contains("yours to edit"));
     let rmem_line = "value = \"4096 131072 {buffer}\"";
-    // Once for a loss-free path, once for a shared one, once for --loss-recovery: the edit
-    // changes all three.
-    assert_eq!(exported.matches(rmem_line).count(), 3, "{exported}");
+    // Once for a loss-free path, once for a shared one, once for loss recovery and once for a
+    // path sized past the clean rule whose test measured no loss: the edit changes all four.
+    assert_eq!(exported.matches(rmem_line).count(), 4, "{exported}");
     let mine = dir.path().join("my.toml");
     std::fs::write(
         &mine,
@@ -513,7 +513,7 @@ const CASES: &[Case] = &[
             "mine.toml",
         ],
         code: 2,
-        stderr: "tcptune: profile mine.toml, line 7: setting net.ipv4.tcp_rmem: value: unknown fact `bufer`\nhint: the facts are bdp, receive_bdp, receive_rate_bps, buffer, send_buffer, headroom_pct, rate_bps, rtt_ms, sizing_rtt_ms, mtu, flows, needs_raise, loss_recovery, receive_loss_recovery, loss_factor, receive_loss_factor, class_measured, shared, receive_shared, policed, cubic_at_risk, notsent_lowat, window_share, cc_bbr, cc_cubic, cc_htcp, qdisc_fq\n",
+        stderr: "tcptune: profile mine.toml, line 7: setting net.ipv4.tcp_rmem: value: unknown fact `bufer`\nhint: the facts are bdp, receive_bdp, receive_rate_bps, buffer, send_buffer, headroom_pct, rate_bps, rtt_ms, sizing_rtt_ms, mtu, flows, needs_raise, loss_recovery, receive_loss_recovery, loss_free, receive_loss_free, loss_factor, receive_loss_factor, class_measured, shared, receive_shared, policed, cubic_at_risk, notsent_lowat, window_share, cc_bbr, cc_cubic, cc_htcp, qdisc_fq\n",
     },
 ];
 

@@ -18,6 +18,7 @@ pub fn lines(a: &Advice, dropin: Option<&DropIn>) -> Vec<String> {
     out.extend(a.timing.as_ref().map(timing));
     out.push(format!("receive buffer: {}", receive_rule(&a.sizing)));
     out.push(format!("send buffer: {}", send_rule(&a.sizing)));
+    out.extend(super::summary::on_purpose(a));
     out.push(format!("window share: {}", words::why_share(&a.receive_decision)));
     out.extend(a.notes.iter().map(|n| format!("note: {}", n.text)));
     out.extend(a.warnings.iter().map(|w| format!("warning: {}", w.text)));

@@ -27,6 +27,8 @@ pub struct Render {
     pub color: bool,
     /// The columns a line may take.
     pub width: usize,
+    /// `--size`: a transfer to time, bytes (the table's line under the path, JSON's `transfer`).
+    pub size: Option<u64>,
 }
 
 impl Render {
@@ -37,6 +39,7 @@ impl Render {
             tty: false,
             color: false,
             width: file::WIDTH,
+            size: None,
         }
     }
 }
@@ -81,18 +84,21 @@ fn end_json(a: &Advice, dropin: Option<&DropIn>, explain: bool) -> anyhow::Resul
     Ok(v)
 }
 
-/// The advice as JSON, with the sysctl.d drop-in (Linux) as `sysctl_d`: its file, why that
+/// The advice as JSON (`r`: with the derivation, and a transfer to time as `transfer`), with the sysctl.d drop-in (Linux) as `sysctl_d`: its file, why that
 /// number, the lines that win over it, and the files not checked (`{file, why}` each).
 pub fn write_json(
     out: &mut dyn Write,
     a: &Advice,
     dropin: Option<&DropIn>,
     far: Option<&Advice>,
-    explain: bool,
+    r: Render,
 ) -> anyhow::Result<()> {
-    let mut v = end_json(a, dropin, explain)?;
+    let mut v = end_json(a, dropin, r.explain)?;
     if let (Some(f), Some(map)) = (far, v.as_object_mut()) {
-        map.insert("far_end".into(), end_json(f, None, explain)?);
+        map.insert("far_end".into(), end_json(f, None, r.explain)?);
+    }
+    if let (Some(bytes), Some(map)) = (r.size, v.as_object_mut()) {
+        map.insert("transfer".into(), serde_json::to_value(a.transfer(bytes))?);
     }
     if let (Some(d), Some(map)) = (dropin, v.as_object_mut()) {
         map.insert(

@@ -50,8 +50,14 @@ pub fn path(a: &Advice) -> String {
             text::rate(r as f64),
             basis(a.receive_bandwidth_basis.unwrap_or(a.bandwidth_basis))
         ),
-        Some(_) if a.receive_bandwidth_basis == Some(RateBasis::TcpTest) && a.bandwidth_basis == RateBasis::TcpTest => {
-            format!("{rate} each way (TCP tests)")
+        // Two tests read two rates, however close: each direction says its own where they
+        // read apart, so the verdict's (the receiving one's) is the one this line gives it
+        // ("each way" quoted the sending rate, and the far end's block the other).
+        Some(r) if a.receive_bandwidth_basis == Some(RateBasis::TcpTest) && a.bandwidth_basis == RateBasis::TcpTest => {
+            match text::rate(r as f64) {
+                same if same == rate => format!("{rate} each way (TCP tests)"),
+                other => format!("{rate} sending, {other} receiving (TCP tests)"),
+            }
         }
         _ => format!("{rate} ({})", basis(a.bandwidth_basis)),
     };
@@ -60,6 +66,27 @@ pub fn path(a: &Advice) -> String {
         text::millis(a.rtt_ms),
         text::size(a.sizing.bdp)
     )
+}
+
+/// `advise --size`: the transfer at today's settings and at the advised rate, in one line:
+/// "transfer of 1.82 TiB: 44.9 h at 99 Mbit/s today (a 1.77 MiB window), 5.56 h at the advised 800 Mbit/s".
+pub fn transfer(t: &crate::advice::transfer::Transfer) -> String {
+    #[allow(clippy::cast_precision_loss)]
+    let rate = |bps: u64| text::rate(bps as f64);
+    let advised = format!("{} at the advised {}", text::took(t.advised_s), rate(t.advised_bps));
+    let size = format!("transfer of {}", text::size(t.bytes));
+    match (t.today_bps, t.today_s, t.today_window_bytes) {
+        (Some(bps), _, _) if bps >= t.advised_bps => {
+            format!("{size}: {advised}; today's receive max carries that rate already")
+        }
+        (Some(bps), Some(s), Some(w)) => format!(
+            "{size}: {} at {} today (a {} window), {advised}",
+            text::took(s),
+            rate(bps),
+            text::size(w)
+        ),
+        _ => format!("{size}: {advised} (today's receive max not known)"),
+    }
 }
 
 /// What the tests read of one side's direction: its loss after startup and its queue.
@@ -178,7 +205,7 @@ fn reason(d: &Decision) -> String {
         };
     }
     match d.class {
-        PathClass::Unmeasured => "the best worst case over clean, lossy and shallow lab paths".into(),
+        PathClass::Unmeasured => crate::advice::words::unmeasured_on_purpose().into(),
         PathClass::Lossy => obs
             .iter()
             .find_map(|o| match o {
@@ -276,6 +303,20 @@ pub fn class(a: &Advice) -> Vec<String> {
             reason(r)
         ),
     ]
+}
+
+/// The derivation's line for a path sized as not measured (no path test): its maxima are the
+/// worst case's on purpose, and what would size them lower; None where a test (or the user)
+/// decided. (The class line says it after its rule.)
+pub fn on_purpose(a: &Advice) -> Option<String> {
+    let d = [&a.decision, &a.receive_decision]
+        .into_iter()
+        .find(|d| d.rule == Rule::Unmeasured)?;
+    Some(format!(
+        "maxima {} BDP: {}",
+        text::times(d.loss_factor.unwrap_or(crate::bdp::LOSS_FACTOR)),
+        crate::advice::words::unmeasured_on_purpose()
+    ))
 }
 
 /// A receive side's rule: only its buffer.
@@ -397,6 +438,15 @@ pub fn verdict(a: &Advice) -> String {
         };
     }
     let rate = a.receive_bandwidth_bps.unwrap_or(a.bandwidth_bps);
+    // The receive max carries the receiving direction: where it has a rate of its own, the
+    // verdict says so.
+    #[allow(clippy::cast_precision_loss)]
+    let apart = |r: u64| text::rate(r as f64) != text::rate(a.bandwidth_bps as f64);
+    let way = if a.receive_bandwidth_bps.is_some_and(apart) {
+        " receiving"
+    } else {
+        ""
+    };
     let what = if changed.len() <= 3 {
         format!("change {}", changed.join(", "))
     } else {
@@ -404,13 +454,13 @@ pub fn verdict(a: &Advice) -> String {
     };
     match a.window_limit_bps {
         Some(limit) if limit < rate => format!(
-            "the running receive max holds one flow to about {} of {}: {what}",
+            "the running receive max holds one flow to about {} of {}{way}: {what}",
             text::rate(limit as f64),
             text::rate(rate as f64)
         ),
         // Nothing holds the flow below the path's rate now: what the changes are for.
         Some(_) => format!(
-            "the running receive max carries one flow at {} already; {what} for {}",
+            "the running receive max carries one flow at {}{way} already; {what} for {}",
             text::rate(rate as f64),
             purpose(&a.decision)
         ),
@@ -423,6 +473,8 @@ fn purpose(d: &Decision) -> &'static str {
     match d.rule {
         Rule::Clean => "headroom against RTT swings",
         Rule::Shared => "the queue others keep",
+        // Sized past the clean rule where the test measured no loss: for the queue.
+        Rule::LossRecovery if d.loss_pct == Some(0.0) => "the queue and the RTT's growth",
         Rule::LossRecovery | Rule::Unmeasured => "loss recovery",
     }
 }

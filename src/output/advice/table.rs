@@ -45,7 +45,8 @@ pub fn write_far_table(out: &mut dyn Write, far: &Advice, who: &str, r: Render) 
         .map_or_else(String::new, |f| format!(", values from {}", escape(f)));
     let title = format!("Far end {} ({}{from}):", escape(who), far.os);
     writeln!(out, "{}", bold(&cut(&title, r.width), r.color))?;
-    block(out, far, r)?;
+    // The transfer is timed once, this host's.
+    block(out, far, Render { size: None, ..r })?;
     if r.explain {
         explain(out, far, None, r)?;
     }
@@ -55,6 +56,7 @@ pub fn write_far_table(out: &mut dyn Write, far: &Advice, who: &str, r: Render) 
 /// One end's summary, settings, remarks and count.
 fn block(out: &mut dyn Write, a: &Advice, r: Render) -> anyhow::Result<()> {
     let mut head = vec![summary::path(a)];
+    head.extend(r.size.map(|b| summary::transfer(&a.transfer(b))));
     head.extend(measured(a));
     head.extend(summary::class(a));
     head.push(format!("verdict: {}", summary::verdict(a)));
@@ -223,6 +225,18 @@ fn settings(out: &mut dyn Write, a: &Advice, r: Render) -> std::io::Result<()> {
         }
         key_header = format!("key ({COMMON_PREFIX}…)");
     }
+    // A row's why that is an instruction ("read-only here: set it on the host") keeps its
+    // head in the row and its whole instruction under the table, so no width cuts it.
+    let mut below: Vec<(String, Vec<String>)> = Vec::new();
+    for x in rows.iter_mut().filter(|x| x.mark == '!') {
+        if let Some((head, _)) = x.why.split_once(": ") {
+            match below.iter_mut().find(|(w, _)| *w == x.why) {
+                Some((_, keys)) => keys.push(x.key.clone()),
+                None => below.push((x.why.clone(), vec![x.key.clone()])),
+            }
+            x.why = format!("{head} (below)");
+        }
+    }
     if !rows.is_empty() {
         let kw = width(&rows, |x| &x.key).max(key_header.chars().count());
         let cw = width(&rows, |x| &x.change).max("now \u{2192} advised".chars().count());
@@ -233,6 +247,12 @@ fn settings(out: &mut dyn Write, a: &Advice, r: Render) -> std::io::Result<()> {
             let room = r.width.saturating_sub(2 + left.chars().count()).max(8);
             let why = cut(&escape(&x.why), room);
             writeln!(out, "{} {left}{why}", mark(x.mark, r.color))?;
+        }
+    }
+    for (why, keys) in &below {
+        let line = format!("! {}: {why}", keys.join(", "));
+        for w in summary::wrap(&escape(&line), r.width, "", "  ") {
+            writeln!(out, "{w}")?;
         }
     }
     if !kept.is_empty() {
