@@ -351,6 +351,22 @@ pub fn max_throughput_bps(window: Bytes, rtt: Span) -> f64 {
     w * 8.0 / rtt.as_secs_f64()
 }
 
+/// Past this many parallel streams the count is capped and said so: a path that needs more is
+/// far past what one flow's bound allows, and a tool or congestion control that fits it is the
+/// answer.
+pub const MAX_STREAMS: u32 = 64;
+
+/// The streams at once that fill `path_bps` when each reaches `per_flow_bps`: ⌈path ÷ one
+/// flow⌉ (at most [`MAX_STREAMS`]) and whether it was capped; None when one flow fills it.
+pub fn streams_to_fill(path_bps: u64, per_flow_bps: u64) -> Option<(u32, bool)> {
+    if per_flow_bps == 0 || per_flow_bps >= path_bps {
+        return None;
+    }
+    let n = path_bps.div_ceil(per_flow_bps);
+    let max = u64::from(MAX_STREAMS);
+    Some((u32::try_from(n.min(max)).unwrap_or(MAX_STREAMS), n > max))
+}
+
 /// Longest RTT at which a window still fills a rate: window × 8 / rate. An error when that
 /// is longer than any RTT tcptune takes as input (2^64 s), e.g. 16 EiB at 1 bit/s.
 pub fn max_rtt_for(window: Bytes, rate: Bitrate) -> Result<Span, String> {

@@ -19,6 +19,8 @@ pub struct AppWindow {
     /// The tool and the way out, in a few words.
     pub short_tool: &'static str,
     pub short_way_out: &'static str,
+    /// How to run `{n}` transfers at once.
+    pub parallel: &'static str,
 }
 
 /// The windows tcptune knows, each checked against the tool's source.
@@ -29,6 +31,7 @@ pub const APP_WINDOWS: &[AppWindow] = &[AppWindow {
     way_out: "parallel transfers (several scp or rsync at once), HPN-SSH, or a tool that sizes its windows to the path",
     short_tool: "scp, sftp and rsync -e ssh",
     short_way_out: "run several at once, or HPN-SSH",
+    parallel: "{n} rsync or scp at once over parts of the file list (xargs -P {n}, parsyncfp), rclone --transfers {n} (its sftp backend), or HPN-SSH, whose window follows the path",
 }];
 
 /// One tool's ceiling on this path.
@@ -41,6 +44,9 @@ pub struct AppCeiling {
     /// The ceiling is below the path's rate: one transfer of this tool cannot fill the path,
     /// whatever the kernel's buffers.
     pub limits_path: bool,
+    /// Then how many transfers at once fill it ([`bdp::streams_to_fill`]; at most
+    /// [`bdp::MAX_STREAMS`]).
+    pub streams: Option<u32>,
     pub source: &'static str,
 }
 
@@ -57,6 +63,7 @@ pub fn ceilings(rtt: Span, rate_bps: u64) -> Vec<AppCeiling> {
                 window_bytes: w.window_bytes,
                 ceiling_bps,
                 limits_path: ceiling_bps < rate_bps,
+                streams: bdp::streams_to_fill(rate_bps, ceiling_bps).map(|(n, _)| n),
                 source: w.source,
             }
         })
@@ -73,18 +80,26 @@ pub fn note(c: &AppCeiling, rate_bps: u64) -> Option<(String, String)> {
     c.limits_path.then(|| {
         (
             format!(
-                "{} tops out at {ceiling} on this path ({} window: {}), below its {}; no kernel setting raises that: use {}",
+                "{} tops out at {ceiling} on this path ({} window: {}), below its {}; no kernel setting raises that: use {}{}",
                 c.tool,
                 Bytes::new(c.window_bytes).iec(),
                 c.source,
                 crate::text::rate(rate_bps as f64),
-                w.way_out
+                w.way_out,
+                c.streams.map_or_else(String::new, |n| format!(
+                    "; {n} at once fill it (\u{2308}{} \u{f7} {ceiling}\u{2309}): {}",
+                    crate::text::rate(rate_bps as f64),
+                    w.parallel.replace("{n}", &n.to_string())
+                ))
             ),
             format!(
                 "{} top out at {ceiling} here (a {} window): {}",
                 w.short_tool,
                 crate::text::size(c.window_bytes),
-                w.short_way_out
+                c.streams.map_or_else(
+                    || w.short_way_out.to_string(),
+                    |n| format!("{n} at once fill {}, or HPN-SSH", crate::text::rate(rate_bps as f64))
+                )
             ),
         )
     })
@@ -114,7 +129,12 @@ mod tests {
         assert!(n.contains("below its 1 Gbit/s"), "{n}");
         assert_eq!(
             short,
-            "scp, sftp and rsync -e ssh top out at 225.8 Mbit/s here (a 2 MiB window): run several at once, or HPN-SSH"
+            "scp, sftp and rsync -e ssh top out at 225.8 Mbit/s here (a 2 MiB window): 5 at once fill 1 Gbit/s, or HPN-SSH"
+        );
+        assert_eq!(c.streams, Some(5));
+        assert!(
+            n.contains("; 5 at once fill it (\u{2308}1 Gbit/s \u{f7} 225.8 Mbit/s\u{2309}): 5 rsync or scp at once"),
+            "{n}"
         );
         // 150 ms, 500 Mbit/s: 111.8 Mbit/s.
         assert_eq!(ceilings(ms(150.0), 500_000_000)[0].ceiling_bps, 111_848_107);

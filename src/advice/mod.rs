@@ -547,7 +547,8 @@ impl Steps<'_> {
 
     /// The streams that fill the path where one flow cannot ([`streams`]): per tool window,
     /// and for the loss measured when `cc` (the advised or running congestion control) backs off
-    /// on it — not on a shared path, where each stream more takes from the others.
+    /// on it — not on a shared path, where each stream more takes from the others, nor a policed
+    /// one.
     fn streams(
         &self,
         path: &Path,
@@ -564,7 +565,9 @@ impl Steps<'_> {
                 streams::for_window(tool.short_tool, c.ceiling_bps, rate)
             })
             .collect();
-        if send.class != decide::PathClass::Shared
+        // Not on a shared path (each stream more takes from the others), nor a policed one (its
+        // losses are the policer's, whose rate more streams may only share).
+        if !matches!(send.class, decide::PathClass::Shared | decide::PathClass::Policed)
             && let (Some(cc), Some(loss)) = (cc, send.loss_pct)
         {
             let mss = path.mtu.unwrap_or(1500).saturating_sub(52).max(536);
@@ -628,7 +631,8 @@ impl Steps<'_> {
                 .map(|(long, short)| Note::with_short(long, short)),
         );
         let streams = self.streams(&path, &send, cc, &app_ceilings);
-        notes.extend(streams.iter().map(|s| {
+        // A tool's window says its streams in its own note (above); the loss's are said here.
+        notes.extend(streams.iter().filter(|s| s.bound == streams::Bound::Loss).map(|s| {
             let (long, short) = streams::note(s);
             Note::with_short(long, short)
         }));

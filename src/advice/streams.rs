@@ -12,9 +12,7 @@ use serde::Serialize;
 
 use crate::bdp;
 
-/// Past this many streams the count is capped and said so: a path that needs more is far past
-/// what one flow's bound allows, and a tool or congestion control that fits it is the answer.
-pub const MAX_STREAMS: u32 = 64;
+pub use crate::bdp::MAX_STREAMS;
 
 /// What holds one flow below the path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -44,15 +42,9 @@ pub struct Streams {
     pub capped: bool,
 }
 
-/// ⌈`path_bps` ÷ `per_flow_bps`⌉ (at most [`MAX_STREAMS`]) and whether it was capped; None when
-/// one flow fills the path.
+/// ⌈`path_bps` ÷ `per_flow_bps`⌉ ([`crate::bdp::streams_to_fill`]).
 pub fn count(path_bps: u64, per_flow_bps: u64) -> Option<(u32, bool)> {
-    if per_flow_bps == 0 || per_flow_bps >= path_bps {
-        return None;
-    }
-    let n = path_bps.div_ceil(per_flow_bps);
-    let max = u64::from(MAX_STREAMS);
-    Some((u32::try_from(n.min(max)).unwrap_or(MAX_STREAMS), n > max))
+    bdp::streams_to_fill(path_bps, per_flow_bps)
 }
 
 /// Streams for a tool's window: one flow reaches `per_flow_bps`.

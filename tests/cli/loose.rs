@@ -262,3 +262,115 @@ fn size_times_a_transfer_today_and_advised() {
         .expect("run");
     assert_eq!(bad.status.code(), Some(2), "a size in bits is refused");
 }
+
+/// `advise` as JSON with a fake path, against `tree`.
+fn advise_json(tree: &std::path::Path, spec: &str, extra: &[&str]) -> Value {
+    let out = tcptune()
+        .arg("--sysctl-dir")
+        .arg(tree)
+        .args([
+            "advise",
+            "--host",
+            "198.18.0.2",
+            "--fake-prober",
+            spec,
+            "--format",
+            "json",
+        ])
+        .args(extra)
+        .output()
+        .expect("run");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("json")
+}
+
+/// Streams: where one flow cannot fill the path under the advice, how many at once do — for
+/// OpenSSH's window, and for the loss when the congestion control stays loss-based (this host
+/// has no BBR); none for BBR, and none on a shared path, where each more takes from the others.
+#[test]
+fn streams_fill_a_path_one_flow_cannot() {
+    // 0.1 % loss at 50 ms on 200 Mbit/s, no BBR here: CUBIC holds about 21.4 Mbit/s, 10 at once.
+    let no_bbr = linux_tree(&[("net.ipv4.tcp_available_congestion_control", Some("reno cubic"))]);
+    let spec = "rtt=50ms,rate=200mbit,loss=0.1";
+    let v = advise_json(no_bbr.path(), spec, &[]);
+    let loss: Vec<&Value> = v["streams"]
+        .as_array()
+        .expect("streams")
+        .iter()
+        .filter(|s| s["bound"] == "loss")
+        .collect();
+    assert_eq!(loss.len(), 1, "{:#}", v["streams"]);
+    assert_eq!(loss[0]["count"], 10, "{:#}", loss[0]);
+    assert_eq!(loss[0]["held_by"], "cubic", "{:#}", loss[0]);
+    let per_flow = loss[0]["per_flow_bps"].as_f64().expect("per flow");
+    assert!((per_flow - 21.36e6).abs() < 0.1e6, "{per_flow}");
+    let table = joined(&at_80(
+        &[
+            "advise",
+            "--host",
+            "198.18.0.2",
+            "--fake-prober",
+            spec,
+            "--format",
+            "table",
+        ],
+        no_bbr.path(),
+    ));
+    assert!(
+        table.contains(
+            "10 streams at once fill 200 Mbit/s (cubic holds one flow to about 21.36 Mbit/s at the 0.1 % loss measured)"
+        ),
+        "{table}"
+    );
+    let explain = joined(&at_80(
+        &[
+            "advise",
+            "--host",
+            "198.18.0.2",
+            "--fake-prober",
+            spec,
+            "--format",
+            "table",
+            "--explain",
+        ],
+        no_bbr.path(),
+    ));
+    assert!(
+        explain.contains("iperf3 -P 10") && explain.contains("globus-url-copy -p 10"),
+        "{explain}"
+    );
+
+    // With BBR the same loss holds nobody back: no loss streams.
+    let stock = linux_tree(&[]);
+    let v = advise_json(stock.path(), spec, &[]);
+    assert!(
+        v["streams"]
+            .as_array()
+            .expect("streams")
+            .iter()
+            .all(|s| s["bound"] != "loss"),
+        "{:#}",
+        v["streams"]
+    );
+    // OpenSSH's window at 150 ms on 500 Mbit/s: 111.8 Mbit/s, 5 at once, in its own note.
+    let v = advise_json(stock.path(), "rtt=150ms,rate=500mbit", &[]);
+    let ssh = &v["streams"][0];
+    assert_eq!(
+        (ssh["bound"].as_str(), ssh["count"].as_u64()),
+        (Some("app-window"), Some(5)),
+        "{v:#}"
+    );
+    assert_eq!(v["app_ceilings"][0]["streams"], 5);
+    // A shared path keeps CUBIC for its neighbours' sake and counts no streams for its loss.
+    let v = advise_json(no_bbr.path(), "rtt=50ms,rate=200mbit,loss=0.1,standing=10ms", &[]);
+    assert_eq!(v["decision"]["class"], "shared", "{:#}", v["decision"]);
+    assert!(
+        v["streams"]
+            .as_array()
+            .expect("streams")
+            .iter()
+            .all(|s| s["bound"] != "loss"),
+        "{:#}",
+        v["streams"]
+    );
+}
