@@ -27,6 +27,7 @@ mod sysctld;
 mod trust;
 mod units;
 mod watch;
+mod widths;
 
 use std::path::{Path, PathBuf};
 

@@ -9,7 +9,7 @@ use super::tcptune;
 /// A stand-in for ssh that answers `ssh -G DEST` as ssh does (its configuration read here,
 /// nothing connected: `web1` is another name of h1's machine) and records every other call in
 /// `log` and fails: the plan must never connect.
-fn recording_ssh(dir: &Path) -> (String, std::path::PathBuf) {
+pub(crate) fn recording_ssh(dir: &Path) -> (String, std::path::PathBuf) {
     let log = dir.join("ssh.log");
     let script = dir.join("ssh");
     super::write_script(
