@@ -1008,6 +1008,9 @@ pub struct WatchArgs {
     /// The transfer's size (2TB, 500GiB): how much is left and how long it takes at the rate now
     #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
     pub size: Option<Bytes>,
+    /// The path's rate (500mbit): each flow's share of it, and the BDP a fix must reach
+    #[arg(long, value_name = "RATE", allow_hyphen_values = true)]
+    pub bandwidth: Option<Bitrate>,
     #[command(flatten)]
     pub report: ReportArgs,
 }

@@ -270,6 +270,7 @@ Register-ArgumentCompleter -Native -CommandName 'tcptune' -ScriptBlock {
             [CompletionResult]::new('--interval', '--interval', [CompletionResultType]::ParameterName, 'How often to read the flows (0.2s to 60s)')
             [CompletionResult]::new('--for', '--for', [CompletionResultType]::ParameterName, 'End after DUR with the summary (1s to 7d; default: until Ctrl-C)')
             [CompletionResult]::new('--size', '--size', [CompletionResultType]::ParameterName, 'The transfer''s size (2TB, 500GiB): how much is left and how long it takes at the rate now')
+            [CompletionResult]::new('--bandwidth', '--bandwidth', [CompletionResultType]::ParameterName, 'The path''s rate (500mbit): each flow''s share of it, and the BDP a fix must reach')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')

@@ -1334,7 +1334,7 @@ _tcptune() {
             return 0
             ;;
         tcptune__subcmd__watch)
-            opts="-h --host --port --interval --for --size --format --help"
+            opts="-h --host --port --interval --for --size --bandwidth --format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1357,6 +1357,10 @@ _tcptune() {
                     return 0
                     ;;
                 --size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --bandwidth)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

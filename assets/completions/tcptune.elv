@@ -253,6 +253,7 @@ set edit:completion:arg-completer[tcptune] = {|@words|
             cand --interval 'How often to read the flows (0.2s to 60s)'
             cand --for 'End after DUR with the summary (1s to 7d; default: until Ctrl-C)'
             cand --size 'The transfer''s size (2TB, 500GiB): how much is left and how long it takes at the rate now'
+            cand --bandwidth 'The path''s rate (500mbit): each flow''s share of it, and the BDP a fix must reach'
             cand --format 'Output format'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'

@@ -250,6 +250,7 @@ complete -c tcptune -n "__fish_tcptune_using_subcommand watch" -l port -d 'Only 
 complete -c tcptune -n "__fish_tcptune_using_subcommand watch" -l interval -d 'How often to read the flows (0.2s to 60s)' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand watch" -l for -d 'End after DUR with the summary (1s to 7d; default: until Ctrl-C)' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand watch" -l size -d 'The transfer\'s size (2TB, 500GiB): how much is left and how long it takes at the rate now' -r
+complete -c tcptune -n "__fish_tcptune_using_subcommand watch" -l bandwidth -d 'The path\'s rate (500mbit): each flow\'s share of it, and the BDP a fix must reach' -r
 complete -c tcptune -n "__fish_tcptune_using_subcommand watch" -l format -d 'Output format' -r -f -a "table\t'A table for people'
 json\t'JSON for programs'"
 complete -c tcptune -n "__fish_tcptune_using_subcommand watch" -s h -l help -d 'Print help (see more with \'--help\')'

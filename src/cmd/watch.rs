@@ -46,7 +46,7 @@ pub fn run(a: &WatchArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<
     // Ctrl-C (and SIGTERM, SIGHUP) end the watch with its summary instead of killing it.
     let guard = Deferred::new();
     let start = Instant::now();
-    let mut watch = Watch::new(running(ctx));
+    let mut watch = Watch::new(running(ctx)).with_path(a.bandwidth.map(|b| b.bps()));
     watch.step(0.0, &first);
     let end = a.for_.map(|d| start + d);
     let mut next = start + a.interval;

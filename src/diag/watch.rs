@@ -75,6 +75,11 @@ pub struct FlowNow {
     pub ceiling_bps: Option<f64>,
     /// Bytes this end has had acknowledged since the flow began (for `--size`).
     pub acked_total: u64,
+    /// The path's bandwidth-delay product at the flow's lowest RTT, bytes, when the path's rate
+    /// was given (`--bandwidth`): what one flow must keep in flight to fill it.
+    pub bdp_bytes: Option<u64>,
+    /// The path's rate as given, bit/s.
+    pub path_bps: Option<u64>,
 }
 
 /// A flow's interval counters at one reading.
@@ -147,6 +152,8 @@ struct Tracked {
 #[derive(Debug, Default)]
 pub struct Watch {
     running: Running,
+    /// The path's rate, bit/s, when given.
+    path_bps: Option<u64>,
     flows: BTreeMap<(SocketAddr, SocketAddr), Tracked>,
     started_s: Option<f64>,
     last_s: f64,
@@ -169,6 +176,12 @@ impl Watch {
         }
     }
 
+    /// Each flow's BDP against the path's rate `path_bps` (`--bandwidth`).
+    #[must_use]
+    pub fn with_path(self, path_bps: Option<u64>) -> Self {
+        Self { path_bps, ..self }
+    }
+
     /// Take the readings made at `at_s` (seconds since the watch began). A flow seen for the
     /// first time only starts its counters; one seen before gets its interval. The busiest
     /// sender first.
@@ -184,7 +197,7 @@ impl Watch {
             match self.flows.get_mut(&key) {
                 Some(t) if !t.ended => {
                     let moved = c.acked > t.last.acked || c.received > t.last.received || c.busy_us > t.last.busy_us;
-                    let now = interval(&t.last, &c, r, self.running);
+                    let now = interval(&t.last, &c, r, (self.running, self.path_bps));
                     t.last = c;
                     // An idle flow (a control connection, a session at rest) is not shown.
                     if moved {
@@ -322,7 +335,7 @@ fn held(busy_share: f64, shares: Option<Shares>, app_now: bool, window_bound: bo
 }
 
 /// A flow between two readings.
-fn interval(a: &Counters, b: &Counters, r: &Reading, running: Running) -> FlowNow {
+fn interval(a: &Counters, b: &Counters, r: &Reading, (running, path_bps): (Running, Option<u64>)) -> FlowNow {
     let i = &r.info;
     let secs = (b.at_s - a.at_s).max(1e-3);
     let busy = b.busy_us.saturating_sub(a.busy_us);
@@ -374,6 +387,8 @@ fn interval(a: &Counters, b: &Counters, r: &Reading, running: Running) -> FlowNo
         peer_window,
         ceiling_bps,
         acked_total: b.acked,
+        bdp_bytes: path_bps.map(|p| bdp::bdp_bytes(crate::units::Bitrate::from_bps(p), rtt)),
+        path_bps,
     }
 }
 
@@ -437,7 +452,7 @@ mod tests {
             receive_max: Some(6_291_456),
             send_max: Some(262_144),
         };
-        let mut w = Watch::new(running);
+        let mut w = Watch::new(running).with_path(Some(200_000_000));
         // Ten seconds held by the send buffer, then one second by the receive window.
         let t0 = w.step(0.0, &[reading(40000, info(0, 10_000_000, 0, 9_000_000))]);
         assert!(t0.flows.is_empty(), "a first reading has no interval yet");
@@ -446,6 +461,8 @@ mod tests {
         assert_eq!(f.held_by, Some(LimitedBy::ReceiveWindow), "{f:?}");
         assert_eq!(f.rate_bps, 80e6);
         assert_eq!(f.rwnd_limited_pct, Some(95.0));
+        // 200 Mbit/s × 50 ms: 1,250,000 bytes must be in flight.
+        assert_eq!((f.bdp_bytes, f.path_bps), (Some(1_250_000), Some(200_000_000)));
         // The peer's 512 KiB at the 50 ms minimum: 83.89 Mbit/s.
         assert_eq!(f.ceiling_bps.map(|c| c.round()), Some(83_886_080.0));
         // Then the send buffer: its ceiling is this host's send maximum.

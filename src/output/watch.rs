@@ -214,18 +214,20 @@ impl View {
         Some(match held {
             LimitedBy::ReceiveWindow => match (f.peer_window, f.ceiling_bps) {
                 (Some(w), Some(c)) => format!(
-                    "held by the far end's receive window: it advertises {}, which holds one flow to {} at {at} \u{2014} raise tcp_rmem's maximum there (tcptune advise on that host)",
+                    "held by the far end's receive window: it advertises {}, which holds one flow to {} at {at}{} \u{2014} raise tcp_rmem's maximum there (tcptune advise on that host)",
                     text::size(w),
-                    text::rate(c)
+                    text::rate(c),
+                    needs(f)
                 ),
                 _ => "held by the far end's receive window \u{2014} raise tcp_rmem's maximum there (tcptune advise on that host)".to_string(),
             },
             LimitedBy::SendBuffer => match (self.running.send_max, f.ceiling_bps) {
                 (Some(m), Some(c)) => {
                     let mut s = format!(
-                        "held by this host's send buffer: tcp_wmem's maximum {} holds one flow to about {} at {at} \u{2014} raise it (tcptune advise --host PEER, then tcptune apply)",
+                        "held by this host's send buffer: tcp_wmem's maximum {} holds one flow to about {} at {at}{} \u{2014} raise it (tcptune advise --host PEER, then tcptune apply)",
                         text::size(m),
-                        text::rate(c)
+                        text::rate(c),
+                        needs(f)
                     );
                     if c > 2.0 * f.rate_bps.max(1.0) {
                         s.push_str("; the flow runs far below that, so its program may have set a smaller SO_SNDBUF");
@@ -307,12 +309,37 @@ fn numbers(f: &FlowNow) -> String {
         Some(LimitedBy::Network) => format!("network {}", share(f.network_limited_pct)),
         Some(LimitedBy::Application) => format!("application (busy {})", text::pct(f.busy_pct)),
     };
+    #[allow(clippy::cast_precision_loss)]
+    let of_path = f
+        .path_bps
+        .map(|p| {
+            format!(
+                " ({} of {})",
+                text::pct(f.rate_bps / p.max(1) as f64 * 100.0),
+                text::rate(p as f64)
+            )
+        })
+        .unwrap_or_default();
     format!(
-        "{}  RTT {} (lowest {})  held by: {held}",
+        "{}{of_path}  RTT {} (lowest {})  held by: {held}",
         text::rate(f.rate_bps),
         text::millis(f.rtt_ms),
         text::millis(f.min_rtt_ms)
     )
+}
+
+/// What a buffer must hold for one flow to fill the path, when its rate was given.
+fn needs(f: &FlowNow) -> String {
+    match (f.bdp_bytes, f.path_bps) {
+        #[allow(clippy::cast_precision_loss)]
+        (Some(b), Some(p)) => format!(
+            "; filling {} at {} takes {} in flight (the BDP)",
+            text::rate(p as f64),
+            text::millis(f.min_rtt_ms),
+            text::size(b)
+        ),
+        _ => String::new(),
+    }
 }
 
 fn share(p: Option<f64>) -> String {
@@ -352,6 +379,8 @@ mod tests {
             peer_window: Some(524_288),
             ceiling_bps: Some(83_886_080.0),
             acked_total: 1_000_000_000,
+            bdp_bytes: None,
+            path_bps: None,
         }
     }
 
@@ -387,6 +416,22 @@ mod tests {
         assert!(
             one.contains("954 MiB of 1.82 TiB sent: about 2.31 days more at this rate"),
             "{s}"
+        );
+        // With the path's rate given, its share and the BDP the fix must reach.
+        let mut out = Vec::new();
+        let given = FlowNow {
+            bdp_bytes: Some(1_250_000),
+            path_bps: Some(200_000_000),
+            ..flow(Some(LimitedBy::ReceiveWindow))
+        };
+        View::new(Mode::Lines, 200, running, None)
+            .tick(&mut out, &tick(vec![given]))
+            .expect("tick");
+        let given = String::from_utf8(out).expect("utf8");
+        assert!(given.contains("80 Mbit/s (40 % of 200 Mbit/s)"), "{given}");
+        assert!(
+            given.contains("; filling 200 Mbit/s at 50 ms takes 1.19 MiB in flight (the BDP) \u{2014} raise"),
+            "{given}"
         );
         // The next frame first goes back over this one, all its lines.
         let drawn = s.lines().count();
