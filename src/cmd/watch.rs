@@ -32,7 +32,9 @@ pub fn run(a: &WatchArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<
         _ => Mode::Lines,
     };
     let width = ctx.term.columns.unwrap_or(if ctx.term.stdout_tty { 80 } else { 100 });
-    let mut view = View::new(mode, width, running(ctx), a.size.map(|b| b.get()));
+    // This host's maxima, read once: the view says the fix against them, the watch sizes by them.
+    let running = running(ctx);
+    let mut view = View::new(mode, width, running, a.size.map(|b| b.get()));
     let host = a.host.as_deref().map(crate::text::escape);
     view.begin(
         out,
@@ -46,7 +48,7 @@ pub fn run(a: &WatchArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<
     // Ctrl-C (and SIGTERM, SIGHUP) end the watch with its summary instead of killing it.
     let guard = Deferred::new();
     let start = Instant::now();
-    let mut watch = Watch::new(running(ctx)).with_path(a.bandwidth.map(|b| b.bps()));
+    let mut watch = Watch::new(running).with_path(a.bandwidth.map(|b| b.bps()));
     watch.step(0.0, &first);
     let end = a.for_.map(|d| start + d);
     let mut next = start + a.interval;
