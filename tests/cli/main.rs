@@ -8,6 +8,7 @@ mod diag;
 mod docs;
 mod fake_host;
 mod fleet;
+mod golden;
 mod hostile;
 mod hostile_peer;
 mod lab;

@@ -293,9 +293,19 @@ fn bad_hosts_pairs_and_inventories_are_one_line_exit_2_before_anything_runs() {
 /// measures with the fake prober (the path to 198.18.10.N as `spec_for` says), and passes
 /// what it sends through DIR/rewrite-FROM-N.jq where there is one (a hostile test end), or
 /// hangs where DIR/hang-FROM-N is; and an `ip` that says each destination goes out DIR/dev.
-/// Each host's TMPDIR is DIR/tmp-HOST, where what a session leaves would show.
-fn mesh_stand_in(dir: &Path) -> String {
+/// Each host's TMPDIR is DIR/tmp-HOST, where what a session leaves would show. With `facts`,
+/// every host's facts are fixed: its /proc/sys is that tree, its RAM DIR/far-meminfo, its
+/// kernel 6.1.0 on x86_64 without sch_fq, in the first network namespace.
+pub(crate) fn mesh_stand_in(dir: &Path, facts: Option<&Path>) -> String {
     let d = dir.display();
+    let fix = facts.map_or_else(String::new, |t| {
+        format!(
+            "remote=$(printf '%s' \"$remote\" | sed -e 's#/proc/sys/#{t}/#g' -e 's#</proc/meminfo#<{d}/far-meminfo#' \
+             -e 's#$(uname -r)#6.1.0#' -e 's#$(uname -m)#x86_64#' -e 's#readlink /proc/[a-z0-9]*/ns/net#echo net:[1]#g' \
+             -e 's#-d /sys/module/sch_fq#-d /nonexistent#')\n",
+            t = t.display()
+        )
+    });
     std::fs::create_dir_all(dir.join("bin")).expect("bin");
     for h in 1..=5 {
         std::fs::create_dir_all(dir.join(format!("tmp-h{h}"))).expect("tmp");
@@ -339,7 +349,7 @@ case " $* " in *" -G "*) echo "hostname 198.18.10.${{dest#h}}"; echo "port 22"; 
 if [ "$dest" = h5 ]; then echo "ssh: connect to host 198.18.10.5 port 22: Connection refused" >&2; exit 255; fi
 export TCPTUNE_TEST_SELF=$dest SSH_CONNECTION="127.0.0.1 40000 127.0.0.1 22" TMPDIR='{d}'/tmp-$dest
 export PATH='{d}'/bin:$PATH
-exec sh -c "$remote"
+{fix}exec sh -c "$remote"
 "#
         ),
     );
@@ -356,7 +366,7 @@ fn a_hostile_test_end_sends_evidence_only_and_loses_its_own_pair_at_most() {
     // Three dozen sessions and their processes take both cores: never beside a timed lab.
     let _quiet = crate::lab_support::quiet_host();
     let dir = tempfile::tempdir().expect("tempdir");
-    let ssh = mesh_stand_in(dir.path());
+    let ssh = mesh_stand_in(dir.path(), None);
     let write = |name: &str, text: &str| std::fs::write(dir.path().join(name), text).expect("write");
     write("dev", "x$(id)");
     write(
