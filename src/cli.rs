@@ -199,6 +199,8 @@ pub struct ProberArgs {
     pub fake_prober: Option<crate::measure::fake::FakeProber>,
 }
 
+pub use crate::output::{Format, MeshFormat, format_name};
+
 /// `--os`: the OS names as possible values (in --help, errors and completions), mapped to
 /// [`Os`], which knows nothing of clap.
 fn os_parser() -> impl clap::builder::TypedValueParser<Value = Os> {
@@ -209,34 +211,6 @@ fn os_parser() -> impl clap::builder::TypedValueParser<Value = Os> {
             .find(|os| os.name() == name)
             .ok_or_else(|| format!("unknown OS \"{name}\""))
     })
-}
-
-/// What advise prints (`--format`); the commands that report take a [`ReportFormat`], which
-/// the context turns into one of these.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    /// `key = value` lines, valid for /etc/sysctl.d (Linux) or /etc/sysctl.conf (BSD)
-    Sysctl,
-    /// A table for people
-    Table,
-    /// JSON for programs
-    Json,
-    /// `sysctl -w` commands
-    Shell,
-    /// An Ansible playbook (ansible.posix.sysctl), with a revert tagged `revert`
-    Ansible,
-    /// A TuneD profile (tuned.conf; --output DIR writes the profile directory)
-    Tuned,
-    /// A Kubernetes Pod with the sysctls a pod may set; node-wide keys listed apart
-    K8s,
-    /// A systemd-networkd drop-in with the host route of --scope path (systemd 252+)
-    Networkd,
-}
-
-/// A format's name as `--format` takes it.
-pub fn format_name(f: Format) -> String {
-    f.to_possible_value()
-        .map_or_else(String::new, |v| v.get_name().to_string())
 }
 
 #[derive(Debug, Subcommand)]
@@ -594,17 +568,6 @@ pub struct MeshArgs {
     /// Also write one sysctl.d file per host into DIR (HOST.conf, with its route lines)
     #[arg(long, value_name = "DIR")]
     pub output: Option<PathBuf>,
-}
-
-/// What `tcptune mesh` prints.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum MeshFormat {
-    /// The matrix and each host's changes, for people
-    Table,
-    /// Every pair's evidence and each host's advice, for programs
-    Json,
-    /// One Ansible playbook, a play per host with its own values
-    Ansible,
 }
 
 /// `tcptune advise`: the advice's arguments (shared with apply), the system it is for, and

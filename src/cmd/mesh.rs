@@ -13,7 +13,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use crate::advice::mesh::{self, MeshPath};
-use crate::cli::{MeshArgs, MeshFormat};
+use crate::cli::MeshArgs;
 use crate::cmd::Context;
 use crate::error::Error;
 use crate::output::mesh::{Mesh, Pair, Plan};
@@ -79,11 +79,7 @@ pub fn run(args: &MeshArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Resul
         written: args.output.as_deref(),
         width: ctx.term.width(),
     };
-    match args.format {
-        MeshFormat::Table => crate::output::mesh::write_table(out, &m)?,
-        MeshFormat::Json => crate::output::mesh::write_json(out, &m)?,
-        MeshFormat::Ansible => crate::output::ansible::write_mesh(out, &advice)?,
-    }
+    crate::output::render::mesh(out, args.format, &m)?;
     let missed = runs.iter().filter(|p| p.run.is_err()).count();
     if missed > 0 {
         return Err(Error::measurement(format!(

@@ -7,7 +7,7 @@ use std::net::IpAddr;
 
 use crate::advice::Advice;
 use crate::advice::scope::{self, RouteFacts};
-use crate::cli::{AdviseArgs, Format, Scope};
+use crate::cli::{AdviseArgs, Scope};
 use crate::error::Error;
 use crate::os::Os;
 use crate::{remote, route};
@@ -116,36 +116,4 @@ pub fn far(a: &mut Advice, far: &remote::FarEnd) {
         existing: Vec::new(),
     };
     scope::to_path(a, &facts);
-}
-
-/// `--scope path` and the formats: TuneD and Kubernetes have no place for a route, and the
-/// networkd drop-in holds nothing else.
-pub fn check_format(scope: Scope, format: Format) -> Result<(), Error> {
-    match (scope, format) {
-        (Scope::Path, Format::Tuned | Format::K8s) => Err(Error::usage(format!(
-            "--scope path: --format {} has no place for a route; use sysctl, shell, ansible, json or networkd",
-            crate::cli::format_name(format)
-        ))),
-        (Scope::HostWide, Format::Networkd) => Err(Error::usage(
-            "--format networkd holds the host route of --scope path: add --scope path",
-        )),
-        _ => Ok(()),
-    }
-}
-
-/// The .network file that manages the route's interface here, as networkd records it
-/// (/run/systemd/netif/links/IFINDEX, `NETWORK_FILE=`); None where networkd does not manage it.
-fn network_file(a: &Advice) -> Option<std::path::PathBuf> {
-    let oif = a.route.as_ref()?.route.as_ref()?.oif?;
-    let state = std::fs::read_to_string(format!("/run/systemd/netif/links/{oif}")).ok()?;
-    let file = state.lines().find_map(|l| l.strip_prefix("NETWORK_FILE="))?;
-    let path = std::path::PathBuf::from(file.trim());
-    (path.is_absolute() && path.extension().is_some_and(|e| e == "network")).then_some(path)
-}
-
-/// `--format networkd`: the drop-in, naming the .network file when it is this machine's
-/// (`here`) and its networkd says which.
-pub fn write_networkd(text: &mut Vec<u8>, a: &Advice, here: bool) -> anyhow::Result<()> {
-    let file = here.then(|| network_file(a)).flatten();
-    crate::output::networkd::write(text, a, file.as_deref())
 }

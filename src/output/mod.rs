@@ -5,6 +5,46 @@ use std::io::Write;
 
 use comfy_table::{ContentArrangement, Table, presets};
 
+/// What advise prints (`--format`); the commands that report take `table` or `json`
+/// (the command line's `ReportFormat`), which the context turns into one of these.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// `key = value` lines, valid for /etc/sysctl.d (Linux) or /etc/sysctl.conf (BSD)
+    Sysctl,
+    /// A table for people
+    Table,
+    /// JSON for programs
+    Json,
+    /// `sysctl -w` commands
+    Shell,
+    /// An Ansible playbook (ansible.posix.sysctl), with a revert tagged `revert`
+    Ansible,
+    /// A TuneD profile (tuned.conf; --output DIR writes the profile directory)
+    Tuned,
+    /// A Kubernetes Pod with the sysctls a pod may set; node-wide keys listed apart
+    K8s,
+    /// A systemd-networkd drop-in with the host route of --scope path (systemd 252+)
+    Networkd,
+}
+
+/// A format's name as `--format` takes it.
+pub fn format_name(f: Format) -> String {
+    use clap::ValueEnum as _;
+    f.to_possible_value()
+        .map_or_else(String::new, |v| v.get_name().to_string())
+}
+
+/// What `tcptune mesh` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum MeshFormat {
+    /// The matrix and each host's changes, for people
+    Table,
+    /// Every pair's evidence and each host's advice, for programs
+    Json,
+    /// One Ansible playbook, a play per host with its own values
+    Ansible,
+}
+
 /// The most columns a table or line tcptune prints takes when piped.
 pub const PIPED_WIDTH: u16 = 100;
 
@@ -87,6 +127,7 @@ pub mod mesh;
 pub mod networkd;
 pub mod profiles;
 pub mod progress;
+pub mod render;
 pub mod snapshots;
 pub mod tuned;
 pub mod verify;

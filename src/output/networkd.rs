@@ -27,6 +27,16 @@ fn key_of(metric: &str) -> Option<&'static str> {
     })
 }
 
+/// The .network file that manages the route's interface here, as networkd records it
+/// (/run/systemd/netif/links/IFINDEX, `NETWORK_FILE=`); None where networkd does not manage it.
+pub fn network_file(a: &Advice) -> Option<std::path::PathBuf> {
+    let oif = a.route.as_ref()?.route.as_ref()?.oif?;
+    let state = std::fs::read_to_string(format!("/run/systemd/netif/links/{oif}")).ok()?;
+    let file = state.lines().find_map(|l| l.strip_prefix("NETWORK_FILE="))?;
+    let path = std::path::PathBuf::from(file.trim());
+    (path.is_absolute() && path.extension().is_some_and(|e| e == "network")).then_some(path)
+}
+
 /// The drop-in for `a`'s route; `network_file`: the .network file that manages its interface
 /// here, when this machine's networkd said (None: unknown).
 pub fn write(out: &mut dyn Write, a: &Advice, network_file: Option<&Path>) -> anyhow::Result<()> {
