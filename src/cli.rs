@@ -983,6 +983,101 @@ fn parse_interval(s: &str) -> Result<Duration, String> {
     duration_within(s, Duration::from_millis(200), Duration::from_secs(60)).map_err(|e| e.to_string())
 }
 
+/// The options of a command that set up its context, each None where the command takes none
+/// (then its default holds: the running OS and its store, the default state directory).
+#[derive(Default)]
+pub struct Taken<'a> {
+    pub target: Option<&'a TargetArgs>,
+    pub state: Option<&'a StateArgs>,
+    pub format: Option<Format>,
+    pub prober: Option<&'a ProberArgs>,
+}
+
+impl<'a> Taken<'a> {
+    pub fn of(command: Option<&'a Command>) -> Self {
+        let none = Self::default();
+        let report = |r: &ReportArgs| Some(Format::from(r.format));
+        let Some(command) = command else {
+            return none;
+        };
+        match command {
+            Command::Calc(a) => Self {
+                format: report(&a.report),
+                ..none
+            },
+            Command::Advise(a) => Self {
+                target: Some(&a.target),
+                format: a.format,
+                prober: Some(&a.prober),
+                ..none
+            },
+            Command::Apply(a) => Self {
+                target: Some(&a.target),
+                state: Some(&a.state),
+                format: report(&a.report),
+                prober: Some(&a.prober),
+            },
+            Command::Revert(a) => Self {
+                target: Some(&a.target),
+                state: Some(&a.state),
+                format: report(&a.report),
+                ..none
+            },
+            Command::Snapshots(a) => Self {
+                state: Some(&a.state),
+                format: report(&a.report),
+                ..none
+            },
+            Command::RevertTimer(a) => Self {
+                target: Some(&a.target),
+                state: Some(&a.state),
+                ..none
+            },
+            Command::Check(a) => Self {
+                target: Some(&a.target),
+                state: Some(&a.state),
+                format: report(&a.report),
+                prober: Some(&a.prober),
+            },
+            Command::Serve(ServeArgs { target, .. }) | Command::Peer(PeerArgs { target, .. }) => Self {
+                target: Some(target),
+                ..none
+            },
+            Command::Verify(a) => Self {
+                target: Some(&a.target),
+                format: report(&a.report),
+                ..none
+            },
+            Command::Inspect(a) => Self {
+                format: report(&a.report),
+                ..none
+            },
+            Command::Watch(a) => Self {
+                format: report(&a.report),
+                ..none
+            },
+            Command::Evidence(a) => Self {
+                target: Some(&a.target),
+                prober: Some(&a.prober),
+                ..none
+            },
+            Command::Mesh(_) => none,
+            Command::Profiles(a) => match &a.command {
+                None => Self {
+                    format: report(&a.list),
+                    ..none
+                },
+                Some(ProfilesCommand::List(r)) => Self {
+                    format: report(r),
+                    ..none
+                },
+                Some(_) => none,
+            },
+            Command::Man | Command::Completions(_) => none,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -44,6 +44,24 @@ pub fn auto_test_time(rtt: Span) -> std::time::Duration {
 pub const TEST_TIME_BASE: std::time::Duration = std::time::Duration::from_secs(10);
 pub const TEST_TIME_RTTS: u32 = 15;
 
+/// About how long one test of a mesh takes (both directions): set-up, the probes, the trains and the
+/// queue watch (about 3 s on a LAN or a short WAN path), and two directions that end once their
+/// reading is made, or at `--test-time` (a test of 3 s each way took 7-11 s on the lab's fleet:
+/// BENCHMARKS.md "A fleet's mesh at scale").
+pub fn pair_estimate(test_time: Option<std::time::Duration>) -> std::time::Duration {
+    match test_time {
+        Some(t) => std::time::Duration::from_secs(3) + t * 2,
+        None => std::time::Duration::from_secs(16),
+    }
+}
+
+/// The longest a test takes when its directions run to their bound (advise's, 10 s + 15 RTT,
+/// taken at 11 s; or `--test-time`): twice this, a test end is given up.
+pub fn pair_bound(test_time: Option<std::time::Duration>) -> std::time::Duration {
+    let each = test_time.unwrap_or(TEST_TIME_BASE + std::time::Duration::from_secs(1));
+    std::time::Duration::from_secs(6) + each * 2
+}
+
 /// The rate the test's buffers are sized for: the highest reading of the trains (one that
 /// reads high costs only the test's memory, bounded by its unsent-data limit; one that reads
 /// low would hold the test), capped by the link speed; the path's rate when given; with no

@@ -7,13 +7,14 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::change::{self, ApplyRequest, Env, Input, Plan, Transaction};
-use crate::cli::{ApplyArgs, Format};
+use crate::change::{self, ApplyRequest, Input};
+use crate::cli::ApplyArgs;
 use crate::cmd::Context;
 use crate::cmd::store::{Intent, open_store};
 use crate::error::Error;
 use crate::os::Os;
-use crate::snapshot::{FileChange, Store};
+use crate::output;
+use crate::snapshot::Store;
 use crate::units::Bitrate;
 
 pub fn run(a: &ApplyArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
@@ -30,11 +31,13 @@ pub fn run(a: &ApplyArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<
     if input.is_empty() {
         // Nothing to write, so no lock, no state directory, no snapshot.
         let (plan, _) = change::dry_run(&env, &input, &req)?;
-        return nothing_to_change(out, format, &plan, &input.nothing_set());
+        output::change::nothing(out, format, &plan, &input.nothing_set())?;
+        return Ok(ExitCode::SUCCESS);
     }
     if req.dry_run {
         let (plan, files) = change::dry_run(&env, &input, &req)?;
-        return print_dry_run(out, format, &plan, &files);
+        output::change::dry_run(out, format, &plan, &files)?;
+        return Ok(ExitCode::SUCCESS);
     }
     // Fail before waiting for the lock: nothing the kernel would refuse gets that far.
     change::preflight(&env, &input, false)?;
@@ -48,10 +51,12 @@ pub fn run(a: &ApplyArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<
         eprintln!("skipped: {s}");
     }
     if t.is_empty() {
-        return nothing_to_change(out, format, &t.plan, "every value is already set");
+        output::change::nothing(out, format, &t.plan, "every value is already set")?;
+        return Ok(ExitCode::SUCCESS);
     }
     let t = change::commit(&env, &req, t)?;
-    print_applied(out, format, &env, &t)
+    output::change::applied(out, format, &env, &t)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// A real apply off Linux needs root from the start: sysctl(8) reports every key writable,
@@ -77,81 +82,6 @@ fn request(a: &ApplyArgs, ctx: &Context) -> ApplyRequest {
         timer_args: ctx.forward_args.clone(),
         pause_before_routes: a.pause_before_routes.map(std::time::Duration::from_secs),
     }
-}
-
-/// Nothing to change (`why`): no snapshot was taken; exit 0.
-fn nothing_to_change(out: &mut dyn Write, format: Format, plan: &Plan, why: &str) -> anyhow::Result<ExitCode> {
-    for w in &plan.warnings {
-        eprintln!("warning: {w}");
-    }
-    eprintln!("nothing to change: {why} (no snapshot taken)");
-    if format == Format::Json {
-        crate::output::json(out, &change::report(None, plan, &[], false))?;
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-/// What the apply changed and how to undo it, on stderr; the snapshot id (or the JSON
-/// report) on stdout, for a script to keep.
-fn print_applied(out: &mut dyn Write, format: Format, env: &Env, t: &Transaction) -> anyhow::Result<ExitCode> {
-    let (snap, plan) = (&t.snap, &t.plan);
-    for w in &plan.warnings {
-        eprintln!("warning: {w}");
-    }
-    for c in &snap.changes {
-        match &c.applied {
-            Some(v) => eprintln!("{}: {} \u{2192} {} (asked for {})", c.key, c.prior, v, c.new),
-            None => eprintln!("{}: {} \u{2192} {}", c.key, c.prior, c.new),
-        }
-    }
-    for r in &snap.routes {
-        let how = if r.prior.is_some() {
-            "its host route replaced"
-        } else {
-            "a host route added"
-        };
-        eprintln!(
-            "{}",
-            crate::output::route_change(
-                &r.dest.to_string(),
-                how,
-                &[&crate::route::command("replace", r.in_effect())]
-            )
-        );
-    }
-    for f in &snap.persist {
-        eprintln!("persisted in {}", f.path.display());
-    }
-    let undo = match (&snap.expires, snap.timer_pid) {
-        (Some(t), Some(pid)) => format!(
-            "reverts itself at {t} (timer pid {pid}); sooner: {}",
-            env.revert_command(&snap.id)
-        ),
-        _ => format!("undo: {}", env.revert_command(&snap.id)),
-    };
-    // Two lines: the undo command on its own, whole, to copy.
-    eprintln!(
-        "applied {} change(s); snapshot {} in {}",
-        snap.changes.len() + snap.routes.len(),
-        snap.id,
-        env.store.dir().display()
-    );
-    eprintln!("{undo}");
-    let written = if format == Format::Json {
-        crate::output::json(out, &change::report(Some(snap), plan, &snap.persist, false))
-    } else {
-        writeln!(out, "{}", snap.id).map_err(Into::into)
-    };
-    // The change is made and recorded: a stdout that cannot take the id (full, a closed
-    // pipe, EIO) must not exit 5, which says nothing was left changed.
-    if let Err(e) = written.and_then(|()| out.flush().map_err(Into::into)) {
-        eprintln!(
-            "warning: stdout could not be written ({e:#}), but the change stands: snapshot {} (undo: {})",
-            snap.id,
-            env.revert_command(&snap.id)
-        );
-    }
-    Ok(ExitCode::SUCCESS)
 }
 
 /// The file, stdin, or fresh advice, parsed and checked.
@@ -225,72 +155,4 @@ fn route_of(advice: &crate::advice::Advice) -> anyhow::Result<Option<change::rou
                 .into(),
         ),
     }
-}
-
-fn print_dry_run(out: &mut dyn Write, format: Format, plan: &Plan, files: &[FileChange]) -> anyhow::Result<ExitCode> {
-    for n in &plan.notes {
-        eprintln!("note: {n}");
-    }
-    if format == Format::Json {
-        crate::output::json(out, &change::report(None, plan, files, true))?;
-    } else {
-        for c in &plan.changes {
-            match plan.refused.iter().find(|(k, _)| *k == c.key) {
-                Some((_, why)) => writeln!(
-                    out,
-                    "{}: {} \u{2192} {}  (would be refused: {why})",
-                    c.key, c.prior, c.new
-                )?,
-                None => writeln!(out, "{}: {} \u{2192} {}", c.key, c.prior, c.new)?,
-            }
-        }
-        for (k, v) in &plan.unchanged {
-            writeln!(out, "{k}: {v} (no change)")?;
-        }
-        for r in &plan.routes {
-            let before = r
-                .prior
-                .as_ref()
-                .map_or_else(|| "no host route".to_string(), |p| crate::route::command("replace", p));
-            let after = crate::route::command("replace", &r.new);
-            writeln!(
-                out,
-                "{}",
-                crate::output::route_change(&r.dest.to_string(), "", &[&before, &after])
-            )?;
-        }
-        for d in &plan.routes_unchanged {
-            writeln!(out, "route to {d} (no change)")?;
-        }
-        for f in files {
-            let n = f.block.lines().count();
-            let lines = if n == 1 {
-                "1 line".to_string()
-            } else {
-                format!("{n} lines")
-            };
-            let path = f.path.display();
-            match f.before {
-                Some(_) => writeln!(out, "# --persist: append {lines} to {path}")?,
-                None => writeln!(out, "# --persist: create {path} with {lines}")?,
-            }
-        }
-    }
-    for s in &plan.skipped {
-        eprintln!("skipped: {s}");
-    }
-    for w in &plan.warnings {
-        eprintln!("warning: {w}");
-    }
-    if !plan.refused.is_empty() {
-        eprintln!(
-            "warning: {} change(s) would be refused, and then apply would write nothing",
-            plan.refused.len()
-        );
-    }
-    eprintln!(
-        "dry run: {} change(s) shown; nothing was written, no snapshot taken",
-        plan.changes.len() + plan.routes.len()
-    );
-    Ok(ExitCode::SUCCESS)
 }

@@ -5,7 +5,7 @@
 use std::io::Write;
 
 use crate::calc::{self, CalcRequest};
-use crate::cli::{CalcArgs, Format};
+use crate::cli::CalcArgs;
 use crate::cmd::Context;
 use crate::output;
 
@@ -19,10 +19,8 @@ pub fn run(a: &CalcArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<s
         mss: a.mss,
     };
     let r = calc::compute(&req)?;
-    if format == Format::Json {
-        output::json(out, &r)?;
-    } else {
-        output::calc::write_table(out, &req, &r, (ctx.term.stdout_tty, ctx.term.color), ctx.term.columns)?;
-    }
+    output::render::report(out, format, &r, |out| {
+        output::calc::write_table(out, &req, &r, (ctx.term.stdout_tty, ctx.term.color), ctx.term.columns)
+    })?;
     Ok(std::process::ExitCode::SUCCESS)
 }

@@ -16,7 +16,7 @@ use std::process::ExitCode;
 use crate::advice::{Advice, AdviceRequest};
 use crate::check::applied::{Applied, ReadRoutes};
 use crate::check::{self, CheckRequest, PathNeeds, Report};
-use crate::cli::{CheckArgs, Format};
+use crate::cli::CheckArgs;
 use crate::cmd::Context;
 use crate::error::{Error, exit};
 use crate::measure::ProbeOptions;
@@ -28,19 +28,16 @@ use crate::sysctl::KeyState;
 pub fn run(a: &CheckArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let format = ctx.report_format();
     let report = report(a, ctx)?;
-    match format {
-        Format::Json => output::json(out, &report)?,
-        _ => {
-            // The terminal's width (or COLUMNS); piped, never over the 100 columns of a pipe.
-            let width = ctx.term.columns.unwrap_or(output::check::WIDTH);
-            let width = if ctx.term.stdout_tty {
-                width
-            } else {
-                width.min(output::check::WIDTH)
-            };
-            output::check::write_table(out, &report, ctx.term.stdout_tty, ctx.term.color, width)?;
-        }
-    }
+    output::render::report(out, format, &report, |out| {
+        // The terminal's width (or COLUMNS); piped, never over the 100 columns of a pipe.
+        let width = ctx.term.columns.unwrap_or(output::check::WIDTH);
+        let width = if ctx.term.stdout_tty {
+            width
+        } else {
+            width.min(output::check::WIDTH)
+        };
+        output::check::write_table(out, &report, ctx.term.stdout_tty, ctx.term.color, width)
+    })?;
     Ok(if report.summary.warn + report.summary.fail > 0 {
         ExitCode::from(exit::CHECK_FOUND_PROBLEMS)
     } else {

@@ -7,12 +7,10 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use super::terminal::Terminal;
-use crate::cli::{
-    self, Cli, Command, Format, PeerArgs, ProberArgs, ProfilesCommand, ReportArgs, ServeArgs, StateArgs, TargetArgs,
-};
+use crate::cli::{self, Cli, Format};
 use crate::os::Os;
-use crate::sysctl::{self, SysctlBackend};
-use crate::{change, error, fsutil, host, measure, snapshot};
+use crate::sysctl::SysctlBackend;
+use crate::{change, error, host, measure, snapshot};
 
 /// Everything the subcommands need from the raw arguments and the environment, resolved
 /// once here; subcommands never read env vars or probe the terminal themselves.
@@ -42,144 +40,15 @@ pub struct Context {
     pub prober: Box<dyn measure::PathProber>,
 }
 
-/// The options of a command that set up its context, each None where the command takes none
-/// (then its default holds: the running OS and its store, the default state directory).
-#[derive(Default)]
-struct Taken<'a> {
-    target: Option<&'a TargetArgs>,
-    state: Option<&'a StateArgs>,
-    format: Option<Format>,
-    prober: Option<&'a ProberArgs>,
-}
-
-impl<'a> Taken<'a> {
-    fn of(command: Option<&'a Command>) -> Self {
-        let none = Self::default();
-        let report = |r: &ReportArgs| Some(Format::from(r.format));
-        let Some(command) = command else {
-            return none;
-        };
-        match command {
-            Command::Calc(a) => Self {
-                format: report(&a.report),
-                ..none
-            },
-            Command::Advise(a) => Self {
-                target: Some(&a.target),
-                format: a.format,
-                prober: Some(&a.prober),
-                ..none
-            },
-            Command::Apply(a) => Self {
-                target: Some(&a.target),
-                state: Some(&a.state),
-                format: report(&a.report),
-                prober: Some(&a.prober),
-            },
-            Command::Revert(a) => Self {
-                target: Some(&a.target),
-                state: Some(&a.state),
-                format: report(&a.report),
-                ..none
-            },
-            Command::Snapshots(a) => Self {
-                state: Some(&a.state),
-                format: report(&a.report),
-                ..none
-            },
-            Command::RevertTimer(a) => Self {
-                target: Some(&a.target),
-                state: Some(&a.state),
-                ..none
-            },
-            Command::Check(a) => Self {
-                target: Some(&a.target),
-                state: Some(&a.state),
-                format: report(&a.report),
-                prober: Some(&a.prober),
-            },
-            Command::Serve(ServeArgs { target, .. }) | Command::Peer(PeerArgs { target, .. }) => Self {
-                target: Some(target),
-                ..none
-            },
-            Command::Verify(a) => Self {
-                target: Some(&a.target),
-                format: report(&a.report),
-                ..none
-            },
-            Command::Inspect(a) => Self {
-                format: report(&a.report),
-                ..none
-            },
-            Command::Watch(a) => Self {
-                format: report(&a.report),
-                ..none
-            },
-            Command::Evidence(a) => Self {
-                target: Some(&a.target),
-                prober: Some(&a.prober),
-                ..none
-            },
-            Command::Mesh(_) => none,
-            Command::Profiles(a) => match &a.command {
-                None => Self {
-                    format: report(&a.list),
-                    ..none
-                },
-                Some(ProfilesCommand::List(r)) => Self {
-                    format: report(r),
-                    ..none
-                },
-                Some(_) => none,
-            },
-            Command::Man | Command::Completions(_) => none,
-        }
-    }
-}
-
 /// `p` made absolute (as it is, if that fails).
 fn absolute(p: &Path) -> PathBuf {
     std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
 }
 
-/// The sysctl store of `os`: the tree under `sysctl_dir` (Linux) or the `sysctl_cmd` program
-/// (FreeBSD, macOS), else this machine's when it runs `os`, else none (advising for another OS).
-fn open_backend(
-    os: Os,
-    sysctl_dir: Option<&Path>,
-    sysctl_cmd: Option<&Path>,
-) -> anyhow::Result<Option<Box<dyn SysctlBackend>>> {
-    let running = Os::running();
-    Ok(match os {
-        Os::Linux => match sysctl_dir {
-            // Root reads and writes every key file of this tree: under sudo it must be one
-            // that only root could have put there, as --state-dir must.
-            Some(dir) if host::is_root() => {
-                fsutil::check_trusted_tree(dir, "--sysctl-dir")?;
-                Some(Box::new(sysctl::linux::ProcSys::new(dir)))
-            }
-            Some(dir) => Some(Box::new(sysctl::linux::ProcSys::new(dir))),
-            None if running == Os::Linux => Some(Box::new(sysctl::linux::ProcSys::new("/proc/sys"))),
-            None => None,
-        },
-        Os::Freebsd | Os::Macos => match sysctl_cmd {
-            // Root runs this program for every read and write: under sudo it must be one
-            // that only root could have put there.
-            Some(cmd) if host::is_root() => Some(Box::new(sysctl::bsd::SysctlCmd::new(
-                os,
-                fsutil::check_trusted_program(cmd, "the --sysctl-cmd program")?,
-            ))),
-            Some(cmd) => Some(Box::new(sysctl::bsd::SysctlCmd::new(os, cmd))),
-            None if running == os => Some(Box::new(sysctl::bsd::SysctlCmd::new(os, "sysctl"))),
-            None => None,
-        },
-    })
-}
-
 impl Context {
     /// The context of the command `cli` holds, from the options it takes.
     pub fn from_cli(cli: &Cli) -> anyhow::Result<Self> {
-        let taken = Taken::of(cli.command.as_ref());
+        let taken = cli::Taken::of(cli.command.as_ref());
         let target = taken.target;
         let os = target.and_then(|t| t.os).unwrap_or_else(Os::running);
         // Absolute once, here: the snapshot records the target, and a relative one would not
@@ -216,7 +85,7 @@ impl Context {
             os,
             format: taken.format,
             term: Terminal::detect(),
-            backend: open_backend(os, sysctl_dir.as_deref(), given_sysctl_cmd)?,
+            backend: host::sysctl_store(os, sysctl_dir.as_deref(), given_sysctl_cmd)?,
             local: os == Os::running() && sysctl_dir.is_none() && sysctl_cmd.is_none(),
             again_args: again
                 .iter()

@@ -10,7 +10,7 @@ use std::io::Write;
 use std::net::IpAddr;
 use std::process::ExitCode;
 
-use crate::cli::{Format, InspectArgs};
+use crate::cli::InspectArgs;
 use crate::cmd::Context;
 use crate::diag::inspect::{self, Report};
 use crate::error::Error;
@@ -27,10 +27,9 @@ pub fn run(a: &InspectArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Resul
         host: a.host.as_deref().map(crate::text::escape),
         flows,
     };
-    match format {
-        Format::Json => output::json(out, &report)?,
-        _ => output::inspect::write_table(out, &report, ctx.term.stdout_tty, ctx.term.color)?,
-    }
+    output::render::report(out, format, &report, |out| {
+        output::inspect::write_table(out, &report, ctx.term.stdout_tty, ctx.term.color)
+    })?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -10,7 +10,6 @@
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::process::ExitCode;
-use std::time::Duration;
 
 use crate::advice::mesh::{self, MeshPath};
 use crate::cli::MeshArgs;
@@ -28,7 +27,11 @@ pub fn run(args: &MeshArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Resul
     let client = ssh::Client::new(args.ssh_command.as_deref())?;
     let (hosts, same) = one_per_machine(named, &client)?;
     let names: Vec<String> = hosts.iter().map(|(n, _)| n.clone()).collect();
-    let sites = plan::sites(&args.sites, &site_groups(args)?, &names, &same)?;
+    let groups = match (&args.site_groups, &args.inventory) {
+        (Some(list), Some(file)) => crate::fleet::inventory::groups_in(file, list)?,
+        _ => Vec::new(),
+    };
+    let sites = plan::sites(&args.sites, &groups, &names, &same)?;
     let (tests, again) = tests(args, &names, &same)?;
     if let Some(dir) = &args.output {
         crate::output::mesh::check_output(dir, &names)?;
@@ -41,7 +44,7 @@ pub fn run(args: &MeshArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Resul
         tests,
         sites,
         parallel,
-        per_test: per_test(args.test_time),
+        per_test: crate::advice::rate::pair_estimate(args.test_time),
         saved: Vec::new(),
     };
     if args.dry_run {
@@ -52,7 +55,7 @@ pub fn run(args: &MeshArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Resul
         ssh_command: args.ssh_command.clone(),
         test_time: args.test_time,
         life: remote::lifetime(&crate::measure::ProbeOptions::default(), args.test_time),
-        bound: longest_test(args.test_time) * 2,
+        bound: crate::advice::rate::pair_bound(args.test_time) * 2,
     };
     let store = open_state(args)?;
     let reached = reach(&hosts, &opts);
@@ -91,24 +94,6 @@ pub fn run(args: &MeshArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Resul
     Ok(ExitCode::SUCCESS)
 }
 
-/// About how long one test takes (both directions): set-up, the probes, the trains and the
-/// queue watch (about 3 s on a LAN or a short WAN path), and two directions that end once their
-/// reading is made, or at `--test-time` (a test of 3 s each way took 7-11 s on the lab's fleet:
-/// BENCHMARKS.md "A fleet's mesh at scale").
-fn per_test(test_time: Option<Duration>) -> Duration {
-    match test_time {
-        Some(t) => Duration::from_secs(3) + t * 2,
-        None => Duration::from_secs(16),
-    }
-}
-
-/// The longest a test takes when its directions run to their bound (advise's, 10 s + 15 RTT,
-/// taken at 11 s; or `--test-time`): twice this, a test end is given up.
-fn longest_test(test_time: Option<Duration>) -> Duration {
-    let each = test_time.unwrap_or(crate::advice::rate::TEST_TIME_BASE + Duration::from_secs(1));
-    Duration::from_secs(6) + each * 2
-}
-
 /// The hosts: those named, then the inventory's, each name once, as (name, ssh destination).
 fn hosts(args: &MeshArgs) -> Result<Vec<Host>, Error> {
     let mut hosts: Vec<Host> = Vec::new();
@@ -122,11 +107,7 @@ fn hosts(args: &MeshArgs) -> Result<Vec<Host>, Error> {
         hosts.push((h.clone(), h.clone()));
     }
     if let Some(file) = &args.inventory {
-        let body = crate::fleet::inventory::read_file(file)?;
-        let origin = file.display().to_string();
-        for h in crate::fleet::inventory::read(&body, &origin, args.group.as_deref())? {
-            hosts.push((h.name.clone(), h.dest()));
-        }
+        hosts.extend(crate::fleet::inventory::hosts_in(file, args.group.as_deref())?);
     }
     let mut seen = std::collections::BTreeSet::new();
     hosts.retain(|(n, _)| seen.insert(n.clone()));
@@ -185,21 +166,6 @@ fn tests(args: &MeshArgs, names: &[String], same: &BTreeMap<String, String>) -> 
         return Ok((schedule::every_pair_once(names), out));
     }
     Ok((out, Vec::new()))
-}
-
-/// `--site-groups`: each inventory group named, with its hosts.
-fn site_groups(args: &MeshArgs) -> Result<Vec<(String, Vec<String>)>, Error> {
-    let (Some(list), Some(file)) = (&args.site_groups, &args.inventory) else {
-        return Ok(Vec::new());
-    };
-    let body = crate::fleet::inventory::read_file(file)?;
-    let origin = file.display().to_string();
-    let mut out = Vec::new();
-    for g in list.split(',').map(str::trim).filter(|g| !g.is_empty()) {
-        let hosts = crate::fleet::inventory::read(&body, &origin, Some(g))?;
-        out.push((g.to_string(), hosts.into_iter().map(|h| h.name).collect()));
-    }
-    Ok(out)
 }
 
 /// The state file (`--state`, else the default; none where there is no home to keep it in).

@@ -5,7 +5,7 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use crate::cli::{Format, ProfilesArgs, ProfilesCommand};
+use crate::cli::{ProfilesArgs, ProfilesCommand};
 use crate::cmd::Context;
 use crate::error::Error;
 use crate::output::{self, profiles::Listed};
@@ -39,10 +39,10 @@ fn list(ctx: &Context, out: &mut dyn Write) -> anyhow::Result<()> {
             })
         })
         .collect::<Result<Vec<_>, Error>>()?;
-    match ctx.report_format() {
-        Format::Json => output::json(out, &serde_json::json!({ "profiles": rows }))?,
-        _ => output::profiles::write_table(out, &rows, (ctx.term.stdout_tty, ctx.term.color), ctx.term.columns)?,
-    }
+    let json = serde_json::json!({ "profiles": rows });
+    output::render::report(out, ctx.report_format(), &json, |out| {
+        output::profiles::write_table(out, &rows, (ctx.term.stdout_tty, ctx.term.color), ctx.term.columns)
+    })?;
     Ok(())
 }
 

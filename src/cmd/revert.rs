@@ -6,11 +6,12 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::time::{Duration, SystemTime};
 
-use crate::change::{self, Outcome, RevertOpts, timer};
+use crate::change::{self, RevertOpts, timer};
 use crate::cli::{Format, RevertArgs, RevertTimerArgs};
 use crate::cmd::Context;
 use crate::cmd::store::{Intent, Opened, open, warn_unreadable};
 use crate::error::Error;
+use crate::output::change as output;
 use crate::snapshot::{Identity, Snapshot, Store};
 
 pub fn run(a: &RevertArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
@@ -29,7 +30,10 @@ pub fn run(a: &RevertArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result
     let opened = open(&store, intent)?;
     let snap = match pick(a, ctx, &store, &opened, &backend.describe())? {
         Ok(snap) => snap,
-        Err(why) => return nothing(out, format, &why),
+        Err(why) => {
+            output::nothing_to_revert(out, format, &why)?;
+            return Ok(ExitCode::SUCCESS);
+        }
     };
     let root = a.persist_root.clone().unwrap_or_else(|| "/".into());
     let opts = RevertOpts {
@@ -39,7 +43,8 @@ pub fn run(a: &RevertArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result
         persist_root: &root,
     };
     let o = change::revert(&ctx.change_env(backend, &store), snap, opts)?;
-    print_outcome(out, format, a.dry_run, &o)
+    output::reverted(out, format, a.dry_run, &o)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// No snapshot directory: nothing to revert, unless an id was given.
@@ -54,7 +59,8 @@ fn empty_store(a: &RevertArgs, out: &mut dyn Write, format: Format, store: &Stor
         .with_hint("tcptune snapshots lists them; --state-dir DIR if apply used one")
         .into());
     }
-    nothing(out, format, &format!("no snapshots in {}", store.dir().display()))
+    output::nothing_to_revert(out, format, &format!("no snapshots in {}", store.dir().display()))?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The snapshot to revert: the one `a` names, else the latest taken here (on `target`).
@@ -104,102 +110,6 @@ fn unreadable(store: &Store, path: &std::path::Path, why: &str, count: usize) ->
     ))
 }
 
-/// The outcome: JSON, or for a dry run what would change, on stdout; what was done on stderr.
-fn print_outcome(out: &mut dyn Write, format: Format, dry_run: bool, o: &Outcome) -> anyhow::Result<ExitCode> {
-    for w in &o.warnings {
-        eprintln!("warning: {w}");
-    }
-    let written = write_outcome(out, format, dry_run, o);
-    if dry_run {
-        written?;
-        eprintln!(
-            "dry run: {} key(s){} would be restored from snapshot {}; nothing was changed",
-            o.restored.len(),
-            match o.routes.len() {
-                0 => String::new(),
-                n => format!(" and {n} host route(s)"),
-            },
-            o.snapshot
-        );
-        return Ok(ExitCode::SUCCESS);
-    }
-    for r in &o.routes {
-        eprintln!(
-            "{}",
-            crate::output::route_change(&r.dest.to_string(), "", &[&r.from, &r.to])
-        );
-    }
-    for r in &o.restored {
-        eprintln!("{}: {} \u{2192} {}", r.key, r.from, r.to);
-    }
-    for f in &o.files {
-        eprintln!("{}: {}", f.path.display(), f.outcome);
-    }
-    eprintln!("{}", done(o));
-    // The values are back and the snapshot says so: a stdout that cannot take the report
-    // must not exit 5, which says nothing was left changed.
-    if let Err(e) = written {
-        eprintln!(
-            "warning: stdout could not be written ({e:#}), but snapshot {} is reverted (tcptune snapshots shows it)",
-            o.snapshot
-        );
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-/// "reverted snapshot ID: 2 key(s) restored, 1 host route(s) put back": what `revert` and the
-/// `--for` timer's log end with.
-fn done(o: &Outcome) -> String {
-    format!(
-        "reverted snapshot {}: {} key(s) restored{}{}",
-        o.snapshot,
-        o.restored.len(),
-        match o.routes.len() {
-            0 => String::new(),
-            n => format!(", {n} host route(s) put back"),
-        },
-        match o.unchanged.len() {
-            0 => String::new(),
-            n => format!(", {n} already at the prior value"),
-        }
-    )
-}
-
-/// The report on stdout: JSON, or for a dry run what would change; flushed, so a failure
-/// to write it shows here.
-fn write_outcome(out: &mut dyn Write, format: Format, dry_run: bool, o: &Outcome) -> anyhow::Result<()> {
-    if format == Format::Json {
-        crate::output::json(out, o)?;
-    } else if dry_run {
-        for r in &o.routes {
-            writeln!(
-                out,
-                "{}",
-                crate::output::route_change(&r.dest.to_string(), "", &[&r.from, &r.to])
-            )?;
-        }
-        for r in &o.restored {
-            writeln!(out, "{}: {} \u{2192} {}", r.key, r.from, r.to)?;
-        }
-        for k in &o.unchanged {
-            writeln!(out, "{k}: already at its prior value")?;
-        }
-        for f in &o.files {
-            writeln!(out, "# {}: {}", f.path.display(), f.outcome)?;
-        }
-    }
-    out.flush()?;
-    Ok(())
-}
-
-fn nothing(out: &mut dyn Write, format: Format, why: &str) -> anyhow::Result<ExitCode> {
-    eprintln!("nothing to revert: {why}");
-    if format == Format::Json {
-        crate::output::json(out, &serde_json::json!({ "snapshot": null, "reason": why }))?;
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
 /// The detached process behind `apply --for`: wait for the snapshot's expiry, then revert
 /// it (unless someone already did). Its output goes to STATE_DIR/timer-ID.log.
 pub fn run_timer(a: &RevertTimerArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
@@ -229,7 +139,7 @@ pub fn run_timer(a: &RevertTimerArgs, ctx: &Context) -> anyhow::Result<ExitCode>
                 crate::output::route_change(&r.dest.to_string(), "", &[&r.from, &r.to])
             );
         }
-        eprintln!("{}: {}", stamp(), done(&o));
+        eprintln!("{}: {}", stamp(), output::done(&o));
     }
     Ok(ExitCode::SUCCESS)
 }

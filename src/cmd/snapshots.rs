@@ -7,10 +7,9 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use crate::change::timer;
-use crate::cli::Format;
 use crate::cmd::Context;
 use crate::cmd::store::{Intent, open};
-use crate::output::snapshots::{Damaged, Entry, write_json, write_table};
+use crate::output::snapshots::{Damaged, Entry, write};
 use crate::snapshot::{Identity, Snapshot, State, Store};
 
 pub fn run(ctx: &Context, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
@@ -29,20 +28,8 @@ pub fn run(ctx: &Context, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
             reason: why,
         })
         .collect();
-    if format == Format::Json {
-        write_json(out, store.dir(), &entries, &damaged)?;
-    } else if entries.is_empty() && damaged.is_empty() {
-        eprintln!("no snapshots in {}", store.dir().display());
-    } else {
-        write_table(
-            out,
-            &entries,
-            &damaged,
-            ctx.term.stdout_tty,
-            ctx.term.color,
-            ctx.term.width(),
-        )?;
-    }
+    let term = (ctx.term.stdout_tty, ctx.term.color, ctx.term.width());
+    write(out, format, store.dir(), &entries, &damaged, term)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -7,7 +7,7 @@ use std::io::Write;
 use std::net::IpAddr;
 use std::process::ExitCode;
 
-use crate::cli::{Format, VerifyArgs};
+use crate::cli::VerifyArgs;
 use crate::cmd::Context;
 use crate::diag::BufferCap;
 use crate::diag::verify::{self, Phase, VerifyRequest};
@@ -39,10 +39,7 @@ pub fn run(a: &VerifyArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result
             }
         }
     })?;
-    match format {
-        Format::Json => output::json(out, &r)?,
-        _ => output::verify::write_table(out, &r)?,
-    }
+    output::render::report(out, format, &r, |out| output::verify::write_table(out, &r))?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -10,7 +10,7 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use crate::cli::{Format, WatchArgs};
+use crate::cli::WatchArgs;
 use crate::cmd::Context;
 use crate::diag::watch::{Running, Watch};
 use crate::diag::{self, inspect};
@@ -26,11 +26,7 @@ pub fn run(a: &WatchArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Result<
     // A first dump before anything is drawn: no permission or no netlink fails here, at once.
     let mut owners = inspect::Owners::new();
     let first = inspect::readings(peers.as_deref(), a.port, &mut owners)?;
-    let mode = match ctx.report_format() {
-        Format::Json => Mode::Json,
-        _ if ctx.term.stdout_tty => Mode::Live,
-        _ => Mode::Lines,
-    };
+    let mode = Mode::of(ctx.report_format(), ctx.term.stdout_tty);
     let width = ctx.term.columns.unwrap_or(if ctx.term.stdout_tty { 80 } else { 100 });
     // This host's maxima, read once: the view says the fix against them, the watch sizes by them.
     let running = running(ctx);

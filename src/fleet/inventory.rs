@@ -72,6 +72,26 @@ pub fn read_file(path: &std::path::Path) -> Result<String, Error> {
     Ok(text)
 }
 
+/// The hosts of the inventory `file` (of `group` when given), as (name, ssh destination).
+pub fn hosts_in(file: &std::path::Path, group: Option<&str>) -> Result<Vec<(String, String)>, Error> {
+    let body = read_file(file)?;
+    let hosts = read(&body, &file.display().to_string(), group)?;
+    Ok(hosts.iter().map(|h| (h.name.clone(), h.dest())).collect())
+}
+
+/// `--site-groups`: each group of `list` (names split at commas) in the inventory `file`, with
+/// its hosts' names.
+pub fn groups_in(file: &std::path::Path, list: &str) -> Result<Vec<(String, Vec<String>)>, Error> {
+    let body = read_file(file)?;
+    let origin = file.display().to_string();
+    let mut out = Vec::new();
+    for g in list.split(',').map(str::trim).filter(|g| !g.is_empty()) {
+        let hosts = read(&body, &origin, Some(g))?;
+        out.push((g.to_string(), hosts.into_iter().map(|h| h.name).collect()));
+    }
+    Ok(out)
+}
+
 /// The hosts of `text` (`origin` names it in errors), in the order they first appear, only
 /// those of `group` (and its children) when given.
 pub fn read(text: &str, origin: &str, group: Option<&str>) -> Result<Vec<Host>, Error> {

@@ -31,6 +31,41 @@ pub fn euid() -> u32 {
     unsafe { libc::geteuid() }
 }
 
+/// The sysctl store of `os`: the tree under `sysctl_dir` (Linux) or the `sysctl_cmd` program
+/// (FreeBSD, macOS), else this machine's when it runs `os`, else none (advising for another OS).
+pub fn sysctl_store(
+    os: crate::os::Os,
+    sysctl_dir: Option<&std::path::Path>,
+    sysctl_cmd: Option<&std::path::Path>,
+) -> anyhow::Result<Option<Box<dyn crate::sysctl::SysctlBackend>>> {
+    use crate::os::Os;
+    let running = Os::running();
+    Ok(match os {
+        Os::Linux => match sysctl_dir {
+            // Root reads and writes every key file of this tree: under sudo it must be one
+            // that only root could have put there, as --state-dir must.
+            Some(dir) if is_root() => {
+                crate::fsutil::check_trusted_tree(dir, "--sysctl-dir")?;
+                Some(Box::new(crate::sysctl::linux::ProcSys::new(dir)))
+            }
+            Some(dir) => Some(Box::new(crate::sysctl::linux::ProcSys::new(dir))),
+            None if running == Os::Linux => Some(Box::new(crate::sysctl::linux::ProcSys::new("/proc/sys"))),
+            None => None,
+        },
+        Os::Freebsd | Os::Macos => match sysctl_cmd {
+            // Root runs this program for every read and write: under sudo it must be one
+            // that only root could have put there.
+            Some(cmd) if is_root() => Some(Box::new(crate::sysctl::bsd::SysctlCmd::new(
+                os,
+                crate::fsutil::check_trusted_program(cmd, "the --sysctl-cmd program")?,
+            ))),
+            Some(cmd) => Some(Box::new(crate::sysctl::bsd::SysctlCmd::new(os, cmd))),
+            None if running == os => Some(Box::new(crate::sysctl::bsd::SysctlCmd::new(os, "sysctl"))),
+            None => None,
+        },
+    })
+}
+
 /// The size of a memory page in bytes (`sysconf(_SC_PAGESIZE)`): what `net.ipv4.tcp_mem` and
 /// /proc/net/sockstat count in. 4 KiB on x86-64, often 16 KiB or 64 KiB on arm64 and ppc64.
 pub fn page_size() -> u64 {

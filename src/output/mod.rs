@@ -120,9 +120,11 @@ pub fn yaml_quoted(s: &str) -> String {
 pub mod advice;
 pub mod ansible;
 pub mod calc;
+pub mod change;
 pub mod check;
 pub mod inspect;
 pub mod k8s;
+pub mod man;
 pub mod mesh;
 pub mod networkd;
 pub mod profiles;

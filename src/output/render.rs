@@ -117,9 +117,12 @@ pub fn advice(out: &mut dyn Write, a: &Asked<'_>, s: &Shown<'_>) -> anyhow::Resu
     let keys = s.advice.kept_keys();
     // The installed sysctl.d files are read only for the formats that name a drop-in, and only
     // this machine's: the far end's drop-in is the default one.
-    let dropin = matches!(a.format, Format::Json | Format::Sysctl | Format::Table | Format::Ansible)
-        .then(|| persist::dropin_for(s.advice.os, s.here, s.root, &keys))
-        .flatten();
+    let dropin = matches!(
+        a.format,
+        Format::Json | Format::Sysctl | Format::Table | Format::Ansible
+    )
+    .then(|| persist::dropin_for(s.advice.os, s.here, s.root, &keys))
+    .flatten();
     let text = text(a, s, dropin.as_ref(), &keys)?;
     if let Some((far, who)) = s.beside
         && !matches!(a.format, Format::Json | Format::Table | Format::Ansible)
@@ -169,7 +172,14 @@ fn text(a: &Asked<'_>, s: &Shown<'_>, dropin: Option<&DropIn>, keys: &[&str]) ->
                 Vec::new()
             };
             let entries = fleet::entries(advice)?;
-            super::tuned::write(&mut text, advice, &entries, &tuned_name(a)?, a.tuned_include, &overridden)?;
+            super::tuned::write(
+                &mut text,
+                advice,
+                &entries,
+                &tuned_name(a)?,
+                a.tuned_include,
+                &overridden,
+            )?;
         }
         Format::K8s => super::k8s::write(
             &mut text,

@@ -99,7 +99,27 @@ struct Listing<'a> {
 
 /// `{"state_dir": ..., "snapshots": [...], "damaged": [...]}`, each snapshot whole with the
 /// listing's fields, each damaged file with why.
-pub fn write_json(out: &mut dyn Write, state_dir: &Path, entries: &[Entry], damaged: &[Damaged]) -> anyhow::Result<()> {
+/// The listing in `format`: JSON, or the table (for a terminal: `term` is its styling, colour
+/// and width), or on stderr that there is none.
+pub fn write(
+    out: &mut dyn Write,
+    format: super::Format,
+    state_dir: &Path,
+    entries: &[Entry],
+    damaged: &[Damaged],
+    (tty, color, width): (bool, bool, usize),
+) -> anyhow::Result<()> {
+    if format == super::Format::Json {
+        write_json(out, state_dir, entries, damaged)
+    } else if entries.is_empty() && damaged.is_empty() {
+        eprintln!("no snapshots in {}", state_dir.display());
+        Ok(())
+    } else {
+        write_table(out, entries, damaged, tty, color, width)
+    }
+}
+
+fn write_json(out: &mut dyn Write, state_dir: &Path, entries: &[Entry], damaged: &[Damaged]) -> anyhow::Result<()> {
     super::json(
         out,
         &Listing {
@@ -112,7 +132,7 @@ pub fn write_json(out: &mut dyn Write, state_dir: &Path, entries: &[Entry], dama
 
 /// One row per snapshot and per damaged file, oldest first, in the shared style: at most
 /// `width` columns, the keys column wrapping (a key per line, a long one broken).
-pub fn write_table(
+fn write_table(
     out: &mut dyn Write,
     entries: &[Entry],
     damaged: &[Damaged],

@@ -22,6 +22,17 @@ pub enum Mode {
     Json,
 }
 
+impl Mode {
+    /// JSON lines when asked for; else drawn in place on a terminal, a line per change piped.
+    pub fn of(format: super::Format, tty: bool) -> Self {
+        match format {
+            super::Format::Json => Self::Json,
+            _ if tty => Self::Live,
+            _ => Self::Lines,
+        }
+    }
+}
+
 /// The view: what it was asked, and what it drew last.
 pub struct View {
     mode: Mode,

@@ -17,7 +17,9 @@ const PATH: &str = "rtt=150ms,rate=500mbit,loss=0";
 /// 80 ms at 1 Gbit/s with random loss: the lossy class.
 const LOSSY: &str = "rtt=80ms,rate=1gbit,loss=0.2";
 
-const FORMATS: [&str; 8] = ["sysctl", "table", "json", "shell", "ansible", "tuned", "k8s", "networkd"];
+const FORMATS: [&str; 8] = [
+    "sysctl", "table", "json", "shell", "ansible", "tuned", "k8s", "networkd",
+];
 
 fn golden_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
@@ -35,7 +37,11 @@ fn record(out: &Output, dir: Option<&Path>) -> String {
         let mut files: Vec<PathBuf> = walk(d);
         files.sort();
         for f in files {
-            let rel = f.strip_prefix(d).ok().filter(|r| !r.as_os_str().is_empty()).unwrap_or(Path::new("OUTPUT"));
+            let rel = f
+                .strip_prefix(d)
+                .ok()
+                .filter(|r| !r.as_os_str().is_empty())
+                .unwrap_or(Path::new("OUTPUT"));
             s += &format!(
                 "--- file {}\n{}",
                 rel.display(),
@@ -68,7 +74,10 @@ const TIMED: [&str; 4] = ["\"total_s\": ", "\"took_s\": ", "\"setup_s\": ", "tim
 /// What changes from run to run, masked: the time of the advice, the scratch directories, the
 /// wall times, the port a test end's peer took.
 fn mask(text: &str) -> String {
-    let tmp = format!("{}/.tmp", std::env::temp_dir().display().to_string().trim_end_matches('/'));
+    let tmp = format!(
+        "{}/.tmp",
+        std::env::temp_dir().display().to_string().trim_end_matches('/')
+    );
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while !rest.is_empty() {
@@ -87,7 +96,10 @@ fn mask(text: &str) -> String {
             let n = t.bytes().take_while(|c| c.is_ascii_digit() || *c == b'.').count();
             ("set up in N", 10 + n)
         } else if let Some(key) = TIMED.iter().find(|k| rest.starts_with(*k)) {
-            let n = rest[key.len()..].bytes().take_while(|c| c.is_ascii_digit() || b".e-".contains(c)).count();
+            let n = rest[key.len()..]
+                .bytes()
+                .take_while(|c| c.is_ascii_digit() || b".e-".contains(c))
+                .count();
             out.push_str(key);
             ("N", key.len() + n)
         } else if rest.starts_with("198.18.10.") && digits(10, 1) && b.get(11) == Some(&b':') {
@@ -191,13 +203,23 @@ fn every_format_of_one_advice_is_byte_for_byte_what_it_was() {
             cases.push((format!("advise-{tag}-{f}"), linux(tree.path(), &args, &path_env, None)));
         }
         let scoped = [&host[..], &[PATH, "--scope", "path", "--format", f]].concat();
-        cases.push((format!("advise-scoped-{f}"), linux(reno.path(), &scoped, &path_env, None)));
+        cases.push((
+            format!("advise-scoped-{f}"),
+            linux(reno.path(), &scoped, &path_env, None),
+        ));
     }
     for f in ["tuned", "networkd", "ansible"] {
         let out = scratch.path().join(format!("out-{f}"));
         let scoped = [&host[..], &[PATH, "--scope", "path", "--format", f]].concat();
-        let args = if f == "tuned" { [&host[..], &[PATH, "--format", f]].concat() } else { scoped };
-        cases.push((format!("advise-output-{f}"), linux(reno.path(), &args, &path_env, Some(&out))));
+        let args = if f == "tuned" {
+            [&host[..], &[PATH, "--format", f]].concat()
+        } else {
+            scoped
+        };
+        cases.push((
+            format!("advise-output-{f}"),
+            linux(reno.path(), &args, &path_env, Some(&out)),
+        ));
     }
     // FreeBSD through the fake sysctl(8).
     let bsd = bsd_tree(&[]);
@@ -229,12 +251,18 @@ fn far_facts() -> String {
         "netns-self net:[4026531840]".into(),
         "netns-init net:[4026531840]".into(),
     ];
-    for (k, v) in values("linux-stock.txt", &[("net.ipv4.tcp_rmem", Some("4096 131072 268435456"))]) {
+    for (k, v) in values(
+        "linux-stock.txt",
+        &[("net.ipv4.tcp_rmem", Some("4096 131072 268435456"))],
+    ) {
         say.push(format!("key {} -rw-r--r--", k.replace('.', "/")));
         say.push(format!("= {}", v.replace('\t', " ")));
     }
     let quoted: Vec<String> = say.iter().map(|l| format!("'{l}'")).collect();
-    format!("printf '%s\\n' {} 'peer none'\ncat >/dev/null\necho 'end 0'\n", quoted.join(" "))
+    format!(
+        "printf '%s\\n' {} 'peer none'\ncat >/dev/null\necho 'end 0'\n",
+        quoted.join(" ")
+    )
 }
 
 #[test]
@@ -251,7 +279,17 @@ fn every_format_of_an_advice_with_its_far_end_is_byte_for_byte_what_it_was() {
     );
     let tree = linux_tree(&[]);
     let ssh_s = ssh.display().to_string();
-    let base = ["advise", "--ssh", "dtn2", "--ssh-command", &ssh_s, "--rtt", "150ms", "--bandwidth", "500mbit"];
+    let base = [
+        "advise",
+        "--ssh",
+        "dtn2",
+        "--ssh-command",
+        &ssh_s,
+        "--rtt",
+        "150ms",
+        "--bandwidth",
+        "500mbit",
+    ];
     let mut cases = Vec::new();
     for f in FORMATS {
         for (tag, extra) in [
@@ -277,7 +315,17 @@ fn every_format_of_a_mesh_is_byte_for_byte_what_it_was() {
             let state = dir.path().join(format!("state-{f}-{with_output}/mesh.jsonl"));
             let mut c = tcptune();
             c.env("COLUMNS", "100")
-                .args(["mesh", "h1", "h2", "h3", "h4", "--test-time", "1s", "--ssh-command", &ssh])
+                .args([
+                    "mesh",
+                    "h1",
+                    "h2",
+                    "h3",
+                    "h4",
+                    "--test-time",
+                    "1s",
+                    "--ssh-command",
+                    &ssh,
+                ])
                 .args(["--format", f, "--state"])
                 .arg(&state);
             if with_output {
