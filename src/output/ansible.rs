@@ -72,27 +72,41 @@ pub fn write(out: &mut dyn Write, near: &Play<'_>, far: Option<(&Play<'_>, &str)
 fn write_play(out: &mut dyn Write, p: &Play<'_>, group: Option<&str>) -> anyhow::Result<()> {
     let title = format!("tcptune: {}", fleet::title(p.advice));
     play(out, &title, p.entries, &p.sysctl_file(), group.unwrap_or("all"))?;
+    let route = route_task(p.advice);
+    tasks(out, p.advice.os, p.entries, &route)?;
+    Ok(())
+}
+
+/// A play's tasks after its header, the same for advise's playbook and a mesh host's: the
+/// record, the settings, the host routes; then, tagged `revert`, the routes back, then the
+/// values back.
+fn tasks(out: &mut dyn Write, os: Os, entries: &[Entry], routes: &Routes<'_>) -> std::io::Result<()> {
     for t in &RECORD {
         t.write(out, APPLY)?;
     }
     // macOS's sysctl(8) has no -p: set each value now (sysctl_set) and keep the file for boot.
-    let reload = p.advice.os != Os::Macos;
-    for e in p.entries {
+    let reload = os != Os::Macos;
+    for e in entries {
         setting(out, e, reload)?;
     }
-    let route = route_task(out, p.advice)?;
-    if let Some(r) = &route {
-        route_apply_tasks(out, r, 0)?;
+    if !routes.left_out.is_empty() {
+        writeln!(out)?;
+    }
+    for l in &routes.left_out {
+        writeln!(out, "    # {l}")?;
+    }
+    for (k, r) in routes.set.iter().enumerate() {
+        route_apply_tasks(out, r, k)?;
     }
     writeln!(out)?;
     writeln!(
         out,
         "    # Revert (--tags revert): the record, then tcptune's lines out, then the old values back."
     )?;
-    if let Some(r) = &route {
-        route_revert_tasks(out, r, 0)?;
+    for (k, r) in routes.set.iter().enumerate() {
+        route_revert_tasks(out, r, k)?;
     }
-    for t in revert_tasks(p.advice.os) {
+    for t in revert_tasks(os) {
         t.write(out, REVERT)?;
     }
     Ok(())
@@ -122,31 +136,41 @@ pub struct RouteTask<'a> {
     pub line: String,
 }
 
+/// A play's host routes: those it sets, and the comment lines that say why one is left out.
+#[derive(Default)]
+struct Routes<'a> {
+    set: Vec<RouteTask<'a>>,
+    left_out: Vec<String>,
+}
+
 /// `--scope path`: the advice's host route as a [`RouteTask`] when it changes something;
-/// otherwise comments saying why it is left out.
-fn route_task<'a>(out: &mut dyn Write, a: &'a Advice) -> std::io::Result<Option<RouteTask<'a>>> {
+/// otherwise the comments saying why it is left out.
+fn route_task(a: &Advice) -> Routes<'_> {
     let Some(r) = &a.route else {
-        return Ok(None);
+        return Routes::default();
     };
     let c = crate::text::comment;
     let line = c(&r.line());
     let (Some(cmd), Some(route)) = (r.command.as_deref(), r.route.as_ref()) else {
-        writeln!(out)?;
-        writeln!(out, "    # {line}")?;
-        writeln!(out, "    # left out: the host route to {}", r.dest)?;
-        return Ok(None);
+        return Routes {
+            set: Vec::new(),
+            left_out: vec![line, format!("left out: the host route to {}", r.dest)],
+        };
     };
     if r.action != crate::profile::Action::Set {
-        writeln!(out)?;
-        writeln!(out, "    # {line}")?;
-        writeln!(out, "    # left out: {}", c(cmd))?;
-        return Ok(None);
+        return Routes {
+            set: Vec::new(),
+            left_out: vec![line, format!("left out: {}", c(cmd))],
+        };
     }
-    Ok(Some(RouteTask {
-        route,
-        algorithm: &r.algorithm,
-        line,
-    }))
+    Routes {
+        set: vec![RouteTask {
+            route,
+            algorithm: &r.algorithm,
+            line,
+        }],
+        left_out: Vec::new(),
+    }
 }
 
 /// Where a host records the route to `dest` it had before the first apply.
@@ -318,14 +342,7 @@ pub fn write_mesh(out: &mut dyn Write, hosts: &[crate::advice::mesh::HostAdvice]
         let title = format!("tcptune mesh: {} from its paths to {}", h.host, h.paths.join(", "));
         play(out, &title, &entries, &file, "all")?;
         only_host(out, &h.host)?;
-        for t in &RECORD {
-            t.write(out, APPLY)?;
-        }
-        let reload = h.os != Os::Macos;
-        for e in &entries {
-            setting(out, e, reload)?;
-        }
-        let routes: Vec<RouteTask<'_>> = h
+        let set = h
             .routes
             .iter()
             .filter(|r| r.action == crate::profile::Action::Set)
@@ -335,20 +352,11 @@ pub fn write_mesh(out: &mut dyn Write, hosts: &[crate::advice::mesh::HostAdvice]
                 line: crate::text::comment(&super::mesh::route_comment(r)),
             })
             .collect();
-        for (k, r) in routes.iter().enumerate() {
-            route_apply_tasks(out, r, k)?;
-        }
-        writeln!(out)?;
-        writeln!(
-            out,
-            "    # Revert (--tags revert): the record, then tcptune's lines out, then the old values back."
-        )?;
-        for (k, r) in routes.iter().enumerate() {
-            route_revert_tasks(out, r, k)?;
-        }
-        for t in revert_tasks(h.os) {
-            t.write(out, REVERT)?;
-        }
+        let routes = Routes {
+            set,
+            left_out: Vec::new(),
+        };
+        tasks(out, h.os, &entries, &routes)?;
     }
     Ok(())
 }

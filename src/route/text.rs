@@ -22,12 +22,34 @@ pub fn prefix(ip: IpAddr, len: u8) -> String {
 /// device is named when known, else left to the kernel; a type other than unicast is said
 /// (`blackhole 10.0.0.5/32`). Unquoted: each word is one argument as given to `ip`.
 pub fn words(verb: &str, r: &Route) -> Vec<String> {
+    build(verb, r, Part::Whole)
+}
+
+/// The words of `ip route del` for exactly `r`: what tells it from any other route to its
+/// destination (tos, table, gateway, device, protocol, metric). A device whose name holds a
+/// control character is left out (shown escaped, it would name another).
+pub fn delete_words(r: &Route) -> Vec<String> {
+    build("del", r, Part::Key)
+}
+
+/// Which of a route's attributes its words carry.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Part {
+    /// All that make it.
+    Whole,
+    /// Those that select it among the routes to its destination.
+    Key,
+}
+
+/// The one builder of a route's words ([`words`], [`delete_words`]).
+fn build(verb: &str, r: &Route, part: Part) -> Vec<String> {
     fn push(w: &mut Vec<String>, k: &str, v: String) {
         w.push(k.to_string());
         w.push(v);
     }
+    let whole = part == Part::Whole;
     let mut w: Vec<String> = vec!["ip".into(), "route".into(), verb.into()];
-    if r.kind != UNICAST {
+    if whole && r.kind != UNICAST {
         w.push(kind_name(r.kind));
     }
     w.push(prefix(r.dst, r.dst_len));
@@ -40,33 +62,44 @@ pub fn words(verb: &str, r: &Route) -> Vec<String> {
     if let Some(g) = r.gateway {
         push(&mut w, "via", g.to_string());
     }
-    if let Some(d) = &r.dev {
-        push(&mut w, "dev", d.clone());
+    if let Some(d) = r.dev.as_deref().filter(|d| whole || crate::text::escape(d) == *d) {
+        push(&mut w, "dev", d.to_string());
     }
     // RTNH_F_ONLINK
-    if r.flags & 4 != 0 {
+    if whole && r.flags & 4 != 0 {
         w.push("onlink".into());
     }
     push(&mut w, "proto", r.protocol.to_string());
-    match r.scope {
-        0 => {}
-        253 => push(&mut w, "scope", "link".into()),
-        254 => push(&mut w, "scope", "host".into()),
-        n => push(&mut w, "scope", n.to_string()),
-    }
-    if let Some(p) = r.prefsrc {
-        push(&mut w, "src", p.to_string());
+    if whole {
+        match r.scope {
+            0 => {}
+            253 => push(&mut w, "scope", "link".into()),
+            254 => push(&mut w, "scope", "host".into()),
+            n => push(&mut w, "scope", n.to_string()),
+        }
+        if let Some(p) = r.prefsrc {
+            push(&mut w, "src", p.to_string());
+        }
     }
     if let Some(m) = r.priority {
         push(&mut w, "metric", m.to_string());
     }
+    if whole {
+        attributes(&mut w, r);
+    }
+    w
+}
+
+/// The attributes only a whole route's words carry after its metric: its preference, its
+/// metrics (each `lock`ed where it is) and its congestion control.
+fn attributes(w: &mut Vec<String>, r: &Route) {
     if let Some(p) = r.pref {
         let p = match p {
             1 => "high",
             3 => "low",
             _ => "medium",
         };
-        push(&mut w, "pref", p.into());
+        w.extend(["pref".to_string(), p.to_string()]);
     }
     for (name, value) in &r.metrics {
         let locked = METRICS
@@ -93,7 +126,6 @@ pub fn words(verb: &str, r: &Route) -> Vec<String> {
         }
         w.push(cc.clone());
     }
-    w
 }
 
 /// The `ip route VERB ...` line that makes `r`, each word quoted by the one rule
@@ -110,34 +142,6 @@ pub fn quoted<S: AsRef<str>>(words: &[S]) -> String {
         .map(|w| crate::text::shell_word(w.as_ref()))
         .collect::<Vec<_>>()
         .join(" ")
-}
-
-/// The words of `ip route del` for exactly `r`: what tells it from any other route to its
-/// destination (tos, table, gateway, device, protocol, metric). A device whose name holds a
-/// control character is left out (shown escaped, it would name another).
-pub fn delete_words(r: &Route) -> Vec<String> {
-    fn push(w: &mut Vec<String>, k: &str, v: String) {
-        w.push(k.to_string());
-        w.push(v);
-    }
-    let mut w: Vec<String> = vec!["ip".into(), "route".into(), "del".into(), prefix(r.dst, r.dst_len)];
-    if r.tos != 0 {
-        push(&mut w, "tos", format!("0x{:02x}", r.tos));
-    }
-    if r.table != MAIN_TABLE {
-        push(&mut w, "table", r.table.to_string());
-    }
-    if let Some(g) = r.gateway {
-        push(&mut w, "via", g.to_string());
-    }
-    if let Some(d) = r.dev.as_deref().filter(|d| crate::text::escape(d) == *d) {
-        push(&mut w, "dev", d.to_string());
-    }
-    push(&mut w, "proto", r.protocol.to_string());
-    if let Some(m) = r.priority {
-        push(&mut w, "metric", m.to_string());
-    }
-    w
 }
 
 /// Whether every word of `r`'s command is printable, so that [`command`] is exactly its

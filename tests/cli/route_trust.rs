@@ -3,6 +3,7 @@
 
 use super::scope::{A, B, B6, C, Three, ip, ok, states};
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command as Std, Output};
 use std::time::{Duration, Instant};
@@ -247,34 +248,8 @@ fn a_far_ends_device_name_cannot_run_in_the_script() {
 #[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
 fn a_route_that_expires_is_never_made_permanent() {
     let t = Three::up("rte");
-    ip(&[
-        "-n",
-        &t.a.name,
-        "-6",
-        "route",
-        "add",
-        "2001:2:94::/64",
-        "via",
-        "fe80::2",
-        "dev",
-        "br0",
-        "proto",
-        "ra",
-        "expires",
-        "300",
-    ]);
-    ip(&[
-        "-n",
-        &t.a.name,
-        "-6",
-        "route",
-        "add",
-        "2001:2:95::5/128",
-        "dev",
-        "br0",
-        "expires",
-        "600",
-    ]);
+    t.ip_route6("add 2001:2:94::/64 via fe80::2 dev br0 proto ra expires 300");
+    t.ip_route6("add 2001:2:95::5/128 dev br0 expires 600");
     for host in ["2001:2:94::5", "2001:2:95::5"] {
         let before = t.routes();
         refused(&t.apply(host, &[]), 3, "expires");
@@ -302,17 +277,7 @@ fn a_route_that_expires_is_never_made_permanent() {
 #[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
 fn a_route_for_one_tos_is_left_and_odd_addresses_are_refused() {
     let t = Three::up("rtt");
-    ip(&[
-        "-n",
-        &t.a.name,
-        "route",
-        "add",
-        &format!("{B}/32"),
-        "tos",
-        "0x10",
-        "dev",
-        "br0",
-    ]);
+    t.ip_route(&format!("add {B}/32 tos 0x10 dev br0"));
     let out = t.apply(B, &[]);
     ok(&out, "apply beside a tos route");
     assert!(err(&out).contains("a host route added"), "{}", err(&out));
@@ -392,19 +357,7 @@ fn edit(path: &Path, f: impl FnOnce(&mut Value)) {
 #[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
 fn revert_holds_an_edited_snapshot_to_what_apply_checks() {
     let t = Three::up("rts");
-    ip(&[
-        "-n",
-        &t.a.name,
-        "route",
-        "add",
-        &format!("{B}/32"),
-        "dev",
-        "br0",
-        "proto",
-        "static",
-        "mtu",
-        "1400",
-    ]);
+    t.ip_route(&format!("add {B}/32 dev br0 proto static mtu 1400"));
     ok(&t.apply(B, &[]), "apply over a static route");
     let file = snapshot_file(&t);
     let good = std::fs::read_to_string(&file).expect("read");
@@ -473,54 +426,25 @@ fn revert_holds_an_edited_snapshot_to_what_apply_checks() {
 #[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
 fn a_route_changed_between_read_and_replace_stops_the_apply() {
     let t = Three::up("rtw");
-    ip(&[
-        "-n",
-        &t.a.name,
-        "route",
-        "add",
-        &format!("{B}/32"),
-        "dev",
-        "br0",
-        "mtu",
-        "1400",
-    ]);
-    let state = t.state.path().to_str().expect("utf8").to_string();
-    let child = Std::new("ip")
-        .args(["netns", "exec", &t.a.name])
-        .arg(cargo_bin("tcptune"))
-        .args(["--state-dir", &state])
-        .args([
-            "apply",
-            "--scope",
-            "path",
-            "--host",
-            B,
-            "--rtt",
-            "150ms",
-            "--bandwidth",
-            "500mbit",
-        ])
-        .args(["--pause-before-routes", "3"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    let t0 = Instant::now();
-    while !(states(&t) == ["applying"] && t.a.sysctl("net.ipv4.tcp_notsent_lowat") == "625000") {
-        assert!(t0.elapsed() < Duration::from_secs(30), "no snapshot in state applying");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    ip(&[
-        "-n",
-        &t.a.name,
-        "route",
-        "change",
-        &format!("{B}/32"),
-        "dev",
-        "br0",
-        "mtu",
-        "1300",
-    ]);
+    t.ip_route(&format!("add {B}/32 dev br0 mtu 1400"));
+    let scoped = [
+        "apply",
+        "--scope",
+        "path",
+        "--host",
+        B,
+        "--rtt",
+        "150ms",
+        "--bandwidth",
+        "500mbit",
+    ];
+    let child = paused_apply(
+        &t,
+        &scoped.map(OsStr::new),
+        "3",
+        ("net.ipv4.tcp_notsent_lowat", "625000"),
+    );
+    t.ip_route(&format!("change {B}/32 dev br0 mtu 1300"));
     let changed = t.routes();
     let out = child.wait_with_output().expect("wait");
     refused(&out, 3, "changed since tcptune read it");
@@ -541,17 +465,7 @@ fn a_route_changed_between_read_and_replace_stops_the_apply() {
 fn a_second_route_that_fails_undoes_the_first_and_the_sysctls() {
     let t = Three::up("rt2");
     t.wait_reachable(C);
-    ip(&[
-        "-n",
-        &t.a.name,
-        "route",
-        "add",
-        &format!("{B}/32"),
-        "dev",
-        "br0",
-        "mtu",
-        "1400",
-    ]);
+    t.ip_route(&format!("add {B}/32 dev br0 mtu 1400"));
     let rmem = t.a.sysctl("net.ipv4.tcp_rmem");
     let wanted = "4096 131072 9437184";
     assert_ne!(rmem, wanted);
@@ -565,34 +479,14 @@ fn a_second_route_that_fails_undoes_the_first_and_the_sysctls() {
         ),
     )
     .expect("write");
-    let state = t.state.path().to_str().expect("utf8").to_string();
-    let child = Std::new("ip")
-        .args(["netns", "exec", &t.a.name])
-        .arg(cargo_bin("tcptune"))
-        .args(["--state-dir", &state, "apply"])
-        .arg(&file)
-        .args(["--pause-before-routes", "5"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    let t0 = Instant::now();
-    while !(states(&t) == ["applying"] && t.a.sysctl("net.ipv4.tcp_rmem") == wanted) {
-        assert!(t0.elapsed() < Duration::from_secs(30), "no snapshot in state applying");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let child = paused_apply(
+        &t,
+        &[OsStr::new("apply"), file.as_os_str()],
+        "5",
+        ("net.ipv4.tcp_rmem", wanted),
+    );
     // The sysctls are written, no route yet: a host route to C appears.
-    ip(&[
-        "-n",
-        &t.a.name,
-        "route",
-        "add",
-        &format!("{C}/32"),
-        "dev",
-        "br0",
-        "mtu",
-        "1300",
-    ]);
+    t.ip_route(&format!("add {C}/32 dev br0 mtu 1300"));
     let changed = t.routes();
     assert!(!changed.contains("congctl"), "no route written yet: {changed}");
     let out = child.wait_with_output().expect("wait");
@@ -650,17 +544,7 @@ fn an_interrupted_ipv6_apply_reverts_without_force() {
 fn a_reused_interface_index_is_never_restored_onto() {
     let t = Three::up("rti");
     device(&t, "v1", 60);
-    ip(&[
-        "-n",
-        &t.a.name,
-        "route",
-        "add",
-        "198.19.60.9/32",
-        "dev",
-        "v1",
-        "mtu",
-        "1400",
-    ]);
+    t.ip_route("add 198.19.60.9/32 dev v1 mtu 1400");
     ok(&t.apply("198.19.60.9", &[]), "apply");
     let links = ok(&t.a.exec("ip", &["-o", "link", "show", "v1"]), "ip link");
     let index = links.split(':').next().expect("index").trim().to_string();
@@ -878,4 +762,27 @@ fn the_playbook_takes_a_templated_device_name_as_it_is() {
     );
     play(&["--tags", "revert"]);
     assert_eq!(t.routes(), before);
+}
+
+/// `tcptune apply ARGS --pause-before-routes SECS` started in A, returned once its snapshot is
+/// `applying` and `written` (a key and its value) is in the kernel: the sysctls written, no
+/// route yet. Its stdout and stderr are kept for `wait_with_output`.
+fn paused_apply(t: &Three, args: &[&OsStr], secs: &str, (key, value): (&str, &str)) -> std::process::Child {
+    let child = Std::new("ip")
+        .args(["netns", "exec", &t.a.name])
+        .arg(cargo_bin("tcptune"))
+        .arg("--state-dir")
+        .arg(t.state.path())
+        .args(args)
+        .args(["--pause-before-routes", secs])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let t0 = Instant::now();
+    while !(states(t) == ["applying"] && t.a.sysctl(key) == value) {
+        assert!(t0.elapsed() < Duration::from_secs(30), "no snapshot in state applying");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child
 }

@@ -45,6 +45,21 @@ pub(super) fn ip(args: &[&str]) {
 }
 
 impl Three {
+    /// `ip -n A route LINE` (its words split at spaces: `add 198.18.0.2/32 dev br0 mtu 1400`),
+    /// which must succeed.
+    pub(super) fn ip_route(&self, line: &str) {
+        let mut args = vec!["-n", self.a.name.as_str(), "route"];
+        args.extend(line.split_whitespace());
+        ip(&args);
+    }
+
+    /// The same for IPv6 (`ip -n A -6 route LINE`).
+    pub(super) fn ip_route6(&self, line: &str) {
+        let mut args = vec!["-n", self.a.name.as_str(), "-6", "route"];
+        args.extend(line.split_whitespace());
+        ip(&args);
+    }
+
     pub(super) fn up(tag: &str) -> Self {
         let (a, b, c) = (
             Netns::new(&format!("{tag}a")),
@@ -326,34 +341,8 @@ fn a_scoped_apply_gives_bbr_to_the_path_only_and_revert_gives_the_routes_back() 
 #[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
 fn a_host_route_there_keeps_every_attribute_and_comes_back_byte_for_byte() {
     let t = Three::up("scx");
-    ip(&[
-        "-n",
-        &t.a.name,
-        "route",
-        "add",
-        &format!("{B}/32"),
-        "dev",
-        "br0",
-        "mtu",
-        "1400",
-        "advmss",
-        "1360",
-        "initcwnd",
-        "20",
-    ]);
-    ip(&[
-        "-n",
-        &t.a.name,
-        "route",
-        "add",
-        &format!("{B6}/128"),
-        "dev",
-        "br0",
-        "mtu",
-        "1400",
-        "initcwnd",
-        "20",
-    ]);
+    t.ip_route(&format!("add {B}/32 dev br0 mtu 1400 advmss 1360 initcwnd 20"));
+    t.ip_route(&format!("add {B6}/128 dev br0 mtu 1400 initcwnd 20"));
     let before = t.routes();
     for host in [B, B6] {
         ok(&t.apply(host, &[]), "apply --scope path");
@@ -385,17 +374,7 @@ fn a_host_route_there_keeps_every_attribute_and_comes_back_byte_for_byte() {
 
     // Someone changes tcptune's route after the apply: revert says so and leaves it.
     ok(&t.apply(B, &[]), "apply");
-    ip(&[
-        "-n",
-        &t.a.name,
-        "route",
-        "change",
-        &format!("{B}/32"),
-        "dev",
-        "br0",
-        "mtu",
-        "1300",
-    ]);
+    t.ip_route(&format!("change {B}/32 dev br0 mtu 1300"));
     let changed = t.routes();
     let out = t.tcptune(&["revert"]);
     assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
@@ -497,49 +476,17 @@ fn routes_tcptune_will_not_touch_are_refused_before_anything_is_written() {
         );
     };
     // A destination of another table (ip rule).
-    ip(&[
-        "-n",
-        &t.a.name,
-        "route",
-        "add",
-        "198.18.32.0/24",
-        "dev",
-        "br0",
-        "table",
-        "100",
-    ]);
+    t.ip_route("add 198.18.32.0/24 dev br0 table 100");
     ip(&["-n", &t.a.name, "rule", "add", "to", "198.18.32.0/24", "lookup", "100"]);
     refused("198.18.32.9", "routing table 100 (ip rule), not main");
     // A multipath route.
-    ip(&[
-        "-n",
-        &t.a.name,
-        "route",
-        "add",
-        "198.18.33.0/24",
-        "nexthop",
-        "via",
-        B,
-        "nexthop",
-        "via",
-        C,
-    ]);
+    t.ip_route(&format!("add 198.18.33.0/24 nexthop via {B} nexthop via {C}"));
     refused("198.18.33.9", "is multipath (2 next hops)");
     // This host's own address.
     refused(A, "an address of this host");
 
     // Through a gateway, on a route with an mtu: the host route copies both, and goes again.
-    ip(&[
-        "-n",
-        &t.a.name,
-        "route",
-        "add",
-        "198.18.34.0/24",
-        "via",
-        B,
-        "mtu",
-        "1300",
-    ]);
+    t.ip_route(&format!("add 198.18.34.0/24 via {B} mtu 1300"));
     let before = t.routes();
     ok(&t.apply("198.18.34.9", &[]), "apply through a gateway");
     let shown = t.routes();
@@ -724,17 +671,7 @@ fn a_file_with_a_route_per_destination_applies_and_reverts_them_all() {
     let t = Three::up("mrl");
     t.wait_reachable(C);
     // C has a host route of its own before the apply: replaced, then put back.
-    ip(&[
-        "-n",
-        &t.a.name,
-        "route",
-        "add",
-        &format!("{C}/32"),
-        "dev",
-        "br0",
-        "mtu",
-        "1400",
-    ]);
+    t.ip_route(&format!("add {C}/32 dev br0 mtu 1400"));
     let before = t.routes();
     let c_before = route_to(&t, C);
     assert!(
@@ -928,19 +865,7 @@ fn a_truncated_snapshot_is_named_never_skipped() {
 fn check_tells_a_route_a_snapshot_names_from_one_none_does() {
     let t = Three::up("i35c");
     let id = ok(&t.apply(B, &[]), "apply").trim().to_string();
-    ip(&[
-        "-n",
-        &t.a.name,
-        "route",
-        "add",
-        &format!("{C}/32"),
-        "dev",
-        "br0",
-        "proto",
-        "116",
-        "congctl",
-        "reno",
-    ]);
+    t.ip_route(&format!("add {C}/32 dev br0 proto 116 congctl reno"));
     let findings = || -> Vec<Value> {
         let out = t.tcptune(&["check", "--format", "json"]);
         let v: Value = serde_json::from_slice(&out.stdout).expect("check's json");
