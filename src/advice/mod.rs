@@ -280,6 +280,14 @@ pub fn profile_for(req: &AdviceRequest, os: Os) -> Result<Profile, Error> {
     Ok(profile)
 }
 
+/// The profile `req` asks for ([`profile_for`]) and the keys whose running values the advice
+/// reads with it ([`keys_read`]): what the caller loads, then gathers, before [`advise`].
+pub fn prepare(req: &AdviceRequest, os: Os) -> Result<(Profile, Vec<String>), Error> {
+    let profile = profile_for(req, os)?;
+    let keys = keys_read(&profile);
+    Ok((profile, keys))
+}
+
 /// The keys whose running values the advice reads with `profile`: what the caller gathers
 /// into [`Facts`] (which adds the congestion-control and memory keys itself).
 pub fn keys_read(profile: &Profile) -> Vec<String> {

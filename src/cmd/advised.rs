@@ -11,8 +11,8 @@ use crate::{remote, text};
 /// The advice for `req` on this context's system: its profile loaded, the facts it reads
 /// gathered once, then computed ([`advice::advise`] reads nothing of the machine itself).
 pub fn advice_for(req: &advice::AdviceRequest, ctx: &Context) -> anyhow::Result<advice::Advice> {
-    let profile = advice::profile_for(req, ctx.os)?;
-    let facts = ctx.host_facts(&advice::keys_read(&profile));
+    let (profile, keys) = advice::prepare(req, ctx.os)?;
+    let facts = ctx.host_facts(&keys);
     advice::advise(req, &profile, &facts, ctx.prober()).map_err(escape_message)
 }
 
@@ -69,7 +69,7 @@ fn advice_unscoped(args: &AdviseArgs, ctx: &Context) -> anyhow::Result<Advised> 
     if args.test_port.is_some() {
         return Err(Error::usage("--ssh chooses the test's port on the far end: leave out --test-port").into());
     }
-    let profile = advice::profile_for(&req, ctx.os)?;
+    let (profile, keys) = advice::prepare(&req, ctx.os)?;
     let measures = !(req.rtt.is_some() && req.bandwidth.is_some());
     let target = remote::Target {
         dest: dest.clone(),
@@ -94,7 +94,7 @@ fn advice_unscoped(args: &AdviseArgs, ctx: &Context) -> anyhow::Result<Advised> 
     if measures && req.hosts.is_empty() {
         req.hosts = vec![far.host().to_string()];
     }
-    let facts = ctx.host_facts(&advice::keys_read(&profile));
+    let facts = ctx.host_facts(&keys);
     let prober = remote::prober::FarProber {
         inner: ctx.prober(),
         far: &far,

@@ -22,8 +22,8 @@ pub fn run(a: &EvidenceArgs, ctx: &Context, out: &mut dyn Write) -> anyhow::Resu
     let mut req = advice::AdviceRequest::for_hosts(vec![a.host.to_string()]);
     req.test_time = a.test_time;
     req.test.port = Some(a.test_port);
-    let profile = advice::profile_for(&req, ctx.os)?;
-    let facts = ctx.host_facts(&advice::keys_read(&profile));
+    let (_, keys) = advice::prepare(&req, ctx.os)?;
+    let facts = ctx.host_facts(&keys);
     let m = advice::measure(&req, &facts, ctx.prober()).map_err(super::escape_message)?;
     let measurement = m
         .hosts

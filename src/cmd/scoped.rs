@@ -83,8 +83,9 @@ fn resolver_says(e: &std::io::Error) -> String {
 
 /// This machine's routing toward `dest`.
 pub fn local_facts(dest: IpAddr) -> RouteFacts {
-    let lookup = route::netlink::lookup(dest).map_err(|e| e.to_string());
-    match route::netlink::host_routes(dest) {
+    let (lookup, routes) = route::netlink::toward(dest);
+    let lookup = lookup.map_err(|e| e.to_string());
+    match routes {
         Ok(existing) => RouteFacts { dest, lookup, existing },
         Err(e) => RouteFacts {
             dest,

@@ -14,6 +14,12 @@ pub const TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 #[cfg(target_os = "linux")]
 pub use linux::{add, add_new, delete, device_name, host_routes, lookup, replace, tcptune_routes};
 
+/// What this machine's kernel says of the way to `dest`: its lookup ([`lookup`]) and the host
+/// routes to it ([`host_routes`]), read together.
+pub fn toward(dest: std::net::IpAddr) -> (Result<super::Lookup, Error>, Result<Vec<super::Route>, Error>) {
+    (lookup(dest), host_routes(dest))
+}
+
 #[cfg(not(target_os = "linux"))]
 mod other {
     use std::net::IpAddr;
