@@ -315,17 +315,7 @@ fn every_format_of_a_mesh_is_byte_for_byte_what_it_was() {
             let state = dir.path().join(format!("state-{f}-{with_output}/mesh.jsonl"));
             let mut c = tcptune();
             c.env("COLUMNS", "100")
-                .args([
-                    "mesh",
-                    "h1",
-                    "h2",
-                    "h3",
-                    "h4",
-                    "--test-time",
-                    "1s",
-                    "--ssh-command",
-                    &ssh,
-                ])
+                .args(crate::mesh::stand_in_mesh(&["h1", "h2", "h3", "h4"], &ssh))
                 .args(["--format", f, "--state"])
                 .arg(&state);
             if with_output {

@@ -356,6 +356,14 @@ export PATH='{d}'/bin:$PATH
     ssh.display().to_string()
 }
 
+/// `tcptune mesh HOSTS... --test-time 1s --ssh-command SSH`: a mesh of the stand-in's hosts.
+pub(crate) fn stand_in_mesh<'a>(hosts: &[&'a str], ssh: &'a str) -> Vec<&'a str> {
+    let mut args = vec!["mesh"];
+    args.extend_from_slice(hosts);
+    args.extend(["--test-time", "1s", "--ssh-command", ssh]);
+    args
+}
+
 /// What a hostile test end sends: settings, labels, a route and its prior, an OS, words with
 /// terminal escapes and line breaks — all of it beside its evidence, none of it read; an RTT
 /// of 1e308; the measurement of another host than its peer; a test end that never answers.
@@ -479,19 +487,8 @@ fn a_hostile_test_end_sends_evidence_only_and_loses_its_own_pair_at_most() {
     assert_eq!(saved.lines().count(), 3, "the tests that advise: h1–h2, h1–h3, h3–h4");
     std::fs::remove_file(dir.path().join("hang-h2-4")).expect("rm");
     let again = tcptune()
-        .args([
-            "mesh",
-            "h1",
-            "h2",
-            "h3",
-            "h4",
-            "--test-time",
-            "1s",
-            "--ssh-command",
-            &ssh,
-            "--resume",
-            "--state",
-        ])
+        .args(stand_in_mesh(&["h1", "h2", "h3", "h4"], &ssh))
+        .args(["--resume", "--state"])
         .arg(&state)
         .output()
         .expect("run");
@@ -510,17 +507,8 @@ fn a_hostile_test_end_sends_evidence_only_and_loses_its_own_pair_at_most() {
     let planted = |text: &str| {
         std::fs::write(&state, text).expect("write");
         let out = tcptune()
-            .args([
-                "mesh",
-                "h1",
-                "h2",
-                "--test-time",
-                "1s",
-                "--ssh-command",
-                &ssh,
-                "--resume",
-                "--state",
-            ])
+            .args(stand_in_mesh(&["h1", "h2"], &ssh))
+            .args(["--resume", "--state"])
             .arg(&state)
             .output()
             .expect("run");

@@ -1,14 +1,12 @@
 //! The route surface against a hostile or careless user (issue 35): every finding of the
 //! fourth trust round, each in namespaces this test creates (tests/cli/scope.rs's `Three`).
 
-use super::scope::{A, B, B6, C, Three, ip, ok, states};
+use super::scope::{A, B, B6, C, SCOPED_APPLY, Three, ip, ok, states};
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command as Std, Output};
-use std::time::{Duration, Instant};
 
-use assert_cmd::cargo::cargo_bin;
 use serde_json::Value;
 
 fn err(out: &Output) -> String {
@@ -427,20 +425,8 @@ fn revert_holds_an_edited_snapshot_to_what_apply_checks() {
 fn a_route_changed_between_read_and_replace_stops_the_apply() {
     let t = Three::up("rtw");
     t.ip_route(&format!("add {B}/32 dev br0 mtu 1400"));
-    let scoped = [
-        "apply",
-        "--scope",
-        "path",
-        "--host",
-        B,
-        "--rtt",
-        "150ms",
-        "--bandwidth",
-        "500mbit",
-    ];
-    let child = paused_apply(
-        &t,
-        &scoped.map(OsStr::new),
+    let child = t.paused_apply(
+        &SCOPED_APPLY.map(OsStr::new),
         "3",
         ("net.ipv4.tcp_notsent_lowat", "625000"),
     );
@@ -479,8 +465,7 @@ fn a_second_route_that_fails_undoes_the_first_and_the_sysctls() {
         ),
     )
     .expect("write");
-    let child = paused_apply(
-        &t,
+    let child = t.paused_apply(
         &[OsStr::new("apply"), file.as_os_str()],
         "5",
         ("net.ipv4.tcp_rmem", wanted),
@@ -762,27 +747,4 @@ fn the_playbook_takes_a_templated_device_name_as_it_is() {
     );
     play(&["--tags", "revert"]);
     assert_eq!(t.routes(), before);
-}
-
-/// `tcptune apply ARGS --pause-before-routes SECS` started in A, returned once its snapshot is
-/// `applying` and `written` (a key and its value) is in the kernel: the sysctls written, no
-/// route yet. Its stdout and stderr are kept for `wait_with_output`.
-fn paused_apply(t: &Three, args: &[&OsStr], secs: &str, (key, value): (&str, &str)) -> std::process::Child {
-    let child = Std::new("ip")
-        .args(["netns", "exec", &t.a.name])
-        .arg(cargo_bin("tcptune"))
-        .arg("--state-dir")
-        .arg(t.state.path())
-        .args(args)
-        .args(["--pause-before-routes", secs])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    let t0 = Instant::now();
-    while !(states(t) == ["applying"] && t.a.sysctl(key) == value) {
-        assert!(t0.elapsed() < Duration::from_secs(30), "no snapshot in state applying");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child
 }

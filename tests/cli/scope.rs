@@ -4,6 +4,7 @@
 //! same device, B (.2) and C (.3). Root only; CI runs as root. Addresses: 198.18.0.0/15 and the
 //! IPv6 benchmarking prefix 2001:2::/48, inside these namespaces only.
 
+use std::ffi::OsStr;
 use std::path::Path;
 use std::process::{Command as Std, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -17,6 +18,18 @@ use super::netns::Netns;
 pub(super) const A: &str = "198.18.31.1";
 pub(super) const B: &str = "198.18.31.2";
 pub(super) const C: &str = "198.18.31.3";
+/// `tcptune apply --scope path` to B, the path given: 150 ms at 500 Mbit/s.
+pub(super) const SCOPED_APPLY: [&str; 9] = [
+    "apply",
+    "--scope",
+    "path",
+    "--host",
+    B,
+    "--rtt",
+    "150ms",
+    "--bandwidth",
+    "500mbit",
+];
 pub(super) const B6: &str = "2001:2:31::2";
 
 /// A with its bridge, B and C behind it, and a state directory for A's snapshots.
@@ -138,19 +151,36 @@ impl Three {
 
     /// `apply --scope path` toward `host`, fresh advice for a given path (bbr: unmeasured).
     pub(super) fn apply(&self, host: &str, extra: &[&str]) -> Output {
-        let mut args = vec![
-            "apply",
-            "--scope",
-            "path",
-            "--host",
-            host,
-            "--rtt",
-            "150ms",
-            "--bandwidth",
-            "500mbit",
-        ];
+        let mut args = SCOPED_APPLY.to_vec();
+        args[4] = host;
         args.extend_from_slice(extra);
         self.tcptune(&args)
+    }
+
+    /// `tcptune apply ARGS --pause-before-routes SECS` started in A (in a process group of its
+    /// own), returned once its snapshot is `applying` and `written` (a key and its value) is in
+    /// the kernel: the sysctls written, no route yet. Its stdout and stderr are kept for
+    /// `wait_with_output`.
+    pub(super) fn paused_apply(&self, args: &[&OsStr], secs: &str, (key, value): (&str, &str)) -> std::process::Child {
+        use std::os::unix::process::CommandExt as _;
+        let child = Std::new("ip")
+            .args(["netns", "exec", &self.a.name])
+            .arg(cargo_bin("tcptune"))
+            .arg("--state-dir")
+            .arg(self.state.path())
+            .args(args)
+            .args(["--pause-before-routes", secs])
+            .process_group(0)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        let t0 = Instant::now();
+        while !(states(self) == ["applying"] && self.a.sysctl(key) == value) {
+            assert!(t0.elapsed() < Duration::from_secs(30), "no snapshot in state applying");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        child
     }
 
     /// `ansible-playbook -c local` in A on `book`, its files and temporary files in `dir`.
@@ -401,36 +431,11 @@ pub(super) fn states(t: &Three) -> Vec<String> {
 #[test]
 #[cfg_attr(not(feature = "privileged-tests"), ignore = "privileged: needs root")]
 fn killed_between_its_snapshot_and_its_route_then_reverted_leaves_the_routes_as_they_were() {
-    use std::os::unix::process::CommandExt as _;
     let t = Three::up("sck");
     let before = t.routes();
-    let state = t.state.path().to_str().expect("utf8").to_string();
-    let mut child = Std::new("ip")
-        .args(["netns", "exec", &t.a.name])
-        .arg(cargo_bin("tcptune"))
-        .args([
-            "apply",
-            "--scope",
-            "path",
-            "--host",
-            B,
-            "--rtt",
-            "150ms",
-            "--bandwidth",
-            "500mbit",
-        ])
-        .args(["--state-dir", &state, "--pause-before-routes", "60"])
-        .process_group(0)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn");
     // The snapshot is on disk (state applying) and the sysctls written: the route is next.
-    let t0 = Instant::now();
-    while !(states(&t) == ["applying"] && t.a.sysctl("net.ipv4.tcp_notsent_lowat") == "625000") {
-        assert!(t0.elapsed() < Duration::from_secs(20), "no snapshot in state applying");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let written = ("net.ipv4.tcp_notsent_lowat", "625000");
+    let mut child = t.paused_apply(&SCOPED_APPLY.map(OsStr::new), "60", written);
     let pgid = i32::try_from(child.id()).expect("pid");
     // SAFETY: kill(2) on the process group this test created.
     assert_eq!(unsafe { libc_kill(-pgid, 9) }, 0);
@@ -454,7 +459,6 @@ fn killed_between_its_snapshot_and_its_route_then_reverted_leaves_the_routes_as_
         std::thread::sleep(Duration::from_millis(200));
     }
     assert_eq!(t.routes(), before);
-    let _ = Path::new(&state);
 }
 
 #[test]
