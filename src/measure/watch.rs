@@ -19,6 +19,7 @@ pub const PERIOD: Duration = Duration::from_millis(10);
 
 /// A socket counts as a data stream when it had at least this share of the bytes of the
 /// busiest one (iperf3's control connection moves a few hundred bytes).
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 const DATA_SHARE: u64 = 10;
 
 /// What the watch saw of the data sockets to the peer.
@@ -58,6 +59,7 @@ pub const RATE_WINDOW: Duration = Duration::from_secs(1);
 
 /// The highest rate over any span of at least `window` in `series` (seconds since the start,
 /// bytes delivered so far), bit/s; None when the series spans less.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 fn best_rate(series: &[(f64, u64)], window: Duration) -> Option<f64> {
     let w = window.as_secs_f64();
     let mut best: Option<f64> = None;
@@ -112,6 +114,7 @@ impl Watch {
 
 /// Per socket (by inode): bytes acknowledged, the lowest min RTT, the highest smoothed RTT
 /// (µs), how many reads found it, and its readings.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 #[derive(Debug, Clone, Default)]
 struct Track {
     bytes: u64,
@@ -123,6 +126,7 @@ struct Track {
 
 /// The data sockets' summary: those with at least 1/[`DATA_SHARE`] of the busiest one's bytes;
 /// the delivered rate from `series` (all of them together).
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 fn summarize(tracks: &std::collections::HashMap<u32, Track>, series: &[(f64, u64)]) -> Seen {
     let busiest = tracks.values().map(|t| t.bytes).max().unwrap_or(0);
     let data: Vec<&Track> = tracks

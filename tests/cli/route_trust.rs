@@ -1,9 +1,8 @@
 //! The route surface against a hostile or careless user (issue 35): every finding of the
 //! fourth trust round, each in namespaces this test creates (tests/cli/scope.rs's `Three`).
 
-use super::scope::{A, B, B6, C, SCOPED_APPLY, Three, ip, ok, states};
+use super::scope::{A, B, B6, C, SCOPED, Three, ip, ok, states};
 
-use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command as Std, Output};
 
@@ -426,7 +425,7 @@ fn a_route_changed_between_read_and_replace_stops_the_apply() {
     let t = Three::up("rtw");
     t.ip_route(&format!("add {B}/32 dev br0 mtu 1400"));
     let child = t.paused_apply(
-        &SCOPED_APPLY.map(OsStr::new),
+        &[&["apply"][..], &SCOPED].concat(),
         "3",
         ("net.ipv4.tcp_notsent_lowat", "625000"),
     );
@@ -466,7 +465,7 @@ fn a_second_route_that_fails_undoes_the_first_and_the_sysctls() {
     )
     .expect("write");
     let child = t.paused_apply(
-        &[OsStr::new("apply"), file.as_os_str()],
+        &["apply", file.to_str().expect("utf8")],
         "5",
         ("net.ipv4.tcp_rmem", wanted),
     );

@@ -4,7 +4,6 @@
 //! same device, B (.2) and C (.3). Root only; CI runs as root. Addresses: 198.18.0.0/15 and the
 //! IPv6 benchmarking prefix 2001:2::/48, inside these namespaces only.
 
-use std::ffi::OsStr;
 use std::path::Path;
 use std::process::{Command as Std, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -18,9 +17,8 @@ use super::netns::Netns;
 pub(super) const A: &str = "198.18.31.1";
 pub(super) const B: &str = "198.18.31.2";
 pub(super) const C: &str = "198.18.31.3";
-/// `tcptune apply --scope path` to B, the path given: 150 ms at 500 Mbit/s.
-pub(super) const SCOPED_APPLY: [&str; 9] = [
-    "apply",
+/// `--scope path` to B, the path given: 150 ms at 500 Mbit/s (after `apply` or `advise`).
+pub(super) const SCOPED: [&str; 8] = [
     "--scope",
     "path",
     "--host",
@@ -151,7 +149,7 @@ impl Three {
 
     /// `apply --scope path` toward `host`, fresh advice for a given path (bbr: unmeasured).
     pub(super) fn apply(&self, host: &str, extra: &[&str]) -> Output {
-        let mut args = SCOPED_APPLY.to_vec();
+        let mut args = [&["apply"][..], &SCOPED].concat();
         args[4] = host;
         args.extend_from_slice(extra);
         self.tcptune(&args)
@@ -161,7 +159,7 @@ impl Three {
     /// own), returned once its snapshot is `applying` and `written` (a key and its value) is in
     /// the kernel: the sysctls written, no route yet. Its stdout and stderr are kept for
     /// `wait_with_output`.
-    pub(super) fn paused_apply(&self, args: &[&OsStr], secs: &str, (key, value): (&str, &str)) -> std::process::Child {
+    pub(super) fn paused_apply(&self, args: &[&str], secs: &str, (key, value): (&str, &str)) -> std::process::Child {
         use std::os::unix::process::CommandExt as _;
         let child = Std::new("ip")
             .args(["netns", "exec", &self.a.name])
@@ -435,7 +433,7 @@ fn killed_between_its_snapshot_and_its_route_then_reverted_leaves_the_routes_as_
     let before = t.routes();
     // The snapshot is on disk (state applying) and the sysctls written: the route is next.
     let written = ("net.ipv4.tcp_notsent_lowat", "625000");
-    let mut child = t.paused_apply(&SCOPED_APPLY.map(OsStr::new), "60", written);
+    let mut child = t.paused_apply(&[&["apply"][..], &SCOPED].concat(), "60", written);
     let pgid = i32::try_from(child.id()).expect("pid");
     // SAFETY: kill(2) on the process group this test created.
     assert_eq!(unsafe { libc_kill(-pgid, 9) }, 0);
@@ -543,19 +541,7 @@ fn the_playbook_sets_the_route_once_and_its_revert_takes_it_out() {
     let venv = super::fleet::venv();
     let t = Three::up("sca");
     let before = t.routes();
-    let out = t.tcptune(&[
-        "advise",
-        "--scope",
-        "path",
-        "--host",
-        B,
-        "--rtt",
-        "150ms",
-        "--bandwidth",
-        "500mbit",
-        "--format",
-        "ansible",
-    ]);
+    let out = t.tcptune(&[&["advise"][..], &SCOPED, &["--format", "ansible"]].concat());
     let dir = tempfile::tempdir().expect("tmp");
     let book = dir.path().join("tcptune.yml");
     std::fs::write(&book, ok(&out, "advise --format ansible")).expect("write");
