@@ -12,6 +12,7 @@
 //! - [`warnings`]: memory budget, lost probes, BBR's ProbeRTT on long paths.
 
 pub mod decide;
+pub mod far;
 pub mod mesh;
 pub mod note;
 pub mod path;

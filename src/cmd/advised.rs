@@ -55,7 +55,7 @@ pub fn advice_from_args(args: &AdviseArgs, ctx: &Context) -> anyhow::Result<Advi
 
 /// [`advice_from_args`] before `--scope path`.
 fn advice_unscoped(args: &AdviseArgs, ctx: &Context) -> anyhow::Result<Advised> {
-    let mut req = args.request(crate::output::progress::probes(ctx.term.stderr_tty));
+    let mut req = args.request(ctx.progress.clone());
     let Some(dest) = &args.ssh else {
         let near = advice_for(&req, ctx)?;
         return Ok(Advised { near, far: None });
@@ -69,28 +69,19 @@ fn advice_unscoped(args: &AdviseArgs, ctx: &Context) -> anyhow::Result<Advised> 
     if args.test_port.is_some() {
         return Err(Error::usage("--ssh chooses the test's port on the far end: leave out --test-port").into());
     }
-    let (profile, keys) = advice::prepare(&req, ctx.os)?;
-    let measures = !(req.rtt.is_some() && req.bandwidth.is_some());
-    let target = remote::Target {
-        dest: dest.clone(),
-        ssh_command: args.ssh_command.clone(),
-        host: args.host.first().cloned(),
-        want: match req.test.mode {
-            _ if !measures => remote::Want::Nothing,
-            crate::measure::TestMode::Off => remote::Want::Nothing,
-            crate::measure::TestMode::Iperf3 => remote::Want::Iperf3,
-            crate::measure::TestMode::Tcptune => remote::Want::Tcptune,
-        },
-        keys: far_keys(&profile),
-        life: remote::lifetime(&req.probe, req.test_time),
-        iperf3: args.allow_iperf3,
-        test: None,
-    };
+    let ssh = (dest.as_str(), args.ssh_command.as_deref());
+    let host = args.host.first().map(String::as_str);
+    let advice::far::Plan {
+        profile,
+        keys,
+        target,
+        line,
+    } = advice::far::plan(&req, ctx.os, ssh, host, args.allow_iperf3)?;
     // What will run there, said before anything does.
-    let target = remote::resolved(&target)?;
-    eprintln!("{}", remote::plan_line(&target));
+    eprintln!("{line}");
     // The probes run while the session is set up; the test waits for its peer.
     let far = remote::start(&target)?;
+    let measures = !(req.rtt.is_some() && req.bandwidth.is_some());
     if measures && req.hosts.is_empty() {
         req.hosts = vec![far.host().to_string()];
     }
@@ -99,10 +90,7 @@ fn advice_unscoped(args: &AdviseArgs, ctx: &Context) -> anyhow::Result<Advised> 
         inner: ctx.prober(),
         far: &far,
     };
-    let measured = advice::measure(&req, &facts, &prober).and_then(|m| {
-        advice::advise_end(&req, &profile, &facts, &m, advice::End::Near, advice::THIS_HOST).map(|a| (m, a))
-    });
-    let (measured, near) = match measured {
+    let (measured, near) = match advice::far::near(&req, &profile, &facts, &prober) {
         Ok(both) => both,
         // Said as it is (the far end's own error, when it was that): the session is ended, not
         // awaited.
@@ -111,60 +99,12 @@ fn advice_unscoped(args: &AdviseArgs, ctx: &Context) -> anyhow::Result<Advised> 
             return Err(escape_message(e));
         }
     };
-    let found = far.wait();
-    far.close();
-    let found = found?;
+    let (found, far_advice) = advice::far::finish(&far, &req, &profile, &measured)?;
     eprintln!("{}", far_line(&found));
-    let far_advice = far_advice(&req, &profile, &found, &measured)?;
     Ok(Advised {
         near,
         far: Some((found, far_advice)),
     })
-}
-
-/// The far end's own advice for the measured path, with its facts and its OS's profile (this
-/// command's, when it is for that OS). None when it runs an OS tcptune does not advise for.
-fn far_advice(
-    req: &advice::AdviceRequest,
-    profile: &crate::profile::Profile,
-    far: &remote::FarEnd,
-    m: &advice::Measured,
-) -> anyhow::Result<Option<advice::Advice>> {
-    let (Some(os), Some(facts)) = (far.os, far.facts.as_ref()) else {
-        return Ok(None);
-    };
-    let far_profile = if profile.os == os {
-        profile.clone()
-    } else {
-        crate::profile::Profile::for_os(os)
-    };
-    let name = format!("the far end {}", text::escape(&far.dest));
-    advice::advise_end(req, &far_profile, facts, m, advice::End::Far, &name).map(Some)
-}
-
-/// The keys to read on the far end, for whichever OS it runs: each OS's shipped profile's,
-/// with this command's profile's for its own OS, and on Linux the keys [`crate::host::facts`]
-/// always carries (and net.core.rmem_max, whose mode tells a child namespace).
-pub fn far_keys(profile: &crate::profile::Profile) -> remote::Keys {
-    use crate::host::facts as f;
-    use crate::os::Os;
-    let keys = |os: Os| {
-        let mut k = advice::keys_read(&crate::profile::Profile::for_os(os));
-        if profile.os == os {
-            k.extend(advice::keys_read(profile));
-        }
-        if os == Os::Linux {
-            k.extend(f::ALWAYS.into_iter().chain(["net.core.rmem_max"]).map(String::from));
-        }
-        k.sort();
-        k.dedup();
-        k
-    };
-    remote::Keys {
-        linux: keys(Os::Linux),
-        freebsd: keys(Os::Freebsd),
-        macos: keys(Os::Macos),
-    }
 }
 
 /// What the session started, on stderr: the far end, its peer, how long SSH took.

@@ -73,7 +73,7 @@ pub fn report(a: &CheckArgs, ctx: &Context) -> anyhow::Result<Report> {
                 bandwidth: a.bandwidth,
                 flows: a.flows,
                 probe: ProbeOptions {
-                    progress: output::progress::probes(ctx.term.stderr_tty),
+                    progress: ctx.progress.clone(),
                     ..ProbeOptions::default()
                 },
                 ..AdviceRequest::for_hosts(vec![h.clone()])

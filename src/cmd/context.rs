@@ -1,7 +1,8 @@
 //! What every command gets: the options that set it up (the OS, the sysctl store, the state
 //! directory, the format: each command takes those it uses), where the output goes, and the
-//! services it may use (the sysctl store, the path prober), resolved once from the command
-//! line and the environment; commands never read env vars or probe the terminal themselves.
+//! services it may use (the sysctl store, the path prober, the probes' progress), resolved once
+//! from the command line and the environment; commands never read env vars or probe the
+//! terminal themselves.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -38,6 +39,8 @@ pub struct Context {
     /// Service: what measures `--host` paths: [`measure::SystemProber`], or a fake
     /// (`--fake-prober`).
     pub prober: Box<dyn measure::PathProber>,
+    /// Service: the probes' progress line, on stderr when it is a terminal (None piped).
+    pub progress: Option<std::sync::Arc<dyn measure::Progress>>,
 }
 
 /// `p` made absolute (as it is, if that fails).
@@ -81,10 +84,12 @@ impl Context {
             }
         }
         forward_args.extend(["--state-dir".into(), state_dir.clone().into()]);
+        let term = Terminal::detect();
         Ok(Self {
             os,
             format: taken.format,
-            term: Terminal::detect(),
+            progress: crate::output::progress::probes(term.stderr_tty),
+            term,
             backend: host::sysctl_store(os, sysctl_dir.as_deref(), given_sysctl_cmd)?,
             local: os == Os::running() && sysctl_dir.is_none() && sysctl_cmd.is_none(),
             again_args: again

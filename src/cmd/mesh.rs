@@ -184,7 +184,7 @@ fn open_state(args: &MeshArgs) -> Result<Option<(Store, saved::Read)>, Error> {
 /// Each host's facts-only session, all at once (the keys every shipped profile reads); those
 /// that did not answer said on stderr.
 fn reach(hosts: &[Host], opts: &Options) -> BTreeMap<String, Result<Reach, String>> {
-    let keys = super::advised::far_keys(&crate::profile::Profile::for_os(crate::os::Os::Linux));
+    let keys = crate::advice::far::keys(&crate::profile::Profile::for_os(crate::os::Os::Linux));
     let found = remote::mesh::reach_all(hosts, &keys, opts);
     for (name, r) in &found {
         if let Err(why) = r {

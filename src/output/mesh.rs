@@ -731,9 +731,13 @@ mod tests {
             let shown = outputs(&got);
             prop_assert!(!shown.chars().any(|c| c.is_control() && c != '\n'), "{shown}");
             prop_assert!(!shown.contains("ip_forward") && !shown.contains("6.6.6.6") && !shown.contains("198.18.99.1"));
+            // No control character but a line's end is shown (above); a word that breaks a line
+            // never stands as it came. A short one may match the output by chance ("\nn" is
+            // a line break and the "n" of "net."): those of a dozen letters or more are looked for.
             for (_, text) in &words {
-                if text.chars().any(char::is_control) {
-                    prop_assert!(!shown.contains(text.as_str()));
+                let letters = text.chars().filter(|c| !c.is_whitespace()).count();
+                if text.contains('\n') && letters >= 12 {
+                    prop_assert!(!shown.contains(text.as_str()), "{:?} in {}", text, shown);
                 }
             }
         }
