@@ -641,10 +641,12 @@ impl Steps<'_> {
         );
         let streams = self.streams(&path, &send, cc, &app_ceilings);
         // A tool's window says its streams in its own note (above); the loss's are said here.
-        notes.extend(streams.iter().filter(|s| s.bound == streams::Bound::Loss).map(|s| {
-            let (long, short) = streams::note(s);
-            Note::with_short(long, short)
-        }));
+        notes.extend(
+            streams
+                .iter()
+                .filter_map(streams::note)
+                .map(|(long, short)| Note::with_short(long, short)),
+        );
         Advice {
             tcptune_version: env!("CARGO_PKG_VERSION"),
             generated: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),

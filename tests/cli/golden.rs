@@ -71,9 +71,11 @@ fn walk(d: &Path) -> Vec<PathBuf> {
 /// The JSON fields and words before a wall time.
 const TIMED: [&str; 4] = ["\"total_s\": ", "\"took_s\": ", "\"setup_s\": ", "time: ; "];
 
-/// What changes from run to run, masked: the time of the advice, the scratch directories, the
-/// wall times, the port a test end's peer took.
+/// What changes from run to run or clone to clone, masked: the repository's path, the time of
+/// the advice, the scratch directories, the wall times, the port a test end's peer took.
 fn mask(text: &str) -> String {
+    // The clone's own path (the fake sysctl(8) is named by it): REPO.
+    let text: &str = &text.replace(env!("CARGO_MANIFEST_DIR"), "REPO");
     let tmp = format!(
         "{}/.tmp",
         std::env::temp_dir().display().to_string().trim_end_matches('/')

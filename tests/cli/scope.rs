@@ -775,19 +775,7 @@ fn the_for_timers_log_names_the_route_it_put_back() {
 fn reverting_the_older_of_two_snapshots_of_one_route_names_the_newer() {
     let t = Three::up("i35n");
     let advice = ok(
-        &t.tcptune(&[
-            "advise",
-            "--scope",
-            "path",
-            "--host",
-            B,
-            "--rtt",
-            "150ms",
-            "--bandwidth",
-            "500mbit",
-            "--format",
-            "sysctl",
-        ]),
+        &t.tcptune(&[&["advise"][..], &SCOPED, &["--format", "sysctl"]].concat()),
         "advise",
     );
     let line = advice
