@@ -72,7 +72,8 @@ fn walk(d: &Path) -> Vec<PathBuf> {
 const TIMED: [&str; 4] = ["\"total_s\": ", "\"took_s\": ", "\"setup_s\": ", "time: ; "];
 
 /// What changes from run to run or clone to clone, masked: the repository's path, the time of
-/// the advice, the scratch directories, the wall times, the port a test end's peer took.
+/// the advice, the scratch directories, the wall times (in JSON and on a mesh test's progress
+/// line), the port a test end's peer took.
 fn mask(text: &str) -> String {
     // The clone's own path (the fake sysctl(8) is named by it): REPO.
     let text: &str = &text.replace(env!("CARGO_MANIFEST_DIR"), "REPO");
@@ -117,7 +118,14 @@ fn mask(text: &str) -> String {
         out.push_str(word);
         rest = &rest[skip..];
     }
-    out
+    // A mesh test's progress line ends with its wall time: "[1/6] h1 ↔ h2: … (0 s)".
+    out.split('\n')
+        .map(|l| match l.rfind(" (") {
+            Some(at) if l.starts_with('[') && l.ends_with(" s)") => format!("{} (T s)", &l[..at]),
+            _ => l.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Compares (or with UPDATE_SNAPSHOTS=1 writes) every case, masked; one failure lists them all.

@@ -889,17 +889,7 @@ fn check_tells_a_route_a_snapshot_names_from_one_none_does() {
 fn the_route_says_what_survives_a_reboot_and_the_files_load_step_sets_it() {
     let t = Three::up("scl");
     let before = t.routes();
-    let given = [
-        "--scope",
-        "path",
-        "--host",
-        B,
-        "--rtt",
-        "150ms",
-        "--bandwidth",
-        "500mbit",
-    ];
-    let run = |extra: &[&str]| ok(&t.tcptune(&[&["advise"][..], &given, extra].concat()), "advise");
+    let run = |extra: &[&str]| ok(&t.tcptune(&[&["advise"][..], &SCOPED, extra].concat()), "advise");
     let file = run(&["--format", "sysctl"]);
     let life = "sysctl -p skips it, and it ends at reboot or when br0 goes down; keep it with";
     for (what, text) in [
