@@ -76,13 +76,12 @@ pub fn plan(
 ) -> Result<Plan, crate::error::Error> {
     use crate::measure::TestMode;
     let (profile, own_keys) = super::prepare(req, os)?;
-    let measures = !(req.rtt.is_some() && req.bandwidth.is_some());
     let t = remote::Target {
         dest: ssh.0.to_string(),
         ssh_command: ssh.1.map(str::to_string),
         host: host.map(str::to_string),
         want: match req.test.mode {
-            _ if !measures => remote::Want::Nothing,
+            _ if !req.measures() => remote::Want::Nothing,
             TestMode::Off => remote::Want::Nothing,
             TestMode::Iperf3 => remote::Want::Iperf3,
             TestMode::Tcptune => remote::Want::Tcptune,
@@ -100,19 +99,6 @@ pub fn plan(
         target,
         line,
     })
-}
-
-/// This host's end, the far end's session open beside it: the path measured through `prober`
-/// (which aims the test at the far end's peer) and this host's advice from it.
-pub fn near(
-    req: &AdviceRequest,
-    profile: &Profile,
-    facts: &crate::host::Facts,
-    prober: &dyn crate::measure::PathProber,
-) -> anyhow::Result<(Measured, Advice)> {
-    let m = super::measure(req, facts, prober)?;
-    let a = advise_end(req, profile, facts, &m, End::Near, super::THIS_HOST)?;
-    Ok((m, a))
 }
 
 /// The far end once the path is measured: its session awaited and closed, and its own advice

@@ -87,6 +87,11 @@ pub fn default_test() -> EvidenceRequest {
 }
 
 impl AdviceRequest {
+    /// Whether the path is measured: its RTT and its rate are not both given.
+    pub fn measures(&self) -> bool {
+        !(self.rtt.is_some() && self.bandwidth.is_some())
+    }
+
     /// Advice for the path to `hosts`, measured with the default probes, for one flow.
     pub fn for_hosts(hosts: Vec<String>) -> Self {
         Self {
@@ -328,8 +333,19 @@ pub enum End {
 /// Computes the advice for `req` with `profile` on the machine of `host`. The prober is a
 /// seam: tests (and the hidden `--fake-prober` flag) pass a fake.
 pub fn advise(req: &AdviceRequest, profile: &Profile, host: &Facts, prober: &dyn PathProber) -> anyhow::Result<Advice> {
+    advise_measured(req, profile, host, prober).map(|(_, a)| a)
+}
+
+/// [`advise`], with what was measured (the far end of `advise --ssh` is advised from it too).
+pub fn advise_measured(
+    req: &AdviceRequest,
+    profile: &Profile,
+    host: &Facts,
+    prober: &dyn PathProber,
+) -> anyhow::Result<(Measured, Advice)> {
     let measured = measure(req, host, prober)?;
-    advise_end(req, profile, host, &measured, End::Near, THIS_HOST)
+    let a = advise_end(req, profile, host, &measured, End::Near, THIS_HOST)?;
+    Ok((measured, a))
 }
 
 /// How notes name this host's end.

@@ -81,8 +81,7 @@ fn advice_unscoped(args: &AdviseArgs, ctx: &Context) -> anyhow::Result<Advised> 
     eprintln!("{line}");
     // The probes run while the session is set up; the test waits for its peer.
     let far = remote::start(&target)?;
-    let measures = !(req.rtt.is_some() && req.bandwidth.is_some());
-    if measures && req.hosts.is_empty() {
+    if req.measures() && req.hosts.is_empty() {
         req.hosts = vec![far.host().to_string()];
     }
     let facts = ctx.host_facts(&keys);
@@ -90,7 +89,7 @@ fn advice_unscoped(args: &AdviseArgs, ctx: &Context) -> anyhow::Result<Advised> 
         inner: ctx.prober(),
         far: &far,
     };
-    let (measured, near) = match advice::far::near(&req, &profile, &facts, &prober) {
+    let (measured, near) = match advice::advise_measured(&req, &profile, &facts, &prober) {
         Ok(both) => both,
         // Said as it is (the far end's own error, when it was that): the session is ended, not
         // awaited.
