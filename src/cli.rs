@@ -713,6 +713,11 @@ impl AdviseArgs {
                 full: self.thorough,
                 ..crate::advice::default_test()
             },
+            scope: match self.scope {
+                Scope::HostWide => crate::advice::scope::Scope::HostWide,
+                Scope::Path => crate::advice::scope::Scope::Path,
+            },
+            ssh_host: None,
         }
     }
 }

@@ -102,7 +102,7 @@ pub fn plan(
 }
 
 /// The far end once the path is measured: its session awaited and closed, and its own advice
-/// ([`advice`]).
+/// ([`advice`]); with `--scope path`, its congestion control on its route back to this host.
 pub fn finish(
     session: &remote::Opening,
     req: &AdviceRequest,
@@ -112,6 +112,11 @@ pub fn finish(
     let found = session.wait();
     session.close();
     let found = found?;
-    let own = advice(req, profile, &found, m)?;
+    let mut own = advice(req, profile, &found, m)?;
+    if let Some(a) = own.as_mut()
+        && req.scope == super::scope::Scope::Path
+    {
+        super::scope::back_to_path(a, found.route_back.as_ref());
+    }
     Ok((found, own))
 }

@@ -69,6 +69,11 @@ pub struct AdviceRequest {
     pub test_time: Option<std::time::Duration>,
     /// The TCP path test to the measured host (its `cc`, `buffer` and `time` are chosen here).
     pub test: EvidenceRequest,
+    /// Where the advised congestion control applies: host-wide, or (`--scope path`) on a host
+    /// route to the path's host only ([`scope::to_path`]).
+    pub scope: scope::Scope,
+    /// The `--ssh` end's name: the path's host for `--scope path` when `hosts` names none.
+    pub ssh_host: Option<String>,
 }
 
 /// The path test's defaults: against `tcptune serve` on its default port, at most 10 s or
@@ -106,6 +111,8 @@ impl AdviceRequest {
             flows: 1,
             test_time: None,
             test: default_test(),
+            scope: scope::Scope::HostWide,
+            ssh_host: None,
         }
     }
 }
@@ -336,7 +343,9 @@ pub fn advise(req: &AdviceRequest, profile: &Profile, host: &Facts, prober: &dyn
     advise_measured(req, profile, host, prober).map(|(_, a)| a)
 }
 
-/// [`advise`], with what was measured (the far end of `advise --ssh` is advised from it too).
+/// [`advise`], with what was measured (the far end of `advise --ssh` is advised from it too);
+/// with `--scope path`, its congestion control on a route to the path's host, as the prober
+/// says this host's kernel routes there.
 pub fn advise_measured(
     req: &AdviceRequest,
     profile: &Profile,
@@ -344,7 +353,11 @@ pub fn advise_measured(
     prober: &dyn PathProber,
 ) -> anyhow::Result<(Measured, Advice)> {
     let measured = measure(req, host, prober)?;
-    let a = advise_end(req, profile, host, &measured, End::Near, THIS_HOST)?;
+    let mut a = advise_end(req, profile, host, &measured, End::Near, THIS_HOST)?;
+    if req.scope == scope::Scope::Path {
+        let dest = scope::destination(req, &a)?;
+        scope::to_path(&mut a, &prober.route_toward(dest));
+    }
     Ok((measured, a))
 }
 

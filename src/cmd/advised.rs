@@ -33,7 +33,7 @@ pub struct Advised {
 pub fn advice_from_args(args: &AdviseArgs, ctx: &Context) -> anyhow::Result<Advised> {
     let started = std::time::Instant::now();
     super::scoped::check_args(args, ctx.os)?;
-    let mut advised = advice_unscoped(args, ctx)?;
+    let mut advised = both_ends(args, ctx)?;
     // The whole, from here to the advice; with --ssh, the session's set-up beside the probes.
     let setup = advised.far.as_ref().map(|(f, _)| f.setup.as_secs_f64());
     let ends = std::iter::once(&mut advised.near).chain(advised.far.as_mut().and_then(|(_, a)| a.as_mut()));
@@ -43,18 +43,11 @@ pub fn advice_from_args(args: &AdviseArgs, ctx: &Context) -> anyhow::Result<Advi
             t.total_s = Some(started.elapsed().as_secs_f64());
         }
     }
-    if args.scope == crate::cli::Scope::Path {
-        let far_host = advised.far.as_ref().map(|(f, _)| f.host.clone());
-        super::scoped::near(&mut advised.near, args, far_host.as_deref())?;
-        if let Some((found, Some(far))) = &mut advised.far {
-            super::scoped::far(far, found);
-        }
-    }
     Ok(advised)
 }
 
-/// [`advice_from_args`] before `--scope path`.
-fn advice_unscoped(args: &AdviseArgs, ctx: &Context) -> anyhow::Result<Advised> {
+/// [`advice_from_args`] before the whole's time is said: this host's advice, and the far end's with `--ssh`.
+fn both_ends(args: &AdviseArgs, ctx: &Context) -> anyhow::Result<Advised> {
     let mut req = args.request(ctx.progress.clone());
     let Some(dest) = &args.ssh else {
         let near = advice_for(&req, ctx)?;
@@ -84,6 +77,7 @@ fn advice_unscoped(args: &AdviseArgs, ctx: &Context) -> anyhow::Result<Advised> 
     if req.measures() && req.hosts.is_empty() {
         req.hosts = vec![far.host().to_string()];
     }
+    req.ssh_host = Some(far.host().to_string());
     let facts = ctx.host_facts(&keys);
     let prober = remote::prober::FarProber {
         inner: ctx.prober(),

@@ -370,6 +370,12 @@ pub trait PathProber {
         req: &EvidenceRequest,
         opts: &ProbeOptions,
     ) -> Result<evidence::Evidence, Error>;
+
+    /// What this host's kernel says of its way to `dest` (`--scope path` writes its route from
+    /// it): read from the kernel by every prober, the fakes too, as nothing is sent.
+    fn route_toward(&self, dest: std::net::IpAddr) -> crate::route::RouteFacts {
+        crate::route::netlink::toward(dest)
+    }
 }
 
 /// The real prober: DNS, ICMP (surge-ping), TCP connect, netlink/sysfs.

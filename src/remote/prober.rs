@@ -23,6 +23,10 @@ impl PathProber for FarProber<'_> {
         self.inner.measure(hosts, opts)
     }
 
+    fn route_toward(&self, dest: std::net::IpAddr) -> crate::route::RouteFacts {
+        self.inner.route_toward(dest)
+    }
+
     fn evidence(&self, m: &HostMeasurement, req: &EvidenceRequest, opts: &ProbeOptions) -> Result<Evidence, Error> {
         if m.host != self.far.host() || req.mode == TestMode::Off {
             return self.inner.evidence(m, req, opts);

@@ -25,6 +25,15 @@ pub use text::{
     printable, quoted, valid_ifname, words,
 };
 
+/// What a machine's routing says of one destination: the kernel's lookup (Err: why there is
+/// none) and the host routes to it already there ([`netlink::toward`] reads this machine's).
+#[derive(Debug, Clone)]
+pub struct RouteFacts {
+    pub dest: IpAddr,
+    pub lookup: Result<Lookup, String>,
+    pub existing: Vec<Route>,
+}
+
 /// The protocol number of the host routes tcptune adds (`proto 116`; 116 is ASCII `t`). The
 /// kernel leaves numbers past 4 (static) uninterpreted; iproute2's rt_protos names 0-18, 42,
 /// 84, 99 and 186-192, and no routing daemon tcptune knows of uses 116.

@@ -15,9 +15,17 @@ pub const TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 pub use linux::{add, add_new, delete, device_name, host_routes, lookup, replace, tcptune_routes};
 
 /// What this machine's kernel says of the way to `dest`: its lookup ([`lookup`]) and the host
-/// routes to it ([`host_routes`]), read together.
-pub fn toward(dest: std::net::IpAddr) -> (Result<super::Lookup, Error>, Result<Vec<super::Route>, Error>) {
-    (lookup(dest), host_routes(dest))
+/// routes to it ([`host_routes`]), read together (an error of either said in the lookup).
+pub fn toward(dest: std::net::IpAddr) -> super::RouteFacts {
+    let lookup = lookup(dest).map_err(|e| e.to_string());
+    match host_routes(dest) {
+        Ok(existing) => super::RouteFacts { dest, lookup, existing },
+        Err(e) => super::RouteFacts {
+            dest,
+            lookup: Err(e.to_string()),
+            existing: Vec::new(),
+        },
+    }
 }
 
 #[cfg(not(target_os = "linux"))]
