@@ -237,38 +237,30 @@ impl Watch {
             .values()
             .filter_map(|t| {
                 let last = t.now.clone()?;
-                let (a, b) = (&t.first, &t.last);
-                let secs = (b.at_s - a.at_s).max(1e-3);
-                let busy = b.busy_us.saturating_sub(a.busy_us);
-                let shares = Shares::of(
-                    busy,
-                    b.rwnd_us.saturating_sub(a.rwnd_us),
-                    b.sndbuf_us.saturating_sub(a.sndbuf_us),
-                );
-                let sent = b.acked.saturating_sub(a.acked);
-                let received = b.received.saturating_sub(a.received);
-                let sending = sent > 0 || busy > 0;
-                #[allow(clippy::cast_precision_loss)]
-                let rate = if sending { sent } else { received } as f64 * 8.0 / secs;
-                #[allow(clippy::cast_precision_loss)]
-                let busy_share = busy as f64 / 1e6 / secs;
+                let m = Moved::between(&t.first, &t.last);
                 Some(FlowTotal {
                     local: last.local.clone(),
                     peer: last.peer.clone(),
                     process: last.process.clone(),
-                    watched_s: secs,
-                    sent_bytes: sent,
-                    received_bytes: received,
-                    rate_bps: rate,
-                    sending,
-                    rwnd_limited_pct: shares.map(|s| s.rwnd),
-                    sndbuf_limited_pct: shares.map(|s| s.sndbuf),
-                    network_limited_pct: shares.map(|s| s.network),
-                    busy_pct: (busy_share * 100.0).min(100.0),
-                    held_by: sending
+                    watched_s: m.secs,
+                    sent_bytes: m.sent,
+                    received_bytes: m.received,
+                    rate_bps: m.rate_bps,
+                    sending: m.sending,
+                    rwnd_limited_pct: m.shares.map(|s| s.rwnd),
+                    sndbuf_limited_pct: m.shares.map(|s| s.sndbuf),
+                    network_limited_pct: m.shares.map(|s| s.network),
+                    busy_pct: m.busy_pct(),
+                    held_by: m
+                        .sending
                         .then(|| {
                             let rtt = Span::from_millis_f64(last.min_rtt_ms.max(0.001));
-                            held(busy_share, shares, false, window_bound(rate, last.peer_window, rtt))
+                            held(
+                                m.busy_share,
+                                m.shares,
+                                false,
+                                window_bound(m.rate_bps, last.peer_window, rtt),
+                            )
                         })
                         .flatten(),
                     last,
@@ -308,6 +300,48 @@ impl Shares {
     }
 }
 
+/// What a flow did between two readings (an interval, or the whole watch): its time, its bytes
+/// each way, its busy time's shares and its rate (what it sent, else what it received).
+struct Moved {
+    secs: f64,
+    sent: u64,
+    received: u64,
+    /// It sent, or was busy sending.
+    sending: bool,
+    shares: Option<Shares>,
+    /// Busy time ÷ the time between the readings.
+    busy_share: f64,
+    rate_bps: f64,
+}
+
+impl Moved {
+    #[allow(clippy::cast_precision_loss)]
+    fn between(a: &Counters, b: &Counters) -> Self {
+        let secs = (b.at_s - a.at_s).max(1e-3);
+        let busy = b.busy_us.saturating_sub(a.busy_us);
+        let sent = b.acked.saturating_sub(a.acked);
+        let received = b.received.saturating_sub(a.received);
+        let sending = sent > 0 || busy > 0;
+        Self {
+            secs,
+            sent,
+            received,
+            sending,
+            shares: Shares::of(
+                busy,
+                b.rwnd_us.saturating_sub(a.rwnd_us),
+                b.sndbuf_us.saturating_sub(a.sndbuf_us),
+            ),
+            busy_share: busy as f64 / 1e6 / secs,
+            rate_bps: if sending { sent } else { received } as f64 * 8.0 / secs,
+        }
+    }
+
+    fn busy_pct(&self) -> f64 {
+        (self.busy_share * 100.0).min(100.0)
+    }
+}
+
 /// What held a sender busy `busy_share` of the time with these shares of it: its application
 /// when it was busy less than [`BUSY_MIN`] of the time; the receive window when it ran at
 /// [`WINDOW_BOUND`] of what its peer's window allows (`window_bound`); the send buffer from
@@ -337,29 +371,16 @@ fn held(busy_share: f64, shares: Option<Shares>, app_now: bool, window_bound: bo
 /// A flow between two readings.
 fn interval(a: &Counters, b: &Counters, r: &Reading, (running, path_bps): (Running, Option<u64>)) -> FlowNow {
     let i = &r.info;
-    let secs = (b.at_s - a.at_s).max(1e-3);
-    let busy = b.busy_us.saturating_sub(a.busy_us);
-    let sent = b.acked.saturating_sub(a.acked);
-    let received = b.received.saturating_sub(a.received);
-    let sending = sent > 0 || busy > 0;
-    let shares = Shares::of(
-        busy,
-        b.rwnd_us.saturating_sub(a.rwnd_us),
-        b.sndbuf_us.saturating_sub(a.sndbuf_us),
-    );
-    #[allow(clippy::cast_precision_loss)]
-    let busy_share = busy as f64 / 1e6 / secs;
+    let m = Moved::between(a, b);
     let min_rtt = if i.tcpi_min_rtt > 0 { i.min_rtt_ms() } else { i.rtt_ms() };
     let rtt = Span::from_millis_f64(min_rtt.max(0.001));
     let peer_window = Some(u64::from(i.tcpi_snd_wnd)).filter(|&w| w > 0);
-    #[allow(clippy::cast_precision_loss)]
-    let rate_bps = if sending { sent } else { received } as f64 * 8.0 / secs;
-    let held_by = if sending {
+    let held_by = if m.sending {
         held(
-            busy_share,
-            shares,
+            m.busy_share,
+            m.shares,
             i.application_limited_now(),
-            window_bound(rate_bps, peer_window, rtt),
+            window_bound(m.rate_bps, peer_window, rtt),
         )
     } else {
         None
@@ -374,15 +395,15 @@ fn interval(a: &Counters, b: &Counters, r: &Reading, (running, path_bps): (Runni
         peer: r.peer.to_string(),
         congestion_control: r.cc.clone(),
         process: r.process.clone(),
-        rate_bps,
-        sending,
+        rate_bps: m.rate_bps,
+        sending: m.sending,
         rtt_ms: text::ms(i.rtt_ms()),
         min_rtt_ms: text::ms(min_rtt),
         held_by,
-        busy_pct: (busy_share * 100.0).min(100.0),
-        rwnd_limited_pct: shares.map(|s| s.rwnd),
-        sndbuf_limited_pct: shares.map(|s| s.sndbuf),
-        network_limited_pct: shares.map(|s| s.network),
+        busy_pct: m.busy_pct(),
+        rwnd_limited_pct: m.shares.map(|s| s.rwnd),
+        sndbuf_limited_pct: m.shares.map(|s| s.sndbuf),
+        network_limited_pct: m.shares.map(|s| s.network),
         retransmitted_bytes: b.retrans.saturating_sub(a.retrans),
         peer_window,
         ceiling_bps,
