@@ -159,17 +159,16 @@ pub fn to_path(a: &mut Advice, facts: &RouteFacts) {
     ));
 }
 
-/// The address `--scope path` routes to: the path's host (the first of `req.hosts`, else the
-/// one measured, else the `--ssh` end's name) as measured, else as an address literal, else
+/// The address `--scope path` routes to: the path's host (the first of `req.hosts`, which holds
+/// the measured one, else the `--ssh` end's name) as measured, else as an address literal, else
 /// resolved here in the family asked for.
 pub fn destination(req: &AdviceRequest, a: &Advice) -> Result<IpAddr, Error> {
     use crate::measure::resolve;
     let name = req
         .hosts
         .first()
+        .or(req.ssh_host.as_ref())
         .cloned()
-        .or_else(|| a.host.clone())
-        .or_else(|| req.ssh_host.clone())
         .ok_or_else(|| Error::usage("--scope path needs the path's host: --host HOST or --ssh DEST"))?;
     if let Some(h) = a.hosts.iter().find(|h| h.host == name) {
         return Ok(h.measurement.addr);
@@ -264,8 +263,8 @@ mod tests {
     use crate::os::Os;
     use crate::profile::Profile;
 
-    /// Nothing answers (the tests give the path), and a kernel that routes every destination through `wan0` and keeps
-    /// the destinations it was asked about.
+    /// Nothing answers (the tests give the path), and a kernel that routes every destination
+    /// through `wan0` and keeps the destinations it was asked about.
     struct Routed {
         asked: RefCell<Vec<IpAddr>>,
     }

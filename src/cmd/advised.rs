@@ -46,7 +46,8 @@ pub fn advice_from_args(args: &AdviseArgs, ctx: &Context) -> anyhow::Result<Advi
     Ok(advised)
 }
 
-/// [`advice_from_args`] before the whole's time is said: this host's advice, and the far end's with `--ssh`.
+/// [`advice_from_args`] before the whole's time is said: this host's advice, and the far
+/// end's with `--ssh`.
 fn both_ends(args: &AdviseArgs, ctx: &Context) -> anyhow::Result<Advised> {
     let mut req = args.request(ctx.progress.clone());
     let Some(dest) = &args.ssh else {
